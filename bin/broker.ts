@@ -1,0 +1,26 @@
+import { type BrokerOptions, ServiceBroker } from "moleculer";
+import { brokerOptions } from "../moleculer.config";
+import type { ServiceName } from "../shared/config";
+import { serviceSchemas } from "./services";
+
+/** A broker running the named services; every entry point and test builds its nodes here. */
+export function createBroker(services: readonly ServiceName[], overrides: Partial<BrokerOptions> = {}): ServiceBroker {
+	const broker = new ServiceBroker(brokerOptions(overrides));
+	for (const name of services) broker.createService(serviceSchemas[name]);
+	return broker;
+}
+
+/** Stops the broker (draining in-flight requests) on SIGINT/SIGTERM, then runs `after`. */
+export function stopOnSignals(broker: ServiceBroker, after: () => Promise<void> = async () => {}): void {
+	let stopping = false;
+	const stop = async (signal: string) => {
+		if (stopping) return;
+		stopping = true;
+		broker.logger.info(`${signal} received, stopping…`);
+		await broker.stop().catch(err => broker.logger.error("Stop failed:", err));
+		await after();
+		process.exit(0);
+	};
+	process.on("SIGINT", () => void stop("SIGINT"));
+	process.on("SIGTERM", () => void stop("SIGTERM"));
+}

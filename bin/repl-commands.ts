@@ -1,0 +1,81 @@
+// Custom commands of `npm run repl` for the common admin operations; every
+// other action is reachable with the REPL's built-in `call`.
+import type { ServiceBroker } from "moleculer";
+
+interface ReplArgs {
+	options: Record<string, string | boolean | undefined>;
+	[name: string]: unknown;
+}
+
+interface ReplCommand {
+	command: string;
+	description: string;
+	options?: { option: string; description: string }[];
+	action(broker: ServiceBroker, args: ReplArgs): Promise<void>;
+}
+
+function show(value: unknown): void {
+	console.log(JSON.stringify(value, null, 2));
+}
+
+export const replCommands: ReplCommand[] = [
+	{
+		command: "accounts",
+		description: "List merchants' accounts",
+		async action(broker) {
+			show(await broker.call("accounts.list"));
+		},
+	},
+	{
+		command: "account-create <name> <environment>",
+		description: "Create an account (environment: sandbox or production); prints its API token once",
+		async action(broker, args) {
+			show(await broker.call("accounts.create", { name: args.name, environment: args.environment }));
+		},
+	},
+	{
+		command: "token-rotate <accountId>",
+		description: "Issue a new API token; the old one works for --grace seconds (default 24 h)",
+		options: [{ option: "-g, --grace <seconds>", description: "Grace period of the old token" }],
+		async action(broker, args) {
+			const graceSeconds = args.options.grace === undefined ? undefined : Number(args.options.grace);
+			show(await broker.call("accounts.rotateToken", { accountId: Number(args.accountId), graceSeconds }));
+		},
+	},
+	{
+		command: "products <accountId>",
+		description: "List an account's products",
+		async action(broker, args) {
+			show(await broker.call("accounts.listProducts", { accountId: Number(args.accountId) }));
+		},
+	},
+	{
+		command: "product-activate <accountId> <productId> <active>",
+		description: "Activate (true) or deactivate (false) a product",
+		async action(broker, args) {
+			const params = { accountId: Number(args.accountId), productId: Number(args.productId), active: args.active === "true" };
+			show(await broker.call("accounts.updateProduct", params));
+		},
+	},
+	{
+		command: "merchant-accounts <accountId>",
+		description: "List an account's merchant accounts (MIDs)",
+		async action(broker, args) {
+			show(await broker.call("accounts.listMerchantAccounts", { accountId: Number(args.accountId) }));
+		},
+	},
+	{
+		command: "bin-block <accountId> <bin>",
+		description: "Add a 6- or 8-digit BIN to an account's blacklist",
+		async action(broker, args) {
+			show(await broker.call("accounts.addBlacklistedBin", { accountId: Number(args.accountId), bin: String(args.bin) }));
+		},
+	},
+	{
+		command: "bin-unblock <accountId> <bin>",
+		description: "Remove a BIN from an account's blacklist",
+		async action(broker, args) {
+			show(await broker.call("accounts.removeBlacklistedBin", { accountId: Number(args.accountId), bin: String(args.bin) }));
+		},
+	},
+];

@@ -1,0 +1,12 @@
+// Every service the project has, by the name SERVICES uses.
+import type { ServiceSchema } from "moleculer";
+import AccountsService from "../services/accounts/accounts.service";
+import GatewayService from "../services/gateway/gateway.service";
+import SessionsService from "../services/sessions/sessions.service";
+import type { ServiceName } from "../shared/config";
+
+export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
+	gateway: GatewayService as ServiceSchema,
+	accounts: AccountsService as ServiceSchema,
+	sessions: SessionsService as ServiceSchema,
+};

@@ -1,0 +1,55 @@
+// `npm start`: every service in one process, no transporter, and the
+// embedded database unless MONGO_URL is set. Prints where to go next.
+import { config, resetConfig } from "../shared/config";
+import { startEmbeddedDb } from "../shared/embedded-db";
+import { createBroker, stopOnSignals } from "./broker";
+import { newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
+
+async function main(): Promise<void> {
+	delete process.env.TRANSPORTER;
+	delete process.env.SERVICES;
+	const { dataDir, mongoUrl, demo } = config();
+	const secrets = readLocalSecrets(dataDir);
+
+	let stopDb = async () => {};
+	if (mongoUrl) {
+		console.log("Database: MONGO_URL");
+	} else {
+		const db = await startEmbeddedDb({ persistent: true, dataDir, log: line => console.log(line) });
+		console.log(`Database: embedded ${db.kind} at ${db.url} (${db.reason})`);
+		process.env.MONGO_URL = `${db.url}/payments`;
+		stopDb = db.stop;
+	}
+	if (!process.env.ADMIN_TOKEN) {
+		secrets.adminToken ??= newAdminToken();
+		process.env.ADMIN_TOKEN = secrets.adminToken;
+	}
+	resetConfig();
+
+	const broker = createBroker(config().services);
+	stopOnSignals(broker, stopDb);
+	await broker.start();
+
+	if (demo) {
+		const created = await broker.call<{ accountId: number; apiToken: string } | null>("accounts.seedDemo");
+		if (created) {
+			secrets.demoAccountId = created.accountId;
+			secrets.demoApiToken = created.apiToken;
+		}
+	}
+	writeLocalSecrets(dataDir, secrets);
+
+	const url = `http://localhost:${config().port}`;
+	console.log(`\nPayment service running at ${url}`);
+	console.log(`Admin token (ADMIN_TOKEN): ${process.env.ADMIN_TOKEN}`);
+	if (demo && secrets.demoApiToken) {
+		console.log(`Demo account ${secrets.demoAccountId} (sandbox) API token: ${secrets.demoApiToken}`);
+		console.log(`Try: curl -X POST -H "Authorization: Bearer ${secrets.demoApiToken}" "${url}/api/session?domain=localhost"`);
+	}
+	console.log(`Health: ${url}/actuator/health   API reference: ${url}/api/openapi.json\n`);
+}
+
+main().catch(err => {
+	console.error(err instanceof Error ? err.message : err);
+	process.exit(1);
+});

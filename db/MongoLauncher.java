@@ -1,0 +1,97 @@
+// Embedded MongoDB-compatible server (mongo-java-server) for development and tests.
+//
+//   java -cp '.embedded-db/lib/*' db/MongoLauncher.java [--data <file>] [--host 127.0.0.1] [--port 0]
+//
+// --data <file>: H2 MVStore file (persists across restarts); without it everything stays in memory.
+// Prints exactly one line "LISTENING <port>" on stdout once bound (port 0 picks a free port).
+// Exits on SIGTERM/SIGINT and when stdin closes, so it never outlives the parent process.
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.ServerVersion;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+
+public class MongoLauncher {
+
+    public static void main(String[] args) {
+        // Must be set before the first logger is created (i.e. before touching any server class).
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err"); // keep stdout for LISTENING
+
+        String data = null;
+        String host = "127.0.0.1";
+        int port = 0;
+        for (int i = 0; i < args.length; i++) {
+            String value = i + 1 < args.length ? args[i + 1] : null;
+            switch (args[i]) {
+                case "--data" -> data = require(args[i], value);
+                case "--host" -> host = require(args[i], value);
+                case "--port" -> port = Integer.parseInt(require(args[i], value));
+                default -> fail("unknown argument: " + args[i]);
+            }
+            i++;
+        }
+
+        H2Backend h2 = null;
+        MongoBackend backend;
+        if (data != null) {
+            File parent = new File(data).getAbsoluteFile().getParentFile();
+            if (parent != null) {
+                parent.mkdirs();
+            }
+            h2 = new H2Backend(data); // fails fast if another process holds the file lock
+            backend = h2;
+        } else {
+            backend = new MemoryBackend();
+        }
+        backend = backend.version(ServerVersion.MONGO_5_0);
+
+        MongoServer server = new MongoServer(backend);
+        server.bind(host, port);
+
+        final H2Backend store = h2;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            // shutdownNow() closes client connections first, then runs shutdown() (which also closes
+            // the backend); without it a connected driver pool would hold the event loops for 5 s.
+            server.shutdownNow();
+            if (store != null) {
+                store.close(); // idempotent; makes sure the MVStore file is committed and unlocked
+            }
+        }, "mongo-launcher-shutdown"));
+
+        Thread stdinWatch = new Thread(() -> {
+            try {
+                InputStream in = System.in;
+                byte[] buf = new byte[256];
+                while (in.read(buf) >= 0) {
+                    // ignore input; we only care about EOF
+                }
+            } catch (IOException ignored) {
+                // a broken stdin means the parent is gone as well
+            }
+            System.exit(0); // runs the shutdown hook
+        }, "mongo-launcher-stdin");
+        stdinWatch.setDaemon(true);
+        stdinWatch.start();
+
+        System.out.println("LISTENING " + server.getLocalAddress().getPort());
+        System.out.flush();
+    }
+
+    private static String require(String flag, String value) {
+        if (value == null) {
+            fail("missing value for " + flag);
+        }
+        return value;
+    }
+
+    private static void fail(String message) {
+        System.err.println("MongoLauncher: " + message);
+        System.exit(2);
+    }
+}

@@ -1,0 +1,90 @@
+// Creating merchants' accounts, rotating their API tokens, and resolving a
+// token to its account on every API request.
+import { sha256Hex } from "../../shared/crypto";
+import type { AccountsDeps } from "./deps";
+import { AccountsError } from "./errors";
+import type { AccountDoc, Environment } from "./models";
+import { newApiToken, newWebhookSecret } from "./secrets";
+
+export interface AccountView {
+	id: number;
+	name: string;
+	environment: Environment;
+	webhookUrl: string | null;
+}
+
+export interface AuthenticatedAccount {
+	accountId: number;
+	environment: Environment;
+	/** Epoch ms after which the token stops working, or null. */
+	tokenExpiresAt: number | null;
+}
+
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 60 * 60;
+
+export function toAccountView(doc: AccountDoc): AccountView {
+	return { id: doc._id, name: doc.name, environment: doc.environment, webhookUrl: doc.webhookUrl };
+}
+
+export async function createAccount(
+	deps: AccountsDeps,
+	input: { name: string; environment: Environment; webhookUrl?: string | null },
+): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
+	const now = deps.now();
+	const account = await deps.db.accounts.create({
+		_id: await deps.db.ids.accounts.next(),
+		name: input.name,
+		environment: input.environment,
+		webhookUrl: input.webhookUrl ?? null,
+		webhookSecret: newWebhookSecret(),
+		createdAt: now,
+	});
+	const apiToken = newApiToken(input.environment);
+	await deps.db.apiTokens.create({ _id: sha256Hex(apiToken), accountId: account._id, createdAt: now, expiresAt: null });
+	return { ...toAccountView(account.toObject()), apiToken, webhookSecret: account.webhookSecret };
+}
+
+export async function updateAccount(
+	deps: AccountsDeps,
+	input: { accountId: number; webhookUrl?: string | null; environment?: Environment },
+): Promise<AccountView | AccountsError> {
+	const { accountId, ...changes } = input;
+	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: changes }, { returnDocument: "after" }).lean();
+	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;
+}
+
+/** Issues a new token; the account's current tokens keep working for `graceSeconds`. */
+export async function rotateToken(
+	deps: AccountsDeps,
+	input: { accountId: number; graceSeconds?: number },
+): Promise<{ apiToken: string } | AccountsError> {
+	const account = await deps.db.accounts.findById(input.accountId).lean();
+	if (!account) return AccountsError.UnknownAccount;
+	const now = deps.now();
+	const graceEnds = new Date(now.getTime() + (input.graceSeconds ?? DEFAULT_ROTATION_GRACE_SECONDS) * 1000);
+	const apiToken = newApiToken(account.environment);
+	await deps.db.apiTokens.create({ _id: sha256Hex(apiToken), accountId: account._id, createdAt: now, expiresAt: null });
+	await deps.db.apiTokens.updateMany(
+		{ accountId: account._id, _id: { $ne: sha256Hex(apiToken) }, $or: [{ expiresAt: null }, { expiresAt: { $gt: graceEnds } }] },
+		{ $set: { expiresAt: graceEnds } },
+	);
+	return { apiToken };
+}
+
+/** The token's account, or null for an unknown or expired token. Takes the token's SHA-256, never the token. */
+export async function authenticate(deps: AccountsDeps, input: { tokenHash: string }): Promise<AuthenticatedAccount | null> {
+	const token = await deps.db.apiTokens.findById(input.tokenHash).lean();
+	if (!token || (token.expiresAt && token.expiresAt.getTime() <= deps.now().getTime())) return null;
+	const account = await deps.db.accounts.findById(token.accountId, { environment: 1 }).lean();
+	if (!account) return null;
+	return { accountId: account._id, environment: account.environment, tokenExpiresAt: token.expiresAt?.getTime() ?? null };
+}
+
+export async function getAccount(deps: AccountsDeps, input: { accountId: number }): Promise<AccountView | AccountsError> {
+	const doc = await deps.db.accounts.findById(input.accountId).lean();
+	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;
+}
+
+export async function listAccounts(deps: AccountsDeps): Promise<AccountView[]> {
+	return (await deps.db.accounts.find().sort({ _id: 1 }).lean()).map(toAccountView);
+}

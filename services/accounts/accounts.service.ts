@@ -1,0 +1,72 @@
+// Merchants' accounts and everything configured on them: API tokens,
+// products, merchant accounts (MIDs) and the BIN blacklist. The admin API
+// and the REPL call these actions; the gateway calls `authenticate`.
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { domainAction } from "../../shared/action";
+import { dbMixin } from "../../shared/db.mixin";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount } from "./account-admin";
+import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
+import { seedDemo } from "./demo-data";
+import type { AccountsDeps } from "./deps";
+import { AccountsError, accountsErrorMessages, isAccountsError } from "./errors";
+import { createMerchantAccount, listMerchantAccounts } from "./merchant-accounts";
+import { type AccountsDb, createAccountsDb } from "./models";
+import { createProduct, getProduct, listProducts, updateProduct } from "./products";
+import { schemas } from "./schemas";
+
+interface Locals {
+	db: AccountsDb;
+	deps: AccountsDeps;
+}
+
+const NOT_FOUND = new Set([AccountsError.UnknownAccount, AccountsError.UnknownProduct, AccountsError.UnknownBin]);
+
+/** Turns a domain error into the admin API's 404 or 400. */
+function orFail<T>(result: T | AccountsError): T {
+	if (!isAccountsError(result)) return result;
+	throw new ApiError(NOT_FOUND.has(result) ? ApiErrorType.NotFound : ApiErrorType.BadRequest, accountsErrorMessages[result]);
+}
+
+function action<P, R>(params: object, fn: (deps: AccountsDeps, input: P) => Promise<R | AccountsError>) {
+	return domainAction(params, fn, orFail);
+}
+
+const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
+	name: "accounts",
+	mixins: [dbMixin("accounts", createAccountsDb)],
+
+	actions: {
+		create: action(schemas.create, createAccount),
+		update: action(schemas.update, updateAccount),
+		get: action(schemas.get, getAccount),
+		list: action(schemas.none, listAccounts),
+		rotateToken: {
+			params: schemas.rotateToken,
+			async handler(ctx: Context<{ accountId: number; graceSeconds?: number }>) {
+				const result = orFail(await rotateToken(this.deps, ctx.params));
+				// Gateways drop their cached token lookups for the account.
+				ctx.broadcast("accounts.tokensRotated", { accountId: ctx.params.accountId });
+				return result;
+			},
+		},
+		authenticate: action(schemas.authenticate, authenticate),
+		createMerchantAccount: action(schemas.createMerchantAccount, createMerchantAccount),
+		listMerchantAccounts: action(schemas.listMerchantAccounts, listMerchantAccounts),
+		createProduct: action(schemas.createProduct, createProduct),
+		updateProduct: action(schemas.updateProduct, updateProduct),
+		getProduct: action(schemas.getProduct, getProduct),
+		listProducts: action(schemas.listProducts, listProducts),
+		addBlacklistedBin: action(schemas.bin, addBlacklistedBin),
+		removeBlacklistedBin: action(schemas.bin, removeBlacklistedBin),
+		listBlacklistedBins: action(schemas.listProducts, listBlacklistedBins),
+		isBinBlacklisted: action(schemas.isBinBlacklisted, isBinBlacklisted),
+		seedDemo: action(schemas.none, seedDemo),
+	},
+
+	async started() {
+		this.deps = { db: this.db, now: () => new Date() };
+	},
+};
+
+export default AccountsService;

@@ -1,0 +1,30 @@
+// The sandbox demo account that `npm start` creates on an empty database, so
+// a newcomer can pay with a test card at /demo straight away.
+import { createAccount } from "./account-admin";
+import type { AccountsDeps } from "./deps";
+import { createMerchantAccount } from "./merchant-accounts";
+import { createProduct, type ProductView } from "./products";
+import { CARD_TYPES } from "./models";
+
+export interface DemoData {
+	accountId: number;
+	apiToken: string;
+	products: ProductView[];
+}
+
+/** Creates the demo data when the database holds no account yet; otherwise returns null. */
+export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
+	if ((await deps.db.accounts.countDocuments()) > 0) return null;
+	const account = await createAccount(deps, { name: "Demo Shop", environment: "sandbox" });
+	const accountId = account.id;
+	await createMerchantAccount(deps, { accountId, name: "Demo MID A", group: "default", cardTypes: ["visa", "mastercard"], active: true });
+	await createMerchantAccount(deps, { accountId, name: "Demo MID B", group: "default", cardTypes: [...CARD_TYPES], active: true });
+	const monthly = { every: 1, unit: "month" } as const;
+	const common = { accountId, currency: "EUR", allowMultipleSubscriptions: false, merchantAccountGroup: "default", active: true };
+	const products = [
+		await createProduct(deps, { ...common, name: "Monthly plan (charged now)", amount: 9.99, billing: "CHARGE", renewal: monthly }),
+		await createProduct(deps, { ...common, name: "7-day trial, card held", amount: 19.99, billing: "PREAUTHORIZE", trialDays: 7, renewal: monthly }),
+		await createProduct(deps, { ...common, name: "14-day free trial", amount: 4.99, billing: "SCHEDULE", trialDays: 14, renewal: monthly }),
+	];
+	return { accountId, apiToken: account.apiToken, products: products as ProductView[] };
+}

@@ -1,0 +1,6 @@
+import type { AccountsDb } from "./models";
+
+export interface AccountsDeps {
+	db: AccountsDb;
+	now: () => Date;
+}

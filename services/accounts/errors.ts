@@ -1,0 +1,23 @@
+export enum AccountsError {
+	UnknownAccount = "UNKNOWN_ACCOUNT",
+	UnknownProduct = "UNKNOWN_PRODUCT",
+	UnknownBin = "UNKNOWN_BIN",
+	UnknownCurrency = "UNKNOWN_CURRENCY",
+	InvalidAmount = "INVALID_AMOUNT",
+	InvalidTrial = "INVALID_TRIAL",
+}
+
+export function isAccountsError(value: unknown): value is AccountsError {
+	return Object.values(AccountsError).includes(value as AccountsError);
+}
+
+/** What the admin API says for each error (all are 400, except the unknown-* ones: 404). */
+export const accountsErrorMessages: Record<AccountsError, string> = {
+	[AccountsError.UnknownAccount]: "No account with this accountId",
+	[AccountsError.UnknownProduct]: "No product with this productId in the account",
+	[AccountsError.UnknownBin]: "This BIN is not on the account's blacklist",
+	[AccountsError.UnknownCurrency]: "currency must be an active ISO 4217 code such as EUR",
+	[AccountsError.InvalidAmount]: "amount must be a positive number with no more decimals than the currency allows",
+	[AccountsError.InvalidTrial]:
+		"trialDays must be 0 for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
+};

@@ -1,0 +1,160 @@
+// The accounts service's collections: merchant accounts (our customers, the
+// merchants), their API tokens, products, merchant accounts (MIDs) and the BIN
+// blacklist. Only this service imports this file.
+import { type Connection, type Model, Schema } from "mongoose";
+import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
+
+export const ENVIRONMENTS = ["sandbox", "production"] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export const CARD_TYPES = ["visa", "mastercard", "amex", "discover", "jcb", "diners", "maestro", "unionpay"] as const;
+export type CardType = (typeof CARD_TYPES)[number];
+
+export const BILLING_KINDS = ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] as const;
+export type BillingKind = (typeof BILLING_KINDS)[number];
+
+export const PERIOD_UNITS = ["day", "week", "month", "year"] as const;
+export interface RenewalPeriod {
+	every: number;
+	unit: (typeof PERIOD_UNITS)[number];
+}
+
+export interface AccountDoc {
+	_id: number;
+	name: string;
+	environment: Environment;
+	webhookUrl: string | null;
+	webhookSecret: string;
+	createdAt: Date;
+}
+
+/** Only the SHA-256 of a token is stored; the token itself is shown once. */
+export interface ApiTokenDoc {
+	_id: string;
+	accountId: number;
+	createdAt: Date;
+	/** Set when the token is rotated out: it keeps working until then. */
+	expiresAt: Date | null;
+}
+
+export interface ProductDoc {
+	_id: number;
+	accountId: number;
+	name: string;
+	/** Minor units of `currency`. */
+	amount: number;
+	currency: string;
+	billing: BillingKind;
+	trialDays: number;
+	renewal: RenewalPeriod | null;
+	allowMultipleSubscriptions: boolean;
+	merchantAccountGroup: string;
+	active: boolean;
+	createdAt: Date;
+}
+
+export interface MerchantAccountDoc {
+	_id: number;
+	accountId: number;
+	name: string;
+	group: string;
+	cardTypes: CardType[];
+	active: boolean;
+	createdAt: Date;
+}
+
+export interface BlacklistedBinDoc {
+	accountId: number;
+	bin: string;
+	createdAt: Date;
+}
+
+const options = { versionKey: false } as const;
+
+const accountSchema = new Schema<AccountDoc>(
+	{
+		_id: Number,
+		name: { type: String, required: true },
+		environment: { type: String, enum: ENVIRONMENTS, required: true },
+		webhookUrl: { type: String, default: null },
+		webhookSecret: { type: String, required: true },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+
+const apiTokenSchema = new Schema<ApiTokenDoc>(
+	{
+		_id: String,
+		accountId: { type: Number, required: true, index: true },
+		createdAt: { type: Date, required: true },
+		expiresAt: { type: Date, default: null },
+	},
+	options,
+);
+
+const productSchema = new Schema<ProductDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true, index: true },
+		name: { type: String, required: true },
+		amount: { type: Number, required: true, min: 1, validate: Number.isSafeInteger },
+		currency: { type: String, required: true },
+		billing: { type: String, enum: BILLING_KINDS, required: true },
+		trialDays: { type: Number, required: true, min: 0 },
+		renewal: { type: new Schema({ every: Number, unit: { type: String, enum: PERIOD_UNITS } }, { _id: false }), default: null },
+		allowMultipleSubscriptions: { type: Boolean, required: true },
+		merchantAccountGroup: { type: String, required: true },
+		active: { type: Boolean, required: true },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+
+const merchantAccountSchema = new Schema<MerchantAccountDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true },
+		name: { type: String, required: true },
+		group: { type: String, required: true },
+		cardTypes: { type: [String], enum: CARD_TYPES, required: true },
+		active: { type: Boolean, required: true },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+merchantAccountSchema.index({ accountId: 1, group: 1 });
+
+const blacklistedBinSchema = new Schema<BlacklistedBinDoc>(
+	{
+		accountId: { type: Number, required: true },
+		bin: { type: String, required: true },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+blacklistedBinSchema.index({ accountId: 1, bin: 1 }, { unique: true });
+
+export interface AccountsDb {
+	accounts: Model<AccountDoc>;
+	apiTokens: Model<ApiTokenDoc>;
+	products: Model<ProductDoc>;
+	merchantAccounts: Model<MerchantAccountDoc>;
+	blacklistedBins: Model<BlacklistedBinDoc>;
+	ids: { accounts: IdAllocator; products: IdAllocator; merchantAccounts: IdAllocator };
+}
+
+export function createAccountsDb(connection: Connection): AccountsDb {
+	return {
+		accounts: connection.model("Account", accountSchema, "accounts"),
+		apiTokens: connection.model("ApiToken", apiTokenSchema, "api_tokens"),
+		products: connection.model("Product", productSchema, "products"),
+		merchantAccounts: connection.model("MerchantAccount", merchantAccountSchema, "merchant_accounts"),
+		blacklistedBins: connection.model("BlacklistedBin", blacklistedBinSchema, "bin_blacklist"),
+		ids: {
+			accounts: createIdAllocator(connection, "accounts", 10),
+			products: createIdAllocator(connection, "products", 10),
+			merchantAccounts: createIdAllocator(connection, "merchant_accounts", 10),
+		},
+	};
+}

@@ -1,0 +1,128 @@
+// Products: what a checkout sells, how it bills (CHARGE now, PREAUTHORIZE a
+// hold captured when the trial ends, SCHEDULE the first charge after the
+// trial) and how often it renews.
+import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
+import type { AccountsDeps } from "./deps";
+import { AccountsError } from "./errors";
+import { accountExists } from "./merchant-accounts";
+import type { BillingKind, ProductDoc, RenewalPeriod } from "./models";
+
+export interface ProductView {
+	id: number;
+	accountId: number;
+	name: string;
+	amount: number;
+	currency: string;
+	currencyId: number;
+	billing: BillingKind;
+	trialDays: number;
+	renewal: RenewalPeriod | null;
+	allowMultipleSubscriptions: boolean;
+	merchantAccountGroup: string;
+	active: boolean;
+}
+
+/** What other services get: the view plus the amount in minor units. */
+export interface ProductRecord extends ProductView {
+	amountMinor: number;
+}
+
+export interface ProductInput {
+	name: string;
+	amount: number | string;
+	currency: string;
+	billing: BillingKind;
+	trialDays?: number;
+	renewal: RenewalPeriod | null;
+	allowMultipleSubscriptions: boolean;
+	merchantAccountGroup: string;
+	active: boolean;
+}
+
+const TRIAL_DAYS: Record<BillingKind, [min: number, max: number]> = {
+	CHARGE: [0, 0],
+	SCHEDULE: [1, 365],
+	PREAUTHORIZE: [1, 7],
+};
+
+export function toProductRecord(doc: ProductDoc): ProductRecord {
+	const currency = findCurrency(doc.currency)!;
+	return {
+		id: doc._id,
+		accountId: doc.accountId,
+		name: doc.name,
+		amount: toDecimal(doc.amount, currency),
+		amountMinor: doc.amount,
+		currency: currency.code,
+		currencyId: currency.id,
+		billing: doc.billing,
+		trialDays: doc.trialDays,
+		renewal: doc.renewal ? { every: doc.renewal.every, unit: doc.renewal.unit } : null,
+		allowMultipleSubscriptions: doc.allowMultipleSubscriptions,
+		merchantAccountGroup: doc.merchantAccountGroup,
+		active: doc.active,
+	};
+}
+
+export function toProductView(doc: ProductDoc): ProductView {
+	const { amountMinor: _, ...view } = toProductRecord(doc);
+	return view;
+}
+
+/** Checks the whole product (after a patch too) and converts the amount to minor units. */
+function checkProduct(input: ProductInput): Omit<ProductDoc, "_id" | "accountId" | "createdAt"> | AccountsError {
+	const currency = findCurrency(input.currency);
+	if (!currency) return AccountsError.UnknownCurrency;
+	const amount = toMinorUnits(input.amount, currency);
+	if (typeof amount !== "number") return AccountsError.InvalidAmount;
+	const trialDays = input.trialDays ?? TRIAL_DAYS[input.billing][0];
+	const [min, max] = TRIAL_DAYS[input.billing];
+	if (trialDays < min || trialDays > max) return AccountsError.InvalidTrial;
+	return { ...input, amount, currency: currency.code, trialDays };
+}
+
+export async function createProduct(deps: AccountsDeps, input: ProductInput & { accountId: number }): Promise<ProductView | AccountsError> {
+	const { accountId, ...fields } = input;
+	if (!(await accountExists(deps, accountId))) return AccountsError.UnknownAccount;
+	const product = checkProduct(fields);
+	if (typeof product === "string") return product;
+	const doc = await deps.db.products.create({ _id: await deps.db.ids.products.next(), accountId, ...product, createdAt: deps.now() });
+	return toProductView(doc.toObject());
+}
+
+export async function updateProduct(
+	deps: AccountsDeps,
+	input: Partial<ProductInput> & { accountId: number; productId: number },
+): Promise<ProductView | AccountsError> {
+	const { accountId, productId, ...changes } = input;
+	const current = await deps.db.products.findOne({ _id: productId, accountId }).lean();
+	if (!current) return AccountsError.UnknownProduct;
+	const currentInput: ProductInput = {
+		name: current.name,
+		amount: toDecimal(current.amount, findCurrency(current.currency)!),
+		currency: current.currency,
+		billing: current.billing,
+		trialDays: current.trialDays,
+		renewal: current.renewal,
+		allowMultipleSubscriptions: current.allowMultipleSubscriptions,
+		merchantAccountGroup: current.merchantAccountGroup,
+		active: current.active,
+	};
+	// Moving to another billing kind without naming trialDays takes that kind's default.
+	if (changes.billing && changes.trialDays === undefined && changes.billing !== current.billing) delete currentInput.trialDays;
+	const product = checkProduct({ ...currentInput, ...changes });
+	if (typeof product === "string") return product;
+	const doc = await deps.db.products
+		.findOneAndUpdate({ _id: productId, accountId }, { $set: product }, { returnDocument: "after" })
+		.lean();
+	return doc ? toProductView(doc) : AccountsError.UnknownProduct;
+}
+
+export async function getProduct(deps: AccountsDeps, input: { accountId: number; productId: number }): Promise<ProductRecord | null> {
+	const doc = await deps.db.products.findOne({ _id: input.productId, accountId: input.accountId }).lean();
+	return doc ? toProductRecord(doc) : null;
+}
+
+export async function listProducts(deps: AccountsDeps, input: { accountId: number }): Promise<ProductView[]> {
+	return (await deps.db.products.find({ accountId: input.accountId }).sort({ _id: 1 }).lean()).map(toProductView);
+}

@@ -1,0 +1,58 @@
+import { id, params, shortText } from "../../shared/schemas";
+import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "./models";
+
+const environment = { enum: ENVIRONMENTS };
+const webhookUrl = { anyOf: [{ type: "string", format: "uri", pattern: "^https?://", maxLength: 2000 }, { type: "null" }] };
+const bin = { type: "string", pattern: "^([0-9]{6}|[0-9]{8})$" };
+const renewal = {
+	anyOf: [
+		params({ every: { type: "integer", minimum: 1, maximum: 366 }, unit: { enum: PERIOD_UNITS } }),
+		{ type: "null" },
+	],
+};
+const productFields = {
+	name: shortText,
+	amount: { type: "number", exclusiveMinimum: 0 },
+	currency: { type: "string", pattern: "^[A-Za-z]{3}$" },
+	billing: { enum: BILLING_KINDS },
+	trialDays: { type: "integer", minimum: 0, maximum: 365 },
+	renewal,
+	allowMultipleSubscriptions: { type: "boolean" },
+	merchantAccountGroup: shortText,
+	active: { type: "boolean" },
+};
+
+export const schemas = {
+	create: params({ name: shortText, environment, webhookUrl }, ["name", "environment"]),
+	update: { ...params({ accountId: id, webhookUrl, environment }, ["accountId"]), minProperties: 2 },
+	get: params({ accountId: id }),
+	rotateToken: params({ accountId: id, graceSeconds: { type: "integer", minimum: 0, maximum: 30 * 24 * 3600 } }, ["accountId"]),
+	authenticate: params({ tokenHash: { type: "string", pattern: "^[0-9a-f]{64}$" } }),
+	createMerchantAccount: params(
+		{
+			accountId: id,
+			name: shortText,
+			group: shortText,
+			cardTypes: { type: "array", items: { enum: CARD_TYPES }, minItems: 1, maxItems: CARD_TYPES.length },
+			active: { type: "boolean", default: true },
+		},
+		["accountId", "name", "group", "cardTypes"],
+	),
+	listMerchantAccounts: params({ accountId: id, group: shortText }, ["accountId"]),
+	createProduct: params(
+		{
+			accountId: id,
+			...productFields,
+			renewal: { ...renewal, default: null },
+			allowMultipleSubscriptions: { type: "boolean", default: false },
+			active: { type: "boolean", default: true },
+		},
+		["accountId", "name", "amount", "currency", "billing", "merchantAccountGroup"],
+	),
+	updateProduct: { ...params({ accountId: id, productId: id, ...productFields }, ["accountId", "productId"]), minProperties: 3 },
+	getProduct: params({ accountId: id, productId: id }),
+	listProducts: params({ accountId: id }),
+	bin: params({ accountId: id, bin }),
+	isBinBlacklisted: params({ accountId: id, cardPrefix: { type: "string", pattern: "^[0-9]{6,8}$" } }),
+	none: params({}),
+};

@@ -1,0 +1,53 @@
+// The REST surface, in one table per route. Aliases are derived from it, and
+// so are the success status, the plain-text responses and the services the
+// gateway needs to be healthy.
+export interface Endpoint {
+	action: string;
+	/** 200 unless named. */
+	status?: number;
+	/** Answered as text/plain instead of JSON. */
+	plainText?: boolean;
+}
+
+/** `/api`, Bearer API token. */
+export const apiEndpoints: Record<string, Endpoint> = {
+	"POST /session": { action: "sessions.create", plainText: true },
+	"GET /session": { action: "sessions.get" },
+};
+
+/** `/api`, no token. */
+export const publicEndpoints: Record<string, Endpoint> = {
+	"GET /openapi.json": { action: "gateway.openapi" },
+};
+
+/** `/admin`, Bearer ADMIN_TOKEN. */
+export const adminEndpoints: Record<string, Endpoint> = {
+	"POST /accounts": { action: "accounts.create", status: 201 },
+	"GET /accounts": { action: "accounts.list" },
+	"GET /accounts/:accountId": { action: "accounts.get" },
+	"PATCH /accounts/:accountId": { action: "accounts.update" },
+	"POST /accounts/:accountId/tokens": { action: "accounts.rotateToken", status: 201 },
+	"POST /accounts/:accountId/merchant-accounts": { action: "accounts.createMerchantAccount", status: 201 },
+	"GET /accounts/:accountId/merchant-accounts": { action: "accounts.listMerchantAccounts" },
+	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201 },
+	"GET /accounts/:accountId/products": { action: "accounts.listProducts" },
+	"PATCH /accounts/:accountId/products/:productId": { action: "accounts.updateProduct" },
+	"POST /accounts/:accountId/bin-blacklist": { action: "accounts.addBlacklistedBin", status: 201 },
+	"GET /accounts/:accountId/bin-blacklist": { action: "accounts.listBlacklistedBins" },
+	"DELETE /accounts/:accountId/bin-blacklist/:bin": { action: "accounts.removeBlacklistedBin" },
+};
+
+export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, string> {
+	return Object.fromEntries(Object.entries(endpoints).map(([route, endpoint]) => [route, endpoint.action]));
+}
+
+const byAction = new Map(
+	[apiEndpoints, publicEndpoints, adminEndpoints].flatMap(table => Object.values(table).map(e => [e.action, e] as const)),
+);
+
+export function endpointFor(action: string | undefined): Endpoint | undefined {
+	return action ? byAction.get(action) : undefined;
+}
+
+/** Services behind the gateway's endpoints: the health check reports each. */
+export const requiredServices = [...new Set([...byAction.keys()].map(a => a.split(".")[0]).filter(s => s !== "gateway"))].sort();

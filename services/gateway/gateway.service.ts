@@ -1,0 +1,177 @@
+// The HTTP front door (moleculer-web): the merchant API under /api, the
+// admin API under /admin and the health check under /actuator. It owns no
+// data; it authenticates, checks the API version, and maps errors to the
+// documented answers (http-errors.ts).
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import path from "node:path";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import ApiGateway, { type ApiSettingsSchema } from "moleculer-web";
+import { config } from "../../shared/config";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+import { type Authenticator, createAuthenticator } from "./api-auth";
+import { adminEndpoints, aliasesOf, apiEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
+import { checkHealth } from "./health";
+import { toHttpAnswer } from "./http-errors";
+
+const SUPPORTED_API_VERSIONS = ["1.0"];
+
+const CORS = {
+	origin: "*",
+	methods: ["GET", "POST", "DELETE", "PATCH", "OPTIONS"],
+	allowedHeaders: ["Authorization", "Content-Type", "X-API-Version", "Idempotency-Key"],
+	exposedHeaders: ["Retry-After", "X-Request-ID"],
+	maxAge: 600,
+};
+
+interface Request extends IncomingMessage {
+	$alias?: { action?: string };
+	$params: Record<string, unknown>;
+	originalUrl?: string;
+}
+
+interface Locals {
+	auth: Authenticator;
+	openapi: object;
+	server: import("node:http").Server;
+	writeCorsHeaders(route: { cors: typeof CORS }, req: IncomingMessage, res: ServerResponse, preflight: boolean): void;
+}
+
+function checkApiVersion(ctx: Context, route: unknown, req: IncomingMessage): void {
+	const version = req.headers["x-api-version"];
+	if (version !== undefined && !SUPPORTED_API_VERSIONS.includes(String(version))) {
+		throw new ApiError(ApiErrorType.UnsupportedApiVersion, `Supported versions: ${SUPPORTED_API_VERSIONS.join(", ")}`);
+	}
+}
+
+function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: ServerResponse, data: unknown): unknown {
+	const endpoint = endpointFor(req.$alias?.action);
+	const meta = ctx.meta as Record<string, unknown>;
+	if (endpoint?.plainText) meta.$responseType = "text/plain; charset=utf-8";
+	if (endpoint?.status) {
+		meta.$statusCode = endpoint.status;
+		const id = (data as { id?: unknown } | null)?.id;
+		meta.$location = id === undefined ? req.originalUrl : `${req.originalUrl}/${id}`;
+	}
+	return data;
+}
+
+const routeDefaults = {
+	mappingPolicy: "restrict" as const,
+	bodyParsers: { json: { limit: "100kb", strict: true }, urlencoded: false },
+	onAfterCall: applyEndpointOptions,
+	logging: true,
+};
+
+const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Record<string, never>, Locals> = {
+	name: "gateway",
+	mixins: [ApiGateway],
+
+	settings: {
+		port: 3000,
+		ip: process.env.IP || "0.0.0.0",
+		logRequest: "debug",
+		logResponse: "debug",
+		// Params can carry encrypted card data: never log them.
+		logRequestParams: null,
+		logResponseData: null,
+		logRouteRegistration: "debug",
+		routes: [
+			{
+				...routeDefaults,
+				name: "api",
+				path: "/api",
+				cors: CORS,
+				aliases: aliasesOf(apiEndpoints),
+				onBeforeCall: checkApiVersion,
+				authentication: "authenticateApi",
+				authorization: "scopeToAccount",
+			},
+			{ ...routeDefaults, name: "public", path: "/api", cors: CORS, aliases: aliasesOf(publicEndpoints), onBeforeCall: checkApiVersion },
+			{
+				...routeDefaults,
+				name: "admin",
+				path: "/admin",
+				aliases: aliasesOf(adminEndpoints),
+				authentication: "authenticateAdmin",
+			},
+			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: { "GET /health": "gateway.health" } },
+		],
+		onError(this: Locals & { logger: { error(...args: unknown[]): void } }, req: IncomingMessage, res: ServerResponse, err: unknown) {
+			const answer = toHttpAnswer(err);
+			if (answer.unexpected) this.logger.error("Request failed:", (err as Error)?.name, (err as Error)?.message);
+			if (res.headersSent) return void res.end();
+			// CORS on error answers too, including those raised before the route's own CORS step.
+			if (!req.url?.startsWith("/admin") && !res.getHeader("Access-Control-Allow-Origin")) {
+				this.writeCorsHeaders({ cors: CORS }, req, res, false);
+			}
+			for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
+			res.setHeader("Content-Type", answer.contentType);
+			res.writeHead(answer.status);
+			res.end(answer.body);
+		},
+	},
+
+	actions: {
+		health: {
+			visibility: "published",
+			async handler(ctx: Context) {
+				const health = await checkHealth(this.broker, requiredServices);
+				if (health.status !== "UP") (ctx.meta as Record<string, unknown>).$statusCode = 503;
+				return health;
+			},
+		},
+		openapi: {
+			visibility: "published",
+			handler() {
+				return this.openapi;
+			},
+		},
+	},
+
+	events: {
+		"accounts.tokensRotated"(ctx: Context<{ accountId: number }>) {
+			this.auth.forgetAccount(ctx.params.accountId);
+		},
+	},
+
+	methods: {
+		async authenticateApi(ctx: Context, route: unknown, req: IncomingMessage) {
+			return this.auth.authenticateApi(ctx, req);
+		},
+		async authenticateAdmin(ctx: Context, route: unknown, req: IncomingMessage) {
+			await this.auth.authenticateAdmin(req);
+			return { admin: true };
+		},
+		// The account comes from the token, never from the request.
+		scopeToAccount(ctx: Context<unknown, { user: { accountId: number } }>, route: unknown, req: Request) {
+			req.$params.accountId = ctx.meta.user.accountId;
+		},
+	},
+
+	created() {
+		const { rateLimitPerSecond, authFailuresPerMinute, adminToken } = config();
+		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, adminToken });
+		this.openapi = JSON.parse(readFileSync(path.resolve(__dirname, "../../docs/openapi.json"), "utf8"));
+	},
+
+	started() {
+		const address = this.server.address();
+		if (address && typeof address === "object") this.logger.info(`HTTP listening on http://127.0.0.1:${address.port}`);
+	},
+};
+
+// Configuration is read when the service is created, not when this file is
+// imported. Moleculer calls `merged` after mixins are merged and before
+// `created`; its typings omit the hook.
+Object.assign(GatewayService, {
+	merged(schema: ServiceSchema<ApiSettingsSchema>) {
+		const { port, bodyLimit } = config();
+		schema.settings!.port = port;
+		for (const route of schema.settings!.routes ?? []) {
+			route.bodyParsers = { json: { limit: bodyLimit, strict: true }, urlencoded: false };
+		}
+	},
+});
+
+export default GatewayService;

@@ -1,0 +1,43 @@
+// GET /actuator/health: UP only when the transporter is connected and every
+// service behind the gateway answers with its database reachable.
+import type { ServiceBroker } from "moleculer";
+
+type Status = "UP" | "DOWN";
+
+export interface Health {
+	status: Status;
+	components: {
+		database: { status: Status; details: Record<string, Status> };
+		transporter: { status: Status; details: { type: string } };
+		services: { status: Status; details: Record<string, Status> };
+	};
+}
+
+const HEALTH_CALL_TIMEOUT_MS = 2000;
+
+function overall(statuses: Status[]): Status {
+	return statuses.every(s => s === "UP") ? "UP" : "DOWN";
+}
+
+export async function checkHealth(broker: ServiceBroker, services: string[]): Promise<Health> {
+	const transit = (broker as unknown as { transit?: { connected: boolean } }).transit;
+	const transporterName = broker.transit ? broker.transit.tx.constructor.name : "none (single process)";
+	const transporter: Status = !transit || transit.connected ? "UP" : "DOWN";
+
+	const answers = await Promise.all(
+		services.map(name =>
+			broker
+				.call<{ database: Status }, Record<string, never>>(`${name}.health`, {}, { timeout: HEALTH_CALL_TIMEOUT_MS, retries: 0 })
+				.then(answer => ({ name, service: "UP" as Status, database: answer.database }))
+				.catch(() => ({ name, service: "DOWN" as Status, database: "DOWN" as Status })),
+		),
+	);
+	const databases = Object.fromEntries(answers.map(a => [a.name, a.database]));
+	const serviceStates = Object.fromEntries(answers.map(a => [a.name, a.service]));
+	const components: Health["components"] = {
+		database: { status: overall(Object.values(databases)), details: databases },
+		transporter: { status: transporter, details: { type: transporterName } },
+		services: { status: overall(Object.values(serviceStates)), details: serviceStates },
+	};
+	return { status: overall(Object.values(components).map(c => c.status)), components };
+}

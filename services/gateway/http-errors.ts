@@ -1,0 +1,100 @@
+// Every error the gateway answers goes through here: one place that maps
+// errors to the documented HTTP status and body.
+import { ApiErrorType, isApiErrorType, statusOf } from "../../shared/errors";
+
+export interface HttpAnswer {
+	status: number;
+	contentType: string;
+	body: string;
+	headers?: Record<string, string>;
+	/** True for answers that mean a bug or an outage, worth an error log. */
+	unexpected?: boolean;
+}
+
+interface ErrorLike {
+	name?: string;
+	message?: string;
+	code?: unknown;
+	type?: unknown;
+	status?: unknown;
+	data?: unknown;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Bodies are `{error, status}` plus `message` where there is something to explain. */
+export function jsonError(type: string, status: number, message?: string, headers?: Record<string, string>): HttpAnswer {
+	return { status, contentType: JSON_TYPE, body: JSON.stringify(message ? { error: type, status, message } : { error: type, status }), headers };
+}
+
+function validationMessage(data: unknown): string {
+	const errors = Array.isArray(data) ? (data as { message?: string }[]) : [];
+	return errors.map(e => e.message).filter(Boolean).join("; ") || "Invalid request";
+}
+
+function domainText(domain: unknown): string {
+	if (domain === undefined || domain === null) return "";
+	return typeof domain === "string" ? domain : JSON.stringify(domain);
+}
+
+export function toHttpAnswer(error: unknown): HttpAnswer {
+	const err = (error ?? {}) as ErrorLike;
+
+	if (isApiErrorType(err.type)) {
+		switch (err.type) {
+			case ApiErrorType.InvalidSessionDomain:
+				return {
+					status: 500,
+					contentType: "text/plain; charset=utf-8",
+					body: `Error with domain in session ${domainText((err.data as { domain?: unknown } | undefined)?.domain)}`,
+				};
+			case ApiErrorType.Unauthorized:
+			case ApiErrorType.NotFound:
+				// Our own ApiErrors may explain (admin: "No account with this accountId"); moleculer-web's 404 has nothing to add.
+				return jsonError(err.type, statusOf(err.type), err.name === "ApiError" && err.message !== err.type ? err.message : undefined);
+			case ApiErrorType.TooManyRequests: {
+				const retryAfter = (err.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+				return jsonError(err.type, 429, err.message, retryAfter ? { "Retry-After": String(retryAfter) } : undefined);
+			}
+			default:
+				return jsonError(err.type, statusOf(err.type), err.message);
+		}
+	}
+
+	// Moleculer's parameter validation (Ajv) failed.
+	if (err.type === "VALIDATION_ERROR" || err.name === "ValidationError") {
+		return jsonError(ApiErrorType.BadRequest, 400, validationMessage(err.data));
+	}
+
+	// body-parser: too large, malformed JSON, unsupported charset.
+	if (err.status === 413 || err.type === "entity.too.large") {
+		return jsonError(ApiErrorType.PayloadTooLarge, 413, "Request body is larger than the limit");
+	}
+	if (typeof err.type === "string" && err.type.startsWith("entity.") || err.status === 400 || err.status === 415) {
+		return jsonError(ApiErrorType.BadRequest, 400, "Request body is not valid JSON");
+	}
+
+	// moleculer-web's own answers.
+	if (err.code === 404 && (err.type === "NOT_FOUND" || err.name === "NotFoundError")) return jsonError(ApiErrorType.NotFound, 404);
+	if (err.code === 429) return jsonError(ApiErrorType.TooManyRequests, 429, "Too many requests");
+
+	// A service behind the gateway is missing, timed out or the transporter is down.
+	const outage = [
+		"ServiceNotFoundError",
+		"ServiceNotAvailableError",
+		"ServiceUnavailableError",
+		"RequestTimeoutError",
+		"RequestSkippedError",
+		"BrokerDisconnectedError",
+		"QueueIsFullError",
+		"MongooseServerSelectionError",
+		"MongoNetworkError",
+		"MongoServerSelectionError",
+		"MongoNotConnectedError",
+	];
+	if (err.name && outage.includes(err.name)) {
+		return { ...jsonError(ApiErrorType.ServiceUnavailable, 503, "The service is temporarily unavailable, please retry"), unexpected: true };
+	}
+
+	return { ...jsonError("INTERNAL_ERROR", 500, "Internal error"), unexpected: true };
+}

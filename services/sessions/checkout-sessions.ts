@@ -1,0 +1,57 @@
+// Creating and reading checkout sessions.
+import { randomUUID } from "node:crypto";
+import { formatDateTime } from "../../shared/time";
+import { normalizeHostName } from "./host-name";
+import type { SessionDoc, SessionsDb } from "./models";
+import { SESSION_LIFETIME_MS, SessionStatus, statusAt } from "./states";
+
+export interface SessionsDeps {
+	db: SessionsDb;
+	now: () => Date;
+}
+
+export enum SessionsError {
+	InvalidDomain = "INVALID_DOMAIN",
+}
+
+export interface SessionView {
+	sessionId: string;
+	domain: string;
+	createdAt: string;
+	expiresAt: string;
+	status: SessionStatus;
+}
+
+function toSessionView(doc: SessionDoc, now: Date): SessionView {
+	return {
+		sessionId: doc._id,
+		domain: doc.domain,
+		createdAt: formatDateTime(doc.createdAt),
+		expiresAt: formatDateTime(doc.expiresAt),
+		status: statusAt(doc.status, doc.expiresAt, now),
+	};
+}
+
+export async function createSession(
+	deps: SessionsDeps,
+	input: { accountId: number; domain?: unknown },
+): Promise<{ sessionId: string } | SessionsError> {
+	const domain = normalizeHostName(input.domain);
+	if (!domain) return SessionsError.InvalidDomain;
+	const createdAt = deps.now();
+	const doc = await deps.db.sessions.create({
+		_id: randomUUID(),
+		accountId: input.accountId,
+		domain,
+		status: SessionStatus.Valid,
+		createdAt,
+		expiresAt: new Date(createdAt.getTime() + SESSION_LIFETIME_MS),
+	});
+	return { sessionId: doc._id };
+}
+
+/** The account's session, or null when it is unknown or another account's. */
+export async function getSession(deps: SessionsDeps, input: { accountId: number; sessionId: string }): Promise<SessionView | null> {
+	const doc = await deps.db.sessions.findOne({ _id: input.sessionId, accountId: input.accountId }).lean();
+	return doc ? toSessionView(doc, deps.now()) : null;
+}

@@ -1,0 +1,35 @@
+import { type Connection, type Model, Schema } from "mongoose";
+import { SessionStatus, type StoredSessionStatus } from "./states";
+
+export interface SessionDoc {
+	/** A random UUID: the session id the merchant hands to the SDK. */
+	_id: string;
+	accountId: number;
+	/** Lower-case host name the checkout must be shown on. */
+	domain: string;
+	status: StoredSessionStatus;
+	createdAt: Date;
+	expiresAt: Date;
+	usedAt: Date | null;
+}
+
+const sessionSchema = new Schema<SessionDoc>(
+	{
+		_id: String,
+		accountId: { type: Number, required: true },
+		domain: { type: String, required: true },
+		status: { type: String, enum: [SessionStatus.Valid, SessionStatus.Used], required: true },
+		createdAt: { type: Date, required: true },
+		expiresAt: { type: Date, required: true },
+		usedAt: { type: Date, default: null },
+	},
+	{ versionKey: false },
+);
+
+export interface SessionsDb {
+	sessions: Model<SessionDoc>;
+}
+
+export function createSessionsDb(connection: Connection): SessionsDb {
+	return { sessions: connection.model("Session", sessionSchema, "sessions") };
+}

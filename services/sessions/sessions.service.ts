@@ -1,0 +1,39 @@
+// Checkout sessions: created by the merchant's server for one domain, valid
+// for 5 minutes, consumed by the first successful checkout.
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { domainAction } from "../../shared/action";
+import { dbMixin } from "../../shared/db.mixin";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+import { createSession, getSession, SessionsError, type SessionsDeps } from "./checkout-sessions";
+import { createSessionsDb, type SessionsDb } from "./models";
+import { schemas } from "./schemas";
+
+interface Locals {
+	db: SessionsDb;
+	deps: SessionsDeps;
+}
+
+const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
+	name: "sessions",
+	mixins: [dbMixin("sessions", createSessionsDb)],
+
+	actions: {
+		create: {
+			params: schemas.create,
+			async handler(ctx: Context<{ accountId: number; domain?: unknown }>) {
+				const result = await createSession(this.deps, ctx.params);
+				if (result === SessionsError.InvalidDomain) {
+					throw new ApiError(ApiErrorType.InvalidSessionDomain, "Invalid session domain", { domain: ctx.params.domain });
+				}
+				return result.sessionId;
+			},
+		},
+		get: domainAction(schemas.get, getSession),
+	},
+
+	async started() {
+		this.deps = { db: this.db, now: () => new Date() };
+	},
+};
+
+export default SessionsService;

@@ -1,0 +1,16 @@
+// The shape of almost every action: validate (the broker's Ajv validator runs
+// `params`), call one domain function with the service's deps, map the result.
+import type { ActionSchema, Context, Service } from "moleculer";
+
+export function domainAction<Deps, P, R>(
+	params: object,
+	fn: (deps: Deps, input: P) => Promise<R>,
+	map: (result: R) => unknown = result => result,
+): ActionSchema<Service & { deps: Deps }> {
+	return {
+		params: params as ActionSchema["params"],
+		async handler(ctx: Context<P>) {
+			return map(await fn(this.deps, ctx.params));
+		},
+	};
+}

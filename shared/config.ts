@@ -1,0 +1,125 @@
+// Configuration comes from environment variables only; every variable is
+// validated once at start-up so a typo fails fast with the variable's name.
+import path from "node:path";
+
+export const ALL_SERVICES = [
+	"gateway",
+	"accounts",
+	"sessions",
+] as const;
+export type ServiceName = (typeof ALL_SERVICES)[number];
+
+export interface Config {
+	port: number;
+	mongoUrl: string | undefined;
+	transporter: string | undefined;
+	services: ServiceName[];
+	namespace: string;
+	adminToken: string | undefined;
+	logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+	timeZone: string;
+	dataDir: string;
+	demo: boolean;
+	bodyLimit: string;
+	rateLimitPerSecond: number;
+	authFailuresPerMinute: number;
+}
+
+export class ConfigError extends Error {
+	constructor(variable: string, problem: string) {
+		super(`Invalid configuration: ${variable} ${problem}`);
+		this.name = "ConfigError";
+	}
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return fallback;
+	if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+	const value = Number(raw);
+	if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+	return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return fallback;
+	if (!(allowed as readonly string[]).includes(raw)) {
+		throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+	}
+	return raw as T;
+}
+
+function url(env: Env, name: string, schemes: string[]): string | undefined {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return undefined;
+	const scheme = raw.split("://")[0];
+	if (!raw.includes("://") || !schemes.includes(scheme)) {
+		throw new ConfigError(name, `must be a URL starting with ${schemes.map(s => `${s}://`).join(" or ")}`);
+	}
+	return raw;
+}
+
+function timeZone(env: Env): string {
+	const zone = env.TIME_ZONE || "CET";
+	try {
+		new Intl.DateTimeFormat("en", { timeZone: zone });
+	} catch {
+		throw new ConfigError("TIME_ZONE", `must be an IANA time zone such as CET or Europe/Berlin, got "${zone}"`);
+	}
+	return zone;
+}
+
+function services(env: Env): ServiceName[] {
+	const raw = env.SERVICES;
+	if (!raw) return [...ALL_SERVICES];
+	const names = raw.split(",").map(s => s.trim()).filter(Boolean);
+	for (const name of names) {
+		if (!(ALL_SERVICES as readonly string[]).includes(name)) {
+			throw new ConfigError("SERVICES", `names an unknown service "${name}" (known: ${ALL_SERVICES.join(", ")})`);
+		}
+	}
+	if (names.length === 0) throw new ConfigError("SERVICES", "must name at least one service");
+	return names as ServiceName[];
+}
+
+export function loadConfig(env: Env = process.env): Config {
+	const adminToken = env.ADMIN_TOKEN || undefined;
+	if (adminToken !== undefined && adminToken.length < 16) {
+		throw new ConfigError("ADMIN_TOKEN", "must be at least 16 characters long");
+	}
+	const bodyLimit = env.BODY_LIMIT || "100kb";
+	if (!/^\d+(b|kb|mb)$/i.test(bodyLimit)) throw new ConfigError("BODY_LIMIT", `must look like 100kb or 1mb, got "${bodyLimit}"`);
+	const namespace = env.NAMESPACE || "";
+	if (!/^[A-Za-z0-9_-]*$/.test(namespace)) throw new ConfigError("NAMESPACE", "may hold only letters, digits, '-' and '_'");
+	return {
+		port: integer(env, "PORT", 3000, 0, 65535),
+		mongoUrl: url(env, "MONGO_URL", ["mongodb", "mongodb+srv"]),
+		transporter: url(env, "TRANSPORTER", ["nats"]),
+		services: services(env),
+		namespace,
+		adminToken,
+		logLevel: oneOf(env, "LOG_LEVEL", ["fatal", "error", "warn", "info", "debug", "trace"] as const, "info"),
+		timeZone: timeZone(env),
+		dataDir: path.resolve(env.DATA_DIR || "./data"),
+		demo: oneOf(env, "DEMO", ["0", "1"] as const, "1") === "1",
+		bodyLimit,
+		rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 100, 1, 1_000_000),
+		authFailuresPerMinute: integer(env, "AUTH_FAILURES_PER_MINUTE", 60, 1, 1_000_000),
+	};
+}
+
+let cached: Config | undefined;
+
+/** The process-wide configuration, read on first use. */
+export function config(): Config {
+	cached ??= loadConfig();
+	return cached;
+}
+
+/** Tests and entry points that change the environment call this to re-read it. */
+export function resetConfig(): void {
+	cached = undefined;
+}

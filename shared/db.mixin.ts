@@ -1,0 +1,69 @@
+// Each service opens its own mongoose connection to its own database
+// (`<base>_<service>`), so no service can read another's collections and
+// each can be pointed at a separate server with MONGO_URL_<SERVICE>.
+import mongoose, { type Connection } from "mongoose";
+import type { ServiceSchema } from "moleculer";
+import { config } from "./config";
+
+export interface DbHealth {
+	database: "UP" | "DOWN";
+}
+
+export function mongoUrlFor(service: string, env: Record<string, string | undefined> = process.env): string {
+	const url = env[`MONGO_URL_${service.toUpperCase()}`] || config().mongoUrl;
+	if (!url) throw new Error(`MONGO_URL is not set for the ${service} service (npm start sets it to the embedded database)`);
+	return url;
+}
+
+/** `mongodb://h:1/shop?x=1` -> `shop_accounts`; no database in the URL -> `payments_accounts`. */
+export function databaseNameFor(service: string, url: string): string {
+	const match = /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?]+)/.exec(url);
+	return `${match?.[1] || "payments"}_${service}`;
+}
+
+export interface DbLocals {
+	connection: Connection;
+}
+
+/**
+ * Opens the service's connection before `started` handlers run and builds its
+ * models with `createModels`; the result is available as `this.db`.
+ */
+export function dbMixin<Db extends object>(service: string, createModels: (connection: Connection) => Db): Partial<ServiceSchema> {
+	return {
+		actions: {
+			health: {
+				visibility: "public",
+				async handler(): Promise<DbHealth> {
+					return { database: await this.pingDatabase() ? "UP" : "DOWN" };
+				},
+			},
+		},
+		methods: {
+			async pingDatabase(): Promise<boolean> {
+				if (this.connection.readyState !== 1 || !this.connection.db) return false;
+				try {
+					await this.connection.db.command({ ping: 1 }, { timeoutMS: 1000 });
+					return true;
+				} catch {
+					return false;
+				}
+			},
+		},
+		async started() {
+			const url = mongoUrlFor(service);
+			this.connection = mongoose.createConnection(url, {
+				dbName: databaseNameFor(service, url),
+				serverSelectionTimeoutMS: 5000,
+				autoIndex: false,
+				autoCreate: false,
+			});
+			await this.connection.asPromise();
+			this.db = createModels(this.connection);
+			await Promise.all(Object.values(this.connection.models as Record<string, mongoose.Model<unknown>>).map(model => model.createIndexes()));
+		},
+		async stopped() {
+			await this.connection?.close();
+		},
+	};
+}
