@@ -19,5 +19,5 @@ export const accountsErrorMessages: Record<AccountsError, string> = {
 	[AccountsError.UnknownCurrency]: "currency must be an active ISO 4217 code such as EUR",
 	[AccountsError.InvalidAmount]: "amount must be a positive number with no more decimals than the currency allows",
 	[AccountsError.InvalidTrial]:
-		"trialDays must be 0 for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
+		"trialDays must be 0 or absent for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
 };

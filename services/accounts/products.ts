@@ -75,9 +75,10 @@ function checkProduct(input: ProductInput): Omit<ProductDoc, "_id" | "accountId"
 	if (!currency) return AccountsError.UnknownCurrency;
 	const amount = toMinorUnits(input.amount, currency);
 	if (typeof amount !== "number") return AccountsError.InvalidAmount;
-	const trialDays = input.trialDays ?? TRIAL_DAYS[input.billing][0];
+	// Only CHARGE may leave trialDays out: a trial's length is never guessed.
+	const trialDays = input.trialDays ?? (input.billing === "CHARGE" ? 0 : undefined);
 	const [min, max] = TRIAL_DAYS[input.billing];
-	if (trialDays < min || trialDays > max) return AccountsError.InvalidTrial;
+	if (trialDays === undefined || trialDays < min || trialDays > max) return AccountsError.InvalidTrial;
 	return { ...input, amount, currency: currency.code, trialDays };
 }
 
@@ -108,7 +109,7 @@ export async function updateProduct(
 		merchantAccountGroup: current.merchantAccountGroup,
 		active: current.active,
 	};
-	// Moving to another billing kind without naming trialDays takes that kind's default.
+	// Moving to another billing kind needs that kind's trialDays, unless it is CHARGE.
 	if (changes.billing && changes.trialDays === undefined && changes.billing !== current.billing) delete currentInput.trialDays;
 	const product = checkProduct({ ...currentInput, ...changes });
 	if (typeof product === "string") return product;

@@ -1,0 +1,31 @@
+// Builds a merchant's account through the admin API, as an operator would.
+import type { TestApp } from "../setup/app";
+import { ADMIN_TOKEN } from "../setup/app";
+
+export interface TestMerchant {
+	accountId: number;
+	apiToken: string;
+	webhookSecret: string;
+}
+
+export function admin(app: TestApp) {
+	const http = app.http();
+	const auth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+	return {
+		post: (path: string, body?: object) => http.post(`/admin${path}`).set(auth).send(body),
+		patch: (path: string, body?: object) => http.patch(`/admin${path}`).set(auth).send(body),
+		get: (path: string) => http.get(`/admin${path}`).set(auth),
+		delete: (path: string) => http.delete(`/admin${path}`).set(auth),
+	};
+}
+
+/** A fresh account; throws if the admin API refuses (this is Arrange, not Act). */
+export async function createMerchant(app: TestApp, overrides: { name?: string; environment?: string } = {}): Promise<TestMerchant> {
+	const res = await admin(app).post("/accounts", { name: "Test shop", environment: "sandbox", ...overrides });
+	if (res.status !== 201) throw new Error(`createMerchant: ${res.status} ${res.text}`);
+	return { accountId: res.body.id, apiToken: res.body.apiToken, webhookSecret: res.body.webhookSecret };
+}
+
+export function bearer(merchant: TestMerchant): Record<string, string> {
+	return { Authorization: `Bearer ${merchant.apiToken}` };
+}

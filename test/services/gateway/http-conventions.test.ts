@@ -1,0 +1,97 @@
+import { bearer, createMerchant, type TestMerchant } from "../../factories/merchant";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let merchant: TestMerchant;
+
+beforeAll(async () => {
+	app = await startApp();
+	merchant = await createMerchant(app);
+});
+afterAll(() => app.stop());
+
+describe("Unknown paths", () => {
+	test.each(["/api/nothing-here", "/nowhere", "/admin/nothing", "/api/session/extra"])(
+		"When %s is requested, then 404 with exactly {error, status}",
+		async path => {
+			const res = await app.http().get(path).set(bearer(merchant));
+
+			expect(res.status).toBe(404);
+			expect(res.text).toBe(JSON.stringify({ error: "NOT_FOUND", status: 404 }));
+		},
+	);
+});
+
+describe("X-API-Version", () => {
+	test.each([
+		["absent", undefined],
+		["1.0", "1.0"],
+	])("When the version is %s, then the request is served", async (_, version) => {
+		const req = app.http().post("/api/session?domain=a.com").set(bearer(merchant));
+		if (version) req.set("X-API-Version", version);
+
+		expect((await req).status).toBe(200);
+	});
+
+	test.each(["2.0", "1", "latest"])("When the version is %s, then 400 UNSUPPORTED_API_VERSION", async version => {
+		const res = await app.http().post("/api/session?domain=a.com").set(bearer(merchant)).set("X-API-Version", version);
+
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ error: "UNSUPPORTED_API_VERSION", status: 400, message: "Supported versions: 1.0" });
+	});
+});
+
+describe("CORS", () => {
+	const origin = "https://merchant.example";
+
+	test("When a browser sends a preflight, then any origin is allowed for GET, POST, DELETE and PATCH", async () => {
+		const res = await app
+			.http()
+			.options("/api/session")
+			.set("Origin", origin)
+			.set("Access-Control-Request-Method", "POST")
+			.set("Access-Control-Request-Headers", "Authorization, X-API-Version");
+
+		expect(res.status).toBe(204);
+		expect(res.headers["access-control-allow-origin"]).toBe("*");
+		for (const method of ["GET", "POST", "DELETE", "PATCH"]) expect(res.headers["access-control-allow-methods"]).toContain(method);
+		expect(res.headers["access-control-allow-headers"]).toMatch(/Authorization/);
+	});
+
+	test.each([
+		["a success", (h: Record<string, string>) => h, 200],
+		["a 401", () => ({}), 401],
+	])("When the answer is %s, then it carries CORS headers", async (_, headers, status) => {
+		const res = await app.http().post("/api/session?domain=a.com").set(headers(bearer(merchant))).set("Origin", origin);
+
+		expect(res.status).toBe(status);
+		expect(res.headers["access-control-allow-origin"]).toBe("*");
+	});
+
+	test("When the answer is a 404 or a 400, then it carries CORS headers too", async () => {
+		const notFound = await app.http().get("/api/nothing").set("Origin", origin);
+		const badRequest = await app.http().get("/api/session?sessionId=x").set(bearer(merchant)).set("Origin", origin);
+
+		expect([notFound.status, badRequest.status]).toEqual([404, 400]);
+		expect(notFound.headers["access-control-allow-origin"]).toBe("*");
+		expect(badRequest.headers["access-control-allow-origin"]).toBe("*");
+	});
+});
+
+describe("Request bodies", () => {
+	test("When the JSON body is malformed, then 400 BAD_REQUEST", async () => {
+		const res = await app.http().post("/admin/accounts").set("Authorization", "Bearer test-admin-token-0123456789")
+			.set("Content-Type", "application/json").send('{"name": ');
+
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "Request body is not valid JSON" });
+	});
+
+	test("When the body is larger than the limit (100kb by default), then 413 PAYLOAD_TOO_LARGE", async () => {
+		const res = await app.http().post("/admin/accounts").set("Authorization", "Bearer test-admin-token-0123456789")
+			.send({ name: "x".repeat(200_000), environment: "sandbox" });
+
+		expect(res.status).toBe(413);
+		expect(res.body).toEqual({ error: "PAYLOAD_TOO_LARGE", status: 413, message: expect.any(String) });
+	});
+});
