@@ -1,0 +1,56 @@
+// Each service owns its folder and its collections: a file under services/A/
+// never imports from services/B/, and shared/ never imports a service.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+const SERVICES = path.join(ROOT, "services");
+
+function sourceFiles(dir: string): string[] {
+	return readdirSync(dir).flatMap(name => {
+		const full = path.join(dir, name);
+		return statSync(full).isDirectory() ? sourceFiles(full) : full.endsWith(".ts") ? [full] : [];
+	});
+}
+
+function importsOf(file: string): string[] {
+	const text = readFileSync(file, "utf8");
+	const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|require\s*\(\s*)["']([^"']+)["']/g)].map(m => m[1]);
+	return specifiers.filter(s => s.startsWith(".")).map(s => path.resolve(path.dirname(file), s));
+}
+
+function serviceOf(file: string): string | undefined {
+	const relative = path.relative(SERVICES, file);
+	return relative.startsWith("..") ? undefined : relative.split(path.sep)[0];
+}
+
+describe("Service boundaries", () => {
+	test("When a file under services/<name>/ imports another file, then that file is in the same service or in shared/", () => {
+		const offences = sourceFiles(SERVICES).flatMap(file =>
+			importsOf(file)
+				.filter(target => {
+					const owner = serviceOf(target);
+					return owner !== undefined && owner !== serviceOf(file);
+				})
+				.map(target => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
+		);
+
+		expect(offences).toEqual([]);
+	});
+
+	test("When a file under shared/ imports another file, then it is not a service's", () => {
+		const offences = sourceFiles(path.join(ROOT, "shared")).flatMap(file =>
+			importsOf(file).filter(target => serviceOf(target) !== undefined).map(target => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
+		);
+
+		expect(offences).toEqual([]);
+	});
+
+	test("The boundary check itself catches a cross-service import", () => {
+		const fake = path.join(SERVICES, "sessions", "x.ts");
+		const target = path.resolve(path.dirname(fake), "../accounts/models");
+
+		expect(serviceOf(target)).toBe("accounts");
+		expect(serviceOf(target)).not.toBe(serviceOf(fake));
+	});
+});

@@ -1,0 +1,92 @@
+// The gateway and the services on separate brokers that talk only over a
+// real NATS server, as `npm run node` runs them.
+import type { AddressInfo } from "node:net";
+import type { ServiceBroker } from "moleculer";
+import request from "supertest";
+import { createBroker } from "../../bin/broker";
+import type { ServiceName } from "../../shared/config";
+import { ADMIN_TOKEN, testEnvironment } from "../setup/app";
+import { type NatsServer, startNats } from "../setup/nats";
+
+let nats: NatsServer;
+const nodes: Partial<Record<ServiceName, ServiceBroker>> = {};
+let url: string;
+
+async function startNode(service: ServiceName): Promise<ServiceBroker> {
+	const broker = createBroker([service], { nodeID: `${service}-node`, logger: false });
+	await broker.start();
+	nodes[service] = broker;
+	return broker;
+}
+
+beforeAll(async () => {
+	nats = await startNats();
+	testEnvironment({ env: { TRANSPORTER: nats.url } });
+	const gateway = await startNode("gateway");
+	await startNode("accounts");
+	await startNode("sessions");
+	await gateway.waitForServices(["accounts", "sessions"], 10_000);
+	const server = (gateway.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
+	url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}, 30_000);
+
+afterAll(async () => {
+	await Promise.all(Object.values(nodes).map(node => node?.stop()));
+	await nats?.stop();
+});
+
+describe("Cluster over NATS", () => {
+	test("When each service runs on its own node, then the API works end to end through the gateway", async () => {
+		// Arrange
+		const account = await request(url).post("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ name: "Shop", environment: "sandbox" });
+		const auth = { Authorization: `Bearer ${account.body.apiToken}` };
+
+		// Act
+		const created = await request(url).post("/api/session?domain=shop.example.com").set(auth);
+		const read = await request(url).get(`/api/session?sessionId=${created.text}`).set(auth);
+
+		// Assert
+		expect(account.status).toBe(201);
+		expect(created.status).toBe(200);
+		expect(read.body).toMatchObject({ sessionId: created.text, domain: "shop.example.com", status: "VALID" });
+		expect(new Set(Object.values(nodes).map(n => n!.nodeID)).size).toBe(3);
+	});
+
+	test("When a bad request crosses NATS, then its error keeps its documented shape", async () => {
+		const account = await request(url).post("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ name: "Shop", environment: "sandbox" });
+		const auth = { Authorization: `Bearer ${account.body.apiToken}` };
+
+		const badDomain = await request(url).post("/api/session?domain=http://x").set(auth);
+		const badId = await request(url).get("/api/session?sessionId=nope").set(auth);
+
+		expect(badDomain.status).toBe(500);
+		expect(badDomain.text).toBe("Error with domain in session http://x");
+		expect(badId.status).toBe(400);
+		expect(badId.body.error).toBe("BAD_REQUEST");
+	});
+
+	test("When all nodes are up, then health names the NATS transporter UP", async () => {
+		const res = await request(url).get("/actuator/health");
+
+		expect(res.status).toBe(200);
+		expect(res.body.components.transporter).toEqual({ status: "UP", details: { type: "NatsTransporter" } });
+	});
+
+	test("When the sessions node stops, then health is 503 naming it and session requests fail with 503 JSON", async () => {
+		// Arrange
+		const account = await request(url).post("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ name: "Shop", environment: "sandbox" });
+
+		// Act
+		await nodes.sessions!.stop();
+		delete nodes.sessions;
+		await new Promise(r => setTimeout(r, 300));
+		const health = await request(url).get("/actuator/health");
+		const create = await request(url).post("/api/session?domain=a.com").set("Authorization", `Bearer ${account.body.apiToken}`);
+
+		// Assert
+		expect(health.status).toBe(503);
+		expect(health.body.components.services.details.sessions).toBe("DOWN");
+		expect(create.status).toBe(503);
+		expect(create.body).toEqual({ error: "SERVICE_UNAVAILABLE", status: 503, message: expect.any(String) });
+	});
+});
