@@ -9,6 +9,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway, { type ApiSettingsSchema } from "moleculer-web";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { projectRoot } from "../../shared/paths";
 import { type Authenticator, createAuthenticator } from "./api-auth";
 import { adminEndpoints, aliasesOf, apiEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
 import { checkHealth } from "./health";
@@ -152,7 +153,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	created() {
 		const { rateLimitPerSecond, authFailuresPerMinute, adminToken } = config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, adminToken });
-		this.openapi = JSON.parse(readFileSync(path.resolve(__dirname, "../../docs/openapi.json"), "utf8"));
+		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));
 	},
 
 	started() {

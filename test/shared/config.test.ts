@@ -1,0 +1,42 @@
+import { ConfigError, loadConfig } from "../../shared/config";
+
+describe("loadConfig", () => {
+	test("When nothing is set, then the documented defaults apply", () => {
+		const config = loadConfig({});
+
+		expect(config).toMatchObject({
+			port: 3000,
+			mongoUrl: undefined,
+			transporter: undefined,
+			timeZone: "CET",
+			demo: true,
+			bodyLimit: "100kb",
+			rateLimitPerSecond: 100,
+			authFailuresPerMinute: 60,
+			logLevel: "info",
+		});
+		expect(config.services).toEqual(["gateway", "accounts", "sessions"]);
+		expect(config.dataDir.endsWith("data")).toBe(true);
+	});
+
+	test.each([
+		[{ PORT: "http" }, "PORT"],
+		[{ PORT: "70000" }, "PORT"],
+		[{ MONGO_URL: "localhost:27017" }, "MONGO_URL"],
+		[{ TRANSPORTER: "redis://x" }, "TRANSPORTER"],
+		[{ SERVICES: "gateway,payments" }, "SERVICES"],
+		[{ TIME_ZONE: "Mars/Olympus" }, "TIME_ZONE"],
+		[{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+		[{ ADMIN_TOKEN: "short" }, "ADMIN_TOKEN"],
+		[{ DEMO: "yes" }, "DEMO"],
+		[{ BODY_LIMIT: "lots" }, "BODY_LIMIT"],
+		[{ RATE_LIMIT_PER_SECOND: "0" }, "RATE_LIMIT_PER_SECOND"],
+	])("When %p is set, then start-up fails naming %s", (env, variable) => {
+		expect(() => loadConfig(env)).toThrow(ConfigError);
+		expect(() => loadConfig(env)).toThrow(variable);
+	});
+
+	test("When SERVICES names a subset, then only those run", () => {
+		expect(loadConfig({ SERVICES: " sessions, gateway " }).services).toEqual(["sessions", "gateway"]);
+	});
+});
