@@ -39,7 +39,8 @@ async function main(): Promise<void> {
 	}
 	writeLocalSecrets(dataDir, secrets);
 
-	const url = `http://localhost:${config().port}`;
+	const server = (broker.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
+	const url = `http://localhost:${(server.address() as import("node:net").AddressInfo).port}`;
 	console.log(`\nPayment service running at ${url}`);
 	console.log(`Admin token (ADMIN_TOKEN): ${process.env.ADMIN_TOKEN}`);
 	if (demo && secrets.demoApiToken) {

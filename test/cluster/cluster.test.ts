@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { ServiceBroker } from "moleculer";
 import request from "supertest";
 import { createBroker } from "../../bin/broker";
+import { replCommands } from "../../bin/repl-commands";
 import type { ServiceName } from "../../shared/config";
 import { ADMIN_TOKEN, testEnvironment } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
@@ -70,6 +71,36 @@ describe("Cluster over NATS", () => {
 
 		expect(res.status).toBe(200);
 		expect(res.body.components.transporter).toEqual({ status: "UP", details: { type: "NatsTransporter" } });
+	});
+
+	test("When an operator's REPL node joins over NATS, then its custom commands create and list accounts, products and BINs", async () => {
+		// Arrange: a node with no services of its own, as `npm run repl` starts.
+		const repl = createBroker([], { nodeID: "repl-node", logger: false });
+		await repl.start();
+		await repl.waitForServices(["accounts"], 10_000);
+		const printed: string[] = [];
+		const log = jest.spyOn(console, "log").mockImplementation((line: string) => void printed.push(line));
+		const run = (command: string, args: Record<string, unknown>, options: Record<string, string> = {}) =>
+			replCommands.find(c => c.command.split(" ")[0] === command)!.action(repl, { ...args, options });
+
+		try {
+			// Act
+			await run("account-create", { name: "From the REPL", environment: "sandbox" });
+			const created = JSON.parse(printed.pop()!);
+			await run("token-rotate", { accountId: created.id }, { grace: "60" });
+			await run("bin-block", { accountId: created.id, bin: "411111" });
+			await run("accounts", {});
+
+			// Assert
+			expect(created).toMatchObject({ name: "From the REPL", apiToken: expect.stringMatching(/^sk_test_/) });
+			const accounts = JSON.parse(printed.pop()!);
+			expect(accounts.map((a: { id: number }) => a.id)).toContain(created.id);
+			expect(JSON.parse(printed.pop()!)).toEqual({ accountId: created.id, bin: "411111" });
+			expect(JSON.parse(printed.pop()!).apiToken).toMatch(/^sk_test_/);
+		} finally {
+			log.mockRestore();
+			await repl.stop();
+		}
 	});
 
 	test("When the sessions node stops, then health is 503 naming it and session requests fail with 503 JSON", async () => {

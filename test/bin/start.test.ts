@@ -1,0 +1,83 @@
+// `npm start` on a fresh data folder, as a newcomer runs it: a real process
+// with the embedded database, stopped with SIGTERM and started again.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import request from "supertest";
+import { projectRoot } from "../../shared/paths";
+
+interface Started {
+	child: ChildProcess;
+	output: () => string;
+	url: string;
+}
+
+async function npmStart(dataDir: string): Promise<Started> {
+	const env = { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" };
+	delete env.MONGO_URL;
+	delete env.ADMIN_TOKEN;
+	const child = spawn(process.execPath, [path.join(projectRoot, "node_modules/tsx/dist/cli.mjs"), "bin/start.ts"], { cwd: projectRoot, env });
+	let output = "";
+	child.stdout!.on("data", chunk => (output += chunk));
+	child.stderr!.on("data", chunk => (output += chunk));
+	const url = await new Promise<string>((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`npm start did not come up in 60 s:\n${output}`)), 60_000);
+		child.stdout!.on("data", () => {
+			const match = /running at (http:\/\/localhost:\d+)/.exec(output);
+			// "Health:" is the last line it prints.
+			if (match && output.includes("Health:")) {
+				clearTimeout(timer);
+				resolve(match[1]);
+			}
+		});
+		child.once("exit", code => reject(new Error(`npm start exited with ${code}:\n${output}`)));
+	});
+	return { child, output: () => output, url };
+}
+
+async function stop(started: Started): Promise<number | null> {
+	if (started.child.exitCode !== null) return started.child.exitCode;
+	const exited = new Promise<number | null>(resolve => started.child.once("exit", code => resolve(code)));
+	started.child.kill("SIGTERM");
+	return exited;
+}
+
+describe("npm start", () => {
+	const dataDir = mkdtempSync(path.join(os.tmpdir(), "npm-start-"));
+	let first: Started | undefined;
+	let second: Started | undefined;
+	afterAll(async () => {
+		for (const s of [first, second]) if (s) await stop(s);
+	});
+
+	test("When started on an empty data folder, then it serves, prints working tokens and a curl, and keeps its data across a restart", async () => {
+		// Act
+		first = await npmStart(dataDir);
+
+		// Assert: what it printed works.
+		const out = first.output();
+		expect(out).toMatch(/Database: embedded (mongod|mongo-java-server)/);
+		const apiToken = /API token: (sk_test_\S+)/.exec(out)![1];
+		const adminToken = /Admin token \(ADMIN_TOKEN\): (\S+)/.exec(out)![1];
+		expect(out).toContain(`curl -X POST -H "Authorization: Bearer ${apiToken}"`);
+		expect((await request(first.url).get("/actuator/health")).body.status).toBe("UP");
+		const session = await request(first.url).post("/api/session?domain=localhost").set("Authorization", `Bearer ${apiToken}`);
+		expect(session.status).toBe(200);
+		const products = await request(first.url).get("/admin/accounts/1/products").set("Authorization", `Bearer ${adminToken}`);
+		expect(products.body.map((p: { billing: string }) => p.billing).sort()).toEqual(["CHARGE", "PREAUTHORIZE", "SCHEDULE"]);
+		expect(statSync(path.join(dataDir, "secrets.json")).mode & 0o777).toBe(0o600);
+
+		// Act: SIGTERM, then start again on the same folder.
+		expect(await stop(first)).toBe(0);
+		first = undefined;
+		second = await npmStart(dataDir);
+
+		// Assert: same tokens, same data, no second demo account.
+		const again = await request(second.url).get(`/api/session?sessionId=${session.text}`).set("Authorization", `Bearer ${apiToken}`);
+		expect(again.body.sessionId).toBe(session.text);
+		const accounts = await request(second.url).get("/admin/accounts").set("Authorization", `Bearer ${adminToken}`);
+		expect(accounts.body).toHaveLength(1);
+		expect(JSON.parse(readFileSync(path.join(dataDir, "secrets.json"), "utf8")).adminToken).toBe(adminToken);
+	}, 120_000);
+});
