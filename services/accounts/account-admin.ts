@@ -49,6 +49,7 @@ export async function updateAccount(
 	input: { accountId: number; webhookUrl?: string | null; environment?: Environment },
 ): Promise<AccountView | AccountsError> {
 	const { accountId, ...changes } = input;
+	if (Object.keys(changes).length === 0) return AccountsError.NothingToChange;
 	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: changes }, { returnDocument: "after" }).lean();
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;
 }

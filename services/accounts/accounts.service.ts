@@ -59,7 +59,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		listProducts: action(schemas.listProducts, listProducts),
 		addBlacklistedBin: action(schemas.bin, addBlacklistedBin),
 		removeBlacklistedBin: action(schemas.bin, removeBlacklistedBin),
-		listBlacklistedBins: action(schemas.listProducts, listBlacklistedBins),
+		listBlacklistedBins: action(schemas.listBlacklistedBins, listBlacklistedBins),
 		isBinBlacklisted: action(schemas.isBinBlacklisted, isBinBlacklisted),
 		seedDemo: action(schemas.none, seedDemo),
 	},

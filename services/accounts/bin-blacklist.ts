@@ -34,7 +34,8 @@ export async function isBinBlacklisted(deps: AccountsDeps, input: { accountId: n
 	return (await deps.db.blacklistedBins.countDocuments({ accountId: input.accountId, bin: { $in: candidates } })) > 0;
 }
 
-export async function listBlacklistedBins(deps: AccountsDeps, input: { accountId: number }): Promise<string[]> {
+export async function listBlacklistedBins(deps: AccountsDeps, input: { accountId: number }): Promise<string[] | AccountsError> {
+	if (!(await accountExists(deps, input.accountId))) return AccountsError.UnknownAccount;
 	const docs = await deps.db.blacklistedBins.find({ accountId: input.accountId }).sort({ bin: 1 }).lean();
 	return docs.map(d => d.bin);
 }

@@ -5,6 +5,7 @@ export enum AccountsError {
 	UnknownCurrency = "UNKNOWN_CURRENCY",
 	InvalidAmount = "INVALID_AMOUNT",
 	InvalidTrial = "INVALID_TRIAL",
+	NothingToChange = "NOTHING_TO_CHANGE",
 }
 
 export function isAccountsError(value: unknown): value is AccountsError {
@@ -20,4 +21,5 @@ export const accountsErrorMessages: Record<AccountsError, string> = {
 	[AccountsError.InvalidAmount]: "amount must be a positive number with no more decimals than the currency allows",
 	[AccountsError.InvalidTrial]:
 		"trialDays must be 0 or absent for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
+	[AccountsError.NothingToChange]: "Nothing to change: send at least one field",
 };

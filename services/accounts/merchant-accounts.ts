@@ -36,7 +36,8 @@ export async function createMerchantAccount(
 export async function listMerchantAccounts(
 	deps: AccountsDeps,
 	input: { accountId: number; group?: string },
-): Promise<MerchantAccountView[]> {
+): Promise<MerchantAccountView[] | AccountsError> {
+	if (!(await accountExists(deps, input.accountId))) return AccountsError.UnknownAccount;
 	const filter = input.group === undefined ? { accountId: input.accountId } : { accountId: input.accountId, group: input.group };
 	const docs = await deps.db.merchantAccounts.find(filter).sort({ _id: 1 }).lean();
 	return docs.map(toMerchantAccountView);

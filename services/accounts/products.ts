@@ -96,6 +96,7 @@ export async function updateProduct(
 	input: Partial<ProductInput> & { accountId: number; productId: number },
 ): Promise<ProductView | AccountsError> {
 	const { accountId, productId, ...changes } = input;
+	if (Object.keys(changes).length === 0) return AccountsError.NothingToChange;
 	const current = await deps.db.products.findOne({ _id: productId, accountId }).lean();
 	if (!current) return AccountsError.UnknownProduct;
 	const currentInput: ProductInput = {
@@ -124,6 +125,7 @@ export async function getProduct(deps: AccountsDeps, input: { accountId: number;
 	return doc ? toProductRecord(doc) : null;
 }
 
-export async function listProducts(deps: AccountsDeps, input: { accountId: number }): Promise<ProductView[]> {
+export async function listProducts(deps: AccountsDeps, input: { accountId: number }): Promise<ProductView[] | AccountsError> {
+	if (!(await accountExists(deps, input.accountId))) return AccountsError.UnknownAccount;
 	return (await deps.db.products.find({ accountId: input.accountId }).sort({ _id: 1 }).lean()).map(toProductView);
 }

@@ -24,7 +24,7 @@ const productFields = {
 
 export const schemas = {
 	create: params({ name: shortText, environment, webhookUrl }, ["name", "environment"]),
-	update: { ...params({ accountId: id, webhookUrl, environment }, ["accountId"]), minProperties: 2 },
+	update: params({ accountId: id, webhookUrl, environment }, ["accountId"]),
 	get: params({ accountId: id }),
 	rotateToken: params({ accountId: id, graceSeconds: { type: "integer", minimum: 0, maximum: 30 * 24 * 3600 } }, ["accountId"]),
 	authenticate: params({ tokenHash: { type: "string", pattern: "^[0-9a-f]{64}$" } }),
@@ -49,9 +49,10 @@ export const schemas = {
 		},
 		["accountId", "name", "amount", "currency", "billing", "merchantAccountGroup"],
 	),
-	updateProduct: { ...params({ accountId: id, productId: id, ...productFields }, ["accountId", "productId"]), minProperties: 3 },
+	updateProduct: params({ accountId: id, productId: id, ...productFields }, ["accountId", "productId"]),
 	getProduct: params({ accountId: id, productId: id }),
 	listProducts: params({ accountId: id }),
+	listBlacklistedBins: params({ accountId: id }),
 	bin: params({ accountId: id, bin }),
 	isBinBlacklisted: params({ accountId: id, cardPrefix: { type: "string", pattern: "^[0-9]{6,8}$" } }),
 	none: params({}),

@@ -7,11 +7,15 @@ export interface Endpoint {
 	status?: number;
 	/** Answered as text/plain instead of JSON. */
 	plainText?: boolean;
+	/** Where parameters come from besides the path: GET and DELETE use the query, POST and PATCH the body, unless named. */
+	input?: "query" | "body";
+	/** The created resource can be read at `<path>/<id>`: its Location header says so. */
+	readableById?: boolean;
 }
 
 /** `/api`, Bearer API token. */
 export const apiEndpoints: Record<string, Endpoint> = {
-	"POST /session": { action: "sessions.create", plainText: true },
+	"POST /session": { action: "sessions.create", plainText: true, input: "query" },
 	"GET /session": { action: "sessions.get" },
 };
 
@@ -22,7 +26,7 @@ export const publicEndpoints: Record<string, Endpoint> = {
 
 /** `/admin`, Bearer ADMIN_TOKEN. */
 export const adminEndpoints: Record<string, Endpoint> = {
-	"POST /accounts": { action: "accounts.create", status: 201 },
+	"POST /accounts": { action: "accounts.create", status: 201, readableById: true },
 	"GET /accounts": { action: "accounts.list" },
 	"GET /accounts/:accountId": { action: "accounts.get" },
 	"PATCH /accounts/:accountId": { action: "accounts.update" },

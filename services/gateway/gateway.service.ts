@@ -29,6 +29,8 @@ interface Request extends IncomingMessage {
 	$alias?: { action?: string };
 	$params: Record<string, unknown>;
 	originalUrl?: string;
+	body?: unknown;
+	query?: Record<string, unknown>;
 }
 
 interface Locals {
@@ -38,11 +40,32 @@ interface Locals {
 	writeCorsHeaders(route: { cors: typeof CORS }, req: IncomingMessage, res: ServerResponse, preflight: boolean): void;
 }
 
-function checkApiVersion(ctx: Context, route: unknown, req: IncomingMessage): void {
+function checkApiVersion(req: IncomingMessage): void {
 	const version = req.headers["x-api-version"];
 	if (version !== undefined && !SUPPORTED_API_VERSIONS.includes(String(version))) {
 		throw new ApiError(ApiErrorType.UnsupportedApiVersion, `Supported versions: ${SUPPORTED_API_VERSIONS.join(", ")}`);
 	}
+}
+
+/** Parameters arrive where the endpoint takes them: the query for GET, DELETE and POST /api/session, a JSON object body otherwise. */
+function checkInputPlacement(req: Request): void {
+	const endpoint = endpointFor(req.$alias?.action);
+	const input = endpoint?.input ?? (req.method === "GET" || req.method === "DELETE" ? "query" : "body");
+	const body = req.body;
+	const hasBody = body !== undefined && !(typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0);
+	if (input === "query" && hasBody) throw new ApiError(ApiErrorType.BadRequest, "This endpoint takes no request body");
+	if (input === "body") {
+		if (hasBody && (typeof body !== "object" || body === null || Array.isArray(body))) {
+			throw new ApiError(ApiErrorType.BadRequest, "Request body must be a JSON object");
+		}
+		if (Object.keys(req.query ?? {}).length > 0) {
+			throw new ApiError(ApiErrorType.BadRequest, "Query parameters are not accepted here; send them in the JSON body");
+		}
+	}
+}
+
+function requestPath(req: Request): string {
+	return (req.originalUrl ?? req.url ?? "").split("?")[0];
 }
 
 function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: ServerResponse, data: unknown): unknown {
@@ -52,7 +75,7 @@ function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: S
 	if (endpoint?.status) {
 		meta.$statusCode = endpoint.status;
 		const id = (data as { id?: unknown } | null)?.id;
-		meta.$location = id === undefined ? req.originalUrl : `${req.originalUrl}/${id}`;
+		meta.$location = endpoint.readableById && id !== undefined ? `${requestPath(req)}/${id}` : requestPath(req);
 	}
 	return data;
 }
@@ -84,26 +107,37 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				path: "/api",
 				cors: CORS,
 				aliases: aliasesOf(apiEndpoints),
-				onBeforeCall: checkApiVersion,
 				authentication: "authenticateApi",
-				authorization: "scopeToAccount",
+				// After authentication, so a request without a token is a 401 whatever else is wrong with it.
+				authorization: "checkApiRequest",
 			},
-			{ ...routeDefaults, name: "public", path: "/api", cors: CORS, aliases: aliasesOf(publicEndpoints), onBeforeCall: checkApiVersion },
+			{
+				...routeDefaults,
+				name: "public",
+				path: "/api",
+				cors: CORS,
+				aliases: aliasesOf(publicEndpoints),
+				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
+					checkApiVersion(req);
+					checkInputPlacement(req);
+				},
+			},
 			{
 				...routeDefaults,
 				name: "admin",
 				path: "/admin",
 				aliases: aliasesOf(adminEndpoints),
 				authentication: "authenticateAdmin",
+				authorization: "checkAdminRequest",
 			},
-			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: { "GET /health": "gateway.health" } },
+			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: { "GET /health": "gateway.health", "HEAD /health": "gateway.health" } },
 		],
 		onError(this: Locals & { logger: { error(...args: unknown[]): void } }, req: IncomingMessage, res: ServerResponse, err: unknown) {
 			const answer = toHttpAnswer(err);
 			if (answer.unexpected) this.logger.error("Request failed:", (err as Error)?.name, (err as Error)?.message);
 			if (res.headersSent) return void res.end();
 			// CORS on error answers too, including those raised before the route's own CORS step.
-			if (!req.url?.startsWith("/admin") && !res.getHeader("Access-Control-Allow-Origin")) {
+			if (!requestPath(req as Request).startsWith("/admin") && !res.getHeader("Access-Control-Allow-Origin")) {
 				this.writeCorsHeaders({ cors: CORS }, req, res, false);
 			}
 			for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
@@ -144,9 +178,14 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			await this.auth.authenticateAdmin(req);
 			return { admin: true };
 		},
-		// The account comes from the token, never from the request.
-		scopeToAccount(ctx: Context<unknown, { user: { accountId: number } }>, route: unknown, req: Request) {
+		checkApiRequest(ctx: Context<unknown, { user: { accountId: number } }>, route: unknown, req: Request) {
+			checkApiVersion(req);
+			checkInputPlacement(req);
+			// The account comes from the token, never from the request.
 			req.$params.accountId = ctx.meta.user.accountId;
+		},
+		checkAdminRequest(ctx: Context, route: unknown, req: Request) {
+			checkInputPlacement(req);
 		},
 	},
 

@@ -52,6 +52,6 @@ export async function createSession(
 
 /** The account's session, or null when it is unknown or another account's. */
 export async function getSession(deps: SessionsDeps, input: { accountId: number; sessionId: string }): Promise<SessionView | null> {
-	const doc = await deps.db.sessions.findOne({ _id: input.sessionId, accountId: input.accountId }).lean();
+	const doc = await deps.db.sessions.findOne({ _id: input.sessionId.toLowerCase(), accountId: input.accountId }).lean();
 	return doc ? toSessionView(doc, deps.now()) : null;
 }

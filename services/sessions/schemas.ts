@@ -1,7 +1,10 @@
 import { id, params } from "../../shared/schemas";
 
+/** A UUID in its 36-character form, any letter case (stored ids are lower case). */
+export const sessionIdSchema = { type: "string", pattern: "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$" };
+
 export const schemas = {
 	// Any domain value reaches the domain logic, which answers the spec's 500 for a bad one.
 	create: params({ accountId: id, domain: {} }, ["accountId"]),
-	get: params({ accountId: id, sessionId: { type: "string", format: "uuid" } }),
+	get: params({ accountId: id, sessionId: sessionIdSchema }),
 };

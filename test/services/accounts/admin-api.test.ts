@@ -66,10 +66,17 @@ describe("PATCH /admin/accounts/:accountId", () => {
 		expect(res.body.message).toContain("accountId");
 	});
 
-	test("When nothing is changed, then 400", async () => {
+	test("When nothing is changed, then 400 saying so", async () => {
 		const res = await admin(app).patch(`/accounts/${merchant.accountId}`, {});
 
 		expect(res.status).toBe(400);
+		expect(res.body.message).toBe("Nothing to change: send at least one field");
+	});
+
+	test.each(["products", "merchant-accounts", "bin-blacklist"])("When the %s of an unknown account are listed, then 404", async list => {
+		const res = await admin(app).get(`/accounts/987654/${list}`);
+
+		expect(res.status).toBe(404);
 	});
 });
 

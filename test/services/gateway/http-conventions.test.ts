@@ -41,6 +41,15 @@ describe("X-API-Version", () => {
 	});
 });
 
+describe("HEAD /actuator/health", () => {
+	test("When an uptime monitor sends HEAD, then it gets the status without a body", async () => {
+		const res = await app.http().head("/actuator/health");
+
+		expect(res.status).toBe(200);
+		expect(res.text ?? "").toBe("");
+	});
+});
+
 describe("CORS", () => {
 	const origin = "https://merchant.example";
 
@@ -75,6 +84,51 @@ describe("CORS", () => {
 		expect([notFound.status, badRequest.status]).toEqual([404, 400]);
 		expect(notFound.headers["access-control-allow-origin"]).toBe("*");
 		expect(badRequest.headers["access-control-allow-origin"]).toBe("*");
+	});
+});
+
+describe("Where parameters go", () => {
+	test("When POST /api/session gets a JSON body, then 400: its only parameter is the domain query parameter", async () => {
+		const res = await app.http().post("/api/session").set(bearer(merchant)).send({ domain: "shop.example.com" });
+
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "This endpoint takes no request body" });
+	});
+
+	test("When an admin POST carries its fields in the query string, then 400", async () => {
+		const res = await app.http().post("/admin/accounts?name=Q&environment=sandbox").set("Authorization", "Bearer test-admin-token-0123456789");
+
+		expect(res.status).toBe(400);
+		expect(res.body.message).toMatch(/Query parameters are not accepted/);
+	});
+
+	test("When an admin body is a JSON array, then 400 saying it must be an object", async () => {
+		const res = await app.http().post("/admin/accounts").set("Authorization", "Bearer test-admin-token-0123456789").send([1, 2]);
+
+		expect(res.status).toBe(400);
+		expect(res.body.message).toBe("Request body must be a JSON object");
+	});
+
+	test("When a request has no token and a bad X-API-Version, then 401 comes first", async () => {
+		const res = await app.http().post("/api/session?domain=a.com").set("X-API-Version", "9");
+
+		expect(res.status).toBe(401);
+	});
+});
+
+describe("Admin answers", () => {
+	test("When an admin request fails and the browser sent an Origin, then no CORS header invites it: the admin API is not for browsers", async () => {
+		const res = await app.http().get("/admin/accounts/abc").set("Origin", "https://evil.example").set("Authorization", "Bearer test-admin-token-0123456789");
+
+		expect(res.status).toBe(400);
+		expect(res.headers["access-control-allow-origin"]).toBeUndefined();
+	});
+
+	test("When an account is created, then Location names where to read it, without the query string", async () => {
+		const res = await app.http().post("/admin/accounts").set("Authorization", "Bearer test-admin-token-0123456789").send({ name: "L", environment: "sandbox" });
+
+		expect(res.status).toBe(201);
+		expect(res.headers.location).toBe(`/admin/accounts/${res.body.id}`);
 	});
 });
 

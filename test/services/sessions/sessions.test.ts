@@ -124,6 +124,14 @@ describe("GET /api/session", () => {
 		expect(res.text).toBe("");
 	});
 
+	test("When the session id is sent in upper case, then it is the same session", async () => {
+		const sessionId = (await createSession("shop.example.com")).text;
+
+		const res = await app.http().get(`/api/session?sessionId=${sessionId.toUpperCase()}`).set(bearer(merchant));
+
+		expect(res.body.sessionId).toBe(sessionId);
+	});
+
 	test("When the session does not exist, then 200 with an empty body", async () => {
 		const res = await app.http().get("/api/session?sessionId=6f1c1d2e-9a4b-4c1d-8e2f-3a4b5c6d7e8f").set(bearer(merchant));
 
@@ -135,6 +143,7 @@ describe("GET /api/session", () => {
 		["not a UUID", "?sessionId=abc"],
 		["missing", ""],
 		["a query operator", "?sessionId[$ne]=x"],
+		["a URN", "?sessionId=urn:uuid:6f1c1d2e-9a4b-4c1d-8e2f-3a4b5c6d7e8f"],
 	])("When sessionId is %s, then 400 BAD_REQUEST naming sessionId", async (_, query) => {
 		const res = await app.http().get(`/api/session${query}`).set(bearer(merchant));
 

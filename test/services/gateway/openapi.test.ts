@@ -1,0 +1,136 @@
+// docs/openapi.json and the gateway's route tables (endpoints.ts) must
+// describe the same operations, in both directions, so they cannot drift.
+import { adminEndpoints, apiEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
+import { startApp, type TestApp } from "../../setup/app";
+
+interface Operation {
+	security?: Record<string, string[]>[];
+	parameters?: ({ $ref: string } | { name: string; in: string })[];
+	responses: Record<string, { content?: Record<string, unknown> }>;
+}
+
+interface OpenApiDocument {
+	openapi: string;
+	paths: Record<string, Record<string, unknown>>;
+}
+
+interface Route {
+	/** `"POST /admin/accounts"`, for test names. */
+	name: string;
+	/** Lower case, as the document's keys. */
+	method: string;
+	path: string;
+	endpoint: Endpoint;
+	/** The security scheme the route requires, or null for none. */
+	scheme: "apiToken" | "adminToken" | null;
+}
+
+const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/** The health check is a route of its own in gateway.service.ts, outside the tables. */
+const OUTSIDE_THE_TABLES = ["GET /actuator/health"];
+
+/** `"POST /accounts/:accountId/tokens"` under `/admin` → `{method: "post", path: "/admin/accounts/{accountId}/tokens"}`. */
+function toRoutes(prefix: string, table: Record<string, Endpoint>, scheme: Route["scheme"]): Route[] {
+	return Object.entries(table).map(([key, endpoint]) => {
+		const [method, path] = key.split(" ");
+		const documentedPath = prefix + path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+		return { name: `${method} ${documentedPath}`, method: method.toLowerCase(), path: documentedPath, endpoint, scheme };
+	});
+}
+
+const routes: Route[] = [
+	...toRoutes("/api", apiEndpoints, "apiToken"),
+	...toRoutes("/api", publicEndpoints, null),
+	...toRoutes("/admin", adminEndpoints, "adminToken"),
+];
+
+function operationsOf(document: OpenApiDocument): string[] {
+	return Object.entries(document.paths).flatMap(([path, item]) =>
+		Object.keys(item)
+			.filter(key => HTTP_METHODS.includes(key))
+			.map(method => `${method.toUpperCase()} ${path}`),
+	);
+}
+
+function operation(document: OpenApiDocument, route: Route): Operation | undefined {
+	return document.paths[route.path]?.[route.method] as Operation | undefined;
+}
+
+let app: TestApp;
+let document: OpenApiDocument;
+
+beforeAll(async () => {
+	app = await startApp();
+	document = (await app.http().get("/api/openapi.json")).body;
+});
+afterAll(() => app.stop());
+
+describe("GET /api/openapi.json", () => {
+	test("When it is requested without a token, then 200 with an OpenAPI 3 document", async () => {
+		// Act
+		const res = await app.http().get("/api/openapi.json");
+
+		// Assert
+		expect(res.status).toBe(200);
+		expect(res.headers["content-type"]).toMatch(/^application\/json/);
+		expect(res.body.openapi).toMatch(/^3\./);
+		expect(res.body.components.securitySchemes).toMatchObject({
+			apiToken: { type: "http", scheme: "bearer" },
+			adminToken: { type: "http", scheme: "bearer" },
+		});
+	});
+});
+
+describe("The document and endpoints.ts", () => {
+	test.each(routes)("When $name is a route in endpoints.ts, then the document describes it", route => {
+		// Act
+		const described = operation(document, route);
+
+		// Assert
+		expect(described).toBeDefined();
+	});
+
+	test("When the document describes an operation, then it is a route in endpoints.ts or the health check", () => {
+		// Arrange
+		const known = new Set([...routes.map(r => r.name), ...OUTSIDE_THE_TABLES]);
+
+		// Act
+		const unknown = operationsOf(document).filter(op => !known.has(op));
+
+		// Assert
+		expect(unknown).toEqual([]);
+	});
+
+	test("When the health check is looked up, then the document describes it without a token", () => {
+		// Act
+		const health = document.paths["/actuator/health"]?.get as Operation | undefined;
+
+		// Assert
+		expect(health?.security).toEqual([]);
+		expect(Object.keys(health?.responses ?? {})).toEqual(expect.arrayContaining(["200", "503"]));
+	});
+
+	test.each(routes)("When $name is documented, then it names the route's token and its success status", route => {
+		// Arrange
+		const described = operation(document, route);
+		const status = String(route.endpoint.status ?? 200);
+
+		// Act
+		const security = described?.security;
+		const success = described?.responses[status];
+
+		// Assert
+		expect(security).toEqual(route.scheme ? [{ [route.scheme]: [] }] : []);
+		expect(success).toBeDefined();
+		if (route.endpoint.plainText) expect(Object.keys(success?.content ?? {})).toContain("text/plain");
+	});
+
+	test.each(routes.filter(r => r.path.startsWith("/api")))("When $name is under /api, then it documents the X-API-Version header", route => {
+		// Act
+		const parameters = operation(document, route)?.parameters ?? [];
+
+		// Assert
+		expect(parameters).toContainEqual({ $ref: "#/components/parameters/ApiVersion" });
+	});
+});
