@@ -1,6 +1,6 @@
 // `npm start` needs no set-up: secrets it generates for the embedded default
 // are kept in DATA_DIR/secrets.json (mode 600) so they survive restarts.
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -8,6 +8,9 @@ export interface LocalSecrets {
 	adminToken?: string;
 	demoApiToken?: string;
 	demoAccountId?: number;
+	cardPrivateKey?: string;
+	cardFingerprintKey?: string;
+	vaultKey?: string;
 }
 
 function file(dataDir: string): string {
@@ -25,4 +28,29 @@ export function writeLocalSecrets(dataDir: string, secrets: LocalSecrets): void 
 
 export function newAdminToken(): string {
 	return `admin_${randomBytes(24).toString("base64url")}`;
+}
+
+/** The keys the checkout and billing services need, for a machine that has none configured. */
+export function newCardSecrets(): Required<Pick<LocalSecrets, "cardPrivateKey" | "cardFingerprintKey" | "vaultKey">> {
+	const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+	return {
+		cardPrivateKey: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+		cardFingerprintKey: randomBytes(32).toString("base64"),
+		vaultKey: randomBytes(32).toString("base64"),
+	};
+}
+
+const CARD_SECRET_VARIABLES = { cardPrivateKey: "CARD_PRIVATE_KEY", cardFingerprintKey: "CARD_FINGERPRINT_KEY", vaultKey: "VAULT_KEY" } as const;
+
+/** Sets every card secret the environment lacks from `secrets` (generating what is missing there too); returns the names it set. */
+export function applyCardSecrets(secrets: LocalSecrets, env: NodeJS.ProcessEnv = process.env): string[] {
+	const generated = newCardSecrets();
+	const applied: string[] = [];
+	for (const [field, variable] of Object.entries(CARD_SECRET_VARIABLES) as [keyof typeof CARD_SECRET_VARIABLES, string][]) {
+		if (env[variable]) continue;
+		secrets[field] ??= generated[field];
+		env[variable] = secrets[field];
+		applied.push(variable);
+	}
+	return applied;
 }

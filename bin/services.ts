@@ -1,6 +1,8 @@
 // Every service the project has, by the name SERVICES uses.
 import type { ServiceSchema } from "moleculer";
 import AccountsService from "../services/accounts/accounts.service";
+import BillingService from "../services/billing/billing.service";
+import CheckoutService from "../services/checkout/checkout.service";
 import GatewayService from "../services/gateway/gateway.service";
 import SessionsService from "../services/sessions/sessions.service";
 import type { ServiceName } from "../shared/config";
@@ -9,4 +11,6 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	gateway: GatewayService as ServiceSchema,
 	accounts: AccountsService as ServiceSchema,
 	sessions: SessionsService as ServiceSchema,
+	checkout: CheckoutService as ServiceSchema,
+	billing: BillingService as ServiceSchema,
 };

@@ -3,7 +3,7 @@
 import { config, resetConfig } from "../shared/config";
 import { startEmbeddedDb } from "../shared/embedded-db";
 import { createBroker, stopOnSignals } from "./broker";
-import { newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
+import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
 
 async function main(): Promise<void> {
 	delete process.env.TRANSPORTER;
@@ -24,6 +24,9 @@ async function main(): Promise<void> {
 		secrets.adminToken ??= newAdminToken();
 		process.env.ADMIN_TOKEN = secrets.adminToken;
 	}
+	const keys = applyCardSecrets(secrets);
+	if (keys.length) console.log(`Card keys: ${keys.join(", ")} from ${dataDir}/secrets.json (embedded default; set them in the environment in production)`);
+	writeLocalSecrets(dataDir, secrets);
 	resetConfig();
 
 	const broker = createBroker(config().services);

@@ -20,8 +20,14 @@ public class MongoLauncher {
 
     public static void main(String[] args) {
         // Must be set before the first logger is created (i.e. before touching any server class).
-        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err"); // keep stdout for LISTENING
+        // Only defaults: -D on the command line wins, e.g. -Dorg.slf4j.simpleLogger.defaultLogLevel=debug.
+        setDefault("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        setDefault("org.slf4j.simpleLogger.logFile", "System.err"); // keep stdout for LISTENING
+        // mongo-java-server logs every failed command (e.g. mongoose's autoCreate racing the first insert:
+        // NamespaceExists) and every client connection reset as an ERROR with a stack trace. The client gets
+        // those errors anyway, so they are only noise here.
+        setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoWireProtocolHandler", "off");
+        setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler", "off");
 
         String data = null;
         String host = "127.0.0.1";
@@ -38,26 +44,31 @@ public class MongoLauncher {
         }
 
         H2Backend h2 = null;
-        MongoBackend backend;
-        if (data != null) {
-            File parent = new File(data).getAbsoluteFile().getParentFile();
-            if (parent != null) {
-                parent.mkdirs();
+        MongoServer server;
+        try {
+            MongoBackend backend;
+            if (data != null) {
+                File parent = new File(data).getAbsoluteFile().getParentFile();
+                if (parent != null) {
+                    parent.mkdirs();
+                }
+                h2 = new H2Backend(data); // fails fast if another process holds the file lock
+                backend = h2;
+            } else {
+                backend = new MemoryBackend();
             }
-            h2 = new H2Backend(data); // fails fast if another process holds the file lock
-            backend = h2;
-        } else {
-            backend = new MemoryBackend();
+            server = new MongoServer(backend.version(ServerVersion.MONGO_5_0));
+            server.bind(host, port);
+        } catch (RuntimeException e) {
+            // One readable line instead of a stack trace: typically a locked data file or a busy port.
+            fail("cannot start on " + host + ":" + port + (data != null ? " with data file " + data : "") + ": " + e);
+            return;
         }
-        backend = backend.version(ServerVersion.MONGO_5_0);
-
-        MongoServer server = new MongoServer(backend);
-        server.bind(host, port);
 
         final H2Backend store = h2;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            // shutdownNow() closes client connections first, then runs shutdown() (which also closes
-            // the backend); without it a connected driver pool would hold the event loops for 5 s.
+            // shutdownNow() drops the clients instead of waiting for them, then runs shutdown(),
+            // which stops the event loops and closes the backend.
             server.shutdownNow();
             if (store != null) {
                 store.close(); // idempotent; makes sure the MVStore file is committed and unlocked
@@ -81,6 +92,12 @@ public class MongoLauncher {
 
         System.out.println("LISTENING " + server.getLocalAddress().getPort());
         System.out.flush();
+    }
+
+    private static void setDefault(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
     }
 
     private static String require(String flag, String value) {

@@ -14,3 +14,8 @@ export function domainAction<Deps, P, R>(
 		},
 	};
 }
+
+/** Domain errors (string enums) travel to an orchestrating service as `{error}` values rather than exceptions. */
+export function errorAsValue<T>(result: T | string): T | { error: string } {
+	return typeof result === "string" ? { error: result } : result;
+}

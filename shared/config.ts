@@ -6,6 +6,8 @@ export const ALL_SERVICES = [
 	"gateway",
 	"accounts",
 	"sessions",
+	"checkout",
+	"billing",
 ] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
@@ -23,6 +25,15 @@ export interface Config {
 	bodyLimit: string;
 	rateLimitPerSecond: number;
 	authFailuresPerMinute: number;
+	/** PEM private key that decrypts card data (checkout). */
+	cardPrivateKey: string | undefined;
+	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
+	cardPreviousPrivateKey: string | undefined;
+	cardPreviousKeyUntil: Date | undefined;
+	/** Keys the card fingerprint (HMAC) used by the duplicate-subscription check. */
+	cardFingerprintKey: string | undefined;
+	/** AES-256 key (base64, 32 bytes) of the sandbox processor's card vault (billing). */
+	vaultKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -85,6 +96,29 @@ function services(env: Env): ServiceName[] {
 	return names as ServiceName[];
 }
 
+function pem(env: Env, name: string): string | undefined {
+	const raw = env[name];
+	if (!raw) return undefined;
+	const text = raw.replace(/\\n/g, "\n");
+	if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(text)) throw new ConfigError(name, "must be a PEM private key (-----BEGIN PRIVATE KEY-----)");
+	return text;
+}
+
+function secret(env: Env, name: string, bytes: number): string | undefined {
+	const raw = env[name];
+	if (!raw) return undefined;
+	if (Buffer.from(raw, "base64").length !== bytes) throw new ConfigError(name, `must be ${bytes} random bytes in base64`);
+	return raw;
+}
+
+function dateTime(env: Env, name: string): Date | undefined {
+	const raw = env[name];
+	if (!raw) return undefined;
+	const date = new Date(raw);
+	if (Number.isNaN(date.getTime())) throw new ConfigError(name, `must be an ISO 8601 date-time, got "${raw}"`);
+	return date;
+}
+
 export function loadConfig(env: Env = process.env): Config {
 	const adminToken = env.ADMIN_TOKEN || undefined;
 	if (adminToken !== undefined && adminToken.length < 16) {
@@ -108,6 +142,11 @@ export function loadConfig(env: Env = process.env): Config {
 		bodyLimit,
 		rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 100, 1, 1_000_000),
 		authFailuresPerMinute: integer(env, "AUTH_FAILURES_PER_MINUTE", 60, 1, 1_000_000),
+		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
+		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
+		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),
+		cardFingerprintKey: secret(env, "CARD_FINGERPRINT_KEY", 32),
+		vaultKey: secret(env, "VAULT_KEY", 32),
 	};
 }
 

@@ -9,17 +9,17 @@ import { DryMongoBinary, MongoMemoryServer } from "mongodb-memory-server-core";
 export type EmbeddedDbKind = "mongod" | "mongo-java-server";
 
 export interface EmbeddedDb {
-  url: string;
-  kind: EmbeddedDbKind;
-  /** One sentence on why this database was chosen. */
-  reason: string;
-  stop(): Promise<void>;
+	url: string;
+	kind: EmbeddedDbKind;
+	/** One sentence on why this database was chosen. */
+	reason: string;
+	stop(): Promise<void>;
 }
 
 export interface EmbeddedDbOptions {
-  persistent: boolean;
-  dataDir: string;
-  log?: (line: string) => void;
+	persistent: boolean;
+	dataDir: string;
+	log?: (line: string) => void;
 }
 
 const REPO = path.resolve(__dirname, "..");
@@ -29,146 +29,154 @@ const DOWNLOAD_TIMEOUT_MS = 30_000;
 const JAVA_START_TIMEOUT_MS = 60_000;
 const KILL_GRACE_MS = 5_000;
 const HOW_TO_FIX =
-  "To fix: install Maven and Java 17 (apt-get install maven openjdk-17-jre-headless) and re-run `npm install` " +
-  "(it fetches the mongo-java-server jars into .embedded-db/lib), or set MONGO_URL to an existing MongoDB.";
+	"To fix: install Maven and Java 17 (apt-get install maven openjdk-17-jre-headless) and re-run `npm install` " +
+	"(it fetches the mongo-java-server jars into .embedded-db/lib), or set MONGO_URL to an existing MongoDB.";
 
 export async function startEmbeddedDb(options: EmbeddedDbOptions): Promise<EmbeddedDb> {
-  const mongod = await tryMongod(options);
-  const db = typeof mongod === "string" ? await startMongoJavaServer(options, mongod) : mongod;
-  options.log?.(`embedded db (${db.kind}) at ${db.url}: ${db.reason}`);
-  return db;
+	const mongod = await tryMongod(options);
+	const db = typeof mongod === "string" ? await startMongoJavaServer(options, mongod) : mongod;
+	options.log?.(`embedded db (${db.kind}) at ${db.url}: ${db.reason}`);
+	return db;
 }
 
 /** Starts a real mongod, or returns why it could not. */
 async function tryMongod(options: EmbeddedDbOptions): Promise<EmbeddedDb | string> {
-  const allowDownload = process.env.EMBEDDED_DB_DOWNLOAD === "1";
-  let binary: string | undefined;
-  try {
-    // Looks at MONGOMS_SYSTEM_BINARY and the download caches only; never touches the network.
-    binary = await DryMongoBinary.locateBinary(DryMongoBinary.getEnsuredOptions());
-  } catch (err) {
-    return `MONGOMS_SYSTEM_BINARY is set but unusable (${errorText(err)})`;
-  }
-  if (!binary && !allowDownload) {
-    return "no cached mongod binary and downloads are disabled (EMBEDDED_DB_DOWNLOAD=1 allows one)";
-  }
+	const allowDownload = process.env.EMBEDDED_DB_DOWNLOAD === "1";
+	let binary: string | undefined;
+	try {
+		// Looks at MONGOMS_SYSTEM_BINARY and the download caches only; never touches the network.
+		binary = await DryMongoBinary.locateBinary(DryMongoBinary.getEnsuredOptions());
+	} catch (err) {
+		return `MONGOMS_SYSTEM_BINARY is set but unusable (${errorText(err)})`;
+	}
+	if (!binary && !allowDownload) {
+		return "no cached mongod binary and downloads are disabled (EMBEDDED_DB_DOWNLOAD=1 allows one)";
+	}
 
-  const dbPath = path.join(options.dataDir, "mongod");
-  if (options.persistent) fs.mkdirSync(dbPath, { recursive: true });
-  const creating = MongoMemoryServer.create({
-    instance: options.persistent ? { ip: "127.0.0.1", dbPath, storageEngine: "wiredTiger" } : { ip: "127.0.0.1" },
-    // Passing the located binary as systemBinary guarantees mongodb-memory-server does not download.
-    binary: binary ? { systemBinary: binary } : {},
-  });
+	const dbPath = path.join(options.dataDir, "mongod");
+	if (options.persistent) fs.mkdirSync(dbPath, { recursive: true });
+	const creating = MongoMemoryServer.create({
+		instance: options.persistent ? { ip: "127.0.0.1", dbPath, storageEngine: "wiredTiger" } : { ip: "127.0.0.1" },
+		// Passing the located binary as systemBinary guarantees mongodb-memory-server does not download.
+		binary: binary ? { systemBinary: binary } : {},
+	});
 
-  let server: MongoMemoryServer;
-  try {
-    server = binary ? await creating : await withTimeout(creating, DOWNLOAD_TIMEOUT_MS, "mongod download");
-  } catch (err) {
-    // A download that finishes after the timeout must not leave a mongod behind.
-    creating.then((late) => late.stop()).catch(() => undefined);
-    return `mongod could not be started (${errorText(err)})`;
-  }
+	let server: MongoMemoryServer;
+	try {
+		server = binary ? await creating : await withTimeout(creating, DOWNLOAD_TIMEOUT_MS, "mongod download");
+	} catch (err) {
+		// A download that finishes after the timeout must not leave a mongod behind.
+		creating.then(late => late.stop()).catch(() => undefined);
+		return `mongod could not be started (${errorText(err)})`;
+	}
 
-  const source = binary
-    ? process.env.MONGOMS_SYSTEM_BINARY ? "MONGOMS_SYSTEM_BINARY" : "a cached mongod binary"
-    : "a freshly downloaded mongod binary";
-  const storage = options.persistent ? `wiredTiger, data in ${displayPath(dbPath)}` : "in-memory, data is lost on stop";
-  return {
-    url: server.getUri().replace(/\/+$/, ""),
-    kind: "mongod",
-    reason: `using real mongod from ${source} (${storage}).`,
-    stop: async () => {
-      await server.stop();
-    },
-  };
+	const source = binary
+		? process.env.MONGOMS_SYSTEM_BINARY ? "MONGOMS_SYSTEM_BINARY" : "a cached mongod binary"
+		: "a freshly downloaded mongod binary";
+	const storage = options.persistent ? `wiredTiger, data in ${displayPath(dbPath)}` : "in-memory, data is lost on stop";
+	return {
+		url: server.getUri().replace(/\/+$/, ""),
+		kind: "mongod",
+		reason: `using real mongod from ${source} (${storage}).`,
+		stop: async () => {
+			await server.stop();
+		},
+	};
 }
 
 async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: string): Promise<EmbeddedDb> {
-  const version = mongoJavaServerVersion();
-  if (!version) {
-    throw new Error(`No embedded database available: ${whyNotMongod}, and the mongo-java-server jars are missing from ${LIB_DIR}. ${HOW_TO_FIX}`);
-  }
+	const version = mongoJavaServerVersion();
+	if (!version) {
+		throw new Error(`No embedded database available: ${whyNotMongod}, and the mongo-java-server jars are missing from ${LIB_DIR}. ${HOW_TO_FIX}`);
+	}
 
-  const args = ["-cp", path.join(LIB_DIR, "*"), LAUNCHER];
-  if (options.persistent) {
-    fs.mkdirSync(options.dataDir, { recursive: true });
-    args.push("--data", path.join(options.dataDir, "mongo-java-server.mv"));
-  }
-  // stdin stays open on purpose: the launcher exits when it closes, i.e. when this process dies.
-  const child = spawn("java", args, { stdio: ["pipe", "pipe", "inherit"] });
-  child.stdin.on("error", () => undefined); // EPIPE after the child is gone is harmless
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const killOnExit = () => child.kill("SIGTERM"); // SIGTERM lets H2 commit; SIGKILL could lose the last second
-  process.on("exit", killOnExit);
-  void exited.then(() => process.off("exit", killOnExit));
+	const args = ["-cp", path.join(LIB_DIR, "*"), LAUNCHER];
+	if (options.persistent) {
+		fs.mkdirSync(options.dataDir, { recursive: true });
+		args.push("--data", path.join(options.dataDir, "mongo-java-server.mv"));
+	}
+	// stdin stays open on purpose: the launcher exits when it closes, i.e. when this process dies.
+	const child = spawn("java", args, { stdio: ["pipe", "pipe", "inherit"] });
+	child.stdin.on("error", () => undefined); // EPIPE after the child is gone is harmless
+	const exited = new Promise<void>(resolve => child.once("exit", () => resolve()));
+	const killOnExit = () => child.kill("SIGTERM"); // SIGTERM lets H2 commit; SIGKILL could lose the last second
+	process.on("exit", killOnExit);
+	void exited.then(() => process.off("exit", killOnExit));
 
-  const port = await new Promise<number>((resolve, reject) => {
-    let output = "";
-    let settled = false;
-    const fail = (message: string) => {
-      if (settled) return; // a later exit is handled by stop()
-      settled = true;
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(new Error(`${message}${output.trim() ? `; output: ${output.trim()}` : ""}. ${HOW_TO_FIX}`));
-    };
-    const timer = setTimeout(() => fail(`mongo-java-server did not start within ${JAVA_START_TIMEOUT_MS / 1000} s`), JAVA_START_TIMEOUT_MS);
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      output += chunk;
-      const match = /^LISTENING (\d+)$/m.exec(output);
-      if (match && !settled) {
-        settled = true;
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    child.once("error", (err) => fail(`could not run java (${errorText(err)})`));
-    child.once("exit", (code, signal) => fail(`mongo-java-server exited early (${signal ?? `code ${code}`}; see stderr above)`));
-  });
+	const port = await new Promise<number>((resolve, reject) => {
+		let output = "";
+		let settled = false;
+		const fail = (message: string, hint = "") => {
+			if (settled) return; // a later exit is handled by stop()
+			settled = true;
+			clearTimeout(timer);
+			child.kill("SIGKILL");
+			const printed = output.trim() ? `; output: ${output.trim()}` : "";
+			reject(new Error(`${message}${printed}.${hint ? ` ${hint}` : ""}`));
+		};
+		const timer = setTimeout(
+			() => fail(`mongo-java-server did not print LISTENING within ${JAVA_START_TIMEOUT_MS / 1000} s`, "Set MONGO_URL to use an existing MongoDB instead."),
+			JAVA_START_TIMEOUT_MS,
+		);
+		child.stdout.setEncoding("utf8");
+		child.stdout.on("data", (chunk: string) => {
+			output += chunk;
+			const match = /^LISTENING (\d+)$/m.exec(output);
+			if (match && !settled) {
+				settled = true;
+				clearTimeout(timer);
+				resolve(Number(match[1]));
+			}
+		});
+		child.once("error", err => fail(`could not run java (${errorText(err)})`, HOW_TO_FIX));
+		child.once("exit", (code, signal) =>
+			fail(`mongo-java-server exited early with ${signal ?? `code ${code}`} (its error is on stderr above; it needs Java 17+` +
+				`${options.persistent ? ` and exclusive use of ${displayPath(options.dataDir)}` : ""})`),
+		);
+	});
 
-  const storage = options.persistent ? `H2 backend, data in ${displayPath(options.dataDir)}` : "memory backend, data is lost on stop";
-  return {
-    url: `mongodb://127.0.0.1:${port}`,
-    kind: "mongo-java-server",
-    reason: `${whyNotMongod}; using mongo-java-server ${version} (${storage}).`,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const force = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
-      await exited;
-      clearTimeout(force);
-    },
-  };
+	const storage = options.persistent ? `H2 backend, data in ${displayPath(options.dataDir)}` : "memory backend, data is lost on stop";
+	return {
+		url: `mongodb://127.0.0.1:${port}`,
+		kind: "mongo-java-server",
+		reason: `${whyNotMongod}; using mongo-java-server ${version} (${storage}).`,
+		stop: async () => {
+			if (child.exitCode !== null || child.signalCode !== null) return;
+			child.kill("SIGTERM");
+			const force = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+			await exited;
+			clearTimeout(force);
+		},
+	};
 }
 
 /** Version of the installed mongo-java-server jars, or undefined when they are not installed. */
 function mongoJavaServerVersion(): string | undefined {
-  try {
-    for (const file of fs.readdirSync(LIB_DIR)) {
-      const match = /^mongo-java-server-core-(.+)\.jar$/.exec(file);
-      if (match) return match[1];
-    }
-  } catch {
-    // no lib dir: not installed
-  }
-  return undefined;
+	try {
+		for (const file of fs.readdirSync(LIB_DIR)) {
+			const match = /^mongo-java-server-core-(.+)\.jar$/.exec(file);
+			if (match) return match[1];
+		}
+	} catch {
+		// no lib dir: not installed
+	}
+	return undefined;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+	let timer: NodeJS.Timeout | undefined;
+	const timeout = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms / 1000} s`)), ms);
+	});
+	return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function displayPath(p: string): string {
-  const rel = path.relative(process.cwd(), p);
-  return rel === "" ? "." : rel.startsWith("..") || path.isAbsolute(rel) ? p : `./${rel}`;
+	const rel = path.relative(process.cwd(), p);
+	return rel === "" ? "." : rel.startsWith("..") || path.isAbsolute(rel) ? p : `./${rel}`;
 }
 
 function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+	// One line: reasons and error messages are meant to be a single sentence.
+	return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").trim();
 }

@@ -15,6 +15,8 @@ export enum ApiErrorType {
 	ServiceUnavailable = "SERVICE_UNAVAILABLE",
 	/** The spec's one documented 5xx: POST /api/session with a bad domain. */
 	InvalidSessionDomain = "INVALID_SESSION_DOMAIN",
+	/** POST /api/checkout with a malformed body: `{code: "INVALID_REQUEST", errors}`. */
+	InvalidCheckout = "INVALID_CHECKOUT",
 }
 
 const STATUS: Record<ApiErrorType, number> = {
@@ -27,6 +29,7 @@ const STATUS: Record<ApiErrorType, number> = {
 	[ApiErrorType.UnsupportedApiVersion]: 400,
 	[ApiErrorType.ServiceUnavailable]: 503,
 	[ApiErrorType.InvalidSessionDomain]: 500,
+	[ApiErrorType.InvalidCheckout]: 400,
 };
 
 export class ApiError extends Errors.MoleculerError {

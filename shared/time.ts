@@ -12,3 +12,20 @@ export function formatDateTime(date: Date, zone: string = config().timeZone): st
 export function formatOptionalDateTime(date: Date | null | undefined, zone?: string): string | null {
 	return date ? formatDateTime(date, zone) : null;
 }
+
+export interface Period {
+	every: number;
+	unit: "day" | "week" | "month" | "year";
+}
+
+/**
+ * Calendar arithmetic in the local zone: 31 Jan + 1 month = 28/29 Feb, and
+ * across daylight-saving changes the local time of day holds.
+ */
+export function addPeriod(date: Date, period: Period, zone: string = config().timeZone): Date {
+	return DateTime.fromJSDate(date, { zone }).plus({ [`${period.unit}s`]: period.every }).toJSDate();
+}
+
+export function addDays(date: Date, days: number, zone: string = config().timeZone): Date {
+	return addPeriod(date, { every: days, unit: "day" }, zone);
+}

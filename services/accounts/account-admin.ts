@@ -28,7 +28,7 @@ export function toAccountView(doc: AccountDoc): AccountView {
 
 export async function createAccount(
 	deps: AccountsDeps,
-	input: { name: string; environment: Environment; webhookUrl?: string | null },
+	input: { name: string; environment: Environment; webhookUrl?: string | null; demo?: boolean },
 ): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
 	const now = deps.now();
 	const account = await deps.db.accounts.create({
@@ -37,6 +37,7 @@ export async function createAccount(
 		environment: input.environment,
 		webhookUrl: input.webhookUrl ?? null,
 		webhookSecret: newWebhookSecret(),
+		demo: input.demo ?? false,
 		createdAt: now,
 	});
 	const apiToken = newApiToken(input.environment);

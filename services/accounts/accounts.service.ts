@@ -7,7 +7,8 @@ import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount } from "./account-admin";
 import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
-import { seedDemo } from "./demo-data";
+import { checkoutContext } from "./checkout-context";
+import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
 import { AccountsError, accountsErrorMessages, isAccountsError } from "./errors";
 import { createMerchantAccount, listMerchantAccounts } from "./merchant-accounts";
@@ -62,6 +63,8 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		listBlacklistedBins: action(schemas.listBlacklistedBins, listBlacklistedBins),
 		isBinBlacklisted: action(schemas.isBinBlacklisted, isBinBlacklisted),
 		seedDemo: action(schemas.none, seedDemo),
+		demoAccount: action(schemas.none, demoAccount),
+		checkoutContext: action(schemas.checkoutContext, checkoutContext),
 	},
 
 	async started() {

@@ -3,7 +3,7 @@
 import { createAccount } from "./account-admin";
 import type { AccountsDeps } from "./deps";
 import { createMerchantAccount } from "./merchant-accounts";
-import { createProduct, type ProductView } from "./products";
+import { createProduct, type ProductView, toProductView } from "./products";
 import { CARD_TYPES } from "./models";
 
 export interface DemoData {
@@ -15,7 +15,7 @@ export interface DemoData {
 /** Creates the demo data when the database holds no account yet; otherwise returns null. */
 export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 	if ((await deps.db.accounts.countDocuments()) > 0) return null;
-	const account = await createAccount(deps, { name: "Demo Shop", environment: "sandbox" });
+	const account = await createAccount(deps, { name: "Demo Shop", environment: "sandbox", demo: true });
 	const accountId = account.id;
 	await createMerchantAccount(deps, { accountId, name: "Demo MID A", group: "default", cardTypes: ["visa", "mastercard"], active: true });
 	await createMerchantAccount(deps, { accountId, name: "Demo MID B", group: "default", cardTypes: [...CARD_TYPES], active: true });
@@ -27,4 +27,12 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 		await createProduct(deps, { ...common, name: "14-day free trial", amount: 4.99, billing: "SCHEDULE", trialDays: 14, renewal: monthly }),
 	];
 	return { accountId, apiToken: account.apiToken, products: products as ProductView[] };
+}
+
+/** The demo account's id and its active products, or null when there is no demo account. */
+export async function demoAccount(deps: AccountsDeps): Promise<{ accountId: number; products: ProductView[] } | null> {
+	const account = await deps.db.accounts.findOne({ demo: true }).sort({ _id: 1 }).lean();
+	if (!account) return null;
+	const products = await deps.db.products.find({ accountId: account._id, active: true }).sort({ _id: 1 }).lean();
+	return { accountId: account._id, products: products.map(toProductView) };
 }

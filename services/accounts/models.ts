@@ -25,6 +25,8 @@ export interface AccountDoc {
 	environment: Environment;
 	webhookUrl: string | null;
 	webhookSecret: string;
+	/** The sandbox demo account of `npm start`, served at /demo. */
+	demo: boolean;
 	createdAt: Date;
 }
 
@@ -78,6 +80,7 @@ const accountSchema = new Schema<AccountDoc>(
 		environment: { type: String, enum: ENVIRONMENTS, required: true },
 		webhookUrl: { type: String, default: null },
 		webhookSecret: { type: String, required: true },
+		demo: { type: Boolean, default: false },
 		createdAt: { type: Date, required: true },
 	},
 	options,

@@ -11,17 +11,28 @@ export interface Endpoint {
 	input?: "query" | "body";
 	/** The created resource can be read at `<path>/<id>`: its Location header says so. */
 	readableById?: boolean;
+	/** Malformed requests answer the checkout's `{code: "INVALID_REQUEST", errors}` instead of BAD_REQUEST. */
+	checkoutErrors?: boolean;
 }
 
 /** `/api`, Bearer API token. */
 export const apiEndpoints: Record<string, Endpoint> = {
 	"POST /session": { action: "sessions.create", plainText: true, input: "query" },
 	"GET /session": { action: "sessions.get" },
+	"GET /customer/:id": { action: "billing.getCustomer" },
+	"GET /transaction/:id": { action: "billing.getTransaction" },
 };
 
 /** `/api`, no token. */
 export const publicEndpoints: Record<string, Endpoint> = {
 	"GET /openapi.json": { action: "gateway.openapi" },
+	"GET /checkout/key": { action: "checkout.key" },
+	"POST /checkout": { action: "checkout.submit", checkoutErrors: true },
+};
+
+/** `/demo`, no token: the demo page's session (npm start only). */
+export const demoEndpoints: Record<string, Endpoint> = {
+	"GET /session": { action: "checkout.demoSession" },
 };
 
 /** `/admin`, Bearer ADMIN_TOKEN. */
@@ -46,7 +57,7 @@ export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, s
 }
 
 const byAction = new Map(
-	[apiEndpoints, publicEndpoints, adminEndpoints].flatMap(table => Object.values(table).map(e => [e.action, e] as const)),
+	[apiEndpoints, publicEndpoints, adminEndpoints, demoEndpoints].flatMap(table => Object.values(table).map(e => [e.action, e] as const)),
 );
 
 export function endpointFor(action: string | undefined): Endpoint | undefined {

@@ -7,13 +7,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway, { type ApiSettingsSchema } from "moleculer-web";
+import serveStatic from "serve-static";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { projectRoot } from "../../shared/paths";
 import { type Authenticator, createAuthenticator } from "./api-auth";
-import { adminEndpoints, aliasesOf, apiEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
+import { adminEndpoints, aliasesOf, apiEndpoints, demoEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
 import { checkHealth } from "./health";
-import { toHttpAnswer } from "./http-errors";
+import { toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 
 const SUPPORTED_API_VERSIONS = ["1.0"];
 
@@ -80,6 +81,14 @@ function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: S
 	return data;
 }
 
+const STATIC_OPTIONS = {
+	index: ["index.html"],
+	setHeaders(res: ServerResponse) {
+		res.setHeader("X-Content-Type-Options", "nosniff");
+		res.setHeader("Referrer-Policy", "strict-origin-when-cross-origin");
+	},
+};
+
 const routeDefaults = {
 	mappingPolicy: "restrict" as const,
 	bodyParsers: { json: { limit: "100kb", strict: true }, urlencoded: false },
@@ -130,10 +139,25 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				authentication: "authenticateAdmin",
 				authorization: "checkAdminRequest",
 			},
+			{
+				...routeDefaults,
+				name: "demo",
+				path: "/demo",
+				aliases: aliasesOf(demoEndpoints),
+				// The session is for the host the demo page was served from.
+				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
+					req.$params.host = String(req.headers.host ?? "localhost");
+				},
+			},
+			// jose's browser build, which the checkout iframe encrypts with.
+			{ name: "vendor", path: "/vendor/jose", mappingPolicy: "restrict" as const, use: [serveStatic(path.join(projectRoot, "node_modules/jose/dist/browser"), STATIC_OPTIONS)] },
 			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: { "GET /health": "gateway.health", "HEAD /health": "gateway.health" } },
 		],
+		// The SDK, the checkout iframe and the demo page.
+		assets: { folder: path.join(projectRoot, "public"), options: STATIC_OPTIONS },
 		onError(this: Locals & { logger: { error(...args: unknown[]): void } }, req: IncomingMessage, res: ServerResponse, err: unknown) {
-			const answer = toHttpAnswer(err);
+			const endpoint = endpointFor((req as Request).$alias?.action);
+			const answer = endpoint?.checkoutErrors ? toCheckoutAnswer(err) : toHttpAnswer(err);
 			if (answer.unexpected) this.logger.error("Request failed:", (err as Error)?.name, (err as Error)?.message);
 			if (res.headersSent) return void res.end();
 			// CORS on error answers too, including those raised before the route's own CORS step.

@@ -24,15 +24,17 @@ export async function checkHealth(broker: ServiceBroker, services: string[]): Pr
 	const transporterName = broker.transit ? broker.transit.tx.constructor.name : "none (single process)";
 	const transporter: Status = !transit || transit.connected ? "UP" : "DOWN";
 
+	// A service with a database reports it; one without (checkout) answers `{}`.
 	const answers = await Promise.all(
 		services.map(name =>
 			broker
-				.call<{ database: Status }, Record<string, never>>(`${name}.health`, {}, { timeout: HEALTH_CALL_TIMEOUT_MS, retries: 0 })
+				.call<{ database?: Status }, Record<string, never>>(`${name}.health`, {}, { timeout: HEALTH_CALL_TIMEOUT_MS, retries: 0 })
 				.then(answer => ({ name, service: "UP" as Status, database: answer.database }))
-				.catch(() => ({ name, service: "DOWN" as Status, database: "DOWN" as Status })),
+				.catch(() => ({ name, service: "DOWN" as Status, database: undefined })),
 		),
 	);
-	const databases = Object.fromEntries(answers.map(a => [a.name, a.database]));
+	// A service that does not answer is DOWN under `services`; its database is then unknown.
+	const databases = Object.fromEntries(answers.flatMap(a => (a.database ? [[a.name, a.database]] : [])));
 	const serviceStates = Object.fromEntries(answers.map(a => [a.name, a.service]));
 	const components: Health["components"] = {
 		database: { status: overall(Object.values(databases)), details: databases },

@@ -37,6 +37,21 @@ function domainText(domain: unknown): string {
 	return typeof domain === "string" ? domain : JSON.stringify(domain);
 }
 
+function fieldErrors(data: unknown): { field: string; message: string }[] {
+	const errors = Array.isArray(data) ? (data as { field?: string; message?: string }[]) : [];
+	return errors.map(e => ({ field: e.field ?? "(body)", message: e.message ?? "is invalid" }));
+}
+
+/** POST /api/checkout speaks the SDK's language: every malformed request is `{code: "INVALID_REQUEST", errors}`. */
+export function toCheckoutAnswer(error: unknown): HttpAnswer {
+	const answer = toHttpAnswer(error);
+	if (answer.status !== 400) return answer;
+	const err = (error ?? {}) as ErrorLike;
+	const errors = fieldErrors(err.data);
+	const body = { code: "INVALID_REQUEST", errors: errors.length ? errors : [{ field: "(body)", message: JSON.parse(answer.body).message }] };
+	return { status: 400, contentType: JSON_TYPE, body: JSON.stringify(body) };
+}
+
 export function toHttpAnswer(error: unknown): HttpAnswer {
 	const err = (error ?? {}) as ErrorLike;
 
@@ -52,6 +67,8 @@ export function toHttpAnswer(error: unknown): HttpAnswer {
 			case ApiErrorType.NotFound:
 				// Our own ApiErrors may explain (admin: "No account with this accountId"); moleculer-web's 404 has nothing to add.
 				return jsonError(err.type, statusOf(err.type), err.name === "ApiError" && err.message !== err.type ? err.message : undefined);
+			case ApiErrorType.InvalidCheckout:
+				return jsonError(ApiErrorType.BadRequest, 400, validationMessage(err.data));
 			case ApiErrorType.TooManyRequests: {
 				const retryAfter = (err.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
 				return jsonError(err.type, 429, err.message, retryAfter ? { "Retry-After": String(retryAfter) } : undefined);
@@ -61,8 +78,8 @@ export function toHttpAnswer(error: unknown): HttpAnswer {
 		}
 	}
 
-	// Moleculer's parameter validation (Ajv) failed.
-	if (err.type === "VALIDATION_ERROR" || err.name === "ValidationError") {
+	// Moleculer's parameter validation (Ajv) failed, or the checkout found an undecryptable card.
+	if (err.type === "VALIDATION_ERROR" || err.name === "ValidationError" || err.type === ApiErrorType.InvalidCheckout) {
 		return jsonError(ApiErrorType.BadRequest, 400, validationMessage(err.data));
 	}
 

@@ -11,6 +11,8 @@ export interface SessionDoc {
 	createdAt: Date;
 	expiresAt: Date;
 	usedAt: Date | null;
+	/** The checkout attempt that consumed the session; only it may release it again. */
+	usedBy: string | null;
 }
 
 const sessionSchema = new Schema<SessionDoc>(
@@ -22,6 +24,7 @@ const sessionSchema = new Schema<SessionDoc>(
 		createdAt: { type: Date, required: true },
 		expiresAt: { type: Date, required: true },
 		usedAt: { type: Date, default: null },
+		usedBy: { type: String, default: null },
 	},
 	{ versionKey: false },
 );

@@ -1,10 +1,11 @@
 // Checkout sessions: created by the merchant's server for one domain, valid
 // for 5 minutes, consumed by the first successful checkout.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction } from "../../shared/action";
+import { domainAction, errorAsValue } from "../../shared/action";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createSession, getSession, SessionsError, type SessionsDeps } from "./checkout-sessions";
+import { checkForCheckout, consumeSession, releaseSession } from "./checkout-use";
 import { createSessionsDb, type SessionsDb } from "./models";
 import { schemas } from "./schemas";
 
@@ -29,6 +30,10 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			},
 		},
 		get: domainAction(schemas.get, getSession),
+		// Used by the checkout service; errors come back as values it maps to checkout codes.
+		checkForCheckout: domainAction(schemas.checkForCheckout, checkForCheckout, errorAsValue),
+		consume: domainAction(schemas.use, consumeSession, errorAsValue),
+		release: domainAction(schemas.use, releaseSession),
 	},
 
 	async started() {

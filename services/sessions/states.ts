@@ -1,6 +1,9 @@
-// A checkout session's life: VALID -> USED (the first successful checkout),
-// VALID -> EXPIRED (5 minutes after creation). USED and EXPIRED are final.
-// EXPIRED is never written: it is read off the clock, so no sweeper is needed.
+// A checkout session's life:
+//   VALID -> USED     a checkout consumes it just before paying
+//   USED  -> VALID    that checkout's payment failed, so the buyer may retry
+//   VALID -> EXPIRED  5 minutes after creation
+// A USED session whose payment succeeded stays USED; EXPIRED is final. EXPIRED
+// is never written: it is read off the clock, so no sweeper is needed.
 export enum SessionStatus {
 	Valid = "VALID",
 	Used = "USED",

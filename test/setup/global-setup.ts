@@ -1,9 +1,12 @@
 // One in-memory database server for the whole run; each test file works in
 // databases of its own (see app.ts), so files never see each other's data.
 import os from "node:os";
+import { applyCardSecrets } from "../../bin/local-secrets";
 import { startEmbeddedDb } from "../../shared/embedded-db";
 
 export default async function globalSetup(): Promise<void> {
+	// One set of card keys for the run, as a deployment would configure them.
+	applyCardSecrets({});
 	if (process.env.MONGO_URL) return;
 	const db = await startEmbeddedDb({ persistent: false, dataDir: os.tmpdir() });
 	(globalThis as { __testDb?: typeof db }).__testDb = db;

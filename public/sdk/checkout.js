@@ -1,0 +1,85 @@
+// PaymentCheckout: the script merchants put on their page.
+//
+//   <script src="https://<service>/sdk/checkout.js"></script>
+//   PaymentCheckout.mount(element, { sessionId, productId, domain, additionalData, onResult })
+//
+// It shows the service's card form in an iframe. The card is typed into, and
+// encrypted inside, that frame, which runs on the service's origin, so the
+// merchant's page never holds card data; the page only learns the outcome.
+// A classic script (not a module) so a plain <script src> tag is enough.
+(function () {
+	"use strict";
+
+	// The service is wherever this script was loaded from. document.currentScript
+	// is only set while the script first runs, so read it now.
+	const script = document.currentScript;
+	const SERVICE_ORIGIN = script && script.src ? new URL(script.src, location.href).origin : null;
+
+	const INITIAL_HEIGHT = 480; // until the frame reports its own
+	const MAX_HEIGHT = 4000; // a frame cannot take over the page
+
+	function mount(element, options = {}) {
+		if (!SERVICE_ORIGIN) throw new Error("PaymentCheckout: load checkout.js with a <script src=\"…\"> tag");
+		const container = typeof element === "string" ? document.querySelector(element) : element;
+		if (!(container instanceof Element)) throw new TypeError("PaymentCheckout.mount: element not found");
+
+		const { sessionId, additionalData, onResult } = options;
+		const productId = Number(options.productId);
+		// The session is bound to a bare host name and the service compares it
+		// with this value: "shop.example.com", never a URL.
+		const domain = options.domain ?? location.hostname;
+		if (typeof sessionId !== "string" || sessionId === "") throw new TypeError("PaymentCheckout.mount: sessionId is required");
+		if (!Number.isInteger(productId) || productId <= 0) throw new TypeError("PaymentCheckout.mount: productId must be a positive integer");
+		if (typeof domain !== "string" || !/^[a-z0-9.-]+$/i.test(domain)) {
+			throw new TypeError("PaymentCheckout.mount: domain must be a host name like shop.example.com (no scheme, port or path)");
+		}
+		if (additionalData !== undefined && (additionalData === null || typeof additionalData !== "object" || Array.isArray(additionalData))) {
+			throw new TypeError("PaymentCheckout.mount: additionalData must be an object");
+		}
+
+		// Only identifiers go in the URL, which ends up in logs and history.
+		// additionalData is the merchant's own and may be personal, so it goes
+		// by postMessage to the service's origin once the frame has loaded.
+		const src = new URL("/checkout/frame.html", SERVICE_ORIGIN);
+		src.search = new URLSearchParams({ sessionId, productId: String(productId), domain }).toString();
+
+		const iframe = document.createElement("iframe");
+		iframe.src = src.href;
+		iframe.title = "Secure card payment";
+		// The frame learns our origin from this referrer where the browser has
+		// no location.ancestorOrigins; "origin" sends it without our path.
+		iframe.referrerPolicy = "origin";
+		iframe.style.cssText = `display:block;width:100%;border:0;height:${INITIAL_HEIGHT}px`;
+
+		// Runs on every load of the frame; postMessage with our service origin as
+		// target drops the message if the frame is showing anything else.
+		iframe.addEventListener("load", () => {
+			iframe.contentWindow?.postMessage({ type: "init", additionalData }, SERVICE_ORIGIN);
+		});
+
+		function onMessage(event) {
+			// Only our own frame: right origin, and this very iframe (not another
+			// frame of the service, nor a script posting to this window).
+			if (event.origin !== SERVICE_ORIGIN || event.source !== iframe.contentWindow) return;
+			const data = event.data;
+			if (!data || typeof data !== "object") return;
+			if (data.type === "height" && Number.isFinite(data.height)) {
+				iframe.style.height = `${Math.min(Math.max(Math.ceil(data.height), 0), MAX_HEIGHT)}px`;
+			} else if (data.type === "result" && typeof data.code === "string" && typeof onResult === "function") {
+				onResult({ code: data.code, customerId: data.customerId, message: data.message });
+			}
+		}
+
+		window.addEventListener("message", onMessage);
+		container.appendChild(iframe);
+
+		return {
+			unmount() {
+				window.removeEventListener("message", onMessage);
+				iframe.remove();
+			},
+		};
+	}
+
+	window.PaymentCheckout = Object.freeze({ mount });
+})();

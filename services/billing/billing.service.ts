@@ -1,0 +1,62 @@
+// Customers (subscriptions), transactions and the payment processors. The
+// checkout service calls the checkout steps; the gateway calls the reads.
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { domainAction, errorAsValue } from "../../shared/action";
+import { config } from "../../shared/config";
+import { dbMixin } from "../../shared/db.mixin";
+import {
+	abandonSubscription,
+	type FirstPaymentInput,
+	firstPayment,
+	openSubscription,
+	verifyCard,
+} from "./checkout-payments";
+import type { BillingDeps } from "./deps";
+import { type BillingDb, createBillingModels } from "./models";
+import { createSandboxModels, createSandboxProcessor, type SandboxModels } from "./processors/sandbox-processor";
+import { getCustomer, getTransaction } from "./reads";
+import { schemas } from "./schemas";
+
+interface Locals {
+	db: BillingDb & { sandbox: SandboxModels };
+	deps: BillingDeps;
+}
+
+const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
+	name: "billing",
+	mixins: [dbMixin("billing", connection => ({ ...createBillingModels(connection), sandbox: createSandboxModels(connection) }))],
+
+	actions: {
+		verifyCard: domainAction(schemas.verifyCard, verifyCard, errorAsValue),
+		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
+		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
+		firstPayment: {
+			params: schemas.firstPayment,
+			async handler(ctx: Context<FirstPaymentInput>) {
+				const result = await firstPayment(this.deps, ctx.params);
+				if (typeof result === "string") return errorAsValue(result);
+				const { customer, transaction } = result;
+				const event = { accountId: customer.accountId, customerId: customer.id, transaction_id: transaction?.id ?? null, customer, transaction };
+				if (transaction) ctx.emit("billing.transactionRecorded", event);
+				if (result.outcome === "ACTIVE") ctx.emit("billing.customerConverted", event);
+				return result;
+			},
+		},
+		getCustomer: domainAction(schemas.getById, getCustomer),
+		getTransaction: domainAction(schemas.getById, getTransaction),
+	},
+
+	async started() {
+		const { vaultKey } = config();
+		if (!vaultKey) throw new Error("VAULT_KEY is not set: the billing service needs it to seal card numbers (npm start generates one)");
+		const sandbox = createSandboxProcessor(this.db.sandbox, Buffer.from(vaultKey, "base64"));
+		this.deps = {
+			db: this.db,
+			// Production accounts need a real processor adapter; none is configured yet.
+			processorFor: environment => (environment === "sandbox" ? sandbox : null),
+			now: () => new Date(),
+		};
+	},
+};
+
+export default BillingService;

@@ -1,0 +1,9 @@
+import type { BillingDb } from "./models";
+import type { PaymentProcessor } from "./processors/payment-processor";
+
+export interface BillingDeps {
+	db: BillingDb;
+	/** The processor for an account's environment, or null when none is configured. */
+	processorFor(environment: "sandbox" | "production"): PaymentProcessor | null;
+	now: () => Date;
+}

@@ -1,0 +1,153 @@
+// The billing service's collections: customers (subscriptions), their
+// transactions, and the locks that keep one active subscription per
+// (product, email, card). The sandbox processor's own collections are in
+// processors/sandbox-models.ts.
+import { type Connection, type Model, Schema } from "mongoose";
+import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
+import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
+
+export interface CustomerDoc {
+	_id: number;
+	accountId: number;
+	email: string;
+	name: string;
+	lastName: string;
+	status: CustomerStatus;
+	productId: number;
+	subscriptionTimestamp: Date;
+	nextRenewalTimestamp: Date | null;
+	lastTimeBilled: Date | null;
+	unsubscriptionTimestamp: Date | null;
+	renewalActive: boolean;
+	attempts: number;
+	cardBin: string;
+	cardLast4: string;
+	cardType: string;
+	/** MMYY */
+	cardExpiredTime: string;
+	/** The processor's vault reference: renewals charge it without the card number. */
+	cardToken: string;
+	/** Keyed hash of the card number, for the duplicate check. */
+	cardFingerprint: string;
+	midId: number;
+	midName: string;
+	sessionId: string;
+	additionalData: Record<string, unknown> | null;
+	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
+	authorizationId: number | null;
+	createdAt: Date;
+}
+
+export interface TransactionDoc {
+	_id: number;
+	accountId: number;
+	customerId: number;
+	timestamp: Date;
+	success: boolean;
+	type: TransactionType;
+	/** Minor units; negative for refunds. */
+	amount: number;
+	currency: string;
+	currencyId: number;
+	productId: number;
+	/** The processor's transaction id. */
+	transactionId: number | null;
+	midId: number;
+	midName: string;
+	refundStatus: RefundStatus;
+	status: TransactionStatus;
+	paymentMethod: string;
+	declineReason: string | null;
+	idempotencyKey: string;
+}
+
+export interface SubscriptionLockDoc {
+	/** Hash of (account, product, email, card fingerprint). */
+	_id: string;
+	customerId: number;
+	createdAt: Date;
+}
+
+const options = { versionKey: false } as const;
+
+const customerSchema = new Schema<CustomerDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true },
+		email: { type: String, required: true },
+		name: { type: String, required: true },
+		lastName: { type: String, default: "" },
+		status: { type: String, enum: Object.values(CustomerStatus), required: true },
+		productId: { type: Number, required: true },
+		subscriptionTimestamp: { type: Date, required: true },
+		nextRenewalTimestamp: { type: Date, default: null },
+		lastTimeBilled: { type: Date, default: null },
+		unsubscriptionTimestamp: { type: Date, default: null },
+		renewalActive: { type: Boolean, required: true },
+		attempts: { type: Number, required: true },
+		cardBin: { type: String, required: true },
+		cardLast4: { type: String, required: true },
+		cardType: { type: String, required: true },
+		cardExpiredTime: { type: String, required: true },
+		cardToken: { type: String, required: true },
+		cardFingerprint: { type: String, required: true },
+		midId: { type: Number, required: true },
+		midName: { type: String, required: true },
+		sessionId: { type: String, required: true },
+		additionalData: { type: Schema.Types.Mixed, default: null },
+		authorizationId: { type: Number, default: null },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+customerSchema.index({ accountId: 1 });
+
+const transactionSchema = new Schema<TransactionDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true },
+		customerId: { type: Number, required: true },
+		timestamp: { type: Date, required: true },
+		success: { type: Boolean, required: true },
+		type: { type: String, enum: Object.values(TransactionType), required: true },
+		amount: { type: Number, required: true },
+		currency: { type: String, required: true },
+		currencyId: { type: Number, required: true },
+		productId: { type: Number, required: true },
+		transactionId: { type: Number, default: null },
+		midId: { type: Number, required: true },
+		midName: { type: String, required: true },
+		refundStatus: { type: String, enum: Object.values(RefundStatus), required: true },
+		status: { type: String, enum: Object.values(TransactionStatus), required: true },
+		paymentMethod: { type: String, required: true },
+		declineReason: { type: String, default: null },
+		idempotencyKey: { type: String, required: true },
+	},
+	options,
+);
+// One transaction per processor operation, even if a step is retried.
+transactionSchema.index({ idempotencyKey: 1 }, { unique: true });
+
+const subscriptionLockSchema = new Schema<SubscriptionLockDoc>(
+	{ _id: String, customerId: { type: Number, required: true }, createdAt: { type: Date, required: true } },
+	options,
+);
+
+export interface BillingDb {
+	customers: Model<CustomerDoc>;
+	transactions: Model<TransactionDoc>;
+	subscriptionLocks: Model<SubscriptionLockDoc>;
+	ids: { customers: IdAllocator; transactions: IdAllocator };
+}
+
+export function createBillingModels(connection: Connection): BillingDb {
+	return {
+		customers: connection.model("Customer", customerSchema, "customers"),
+		transactions: connection.model("Transaction", transactionSchema, "transactions"),
+		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
+		ids: {
+			customers: createIdAllocator(connection, "customers", 100),
+			transactions: createIdAllocator(connection, "transactions", 100),
+		},
+	};
+}

@@ -1,0 +1,177 @@
+// The sandbox processor: a real processor's behaviour for test cards, with
+// its own vault (card numbers sealed with VAULT_KEY) and its own ledger of
+// operations keyed by idempotency key. Sandbox accounts use it; it is a
+// product feature, not a test double.
+import { randomBytes } from "node:crypto";
+import { type Connection, type Model, Schema } from "mongoose";
+import { isCardExpired } from "../../../shared/card-expiry";
+import { createIdAllocator, type IdAllocator } from "../../../shared/id-allocator";
+import { seal, type SealedCard, unseal } from "./card-vault";
+import type { MoneyRequest, PaymentProcessor, ProcessorOutcome } from "./payment-processor";
+
+type OperationKind = "verify" | "charge" | "authorize" | "capture" | "void" | "refund";
+
+interface VaultDoc extends SealedCard {
+	_id: string;
+	expiry: string;
+	createdAt: Date;
+}
+
+/** The processor's ledger: what it did, once per idempotency key. */
+interface OperationDoc {
+	_id: string;
+	kind: OperationKind;
+	initiator: "customer" | "merchant" | null;
+	cardToken: string | null;
+	amount: number;
+	currency: string | null;
+	midId: number | null;
+	outcome: ProcessorOutcome | null;
+	createdAt: Date;
+}
+
+const vaultSchema = new Schema<VaultDoc>(
+	{ _id: String, iv: String, ciphertext: String, tag: String, expiry: String, createdAt: Date },
+	{ versionKey: false },
+);
+const operationSchema = new Schema<OperationDoc>(
+	{
+		_id: String,
+		kind: String,
+		initiator: { type: String, default: null },
+		cardToken: { type: String, default: null },
+		amount: Number,
+		currency: { type: String, default: null },
+		midId: { type: Number, default: null },
+		outcome: { type: Schema.Types.Mixed, default: null },
+		createdAt: Date,
+	},
+	{ versionKey: false },
+);
+
+/** Behaviour of the documented test cards; any other valid card approves everything. */
+const TEST_CARDS: Record<string, { verify?: string; charge?: string; merchantCharge?: string; error?: boolean }> = {
+	"4000000000000002": { verify: "card_verification_failed" },
+	"4000000000009995": { charge: "insufficient_funds" },
+	"4000000000000341": { merchantCharge: "card_declined" },
+	"4000000000000119": { error: true },
+};
+
+const approved = (id: number): ProcessorOutcome => ({ status: "APPROVED", processorTransactionId: id, reason: null, hardDecline: false });
+const declined = (id: number, reason: string, hardDecline = false): ProcessorOutcome => ({ status: "DECLINED", processorTransactionId: id, reason, hardDecline });
+const failed = (reason: string): ProcessorOutcome => ({ status: "ERROR", processorTransactionId: null, reason, hardDecline: false });
+
+export interface SandboxModels {
+	vault: Model<VaultDoc>;
+	operations: Model<OperationDoc>;
+	ids: IdAllocator;
+}
+
+export function createSandboxModels(connection: Connection): SandboxModels {
+	return {
+		vault: connection.model("SandboxVault", vaultSchema, "sandbox_vault"),
+		operations: connection.model("SandboxOperation", operationSchema, "sandbox_operations"),
+		ids: createIdAllocator(connection, "sandbox_operations", 100),
+	};
+}
+
+export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, now: () => Date = () => new Date()): PaymentProcessor {
+	async function cardOf(cardToken: string): Promise<{ pan: string; expiry: string } | null> {
+		const doc = await models.vault.findById(cardToken).lean();
+		return doc ? { pan: unseal(vaultKey, doc), expiry: doc.expiry } : null;
+	}
+
+	/**
+	 * Records the operation under its key first; a repeat finds the record and
+	 * returns the first outcome instead of deciding again.
+	 */
+	async function once(
+		key: string,
+		record: Omit<OperationDoc, "_id" | "outcome" | "createdAt">,
+		decide: (id: number) => Promise<ProcessorOutcome>,
+	): Promise<ProcessorOutcome> {
+		try {
+			await models.operations.create({ _id: key, ...record, outcome: null, createdAt: now() });
+		} catch (err) {
+			if ((err as { code?: number }).code !== 11000) throw err;
+			const previous = await models.operations.findById(key).lean();
+			// Still being decided by a concurrent call: the caller retries later with the same key.
+			return previous?.outcome ?? failed("operation_in_progress");
+		}
+		const outcome = await decide(await models.ids.next());
+		// A processor error moved no money, so it is not final: the same key may be tried again.
+		if (outcome.status === "ERROR") await models.operations.deleteOne({ _id: key });
+		else await models.operations.updateOne({ _id: key }, { $set: { outcome } });
+		return outcome;
+	}
+
+	async function cardDecision(cardToken: string, id: number, test: (behaviour: (typeof TEST_CARDS)[string]) => ProcessorOutcome | null): Promise<ProcessorOutcome> {
+		const card = await cardOf(cardToken);
+		if (!card) return declined(id, "unknown_card", true);
+		if (isCardExpired(card.expiry, now())) return declined(id, "expired_card", true);
+		return test(TEST_CARDS[card.pan] ?? {}) ?? approved(id);
+	}
+
+	const moneyRecord = (r: MoneyRequest, kind: OperationKind, initiator: OperationDoc["initiator"]) => ({
+		kind,
+		initiator,
+		cardToken: r.cardToken,
+		amount: r.amount,
+		currency: r.currency,
+		midId: r.midId,
+	});
+
+	return {
+		async tokenize(card) {
+			const cardToken = `card_${randomBytes(16).toString("hex")}`;
+			await models.vault.create({ _id: cardToken, ...seal(vaultKey, card.pan), expiry: card.expiry, createdAt: now() });
+			return { cardToken };
+		},
+
+		verify(r) {
+			return once(r.idempotencyKey, { kind: "verify", initiator: "customer", cardToken: r.cardToken, amount: 0, currency: null, midId: r.midId }, id =>
+				cardDecision(r.cardToken, id, b => (b.verify ? declined(id, b.verify) : null)),
+			);
+		},
+
+		charge(r) {
+			return once(r.idempotencyKey, moneyRecord(r, "charge", r.initiator), id =>
+				cardDecision(r.cardToken, id, b => {
+					if (b.error) return failed("processor_unavailable");
+					if (b.charge) return declined(id, b.charge);
+					if (b.merchantCharge && r.initiator === "merchant") return declined(id, b.merchantCharge);
+					return null;
+				}),
+			);
+		},
+
+		authorize(r) {
+			return once(r.idempotencyKey, moneyRecord(r, "authorize", "customer"), id =>
+				cardDecision(r.cardToken, id, b => {
+					if (b.error) return failed("processor_unavailable");
+					if (b.charge) return declined(id, b.charge);
+					return null;
+				}),
+			);
+		},
+
+		capture(r) {
+			return once(r.idempotencyKey, { kind: "capture", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null }, async id => {
+				const hold = await models.operations.findOne({ kind: "authorize", "outcome.processorTransactionId": r.authorizationId }).lean();
+				return hold?.outcome?.status === "APPROVED" ? approved(id) : declined(id, "authorization_not_found", true);
+			});
+		},
+
+		void(r) {
+			return once(r.idempotencyKey, { kind: "void", initiator: "merchant", cardToken: null, amount: 0, currency: null, midId: null }, async id => approved(id));
+		},
+
+		refund(r) {
+			return once(r.idempotencyKey, { kind: "refund", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null }, async id => approved(id));
+		},
+
+		async lookup(idempotencyKey) {
+			return (await models.operations.findById(idempotencyKey).lean())?.outcome ?? null;
+		},
+	};
+}

@@ -1,0 +1,52 @@
+import { id, params, shortText } from "../../shared/schemas";
+
+const environment = { enum: ["sandbox", "production"] };
+const attemptId = { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" };
+const cardExpiry = { type: "string", pattern: "^(0[1-9]|1[0-2])[0-9]{2}$" };
+const cvc = { type: "string", pattern: "^[0-9]{3,4}$" };
+const period = params({ every: { type: "integer", minimum: 1 }, unit: { enum: ["day", "week", "month", "year"] } });
+
+export const schemas = {
+	verifyCard: params({
+		environment,
+		midId: id,
+		attemptId,
+		card: params({ pan: { type: "string", pattern: "^[0-9]{12,19}$" }, expiry: cardExpiry, cvc }),
+	}),
+	openSubscription: params(
+		{
+			accountId: id,
+			product: params({ id, allowMultipleSubscriptions: { type: "boolean" } }),
+			buyer: params({ email: { type: "string", maxLength: 254 }, name: shortText, lastName: { type: "string", maxLength: 200 } }),
+			card: params({
+				cardToken: { type: "string", maxLength: 100 },
+				fingerprint: { type: "string", pattern: "^[0-9a-f]{64}$" },
+				bin: { type: "string", pattern: "^[0-9]{6}$" },
+				last4: { type: "string", pattern: "^[0-9]{4}$" },
+				brand: { type: "string", maxLength: 20 },
+				expiry: cardExpiry,
+			}),
+			mid: params({ id, name: shortText }),
+			sessionId: { type: "string", maxLength: 36 },
+			additionalData: { anyOf: [{ type: "object" }, { type: "null" }] },
+		},
+	),
+	abandonSubscription: params({ customerId: id }),
+	firstPayment: params({
+		customerId: id,
+		environment,
+		attemptId,
+		cvc,
+		product: params(
+			{
+				billing: { enum: ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] },
+				amountMinor: { type: "integer", minimum: 1 },
+				currency: { type: "string", pattern: "^[A-Z]{3}$" },
+				currencyId: { type: "integer" },
+				trialDays: { type: "integer", minimum: 0 },
+				renewal: { anyOf: [period, { type: "null" }] },
+			},
+		),
+	}),
+	getById: params({ accountId: id, id }),
+};

@@ -1,0 +1,55 @@
+// The billing state machines, each in one place.
+
+/**
+ * Customer (one subscription of one buyer to one product):
+ *   PENDING  -> ACTIVE       first charge approved, hold placed, or first charge scheduled
+ *   PENDING  -> DECLINED     first charge or hold declined or failed (final)
+ *   PENDING  -> ABANDONED    the checkout lost its session before paying (final)
+ *   ACTIVE   -> UNSUBSCRIBED the merchant unsubscribed the customer (final)
+ */
+export enum CustomerStatus {
+	Pending = "PENDING",
+	Active = "ACTIVE",
+	Declined = "DECLINED",
+	Abandoned = "ABANDONED",
+	Unsubscribed = "UNSUBSCRIBED",
+}
+
+export const CUSTOMER_TRANSITIONS: Record<CustomerStatus, CustomerStatus[]> = {
+	[CustomerStatus.Pending]: [CustomerStatus.Active, CustomerStatus.Declined, CustomerStatus.Abandoned],
+	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed],
+	[CustomerStatus.Declined]: [],
+	[CustomerStatus.Abandoned]: [],
+	[CustomerStatus.Unsubscribed]: [],
+};
+
+/** A subscription holds its duplicate-check lock while in these states. */
+export const HOLDS_SUBSCRIPTION: CustomerStatus[] = [CustomerStatus.Pending, CustomerStatus.Active];
+
+export enum TransactionType {
+	/** The first charge of a subscription (at checkout, or when a trial ends). */
+	SubscriptionStart = "SUBSCRIPTION_START",
+	/** An authorization hold placed at checkout for PREAUTHORIZE products. */
+	Preauthorization = "PREAUTHORIZATION",
+	Refunded = "REFUNDED",
+}
+
+export enum TransactionStatus {
+	Approved = "APPROVED",
+	Declined = "DECLINED",
+	/** The processor failed or timed out; nothing was charged. */
+	Error = "ERROR",
+}
+
+/**
+ * Refund status of a transaction:
+ *   REFUNDABLE -> REFUNDED   its whole amount has been refunded
+ *   REFUNDABLE -> VOIDED     a hold was released before capture
+ * NOT_REFUNDABLE: declined and failed transactions, holds, and refunds themselves.
+ */
+export enum RefundStatus {
+	Refundable = "REFUNDABLE",
+	Refunded = "REFUNDED",
+	NotRefundable = "NOT_REFUNDABLE",
+	Voided = "VOIDED",
+}

@@ -1,0 +1,210 @@
+// The checkout, in the spec's processing order (section 1):
+//   1. session and product checks
+//   2. merchant account (MID) selection by card brand
+//   3. BIN blacklist, then card validation (local checks and a zero-amount verification)
+//   4. duplicate subscription check
+//   5. charge, hold or schedule by product type (the session is consumed just before)
+//   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
+// Every outcome is a code; nothing here throws for a business reason.
+import { randomBytes } from "node:crypto";
+import type { CardKeyRing } from "./card-keys";
+import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
+
+export enum CheckoutCode {
+	Ok = "OK",
+	SessionNotFound = "SESSION_NOT_FOUND",
+	SessionExpired = "SESSION_EXPIRED",
+	SessionUsed = "SESSION_USED",
+	DomainMismatch = "DOMAIN_MISMATCH",
+	ProductNotFound = "PRODUCT_NOT_FOUND",
+	ProductInactive = "PRODUCT_INACTIVE",
+	NoMerchantAccount = "NO_MERCHANT_ACCOUNT",
+	BinBlacklist = "BIN_BLACKLIST",
+	CreditCardValidation = "CREDITCARD_VALIDATION",
+	AlreadySubscribed = "ALREADY_SUBSCRIBED",
+	PaymentDeclined = "PAYMENT_DECLINED",
+	ProcessingError = "PROCESSING_ERROR",
+}
+
+export const CHECKOUT_MESSAGES: Record<CheckoutCode, string> = {
+	[CheckoutCode.Ok]: "Payment accepted",
+	[CheckoutCode.SessionNotFound]: "This checkout session does not exist",
+	[CheckoutCode.SessionExpired]: "This checkout session has expired; reload the page to start again",
+	[CheckoutCode.SessionUsed]: "This checkout session has already been used",
+	[CheckoutCode.DomainMismatch]: "This checkout session belongs to another site",
+	[CheckoutCode.ProductNotFound]: "This product does not exist",
+	[CheckoutCode.ProductInactive]: "This product is not available",
+	[CheckoutCode.NoMerchantAccount]: "This card type is not accepted",
+	[CheckoutCode.BinBlacklist]: "This card cannot be used here",
+	[CheckoutCode.CreditCardValidation]: "The card could not be verified; check its details or use another card",
+	[CheckoutCode.AlreadySubscribed]: "This email and card already have this subscription",
+	[CheckoutCode.PaymentDeclined]: "The payment was declined; use another card",
+	[CheckoutCode.ProcessingError]: "The payment could not be processed; nothing was charged, please try again",
+};
+
+export interface CheckoutInput {
+	sessionId: string;
+	productId: number;
+	email: string;
+	name: string;
+	lastName?: string;
+	landingDomain: string;
+	additionalData?: Record<string, unknown>;
+	encryptedCardNumber: string;
+	encryptedCvc: string;
+	cardExpiry: string;
+}
+
+export interface CheckoutAnswer {
+	code: CheckoutCode;
+	message: string;
+	customerId?: number;
+}
+
+export interface InvalidCheckout {
+	invalid: { field: string; message: string }[];
+}
+
+interface MerchantAccount {
+	id: number;
+	name: string;
+	cardTypes: string[];
+	active: boolean;
+}
+
+interface Product {
+	id: number;
+	active: boolean;
+	allowMultipleSubscriptions: boolean;
+	billing: "CHARGE" | "PREAUTHORIZE" | "SCHEDULE";
+	amountMinor: number;
+	currency: string;
+	currencyId: number;
+	trialDays: number;
+	renewal: { every: number; unit: "day" | "week" | "month" | "year" } | null;
+}
+
+type Failure = { error: string };
+const failed = (value: unknown): value is Failure => typeof value === "object" && value !== null && "error" in value;
+
+/** The other services' actions the checkout calls, typed. */
+export interface CheckoutCalls {
+	checkSession(p: { sessionId: string; landingDomain: string }): Promise<{ accountId: number } | Failure>;
+	checkoutContext(p: { accountId: number; productId: number; cardPrefix: string }): Promise<{
+		environment: "sandbox" | "production";
+		product: Product | null;
+		merchantAccounts: MerchantAccount[];
+		binBlacklisted: boolean;
+	} | null>;
+	verifyCard(p: object): Promise<{ cardToken: string } | Failure>;
+	openSubscription(p: object): Promise<{ customerId: number } | Failure>;
+	abandonSubscription(p: { customerId: number }): Promise<unknown>;
+	consumeSession(p: { sessionId: string; attemptId: string }): Promise<{ sessionId: string } | Failure>;
+	releaseSession(p: { sessionId: string; attemptId: string }): Promise<unknown>;
+	firstPayment(p: object): Promise<{ outcome: "ACTIVE" | "DECLINED" | "PROCESSOR_ERROR" | "NO_PROCESSOR"; customer: { id: number } } | Failure>;
+}
+
+export interface CheckoutDeps {
+	calls: CheckoutCalls;
+	keys: CardKeyRing;
+	fingerprintKey: Buffer;
+	/** Spreads checkouts across the eligible MIDs. */
+	pickMerchantAccount(eligible: MerchantAccount[]): MerchantAccount;
+	now: () => Date;
+}
+
+const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
+	customerId === undefined ? { code, message: CHECKOUT_MESSAGES[code] } : { code, message: CHECKOUT_MESSAGES[code], customerId };
+
+const NO_PROCESSOR: CheckoutAnswer = { code: CheckoutCode.ProcessingError, message: "No payment processor is configured for this production account" };
+
+const SESSION_CODES: Record<string, CheckoutCode> = {
+	SESSION_NOT_FOUND: CheckoutCode.SessionNotFound,
+	SESSION_EXPIRED: CheckoutCode.SessionExpired,
+	SESSION_USED: CheckoutCode.SessionUsed,
+	DOMAIN_MISMATCH: CheckoutCode.DomainMismatch,
+};
+
+/** Round robin over the eligible MIDs, per checkout node. */
+export function roundRobin(): (eligible: MerchantAccount[]) => MerchantAccount {
+	let turn = 0;
+	return eligible => eligible[turn++ % eligible.length];
+}
+
+export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): Promise<CheckoutAnswer | InvalidCheckout> {
+	const now = deps.now();
+	const [pan, cvc] = await Promise.all([
+		decryptDigits(deps.keys, input.encryptedCardNumber, now, 19),
+		decryptDigits(deps.keys, input.encryptedCvc, now, 4),
+	]);
+	const invalid = [
+		...(pan === null ? [{ field: "encryptedCardNumber", message: "encryptedCardNumber is not a card number encrypted to the current key" }] : []),
+		...(cvc === null ? [{ field: "encryptedCvc", message: "encryptedCvc is not a CVC encrypted to the current key" }] : []),
+	];
+	if (pan === null || cvc === null) return { invalid };
+
+	// 1. Session and product.
+	const session = await deps.calls.checkSession({ sessionId: input.sessionId, landingDomain: input.landingDomain });
+	if (failed(session)) return answer(SESSION_CODES[session.error]);
+	const context = await deps.calls.checkoutContext({ accountId: session.accountId, productId: input.productId, cardPrefix: pan.slice(0, 8) });
+	if (!context?.product) return answer(CheckoutCode.ProductNotFound);
+	if (!context.product.active) return answer(CheckoutCode.ProductInactive);
+	const product = context.product;
+
+	// 2. A MID that accepts the brand. A number of no known brand is not a card.
+	const brand: CardBrand | null = cardBrand(pan);
+	if (!brand) return answer(CheckoutCode.CreditCardValidation);
+	const eligible = context.merchantAccounts.filter(m => m.active && m.cardTypes.includes(brand));
+	if (eligible.length === 0) return answer(CheckoutCode.NoMerchantAccount);
+	const mid = deps.pickMerchantAccount(eligible);
+
+	// 3. Blocked BIN before any processor call; then the card itself.
+	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
+	if (!passesLocalChecks(pan, cvc, input.cardExpiry, now)) return answer(CheckoutCode.CreditCardValidation);
+	const attemptId = `co_${randomBytes(12).toString("base64url")}`;
+	const verified = await deps.calls.verifyCard({ environment: context.environment, midId: mid.id, attemptId, card: { pan, expiry: input.cardExpiry, cvc } });
+	if (failed(verified)) {
+		if (verified.error === "NO_PROCESSOR") return NO_PROCESSOR;
+		return answer(verified.error === "CARD_NOT_VERIFIED" ? CheckoutCode.CreditCardValidation : CheckoutCode.ProcessingError);
+	}
+
+	// 4. One live subscription per (product, email, card) unless the product allows more.
+	const opened = await deps.calls.openSubscription({
+		accountId: session.accountId,
+		product: { id: product.id, allowMultipleSubscriptions: product.allowMultipleSubscriptions },
+		buyer: { email: input.email.trim().toLowerCase(), name: input.name, lastName: input.lastName ?? "" },
+		card: { cardToken: verified.cardToken, fingerprint: cardFingerprint(deps.fingerprintKey, pan), bin: pan.slice(0, 6), last4: pan.slice(-4), brand, expiry: input.cardExpiry },
+		mid: { id: mid.id, name: mid.name },
+		sessionId: input.sessionId.toLowerCase(),
+		additionalData: input.additionalData ?? null,
+	});
+	if (failed(opened)) return answer(CheckoutCode.AlreadySubscribed);
+
+	// 5. The session is consumed just before money moves, so one session pays once.
+	const consumed = await deps.calls.consumeSession({ sessionId: input.sessionId, attemptId });
+	if (failed(consumed)) {
+		await deps.calls.abandonSubscription({ customerId: opened.customerId });
+		return answer(SESSION_CODES[consumed.error]);
+	}
+	const paid = await deps.calls.firstPayment({
+		customerId: opened.customerId,
+		environment: context.environment,
+		attemptId,
+		cvc,
+		product: {
+			billing: product.billing,
+			amountMinor: product.amountMinor,
+			currency: product.currency,
+			currencyId: product.currencyId,
+			trialDays: product.trialDays,
+			renewal: product.renewal,
+		},
+	});
+	if (!failed(paid) && paid.outcome === "ACTIVE") return answer(CheckoutCode.Ok, paid.customer.id);
+
+	// The payment failed: the buyer may try again with the same session.
+	await deps.calls.releaseSession({ sessionId: input.sessionId, attemptId });
+	if (!failed(paid) && paid.outcome === "DECLINED") return answer(CheckoutCode.PaymentDeclined);
+	if (!failed(paid) && paid.outcome === "NO_PROCESSOR") return NO_PROCESSOR;
+	return answer(CheckoutCode.ProcessingError);
+}

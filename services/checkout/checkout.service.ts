@@ -1,0 +1,75 @@
+// The checkout: takes the browser's encrypted card and walks the spec's
+// processing order (checkout-pipeline.ts), calling sessions, accounts and
+// billing. It holds the card-decryption keys and serves the public key.
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { config } from "../../shared/config";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+import { loadCardKeyRing } from "./card-keys";
+import { type CheckoutDeps, type CheckoutInput, roundRobin, submitCheckout } from "./checkout-pipeline";
+import { demoSession } from "./demo-session";
+import { schemas } from "./schemas";
+
+interface Locals {
+	deps: CheckoutDeps;
+}
+
+const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
+	name: "checkout",
+
+	actions: {
+		// No database of its own: it is healthy when it answers.
+		health: {
+			params: schemas.none,
+			handler: () => ({}),
+		},
+		key: {
+			params: schemas.none,
+			handler() {
+				return this.deps.keys.publicJwk;
+			},
+		},
+		submit: {
+			params: schemas.submit,
+			async handler(ctx: Context<CheckoutInput>) {
+				const result = await submitCheckout(this.deps, ctx.params);
+				if ("invalid" in result) throw new ApiError(ApiErrorType.InvalidCheckout, "Invalid checkout request", result.invalid);
+				return result;
+			},
+		},
+		demoSession: {
+			params: schemas.demoSession,
+			async handler(ctx: Context<{ host: string }>) {
+				const session = config().demo ? await demoSession(ctx, ctx.params) : null;
+				if (!session) throw new ApiError(ApiErrorType.NotFound, "The demo is off (DEMO=0) or has no demo account");
+				return session;
+			},
+		},
+	},
+
+	async started() {
+		const { cardPrivateKey, cardPreviousPrivateKey, cardPreviousKeyUntil, cardFingerprintKey } = config();
+		if (!cardPrivateKey || !cardFingerprintKey) {
+			throw new Error("CARD_PRIVATE_KEY and CARD_FINGERPRINT_KEY must be set for the checkout service (npm start generates them)");
+		}
+		const keys = await loadCardKeyRing({ current: cardPrivateKey, previous: cardPreviousPrivateKey, previousUntil: cardPreviousKeyUntil });
+		const call = <T>(action: string) => (params: object) => this.broker.call<T, object>(action, params);
+		this.deps = {
+			keys,
+			fingerprintKey: Buffer.from(cardFingerprintKey, "base64"),
+			pickMerchantAccount: roundRobin(),
+			now: () => new Date(),
+			calls: {
+				checkSession: call("sessions.checkForCheckout"),
+				checkoutContext: call("accounts.checkoutContext"),
+				verifyCard: call("billing.verifyCard"),
+				openSubscription: call("billing.openSubscription"),
+				abandonSubscription: call("billing.abandonSubscription"),
+				consumeSession: call("sessions.consume"),
+				releaseSession: call("sessions.release"),
+				firstPayment: call("billing.firstPayment"),
+			},
+		};
+	},
+};
+
+export default CheckoutService;

@@ -1,0 +1,23 @@
+import { params, shortText } from "../../shared/schemas";
+
+const jwe = { type: "string", minLength: 1, maxLength: 4096 };
+
+export const schemas = {
+	submit: params(
+		{
+			sessionId: { type: "string", pattern: "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$" },
+			productId: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+			email: { type: "string", format: "email", maxLength: 254 },
+			name: shortText,
+			lastName: { type: "string", maxLength: 200 },
+			landingDomain: { type: "string", minLength: 1, maxLength: 253 },
+			additionalData: { type: "object", maxProperties: 50 },
+			encryptedCardNumber: jwe,
+			encryptedCvc: jwe,
+			cardExpiry: { type: "string", pattern: "^(0[1-9]|1[0-2])[0-9]{2}$" },
+		},
+		["sessionId", "productId", "email", "name", "landingDomain", "encryptedCardNumber", "encryptedCvc", "cardExpiry"],
+	),
+	demoSession: params({ host: { type: "string", maxLength: 300 } }),
+	none: params({}),
+};

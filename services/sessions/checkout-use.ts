@@ -1,0 +1,56 @@
+// How a checkout uses its session: check it (step 1), consume it just before
+// money moves, and release it again if the payment fails so the buyer can
+// retry with another card. Consuming is one compare-and-set, so two checkouts
+// racing on one session cannot both pay.
+import type { SessionsDeps } from "./checkout-sessions";
+import { normalizeHostName } from "./host-name";
+import { SessionStatus, statusAt } from "./states";
+
+export enum SessionCheckoutError {
+	NotFound = "SESSION_NOT_FOUND",
+	Expired = "SESSION_EXPIRED",
+	Used = "SESSION_USED",
+	DomainMismatch = "DOMAIN_MISMATCH",
+}
+
+export async function checkForCheckout(
+	deps: SessionsDeps,
+	input: { sessionId: string; landingDomain: string },
+): Promise<{ accountId: number; domain: string } | SessionCheckoutError> {
+	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean();
+	if (!doc) return SessionCheckoutError.NotFound;
+	const status = statusAt(doc.status, doc.expiresAt, deps.now());
+	if (status === SessionStatus.Used) return SessionCheckoutError.Used;
+	if (status === SessionStatus.Expired) return SessionCheckoutError.Expired;
+	if (normalizeHostName(input.landingDomain) !== doc.domain) return SessionCheckoutError.DomainMismatch;
+	return { accountId: doc.accountId, domain: doc.domain };
+}
+
+/** VALID -> USED, only while the session has not expired. */
+export async function consumeSession(
+	deps: SessionsDeps,
+	input: { sessionId: string; attemptId: string },
+): Promise<{ sessionId: string } | SessionCheckoutError> {
+	const now = deps.now();
+	const sessionId = input.sessionId.toLowerCase();
+	const doc = await deps.db.sessions
+		.findOneAndUpdate(
+			{ _id: sessionId, status: SessionStatus.Valid, expiresAt: { $gt: now } },
+			{ $set: { status: SessionStatus.Used, usedAt: now, usedBy: input.attemptId } },
+			{ returnDocument: "after" },
+		)
+		.lean();
+	if (doc) return { sessionId };
+	const current = await deps.db.sessions.findById(sessionId).lean();
+	if (!current) return SessionCheckoutError.NotFound;
+	return current.status === SessionStatus.Used ? SessionCheckoutError.Used : SessionCheckoutError.Expired;
+}
+
+/** USED -> VALID, by the attempt that consumed it, after its payment failed. */
+export async function releaseSession(deps: SessionsDeps, input: { sessionId: string; attemptId: string }): Promise<{ released: boolean }> {
+	const result = await deps.db.sessions.updateOne(
+		{ _id: input.sessionId.toLowerCase(), status: SessionStatus.Used, usedBy: input.attemptId },
+		{ $set: { status: SessionStatus.Valid, usedAt: null, usedBy: null } },
+	);
+	return { released: result.modifiedCount === 1 };
+}

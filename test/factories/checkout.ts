@@ -1,0 +1,97 @@
+// A shop ready to sell, and checkouts submitted as the browser SDK submits
+// them: the card encrypted to the service's public key as JWE.
+import { randomBytes } from "node:crypto";
+import { CompactEncrypt, importJWK, type JWK } from "jose";
+import type { TestApp } from "../setup/app";
+import { admin, bearer, createMerchant, type TestMerchant } from "./merchant";
+
+export const CARDS = {
+	visa: "4242424242424242",
+	mastercard: "5555555555554444",
+	amex: "378282246310005",
+	failsVerification: "4000000000000002",
+	insufficientFunds: "4000000000009995",
+	declinesRenewals: "4000000000000341",
+	processorError: "4000000000000119",
+	discover: "6011111111111117",
+} as const;
+
+export interface Shop extends TestMerchant {
+	products: Record<"charge" | "preauthorize" | "schedule" | "oneOff", number>;
+	mids: number[];
+}
+
+export async function createShop(app: TestApp): Promise<Shop> {
+	const merchant = await createMerchant(app);
+	const a = admin(app);
+	const mids = [];
+	for (const body of [
+		{ name: "MID A", group: "default", cardTypes: ["visa", "mastercard"] },
+		{ name: "MID B", group: "default", cardTypes: ["visa", "mastercard", "amex"] },
+	]) {
+		mids.push((await a.post(`/accounts/${merchant.accountId}/merchant-accounts`, body).expect(201)).body.id);
+	}
+	const product = async (body: object) =>
+		(await a.post(`/accounts/${merchant.accountId}/products`, { name: "P", amount: 9.99, currency: "EUR", merchantAccountGroup: "default", ...body }).expect(201)).body.id as number;
+	const monthly = { every: 1, unit: "month" };
+	return {
+		...merchant,
+		mids,
+		products: {
+			charge: await product({ billing: "CHARGE", renewal: monthly }),
+			preauthorize: await product({ billing: "PREAUTHORIZE", trialDays: 7, renewal: monthly, amount: 19.99 }),
+			schedule: await product({ billing: "SCHEDULE", trialDays: 14, renewal: monthly, amount: 4.99 }),
+			oneOff: await product({ billing: "CHARGE", renewal: null, amount: 25 }),
+		},
+	};
+}
+
+let cachedKey: { url: string; jwk: JWK } | undefined;
+
+export async function encrypt(app: TestApp, digits: string): Promise<string> {
+	if (cachedKey?.url !== app.url) cachedKey = { url: app.url, jwk: (await app.http().get("/api/checkout/key").expect(200)).body };
+	const key = await importJWK(cachedKey.jwk, "RSA-OAEP-256");
+	return new CompactEncrypt(new TextEncoder().encode(digits))
+		.setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: cachedKey.jwk.kid })
+		.encrypt(key);
+}
+
+export async function newSession(app: TestApp, merchant: TestMerchant, domain = "shop.example.com"): Promise<string> {
+	return (await app.http().post(`/api/session?domain=${domain}`).set(bearer(merchant)).expect(200)).text;
+}
+
+export interface CheckoutOptions {
+	productId: number;
+	card?: string;
+	cvc?: string;
+	expiry?: string;
+	email?: string;
+	sessionId?: string;
+	landingDomain?: string;
+	extra?: Record<string, unknown>;
+}
+
+export function uniqueEmail(): string {
+	return `buyer-${randomBytes(5).toString("hex")}@example.com`;
+}
+
+export async function checkoutBody(app: TestApp, merchant: TestMerchant, options: CheckoutOptions) {
+	return {
+		sessionId: options.sessionId ?? (await newSession(app, merchant)),
+		productId: options.productId,
+		email: options.email ?? uniqueEmail(),
+		name: "Ada",
+		lastName: "Lovelace",
+		landingDomain: options.landingDomain ?? "shop.example.com",
+		additionalData: { orderRef: "A-1" },
+		encryptedCardNumber: await encrypt(app, options.card ?? CARDS.visa),
+		encryptedCvc: await encrypt(app, options.cvc ?? (options.card === CARDS.amex ? "1234" : "123")),
+		cardExpiry: options.expiry ?? "1234",
+		...options.extra,
+	};
+}
+
+/** Submits a checkout as the SDK does and returns the HTTP answer. */
+export async function submitCheckout(app: TestApp, merchant: TestMerchant, options: CheckoutOptions) {
+	return app.http().post("/api/checkout").send(await checkoutBody(app, merchant, options));
+}
