@@ -1,9 +1,15 @@
 // Encrypts the card number and the CVC in the browser, each on its own, as
 // JWE compact serializations to the service's public key (RSA-OAEP-256 +
-// A256GCM). Only the checkout service holds the private key, so the digits
-// are unreadable to everything between this frame and that service: the
-// gateway's logs, proxies, and the merchant's page.
-import { CompactEncrypt, importJWK } from "/vendor/jose/index.js";
+// A256GCM). Only the checkout service holds the private key, so nothing else
+// can read the digits: not the merchant's page, the network, nor the gateway
+// and its logs.
+
+// Loading starts now but nothing waits for it until the buyer pays: jose is
+// about eighty small modules, and the form must react to typing before they
+// are all in. The catch only keeps a failed load from being reported as
+// unhandled here; paying still sees the failure.
+const jose = import("/vendor/jose/index.js");
+jose.catch(() => {});
 
 const ALG = "RSA-OAEP-256";
 const ENC = "A256GCM";
@@ -13,11 +19,13 @@ export async function importServiceKey(jwk) {
 	if (!jwk || jwk.kty !== "RSA" || typeof jwk.kid !== "string" || jwk.kid === "") {
 		throw new Error("The payment service's encryption key is not usable");
 	}
+	const { importJWK } = await jose;
 	return { kid: jwk.kid, key: await importJWK(jwk, ALG) };
 }
 
 /** The digits (no spaces) as a JWE compact serialization; a fresh content key and IV each time. */
-export function encryptDigits(serviceKey, digits) {
+export async function encryptDigits(serviceKey, digits) {
+	const { CompactEncrypt } = await jose;
 	return new CompactEncrypt(new TextEncoder().encode(digits))
 		.setProtectedHeader({ alg: ALG, enc: ENC, kid: serviceKey.kid })
 		.encrypt(serviceKey.key);

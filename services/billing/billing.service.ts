@@ -13,8 +13,8 @@ import {
 } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
 import { type BillingDb, createBillingModels } from "./models";
-import { createSandboxModels, createSandboxProcessor, type SandboxModels } from "./processors/sandbox-processor";
-import { getCustomer, getTransaction } from "./reads";
+import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
+import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { schemas } from "./schemas";
 
 interface Locals {
@@ -44,6 +44,14 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		},
 		getCustomer: domainAction(schemas.getById, getCustomer),
 		getTransaction: domainAction(schemas.getById, getTransaction),
+		listCustomers: domainAction(schemas.listCustomers, listCustomers),
+		listTransactions: domainAction(schemas.listTransactions, listTransactions),
+		sandboxOperations: {
+			params: schemas.sandboxOperations,
+			handler(ctx: Context<Parameters<typeof listSandboxOperations>[1]>) {
+				return listSandboxOperations(this.db.sandbox, ctx.params);
+			},
+		},
 	},
 
 	async started() {

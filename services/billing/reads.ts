@@ -12,3 +12,17 @@ export async function getTransaction(deps: BillingDeps, input: { accountId: numb
 	const doc = await deps.db.transactions.findOne({ _id: input.id, accountId: input.accountId }).lean();
 	return doc ? toTransactionView(doc) : null;
 }
+
+const LIST_LIMIT = 100;
+
+/** Ops: an account's customers, newest first, optionally by email. */
+export async function listCustomers(deps: BillingDeps, input: { accountId: number; email?: string }): Promise<CustomerView[]> {
+	const filter = input.email === undefined ? { accountId: input.accountId } : { accountId: input.accountId, email: input.email.trim().toLowerCase() };
+	return (await deps.db.customers.find(filter).sort({ _id: -1 }).limit(LIST_LIMIT).lean()).map(toCustomerView);
+}
+
+/** Ops: a customer's transactions, oldest first. */
+export async function listTransactions(deps: BillingDeps, input: { accountId: number; customerId: number }): Promise<TransactionView[]> {
+	const docs = await deps.db.transactions.find({ accountId: input.accountId, customerId: input.customerId }).sort({ _id: 1 }).limit(LIST_LIMIT).lean();
+	return docs.map(toTransactionView);
+}

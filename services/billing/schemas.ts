@@ -49,4 +49,15 @@ export const schemas = {
 		),
 	}),
 	getById: params({ accountId: id, id }),
+	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
+	listTransactions: params({ accountId: id, customerId: id }),
+	sandboxOperations: params(
+		{
+			cardBin: { type: "string", pattern: "^[0-9]{6}$" },
+			kind: { enum: ["verify", "charge", "authorize", "capture", "void", "refund"] },
+			status: { enum: ["APPROVED", "DECLINED", "ERROR"] },
+			midId: id,
+		},
+		[],
+	),
 };

@@ -50,6 +50,9 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"POST /accounts/:accountId/bin-blacklist": { action: "accounts.addBlacklistedBin", status: 201 },
 	"GET /accounts/:accountId/bin-blacklist": { action: "accounts.listBlacklistedBins" },
 	"DELETE /accounts/:accountId/bin-blacklist/:bin": { action: "accounts.removeBlacklistedBin" },
+	"GET /accounts/:accountId/customers": { action: "billing.listCustomers" },
+	"GET /accounts/:accountId/customers/:customerId/transactions": { action: "billing.listTransactions" },
+	"GET /sandbox/operations": { action: "billing.sandboxOperations" },
 };
 
 export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, string> {

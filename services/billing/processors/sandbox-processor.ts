@@ -13,6 +13,9 @@ type OperationKind = "verify" | "charge" | "authorize" | "capture" | "void" | "r
 
 interface VaultDoc extends SealedCard {
 	_id: string;
+	/** First 6 and last 4 digits: what may be shown of a card. */
+	bin: string;
+	last4: string;
 	expiry: string;
 	createdAt: Date;
 }
@@ -31,7 +34,7 @@ interface OperationDoc {
 }
 
 const vaultSchema = new Schema<VaultDoc>(
-	{ _id: String, iv: String, ciphertext: String, tag: String, expiry: String, createdAt: Date },
+	{ _id: String, iv: String, ciphertext: String, tag: String, bin: String, last4: String, expiry: String, createdAt: Date },
 	{ versionKey: false },
 );
 const operationSchema = new Schema<OperationDoc>(
@@ -124,7 +127,7 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 	return {
 		async tokenize(card) {
 			const cardToken = `card_${randomBytes(16).toString("hex")}`;
-			await models.vault.create({ _id: cardToken, ...seal(vaultKey, card.pan), expiry: card.expiry, createdAt: now() });
+			await models.vault.create({ _id: cardToken, ...seal(vaultKey, card.pan), bin: card.pan.slice(0, 6), last4: card.pan.slice(-4), expiry: card.expiry, createdAt: now() });
 			return { cardToken };
 		},
 
@@ -174,4 +177,45 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 			return (await models.operations.findById(idempotencyKey).lean())?.outcome ?? null;
 		},
 	};
+}
+
+export interface SandboxOperationView {
+	idempotencyKey: string;
+	kind: OperationKind;
+	initiator: "customer" | "merchant" | null;
+	amount: number;
+	currency: string | null;
+	midId: number | null;
+	card: { bin: string; last4: string } | null;
+	outcome: ProcessorOutcome | null;
+	createdAt: Date;
+}
+
+/** Ops: the sandbox processor's own ledger, to check what it was asked to do. */
+export async function listSandboxOperations(
+	models: SandboxModels,
+	input: { cardBin?: string; kind?: OperationKind; status?: ProcessorOutcome["status"]; midId?: number },
+): Promise<SandboxOperationView[]> {
+	const cards = input.cardBin ? await models.vault.find({ bin: input.cardBin }, { bin: 1, last4: 1 }).lean() : null;
+	const filter: Record<string, unknown> = {};
+	if (cards) filter.cardToken = { $in: cards.map(c => c._id) };
+	if (input.kind) filter.kind = input.kind;
+	if (input.status) filter["outcome.status"] = input.status;
+	if (input.midId) filter.midId = input.midId;
+	const operations = await models.operations.find(filter).sort({ createdAt: 1 }).limit(1000).lean();
+	const vault = new Map((cards ?? (await models.vault.find({ _id: { $in: operations.map(o => o.cardToken) } }, { bin: 1, last4: 1 }).lean())).map(c => [c._id, c]));
+	return operations.map(o => {
+		const card = o.cardToken ? vault.get(o.cardToken) : undefined;
+		return {
+			idempotencyKey: o._id,
+			kind: o.kind,
+			initiator: o.initiator,
+			amount: o.amount,
+			currency: o.currency,
+			midId: o.midId,
+			card: card ? { bin: card.bin, last4: card.last4 } : null,
+			outcome: o.outcome,
+			createdAt: o.createdAt,
+		};
+	});
 }

@@ -1,0 +1,169 @@
+// What each billing kind does at checkout, read back exactly as the spec's
+// Customer and Transaction tables show them, and the events emitted for the
+// TRANSACTION and CONVERSION webhooks.
+import type { Context } from "moleculer";
+import { DateTime } from "luxon";
+import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
+import { admin, bearer } from "../../factories/merchant";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let shop: Shop;
+const events: { name: string; payload: Record<string, unknown> }[] = [];
+
+beforeAll(async () => {
+	app = await startApp();
+	// Stands in for the notifications service until it lands: records what billing emits.
+	app.broker.createService({
+		name: "event-recorder",
+		events: {
+			"billing.*"(ctx: Context<Record<string, unknown>>) {
+				events.push({ name: ctx.eventName ?? "", payload: ctx.params });
+			},
+		},
+	});
+	await app.broker.waitForServices(["event-recorder"]);
+	shop = await createShop(app);
+});
+afterAll(() => app.stop());
+
+const CUSTOMER_FIELDS = [
+	"id", "accountId", "email", "name", "lastName", "status", "productId", "subscriptionTimestamp", "nextRenewalTimestamp",
+	"lastTimeBilled", "unsubscriptionTimestamp", "renewalActive", "attempts", "cardBin", "cardType", "cardExpiredTime",
+].sort();
+const TRANSACTION_FIELDS = [
+	"id", "accountId", "timestamp", "success", "type", "amount", "productId", "transactionId", "midId", "midName", "currencyId",
+	"refundStatus", "status", "paymentMethod",
+].sort();
+const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
+
+const local = (text: string) => DateTime.fromISO(text, { zone: "CET" });
+
+async function checkout(productId: number, card: string = CARDS.visa) {
+	const res = await submitCheckout(app, shop, { productId, card });
+	const customer = (await app.http().get(`/api/customer/${res.body.customerId}`).set(bearer(shop))).body;
+	const listed = (await admin(app).get(`/accounts/${shop.accountId}/customers/${res.body.customerId}/transactions`)).body as { id: number }[];
+	const transactions = [];
+	for (const { id } of listed) transactions.push((await app.http().get(`/api/transaction/${id}`).set(bearer(shop))).body);
+	return { answer: res.body, customer, transactions };
+}
+
+function eventsFor(customerId: number) {
+	return events.filter(e => e.payload.customerId === customerId).map(e => e.name).sort();
+}
+
+async function eventually(check: () => void): Promise<void> {
+	for (let i = 0; ; i++) {
+		try {
+			return check();
+		} catch (err) {
+			if (i > 50) throw err;
+			await new Promise(r => setTimeout(r, 20));
+		}
+	}
+}
+
+describe("CHARGE", () => {
+	test("When a monthly CHARGE product is bought, then the card is charged now and the next renewal is one calendar month later", async () => {
+		// Act
+		const { answer, customer, transactions } = await checkout(shop.products.charge);
+
+		// Assert: the customer, field by field as the spec names them.
+		expect(answer).toEqual({ code: "OK", message: expect.any(String), customerId: expect.any(Number) });
+		expect(Object.keys(customer).sort()).toEqual(CUSTOMER_FIELDS);
+		expect(customer).toMatchObject({
+			id: answer.customerId,
+			accountId: shop.accountId,
+			name: "Ada",
+			lastName: "Lovelace",
+			status: "ACTIVE",
+			productId: shop.products.charge,
+			unsubscriptionTimestamp: null,
+			renewalActive: true,
+			attempts: 0,
+			cardBin: "424242",
+			cardType: "visa",
+			cardExpiredTime: "1234",
+		});
+		expect(customer.subscriptionTimestamp).toMatch(LOCAL);
+		expect(customer.lastTimeBilled).toMatch(LOCAL);
+		const next = local(customer.nextRenewalTimestamp);
+		const start = local(customer.subscriptionTimestamp);
+		expect(next.toISODate()).toBe(start.plus({ months: 1 }).toISODate());
+
+		// Assert: the transaction.
+		expect(transactions).toHaveLength(1);
+		expect(Object.keys(transactions[0]).sort()).toEqual(TRANSACTION_FIELDS);
+		expect(transactions[0]).toMatchObject({
+			accountId: shop.accountId,
+			success: true,
+			type: "SUBSCRIPTION_START",
+			amount: 9.99,
+			productId: shop.products.charge,
+			transactionId: expect.any(Number),
+			midId: expect.any(Number),
+			midName: expect.stringMatching(/^MID [AB]$/),
+			currencyId: 978,
+			refundStatus: "REFUNDABLE",
+			status: "APPROVED",
+			paymentMethod: "visa",
+		});
+		expect(transactions[0].timestamp).toMatch(LOCAL);
+
+		// Assert: the events for the TRANSACTION and CONVERSION webhooks, carrying what a webhook needs.
+		await eventually(() => expect(eventsFor(answer.customerId)).toEqual(["billing.customerConverted", "billing.transactionRecorded"]));
+		const recorded = events.find(e => e.name === "billing.transactionRecorded" && e.payload.customerId === answer.customerId)!;
+		expect(recorded.payload).toMatchObject({ accountId: shop.accountId, customerId: answer.customerId, transaction_id: transactions[0].id });
+	});
+
+	test("When a one-off CHARGE product is bought, then nothing renews", async () => {
+		const { customer, transactions } = await checkout(shop.products.oneOff);
+
+		expect(customer).toMatchObject({ status: "ACTIVE", nextRenewalTimestamp: null, renewalActive: false });
+		expect(transactions[0]).toMatchObject({ amount: 25, type: "SUBSCRIPTION_START" });
+	});
+});
+
+describe("PREAUTHORIZE", () => {
+	test("When a PREAUTHORIZE product is bought, then a hold is placed, nothing is billed yet, and the first charge is due when the trial ends", async () => {
+		const { answer, customer, transactions } = await checkout(shop.products.preauthorize);
+
+		expect(customer).toMatchObject({ status: "ACTIVE", lastTimeBilled: null, renewalActive: true });
+		expect(local(customer.nextRenewalTimestamp).toISODate()).toBe(local(customer.subscriptionTimestamp).plus({ days: 7 }).toISODate());
+		expect(transactions).toEqual([expect.objectContaining({ type: "PREAUTHORIZATION", amount: 19.99, status: "APPROVED", success: true, refundStatus: "NOT_REFUNDABLE" })]);
+		await eventually(() => expect(eventsFor(answer.customerId)).toEqual(["billing.customerConverted", "billing.transactionRecorded"]));
+	});
+
+	test("When the hold is declined, then PAYMENT_DECLINED", async () => {
+		const res = await submitCheckout(app, shop, { productId: shop.products.preauthorize, card: CARDS.insufficientFunds });
+
+		expect(res.body.code).toBe("PAYMENT_DECLINED");
+	});
+});
+
+describe("SCHEDULE", () => {
+	test("When a SCHEDULE product is bought, then nothing is charged now and the first charge is scheduled after the trial; no TRANSACTION event", async () => {
+		const { answer, customer, transactions } = await checkout(shop.products.schedule);
+
+		expect(customer).toMatchObject({ status: "ACTIVE", lastTimeBilled: null, renewalActive: true });
+		expect(local(customer.nextRenewalTimestamp).toISODate()).toBe(local(customer.subscriptionTimestamp).plus({ days: 14 }).toISODate());
+		expect(transactions).toEqual([]);
+		await eventually(() => expect(eventsFor(answer.customerId)).toEqual(["billing.customerConverted"]));
+	});
+
+	test("When a card that the processor would decline subscribes to a SCHEDULE product, then it is OK now: only verification runs at checkout", async () => {
+		const res = await submitCheckout(app, shop, { productId: shop.products.schedule, card: CARDS.insufficientFunds });
+
+		expect(res.body.code).toBe("OK");
+	});
+});
+
+describe("Declined checkouts", () => {
+	test("When a charge is declined, then a TRANSACTION event is emitted but no CONVERSION", async () => {
+		const res = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.insufficientFunds });
+		const [declined] = (await admin(app).get(`/accounts/${shop.accountId}/customers`)).body.filter((c: { status: string }) => c.status === "DECLINED");
+
+		expect(res.body.code).toBe("PAYMENT_DECLINED");
+		await eventually(() => expect(eventsFor(declined.id)).toEqual(["billing.transactionRecorded"]));
+	});
+});
