@@ -5,6 +5,7 @@ import type { BrokerOptions } from "moleculer";
 import { replCommands } from "./bin/repl-commands";
 import { AjvValidator } from "./shared/ajv-validator";
 import { config } from "./shared/config";
+import { RedactingConsoleLogger } from "./shared/redacting-logger";
 
 export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOptions {
 	const { namespace, transporter, logLevel } = config();
@@ -13,7 +14,7 @@ export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOpt
 		nodeID: process.env.NODE_ID || undefined,
 		transporter: transporter ? { type: "NATS", options: { url: transporter, maxReconnectAttempts: -1, reconnectTimeWait: 500 } } : null,
 		serializer: "JSON",
-		logger: { type: "Console", options: { level: logLevel, formatter: "short", colors: process.stdout.isTTY } },
+		logger: new RedactingConsoleLogger({ level: logLevel, formatter: "short", colors: process.stdout.isTTY }),
 		logLevel,
 
 		// Ajv JSON Schemas instead of fastest-validator.

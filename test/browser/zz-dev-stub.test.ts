@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import request from "supertest";
 type TestApp = { url: string; broker: { call(name: string): Promise<unknown> }; http: () => ReturnType<typeof request>; stop(): Promise<void> };
 async function startApp(_o: unknown): Promise<TestApp> {
-	const child = spawn("node", ["/tmp/stub/stub.mjs"], { stdio: ["ignore", "pipe", "inherit"] });
+	const child = spawn("node", ["/tmp/stub/stub.mjs"], { stdio: ["ignore", "pipe", "ignore"] });
 	const url: string = await new Promise(resolve => child.stdout!.once("data", d => resolve(String(d).trim())));
 	return { url, broker: { call: async () => null }, http: () => request(url), stop: async () => { child.kill(); } };
 }

@@ -5,6 +5,7 @@ import type { ServiceBroker } from "moleculer";
 import request from "supertest";
 import { createBroker } from "../../bin/broker";
 import { replCommands } from "../../bin/repl-commands";
+import { CARDS, createShop, submitCheckout } from "../factories/checkout";
 import type { ServiceName } from "../../shared/config";
 import { ADMIN_TOKEN, testEnvironment } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
@@ -66,6 +67,21 @@ describe("Cluster over NATS", () => {
 		expect(badDomain.text).toBe("Error with domain in session http://x");
 		expect(badId.status).toBe(400);
 		expect(badId.body.error).toBe("BAD_REQUEST");
+	});
+
+	test("When a buyer checks out, then the checkout, sessions, accounts and billing nodes complete it over NATS", async () => {
+		// Arrange: the factories take an app; here the "app" is the gateway node's URL.
+		const app = { url, http: () => request(url), broker: nodes.gateway!, stop: async () => {} };
+		const shop = await createShop(app);
+
+		// Act
+		const ok = await submitCheckout(app, shop, { productId: shop.products.charge });
+		const declined = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.insufficientFunds });
+
+		// Assert
+		expect([ok.body.code, declined.body.code]).toEqual(["OK", "PAYMENT_DECLINED"]);
+		const customer = await request(url).get(`/api/customer/${ok.body.customerId}`).set("Authorization", `Bearer ${shop.apiToken}`);
+		expect(customer.body).toMatchObject({ id: ok.body.customerId, status: "ACTIVE", cardBin: "424242" });
 	});
 
 	test("When all nodes are up, then health names the NATS transporter UP", async () => {
