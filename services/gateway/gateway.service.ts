@@ -144,6 +144,9 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				name: "demo",
 				path: "/demo",
 				aliases: aliasesOf(demoEndpoints),
+				// The page itself: moleculer-web strips the route's prefix before its global
+				// static files, so the demo folder is served from this route.
+				use: [serveStatic(path.join(projectRoot, "public/demo"), { ...STATIC_OPTIONS, redirect: false })],
 				// The session is for the host the demo page was served from.
 				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
 					req.$params.host = String(req.headers.host ?? "localhost");

@@ -118,8 +118,14 @@ describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", ()
 
 	/** Opens the demo page with the CHARGE product chosen; returns the checkout frame. */
 	async function openDemo(page: Page): Promise<FrameLocator> {
-		await page.goto(demoUrl);
-		await page.getByRole("radio", { name: /\(CHARGE:/ }).check(WAIT);
+		const response = await page.goto(demoUrl);
+		expect(response?.status()).toBe(200); // the gateway serves public/demo/index.html at /demo
+		// The page says "Starting…" until GET /demo/session answered, then shows
+		// the products, or says why it could not: fail with that, not a timeout.
+		await page.waitForFunction(() => !(document.querySelector("#status")?.textContent ?? "").startsWith("Starting"), null, WAIT);
+		const problem = await page.evaluate(() => document.querySelector("#status")?.textContent ?? null);
+		if (problem) throw new Error(`The demo page could not start: ${problem}`);
+		await page.getByRole("radio", { name: /\(CHARGE:/ }).check();
 		return page.frameLocator("iframe");
 	}
 

@@ -1,6 +1,6 @@
 // docs/openapi.json and the gateway's route tables (endpoints.ts) must
 // describe the same operations, in both directions, so they cannot drift.
-import { adminEndpoints, apiEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
+import { adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
 import { startApp, type TestApp } from "../../setup/app";
 
 interface Operation {
@@ -43,6 +43,7 @@ const routes: Route[] = [
 	...toRoutes("/api", apiEndpoints, "apiToken"),
 	...toRoutes("/api", publicEndpoints, null),
 	...toRoutes("/admin", adminEndpoints, "adminToken"),
+	...toRoutes("/demo", demoEndpoints, null),
 ];
 
 function operationsOf(document: OpenApiDocument): string[] {
