@@ -4,7 +4,6 @@ module.exports = {
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.ts$": ["ts-jest", {}] },
-  testEnvironmentOptions: { globalsCleanup: "off" },
   globalSetup: "<rootDir>/test/setup/global-setup.ts",
   globalTeardown: "<rootDir>/test/setup/global-teardown.ts",
   testTimeout: 30000,

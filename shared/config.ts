@@ -25,6 +25,8 @@ export interface Config {
 	bodyLimit: string;
 	rateLimitPerSecond: number;
 	authFailuresPerMinute: number;
+	/** Checkout submissions per minute per client address (the checkout needs no token). */
+	checkoutsPerMinute: number;
 	/** PEM private key that decrypts card data (checkout). */
 	cardPrivateKey: string | undefined;
 	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
@@ -128,6 +130,9 @@ export function loadConfig(env: Env = process.env): Config {
 	if (!/^\d+(b|kb|mb)$/i.test(bodyLimit)) throw new ConfigError("BODY_LIMIT", `must look like 100kb or 1mb, got "${bodyLimit}"`);
 	const namespace = env.NAMESPACE || "";
 	if (!/^[A-Za-z0-9_-]*$/.test(namespace)) throw new ConfigError("NAMESPACE", "may hold only letters, digits, '-' and '_'");
+	if (Boolean(env.CARD_PREVIOUS_PRIVATE_KEY) !== Boolean(env.CARD_PREVIOUS_KEY_UNTIL)) {
+		throw new ConfigError("CARD_PREVIOUS_KEY_UNTIL", "and CARD_PREVIOUS_PRIVATE_KEY must be set together (the previous key and the end of its grace period)");
+	}
 	return {
 		port: integer(env, "PORT", 3000, 0, 65535),
 		mongoUrl: url(env, "MONGO_URL", ["mongodb", "mongodb+srv"]),
@@ -142,6 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
 		bodyLimit,
 		rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 100, 1, 1_000_000),
 		authFailuresPerMinute: integer(env, "AUTH_FAILURES_PER_MINUTE", 60, 1, 1_000_000),
+		checkoutsPerMinute: integer(env, "CHECKOUTS_PER_MINUTE", 60, 1, 1_000_000),
 		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
 		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),

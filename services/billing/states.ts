@@ -43,8 +43,8 @@ export enum TransactionStatus {
 
 /**
  * Refund status of a transaction:
- *   REFUNDABLE -> REFUNDED   its whole amount has been refunded
- *   REFUNDABLE -> VOIDED     a hold was released before capture
+ *   REFUNDABLE     -> REFUNDED  its whole amount has been refunded (stays REFUNDABLE while anything is left)
+ *   NOT_REFUNDABLE -> VOIDED    a hold was released before capture
  * NOT_REFUNDABLE: declined and failed transactions, holds, and refunds themselves.
  */
 export enum RefundStatus {

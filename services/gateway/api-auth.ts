@@ -1,6 +1,8 @@
-// Bearer authentication for /api and /admin, with the two rate limits the
-// gateway enforces: requests per second per account, and failed
-// authentications per minute per client address (against token guessing).
+// Bearer authentication for /api and /admin, with the rate limits the
+// gateway enforces: requests per second per account, failed authentications
+// per minute per client address (against token guessing), and checkout
+// submissions per minute per client address (against card testing, since the
+// checkout needs no token).
 import type { IncomingMessage } from "node:http";
 import { LRUCache } from "lru-cache";
 import type { Context } from "moleculer";
@@ -17,6 +19,7 @@ export interface AuthenticatedAccount {
 export interface AuthOptions {
 	rateLimitPerSecond: number;
 	authFailuresPerMinute: number;
+	checkoutsPerMinute: number;
 	adminToken: string | undefined;
 }
 
@@ -37,6 +40,7 @@ export function createAuthenticator(options: AuthOptions) {
 	const cache = new LRUCache<string, AuthenticatedAccount | "none">({ max: 50_000, ttl: CACHE_TTL_MS });
 	const perAccount = new RateLimiterMemory({ points: options.rateLimitPerSecond, duration: 1 });
 	const failures = new RateLimiterMemory({ points: options.authFailuresPerMinute, duration: 60 });
+	const checkouts = new RateLimiterMemory({ points: options.checkoutsPerMinute, duration: 60 });
 
 	const clientAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? "unknown";
 
@@ -79,6 +83,12 @@ export function createAuthenticator(options: AuthOptions) {
 			await refuseBlockedClient(req);
 			const token = bearerToken(req);
 			if (!token || !options.adminToken || !secretsEqual(token, options.adminToken)) throw await unauthorized(req);
+		},
+
+		async limitCheckouts(req: IncomingMessage): Promise<void> {
+			await checkouts.consume(clientAddress(req)).catch(rejection => {
+				throw tooManyRequests(rejection);
+			});
 		},
 
 		forgetAccount(accountId: number): void {

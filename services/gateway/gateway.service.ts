@@ -39,6 +39,7 @@ interface Locals {
 	openapi: object;
 	server: import("node:http").Server;
 	writeCorsHeaders(route: { cors: typeof CORS }, req: IncomingMessage, res: ServerResponse, preflight: boolean): void;
+	resolveAlias(url: string, method?: string): { alias: { action?: string } } | null;
 }
 
 function checkApiVersion(req: IncomingMessage): void {
@@ -126,9 +127,10 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				path: "/api",
 				cors: CORS,
 				aliases: aliasesOf(publicEndpoints),
-				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
+				async onBeforeCall(this: Locals, ctx: Context, route: unknown, req: Request) {
 					checkApiVersion(req);
 					checkInputPlacement(req);
+					if (req.method === "POST") await this.auth.limitCheckouts(req);
 				},
 			},
 			{
@@ -143,6 +145,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				...routeDefaults,
 				name: "demo",
 				path: "/demo",
+				// With CORS a browser's preflight is answered here instead of reaching the action.
+				cors: CORS,
 				aliases: aliasesOf(demoEndpoints),
 				// The page itself: moleculer-web strips the route's prefix before its global
 				// static files, so the demo folder is served from this route.
@@ -159,7 +163,9 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		// The SDK, the checkout iframe and the demo page.
 		assets: { folder: path.join(projectRoot, "public"), options: STATIC_OPTIONS },
 		onError(this: Locals & { logger: { error(...args: unknown[]): void } }, req: IncomingMessage, res: ServerResponse, err: unknown) {
-			const endpoint = endpointFor((req as Request).$alias?.action);
+			// A body that fails to parse fails before the alias is attached to the request.
+			const alias = (req as Request).$alias ?? this.resolveAlias(requestPath(req as Request).replace(/\/$/, ""), req.method)?.alias;
+			const endpoint = endpointFor(alias?.action);
 			const answer = endpoint?.checkoutErrors ? toCheckoutAnswer(err) : toHttpAnswer(err);
 			if (answer.unexpected) this.logger.error("Request failed:", (err as Error)?.name, (err as Error)?.message);
 			if (res.headersSent) return void res.end();
@@ -217,8 +223,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	},
 
 	created() {
-		const { rateLimitPerSecond, authFailuresPerMinute, adminToken } = config();
-		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, adminToken });
+		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken } = config();
+		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
 		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));
 	},
 

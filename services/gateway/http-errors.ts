@@ -45,7 +45,7 @@ function fieldErrors(data: unknown): { field: string; message: string }[] {
 /** POST /api/checkout speaks the SDK's language: every malformed request is `{code: "INVALID_REQUEST", errors}`. */
 export function toCheckoutAnswer(error: unknown): HttpAnswer {
 	const answer = toHttpAnswer(error);
-	if (answer.status !== 400) return answer;
+	if (answer.status !== 400 || JSON.parse(answer.body).error !== ApiErrorType.BadRequest) return answer;
 	const err = (error ?? {}) as ErrorLike;
 	const errors = fieldErrors(err.data);
 	const body = { code: "INVALID_REQUEST", errors: errors.length ? errors : [{ field: "(body)", message: JSON.parse(answer.body).message }] };

@@ -41,6 +41,7 @@ export function testEnvironment(options: AppOptions = {}): void {
 		MONGO_URL: `${BASE_MONGO_URL}/${options.database ?? uniqueDatabaseName()}`,
 		RATE_LIMIT_PER_SECOND: "100000",
 		AUTH_FAILURES_PER_MINUTE: "100000",
+		CHECKOUTS_PER_MINUTE: "100000",
 		...options.env,
 	});
 	resetConfig();

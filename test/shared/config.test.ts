@@ -31,6 +31,9 @@ describe("loadConfig", () => {
 		[{ DEMO: "yes" }, "DEMO"],
 		[{ BODY_LIMIT: "lots" }, "BODY_LIMIT"],
 		[{ RATE_LIMIT_PER_SECOND: "0" }, "RATE_LIMIT_PER_SECOND"],
+		[{ CARD_PRIVATE_KEY: "not a pem" }, "CARD_PRIVATE_KEY"],
+		[{ VAULT_KEY: "c2hvcnQ=" }, "VAULT_KEY"],
+		[{ CARD_PREVIOUS_KEY_UNTIL: "2030-01-01T00:00:00Z" }, "CARD_PREVIOUS_KEY_UNTIL"],
 	])("When %p is set, then start-up fails naming %s", (env, variable) => {
 		expect(() => loadConfig(env)).toThrow(ConfigError);
 		expect(() => loadConfig(env)).toThrow(variable);

@@ -288,6 +288,22 @@ describe("POST /api/checkout: malformed requests", () => {
 		expect(plain.body.errors).toEqual([expect.objectContaining({ field: "encryptedCvc" })]);
 	});
 
+	test("When the body is not valid JSON, then 400 INVALID_REQUEST too", async () => {
+		const res = await app.http().post("/api/checkout").set("Content-Type", "application/json").send('{"sessionId": ');
+
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ code: "INVALID_REQUEST", errors: [{ field: "(body)", message: "Request body is not valid JSON" }] });
+	});
+
+	test("When X-API-Version is unsupported, then the checkout answers UNSUPPORTED_API_VERSION like the rest of /api", async () => {
+		const body = await checkoutBody(app, shop, { productId: shop.products.charge });
+
+		const res = await app.http().post("/api/checkout").set("X-API-Version", "2.0").send(body);
+
+		expect(res.status).toBe(400);
+		expect(res.body.error).toBe("UNSUPPORTED_API_VERSION");
+	});
+
 	test("When the JWE holds something other than digits, then 400", async () => {
 		const body = await checkoutBody(app, shop, { productId: shop.products.charge });
 

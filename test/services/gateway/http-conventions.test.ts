@@ -149,3 +149,12 @@ describe("Request bodies", () => {
 		expect(res.body).toEqual({ error: "PAYLOAD_TOO_LARGE", status: 413, message: expect.any(String) });
 	});
 });
+
+describe("The demo session", () => {
+	test("When a browser sends a preflight to /demo/session, then it is answered without creating a session", async () => {
+		const res = await app.http().options("/demo/session").set("Origin", "https://x.example").set("Access-Control-Request-Method", "GET");
+
+		expect(res.status).toBe(204);
+		expect(res.text ?? "").toBe("");
+	});
+});

@@ -1,3 +1,4 @@
+import { checkoutBody, createShop } from "../../factories/checkout";
 import { bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -40,5 +41,26 @@ describe("Rate limits", () => {
 		// Assert
 		expect(res.status).toBe(429);
 		expect(res.body.error).toBe("TOO_MANY_REQUESTS");
+	});
+
+	test("When a client address submits more checkouts than CHECKOUTS_PER_MINUTE, then 429: the checkout needs no token, so card testing is limited per address", async () => {
+		// Arrange: an app of its own, since the test above blocks this client address.
+		const own = await startApp({ env: { CHECKOUTS_PER_MINUTE: "3" } });
+		const answers = [];
+		try {
+			const shop = await createShop(own);
+			const bodies = [];
+			for (let i = 0; i < 4; i++) bodies.push(await checkoutBody(own, shop, { productId: shop.products.charge }));
+
+			// Act
+			for (const body of bodies) answers.push(await own.http().post("/api/checkout").send(body));
+		} finally {
+			await own.stop();
+		}
+
+		// Assert
+		expect(answers.slice(0, 3).map(a => a.body.code)).toEqual(["OK", "OK", "OK"]);
+		expect(answers[3].status).toBe(429);
+		expect(answers[3].body.error).toBe("TOO_MANY_REQUESTS");
 	});
 });
