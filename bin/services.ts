@@ -3,6 +3,7 @@ import type { ServiceSchema } from "moleculer";
 import AccountsService from "../services/accounts/accounts.service";
 import BillingService from "../services/billing/billing.service";
 import CheckoutService from "../services/checkout/checkout.service";
+import RefundsService from "../services/refunds/refunds.service";
 import GatewayService from "../services/gateway/gateway.service";
 import SessionsService from "../services/sessions/sessions.service";
 import type { ServiceName } from "../shared/config";
@@ -13,4 +14,5 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	sessions: SessionsService as ServiceSchema,
 	checkout: CheckoutService as ServiceSchema,
 	billing: BillingService as ServiceSchema,
+	refunds: RefundsService as ServiceSchema,
 };

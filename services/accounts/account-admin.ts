@@ -90,3 +90,13 @@ export async function getAccount(deps: AccountsDeps, input: { accountId: number 
 export async function listAccounts(deps: AccountsDeps): Promise<AccountView[]> {
 	return (await deps.db.accounts.find().sort({ _id: 1 }).lean()).map(toAccountView);
 }
+
+/** Where and how to sign the account's webhooks (notifications only). */
+export async function webhookTarget(
+	deps: AccountsDeps,
+	input: { accountId: number },
+): Promise<{ accountId: number; environment: Environment; webhookUrl: string | null; webhookSecret: string } | AccountsError> {
+	const doc = await deps.db.accounts.findById(input.accountId).lean();
+	if (!doc) return AccountsError.UnknownAccount;
+	return { accountId: doc._id, environment: doc.environment, webhookUrl: doc.webhookUrl, webhookSecret: doc.webhookSecret };
+}

@@ -5,7 +5,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction } from "../../shared/action";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
-import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount } from "./account-admin";
+import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
 import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
 import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
@@ -41,6 +41,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		create: action(schemas.create, createAccount),
 		update: action(schemas.update, updateAccount),
 		get: action(schemas.get, getAccount),
+		webhookTarget: action(schemas.get, webhookTarget),
 		list: action(schemas.none, listAccounts),
 		rotateToken: {
 			params: schemas.rotateToken,

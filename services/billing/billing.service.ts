@@ -1,6 +1,6 @@
 // Customers (subscriptions), transactions and the payment processors. The
 // checkout service calls the checkout steps; the gateway calls the reads.
-import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue } from "../../shared/action";
 import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
@@ -14,12 +14,28 @@ import {
 import type { BillingDeps } from "./deps";
 import { type BillingDb, createBillingModels } from "./models";
 import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
+import { createOutboxRelay, type OutboxRelay } from "./outbox-relay";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
+import { refundTransaction } from "./refund-ledger";
+import { unsubscribe } from "./unsubscribe";
 import { schemas } from "./schemas";
 
 interface Locals {
 	db: BillingDb & { sandbox: SandboxModels };
 	deps: BillingDeps;
+	relay: OutboxRelay;
+}
+
+/** Actions that write outbox events kick the relay, so webhooks go out at once. */
+function thenRelay<P>(params: object, fn: (deps: BillingDeps, input: P) => Promise<unknown>): ActionSchema<Service & Locals> {
+	return {
+		params: params as ActionSchema["params"],
+		async handler(ctx: Context<P>) {
+			const result = await fn(this.deps, ctx.params);
+			this.relay.kick();
+			return errorAsValue(result as string);
+		},
+	};
 }
 
 const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
@@ -39,9 +55,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				const event = { accountId: customer.accountId, customerId: customer.id, transaction_id: transaction?.id ?? null, customer, transaction };
 				if (transaction) ctx.emit("billing.transactionRecorded", event);
 				if (result.outcome === "ACTIVE") ctx.emit("billing.customerConverted", event);
+				this.relay.kick();
 				return result;
 			},
 		},
+		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction),
+		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe),
 		getCustomer: domainAction(schemas.getById, getCustomer),
 		getTransaction: domainAction(schemas.getById, getTransaction),
 		listCustomers: domainAction(schemas.listCustomers, listCustomers),
@@ -64,6 +83,16 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			processorFor: environment => (environment === "sandbox" ? sandbox : null),
 			now: () => new Date(),
 		};
+		this.relay = createOutboxRelay({
+			db: this.db,
+			enqueue: event => this.broker.call("notifications.enqueue", event),
+			logger: this.logger,
+		});
+		this.relay.start();
+	},
+
+	async stopped() {
+		await this.relay?.stop();
 	},
 };
 

@@ -1,10 +1,11 @@
 // Billing's part of a checkout, in the spec's order: verify the card (step 3),
 // open the subscription under the duplicate-check lock (step 4), then the
 // first payment by product type (step 5). The checkout service orchestrates.
+import { randomUUID } from "node:crypto";
 import { sha256Hex } from "../../shared/crypto";
 import { addDays, addPeriod, type Period } from "../../shared/time";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc, TransactionDoc } from "./models";
+import type { CustomerDoc, OutboxEvent, TransactionDoc } from "./models";
 import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
 import { CustomerStatus, HOLDS_SUBSCRIPTION, RefundStatus, TransactionStatus, TransactionType } from "./states";
 import { type CustomerView, type TransactionView, toCustomerView, toTransactionView } from "./views";
@@ -23,6 +24,10 @@ type Environment = "sandbox" | "production";
 const STALE_PENDING_MS = 10 * 60 * 1000;
 /** Processor errors are retried with the same idempotency key, so a retry never charges twice. */
 const PROCESSOR_RETRY_DELAYS_MS = [50, 250];
+
+export function outboxEvent(deps: Pick<BillingDeps, "now">, type: OutboxEvent["type"]): OutboxEvent {
+	return { id: randomUUID(), type, createdAt: deps.now() };
+}
 
 function processor(deps: BillingDeps, environment: Environment): PaymentProcessor | BillingError {
 	return deps.processorFor(environment) ?? BillingError.NoProcessor;
@@ -54,6 +59,7 @@ export async function verifyCard(
 
 export interface OpenSubscriptionInput {
 	accountId: number;
+	environment: Environment;
 	product: { id: number; allowMultipleSubscriptions: boolean };
 	buyer: { email: string; name: string; lastName: string };
 	card: { cardToken: string; fingerprint: string; bin: string; last4: string; brand: string; expiry: string };
@@ -77,8 +83,12 @@ async function claimLock(deps: BillingDeps, key: string, customerId: number): Pr
 	const lock = await deps.db.subscriptionLocks.findById(key).lean();
 	if (!lock) return claimLock(deps, key, customerId);
 	const holder = await deps.db.customers.findById(lock.customerId, { status: 1, createdAt: 1 }).lean();
-	const stalePending = holder?.status === CustomerStatus.Pending && deps.now().getTime() - holder.createdAt.getTime() > STALE_PENDING_MS;
-	if (holder && HOLDS_SUBSCRIPTION.includes(holder.status) && !stalePending) return false;
+	const age = (since: Date) => deps.now().getTime() - since.getTime();
+	// The lock is taken before its customer is written: a holder not written yet is a checkout in progress.
+	const alive = holder
+		? HOLDS_SUBSCRIPTION.includes(holder.status) && !(holder.status === CustomerStatus.Pending && age(holder.createdAt) > STALE_PENDING_MS)
+		: age(lock.createdAt) <= STALE_PENDING_MS;
+	if (alive) return false;
 	// The holder ended without releasing (or died mid-checkout): take the lock over, atomically.
 	const taken = await deps.db.subscriptionLocks.updateOne({ _id: key, customerId: lock.customerId }, { $set: { customerId, createdAt: deps.now() } });
 	return taken.modifiedCount === 1;
@@ -98,6 +108,7 @@ export async function openSubscription(deps: BillingDeps, input: OpenSubscriptio
 	await deps.db.customers.create({
 		_id: customerId,
 		accountId: input.accountId,
+		environment: input.environment,
 		email: input.buyer.email,
 		name: input.buyer.name,
 		lastName: input.buyer.lastName,
@@ -120,6 +131,7 @@ export async function openSubscription(deps: BillingDeps, input: OpenSubscriptio
 		sessionId: input.sessionId,
 		additionalData: input.additionalData,
 		authorizationId: null,
+		outbox: [],
 		createdAt: now,
 	});
 	return { customerId };
@@ -167,6 +179,7 @@ async function recordTransaction(
 	outcome: ProcessorOutcome,
 ): Promise<TransactionDoc> {
 	const approved = outcome.status === "APPROVED";
+	const refundable = approved && type === TransactionType.SubscriptionStart;
 	const status = approved ? TransactionStatus.Approved : outcome.status === "DECLINED" ? TransactionStatus.Declined : TransactionStatus.Error;
 	try {
 		const doc = await deps.db.transactions.create({
@@ -183,11 +196,15 @@ async function recordTransaction(
 			transactionId: outcome.processorTransactionId,
 			midId: customer.midId,
 			midName: customer.midName,
-			refundStatus: approved && type === TransactionType.SubscriptionStart ? RefundStatus.Refundable : RefundStatus.NotRefundable,
+			refundStatus: refundable ? RefundStatus.Refundable : RefundStatus.NotRefundable,
 			status,
 			paymentMethod: customer.cardType,
 			declineReason: outcome.reason,
 			idempotencyKey,
+			refundableRemaining: refundable ? input.product.amountMinor : 0,
+			originalTransactionId: null,
+			// A charge or hold was attempted, approved or not: the merchant hears of it.
+			outbox: [outboxEvent(deps, "TRANSACTION")],
 		});
 		return doc.toObject();
 	} catch (err) {
@@ -196,11 +213,10 @@ async function recordTransaction(
 	}
 }
 
-/** PENDING -> ACTIVE or DECLINED, compare-and-set on the expected state. */
+/** PENDING -> ACTIVE (with its CONVERSION event) or DECLINED, compare-and-set on the expected state. */
 async function settle(deps: BillingDeps, customerId: number, changes: Partial<CustomerDoc>): Promise<CustomerDoc | null> {
-	return deps.db.customers
-		.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, { $set: changes }, { returnDocument: "after" })
-		.lean();
+	const update = changes.status === CustomerStatus.Active ? { $set: changes, $push: { outbox: outboxEvent(deps, "CONVERSION") } } : { $set: changes };
+	return deps.db.customers.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update, { returnDocument: "after" }).lean();
 }
 
 /** Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. */

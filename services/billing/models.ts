@@ -6,9 +6,22 @@ import { type Connection, type Model, Schema } from "mongoose";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
+/**
+ * An event for the merchant's webhooks, written in the same single-document
+ * update as the change it announces, so it exists exactly when the change
+ * does. The outbox relay hands it to notifications and then removes it.
+ */
+export interface OutboxEvent {
+	id: string;
+	type: "TRANSACTION" | "CONVERSION" | "REFUND" | "CANCELLATION";
+	createdAt: Date;
+}
+
 export interface CustomerDoc {
 	_id: number;
 	accountId: number;
+	/** The account's environment at signup: which processor bills this subscription. */
+	environment: "sandbox" | "production";
 	email: string;
 	name: string;
 	lastName: string;
@@ -35,6 +48,7 @@ export interface CustomerDoc {
 	additionalData: Record<string, unknown> | null;
 	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
 	authorizationId: number | null;
+	outbox: OutboxEvent[];
 	createdAt: Date;
 }
 
@@ -59,6 +73,23 @@ export interface TransactionDoc {
 	paymentMethod: string;
 	declineReason: string | null;
 	idempotencyKey: string;
+	/** Minor units that can still be refunded; reserved atomically before the processor is asked. */
+	refundableRemaining: number;
+	/** For a REFUNDED transaction: the transaction it refunds. */
+	originalTransactionId: number | null;
+	outbox: OutboxEvent[];
+}
+
+/** A refund: reserved on the original transaction, then done by the processor, or given back. */
+export interface RefundDoc {
+	_id: string;
+	accountId: number;
+	transactionId: number;
+	amount: number;
+	status: "RESERVED" | "COMPLETED" | "FAILED";
+	refundTransactionId: number | null;
+	createdAt: Date;
+	settledAt: Date | null;
 }
 
 export interface SubscriptionLockDoc {
@@ -70,10 +101,13 @@ export interface SubscriptionLockDoc {
 
 const options = { versionKey: false } as const;
 
+const outboxEventSchema = new Schema<OutboxEvent>({ id: String, type: String, createdAt: Date }, { _id: false });
+
 const customerSchema = new Schema<CustomerDoc>(
 	{
 		_id: Number,
 		accountId: { type: Number, required: true },
+		environment: { type: String, enum: ["sandbox", "production"], required: true },
 		email: { type: String, required: true },
 		name: { type: String, required: true },
 		lastName: { type: String, default: "" },
@@ -96,6 +130,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		sessionId: { type: String, required: true },
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
+		outbox: { type: [outboxEventSchema], default: [] },
 		createdAt: { type: Date, required: true },
 	},
 	options,
@@ -122,11 +157,28 @@ const transactionSchema = new Schema<TransactionDoc>(
 		paymentMethod: { type: String, required: true },
 		declineReason: { type: String, default: null },
 		idempotencyKey: { type: String, required: true },
+		refundableRemaining: { type: Number, required: true, min: 0 },
+		originalTransactionId: { type: Number, default: null },
+		outbox: { type: [outboxEventSchema], default: [] },
 	},
 	options,
 );
 // One transaction per processor operation, even if a step is retried.
 transactionSchema.index({ idempotencyKey: 1 }, { unique: true });
+
+const refundSchema = new Schema<RefundDoc>(
+	{
+		_id: String,
+		accountId: { type: Number, required: true },
+		transactionId: { type: Number, required: true },
+		amount: { type: Number, required: true },
+		status: { type: String, enum: ["RESERVED", "COMPLETED", "FAILED"], required: true },
+		refundTransactionId: { type: Number, default: null },
+		createdAt: { type: Date, required: true },
+		settledAt: { type: Date, default: null },
+	},
+	options,
+);
 
 const subscriptionLockSchema = new Schema<SubscriptionLockDoc>(
 	{ _id: String, customerId: { type: Number, required: true }, createdAt: { type: Date, required: true } },
@@ -137,6 +189,7 @@ export interface BillingDb {
 	customers: Model<CustomerDoc>;
 	transactions: Model<TransactionDoc>;
 	subscriptionLocks: Model<SubscriptionLockDoc>;
+	refunds: Model<RefundDoc>;
 	ids: { customers: IdAllocator; transactions: IdAllocator };
 }
 
@@ -145,6 +198,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		customers: connection.model("Customer", customerSchema, "customers"),
 		transactions: connection.model("Transaction", transactionSchema, "transactions"),
 		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
+		refunds: connection.model("Refund", refundSchema, "refunds"),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),
 			transactions: createIdAllocator(connection, "transactions", 100),

@@ -16,6 +16,7 @@ export const schemas = {
 	openSubscription: params(
 		{
 			accountId: id,
+			environment,
 			product: params({ id, allowMultipleSubscriptions: { type: "boolean" } }),
 			buyer: params({ email: { type: "string", maxLength: 254 }, name: shortText, lastName: { type: "string", maxLength: 200 } }),
 			card: params({
@@ -49,6 +50,11 @@ export const schemas = {
 		),
 	}),
 	getById: params({ accountId: id, id }),
+	refundTransaction: params(
+		{ accountId: id, transactionId: id, amountToRefund: { type: "string", maxLength: 40 }, refundId: { type: "string", pattern: "^[A-Za-z0-9_:-]{8,100}$" } },
+		["accountId", "transactionId", "refundId"],
+	),
+	unsubscribe: params({ accountId: id, customerId: id }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
 	listTransactions: params({ accountId: id, customerId: id }),
 	sandboxOperations: params(

@@ -5,7 +5,8 @@
  *   PENDING  -> ACTIVE       first charge approved, hold placed, or first charge scheduled
  *   PENDING  -> DECLINED     first charge or hold declined or failed (final)
  *   PENDING  -> ABANDONED    the checkout lost its session before paying (final)
- *   ACTIVE   -> UNSUBSCRIBED the merchant unsubscribed the customer (final)
+ *   ACTIVE, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
+ * A PENDING customer is mid-checkout and cannot be unsubscribed until it settles.
  */
 export enum CustomerStatus {
 	Pending = "PENDING",
@@ -18,8 +19,8 @@ export enum CustomerStatus {
 export const CUSTOMER_TRANSITIONS: Record<CustomerStatus, CustomerStatus[]> = {
 	[CustomerStatus.Pending]: [CustomerStatus.Active, CustomerStatus.Declined, CustomerStatus.Abandoned],
 	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed],
-	[CustomerStatus.Declined]: [],
-	[CustomerStatus.Abandoned]: [],
+	[CustomerStatus.Declined]: [CustomerStatus.Unsubscribed],
+	[CustomerStatus.Abandoned]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Unsubscribed]: [],
 };
 

@@ -171,6 +171,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	// 4. One live subscription per (product, email, card) unless the product allows more.
 	const opened = await deps.calls.openSubscription({
 		accountId: session.accountId,
+		environment: context.environment,
 		product: { id: product.id, allowMultipleSubscriptions: product.allowMultipleSubscriptions },
 		buyer: { email: input.email.trim().toLowerCase(), name: input.name, lastName: input.lastName ?? "" },
 		card: { cardToken: verified.cardToken, fingerprint: cardFingerprint(deps.fingerprintKey, pan), bin: pan.slice(0, 6), last4: pan.slice(-4), brand, expiry: input.cardExpiry },

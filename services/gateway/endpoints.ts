@@ -13,6 +13,8 @@ export interface Endpoint {
 	readableById?: boolean;
 	/** Malformed requests answer the checkout's `{code: "INVALID_REQUEST", errors}` instead of BAD_REQUEST. */
 	checkoutErrors?: boolean;
+	/** The `Idempotency-Key` header is passed to the action as `idempotencyKey`. */
+	idempotencyKey?: boolean;
 }
 
 /** `/api`, Bearer API token. */
@@ -21,6 +23,8 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"GET /session": { action: "sessions.get" },
 	"GET /customer/:id": { action: "billing.getCustomer" },
 	"GET /transaction/:id": { action: "billing.getTransaction" },
+	"GET /refund/:id": { action: "refunds.refund", idempotencyKey: true },
+	"POST /unsubscribe/:customerId": { action: "billing.unsubscribe" },
 };
 
 /** `/api`, no token. */
@@ -53,6 +57,9 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"GET /accounts/:accountId/customers": { action: "billing.listCustomers" },
 	"GET /accounts/:accountId/customers/:customerId/transactions": { action: "billing.listTransactions" },
 	"GET /sandbox/operations": { action: "billing.sandboxOperations" },
+	"GET /accounts/:accountId/webhooks": { action: "notifications.list" },
+	"POST /accounts/:accountId/webhooks/redeliver": { action: "notifications.redeliverAccount" },
+	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver" },
 };
 
 export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, string> {

@@ -216,6 +216,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			checkInputPlacement(req);
 			// The account comes from the token, never from the request.
 			req.$params.accountId = ctx.meta.user.accountId;
+			const key = req.headers["idempotency-key"];
+			if (key !== undefined && endpointFor(req.$alias?.action)?.idempotencyKey) req.$params.idempotencyKey = key;
 		},
 		checkAdminRequest(ctx: Context, route: unknown, req: Request) {
 			checkInputPlacement(req);

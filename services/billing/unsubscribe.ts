@@ -1,0 +1,49 @@
+// POST /api/unsubscribe/{customerId}: renewals stop at once, a pending hold is
+// released, past transactions are left alone, and one CANCELLATION event is
+// written with the change itself.
+import type { BillingDeps } from "./deps";
+import { outboxEvent } from "./checkout-payments";
+import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "./states";
+
+export interface UnsubscribeAnswer {
+	success: boolean;
+	message: string;
+}
+
+export async function unsubscribe(deps: BillingDeps, input: { accountId: number; customerId: number }): Promise<UnsubscribeAnswer> {
+	const unsubscribed = { success: true, message: `Customer ${input.customerId} unsubscribed` };
+	for (;;) {
+		const customer = await deps.db.customers.findOne({ _id: input.customerId, accountId: input.accountId }).lean();
+		if (!customer) return { success: false, message: `Customer not found with ID: ${input.customerId}` };
+		if (customer.status === CustomerStatus.Unsubscribed) return unsubscribed;
+		if (!CUSTOMER_TRANSITIONS[customer.status].includes(CustomerStatus.Unsubscribed)) {
+			return { success: false, message: `Customer ${input.customerId} has a checkout in progress; try again in a few seconds` };
+		}
+		// Compare-and-set on the state we read; if it moved meanwhile, read again.
+		const now = deps.now();
+		const done = await deps.db.customers.updateOne(
+			{ _id: customer._id, status: customer.status },
+			{
+				$set: { status: CustomerStatus.Unsubscribed, renewalActive: false, nextRenewalTimestamp: null, unsubscriptionTimestamp: now },
+				$push: { outbox: outboxEvent(deps, "CANCELLATION") },
+			},
+		);
+		if (done.modifiedCount !== 1) continue;
+		await deps.db.subscriptionLocks.deleteMany({ customerId: customer._id });
+		if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId, customer.environment);
+		return unsubscribed;
+	}
+}
+
+/** The trial's hold is released rather than captured; its transaction shows VOIDED. */
+async function releaseHold(deps: BillingDeps, customerId: number, authorizationId: number, environment: "sandbox" | "production"): Promise<void> {
+	const processor = deps.processorFor(environment);
+	if (!processor) return;
+	const outcome = await processor.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId });
+	if (outcome.status !== "APPROVED") return;
+	await deps.db.transactions.updateOne(
+		{ customerId, type: TransactionType.Preauthorization, transactionId: authorizationId },
+		{ $set: { refundStatus: RefundStatus.Voided } },
+	);
+	await deps.db.customers.updateOne({ _id: customerId, authorizationId }, { $set: { authorizationId: null } });
+}

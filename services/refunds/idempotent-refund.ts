@@ -1,0 +1,73 @@
+// A refund is a GET that changes state, so proxies, browsers and client
+// libraries may repeat it. With an Idempotency-Key, a repeat returns the first
+// answer and refunds nothing more; a key reused with other parameters is
+// refused. Keys are kept 24 hours.
+import { randomUUID } from "node:crypto";
+import { sha256Hex } from "../../shared/crypto";
+import type { RefundsDb } from "./models";
+import { answerFor, type RefundAnswer, refundAnswers } from "./refund-answers";
+
+export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
+const BUSY_WAIT_MS = 10_000;
+
+export interface RefundRequest {
+	accountId: number;
+	id: number;
+	amountToRefund?: string;
+	idempotencyKey?: string;
+}
+
+export interface RefundsDeps {
+	db: RefundsDb;
+	/** billing.refundTransaction */
+	refund(params: { accountId: number; transactionId: number; amountToRefund?: string; refundId: string }): Promise<{ amount: number } | { error: string }>;
+	now: () => Date;
+}
+
+async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<RefundAnswer> {
+	const result = await deps.refund({ accountId: request.accountId, transactionId: request.id, amountToRefund: request.amountToRefund, refundId });
+	return answerFor(request.id, result);
+}
+
+async function waitForAnswer(deps: RefundsDeps, key: string): Promise<RefundAnswer> {
+	const deadline = Date.now() + BUSY_WAIT_MS;
+	while (Date.now() < deadline) {
+		await new Promise(resolve => setTimeout(resolve, 50));
+		const doc = await deps.db.refundRequests.findById(key).lean();
+		if (doc?.answer) return doc.answer;
+	}
+	return refundAnswers.keyBusy();
+}
+
+export async function refund(deps: RefundsDeps, request: RefundRequest): Promise<RefundAnswer> {
+	if (request.idempotencyKey === undefined) return run(deps, request, `rf_${randomUUID()}`);
+
+	const key = `${request.accountId}:${request.idempotencyKey}`;
+	const fingerprint = sha256Hex(JSON.stringify([request.id, request.amountToRefund ?? null]));
+	const refundId = `rk_${sha256Hex(key).slice(0, 40)}`;
+	const now = deps.now();
+	try {
+		await deps.db.refundRequests.create({ _id: key, fingerprint, refundId, answer: null, createdAt: now });
+	} catch (err) {
+		if ((err as { code?: number }).code !== 11000) throw err;
+		const existing = await deps.db.refundRequests.findById(key).lean();
+		if (!existing) return refund(deps, request);
+		if (now.getTime() - existing.createdAt.getTime() > KEY_LIFETIME_MS) {
+			// An expired key starts afresh; the conditional delete lets only one request do so.
+			await deps.db.refundRequests.deleteOne({ _id: key, createdAt: existing.createdAt });
+			return refund(deps, request);
+		}
+		if (existing.fingerprint !== fingerprint) return refundAnswers.keyReused();
+		return existing.answer ?? waitForAnswer(deps, key);
+	}
+	// The refund id is derived from the key, so even if this node dies here, a repeat resumes the same refund.
+	const answer = await run(deps, request, refundId);
+	await deps.db.refundRequests.updateOne({ _id: key }, { $set: { answer } });
+	return answer;
+}
+
+/** Keys older than 24 hours are forgotten (no TTL indexes: swept by the service). */
+export async function forgetExpiredKeys(deps: Pick<RefundsDeps, "db" | "now">): Promise<number> {
+	const { deletedCount } = await deps.db.refundRequests.deleteMany({ createdAt: { $lt: new Date(deps.now().getTime() - KEY_LIFETIME_MS) } });
+	return deletedCount;
+}

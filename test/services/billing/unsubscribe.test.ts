@@ -1,0 +1,105 @@
+// POST /api/unsubscribe/{customerId}, as the spec's state table and the issue describe it.
+import { CARDS, createShop, submitCheckout, type Shop, uniqueEmail } from "../../factories/checkout";
+import { admin, bearer, createMerchant } from "../../factories/merchant";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let shop: Shop;
+
+beforeAll(async () => {
+	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+	shop = await createShop(app);
+});
+afterAll(() => app.stop());
+
+const unsubscribe = (customerId: number | string, who = shop) => app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(who));
+const customer = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop))).body;
+const transactionsOf = async (customerId: number) => (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
+
+describe("POST /api/unsubscribe/{customerId}", () => {
+	test("When an active customer is unsubscribed, then UNSUBSCRIBED, renewals off, the date set, and past transactions untouched", async () => {
+		// Arrange
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+
+		// Act
+		const res = await unsubscribe(customerId);
+
+		// Assert
+		expect(res.status).toBe(200);
+		expect(res.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
+		expect(await customer(customerId)).toMatchObject({
+			status: "UNSUBSCRIBED",
+			renewalActive: false,
+			nextRenewalTimestamp: null,
+			unsubscriptionTimestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/),
+		});
+		expect(await transactionsOf(customerId)).toEqual([expect.objectContaining({ type: "SUBSCRIPTION_START", refundStatus: "REFUNDABLE" })]);
+	});
+
+	test("When the customer is already unsubscribed, then success again and nothing changes", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		await unsubscribe(customerId);
+		const before = await customer(customerId);
+
+		const again = await unsubscribe(customerId);
+
+		expect(again.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
+		expect(await customer(customerId)).toEqual(before);
+	});
+
+	test("When the customer does not exist or is another account's, then success false 'Customer not found with ID: <id>'", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		const other = await createMerchant(app);
+
+		const missing = await unsubscribe(987654);
+		const foreign = await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(other));
+
+		expect(missing.body).toEqual({ success: false, message: "Customer not found with ID: 987654" });
+		expect(foreign.body).toEqual({ success: false, message: `Customer not found with ID: ${customerId}` });
+		expect((await customer(customerId)).status).toBe("ACTIVE");
+	});
+
+	test("When a customer in a PREAUTHORIZE trial unsubscribes, then the hold is released: the hold shows VOIDED and the processor voided it", async () => {
+		// Arrange
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.preauthorize })).body;
+		const [hold] = await transactionsOf(customerId);
+
+		// Act
+		await unsubscribe(customerId);
+
+		// Assert
+		const [after] = await transactionsOf(customerId);
+		expect(after).toMatchObject({ id: hold.id, type: "PREAUTHORIZATION", refundStatus: "VOIDED" });
+		const voids = (await admin(app).get("/sandbox/operations?kind=void")).body as { outcome: { status: string } }[];
+		expect(voids.length).toBeGreaterThanOrEqual(1);
+	});
+
+	test("When the buyer subscribes again after unsubscribing, then the duplicate check lets them", async () => {
+		const email = uniqueEmail();
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, email })).body;
+		await unsubscribe(customerId);
+
+		const again = await submitCheckout(app, shop, { productId: shop.products.charge, email });
+
+		expect(again.body.code).toBe("OK");
+	});
+
+	test("When the id is not an integer or a body is sent, then 400", async () => {
+		const badId = await unsubscribe("x1");
+		const withBody = await app.http().post("/api/unsubscribe/1").set(bearer(shop)).send({ reason: "x" });
+
+		expect(badId.status).toBe(400);
+		expect(withBody.status).toBe(400);
+	});
+
+	test("When a declined customer is unsubscribed, then it is UNSUBSCRIBED too", async () => {
+		const email = uniqueEmail();
+		await submitCheckout(app, shop, { productId: shop.products.charge, email, card: CARDS.insufficientFunds });
+		const [declined] = (await admin(app).get(`/accounts/${shop.accountId}/customers?email=${encodeURIComponent(email)}`)).body;
+
+		const res = await unsubscribe(declined.id);
+
+		expect(res.body.success).toBe(true);
+		expect((await customer(declined.id)).status).toBe("UNSUBSCRIBED");
+	});
+});
