@@ -78,4 +78,18 @@ export const replCommands: ReplCommand[] = [
 			show(await broker.call("accounts.removeBlacklistedBin", { accountId: Number(args.accountId), bin: String(args.bin) }));
 		},
 	},
+	{
+		command: "webhooks-failed <accountId>",
+		description: "List an account's failing webhooks: PENDING after a failed attempt, and DEAD",
+		async action(broker, args) {
+			show(await broker.call("notifications.list", { accountId: Number(args.accountId), status: "FAILED" }));
+		},
+	},
+	{
+		command: "webhook-redeliver <eventId>",
+		description: "Send one webhook again (any state): back to PENDING, due now",
+		async action(broker, args) {
+			show(await broker.call("notifications.redeliver", { eventId: String(args.eventId) }));
+		},
+	},
 ];

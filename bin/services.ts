@@ -5,6 +5,7 @@ import BillingService from "../services/billing/billing.service";
 import CheckoutService from "../services/checkout/checkout.service";
 import RefundsService from "../services/refunds/refunds.service";
 import GatewayService from "../services/gateway/gateway.service";
+import NotificationsService from "../services/notifications/notifications.service";
 import SessionsService from "../services/sessions/sessions.service";
 import type { ServiceName } from "../shared/config";
 
@@ -15,4 +16,5 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	checkout: CheckoutService as ServiceSchema,
 	billing: BillingService as ServiceSchema,
 	refunds: RefundsService as ServiceSchema,
+	notifications: NotificationsService as ServiceSchema,
 };

@@ -8,6 +8,8 @@ export const ALL_SERVICES = [
 	"sessions",
 	"checkout",
 	"billing",
+	"refunds",
+	"notifications",
 ] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
@@ -36,6 +38,14 @@ export interface Config {
 	cardFingerprintKey: string | undefined;
 	/** AES-256 key (base64, 32 bytes) of the sandbox processor's card vault (billing). */
 	vaultKey: string | undefined;
+	/** Longest a webhook attempt may take, connection to answer (notifications). */
+	webhookTimeoutMs: number;
+	/** First retry delay of a failed webhook; it doubles per failure, capped at 1 h. */
+	webhookRetryBaseMs: number;
+	/** How long after its event a webhook is retried before it is DEAD (decimals allowed). */
+	webhookRetryHours: number;
+	/** The same for sandbox accounts. */
+	webhookSandboxRetryHours: number;
 }
 
 export class ConfigError extends Error {
@@ -53,6 +63,16 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 	if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
 	const value = Number(raw);
 	if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+	return value;
+}
+
+/** A positive decimal such as `72` or `0.01` (tests shrink retry windows to seconds). */
+function decimal(env: Env, name: string, fallback: number, max: number): number {
+	const raw = env[name];
+	if (raw === undefined || raw === "") return fallback;
+	if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(name, `must be a positive number such as 72 or 0.5, got "${raw}"`);
+	const value = Number(raw);
+	if (value <= 0 || value > max) throw new ConfigError(name, `must be above 0 and at most ${max}, got ${value}`);
 	return value;
 }
 
@@ -153,6 +173,10 @@ export function loadConfig(env: Env = process.env): Config {
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),
 		cardFingerprintKey: secret(env, "CARD_FINGERPRINT_KEY", 32),
 		vaultKey: secret(env, "VAULT_KEY", 32),
+		webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 120_000),
+		webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 1, 3_600_000),
+		webhookRetryHours: decimal(env, "WEBHOOK_RETRY_HOURS", 72, 24 * 365),
+		webhookSandboxRetryHours: decimal(env, "WEBHOOK_SANDBOX_RETRY_HOURS", 24, 24 * 365),
 	};
 }
 

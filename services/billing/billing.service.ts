@@ -6,7 +6,6 @@ import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
 import {
 	abandonSubscription,
-	type FirstPaymentInput,
 	firstPayment,
 	openSubscription,
 	verifyCard,
@@ -46,19 +45,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		verifyCard: domainAction(schemas.verifyCard, verifyCard, errorAsValue),
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
-		firstPayment: {
-			params: schemas.firstPayment,
-			async handler(ctx: Context<FirstPaymentInput>) {
-				const result = await firstPayment(this.deps, ctx.params);
-				if (typeof result === "string") return errorAsValue(result);
-				const { customer, transaction } = result;
-				const event = { accountId: customer.accountId, customerId: customer.id, transaction_id: transaction?.id ?? null, customer, transaction };
-				if (transaction) ctx.emit("billing.transactionRecorded", event);
-				if (result.outcome === "ACTIVE") ctx.emit("billing.customerConverted", event);
-				this.relay.kick();
-				return result;
-			},
-		},
+		firstPayment: thenRelay(schemas.firstPayment, firstPayment),
 		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction),
 		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe),
 		getCustomer: domainAction(schemas.getById, getCustomer),

@@ -29,7 +29,9 @@ beforeAll(async () => {
 	await startNode("sessions");
 	await startNode("checkout");
 	await startNode("billing");
-	await gateway.waitForServices(["accounts", "sessions", "checkout", "billing"], 10_000);
+	await startNode("refunds");
+	await startNode("notifications");
+	await gateway.waitForServices(["accounts", "sessions", "checkout", "billing", "refunds", "notifications"], 10_000);
 	const server = (gateway.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
 	url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 30_000);
@@ -53,7 +55,7 @@ describe("Cluster over NATS", () => {
 		expect(account.status).toBe(201);
 		expect(created.status).toBe(200);
 		expect(read.body).toMatchObject({ sessionId: created.text, domain: "shop.example.com", status: "VALID" });
-		expect(new Set(Object.values(nodes).map(n => n!.nodeID)).size).toBe(5);
+		expect(new Set(Object.values(nodes).map(n => n!.nodeID)).size).toBe(7);
 	});
 
 	test("When a bad request crosses NATS, then its error keeps its documented shape", async () => {

@@ -15,7 +15,7 @@ describe("loadConfig", () => {
 			authFailuresPerMinute: 60,
 			logLevel: "info",
 		});
-		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing"]);
+		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications"]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
 	});
 

@@ -18,9 +18,9 @@ describe("GET /actuator/health", () => {
 		expect(res.body).toEqual({
 			status: "UP",
 			components: {
-				database: { status: "UP", details: { accounts: "UP", billing: "UP", sessions: "UP" } },
+				database: { status: "UP", details: { accounts: "UP", billing: "UP", notifications: "UP", refunds: "UP", sessions: "UP" } },
 				transporter: { status: "UP", details: { type: "none (single process)" } },
-				services: { status: "UP", details: { accounts: "UP", billing: "UP", checkout: "UP", sessions: "UP" } },
+				services: { status: "UP", details: { accounts: "UP", billing: "UP", checkout: "UP", notifications: "UP", refunds: "UP", sessions: "UP" } },
 			},
 		});
 	});
@@ -35,7 +35,10 @@ describe("GET /actuator/health", () => {
 		// Assert
 		expect(res.status).toBe(503);
 		expect(res.body.status).toBe("DOWN");
-		expect(res.body.components.services).toEqual({ status: "DOWN", details: { accounts: "UP", billing: "DOWN", checkout: "DOWN", sessions: "DOWN" } });
+		expect(res.body.components.services).toEqual({
+			status: "DOWN",
+			details: { accounts: "UP", billing: "DOWN", checkout: "DOWN", notifications: "DOWN", refunds: "DOWN", sessions: "DOWN" },
+		});
 	});
 
 	test("When the database server stops, then 503 with the database DOWN, and API requests fail with 503 JSON", async () => {
@@ -53,7 +56,10 @@ describe("GET /actuator/health", () => {
 
 			// Assert
 			expect(health.status).toBe(503);
-			expect(health.body.components.database).toEqual({ status: "DOWN", details: { accounts: "DOWN", billing: "DOWN", sessions: "DOWN" } });
+			expect(health.body.components.database).toEqual({
+				status: "DOWN",
+				details: { accounts: "DOWN", billing: "DOWN", notifications: "DOWN", refunds: "DOWN", sessions: "DOWN" },
+			});
 			expect(api.status).toBe(503);
 			expect(api.body).toEqual({ error: "SERVICE_UNAVAILABLE", status: 503, message: expect.any(String) });
 		} finally {

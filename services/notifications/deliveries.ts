@@ -1,0 +1,42 @@
+// Taking events in: each is stored, keyed by its id, before enqueue answers,
+// so an accepted event survives any crash; the id key makes a repeated
+// enqueue (an at-least-once sender retrying) a no-op.
+import { DateTime } from "luxon";
+import type { NotificationsDeps } from "./deps";
+import { type EventInput, serializeEnvelope } from "./envelope";
+import { DeliveryStatus } from "./states";
+
+const DUPLICATE_KEY = 11000;
+
+/** The event's local createdAt as an instant; never later than now, so a fast clock cannot stretch the retry window. */
+function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
+	const parsed = DateTime.fromISO(createdAt, { zone: timeZone });
+	return parsed.isValid && parsed.toMillis() < now.getTime() ? parsed.toJSDate() : now;
+}
+
+export async function enqueueEvent(deps: NotificationsDeps, event: EventInput): Promise<{ accepted: true }> {
+	const now = deps.now();
+	const id = event.id.toLowerCase();
+	const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);
+	try {
+		await deps.db.deliveries.create({
+			_id: id,
+			accountId: event.accountId,
+			customerId: event.customerId,
+			transactionId: event.transaction_id,
+			type: event.type,
+			createdAt: event.createdAt,
+			eventAt,
+			body: serializeEnvelope({ ...event, id }),
+			status: DeliveryStatus.Pending,
+			attempts: 0,
+			backoffStep: 0,
+			windowFrom: eventAt,
+			nextAttemptAt: now,
+			enqueuedAt: now,
+		});
+	} catch (err) {
+		if ((err as { code?: number }).code !== DUPLICATE_KEY) throw err;
+	}
+	return { accepted: true };
+}

@@ -1,0 +1,128 @@
+// One attempt at one delivery: claim it with a lease, read the account's
+// target, POST, log the attempt, and settle the delivery while still holding
+// the lease. A worker that lost its lease (it took longer than the lease and
+// another node re-claimed the delivery) settles nothing; the receiver may then
+// get the event twice, which is why receivers dedupe on the event id.
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { retryDelayMs, retryWindowEnd } from "./backoff";
+import type { Environment, NotificationsDeps, WebhookTarget } from "./deps";
+import type { DeliveryDoc } from "./models";
+import { signatureHeader } from "./signature";
+import { DeliveryStatus } from "./states";
+import { postWebhook } from "./webhook-request";
+
+export const USER_AGENT = "payment-service-webhooks/1.0";
+/** Covers the account lookup, the request and the bookkeeping; past it another node may retry. */
+const LEASE_MARGIN_MS = 30_000;
+
+export interface AttemptOutcome {
+	time: Date;
+	statusCode: number | null;
+	latencyMs: number;
+	error: string | null;
+	environment: Environment | null;
+}
+
+/** PENDING -> PENDING (claimed): the most overdue delivery whose lease is free or expired, in one atomic update. */
+export async function claimDueDelivery(deps: NotificationsDeps): Promise<DeliveryDoc | null> {
+	const now = deps.now();
+	return deps.db.deliveries
+		.findOneAndUpdate(
+			{
+				status: DeliveryStatus.Pending,
+				nextAttemptAt: { $lte: now },
+				$or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }],
+			},
+			{
+				$set: { leaseOwner: `${deps.nodeId}/${randomUUID()}`, leaseUntil: new Date(now.getTime() + deps.settings.timeoutMs + LEASE_MARGIN_MS) },
+				// The attempt number is taken with the claim, so overlapping attempts never share one.
+				$inc: { attempts: 1 },
+			},
+			{ sort: { nextAttemptAt: 1 }, returnDocument: "after" },
+		)
+		.lean<DeliveryDoc>();
+}
+
+/** PENDING -> PENDING: gives back a claim without attempting it (the node is stopping); its attempt number stays unused. */
+export async function releaseClaim(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
+	await deps.db.deliveries.updateOne(
+		{ _id: delivery._id, status: DeliveryStatus.Pending, leaseOwner: delivery.leaseOwner },
+		{ $set: { leaseOwner: null, leaseUntil: null } },
+	);
+}
+
+async function send(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<AttemptOutcome> {
+	const time = deps.now();
+	let target: WebhookTarget;
+	try {
+		target = await deps.webhookTarget(delivery.accountId);
+	} catch (err) {
+		return { time, statusCode: null, latencyMs: 0, error: `webhook target unavailable: ${(err as Error).message}`, environment: null };
+	}
+	const { environment } = target;
+	if (!target.webhookUrl) return { time, statusCode: null, latencyMs: 0, error: "no webhook URL", environment };
+	const sentAt = deps.now();
+	const started = performance.now();
+	const response = await postWebhook({
+		url: target.webhookUrl,
+		body: delivery.body,
+		headers: {
+			"Content-Type": "application/json",
+			"User-Agent": USER_AGENT,
+			"X-Webhook-Id": delivery._id,
+			"X-Webhook-Signature": signatureHeader(target.webhookSecret, delivery.body, sentAt),
+		},
+		timeoutMs: deps.settings.timeoutMs,
+		allowPrivateAddresses: environment === "sandbox",
+	});
+	return { time: sentAt, ...response, latencyMs: Math.round(performance.now() - started), environment };
+}
+
+async function recordAttempt(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: AttemptOutcome): Promise<void> {
+	const { time, statusCode, latencyMs, error } = outcome;
+	await deps.db.attempts.updateOne(
+		{ _id: `${delivery._id}:${delivery.attempts}` },
+		{ $set: { deliveryId: delivery._id, attempt: delivery.attempts, node: deps.nodeId, time, statusCode, latencyMs, error } },
+		{ upsert: true },
+	);
+}
+
+/** Settles a claimed delivery: its new status, or null when its lease was lost meanwhile. */
+async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: AttemptOutcome): Promise<DeliveryStatus | null> {
+	const now = deps.now();
+	const held = { _id: delivery._id, status: DeliveryStatus.Pending, leaseOwner: delivery.leaseOwner };
+	const released = { leaseOwner: null, leaseUntil: null, lastStatusCode: outcome.statusCode };
+	const windowEnd = retryWindowEnd(delivery.windowFrom, outcome.environment, deps.settings).getTime();
+	let status: DeliveryStatus;
+	let update: object;
+	if (outcome.error === null) {
+		// PENDING -> DELIVERED
+		status = DeliveryStatus.Delivered;
+		update = { $set: { ...released, status, deliveredAt: now, lastError: null } };
+	} else if (now.getTime() >= windowEnd) {
+		// PENDING -> DEAD: failed again after the window closed.
+		status = DeliveryStatus.Dead;
+		update = { $set: { ...released, status, lastError: outcome.error } };
+	} else {
+		// PENDING -> PENDING: retry later, but no later than the window's end, for one last try.
+		status = DeliveryStatus.Pending;
+		const nextAttemptAt = new Date(Math.min(now.getTime() + retryDelayMs(delivery.backoffStep + 1, deps.settings.retryBaseMs), windowEnd));
+		update = { $set: { ...released, nextAttemptAt, lastError: outcome.error }, $inc: { backoffStep: 1 } };
+	}
+	const result = await deps.db.deliveries.updateOne(held, update);
+	return result.matchedCount === 1 ? status : null;
+}
+
+/** Sends a claimed delivery and settles it; throws only when the database fails. */
+export async function attemptDelivery(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
+	const outcome = await send(deps, delivery);
+	await recordAttempt(deps, delivery, outcome);
+	const status = await settle(deps, delivery, outcome);
+	// Never the secret or the signature: only ids, the status and the error.
+	const what = `Webhook ${delivery._id} (account ${delivery.accountId}) attempt ${delivery.attempts}`;
+	if (status === null) deps.logger.warn(`${what}: lease lost before settling; another attempt follows`);
+	else if (status === DeliveryStatus.Dead) deps.logger.warn(`${what} failed and the retry window is over, DEAD: ${outcome.error}`);
+	else if (outcome.error) deps.logger.info(`${what} failed: ${outcome.error}`);
+	else deps.logger.debug(`${what} delivered: HTTP ${outcome.statusCode} in ${outcome.latencyMs} ms`);
+}

@@ -1,0 +1,102 @@
+// The loop every notifications node runs: claim due deliveries and attempt
+// them, a few at a time so one slow receiver does not hold up the others;
+// claim again at once while work is found, poll every IDLE_POLL_MS otherwise.
+// Nodes share the work only through the database (the claim's lease).
+import { attemptDelivery, claimDueDelivery, releaseClaim } from "./delivery-attempt";
+import type { NotificationsDeps } from "./deps";
+
+export const IDLE_POLL_MS = 300;
+export const MAX_IN_FLIGHT = 8;
+/** How long stopping waits for a claim query: one stuck on an unreachable database must not hold up shutdown. */
+const STOP_CLAIM_GRACE_MS = 1000;
+
+export interface DeliveryWorker {
+	start(): void;
+	/** Stops claiming and waits for the attempts in flight (each bounded by the webhook timeout). */
+	stop(): Promise<void>;
+	/** New work may be due (an enqueue, or a finished attempt freed a slot): look now instead of at the next poll. */
+	kick(): void;
+}
+
+export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
+	let running = false;
+	let loop: Promise<void> | null = null;
+	const inFlight = new Set<Promise<void>>();
+	// A kick that arrives while the loop is busy is remembered, so it is never lost.
+	let kicked = false;
+	let wake: (() => void) | null = null;
+
+	function kick(): void {
+		kicked = true;
+		wake?.();
+	}
+
+	function pause(ms: number): Promise<void> {
+		if (kicked) {
+			kicked = false;
+			return Promise.resolve();
+		}
+		return new Promise(resolve => {
+			const timer = setTimeout(done, ms);
+			function done() {
+				clearTimeout(timer);
+				wake = null;
+				kicked = false;
+				resolve();
+			}
+			wake = done;
+		});
+	}
+
+	async function run(): Promise<void> {
+		while (running) {
+			if (inFlight.size >= MAX_IN_FLIGHT) {
+				await pause(IDLE_POLL_MS);
+				continue;
+			}
+			let delivery;
+			try {
+				delivery = await claimDueDelivery(deps);
+			} catch (err) {
+				if (!running) break;
+				deps.logger.warn(`Webhook worker could not claim work: ${(err as Error).message}`);
+				await pause(IDLE_POLL_MS);
+				continue;
+			}
+			if (delivery && !running) {
+				// Stopped while claiming: give it back for another node rather than start an attempt now.
+				await releaseClaim(deps, delivery).catch(() => {});
+				break;
+			}
+			if (!delivery) {
+				await pause(IDLE_POLL_MS);
+				continue;
+			}
+			const attempt: Promise<void> = attemptDelivery(deps, delivery)
+				.catch(err => deps.logger.error(`Webhook ${delivery._id}: attempt bookkeeping failed: ${(err as Error).message}`))
+				.finally(() => {
+					inFlight.delete(attempt);
+					kick();
+				});
+			inFlight.add(attempt);
+		}
+	}
+
+	return {
+		start() {
+			if (running) return;
+			running = true;
+			loop = run();
+		},
+		async stop() {
+			running = false;
+			kick();
+			let grace: NodeJS.Timeout | undefined;
+			await Promise.race([loop, new Promise(resolve => (grace = setTimeout(resolve, STOP_CLAIM_GRACE_MS)))]);
+			clearTimeout(grace);
+			// Attempts in flight finish and are recorded; each is bounded by the webhook timeout.
+			await Promise.allSettled([...inFlight]);
+		},
+		kick,
+	};
+}

@@ -1,0 +1,31 @@
+import type { Logger } from "moleculer";
+import type { NotificationsDb } from "./models";
+
+export type Environment = "sandbox" | "production";
+
+/** Where and how to sign an account's webhooks, read from accounts at every attempt (both may change). */
+export interface WebhookTarget {
+	accountId: number;
+	environment: Environment;
+	webhookUrl: string | null;
+	webhookSecret: string;
+}
+
+export interface DeliverySettings {
+	timeoutMs: number;
+	retryBaseMs: number;
+	retryHours: number;
+	sandboxRetryHours: number;
+	/** Zone of the events' local createdAt. */
+	timeZone: string;
+}
+
+export interface NotificationsDeps {
+	db: NotificationsDb;
+	/** This node's id: leases and attempt records name it. */
+	nodeId: string;
+	settings: DeliverySettings;
+	webhookTarget(accountId: number): Promise<WebhookTarget>;
+	logger: Logger;
+	now: () => Date;
+}

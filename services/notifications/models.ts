@@ -1,0 +1,106 @@
+// The notifications service's collections: one delivery per event (keyed by
+// the event id, so a repeated enqueue is a no-op) and every attempt in a
+// collection of its own, keyed by delivery id + attempt number.
+import { type Connection, type Model, Schema } from "mongoose";
+import { DeliveryStatus, EVENT_TYPES, type EventType } from "./states";
+
+export interface DeliveryDoc {
+	/** The event id (lower-case UUID); receivers dedupe on it. */
+	_id: string;
+	accountId: number;
+	customerId: number;
+	transactionId: number | null;
+	type: EventType;
+	/** The event's createdAt as the API prints it (local date-time). */
+	createdAt: string;
+	/** The event's time as an instant: the retry window starts here. */
+	eventAt: Date;
+	/** The JSON envelope, serialized once at enqueue so every attempt sends the same bytes. */
+	body: string;
+	status: DeliveryStatus;
+	/** Attempts started, ever; numbers the attempt log. */
+	attempts: number;
+	/** Failures since the window opened; the exponent of the backoff. */
+	backoffStep: number;
+	/** Start of the retry window: the event's time, or the last redelivery. */
+	windowFrom: Date;
+	nextAttemptAt: Date;
+	lastError: string | null;
+	lastStatusCode: number | null;
+	/** The claim of the worker attempting it now; free when null or expired. */
+	leaseOwner: string | null;
+	leaseUntil: Date | null;
+	enqueuedAt: Date;
+	deliveredAt: Date | null;
+}
+
+export interface AttemptDoc {
+	/** `<delivery id>:<attempt number>` */
+	_id: string;
+	deliveryId: string;
+	attempt: number;
+	/** The node that made the attempt. */
+	node: string;
+	time: Date;
+	/** The receiver's HTTP status, or null when none came (timeout, network, refused, no URL). */
+	statusCode: number | null;
+	latencyMs: number;
+	error: string | null;
+}
+
+const options = { versionKey: false } as const;
+
+const deliverySchema = new Schema<DeliveryDoc>(
+	{
+		_id: String,
+		accountId: { type: Number, required: true },
+		customerId: { type: Number, required: true },
+		transactionId: { type: Number, default: null },
+		type: { type: String, enum: EVENT_TYPES, required: true },
+		createdAt: { type: String, required: true },
+		eventAt: { type: Date, required: true },
+		body: { type: String, required: true },
+		status: { type: String, enum: Object.values(DeliveryStatus), required: true },
+		attempts: { type: Number, default: 0 },
+		backoffStep: { type: Number, default: 0 },
+		windowFrom: { type: Date, required: true },
+		nextAttemptAt: { type: Date, required: true },
+		lastError: { type: String, default: null },
+		lastStatusCode: { type: Number, default: null },
+		leaseOwner: { type: String, default: null },
+		leaseUntil: { type: Date, default: null },
+		enqueuedAt: { type: Date, required: true },
+		deliveredAt: { type: Date, default: null },
+	},
+	options,
+);
+// The workers' claim and the admin list (ignored by mongo-java-server, used by MongoDB).
+deliverySchema.index({ status: 1, nextAttemptAt: 1 });
+deliverySchema.index({ accountId: 1, eventAt: -1 });
+
+const attemptSchema = new Schema<AttemptDoc>(
+	{
+		_id: String,
+		deliveryId: { type: String, required: true },
+		attempt: { type: Number, required: true },
+		node: { type: String, required: true },
+		time: { type: Date, required: true },
+		statusCode: { type: Number, default: null },
+		latencyMs: { type: Number, required: true },
+		error: { type: String, default: null },
+	},
+	options,
+);
+attemptSchema.index({ deliveryId: 1, attempt: 1 });
+
+export interface NotificationsDb {
+	deliveries: Model<DeliveryDoc>;
+	attempts: Model<AttemptDoc>;
+}
+
+export function createNotificationsDb(connection: Connection): NotificationsDb {
+	return {
+		deliveries: connection.model("WebhookDelivery", deliverySchema, "webhook_deliveries"),
+		attempts: connection.model("WebhookAttempt", attemptSchema, "webhook_attempts"),
+	};
+}

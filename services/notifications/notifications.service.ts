@@ -1,0 +1,88 @@
+// Webhooks: billing enqueues events (stored before the answer, keyed by the
+// event id), and a worker on every node delivers them, signed, to the
+// account's webhookUrl, retrying with backoff until the retry window closes.
+// Operators list and redeliver through the admin API and the REPL.
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { domainAction } from "../../shared/action";
+import { config } from "../../shared/config";
+import { dbMixin } from "../../shared/db.mixin";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+import { enqueueEvent } from "./deliveries";
+import { createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
+import { listDeliveries } from "./delivery-views";
+import type { NotificationsDeps, WebhookTarget } from "./deps";
+import type { EventInput } from "./envelope";
+import { createNotificationsDb, type NotificationsDb } from "./models";
+import { NotificationsError, redeliver, redeliverAccount } from "./redelivery";
+import { schemas } from "./schemas";
+
+interface Locals {
+	db: NotificationsDb;
+	deps: NotificationsDeps;
+	worker: DeliveryWorker;
+}
+
+const TARGET_LOOKUP_TIMEOUT_MS = 5000;
+
+const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
+	name: "notifications",
+	mixins: [dbMixin("notifications", createNotificationsDb)],
+
+	actions: {
+		enqueue: {
+			params: schemas.enqueue,
+			async handler(ctx: Context<EventInput>) {
+				const answer = await enqueueEvent(this.deps, ctx.params);
+				// Stored: now the first attempt, without waiting for the next poll.
+				this.worker.kick();
+				return answer;
+			},
+		},
+		list: domainAction(schemas.list, listDeliveries),
+		redeliverAccount: {
+			params: schemas.redeliverAccount,
+			async handler(ctx: Context<{ accountId: number }>) {
+				const answer = await redeliverAccount(this.deps, ctx.params);
+				this.worker.kick();
+				return answer;
+			},
+		},
+		redeliver: {
+			params: schemas.redeliver,
+			async handler(ctx: Context<{ eventId: string }>) {
+				const result = await redeliver(this.deps, ctx.params);
+				if (result === NotificationsError.UnknownDelivery) throw new ApiError(ApiErrorType.NotFound, "No webhook delivery with this event id");
+				this.worker.kick();
+				return result;
+			},
+		},
+	},
+
+	async started() {
+		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, timeZone } = config();
+		this.deps = {
+			db: this.db,
+			nodeId: this.broker.nodeID,
+			settings: {
+				timeoutMs: webhookTimeoutMs,
+				retryBaseMs: webhookRetryBaseMs,
+				retryHours: webhookRetryHours,
+				sandboxRetryHours: webhookSandboxRetryHours,
+				timeZone,
+			},
+			// Read at every attempt: the merchant may change the URL or rotate the secret.
+			webhookTarget: accountId =>
+				this.broker.call<WebhookTarget, { accountId: number }>("accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+			logger: this.logger,
+			now: () => new Date(),
+		};
+		this.worker = createDeliveryWorker(this.deps);
+		this.worker.start();
+	},
+
+	async stopped() {
+		await this.worker?.stop();
+	},
+};
+
+export default NotificationsService;

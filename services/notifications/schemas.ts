@@ -1,0 +1,24 @@
+import { id, params } from "../../shared/schemas";
+import { LIST_FILTERS } from "./delivery-views";
+import { EVENT_TYPES } from "./states";
+
+/** A UUID in its 36-character form, any letter case (stored ids are lower case). */
+const eventId = { type: "string", pattern: "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$" };
+/** A local date-time as the API prints it: `2026-11-22T14:03:05.123`. */
+const localDateTime = { type: "string", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}$" };
+
+export const schemas = {
+	enqueue: params({
+		id: eventId,
+		type: { enum: EVENT_TYPES },
+		createdAt: localDateTime,
+		accountId: id,
+		customerId: id,
+		// A union with null, not anyOf: Ajv's coercion would turn null into 0 in an integer branch.
+		transaction_id: { type: ["integer", "null"], minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+		data: { type: "object" },
+	}),
+	list: params({ accountId: id, status: { enum: LIST_FILTERS }, limit: { type: "integer", minimum: 1, maximum: 1000 } }, ["accountId"]),
+	redeliverAccount: params({ accountId: id }),
+	redeliver: params({ eventId }),
+};

@@ -1,0 +1,33 @@
+// A webhook delivery's life, in one place. Every move is a conditional update
+// on the expected current state (and, for a worker, on still holding the
+// lease), so two nodes or an operator racing a worker cannot both win.
+//
+//   PENDING   -> PENDING    a worker claims it (lease set, attempts + 1)
+//   PENDING   -> PENDING    a stopping worker gives back a claim it did not attempt
+//   PENDING   -> DELIVERED  the receiver answered 2xx
+//   PENDING   -> PENDING    the attempt failed (non-2xx, 3xx, timeout, network,
+//                           refused address, no URL): lease released,
+//                           nextAttemptAt = now + backoff
+//   PENDING   -> DEAD       an attempt failed after the retry window closed
+//   PENDING   -> PENDING    an operator redelivers it: due now, fresh window
+//   DELIVERED -> PENDING    an operator redelivers it: due now, fresh window
+//   DEAD      -> PENDING    an operator redelivers it: due now, fresh window
+export enum DeliveryStatus {
+	Pending = "PENDING",
+	Delivered = "DELIVERED",
+	Dead = "DEAD",
+}
+
+export const DELIVERY_TRANSITIONS: Record<DeliveryStatus, DeliveryStatus[]> = {
+	[DeliveryStatus.Pending]: [DeliveryStatus.Pending, DeliveryStatus.Delivered, DeliveryStatus.Dead],
+	[DeliveryStatus.Delivered]: [DeliveryStatus.Pending],
+	[DeliveryStatus.Dead]: [DeliveryStatus.Pending],
+};
+
+/** The states a delivery may leave for `to`: the filter of a conditional update. */
+export function statesLeadingTo(to: DeliveryStatus): DeliveryStatus[] {
+	return (Object.keys(DELIVERY_TRANSITIONS) as DeliveryStatus[]).filter(from => DELIVERY_TRANSITIONS[from].includes(to));
+}
+
+export const EVENT_TYPES = ["TRANSACTION", "CONVERSION", "REFUND", "CANCELLATION", "SUSPENSION"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];

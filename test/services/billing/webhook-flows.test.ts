@@ -1,0 +1,104 @@
+// The spec's events end to end: real checkouts, refunds and unsubscribes, a
+// real webhook receiver, signatures checked as docs/webhooks.md tells merchants to.
+import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
+import { admin, bearer } from "../../factories/merchant";
+import { type ReceivedRequest, startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let shop: Shop;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+	app = await startApp();
+	receiver = await startWebhookReceiver();
+	shop = await createShop(app);
+	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+});
+afterAll(async () => {
+	await app.stop();
+	await receiver.stop();
+});
+
+interface Envelope {
+	id: string;
+	type: string;
+	createdAt: string;
+	accountId: number;
+	customerId: number;
+	transaction_id?: number;
+	data: { customer?: { id: number; status: string }; transaction?: { id: number; type: string; amount: number } };
+}
+
+const bodies = (requests: ReceivedRequest[]) => requests.map(r => JSON.parse(r.rawBody) as Envelope);
+
+/** Waits until the receiver holds `count` events of this customer, then a little longer to catch extras. */
+async function eventsOf(customerId: number, count: number): Promise<Envelope[]> {
+	const deadline = Date.now() + 10_000;
+	const mine = () => bodies(receiver.requests).filter(e => e.customerId === customerId);
+	while (mine().length < count && Date.now() < deadline) await new Promise(r => setTimeout(r, 25));
+	await new Promise(r => setTimeout(r, 300));
+	return mine();
+}
+
+describe("Webhooks from real flows", () => {
+	test("When a CHARGE checkout succeeds, then a TRANSACTION and a CONVERSION webhook arrive, signed, naming the transaction and the customer", async () => {
+		// Act
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+
+		// Assert
+		const events = await eventsOf(customerId, 2);
+		expect(events.map(e => e.type).sort()).toEqual(["CONVERSION", "TRANSACTION"]);
+		const transaction = events.find(e => e.type === "TRANSACTION")!;
+		expect(transaction).toMatchObject({ accountId: shop.accountId, customerId, data: { transaction: { type: "SUBSCRIPTION_START", amount: 9.99 } } });
+		expect(transaction.transaction_id).toBe(transaction.data.transaction!.id);
+		expect(events.find(e => e.type === "CONVERSION")!.data.customer).toMatchObject({ id: customerId, status: "ACTIVE" });
+		for (const request of receiver.requests.filter(r => JSON.parse(r.rawBody).customerId === customerId)) {
+			expect(verifySignature(shop.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(true);
+			expect(request.headers["x-webhook-id"]).toBe(JSON.parse(request.rawBody).id);
+		}
+	});
+
+	test("When a SCHEDULE checkout succeeds, then only a CONVERSION arrives: no charge was attempted", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.schedule })).body;
+
+		const events = await eventsOf(customerId, 1);
+
+		expect(events.map(e => e.type)).toEqual(["CONVERSION"]);
+		expect(events[0].transaction_id).toBeUndefined();
+	});
+
+	test("When a charge is declined, then a TRANSACTION webhook arrives and no CONVERSION", async () => {
+		await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.insufficientFunds });
+		const [declined] = (await admin(app).get(`/accounts/${shop.accountId}/customers`)).body.filter((c: { status: string }) => c.status === "DECLINED");
+
+		const events = await eventsOf(declined.id, 1);
+
+		expect(events.map(e => e.type)).toEqual(["TRANSACTION"]);
+		expect(events[0].data.transaction).toMatchObject({ type: "SUBSCRIPTION_START" });
+	});
+
+	test("When a transaction is refunded, then a REFUND webhook names the REFUNDED transaction", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		await eventsOf(customerId, 2);
+		const [charge] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
+
+		await app.http().get(`/api/refund/${charge.id}?amountToRefund=1.5`).set(bearer(shop)).expect(200);
+
+		const refund = (await eventsOf(customerId, 3)).find(e => e.type === "REFUND")!;
+		expect(refund.data.transaction).toMatchObject({ type: "REFUNDED", amount: -1.5 });
+		expect(refund.transaction_id).toBe(refund.data.transaction!.id);
+	});
+
+	test("When a customer is unsubscribed twice, then exactly one CANCELLATION webhook arrives", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		await eventsOf(customerId, 2);
+
+		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+
+		const cancellations = (await eventsOf(customerId, 3)).filter(e => e.type === "CANCELLATION");
+		expect(cancellations).toHaveLength(1);
+		expect(cancellations[0].data.customer).toMatchObject({ id: customerId, status: "UNSUBSCRIBED" });
+	});
+});

@@ -1,0 +1,234 @@
+// Webhook delivery end to end: events enqueued as billing enqueues them, the
+// real services, and a real HTTP receiver on 127.0.0.1 (sandbox accounts may
+// use loopback addresses).
+import { randomUUID } from "node:crypto";
+import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
+import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
+import { startApp, type TestApp } from "../../setup/app";
+import { deliveriesOf, deliveryOf, enqueue, eventually, newEvent, setWebhookUrl } from "./webhook-events";
+
+let app: TestApp;
+let receiver: WebhookReceiver;
+let merchant: TestMerchant;
+
+beforeAll(async () => {
+	// Retries after tens of ms instead of seconds; a timeout short enough to wait for.
+	app = await startApp({ env: { WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_TIMEOUT_MS: "1000" } });
+});
+afterAll(() => app.stop());
+
+beforeEach(async () => {
+	receiver = await startWebhookReceiver();
+	merchant = await createMerchant(app);
+	await setWebhookUrl(app, merchant, receiver.url);
+});
+afterEach(() => receiver.stop());
+
+describe("Delivering an event", () => {
+	test("When an event is enqueued, then the receiver gets the JSON envelope with the documented headers and a signature that verifies", async () => {
+		// Arrange
+		const event = newEvent(merchant, { type: "CONVERSION", transaction_id: 97, data: { customer: { id: 41, status: "ACTIVE" } } });
+
+		// Act
+		const answer = await enqueue(app, event);
+		const [request] = await receiver.waitForRequests(1);
+
+		// Assert
+		expect(answer).toEqual({ accepted: true });
+		expect(request.method).toBe("POST");
+		expect(request.path).toBe("/webhooks");
+		expect(request.rawBody).toBe(
+			JSON.stringify({ id: event.id, type: "CONVERSION", createdAt: event.createdAt, accountId: merchant.accountId, customerId: 41, transaction_id: 97, data: event.data }),
+		);
+		expect(request.headers).toMatchObject({
+			"content-type": "application/json",
+			"user-agent": "payment-service-webhooks/1.0",
+			"x-webhook-id": event.id,
+			"x-webhook-signature": expect.stringMatching(/^t=\d+,v1=[0-9a-f]{64}$/),
+		});
+		expect(verifySignature(merchant.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(true);
+		expect(verifySignature("another-secret", String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(false);
+		expect(verifySignature(merchant.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody.replace("41", "42"))).toBe(false);
+		const delivery = await eventually(async () => {
+			const d = await deliveryOf(app, merchant, event.id);
+			expect(d.status).toBe("DELIVERED");
+			return d;
+		});
+		expect(delivery).toMatchObject({ type: "CONVERSION", attempts: 1, lastError: null, nextAttemptAt: null, createdAt: event.createdAt, deliveredAt: expect.any(String) });
+		expect(delivery.attemptLog).toEqual([{ attempt: 1, node: expect.any(String), time: expect.any(String), statusCode: 200, latencyMs: expect.any(Number), error: null }]);
+	});
+
+	test("When the event has no transaction, then the envelope leaves transaction_id out", async () => {
+		const event = newEvent(merchant, { type: "CANCELLATION", transaction_id: null });
+
+		await enqueue(app, event);
+		const [request] = await receiver.waitForRequests(1);
+
+		expect(Object.keys(JSON.parse(request.rawBody))).toEqual(["id", "type", "createdAt", "accountId", "customerId", "data"]);
+	});
+
+	test("When an event is enqueued, then its first attempt reaches the receiver within 1 s", async () => {
+		// Act
+		await enqueue(app, newEvent(merchant));
+		const returnedAt = Date.now();
+		const [request] = await receiver.waitForRequests(1);
+
+		// Assert
+		expect(request.receivedAt - returnedAt).toBeLessThan(1000);
+	});
+
+	test("When the same event is enqueued again, then it is stored and sent once", async () => {
+		// Arrange
+		const event = newEvent(merchant);
+
+		// Act: a sender retrying, at once and later.
+		const answers = await Promise.all([enqueue(app, event), enqueue(app, event)]);
+		await eventually(async () => expect((await deliveryOf(app, merchant, event.id)).status).toBe("DELIVERED"));
+		answers.push(await enqueue(app, event));
+		await new Promise(r => setTimeout(r, 700));
+
+		// Assert
+		expect(answers).toEqual([{ accepted: true }, { accepted: true }, { accepted: true }]);
+		expect(receiver.requestsFor(event.id)).toHaveLength(1);
+		expect((await deliveryOf(app, merchant, event.id)).attempts).toBe(1);
+	});
+});
+
+describe("Retrying failed deliveries", () => {
+	test("When the receiver answers 500 and then 200, then the retry delivers the same bytes and both attempts are logged", async () => {
+		// Arrange
+		receiver.answer(500);
+		const event = newEvent(merchant);
+
+		// Act
+		await enqueue(app, event);
+		const delivery = await eventually(async () => {
+			const d = await deliveryOf(app, merchant, event.id);
+			expect(d.status).toBe("DELIVERED");
+			return d;
+		});
+
+		// Assert
+		expect(delivery.attempts).toBe(2);
+		expect(delivery.attemptLog.map(a => [a.attempt, a.statusCode, a.error])).toEqual([
+			[1, 500, "HTTP 500"],
+			[2, 200, null],
+		]);
+		const [first, second] = receiver.requestsFor(event.id);
+		expect(second.rawBody).toBe(first.rawBody);
+		expect(verifySignature(merchant.webhookSecret, String(second.headers["x-webhook-signature"]), second.rawBody)).toBe(true);
+	});
+
+	test("When the receiver is down, then the events wait as PENDING and every one arrives once it is back", async () => {
+		// Arrange
+		await receiver.stop();
+		const events = Array.from({ length: 5 }, () => newEvent(merchant));
+
+		// Act
+		for (const event of events) await enqueue(app, event);
+		await eventually(async () => {
+			for (const event of events) {
+				const d = await deliveryOf(app, merchant, event.id);
+				expect(d).toMatchObject({ status: "PENDING", lastError: expect.stringContaining("ECONNREFUSED") });
+			}
+		});
+		const failing = await deliveriesOf(app, merchant, "FAILED");
+		await receiver.start();
+
+		// Assert
+		expect(failing.map(d => d.id).sort()).toEqual(events.map(e => e.id).sort());
+		await eventually(async () => {
+			for (const event of events) expect((await deliveryOf(app, merchant, event.id)).status).toBe("DELIVERED");
+		}, 20_000);
+		for (const event of events) expect(receiver.requestsFor(event.id)).toHaveLength(1);
+	});
+
+	test("When the receiver is slower than WEBHOOK_TIMEOUT_MS, then the attempt fails as a timeout and a later one delivers once it is fast", async () => {
+		// Arrange
+		receiver.delay(2000);
+		const event = newEvent(merchant);
+
+		// Act
+		await enqueue(app, event);
+		await eventually(async () => expect((await deliveryOf(app, merchant, event.id)).lastError).toBe("timeout after 1000 ms"));
+		receiver.delay(0);
+
+		// Assert
+		const delivery = await eventually(async () => {
+			const d = await deliveryOf(app, merchant, event.id);
+			expect(d.status).toBe("DELIVERED");
+			return d;
+		});
+		expect(delivery.attemptLog[0]).toMatchObject({ statusCode: null, error: "timeout after 1000 ms" });
+		expect(delivery.attemptLog.at(-1)).toMatchObject({ statusCode: 200, error: null });
+	});
+
+	test("When the receiver answers with a redirect, then it is not followed and the attempt counts as failed", async () => {
+		// Arrange
+		const elsewhere = await startWebhookReceiver();
+		receiver.answer(302);
+		receiver.redirectTo(elsewhere.url);
+		const event = newEvent(merchant);
+
+		try {
+			// Act
+			await enqueue(app, event);
+			const delivery = await eventually(async () => {
+				const d = await deliveryOf(app, merchant, event.id);
+				expect(d.status).toBe("DELIVERED");
+				return d;
+			});
+
+			// Assert
+			expect(delivery.attemptLog[0]).toMatchObject({ statusCode: 302, error: "HTTP 302: redirects are not followed" });
+			expect(elsewhere.requests).toEqual([]);
+		} finally {
+			await elsewhere.stop();
+		}
+	});
+
+	test("When the account has no webhook URL, then the delivery stays PENDING saying so and is sent once a URL is set", async () => {
+		// Arrange
+		const withoutUrl = await createMerchant(app);
+		const event = newEvent(withoutUrl);
+
+		// Act
+		await enqueue(app, event);
+		await eventually(async () => expect(await deliveryOf(app, withoutUrl, event.id)).toMatchObject({ status: "PENDING", lastError: "no webhook URL" }));
+		await setWebhookUrl(app, withoutUrl, receiver.url);
+		// Due now rather than at its next backoff.
+		const redelivery = await admin(app).post(`/accounts/${withoutUrl.accountId}/webhooks/redeliver`, {});
+
+		// Assert
+		expect(redelivery.body).toEqual({ redelivered: 1 });
+		await eventually(async () => expect((await deliveryOf(app, withoutUrl, event.id)).status).toBe("DELIVERED"), 20_000);
+		expect(receiver.requestsFor(event.id)).toHaveLength(1);
+		expect(verifySignature(withoutUrl.webhookSecret, String(receiver.requestsFor(event.id)[0].headers["x-webhook-signature"]), receiver.requestsFor(event.id)[0].rawBody)).toBe(true);
+	});
+});
+
+describe("notifications.enqueue", () => {
+	test.each([
+		["an unknown type", { type: "PAYOUT" }],
+		["an id that is not a UUID", { id: "evt_1" }],
+		["a createdAt with a zone", { createdAt: "2026-11-22T14:03:05.123Z" }],
+		["an unknown property", { extra: 1 }],
+	])("When the event has %s, then it is refused and nothing is stored", async (_, overrides) => {
+		const event = { ...newEvent(merchant), ...overrides };
+
+		const call = enqueue(app, event as never);
+
+		await expect(call).rejects.toMatchObject({ name: "ValidationError" });
+		expect(await deliveriesOf(app, merchant)).toEqual([]);
+	});
+
+	test("When the event id is upper-case, then it is stored and sent lower-case", async () => {
+		const id = randomUUID();
+
+		await enqueue(app, newEvent(merchant, { id: id.toUpperCase() }));
+		const [request] = await receiver.waitForRequests(1);
+
+		expect(request.headers["x-webhook-id"]).toBe(id);
+		expect(JSON.parse(request.rawBody).id).toBe(id);
+	});
+});
