@@ -16,6 +16,7 @@ import { createSandboxModels, createSandboxProcessor, listSandboxOperations, typ
 import { createOutboxRelay, type OutboxRelay } from "./outbox-relay";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { refundTransaction } from "./refund-ledger";
+import { claimRenewal, releaseRenewal } from "./renewal-lease";
 import { unsubscribe } from "./unsubscribe";
 import { schemas } from "./schemas";
 
@@ -48,6 +49,15 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		firstPayment: thenRelay(schemas.firstPayment, firstPayment),
 		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction),
 		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe),
+		// The renewal engine's claim and release, as an action so any billing node (or ops) can take part.
+		claimRenewal: {
+			params: schemas.claimRenewal,
+			async handler(ctx: Context<{ customerId: number; owner: string; at: string; leaseMs: number }>) {
+				const claimed = await claimRenewal(this.deps, { ...ctx.params, at: new Date(ctx.params.at) });
+				return { claimed: claimed !== null };
+			},
+		},
+		releaseRenewal: domainAction(schemas.releaseRenewal, releaseRenewal),
 		getCustomer: domainAction(schemas.getById, getCustomer),
 		getTransaction: domainAction(schemas.getById, getTransaction),
 		listCustomers: domainAction(schemas.listCustomers, listCustomers),

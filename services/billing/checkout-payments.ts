@@ -132,6 +132,7 @@ export async function openSubscription(deps: BillingDeps, input: OpenSubscriptio
 		additionalData: input.additionalData,
 		authorizationId: null,
 		outbox: [],
+		renewalLease: null,
 		createdAt: now,
 	});
 	return { customerId };

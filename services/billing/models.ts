@@ -49,6 +49,8 @@ export interface CustomerDoc {
 	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
 	authorizationId: number | null;
 	outbox: OutboxEvent[];
+	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
+	renewalLease: { owner: string; until: Date } | null;
 	createdAt: Date;
 }
 
@@ -131,6 +133,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
+		renewalLease: { type: new Schema({ owner: String, until: Date }, { _id: false }), default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,

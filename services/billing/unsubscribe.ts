@@ -3,6 +3,7 @@
 // written with the change itself.
 import type { BillingDeps } from "./deps";
 import { outboxEvent } from "./checkout-payments";
+import { waitForRenewalInFlight } from "./renewal-lease";
 import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "./states";
 
 export interface UnsubscribeAnswer {
@@ -29,6 +30,8 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 			},
 		);
 		if (done.modifiedCount !== 1) continue;
+		// A renewal claimed before the change may still be charging: answer only once it is done.
+		await waitForRenewalInFlight(deps, customer._id);
 		await deps.db.subscriptionLocks.deleteMany({ customerId: customer._id });
 		if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId, customer.environment);
 		return unsubscribed;

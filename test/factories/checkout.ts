@@ -13,6 +13,7 @@ export const CARDS = {
 	insufficientFunds: "4000000000009995",
 	declinesRenewals: "4000000000000341",
 	processorError: "4000000000000119",
+	refundsDeclined: "4000000000005126",
 	discover: "6011111111111117",
 } as const;
 

@@ -53,11 +53,12 @@ const operationSchema = new Schema<OperationDoc>(
 );
 
 /** Behaviour of the documented test cards; any other valid card approves everything. */
-const TEST_CARDS: Record<string, { verify?: string; charge?: string; merchantCharge?: string; error?: boolean }> = {
+const TEST_CARDS: Record<string, { verify?: string; charge?: string; merchantCharge?: string; error?: boolean; refund?: string }> = {
 	"4000000000000002": { verify: "card_verification_failed" },
 	"4000000000009995": { charge: "insufficient_funds" },
 	"4000000000000341": { merchantCharge: "card_declined" },
 	"4000000000000119": { error: true },
+	"4000000000005126": { refund: "refund_declined" },
 };
 
 const approved = (id: number): ProcessorOutcome => ({ status: "APPROVED", processorTransactionId: id, reason: null, hardDecline: false });
@@ -170,7 +171,13 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 		},
 
 		refund(r) {
-			return once(r.idempotencyKey, { kind: "refund", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null }, async id => approved(id));
+			return once(r.idempotencyKey, { kind: "refund", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null }, async id => {
+				// The refund goes back to the card of the charge it refunds.
+				const charge = await models.operations.findOne({ "outcome.processorTransactionId": r.processorTransactionId }).lean();
+				const card = charge?.cardToken ? await cardOf(charge.cardToken) : null;
+				const reason = card ? TEST_CARDS[card.pan]?.refund : "charge_not_found";
+				return reason ? declined(id, reason) : approved(id);
+			});
 		},
 
 		async lookup(idempotencyKey) {

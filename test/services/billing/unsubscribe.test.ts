@@ -102,4 +102,27 @@ describe("POST /api/unsubscribe/{customerId}", () => {
 		expect(res.body.success).toBe(true);
 		expect((await customer(declined.id)).status).toBe("UNSUBSCRIBED");
 	});
+
+	test("When a renewal is in flight on another billing node, then the unsubscribe answers only after it ends, and no renewal can start after the answer", async () => {
+		// Arrange: another billing node has claimed this customer's renewal (the renewal engine's own claim step).
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		const cycle = { customerId, owner: "billing-node-b", at: new Date(Date.now() + 40 * 86_400_000).toISOString(), leaseMs: 10_000 };
+		expect(await app.broker.call("billing.claimRenewal", cycle)).toEqual({ claimed: true });
+
+		// Act
+		let answered = false;
+		const pending = unsubscribe(customerId).then(res => {
+			answered = true;
+			return res;
+		});
+		await new Promise(resolve => setTimeout(resolve, 300));
+		const answeredWhileRenewing = answered;
+		await app.broker.call("billing.releaseRenewal", { customerId, owner: cycle.owner });
+		const res = await pending;
+
+		// Assert
+		expect(answeredWhileRenewing).toBe(false);
+		expect(res.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
+		expect(await app.broker.call("billing.claimRenewal", { ...cycle, owner: "billing-node-c" })).toEqual({ claimed: false });
+	});
 });

@@ -132,6 +132,25 @@ describe("GET /api/refund/{id}", () => {
 	});
 });
 
+describe("When the processor refuses a refund", () => {
+	test("When the processor declines, then success false, nothing is recorded, and the reserved amount is given back", async () => {
+		// Arrange: a charge on the sandbox card whose refunds are declined.
+		const tx = await paidTransaction(shop.products.charge, CARDS.refundsDeclined);
+
+		// Act
+		const partial = await refund(tx.id, "?amountToRefund=5");
+		const whole = await refund(tx.id);
+
+		// Assert: the second, a full refund, still sees all 9.99: the first reservation was given back.
+		expect(partial.body).toEqual({ success: false, message: expect.stringContaining("payment processor did not accept it") });
+		expect(whole.body).toEqual(partial.body);
+		expect(await transactionsOf(tx.customerId)).toHaveLength(1);
+		expect((await readTransaction(tx.id)).refundStatus).toBe("REFUNDABLE");
+		const refunds = (await admin(app).get("/sandbox/operations?kind=refund&status=DECLINED")).body as { amount: number }[];
+		expect(refunds.map(r => r.amount)).toEqual(expect.arrayContaining([500, 999]));
+	});
+});
+
 describe("Refunds under concurrency and repetition", () => {
 	test("When 100 partial refunds of 0.10 race on a 9.99 charge, then exactly 99 succeed and 9.90 is refunded in total", async () => {
 		// Arrange
