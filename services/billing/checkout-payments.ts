@@ -29,11 +29,16 @@ export function outboxEvent(deps: Pick<BillingDeps, "now">, type: OutboxEvent["t
 	return { id: randomUUID(), type, createdAt: deps.now() };
 }
 
+/** A PENDING customer older than this belongs to a checkout that died mid-way. */
+export function isStalePending(deps: Pick<BillingDeps, "now">, customer: Pick<CustomerDoc, "status" | "createdAt">): boolean {
+	return customer.status === CustomerStatus.Pending && deps.now().getTime() - customer.createdAt.getTime() > STALE_PENDING_MS;
+}
+
 function processor(deps: BillingDeps, environment: Environment): PaymentProcessor | BillingError {
 	return deps.processorFor(environment) ?? BillingError.NoProcessor;
 }
 
-async function withRetries(call: () => Promise<ProcessorOutcome>): Promise<ProcessorOutcome> {
+export async function withRetries(call: () => Promise<ProcessorOutcome>): Promise<ProcessorOutcome> {
 	let outcome = await call();
 	for (const delay of PROCESSOR_RETRY_DELAYS_MS) {
 		if (outcome.status !== "ERROR") break;
@@ -83,11 +88,10 @@ async function claimLock(deps: BillingDeps, key: string, customerId: number): Pr
 	const lock = await deps.db.subscriptionLocks.findById(key).lean();
 	if (!lock) return claimLock(deps, key, customerId);
 	const holder = await deps.db.customers.findById(lock.customerId, { status: 1, createdAt: 1 }).lean();
-	const age = (since: Date) => deps.now().getTime() - since.getTime();
 	// The lock is taken before its customer is written: a holder not written yet is a checkout in progress.
 	const alive = holder
-		? HOLDS_SUBSCRIPTION.includes(holder.status) && !(holder.status === CustomerStatus.Pending && age(holder.createdAt) > STALE_PENDING_MS)
-		: age(lock.createdAt) <= STALE_PENDING_MS;
+		? HOLDS_SUBSCRIPTION.includes(holder.status) && !isStalePending(deps, holder)
+		: deps.now().getTime() - lock.createdAt.getTime() <= STALE_PENDING_MS;
 	if (alive) return false;
 	// The holder ended without releasing (or died mid-checkout): take the lock over, atomically.
 	const taken = await deps.db.subscriptionLocks.updateOne({ _id: key, customerId: lock.customerId }, { $set: { customerId, createdAt: deps.now() } });

@@ -5,7 +5,7 @@
 // whole operation: asking again with the same id resumes it instead of
 // reserving twice.
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
-import { outboxEvent } from "./checkout-payments";
+import { outboxEvent, withRetries } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
 import type { RefundDoc, TransactionDoc } from "./models";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
@@ -54,8 +54,11 @@ async function reserve(deps: BillingDeps, tx: TransactionDoc, amount: number, wh
 async function complete(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc): Promise<RefundDone | RefundError> {
 	const customer = await deps.db.customers.findById(original.customerId, { environment: 1 }).lean();
 	const processor = deps.processorFor(customer?.environment ?? "sandbox");
+	// Retried with the same key; a processor error moved no money (the PaymentProcessor contract), nor did a failed call.
 	const outcome = processor && original.transactionId !== null
-		? await processor.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId, amount: refund.amount })
+		? await withRetries(() => processor.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount })).catch(
+				() => null,
+			)
 		: null;
 	const currency = findCurrency(original.currency)!;
 

@@ -6,7 +6,8 @@
  *   PENDING  -> DECLINED     first charge or hold declined or failed (final)
  *   PENDING  -> ABANDONED    the checkout lost its session before paying (final)
  *   ACTIVE, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
- * A PENDING customer is mid-checkout and cannot be unsubscribed until it settles.
+ * A PENDING customer is mid-checkout and cannot be unsubscribed until it settles,
+ * unless it is older than 10 minutes: its checkout died, and it may be unsubscribed.
  */
 export enum CustomerStatus {
 	Pending = "PENDING",

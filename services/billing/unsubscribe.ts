@@ -2,7 +2,7 @@
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
 import type { BillingDeps } from "./deps";
-import { outboxEvent } from "./checkout-payments";
+import { isStalePending, outboxEvent } from "./checkout-payments";
 import { waitForRenewalInFlight } from "./renewal-lease";
 import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "./states";
 
@@ -16,8 +16,13 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 	for (;;) {
 		const customer = await deps.db.customers.findOne({ _id: input.customerId, accountId: input.accountId }).lean();
 		if (!customer) return { success: false, message: `Customer not found with ID: ${input.customerId}` };
-		if (customer.status === CustomerStatus.Unsubscribed) return unsubscribed;
-		if (!CUSTOMER_TRANSITIONS[customer.status].includes(CustomerStatus.Unsubscribed)) {
+		if (customer.status === CustomerStatus.Unsubscribed) {
+			// A hold whose release failed last time is released on the repeat.
+			if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId, customer.environment);
+			return unsubscribed;
+		}
+		const abandonedCheckout = customer.status === CustomerStatus.Pending && isStalePending(deps, customer);
+		if (!abandonedCheckout && !CUSTOMER_TRANSITIONS[customer.status].includes(CustomerStatus.Unsubscribed)) {
 			return { success: false, message: `Customer ${input.customerId} has a checkout in progress; try again in a few seconds` };
 		}
 		// Compare-and-set on the state we read; if it moved meanwhile, read again.

@@ -9,6 +9,8 @@ import { answerFor, type RefundAnswer, refundAnswers } from "./refund-answers";
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const BUSY_WAIT_MS = 10_000;
+/** A first request unanswered for this long died mid-way: a repeat resumes it. */
+const ABANDONED_AFTER_MS = 30_000;
 
 export interface RefundRequest {
 	accountId: number;
@@ -58,9 +60,16 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
 			return refund(deps, request);
 		}
 		if (existing.fingerprint !== fingerprint) return refundAnswers.keyReused();
-		return existing.answer ?? waitForAnswer(deps, key);
+		if (existing.answer) return existing.answer;
+		if (now.getTime() - existing.createdAt.getTime() < ABANDONED_AFTER_MS) return waitForAnswer(deps, key);
+		// Billing resumes the refund by its id, so this completes it rather than refunding twice.
+		return answerAndKeep(deps, request, key, existing.refundId);
 	}
 	// The refund id is derived from the key, so even if this node dies here, a repeat resumes the same refund.
+	return answerAndKeep(deps, request, key, refundId);
+}
+
+async function answerAndKeep(deps: RefundsDeps, request: RefundRequest, key: string, refundId: string): Promise<RefundAnswer> {
 	const answer = await run(deps, request, refundId);
 	await deps.db.refundRequests.updateOne({ _id: key }, { $set: { answer } });
 	return answer;

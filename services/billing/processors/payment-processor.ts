@@ -3,6 +3,7 @@
 // outcome and never moves money twice, so any step can be retried safely.
 
 export interface ProcessorOutcome {
+	/** ERROR: the processor did not do it (unavailable, timed out before accepting); the same key may be tried again. */
 	status: "APPROVED" | "DECLINED" | "ERROR";
 	/** The processor's id of the operation (the API's `transactionId`). */
 	processorTransactionId: number | null;

@@ -125,4 +125,30 @@ describe("POST /api/unsubscribe/{customerId}", () => {
 		expect(res.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
 		expect(await app.broker.call("billing.claimRenewal", { ...cycle, owner: "billing-node-c" })).toEqual({ claimed: false });
 	});
+
+	test("When a checkout died after opening the subscription, then its PENDING customer can be unsubscribed once 10 minutes have passed, not before", async () => {
+		// Arrange: a checkout node ran step 4 (the checkout service's own call) and died.
+		const { customerId } = await app.broker.call<{ customerId: number }, object>("billing.openSubscription", {
+			accountId: shop.accountId,
+			environment: "sandbox",
+			product: { id: shop.products.charge, allowMultipleSubscriptions: false },
+			buyer: { email: uniqueEmail(), name: "Ada", lastName: "" },
+			card: { cardToken: "card_lost", fingerprint: "f".repeat(64), bin: "424242", last4: "4242", brand: "visa", expiry: "1234" },
+			mid: { id: shop.mids[0], name: "MID A" },
+			sessionId: "6f1c1d2e-9a4b-4c1d-8e2f-3a4b5c6d7e8f",
+			additionalData: null,
+		});
+		const early = await unsubscribe(customerId);
+		jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "hrtime", "performance"] });
+		jest.setSystemTime(Date.now() + 11 * 60 * 1000);
+
+		// Act
+		const late = await unsubscribe(customerId);
+
+		// Assert
+		jest.useRealTimers();
+		expect(early.body).toEqual({ success: false, message: expect.stringContaining("checkout in progress") });
+		expect(late.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
+		expect((await customer(customerId)).status).toBe("UNSUBSCRIBED");
+	});
 });
