@@ -28,6 +28,9 @@ public class MongoLauncher {
         // those errors anyway, so they are only noise here.
         setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoWireProtocolHandler", "off");
         setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler", "off");
+        // Non-unique indexes are not implemented, only ignored (queries still work by scanning):
+        // the README says so once, instead of a warning per index in every database.
+        setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase", "error");
 
         String data = null;
         String host = "127.0.0.1";
