@@ -29,6 +29,10 @@ export interface Config {
 	authFailuresPerMinute: number;
 	/** Checkout submissions per minute per client address (the checkout needs no token). */
 	checkoutsPerMinute: number;
+	/** When the renewal cycle runs (cron, in TIME_ZONE). */
+	renewalCron: string;
+	renewalRetryHours: number;
+	renewalMaxAttempts: number;
 	/** PEM private key that decrypts card data (checkout). */
 	cardPrivateKey: string | undefined;
 	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
@@ -133,6 +137,12 @@ function secret(env: Env, name: string, bytes: number): string | undefined {
 	return raw;
 }
 
+function cron(env: Env): string {
+	const raw = env.RENEWAL_CRON || "0 * * * *";
+	if (!/^(\S+\s+){4,5}\S+$/.test(raw.trim())) throw new ConfigError("RENEWAL_CRON", `must be a cron expression such as "0 * * * *", got "${raw}"`);
+	return raw.trim();
+}
+
 function dateTime(env: Env, name: string): Date | undefined {
 	const raw = env[name];
 	if (!raw) return undefined;
@@ -168,6 +178,9 @@ export function loadConfig(env: Env = process.env): Config {
 		rateLimitPerSecond: integer(env, "RATE_LIMIT_PER_SECOND", 100, 1, 1_000_000),
 		authFailuresPerMinute: integer(env, "AUTH_FAILURES_PER_MINUTE", 60, 1, 1_000_000),
 		checkoutsPerMinute: integer(env, "CHECKOUTS_PER_MINUTE", 60, 1, 1_000_000),
+		renewalCron: cron(env),
+		renewalRetryHours: decimal(env, "RENEWAL_RETRY_HOURS", 24, 24 * 365),
+		renewalMaxAttempts: integer(env, "RENEWAL_MAX_ATTEMPTS", 4, 1, 100),
 		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
 		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),

@@ -3,7 +3,9 @@
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue } from "../../shared/action";
 import { config } from "../../shared/config";
+import { Cron } from "croner";
 import { dbMixin } from "../../shared/db.mixin";
+import { ApiError, ApiErrorType } from "../../shared/errors";
 import {
 	abandonSubscription,
 	firstPayment,
@@ -16,6 +18,7 @@ import { createSandboxModels, createSandboxProcessor, listSandboxOperations, typ
 import { createOutboxRelay, type OutboxRelay } from "./outbox-relay";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { refundTransaction } from "./refund-ledger";
+import { type CycleOptions, type CycleReport, type RenewalDeps, type RenewalProduct, runRenewalCycle } from "./renewal-cycle";
 import { claimRenewal, releaseRenewal } from "./renewal-lease";
 import { unsubscribe } from "./unsubscribe";
 import { schemas } from "./schemas";
@@ -24,6 +27,9 @@ interface Locals {
 	db: BillingDb & { sandbox: SandboxModels };
 	deps: BillingDeps;
 	relay: OutboxRelay;
+	cron: Cron;
+	cycle: Promise<CycleReport> | null;
+	runCycle(options: Omit<CycleOptions, "owner">): Promise<CycleReport>;
 }
 
 /** Actions that write outbox events kick the relay, so webhooks go out at once. */
@@ -58,6 +64,23 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			},
 		},
 		releaseRenewal: domainAction(schemas.releaseRenewal, releaseRenewal),
+		runRenewals: {
+			params: schemas.runRenewals,
+			handler(ctx: Context<{ at?: string }>) {
+				return this.runCycle({ at: ctx.params.at ? new Date(ctx.params.at) : new Date() });
+			},
+		},
+		// The sandbox test clock: runs what falls due for one account up to `advanceTo`.
+		advanceClock: {
+			params: schemas.advanceClock,
+			async handler(ctx: Context<{ accountId: number; advanceTo: string }>) {
+				const account = await ctx.call<{ environment: string }, { accountId: number }>("accounts.get", { accountId: ctx.params.accountId });
+				if (account.environment !== "sandbox") throw new ApiError(ApiErrorType.BadRequest, "Only sandbox accounts have a test clock");
+				const at = new Date(ctx.params.advanceTo);
+				if (at.getTime() < Date.now()) throw new ApiError(ApiErrorType.BadRequest, "advanceTo must not be in the past");
+				return this.runCycle({ at, accountId: ctx.params.accountId });
+			},
+		},
 		getCustomer: domainAction(schemas.getById, getCustomer),
 		getTransaction: domainAction(schemas.getById, getTransaction),
 		listCustomers: domainAction(schemas.listCustomers, listCustomers),
@@ -86,9 +109,43 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			logger: this.logger,
 		});
 		this.relay.start();
+		// Every billing node runs the cycle; the leases share the work.
+		this.cron = new Cron(config().renewalCron, { timezone: config().timeZone, protect: true }, async () => {
+			this.cycle = this.runCycle({ at: new Date() }).catch(err => {
+				this.logger.error("Renewal cycle failed:", (err as Error).message);
+				return { charged: 0, declined: 0, suspended: 0, skipped: 0 };
+			});
+			await this.cycle;
+			this.cycle = null;
+		});
+	},
+
+	methods: {
+		/** Runs a renewal cycle on this node; products are read once per cycle. */
+		async runCycle(options: Omit<CycleOptions, "owner">): Promise<CycleReport> {
+			const products = new Map<string, Promise<RenewalProduct | null>>();
+			const { renewalRetryHours, renewalMaxAttempts } = config();
+			const deps: RenewalDeps = {
+				...this.deps,
+				retryHours: renewalRetryHours,
+				maxAttempts: renewalMaxAttempts,
+				productOf: (accountId, productId) => {
+					const key = `${accountId}:${productId}`;
+					if (!products.has(key)) products.set(key, this.broker.call<RenewalProduct | null, object>("accounts.getProduct", { accountId, productId }));
+					return products.get(key)!;
+				},
+			};
+			const report = await runRenewalCycle(deps, { ...options, owner: this.broker.nodeID });
+			this.relay.kick();
+			if (report.charged + report.declined + report.suspended > 0) this.logger.info("Renewal cycle:", report);
+			return report;
+		},
 	},
 
 	async stopped() {
+		this.cron?.stop();
+		// A cycle in progress finishes (or its leases expire) before the node stops.
+		await this.cycle;
 		await this.relay?.stop();
 	},
 };

@@ -98,7 +98,7 @@ async function claimLock(deps: BillingDeps, key: string, customerId: number): Pr
 	return taken.modifiedCount === 1;
 }
 
-async function releaseLock(deps: BillingDeps, customer: Pick<CustomerDoc, "_id">): Promise<void> {
+export async function releaseLock(deps: BillingDeps, customer: Pick<CustomerDoc, "_id">): Promise<void> {
 	await deps.db.subscriptionLocks.deleteMany({ customerId: customer._id });
 }
 
@@ -136,6 +136,8 @@ export async function openSubscription(deps: BillingDeps, input: OpenSubscriptio
 		additionalData: input.additionalData,
 		authorizationId: null,
 		outbox: [],
+		billingAnchor: null,
+		periodsBilled: 0,
 		renewalLease: null,
 		createdAt: now,
 	});
@@ -175,16 +177,16 @@ export interface FirstPaymentResult {
 }
 
 /** One transaction per processor operation: a repeated step finds the one already recorded. */
-async function recordTransaction(
+export async function recordTransaction(
 	deps: BillingDeps,
 	customer: CustomerDoc,
-	input: FirstPaymentInput,
+	money: { amountMinor: number; currency: string; currencyId: number },
 	type: TransactionType,
 	idempotencyKey: string,
 	outcome: ProcessorOutcome,
 ): Promise<TransactionDoc> {
 	const approved = outcome.status === "APPROVED";
-	const refundable = approved && type === TransactionType.SubscriptionStart;
+	const refundable = approved && (type === TransactionType.SubscriptionStart || type === TransactionType.Renewal);
 	const status = approved ? TransactionStatus.Approved : outcome.status === "DECLINED" ? TransactionStatus.Declined : TransactionStatus.Error;
 	try {
 		const doc = await deps.db.transactions.create({
@@ -194,9 +196,9 @@ async function recordTransaction(
 			timestamp: deps.now(),
 			success: approved,
 			type,
-			amount: input.product.amountMinor,
-			currency: input.product.currency,
-			currencyId: input.product.currencyId,
+			amount: money.amountMinor,
+			currency: money.currency,
+			currencyId: money.currencyId,
 			productId: customer.productId,
 			transactionId: outcome.processorTransactionId,
 			midId: customer.midId,
@@ -206,7 +208,7 @@ async function recordTransaction(
 			paymentMethod: customer.cardType,
 			declineReason: outcome.reason,
 			idempotencyKey,
-			refundableRemaining: refundable ? input.product.amountMinor : 0,
+			refundableRemaining: refundable ? money.amountMinor : 0,
 			originalTransactionId: null,
 			// A charge or hold was attempted, approved or not: the merchant hears of it.
 			outbox: [outboxEvent(deps, "TRANSACTION")],
@@ -233,10 +235,13 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	const { product } = input;
 
 	if (product.billing === "SCHEDULE") {
+		const firstCharge = addDays(now, product.trialDays);
 		const activated = await settle(deps, customer._id, {
 			status: CustomerStatus.Active,
-			nextRenewalTimestamp: addDays(now, product.trialDays),
+			nextRenewalTimestamp: firstCharge,
 			renewalActive: true,
+			billingAnchor: firstCharge,
+			periodsBilled: 0,
 		});
 		return { outcome: "ACTIVE", customer: toCustomerView(activated ?? customer), transaction: null };
 	}
@@ -254,7 +259,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	const outcome = await withRetries(() =>
 		hold ? cards.authorize({ ...money, cvc: input.cvc }) : cards.charge({ ...money, initiator: "customer", cvc: input.cvc }),
 	);
-	const transaction = await recordTransaction(deps, customer, input, hold ? TransactionType.Preauthorization : TransactionType.SubscriptionStart, idempotencyKey, outcome);
+	const transaction = await recordTransaction(deps, customer, product, hold ? TransactionType.Preauthorization : TransactionType.SubscriptionStart, idempotencyKey, outcome);
 
 	if (outcome.status !== "APPROVED") {
 		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
@@ -266,13 +271,17 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		};
 	}
 
-	const nextRenewalTimestamp = hold ? addDays(now, product.trialDays) : product.renewal ? addPeriod(now, product.renewal) : null;
+	// A hold is captured when the trial ends (the schedule's first charge); a charge now is the schedule's first.
+	const billingAnchor = hold ? addDays(now, product.trialDays) : now;
+	const nextRenewalTimestamp = hold ? billingAnchor : product.renewal ? addPeriod(now, product.renewal) : null;
 	const activated = await settle(deps, customer._id, {
 		status: CustomerStatus.Active,
 		nextRenewalTimestamp,
 		renewalActive: nextRenewalTimestamp !== null,
 		lastTimeBilled: hold ? null : now,
 		authorizationId: hold ? outcome.processorTransactionId : null,
+		billingAnchor,
+		periodsBilled: hold ? 0 : 1,
 	});
 	return { outcome: "ACTIVE", customer: toCustomerView(activated ?? customer), transaction: toTransactionView(transaction) };
 }

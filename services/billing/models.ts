@@ -13,7 +13,7 @@ import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from
  */
 export interface OutboxEvent {
 	id: string;
-	type: "TRANSACTION" | "CONVERSION" | "REFUND" | "CANCELLATION";
+	type: "TRANSACTION" | "CONVERSION" | "REFUND" | "CANCELLATION" | "SUSPENSION";
 	createdAt: Date;
 }
 
@@ -49,6 +49,10 @@ export interface CustomerDoc {
 	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
 	authorizationId: number | null;
 	outbox: OutboxEvent[];
+	/** The first charge's date (made or scheduled): period n is due at anchor + n periods, so month ends do not drift. */
+	billingAnchor: Date | null;
+	/** Charges made on the schedule so far. */
+	periodsBilled: number;
 	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
 	renewalLease: { owner: string; until: Date } | null;
 	createdAt: Date;
@@ -133,6 +137,8 @@ const customerSchema = new Schema<CustomerDoc>(
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
+		billingAnchor: { type: Date, default: null },
+		periodsBilled: { type: Number, default: 0 },
 		renewalLease: { type: new Schema({ owner: String, until: Date }, { _id: false }), default: null },
 		createdAt: { type: Date, required: true },
 	},

@@ -61,6 +61,8 @@ export const schemas = {
 		at: { type: "string", format: "date-time" },
 		leaseMs: { type: "integer", minimum: 1, maximum: 3_600_000 },
 	}),
+	runRenewals: params({ at: { type: "string", format: "date-time" } }, []),
+	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
 	releaseRenewal: params({ customerId: id, owner: { type: "string", minLength: 1, maxLength: 200 } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
 	listTransactions: params({ accountId: id, customerId: id }),

@@ -5,7 +5,8 @@
  *   PENDING  -> ACTIVE       first charge approved, hold placed, or first charge scheduled
  *   PENDING  -> DECLINED     first charge or hold declined or failed (final)
  *   PENDING  -> ABANDONED    the checkout lost its session before paying (final)
- *   ACTIVE, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
+ *   ACTIVE   -> SUSPENDED    renewal attempts exhausted, or a hard decline (lost, stolen, expired card)
+ *   ACTIVE, SUSPENDED, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
  * A PENDING customer is mid-checkout and cannot be unsubscribed until it settles,
  * unless it is older than 10 minutes: its checkout died, and it may be unsubscribed.
  */
@@ -15,11 +16,14 @@ export enum CustomerStatus {
 	Declined = "DECLINED",
 	Abandoned = "ABANDONED",
 	Unsubscribed = "UNSUBSCRIBED",
+	/** Renewals failed until the retry schedule ran out; no more charges. */
+	Suspended = "SUSPENDED",
 }
 
 export const CUSTOMER_TRANSITIONS: Record<CustomerStatus, CustomerStatus[]> = {
 	[CustomerStatus.Pending]: [CustomerStatus.Active, CustomerStatus.Declined, CustomerStatus.Abandoned],
-	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed],
+	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed, CustomerStatus.Suspended],
+	[CustomerStatus.Suspended]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Declined]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Abandoned]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Unsubscribed]: [],
@@ -33,6 +37,8 @@ export enum TransactionType {
 	SubscriptionStart = "SUBSCRIPTION_START",
 	/** An authorization hold placed at checkout for PREAUTHORIZE products. */
 	Preauthorization = "PREAUTHORIZATION",
+	/** A merchant-initiated charge of a later period. */
+	Renewal = "RENEWAL",
 	Refunded = "REFUNDED",
 }
 

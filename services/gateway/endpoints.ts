@@ -60,6 +60,8 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"GET /accounts/:accountId/webhooks": { action: "notifications.list" },
 	"POST /accounts/:accountId/webhooks/redeliver": { action: "notifications.redeliverAccount" },
 	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver" },
+	"POST /renewals/run": { action: "billing.runRenewals" },
+	"POST /accounts/:accountId/clock": { action: "billing.advanceClock" },
 };
 
 export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, string> {

@@ -1,4 +1,5 @@
-import { formatDateTime } from "../../shared/time";
+import { DateTime } from "luxon";
+import { addPeriod, formatDateTime } from "../../shared/time";
 
 describe("formatDateTime", () => {
 	test("When a winter instant is shown in CET, then it is UTC+1 with milliseconds and no zone", () => {
@@ -11,5 +12,30 @@ describe("formatDateTime", () => {
 
 	test("When another zone is configured, then it is used", () => {
 		expect(formatDateTime(new Date("2026-07-01T00:00:00.007Z"), "America/New_York")).toBe("2026-06-30T20:00:00.007");
+	});
+});
+
+describe("addPeriod (calendar arithmetic in the local zone)", () => {
+	const at = (text: string) => DateTime.fromISO(text, { zone: "CET" }).toJSDate();
+	const show = (date: Date) => DateTime.fromJSDate(date, { zone: "CET" }).toFormat("yyyy-LL-dd HH:mm");
+
+	test.each([
+		["2026-01-31T10:00", { every: 1, unit: "month" }, "2026-02-28 10:00"],
+		["2028-01-31T10:00", { every: 1, unit: "month" }, "2028-02-29 10:00"],
+		["2026-01-31T10:00", { every: 2, unit: "month" }, "2026-03-31 10:00"],
+		["2028-02-29T10:00", { every: 1, unit: "year" }, "2029-02-28 10:00"],
+		["2026-03-28T10:00", { every: 1, unit: "day" }, "2026-03-29 10:00"],
+		["2026-10-24T10:00", { every: 1, unit: "week" }, "2026-10-31 10:00"],
+		["2026-03-01T02:30", { every: 1, unit: "month" }, "2026-04-01 02:30"],
+	] as const)("When %s plus %p, then %s", (start, period, expected) => {
+		expect(show(addPeriod(at(start), period, "CET"))).toBe(expected);
+	});
+
+	test("When a day is added across the spring daylight-saving change, then the local time of day holds though 23 hours pass", () => {
+		const before = at("2026-03-28T10:00");
+		const after = addPeriod(before, { every: 1, unit: "day" }, "CET");
+
+		expect(show(after)).toBe("2026-03-29 10:00");
+		expect(after.getTime() - before.getTime()).toBe(23 * 3_600_000);
 	});
 });

@@ -1,0 +1,157 @@
+// The renewal cycle: every customer due at the cycle's time is charged once,
+// on however many billing nodes run the cycle at the same moment.
+//   - A node charges a customer only while holding its renewal lease, claimed
+//     by compare-and-set (renewal-lease.ts); the others skip it.
+//   - The processor's idempotency key is derived from (customer, scheduled
+//     date, attempt): a node that takes over after another died mid-charge
+//     asks with the same key and gets the first outcome, never a second charge.
+//   - Period n is due at billingAnchor + n periods (calendar arithmetic in
+//     TIME_ZONE), so 31 Jan -> 28/29 Feb -> 31 Mar, and a missed cycle is caught up.
+//   - A decline is retried every RENEWAL_RETRY_HOURS up to RENEWAL_MAX_ATTEMPTS;
+//     a hard decline or the last attempt suspends the customer.
+// The same engine makes SCHEDULE products' first charge and captures
+// PREAUTHORIZE holds when the trial ends.
+import { addPeriod, type Period } from "../../shared/time";
+import { outboxEvent, recordTransaction, releaseLock, withRetries } from "./checkout-payments";
+import type { BillingDeps } from "./deps";
+import type { CustomerDoc } from "./models";
+import type { ProcessorOutcome } from "./processors/payment-processor";
+import { claimRenewal } from "./renewal-lease";
+import { CustomerStatus, TransactionType } from "./states";
+
+export interface RenewalProduct {
+	amountMinor: number;
+	currency: string;
+	currencyId: number;
+	renewal: Period | null;
+}
+
+export interface RenewalDeps extends BillingDeps {
+	productOf(accountId: number, productId: number): Promise<RenewalProduct | null>;
+	retryHours: number;
+	maxAttempts: number;
+}
+
+export interface CycleOptions {
+	/** The cycle's time: everything due at or before it is charged. */
+	at: Date;
+	/** This node's name, written on the leases it holds. */
+	owner: string;
+	/** Only this account's customers (the sandbox test clock). */
+	accountId?: number;
+	batchSize?: number;
+	leaseMs?: number;
+}
+
+export interface CycleReport {
+	charged: number;
+	declined: number;
+	suspended: number;
+	/** Claimed by another node first, or no longer due. */
+	skipped: number;
+}
+
+const DEFAULT_BATCH = 50;
+const DEFAULT_LEASE_MS = 60_000;
+/** Work in flight per node: the processor calls are the slow part. */
+const CONCURRENCY = 8;
+
+function dueFilter(options: CycleOptions, now: Date): Record<string, unknown> {
+	return {
+		status: CustomerStatus.Active,
+		renewalActive: true,
+		nextRenewalTimestamp: { $lte: options.at },
+		$or: [{ renewalLease: null }, { "renewalLease.until": { $lte: now } }],
+		...(options.accountId === undefined ? {} : { accountId: options.accountId }),
+	};
+}
+
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: RenewalProduct, key: string): Promise<ProcessorOutcome> {
+	const processor = deps.processorFor(customer.environment);
+	if (!processor) return { status: "ERROR", processorTransactionId: null, reason: "no_processor", hardDecline: false };
+	if (customer.authorizationId !== null) {
+		return withRetries(() => processor.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }));
+	}
+	const money = { idempotencyKey: key, cardToken: customer.cardToken, amount: product.amountMinor, currency: product.currency, midId: customer.midId };
+	return withRetries(() => processor.charge({ ...money, initiator: "merchant" }));
+}
+
+/** Charges one claimed customer and settles it; always releases the lease. */
+async function renew(deps: RenewalDeps, customer: CustomerDoc, options: CycleOptions): Promise<keyof CycleReport> {
+	const lease = { _id: customer._id, "renewalLease.owner": options.owner };
+	const product = await deps.productOf(customer.accountId, customer.productId);
+	if (!product) {
+		await deps.db.customers.updateOne(lease, { $set: { renewalLease: null } });
+		return "skipped";
+	}
+	const scheduled = customer.nextRenewalTimestamp!;
+	const key = `renewal:${customer._id}:${scheduled.toISOString()}:${customer.attempts}`;
+	const firstCharge = customer.periodsBilled === 0;
+	const outcome = await charge(deps, customer, product, key);
+	const type = firstCharge ? TransactionType.SubscriptionStart : TransactionType.Renewal;
+	await recordTransaction(deps, customer, product, type, key, outcome);
+
+	if (outcome.status === "APPROVED") {
+		const periodsBilled = customer.periodsBilled + 1;
+		const anchor = customer.billingAnchor ?? scheduled;
+		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periodsBilled, unit: product.renewal.unit }) : null;
+		const billed = { lastTimeBilled: deps.now(), periodsBilled, attempts: 0, authorizationId: null, renewalLease: null };
+		// The schedule moves only if the customer is still ACTIVE (an unsubscribe may have landed meanwhile).
+		const moved = await deps.db.customers.updateOne(
+			{ ...lease, status: CustomerStatus.Active },
+			{ $set: { ...billed, nextRenewalTimestamp: next, renewalActive: next !== null } },
+		);
+		if (moved.modifiedCount === 0) await deps.db.customers.updateOne(lease, { $set: billed });
+		return "charged";
+	}
+
+	const attempts = customer.attempts + 1;
+	if (outcome.hardDecline || attempts >= deps.maxAttempts) {
+		const suspended = await deps.db.customers.updateOne(
+			{ ...lease, status: CustomerStatus.Active },
+			{
+				$set: { status: CustomerStatus.Suspended, renewalActive: false, nextRenewalTimestamp: null, attempts, renewalLease: null },
+				$push: { outbox: outboxEvent(deps, "SUSPENSION") },
+			},
+		);
+		if (suspended.modifiedCount === 1) await releaseLock(deps, customer);
+		else await deps.db.customers.updateOne(lease, { $set: { attempts, renewalLease: null } });
+		return "suspended";
+	}
+	const retryAt = new Date(options.at.getTime() + deps.retryHours * 3_600_000);
+	await deps.db.customers.updateOne(
+		{ ...lease, status: CustomerStatus.Active },
+		{ $set: { attempts, nextRenewalTimestamp: retryAt, renewalLease: null } },
+	);
+	await deps.db.customers.updateOne(lease, { $set: { renewalLease: null } });
+	return "declined";
+}
+
+async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+	let next = 0;
+	const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+		while (next < items.length) await work(items[next++]);
+	});
+	await Promise.all(workers);
+}
+
+export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions): Promise<CycleReport> {
+	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0 };
+	const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+	const batchSize = options.batchSize ?? DEFAULT_BATCH;
+	// Skipped customers (product gone) stay due; they are not looked at again in this cycle.
+	const skipped: number[] = [];
+	// Batches until nothing is due; a customer charged for a missed period may be due again and is picked up next.
+	for (;;) {
+		const filter = { ...dueFilter(options, deps.now()), _id: { $nin: skipped } };
+		const due = await deps.db.customers.find(filter, { _id: 1 }).sort({ nextRenewalTimestamp: 1 }).limit(batchSize).lean();
+		if (due.length === 0) break;
+		await inParallel(due, CONCURRENCY, async ({ _id }) => {
+			const claimed = await claimRenewal(deps, { customerId: _id, owner: options.owner, at: options.at, leaseMs });
+			const result = claimed ? await renew(deps, claimed, options) : "skipped";
+			if (claimed && result === "skipped") skipped.push(_id);
+			report[result]++;
+		});
+	}
+	return report;
+}

@@ -1,0 +1,152 @@
+// Renewals through the sandbox test clock: each kind's first charge, later
+// periods, retries and suspension, catch-up, and exactly-once on concurrent cycles.
+import { DateTime } from "luxon";
+import { createBroker } from "../../../bin/broker";
+import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
+import { admin, bearer, createMerchant } from "../../factories/merchant";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let shop: Shop;
+
+beforeAll(async () => {
+	app = await startApp({ env: { RENEWAL_MAX_ATTEMPTS: "3" } });
+	shop = await createShop(app);
+});
+afterAll(() => app.stop());
+
+const DAY = 86_400_000;
+const inDays = (days: number) => new Date(Date.now() + days * DAY).toISOString();
+const advance = (days: number, who: Shop = shop) => admin(app).post(`/accounts/${who.accountId}/clock`, { advanceTo: inDays(days) });
+const customer = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop))).body;
+const transactionsOf = async (id: number) =>
+	(await admin(app).get(`/accounts/${shop.accountId}/customers/${id}/transactions`)).body as { type: string; status: string; amount: number }[];
+const local = (text: string) => DateTime.fromISO(text, { zone: "CET" });
+
+describe("Renewals", () => {
+	test("When a monthly CHARGE subscription's month has passed, then it is renewed once: a RENEWAL, the next date one calendar month on, attempts 0", async () => {
+		// Arrange
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		const before = await customer(customerId);
+
+		// Act
+		const res = await advance(32);
+		const again = await advance(33);
+
+		// Assert
+		expect(res.status).toBe(200);
+		expect(res.body.charged).toBeGreaterThanOrEqual(1);
+		expect(again.body.charged).toBe(0);
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"], ["RENEWAL", "APPROVED"]]);
+		const after = await customer(customerId);
+		expect(after).toMatchObject({ status: "ACTIVE", attempts: 0, renewalActive: true });
+		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(local(before.subscriptionTimestamp).plus({ months: 2 }).toISODate());
+		expect(after.lastTimeBilled).not.toBe(before.lastTimeBilled);
+	});
+
+	test("When a SCHEDULE trial ends, then the first charge is made without the CVC (SUBSCRIPTION_START) and the next is a month later", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.schedule })).body;
+
+		await advance(15);
+
+		expect(await transactionsOf(customerId)).toEqual([expect.objectContaining({ type: "SUBSCRIPTION_START", status: "APPROVED", amount: 4.99 })]);
+		const after = await customer(customerId);
+		expect(after.lastTimeBilled).not.toBeNull();
+		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(local(after.subscriptionTimestamp).plus({ days: 14 }).plus({ months: 1 }).toISODate());
+	});
+
+	test("When a PREAUTHORIZE trial ends, then the hold is captured as the first charge", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.preauthorize })).body;
+
+		await advance(8);
+
+		const types = (await transactionsOf(customerId)).map(t => [t.type, t.status]);
+		expect(types).toEqual([["PREAUTHORIZATION", "APPROVED"], ["SUBSCRIPTION_START", "APPROVED"]]);
+		const captures = (await admin(app).get("/sandbox/operations?kind=capture&status=APPROVED")).body;
+		expect(captures.length).toBeGreaterThanOrEqual(1);
+	});
+
+	test("When renewals keep being declined, then each retry is a day apart and the last attempt suspends the customer", async () => {
+		// Arrange: a card whose merchant-initiated charges decline; RENEWAL_MAX_ATTEMPTS is 3 here.
+		const declining = await createShop(app);
+		const { customerId } = (await submitCheckout(app, declining, { productId: declining.products.charge, card: CARDS.declinesRenewals })).body;
+		const read = async () => (await app.http().get(`/api/customer/${customerId}`).set(bearer(declining))).body;
+
+		// Act / Assert: one attempt per day.
+		await advance(31, declining);
+		expect(await read()).toMatchObject({ status: "ACTIVE", attempts: 1 });
+		await advance(31.5, declining);
+		expect((await read()).attempts).toBe(1);
+		await advance(32.1, declining);
+		expect(await read()).toMatchObject({ status: "ACTIVE", attempts: 2 });
+		await advance(33.2, declining);
+
+		// Assert
+		expect(await read()).toMatchObject({ status: "SUSPENDED", attempts: 3, renewalActive: false, nextRenewalTimestamp: null });
+		const transactions = (await admin(app).get(`/accounts/${declining.accountId}/customers/${customerId}/transactions`)).body as { type: string; status: string }[];
+		expect(transactions.filter(t => t.type === "RENEWAL").map(t => t.status)).toEqual(["DECLINED", "DECLINED", "DECLINED"]);
+	});
+
+	test("When three months pass at once, then each missed month is charged once and the schedule keeps its day", async () => {
+		const other = await createShop(app);
+		const { customerId } = (await submitCheckout(app, other, { productId: other.products.charge })).body;
+
+		await admin(app).post(`/accounts/${other.accountId}/clock`, { advanceTo: inDays(95) }).expect(200);
+
+		const transactions = (await admin(app).get(`/accounts/${other.accountId}/customers/${customerId}/transactions`)).body as { type: string }[];
+		expect(transactions.filter(t => t.type === "RENEWAL")).toHaveLength(3);
+		const after = (await app.http().get(`/api/customer/${customerId}`).set(bearer(other))).body;
+		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(local(after.subscriptionTimestamp).plus({ months: 4 }).toISODate());
+	});
+
+	test("When a customer is unsubscribed, then no renewal is charged", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+
+		await advance(40);
+
+		expect((await transactionsOf(customerId)).map(t => t.type)).toEqual(["SUBSCRIPTION_START"]);
+	});
+
+	test("When a production account asks for the test clock, then 400", async () => {
+		const live = await createMerchant(app, { environment: "production" });
+
+		const res = await admin(app).post(`/accounts/${live.accountId}/clock`, { advanceTo: inDays(2) });
+
+		expect(res.status).toBe(400);
+		expect(res.body.message).toBe("Only sandbox accounts have a test clock");
+	});
+});
+
+describe("Exactly once", () => {
+	test("When three cycles run at once on two billing nodes, then each of 30 due customers is charged exactly once", async () => {
+		// Arrange: 30 subscriptions, and a second billing node on the same database.
+		const busy = await createShop(app);
+		const ids: number[] = [];
+		for (let i = 0; i < 30; i++) ids.push((await submitCheckout(app, busy, { productId: busy.products.charge })).body.customerId);
+		const second = createBroker(["billing", "accounts"], { nodeID: "billing-2", logger: false });
+		await second.start();
+
+		try {
+			// Act
+			const at = inDays(32);
+			const reports = await Promise.all([
+				admin(app).post("/renewals/run", { at }),
+				admin(app).post("/renewals/run", { at }),
+				second.call<{ charged: number }, object>("billing.runRenewals", { at }),
+			]);
+
+			// Assert
+			const charged = reports.map(r => ("body" in r ? r.body.charged : r.charged));
+			let renewals = 0;
+			for (const id of ids) {
+				const transactions = (await admin(app).get(`/accounts/${busy.accountId}/customers/${id}/transactions`)).body as { type: string }[];
+				renewals += transactions.filter(t => t.type === "RENEWAL").length;
+			}
+			expect(renewals).toBe(30);
+			expect(charged.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(30);
+		} finally {
+			await second.stop();
+		}
+	}, 60_000);
+});
