@@ -33,6 +33,8 @@ export interface Config {
 	renewalCron: string;
 	renewalRetryHours: number;
 	renewalMaxAttempts: number;
+	/** How long a billing node may hold a customer's renewal before another may take it over. */
+	renewalLeaseMs: number;
 	/** PEM private key that decrypts card data (checkout). */
 	cardPrivateKey: string | undefined;
 	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
@@ -181,6 +183,7 @@ export function loadConfig(env: Env = process.env): Config {
 		renewalCron: cron(env),
 		renewalRetryHours: decimal(env, "RENEWAL_RETRY_HOURS", 24, 24 * 365),
 		renewalMaxAttempts: integer(env, "RENEWAL_MAX_ATTEMPTS", 4, 1, 100),
+		renewalLeaseMs: integer(env, "RENEWAL_LEASE_MS", 60_000, 1000, 3_600_000),
 		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
 		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),

@@ -135,7 +135,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 					return products.get(key)!;
 				},
 			};
-			const report = await runRenewalCycle(deps, { ...options, owner: this.broker.nodeID });
+			const report = await runRenewalCycle(deps, { leaseMs: config().renewalLeaseMs, ...options, owner: this.broker.nodeID });
 			this.relay.kick();
 			if (report.charged + report.declined + report.suspended > 0) this.logger.info("Renewal cycle:", report);
 			return report;

@@ -61,6 +61,9 @@ const TEST_CARDS: Record<string, { verify?: string; charge?: string; merchantCha
 	"4000000000005126": { refund: "refund_declined" },
 };
 
+/** An undecided operation this old was left by a caller that died (a decision takes milliseconds). */
+const ABANDONED_AFTER_MS = 1000;
+
 const approved = (id: number): ProcessorOutcome => ({ status: "APPROVED", processorTransactionId: id, reason: null, hardDecline: false });
 const declined = (id: number, reason: string, hardDecline = false): ProcessorOutcome => ({ status: "DECLINED", processorTransactionId: id, reason, hardDecline });
 const failed = (reason: string): ProcessorOutcome => ({ status: "ERROR", processorTransactionId: null, reason, hardDecline: false });
@@ -87,20 +90,35 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 
 	/**
 	 * Records the operation under its key first; a repeat finds the record and
-	 * returns the first outcome instead of deciding again.
+	 * returns the first outcome instead of deciding again. The sandbox decides
+	 * in its caller's process, so a record left undecided by a caller that died
+	 * is taken over (one compare-and-set) and decided: still one record, one charge.
 	 */
 	async function once(
 		key: string,
 		record: Omit<OperationDoc, "_id" | "outcome" | "createdAt">,
 		decide: (id: number) => Promise<ProcessorOutcome>,
 	): Promise<ProcessorOutcome> {
+		let owned = false;
 		try {
 			await models.operations.create({ _id: key, ...record, outcome: null, createdAt: now() });
+			owned = true;
 		} catch (err) {
 			if ((err as { code?: number }).code !== 11000) throw err;
+		}
+		for (let wait = 0; !owned; wait++) {
 			const previous = await models.operations.findById(key).lean();
-			// Still being decided by a concurrent call: the caller retries later with the same key.
-			return previous?.outcome ?? failed("operation_in_progress");
+			if (!previous) return once(key, record, decide);
+			if (previous.outcome) return previous.outcome;
+			if (now().getTime() - previous.createdAt.getTime() > ABANDONED_AFTER_MS) {
+				const taken = await models.operations.updateOne({ _id: key, outcome: null, createdAt: previous.createdAt }, { $set: { createdAt: now() } });
+				owned = taken.modifiedCount === 1;
+			} else if (wait >= 20) {
+				// Still being decided by a live concurrent call: the caller retries later with the same key.
+				return failed("operation_in_progress");
+			} else {
+				await new Promise(resolve => setTimeout(resolve, 50));
+			}
 		}
 		const outcome = await decide(await models.ids.next());
 		// A processor error moved no money, so it is not final: the same key may be tried again.
