@@ -92,4 +92,33 @@ export const replCommands: ReplCommand[] = [
 			show(await broker.call("notifications.redeliver", { eventId: String(args.eventId) }));
 		},
 	},
+	{
+		command: "renewals-status",
+		description: "Customers due for renewal now, renewals in flight, suspended customers",
+		async action(broker) {
+			show(await broker.call("billing.renewalStatus", {}));
+		},
+	},
+	{
+		command: "renewals-run",
+		description: "Run a renewal cycle now on one billing node (every due customer is charged once, whatever else runs)",
+		options: [{ option: "-a, --at <iso>", description: "The cycle's time (default now)" }],
+		async action(broker, args) {
+			show(await broker.call("billing.runRenewals", args.options.at ? { at: String(args.options.at) } : {}));
+		},
+	},
+	{
+		command: "customer <accountId> <customerId>",
+		description: "A customer as the API shows it",
+		async action(broker, args) {
+			show(await broker.call("billing.getCustomer", { accountId: Number(args.accountId), id: Number(args.customerId) }));
+		},
+	},
+	{
+		command: "transaction <accountId> <transactionId>",
+		description: "A transaction as the API shows it",
+		async action(broker, args) {
+			show(await broker.call("billing.getTransaction", { accountId: Number(args.accountId), id: Number(args.transactionId) }));
+		},
+	},
 ];

@@ -18,7 +18,7 @@ import { createSandboxModels, createSandboxProcessor, listSandboxOperations, typ
 import { createOutboxRelay, type OutboxRelay } from "./outbox-relay";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { refundTransaction } from "./refund-ledger";
-import { type CycleOptions, type CycleReport, type RenewalDeps, type RenewalProduct, runRenewalCycle } from "./renewal-cycle";
+import { type CycleOptions, type CycleReport, type RenewalDeps, type RenewalProduct, renewalStatus, runRenewalCycle } from "./renewal-cycle";
 import { claimRenewal, releaseRenewal } from "./renewal-lease";
 import { unsubscribe } from "./unsubscribe";
 import { schemas } from "./schemas";
@@ -68,6 +68,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			params: schemas.runRenewals,
 			handler(ctx: Context<{ at?: string }>) {
 				return this.runCycle({ at: ctx.params.at ? new Date(ctx.params.at) : new Date() });
+			},
+		},
+		renewalStatus: {
+			params: schemas.runRenewals,
+			handler(ctx: Context<{ at?: string }>) {
+				return renewalStatus(this.deps, { at: ctx.params.at ? new Date(ctx.params.at) : undefined });
 			},
 		},
 		// The sandbox test clock: runs what falls due for one account up to `advanceTo`.

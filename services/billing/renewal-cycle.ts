@@ -155,3 +155,14 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 	}
 	return report;
 }
+
+/** Ops: what the renewal engine has in front of it right now. */
+export async function renewalStatus(deps: BillingDeps, input: { at?: Date }): Promise<{ due: number; inFlight: number; suspended: number }> {
+	const now = deps.now();
+	const [due, inFlight, suspended] = await Promise.all([
+		deps.db.customers.countDocuments({ status: CustomerStatus.Active, renewalActive: true, nextRenewalTimestamp: { $lte: input.at ?? now } }),
+		deps.db.customers.countDocuments({ "renewalLease.until": { $gt: now } }),
+		deps.db.customers.countDocuments({ status: CustomerStatus.Suspended }),
+	]);
+	return { due, inFlight, suspended };
+}

@@ -110,9 +110,11 @@ describe("Cluster over NATS", () => {
 			await run("token-rotate", { accountId: created.id }, { grace: "60" });
 			await run("bin-block", { accountId: created.id, bin: "411111" });
 			await run("accounts", {});
+			await run("renewals-status", {});
 
 			// Assert
 			expect(created).toMatchObject({ name: "From the REPL", apiToken: expect.stringMatching(/^sk_test_/) });
+			expect(JSON.parse(printed.pop()!)).toEqual({ due: expect.any(Number), inFlight: expect.any(Number), suspended: expect.any(Number) });
 			const accounts = JSON.parse(printed.pop()!);
 			expect(accounts.map((a: { id: number }) => a.id)).toContain(created.id);
 			expect(JSON.parse(printed.pop()!)).toEqual({ accountId: created.id, bin: "411111" });
