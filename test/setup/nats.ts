@@ -1,38 +1,11 @@
 // A real nats-server for cluster tests: NATS_URL when set, otherwise one
 // started on a free port. Missing binary = a loud failure, never a skip.
-import { type ChildProcess, spawn } from "node:child_process";
-import net from "node:net";
+import { spawn } from "node:child_process";
+import { freePort, waitForPort } from "../../shared/net";
 
 export interface NatsServer {
 	url: string;
 	stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = net.createServer().listen(0, "127.0.0.1", () => {
-			const { port } = server.address() as net.AddressInfo;
-			server.close(() => resolve(port));
-		});
-		server.on("error", reject);
-	});
-}
-
-async function waitForPort(port: number, child: ChildProcess): Promise<void> {
-	const deadline = Date.now() + 10_000;
-	while (Date.now() < deadline) {
-		if (child.exitCode !== null) throw new Error(`nats-server exited with code ${child.exitCode}`);
-		const open = await new Promise<boolean>(resolve => {
-			const socket = net.connect(port, "127.0.0.1", () => {
-				socket.end();
-				resolve(true);
-			});
-			socket.on("error", () => resolve(false));
-		});
-		if (open) return;
-		await new Promise(r => setTimeout(r, 50));
-	}
-	throw new Error("nats-server did not start listening within 10 s");
 }
 
 export async function startNats(): Promise<NatsServer> {
@@ -51,7 +24,7 @@ export async function startNats(): Promise<NatsServer> {
 		);
 	});
 	await spawned;
-	await waitForPort(port, child);
+	await waitForPort(port, 10_000, () => child.exitCode === null);
 	return {
 		url: `nats://127.0.0.1:${port}`,
 		stop: () =>

@@ -1,0 +1,111 @@
+// `npm run cluster`: the docker-compose topology as local processes, for a
+// machine without Docker. nats-server from PATH (with JetStream), the embedded
+// database (or MONGO_URL) as the one shared database server, one process per
+// service and BILLING_NODES billing processes, logs prefixed per node. Ctrl-C
+// stops the nodes (SIGTERM: they drain), then the database and NATS.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { config, type ServiceName } from "../shared/config";
+import { startEmbeddedDb } from "../shared/embedded-db";
+import { freePort, waitForPort } from "../shared/net";
+import { projectRoot } from "../shared/paths";
+import { createBroker } from "./broker";
+import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
+
+const SINGLE_NODES: ServiceName[] = ["gateway", "accounts", "sessions", "checkout", "refunds", "notifications"];
+const STOP_TIMEOUT_MS = 15_000;
+
+function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WriteStream): void {
+	let rest = "";
+	stream.on("data", (chunk: Buffer) => {
+		const lines = (rest + chunk.toString()).split("\n");
+		rest = lines.pop() ?? "";
+		for (const line of lines) out.write(`[${name}] ${line}\n`);
+	});
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+	if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+	return new Promise(resolve => {
+		const force = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+		child.once("exit", () => {
+			clearTimeout(force);
+			resolve();
+		});
+		child.kill("SIGTERM");
+	});
+}
+
+async function main(): Promise<void> {
+	const { dataDir, mongoUrl, port } = config();
+	const billingNodes = Number(process.env.BILLING_NODES ?? 2);
+	if (!Number.isInteger(billingNodes) || billingNodes < 1 || billingNodes > 16) throw new Error("BILLING_NODES must be a whole number from 1 to 16");
+	const clusterDir = path.join(dataDir, "cluster");
+	mkdirSync(clusterDir, { recursive: true });
+
+	// The nodes share the secrets npm start keeps, so a cluster and npm start see the same data the same way.
+	const secrets = readLocalSecrets(dataDir);
+	secrets.adminToken ??= process.env.ADMIN_TOKEN || newAdminToken();
+	applyCardSecrets(secrets);
+	writeLocalSecrets(dataDir, secrets);
+
+	const natsPort = Number(process.env.NATS_PORT) || (await freePort());
+	const nats = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort), "-js", "-sd", path.join(clusterDir, "jetstream")], { stdio: ["ignore", "pipe", "pipe"] });
+	nats.once("error", err => {
+		console.error(`Cannot start nats-server (${(err as NodeJS.ErrnoException).code}): apt-get install nats-server`);
+		process.exit(1);
+	});
+	prefixed("nats", nats.stderr!, process.stderr);
+	await waitForPort(natsPort, 10_000, () => nats.exitCode === null);
+	const transporter = `nats://127.0.0.1:${natsPort}`;
+
+	const db = mongoUrl ? null : await startEmbeddedDb({ persistent: true, dataDir: clusterDir });
+	const databaseUrl = mongoUrl ?? `${db!.url}/payments`;
+	console.log(`[cluster] NATS ${transporter}; database ${db ? `embedded ${db.kind} (${db.reason})` : "MONGO_URL"}`);
+
+	const nodes: ChildProcess[] = [];
+	const startNode = (services: ServiceName, nodeId: string) => {
+		const env = { ...process.env, SERVICES: services, NODE_ID: nodeId, TRANSPORTER: transporter, MONGO_URL: databaseUrl, ADMIN_TOKEN: secrets.adminToken, PORT: String(port) };
+		const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+		prefixed(nodeId, child.stdout!, process.stdout);
+		prefixed(nodeId, child.stderr!, process.stderr);
+		nodes.push(child);
+	};
+	for (const service of SINGLE_NODES) startNode(service, service);
+	for (let i = 1; i <= billingNodes; i++) startNode("billing", `billing-${i}`);
+
+	let stopping = false;
+	const stop = async () => {
+		if (stopping) return;
+		stopping = true;
+		console.log("[cluster] stopping…");
+		await Promise.all(nodes.map(stopProcess));
+		await db?.stop();
+		await stopProcess(nats);
+		process.exit(0);
+	};
+	process.on("SIGINT", () => void stop());
+	process.on("SIGTERM", () => void stop());
+
+	// An operator's node, as `npm run repl` starts, seeds the demo account and then leaves.
+	const operator = createBroker([], { nodeID: `cluster-${process.pid}`, transporter: { type: "NATS", options: { url: transporter } }, logLevel: "warn" });
+	await operator.start();
+	await operator.waitForServices(["accounts", "gateway", "billing"], 120_000);
+	const created = config().demo ? await operator.call<{ accountId: number; apiToken: string } | null>("accounts.seedDemo") : null;
+	if (created) {
+		secrets.demoAccountId = created.accountId;
+		secrets.demoApiToken = created.apiToken;
+		writeLocalSecrets(dataDir, secrets);
+	}
+	await operator.stop();
+
+	console.log(`[cluster] ready: http://localhost:${port} with ${billingNodes} billing nodes; admin token ${secrets.adminToken}`);
+	if (secrets.demoApiToken) console.log(`[cluster] demo account ${secrets.demoAccountId} API token: ${secrets.demoApiToken}`);
+	console.log(`[cluster] operate it: TRANSPORTER=${transporter} npm run repl`);
+}
+
+main().catch(err => {
+	console.error(err instanceof Error ? err.message : err);
+	process.exit(1);
+});
