@@ -94,7 +94,7 @@ describe("CHARGE", () => {
 
 describe("PREAUTHORIZE", () => {
 	test("When a PREAUTHORIZE product is bought, then a hold is placed, nothing is billed yet, and the first charge is due when the trial ends", async () => {
-		const { answer, customer, transactions } = await checkout(shop.products.preauthorize);
+		const { customer, transactions } = await checkout(shop.products.preauthorize);
 
 		expect(customer).toMatchObject({ status: "ACTIVE", lastTimeBilled: null, renewalActive: true });
 		expect(local(customer.nextRenewalTimestamp).toISODate()).toBe(local(customer.subscriptionTimestamp).plus({ days: 7 }).toISODate());
@@ -110,7 +110,7 @@ describe("PREAUTHORIZE", () => {
 
 describe("SCHEDULE", () => {
 	test("When a SCHEDULE product is bought, then nothing is charged now and the first charge is scheduled after the trial", async () => {
-		const { answer, customer, transactions } = await checkout(shop.products.schedule);
+		const { customer, transactions } = await checkout(shop.products.schedule);
 
 		expect(customer).toMatchObject({ status: "ACTIVE", lastTimeBilled: null, renewalActive: true });
 		expect(local(customer.nextRenewalTimestamp).toISODate()).toBe(local(customer.subscriptionTimestamp).plus({ days: 14 }).toISODate());
