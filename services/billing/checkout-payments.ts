@@ -1,13 +1,15 @@
 // Billing's part of a checkout, in the spec's order: verify the card (step 3),
 // open the subscription under the duplicate-check lock (step 4), then the
 // first payment by product type (step 5). The checkout service orchestrates.
-import { randomUUID } from "node:crypto";
-import { sha256Hex } from "../../shared/crypto";
 import { addDays, addPeriod, type Period } from "../../shared/time";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc, OutboxEvent, TransactionDoc } from "./models";
-import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
-import { CustomerStatus, HOLDS_SUBSCRIPTION, RefundStatus, TransactionStatus, TransactionType } from "./states";
+import type { CustomerDoc } from "./models";
+import { outboxEvent } from "./outbox";
+import { withRetries } from "./processor-retries";
+import type { PaymentProcessor } from "./processors/payment-processor";
+import { CustomerStatus, TransactionType } from "./states";
+import { claimLock, lockKey, releaseLock } from "./subscription-lock";
+import { recordTransaction } from "./transaction-record";
 import { type CustomerView, type TransactionView, toCustomerView, toTransactionView } from "./views";
 
 export enum BillingError {
@@ -20,32 +22,8 @@ export enum BillingError {
 
 type Environment = "sandbox" | "production";
 
-/** A PENDING checkout older than this died mid-way; its duplicate-check lock may be taken over. */
-const STALE_PENDING_MS = 10 * 60 * 1000;
-/** Processor errors are retried with the same idempotency key, so a retry never charges twice. */
-const PROCESSOR_RETRY_DELAYS_MS = [50, 250];
-
-export function outboxEvent(deps: Pick<BillingDeps, "now">, type: OutboxEvent["type"]): OutboxEvent {
-	return { id: randomUUID(), type, createdAt: deps.now() };
-}
-
-/** A PENDING customer older than this belongs to a checkout that died mid-way. */
-export function isStalePending(deps: Pick<BillingDeps, "now">, customer: Pick<CustomerDoc, "status" | "createdAt">): boolean {
-	return customer.status === CustomerStatus.Pending && deps.now().getTime() - customer.createdAt.getTime() > STALE_PENDING_MS;
-}
-
 function processor(deps: BillingDeps, environment: Environment): PaymentProcessor | BillingError {
 	return deps.processorFor(environment) ?? BillingError.NoProcessor;
-}
-
-export async function withRetries(call: () => Promise<ProcessorOutcome>): Promise<ProcessorOutcome> {
-	let outcome = await call();
-	for (const delay of PROCESSOR_RETRY_DELAYS_MS) {
-		if (outcome.status !== "ERROR") break;
-		await new Promise(resolve => setTimeout(resolve, delay));
-		outcome = await call();
-	}
-	return outcome;
 }
 
 export async function verifyCard(
@@ -71,35 +49,6 @@ export interface OpenSubscriptionInput {
 	mid: { id: number; name: string };
 	sessionId: string;
 	additionalData: Record<string, unknown> | null;
-}
-
-function lockKey(input: OpenSubscriptionInput): string {
-	return sha256Hex([input.accountId, input.product.id, input.buyer.email.toLowerCase(), input.card.fingerprint].join("|"));
-}
-
-/** Claims the (product, email, card) lock for a new customer; false when a live subscription holds it. */
-async function claimLock(deps: BillingDeps, key: string, customerId: number): Promise<boolean> {
-	try {
-		await deps.db.subscriptionLocks.create({ _id: key, customerId, createdAt: deps.now() });
-		return true;
-	} catch (err) {
-		if ((err as { code?: number }).code !== 11000) throw err;
-	}
-	const lock = await deps.db.subscriptionLocks.findById(key).lean();
-	if (!lock) return claimLock(deps, key, customerId);
-	const holder = await deps.db.customers.findById(lock.customerId, { status: 1, createdAt: 1 }).lean();
-	// The lock is taken before its customer is written: a holder not written yet is a checkout in progress.
-	const alive = holder
-		? HOLDS_SUBSCRIPTION.includes(holder.status) && !isStalePending(deps, holder)
-		: deps.now().getTime() - lock.createdAt.getTime() <= STALE_PENDING_MS;
-	if (alive) return false;
-	// The holder ended without releasing (or died mid-checkout): take the lock over, atomically.
-	const taken = await deps.db.subscriptionLocks.updateOne({ _id: key, customerId: lock.customerId }, { $set: { customerId, createdAt: deps.now() } });
-	return taken.modifiedCount === 1;
-}
-
-export async function releaseLock(deps: BillingDeps, customer: Pick<CustomerDoc, "_id">): Promise<void> {
-	await deps.db.subscriptionLocks.deleteMany({ customerId: customer._id });
 }
 
 /** Step 4: the duplicate check, then a PENDING customer. */
@@ -174,50 +123,6 @@ export interface FirstPaymentResult {
 	customer: CustomerView;
 	/** The charge or hold, when one was attempted. */
 	transaction: TransactionView | null;
-}
-
-/** One transaction per processor operation: a repeated step finds the one already recorded. */
-export async function recordTransaction(
-	deps: BillingDeps,
-	customer: CustomerDoc,
-	money: { amountMinor: number; currency: string; currencyId: number },
-	type: TransactionType,
-	idempotencyKey: string,
-	outcome: ProcessorOutcome,
-): Promise<TransactionDoc> {
-	const approved = outcome.status === "APPROVED";
-	const refundable = approved && (type === TransactionType.SubscriptionStart || type === TransactionType.Renewal);
-	const status = approved ? TransactionStatus.Approved : outcome.status === "DECLINED" ? TransactionStatus.Declined : TransactionStatus.Error;
-	try {
-		const doc = await deps.db.transactions.create({
-			_id: await deps.db.ids.transactions.next(),
-			accountId: customer.accountId,
-			customerId: customer._id,
-			timestamp: deps.now(),
-			success: approved,
-			type,
-			amount: money.amountMinor,
-			currency: money.currency,
-			currencyId: money.currencyId,
-			productId: customer.productId,
-			transactionId: outcome.processorTransactionId,
-			midId: customer.midId,
-			midName: customer.midName,
-			refundStatus: refundable ? RefundStatus.Refundable : RefundStatus.NotRefundable,
-			status,
-			paymentMethod: customer.cardType,
-			declineReason: outcome.reason,
-			idempotencyKey,
-			refundableRemaining: refundable ? money.amountMinor : 0,
-			originalTransactionId: null,
-			// A charge or hold was attempted, approved or not: the merchant hears of it.
-			outbox: [outboxEvent(deps, "TRANSACTION")],
-		});
-		return doc.toObject();
-	} catch (err) {
-		if ((err as { code?: number }).code !== 11000) throw err;
-		return (await deps.db.transactions.findOne({ idempotencyKey }).lean())!;
-	}
 }
 
 /** PENDING -> ACTIVE (with its CONVERSION event) or DECLINED, compare-and-set on the expected state. */

@@ -5,7 +5,8 @@
 // whole operation: asking again with the same id resumes it instead of
 // reserving twice.
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
-import { outboxEvent, withRetries } from "./checkout-payments";
+import { outboxEvent } from "./outbox";
+import { withRetries } from "./processor-retries";
 import type { BillingDeps } from "./deps";
 import type { RefundDoc, TransactionDoc } from "./models";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";

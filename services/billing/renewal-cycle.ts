@@ -12,7 +12,10 @@
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
 import { addPeriod, type Period } from "../../shared/time";
-import { outboxEvent, recordTransaction, releaseLock, withRetries } from "./checkout-payments";
+import { outboxEvent } from "./outbox";
+import { withRetries } from "./processor-retries";
+import { releaseLock } from "./subscription-lock";
+import { recordTransaction } from "./transaction-record";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import type { ProcessorOutcome } from "./processors/payment-processor";

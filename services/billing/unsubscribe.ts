@@ -2,7 +2,8 @@
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
 import type { BillingDeps } from "./deps";
-import { isStalePending, outboxEvent } from "./checkout-payments";
+import { outboxEvent } from "./outbox";
+import { isStalePending, releaseLock } from "./subscription-lock";
 import { waitForRenewalInFlight } from "./renewal-lease";
 import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "./states";
 
@@ -37,7 +38,7 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 		if (done.modifiedCount !== 1) continue;
 		// A renewal claimed before the change may still be charging: answer only once it is done.
 		await waitForRenewalInFlight(deps, customer._id);
-		await deps.db.subscriptionLocks.deleteMany({ customerId: customer._id });
+		await releaseLock(deps, customer);
 		if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId, customer.environment);
 		return unsubscribed;
 	}

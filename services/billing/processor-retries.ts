@@ -1,0 +1,14 @@
+import type { ProcessorOutcome } from "./processors/payment-processor";
+
+/** Processor errors are retried with the same idempotency key, so a retry never charges twice. */
+const PROCESSOR_RETRY_DELAYS_MS = [50, 250];
+
+export async function withRetries(call: () => Promise<ProcessorOutcome>): Promise<ProcessorOutcome> {
+	let outcome = await call();
+	for (const delay of PROCESSOR_RETRY_DELAYS_MS) {
+		if (outcome.status !== "ERROR") break;
+		await new Promise(resolve => setTimeout(resolve, delay));
+		outcome = await call();
+	}
+	return outcome;
+}
