@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: "node",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
+  // The resilience suite has its own run: npm run test:resilience (jest.resilience.config.js).
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/resilience/"],
   transform: { "^.+\\.ts$": ["ts-jest", {}] },
   globalSetup: "<rootDir>/test/setup/global-setup.ts",
   globalTeardown: "<rootDir>/test/setup/global-teardown.ts",
