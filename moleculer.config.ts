@@ -5,10 +5,17 @@ import type { BrokerOptions } from "moleculer";
 import { replCommands } from "./bin/repl-commands";
 import { AjvValidator } from "./shared/ajv-validator";
 import { config } from "./shared/config";
+import { ApiErrorType, OUTAGE_ERRORS } from "./shared/errors";
 import { RedactingConsoleLogger } from "./shared/redacting-logger";
 
+/** Errors that say a node or its database is unwell (not a refused request): they count towards opening a circuit. */
+function isOutage(err: Error & { code?: number; type?: string }): boolean {
+	if (err.type === ApiErrorType.InvalidSessionDomain) return false;
+	return (err.code ?? 0) >= 500 || OUTAGE_ERRORS.includes(err.name);
+}
+
 export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOptions {
-	const { namespace, transporter, logLevel } = config();
+	const { namespace, transporter, logLevel, requestTimeoutMs, metricsPort, tracing } = config();
 	return {
 		namespace,
 		nodeID: process.env.NODE_ID || undefined,
@@ -20,20 +27,29 @@ export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOpt
 		// Ajv JSON Schemas instead of fastest-validator.
 		validator: new AjvValidator({}),
 
-		requestTimeout: 10_000,
-		// Retries stay off broker-wide: a retried payment action could charge twice.
-		retryPolicy: { enabled: false, retries: 0, delay: 100, maxDelay: 1000, factor: 2, check: () => false },
+		requestTimeout: requestTimeoutMs,
+		// Off by default: a retried payment action could charge twice. Actions marked
+		// idempotent (shared/action.ts) turn it on for themselves with these settings.
+		retryPolicy: { enabled: false, retries: 2, delay: 100, maxDelay: 1000, factor: 2, check: err => Boolean((err as { retryable?: boolean }).retryable) },
 		maxCallLevel: 20,
+		// A node silent for 15 s is dropped from the registry; its requests go elsewhere.
 		heartbeatInterval: 5,
 		heartbeatTimeout: 15,
 		contextParamsCloning: false,
-		tracking: { enabled: true, shutdownTimeout: 10_000 },
+		// On SIGTERM in-flight requests finish before services stop (a renewal cycle stops claiming and finishes what it holds).
+		tracking: { enabled: true, shutdownTimeout: 30_000 },
 		disableBalancer: false,
 		registry: { strategy: "RoundRobin", preferLocal: true },
-		circuitBreaker: { enabled: false },
-		bulkhead: { enabled: false },
-		metrics: { enabled: false },
-		tracing: { enabled: false },
+		// An endpoint failing half its calls (20 or more in a minute) is skipped for 10 s, then tried again.
+		circuitBreaker: { enabled: true, threshold: 0.5, minRequestCount: 20, windowTime: 60, halfOpenTime: 10_000, check: err => isOutage(err as Error) },
+		// At most 64 concurrent calls per action and node; the rest wait, and beyond 1,000 waiting they are refused (429).
+		bulkhead: { enabled: true, concurrency: 64, maxQueueSize: 1000 },
+		metrics: metricsPort
+			? { enabled: true, reporter: { type: "Prometheus", options: { port: metricsPort, path: "/metrics" } } }
+			: { enabled: false },
+		tracing: tracing === "console"
+			? { enabled: true, exporter: { type: "Console", options: { width: 100 } }, sampling: { rate: 1 } }
+			: { enabled: false },
 
 		// moleculer-repl passes parsed args as an object, though its typings say string[].
 		replOptions: { customCommands: replCommands as never },

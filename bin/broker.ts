@@ -17,6 +17,8 @@ export function stopOnSignals(broker: ServiceBroker, after: () => Promise<void> 
 		if (stopping) return;
 		stopping = true;
 		broker.logger.info(`${signal} received, stopping…`);
+		// Long-running work (a renewal cycle) stops taking new items now, before the broker waits for in-flight requests.
+		broker.broadcastLocal("broker.draining");
 		await broker.stop().catch(err => broker.logger.error("Stop failed:", err));
 		await after();
 		process.exit(0);

@@ -19,3 +19,8 @@ export function domainAction<Deps, P, R>(
 export function errorAsValue<T>(result: T | string): T | { error: string } {
 	return typeof result === "string" ? { error: result } : result;
 }
+
+/** Reads and other actions safe to run twice: the broker retries them after a timeout or a lost node (moleculer.config.ts). */
+export function idempotent<S extends ActionSchema<any>>(action: S): S {
+	return { ...action, retryPolicy: { enabled: true } };
+}

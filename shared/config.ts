@@ -52,6 +52,12 @@ export interface Config {
 	webhookRetryHours: number;
 	/** The same for sandbox accounts. */
 	webhookSandboxRetryHours: number;
+	/** Longest a call between services may take before it fails with 503 (and an idempotent one is retried). */
+	requestTimeoutMs: number;
+	/** Port of this node's Prometheus endpoint (`/metrics`); unset: metrics off. */
+	metricsPort: number | undefined;
+	/** Tracing exporter: spans of every action call, printed to the console, or none. */
+	tracing: "off" | "console";
 }
 
 export class ConfigError extends Error {
@@ -193,6 +199,9 @@ export function loadConfig(env: Env = process.env): Config {
 		webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 1, 3_600_000),
 		webhookRetryHours: decimal(env, "WEBHOOK_RETRY_HOURS", 72, 24 * 365),
 		webhookSandboxRetryHours: decimal(env, "WEBHOOK_SANDBOX_RETRY_HOURS", 24, 24 * 365),
+		requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 10_000, 100, 300_000),
+		metricsPort: env.METRICS_PORT ? integer(env, "METRICS_PORT", 0, 1, 65535) : undefined,
+		tracing: oneOf(env, "TRACING", ["off", "console"] as const, "off"),
 	};
 }
 

@@ -46,3 +46,18 @@ export function statusOf(type: ApiErrorType): number {
 export function isApiErrorType(value: unknown): value is ApiErrorType {
 	return typeof value === "string" && value in STATUS;
 }
+
+/** Errors meaning a service, its node or its database cannot answer now: the gateway answers 503, the circuit breaker counts them. */
+export const OUTAGE_ERRORS = [
+	"ServiceNotFoundError",
+	"ServiceNotAvailableError",
+	"ServiceUnavailableError",
+	"RequestTimeoutError",
+	"RequestSkippedError",
+	"BrokerDisconnectedError",
+	"QueueIsFullError",
+	"MongooseServerSelectionError",
+	"MongoNetworkError",
+	"MongoServerSelectionError",
+	"MongoNotConnectedError",
+];

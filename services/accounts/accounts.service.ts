@@ -2,7 +2,7 @@
 // products, merchant accounts (MIDs) and the BIN blacklist. The admin API
 // and the REPL call these actions; the gateway calls `authenticate`.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction } from "../../shared/action";
+import { domainAction, idempotent } from "../../shared/action";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
@@ -40,9 +40,9 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 	actions: {
 		create: action(schemas.create, createAccount),
 		update: action(schemas.update, updateAccount),
-		get: action(schemas.get, getAccount),
-		webhookTarget: action(schemas.get, webhookTarget),
-		list: action(schemas.none, listAccounts),
+		get: idempotent(action(schemas.get, getAccount)),
+		webhookTarget: idempotent(action(schemas.get, webhookTarget)),
+		list: idempotent(action(schemas.none, listAccounts)),
 		rotateToken: {
 			params: schemas.rotateToken,
 			async handler(ctx: Context<{ accountId: number; graceSeconds?: number }>) {
@@ -52,19 +52,19 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				return result;
 			},
 		},
-		authenticate: action(schemas.authenticate, authenticate),
+		authenticate: idempotent(action(schemas.authenticate, authenticate)),
 		createMerchantAccount: action(schemas.createMerchantAccount, createMerchantAccount),
-		listMerchantAccounts: action(schemas.listMerchantAccounts, listMerchantAccounts),
+		listMerchantAccounts: idempotent(action(schemas.listMerchantAccounts, listMerchantAccounts)),
 		createProduct: action(schemas.createProduct, createProduct),
 		updateProduct: action(schemas.updateProduct, updateProduct),
-		getProduct: action(schemas.getProduct, getProduct),
-		listProducts: action(schemas.listProducts, listProducts),
+		getProduct: idempotent(action(schemas.getProduct, getProduct)),
+		listProducts: idempotent(action(schemas.listProducts, listProducts)),
 		addBlacklistedBin: action(schemas.bin, addBlacklistedBin),
 		removeBlacklistedBin: action(schemas.bin, removeBlacklistedBin),
-		listBlacklistedBins: action(schemas.listBlacklistedBins, listBlacklistedBins),
-		isBinBlacklisted: action(schemas.isBinBlacklisted, isBinBlacklisted),
+		listBlacklistedBins: idempotent(action(schemas.listBlacklistedBins, listBlacklistedBins)),
+		isBinBlacklisted: idempotent(action(schemas.isBinBlacklisted, isBinBlacklisted)),
 		seedDemo: action(schemas.none, seedDemo),
-		demoAccount: action(schemas.none, demoAccount),
+		demoAccount: idempotent(action(schemas.none, demoAccount)),
 		checkoutContext: action(schemas.checkoutContext, checkoutContext),
 	},
 

@@ -1,7 +1,7 @@
 // Customers (subscriptions), transactions and the payment processors. The
 // checkout service calls the checkout steps; the gateway calls the reads.
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction, errorAsValue } from "../../shared/action";
+import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { config } from "../../shared/config";
 import { Cron } from "croner";
 import { dbMixin } from "../../shared/db.mixin";
@@ -29,6 +29,8 @@ interface Locals {
 	relay: OutboxRelay;
 	cron: Cron;
 	cycle: Promise<CycleReport> | null;
+	/** Aborted when the node drains (SIGTERM): cycles stop claiming customers. */
+	draining: AbortController;
 	runCycle(options: Omit<CycleOptions, "owner">): Promise<CycleReport>;
 }
 
@@ -87,16 +89,28 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				return this.runCycle({ at, accountId: ctx.params.accountId });
 			},
 		},
-		getCustomer: domainAction(schemas.getById, getCustomer),
-		getTransaction: domainAction(schemas.getById, getTransaction),
-		listCustomers: domainAction(schemas.listCustomers, listCustomers),
-		listTransactions: domainAction(schemas.listTransactions, listTransactions),
+		getCustomer: idempotent(domainAction(schemas.getById, getCustomer)),
+		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
+		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
+		listTransactions: idempotent(domainAction(schemas.listTransactions, listTransactions)),
 		sandboxOperations: {
 			params: schemas.sandboxOperations,
 			handler(ctx: Context<Parameters<typeof listSandboxOperations>[1]>) {
 				return listSandboxOperations(this.db.sandbox, ctx.params);
 			},
 		},
+	},
+
+	events: {
+		// Sent by stopOnSignals before the broker waits for in-flight requests, so a running cycle ends soon.
+		"broker.draining"() {
+			this.cron?.stop();
+			this.draining.abort();
+		},
+	},
+
+	created() {
+		this.draining = new AbortController();
 	},
 
 	async started() {
@@ -141,7 +155,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 					return products.get(key)!;
 				},
 			};
-			const report = await runRenewalCycle(deps, { leaseMs: config().renewalLeaseMs, ...options, owner: this.broker.nodeID });
+			const report = await runRenewalCycle(deps, { leaseMs: config().renewalLeaseMs, ...options, owner: this.broker.nodeID, signal: this.draining.signal });
 			this.relay.kick();
 			if (report.charged + report.declined + report.suspended > 0) this.logger.info("Renewal cycle:", report);
 			return report;
@@ -150,7 +164,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 
 	async stopped() {
 		this.cron?.stop();
-		// A cycle in progress finishes (or its leases expire) before the node stops.
+		this.draining.abort();
+		// A cycle in progress finishes the renewals it holds before the node stops.
 		await this.cycle;
 		await this.relay?.stop();
 	},

@@ -44,6 +44,8 @@ export interface CycleOptions {
 	accountId?: number;
 	batchSize?: number;
 	leaseMs?: number;
+	/** Aborted when the node drains: no new customer is claimed; the ones held are finished. */
+	signal?: AbortSignal;
 }
 
 export interface CycleReport {
@@ -69,14 +71,14 @@ function dueFilter(options: CycleOptions, now: Date): Record<string, unknown> {
 	};
 }
 
-async function charge(deps: RenewalDeps, customer: CustomerDoc, product: RenewalProduct, key: string): Promise<ProcessorOutcome> {
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: RenewalProduct, key: string, at: Date): Promise<ProcessorOutcome> {
 	const processor = deps.processorFor(customer.environment);
 	if (!processor) return { status: "ERROR", processorTransactionId: null, reason: "no_processor", hardDecline: false };
 	if (customer.authorizationId !== null) {
 		return withRetries(() => processor.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }));
 	}
 	const money = { idempotencyKey: key, cardToken: customer.cardToken, amount: product.amountMinor, currency: product.currency, midId: customer.midId };
-	return withRetries(() => processor.charge({ ...money, initiator: "merchant" }));
+	return withRetries(() => processor.charge({ ...money, initiator: "merchant", at }));
 }
 
 /** Charges one claimed customer and settles it; always releases the lease. */
@@ -90,7 +92,7 @@ async function renew(deps: RenewalDeps, customer: CustomerDoc, options: CycleOpt
 	const scheduled = customer.nextRenewalTimestamp!;
 	const key = `renewal:${customer._id}:${scheduled.toISOString()}:${customer.attempts}`;
 	const firstCharge = customer.periodsBilled === 0;
-	const outcome = await charge(deps, customer, product, key);
+	const outcome = await charge(deps, customer, product, key, options.at);
 	const type = firstCharge ? TransactionType.SubscriptionStart : TransactionType.Renewal;
 	await recordTransaction(deps, customer, product, type, key, outcome);
 
@@ -145,11 +147,12 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 	// Skipped customers (product gone) stay due; they are not looked at again in this cycle.
 	const skipped: number[] = [];
 	// Batches until nothing is due; a customer charged for a missed period may be due again and is picked up next.
-	for (;;) {
+	while (!options.signal?.aborted) {
 		const filter = { ...dueFilter(options, deps.now()), _id: { $nin: skipped } };
 		const due = await deps.db.customers.find(filter, { _id: 1 }).sort({ nextRenewalTimestamp: 1 }).limit(batchSize).lean();
 		if (due.length === 0) break;
 		await inParallel(due, CONCURRENCY, async ({ _id }) => {
+			if (options.signal?.aborted) return;
 			const claimed = await claimRenewal(deps, { customerId: _id, owner: options.owner, at: options.at, leaseMs });
 			const result = claimed ? await renew(deps, claimed, options) : "skipped";
 			if (claimed && result === "skipped") skipped.push(_id);

@@ -3,7 +3,7 @@
 // account's webhookUrl, retrying with backoff until the retry window closes.
 // Operators list and redeliver through the admin API and the REPL.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction } from "../../shared/action";
+import { domainAction, idempotent } from "../../shared/action";
 import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
@@ -38,7 +38,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				return answer;
 			},
 		},
-		list: domainAction(schemas.list, listDeliveries),
+		list: idempotent(domainAction(schemas.list, listDeliveries)),
 		redeliverAccount: {
 			params: schemas.redeliverAccount,
 			async handler(ctx: Context<{ accountId: number }>) {

@@ -1,7 +1,7 @@
 // Checkout sessions: created by the merchant's server for one domain, valid
 // for 5 minutes, consumed by the first successful checkout.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction, errorAsValue } from "../../shared/action";
+import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createSession, getSession, SessionsError, type SessionsDeps } from "./checkout-sessions";
@@ -29,7 +29,7 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				return result.sessionId;
 			},
 		},
-		get: domainAction(schemas.get, getSession),
+		get: idempotent(domainAction(schemas.get, getSession)),
 		// Used by the checkout service; errors come back as values it maps to checkout codes.
 		checkForCheckout: domainAction(schemas.checkForCheckout, checkForCheckout, errorAsValue),
 		consume: domainAction(schemas.use, consumeSession, errorAsValue),

@@ -1,9 +1,9 @@
-// Exactly-once renewals on real processes: three billing nodes (`npm run node`
-// with SERVICES=billing) over a real NATS server and one shared database
-// server, 2,000 due customers, one node SIGKILLed mid-cycle.
+// Exactly-once renewals on real processes: billing nodes (`npm run node` with
+// SERVICES=billing) over a real NATS server and one shared database server;
+// one node SIGKILLed mid-cycle, another SIGTERMed while unsubscribes arrive.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServiceBroker } from "moleculer";
-import { MongoClient } from "mongodb";
+import { type Db, MongoClient } from "mongodb";
 import { createBroker } from "../../bin/broker";
 import { databaseNameFor } from "../../shared/db.mixin";
 import { projectRoot } from "../../shared/paths";
@@ -38,10 +38,11 @@ async function waitForBillingNodes(names: string[]): Promise<void> {
 }
 
 /** Subscriptions to a SCHEDULE product with a 1-day trial, through the checkout's own billing steps. */
-async function seedCustomers(accountId: number, productId: number, midId: number): Promise<void> {
+async function seedCustomers(shop: RenewalShop, count: number): Promise<void> {
+	const { accountId, productId, midId } = shop;
 	let next = 0;
 	const one = async (i: number) => {
-		const attemptId = `seed_${i.toString().padStart(6, "0")}`;
+		const attemptId = `seed_${accountId}_${i.toString().padStart(6, "0")}`;
 		const card = { pan: "4242424242424242", expiry: "1234", cvc: "123" };
 		const verified = await support.call<{ cardToken: string }, object>("billing.verifyCard", { environment: "sandbox", midId, attemptId, card });
 		const opened = await support.call<{ customerId: number }, object>("billing.openSubscription", {
@@ -63,8 +64,43 @@ async function seedCustomers(accountId: number, productId: number, midId: number
 		});
 	};
 	await Promise.all(Array.from({ length: 16 }, async () => {
-		while (next < CUSTOMERS) await one(next++);
+		while (next < count) await one(next++);
 	}));
+}
+
+interface RenewalShop {
+	accountId: number;
+	productId: number;
+	midId: number;
+}
+
+async function createRenewalShop(): Promise<RenewalShop> {
+	const account = await support.call<{ id: number }, object>("accounts.create", { name: "Renewals", environment: "sandbox" });
+	const mid = await support.call<{ id: number }, object>("accounts.createMerchantAccount", { accountId: account.id, name: "MID", group: "default", cardTypes: ["visa"] });
+	const product = await support.call<{ id: number }, object>("accounts.createProduct", {
+		accountId: account.id,
+		name: "Trial",
+		amount: 4.99,
+		currency: "EUR",
+		billing: "SCHEDULE",
+		trialDays: 1,
+		renewal: { every: 1, unit: "month" },
+		merchantAccountGroup: "default",
+	});
+	return { accountId: account.id, productId: product.id, midId: mid.id };
+}
+
+/** Approved charges in the sandbox processor's own ledger, per card token (one token per customer). */
+async function approvedChargesPerCard(billing: Db, midId: number): Promise<Map<string, number>> {
+	const groups = await billing
+		.collection("sandbox_operations")
+		.aggregate([{ $match: { kind: "charge", "outcome.status": "APPROVED", midId } }, { $group: { _id: "$cardToken", n: { $sum: 1 } } }])
+		.toArray();
+	return new Map(groups.map(g => [g._id as string, g.n as number]));
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+	return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise(resolve => child.once("exit", code => resolve(code)));
 }
 
 beforeAll(async () => {
@@ -85,24 +121,13 @@ afterAll(async () => {
 
 test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2,000 due customers is charged exactly once and moved on once", async () => {
 	// Arrange
-	const account = await support.call<{ id: number }, object>("accounts.create", { name: "Renewals", environment: "sandbox" });
-	const mid = await support.call<{ id: number }, object>("accounts.createMerchantAccount", { accountId: account.id, name: "MID", group: "default", cardTypes: ["visa"] });
-	const product = await support.call<{ id: number }, object>("accounts.createProduct", {
-		accountId: account.id,
-		name: "Trial",
-		amount: 4.99,
-		currency: "EUR",
-		billing: "SCHEDULE",
-		trialDays: 1,
-		renewal: { every: 1, unit: "month" },
-		merchantAccountGroup: "default",
-	});
+	const shop = await createRenewalShop();
 	const seeding = Date.now();
-	await seedCustomers(account.id, product.id, mid.id);
+	await seedCustomers(shop, CUSTOMERS);
 	if (process.env.DEBUG_RENEWALS) console.log(`seeded ${CUSTOMERS} in ${Date.now() - seeding} ms`);
 	const client = await MongoClient.connect(process.env.MONGO_URL!);
 	const billing = client.db(databaseNameFor("billing", process.env.MONGO_URL!));
-	const charges = () => billing.collection("transactions").countDocuments({ accountId: account.id, type: "SUBSCRIPTION_START" });
+	const charges = () => billing.collection("transactions").countDocuments({ accountId: shop.accountId, type: "SUBSCRIPTION_START" });
 
 	try {
 		// Act: the cycle on all three nodes at once; billing-2 is killed once some work is done.
@@ -119,21 +144,18 @@ test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2
 		await Promise.all(["billing-1", "billing-3"].map(nodeID => support.call("billing.runRenewals", { at }, { nodeID, timeout: 120_000 })));
 
 		// Assert: the processor's own ledger: one approved charge per card token (one per customer).
-		const ledger = await billing
-			.collection("sandbox_operations")
-			.aggregate([{ $match: { kind: "charge", "outcome.status": "APPROVED", midId: mid.id } }, { $group: { _id: "$cardToken", n: { $sum: 1 } } }])
-			.toArray();
-		expect(ledger).toHaveLength(CUSTOMERS);
-		expect(ledger.filter(g => g.n !== 1)).toEqual([]);
+		const ledger = await approvedChargesPerCard(billing, shop.midId);
+		expect(ledger.size).toBe(CUSTOMERS);
+		expect([...ledger.values()].filter(n => n !== 1)).toEqual([]);
 		// The transactions: one SUBSCRIPTION_START per customer.
 		const transactions = await billing
 			.collection("transactions")
-			.aggregate([{ $match: { accountId: account.id, type: "SUBSCRIPTION_START" } }, { $group: { _id: "$customerId", n: { $sum: 1 } } }])
+			.aggregate([{ $match: { accountId: shop.accountId, type: "SUBSCRIPTION_START" } }, { $group: { _id: "$customerId", n: { $sum: 1 } } }])
 			.toArray();
 		expect(transactions).toHaveLength(CUSTOMERS);
 		expect(transactions.filter(g => g.n !== 1)).toEqual([]);
 		// The schedule moved on once: one period billed, next renewal a month after the first charge, no lease left.
-		const customers = await billing.collection("customers").find({ accountId: account.id }).toArray();
+		const customers = await billing.collection("customers").find({ accountId: shop.accountId }).toArray();
 		expect(customers).toHaveLength(CUSTOMERS);
 		expect(customers.filter(c => c.periodsBilled !== 1 || c.renewalLease !== null || c.status !== "ACTIVE")).toEqual([]);
 		expect(customers.filter(c => c.nextRenewalTimestamp.getTime() - c.billingAnchor.getTime() < 27 * 86_400_000)).toEqual([]);
@@ -141,3 +163,55 @@ test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2
 		await client.close();
 	}
 }, 240_000);
+
+test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, then it finishes what it holds and exits 0, the rest is charged once, and no one is charged after their unsubscribe was answered", async () => {
+	// Arrange: a fresh node to stop, and billing-3 as the survivor.
+	const count = 400;
+	startBillingNode("billing-4");
+	await waitForBillingNodes(["billing-3", "billing-4"]);
+	const shop = await createRenewalShop();
+	await seedCustomers(shop, count);
+	const client = await MongoClient.connect(process.env.MONGO_URL!);
+	const billing = client.db(databaseNameFor("billing", process.env.MONGO_URL!));
+	const customers = billing.collection<{ _id: number; cardToken: string; status: string; periodsBilled: number; renewalLease: unknown }>("customers");
+	const charges = () => billing.collection("transactions").countDocuments({ accountId: shop.accountId, type: "SUBSCRIPTION_START" });
+	// The last customers in the cycle's order: most are still due when their unsubscribe arrives.
+	const leaving = (await customers.find({ accountId: shop.accountId }).sort({ nextRenewalTimestamp: -1 }).limit(40).toArray()).map(c => c._id);
+
+	try {
+		// Act
+		const at = new Date(Date.now() + 2 * 86_400_000).toISOString();
+		const cycles = ["billing-3", "billing-4"].map(nodeID => support.call("billing.runRenewals", { at }, { nodeID, timeout: 120_000 }));
+		for (let waited = 0; (await charges()) < 40 && waited < 60_000; waited += 20) await new Promise(r => setTimeout(r, 20));
+		const stopping = nodes.get("billing-4")!;
+		stopping.kill("SIGTERM");
+		const answeredAt = new Map<number, number>();
+		await Promise.all(
+			leaving.map(async customerId => {
+				const answer = await support.call<{ success: boolean }, object>("billing.unsubscribe", { accountId: shop.accountId, customerId }, { nodeID: "billing-3" });
+				expect(answer.success).toBe(true);
+				answeredAt.set(customerId, Date.now());
+			}),
+		);
+		// The stopped node's cycle answers (it drained rather than died) and the process exits cleanly.
+		const reports = await Promise.all(cycles);
+		expect(await exited(stopping)).toBe(0);
+		await support.call("billing.runRenewals", { at }, { nodeID: "billing-3", timeout: 120_000 });
+
+		// Assert: no lease is left behind.
+		const all = await customers.find({ accountId: shop.accountId }).toArray();
+		expect(all.filter(c => c.renewalLease !== null)).toEqual([]);
+		// Everyone who stayed was charged exactly once, in the ledger and in the transactions.
+		const ledger = await approvedChargesPerCard(billing, shop.midId);
+		const stayed = all.filter(c => !leaving.includes(c._id));
+		expect(stayed.filter(c => ledger.get(c.cardToken) !== 1 || c.periodsBilled !== 1 || c.status !== "ACTIVE")).toEqual([]);
+		// Whoever left was charged at most once, and never after the answer.
+		const left = all.filter(c => leaving.includes(c._id));
+		expect(left.filter(c => c.status !== "UNSUBSCRIBED" || (ledger.get(c.cardToken) ?? 0) > 1)).toEqual([]);
+		const leftCharges = await billing.collection("transactions").find({ customerId: { $in: leaving } }).toArray();
+		expect(leftCharges.filter(t => t.timestamp.getTime() > answeredAt.get(t.customerId)!)).toEqual([]);
+		if (process.env.DEBUG_RENEWALS) console.log("drain reports:", reports, "left and charged before leaving:", leftCharges.length);
+	} finally {
+		await client.close();
+	}
+}, 180_000);

@@ -14,6 +14,9 @@ describe("loadConfig", () => {
 			rateLimitPerSecond: 100,
 			authFailuresPerMinute: 60,
 			logLevel: "info",
+			requestTimeoutMs: 10_000,
+			metricsPort: undefined,
+			tracing: "off",
 		});
 		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications"]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
@@ -33,6 +36,9 @@ describe("loadConfig", () => {
 		[{ RATE_LIMIT_PER_SECOND: "0" }, "RATE_LIMIT_PER_SECOND"],
 		[{ CARD_PRIVATE_KEY: "not a pem" }, "CARD_PRIVATE_KEY"],
 		[{ VAULT_KEY: "c2hvcnQ=" }, "VAULT_KEY"],
+		[{ METRICS_PORT: "0" }, "METRICS_PORT"],
+		[{ TRACING: "jaeger" }, "TRACING"],
+		[{ REQUEST_TIMEOUT_MS: "10" }, "REQUEST_TIMEOUT_MS"],
 		[{ CARD_PREVIOUS_KEY_UNTIL: "2030-01-01T00:00:00Z" }, "CARD_PREVIOUS_KEY_UNTIL"],
 	])("When %p is set, then start-up fails naming %s", (env, variable) => {
 		expect(() => loadConfig(env)).toThrow(ConfigError);

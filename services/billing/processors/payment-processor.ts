@@ -26,8 +26,12 @@ export interface PaymentProcessor {
 	tokenize(card: { pan: string; expiry: string }): Promise<{ cardToken: string }>;
 	/** Zero-amount verification; the CVC is used here and never kept. */
 	verify(request: { idempotencyKey: string; cardToken: string; cvc: string; midId: number }): Promise<ProcessorOutcome>;
-	/** Customer-initiated (the buyer is present, with the CVC) or merchant-initiated (a renewal, no CVC). */
-	charge(request: MoneyRequest & ({ initiator: "customer"; cvc: string } | { initiator: "merchant" })): Promise<ProcessorOutcome>;
+	/**
+	 * Customer-initiated (the buyer is present, with the CVC) or merchant-initiated (a renewal, no CVC).
+	 * `at` is the renewal cycle's time: the sandbox judges the card's expiry by it, so test clocks
+	 * reach expired cards; a real processor ignores it.
+	 */
+	charge(request: MoneyRequest & ({ initiator: "customer"; cvc: string } | { initiator: "merchant"; at?: Date })): Promise<ProcessorOutcome>;
 	authorize(request: MoneyRequest & { cvc: string }): Promise<ProcessorOutcome>;
 	capture(request: { idempotencyKey: string; authorizationId: number; amount: number }): Promise<ProcessorOutcome>;
 	void(request: { idempotencyKey: string; authorizationId: number }): Promise<ProcessorOutcome>;

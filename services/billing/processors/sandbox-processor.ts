@@ -127,10 +127,15 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 		return outcome;
 	}
 
-	async function cardDecision(cardToken: string, id: number, test: (behaviour: (typeof TEST_CARDS)[string]) => ProcessorOutcome | null): Promise<ProcessorOutcome> {
+	async function cardDecision(
+		cardToken: string,
+		id: number,
+		test: (behaviour: (typeof TEST_CARDS)[string]) => ProcessorOutcome | null,
+		at: Date = now(),
+	): Promise<ProcessorOutcome> {
 		const card = await cardOf(cardToken);
 		if (!card) return declined(id, "unknown_card", true);
-		if (isCardExpired(card.expiry, now())) return declined(id, "expired_card", true);
+		if (isCardExpired(card.expiry, at)) return declined(id, "expired_card", true);
 		return test(TEST_CARDS[card.pan] ?? {}) ?? approved(id);
 	}
 
@@ -163,7 +168,7 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 					if (b.charge) return declined(id, b.charge);
 					if (b.merchantCharge && r.initiator === "merchant") return declined(id, b.merchantCharge);
 					return null;
-				}),
+				}, r.initiator === "merchant" ? r.at : undefined),
 			);
 		},
 

@@ -102,3 +102,65 @@ describe("Webhooks from real flows", () => {
 		expect(cancellations[0].data.customer).toMatchObject({ id: customerId, status: "UNSUBSCRIBED" });
 	});
 });
+
+describe("Webhooks from renewals (through the sandbox test clock)", () => {
+	const DAY = 86_400_000;
+	/** A shop of its own: the test clock moves one account's customers. */
+	async function shopWithWebhooks(): Promise<Shop> {
+		const own = await createShop(app);
+		await admin(app).patch(`/accounts/${own.accountId}`, { webhookUrl: receiver.url }).expect(200);
+		return own;
+	}
+	const advance = (who: Shop, days: number) =>
+		admin(app).post(`/accounts/${who.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY).toISOString() }).expect(200);
+	const outcomes = (events: Envelope[]) =>
+		events.filter(e => e.type === "TRANSACTION").map(e => `${e.data.transaction!.type} ${(e.data.transaction as { status?: string }).status}`);
+
+	test("When a renewal is charged, then a TRANSACTION webhook names the approved RENEWAL", async () => {
+		const own = await shopWithWebhooks();
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge })).body;
+
+		await advance(own, 32);
+
+		const events = await eventsOf(customerId, 3);
+		expect(outcomes(events)).toEqual(["SUBSCRIPTION_START APPROVED", "RENEWAL APPROVED"]);
+		expect(events.find(e => e.data.transaction?.type === "RENEWAL")!.data.transaction).toMatchObject({ amount: 9.99 });
+	});
+
+	test("When a SCHEDULE trial ends, then its first charge sends a TRANSACTION webhook", async () => {
+		const own = await shopWithWebhooks();
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.schedule })).body;
+
+		await advance(own, 15);
+
+		expect(outcomes(await eventsOf(customerId, 2))).toEqual(["SUBSCRIPTION_START APPROVED"]);
+	});
+
+	test("When every retry is declined, then a TRANSACTION arrives per attempt and one SUSPENSION after the last", async () => {
+		// RENEWAL_MAX_ATTEMPTS is 4 by default; retries are a day apart.
+		const own = await shopWithWebhooks();
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge, card: CARDS.declinesRenewals })).body;
+
+		for (const days of [31, 32.1, 33.2, 34.3]) await advance(own, days);
+
+		const events = await eventsOf(customerId, 7);
+		expect(outcomes(events)).toEqual(["SUBSCRIPTION_START APPROVED", ...Array(4).fill("RENEWAL DECLINED")]);
+		const suspensions = events.filter(e => e.type === "SUSPENSION");
+		expect(suspensions).toHaveLength(1);
+		expect(suspensions[0].data.customer).toMatchObject({ id: customerId, status: "SUSPENDED" });
+	});
+
+	test("When the card has expired by the renewal (a hard decline), then one declined attempt suspends at once: TRANSACTION and SUSPENSION", async () => {
+		// A card valid through this month has expired a month from now.
+		const now = new Date();
+		const expiry = `${String(now.getUTCMonth() + 1).padStart(2, "0")}${String(now.getUTCFullYear() % 100).padStart(2, "0")}`;
+		const own = await shopWithWebhooks();
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge, expiry })).body;
+
+		await advance(own, 32);
+
+		const events = await eventsOf(customerId, 4);
+		expect(outcomes(events)).toEqual(["SUBSCRIPTION_START APPROVED", "RENEWAL DECLINED"]);
+		expect(events.filter(e => e.type === "SUSPENSION").map(e => e.data.customer)).toEqual([expect.objectContaining({ status: "SUSPENDED", attempts: 1 })]);
+	});
+});

@@ -1,0 +1,14 @@
+// `npm run --silent secrets:env > .env`: fresh secrets for a deployment, as
+// an env file docker compose reads. Every node that needs a key must get the
+// same one, so generate them once and keep the file safe.
+import { newAdminToken, newCardSecrets } from "./local-secrets";
+
+const { cardPrivateKey, cardFingerprintKey, vaultKey } = newCardSecrets();
+const lines = [
+	`ADMIN_TOKEN=${newAdminToken()}`,
+	// One line: the service turns the \n escapes back into line breaks.
+	`CARD_PRIVATE_KEY=${cardPrivateKey.trim().replace(/\n/g, "\\n")}`,
+	`CARD_FINGERPRINT_KEY=${cardFingerprintKey}`,
+	`VAULT_KEY=${vaultKey}`,
+];
+process.stdout.write(`${lines.join("\n")}\n`);
