@@ -62,7 +62,10 @@ const DEFAULT_LEASE_MS = 60_000;
 const CONCURRENCY = 8;
 
 function dueFilter(options: CycleOptions, now: Date): Record<string, unknown> {
+	// A cycle "in the future" is a test clock's: it never bills a production customer early.
+	const future = options.at.getTime() > now.getTime();
 	return {
+		...(future ? { environment: "sandbox" } : {}),
 		status: CustomerStatus.Active,
 		renewalActive: true,
 		nextRenewalTimestamp: { $lte: options.at },

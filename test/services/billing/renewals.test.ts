@@ -1,7 +1,9 @@
 // Renewals through the sandbox test clock: each kind's first charge, later
 // periods, retries and suspension, catch-up, and exactly-once on concurrent cycles.
 import { DateTime } from "luxon";
+import { MongoClient } from "mongodb";
 import { createBroker } from "../../../bin/broker";
+import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
@@ -115,6 +117,25 @@ describe("Renewals", () => {
 
 		expect(res.status).toBe(400);
 		expect(res.body.message).toBe("Only sandbox accounts have a test clock");
+	});
+
+	test("When an operator runs a cycle for a future time, then only sandbox customers are charged: no production customer is billed early", async () => {
+		// Arrange: two scheduled first charges. No production processor exists here, so one customer is made a production one by hand.
+		const [live, sandbox] = await Promise.all([1, 2].map(async () => (await submitCheckout(app, shop, { productId: shop.products.schedule })).body.customerId as number));
+		const client = await MongoClient.connect(process.env.MONGO_URL!);
+		try {
+			await client.db(databaseNameFor("billing", process.env.MONGO_URL!)).collection("customers").updateOne({ _id: live as never }, { $set: { environment: "production" } });
+
+			// Act
+			await admin(app).post("/renewals/run", { at: inDays(20) }).expect(200);
+
+			// Assert
+			expect(await transactionsOf(live)).toEqual([]);
+			expect(await customer(live)).toMatchObject({ status: "ACTIVE", attempts: 0 });
+			expect((await transactionsOf(sandbox)).map(t => t.type)).toEqual(["SUBSCRIPTION_START"]);
+		} finally {
+			await client.close();
+		}
 	});
 });
 
