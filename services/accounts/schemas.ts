@@ -2,7 +2,10 @@ import { id, params, shortText } from "../../shared/schemas";
 import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "./models";
 
 const environment = { enum: ENVIRONMENTS };
-const webhookUrl = { anyOf: [{ type: "string", format: "uri", pattern: "^https?://", maxLength: 2000 }, { type: "null" }] };
+// http(s) with a host: "http://" alone is a URI, but not one a webhook can be sent to.
+const webhookUrl = {
+	anyOf: [{ type: "string", format: "uri", pattern: "^https?://([^\\s/?#@]+@)?[A-Za-z0-9\\[][^\\s/?#@]*([/?#]\\S*)?$", maxLength: 2000 }, { type: "null" }],
+};
 const bin = { type: "string", pattern: "^([0-9]{6}|[0-9]{8})$" };
 const renewal = {
 	anyOf: [

@@ -1,4 +1,5 @@
-// The checkout, in the spec's processing order (section 1):
+// The checkout, in the spec's processing order (section 1), after the buyer's
+// fields and additionalData are checked (buyer-input.ts):
 //   1. session and product checks
 //   2. merchant account (MID) selection by card brand
 //   3. BIN blacklist, then card validation (local checks and a zero-amount verification)
@@ -7,6 +8,7 @@
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
 // Every outcome is a code; nothing here throws for a business reason.
 import { randomBytes } from "node:crypto";
+import { buyerInputProblems } from "./buyer-input";
 import type { CardKeyRing } from "./card-keys";
 import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
 
@@ -132,6 +134,9 @@ export function roundRobin(): (eligible: MerchantAccount[]) => MerchantAccount {
 }
 
 export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): Promise<CheckoutAnswer | InvalidCheckout> {
+	// Nothing that cannot be stored, or that holds card data in plaintext, goes any further.
+	const refused = buyerInputProblems(input);
+	if (refused.length) return { invalid: refused };
 	const now = deps.now();
 	const [pan, cvc] = await Promise.all([
 		decryptDigits(deps.keys, input.encryptedCardNumber, now, 19),

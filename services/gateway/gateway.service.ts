@@ -3,7 +3,7 @@
 // data; it authenticates, checks the API version, and maps errors to the
 // documented answers (http-errors.ts).
 import { readFileSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import path from "node:path";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway, { type ApiSettingsSchema } from "moleculer-web";
@@ -14,9 +14,12 @@ import { projectRoot } from "../../shared/paths";
 import { type Authenticator, createAuthenticator } from "./api-auth";
 import { adminEndpoints, aliasesOf, apiEndpoints, demoEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
 import { checkHealth } from "./health";
-import { toCheckoutAnswer, toHttpAnswer } from "./http-errors";
+import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 
 const SUPPORTED_API_VERSIONS = ["1.0"];
+
+/** Set on /api from the token and the Idempotency-Key header: a request naming them itself is refused. */
+const API_SET_BY_GATEWAY = ["accountId", "idempotencyKey"];
 
 const CORS = {
 	origin: "*",
@@ -27,7 +30,7 @@ const CORS = {
 };
 
 interface Request extends IncomingMessage {
-	$alias?: { action?: string };
+	$alias?: { action?: string; path?: string };
 	$params: Record<string, unknown>;
 	originalUrl?: string;
 	body?: unknown;
@@ -66,8 +69,81 @@ function checkInputPlacement(req: Request): void {
 	}
 }
 
+/**
+ * Names a request may not send as parameters: `__proto__` (merging it into the
+ * action's parameters would replace their prototype), a path parameter's name
+ * (the path would silently win), and those the gateway sets itself.
+ */
+function checkParameterNames(req: Request, setByGateway: readonly string[] = []): void {
+	const body = typeof req.body === "object" && req.body !== null && !Array.isArray(req.body) ? req.body : {};
+	const fromPath = [...(req.$alias?.path ?? "").matchAll(/:(\w+)/g)].map(match => match[1]);
+	const sent = [...Object.keys(body), ...Object.keys(req.query ?? {})];
+	const refused = sent.filter(name => name === "__proto__" || fromPath.includes(name) || setByGateway.includes(name));
+	// The query parser drops names such as __proto__, constructor or toString without a word: refuse them too.
+	const parsed = req.query ?? {};
+	const dropped = queryNames(req).filter(name => !Object.hasOwn(parsed, name));
+	const names = [...new Set([...refused, ...dropped])].map(name => name || "(a parameter without a name)");
+	if (names.length) throw badParameters(names.map(name => ({ field: name, message: `${name} is not allowed` })));
+}
+
+/** A 400 naming the fields, as the validator's: the checkout lists them in `errors`. */
+function badParameters(errors: { field: string; message: string }[]): ApiError {
+	return new ApiError(ApiErrorType.BadRequest, errors.map(e => e.message).join("; "), errors);
+}
+
+/** The top-level names in the raw query string, as sent. */
+function queryNames(req: Request): string[] {
+	const url = req.originalUrl ?? req.url ?? "";
+	const at = url.indexOf("?");
+	if (at < 0) return [];
+	return url
+		.slice(at + 1)
+		.split("&")
+		.filter(Boolean)
+		.map(part => {
+			const name = part.split("=")[0].replace(/\+/g, " ");
+			try {
+				return decodeURIComponent(name).split("[")[0];
+			} catch {
+				return name.split("[")[0];
+			}
+		});
+}
+
+/**
+ * Numbers sent as text (path and query values, or a JSON string) must be
+ * plain decimals: the validator would otherwise coerce "0x10" to 16, "1e3" to
+ * 1000 and " 12" to 12.
+ */
+function checkNumericText(req: Request): void {
+	const properties = ((req as { $action?: { params?: { properties?: Record<string, { type?: string }> } } }).$action?.params?.properties ?? {}) as Record<string, { type?: string }>;
+	const refused: { field: string; message: string }[] = [];
+	for (const [name, value] of Object.entries(req.$params ?? {})) {
+		const type = Object.hasOwn(properties, name) ? properties[name].type : undefined;
+		if (typeof value !== "string") continue;
+		if (type === "integer" && !/^[0-9]+$/.test(value)) refused.push({ field: name, message: `${name} must be integer` });
+		if (type === "number" && !/^[0-9]+(\.[0-9]+)?$/.test(value)) refused.push({ field: name, message: `${name} must be number` });
+	}
+	if (refused.length) throw badParameters(refused);
+}
+
 function requestPath(req: Request): string {
 	return (req.originalUrl ?? req.url ?? "").split("?")[0];
+}
+
+/**
+ * The alias a failed request was for. A body that fails to parse fails before
+ * the alias is attached to the request, so it is resolved again; a path that
+ * is not valid percent-encoding cannot be resolved (moleculer-web throws), and
+ * an error handler that throws would crash the process.
+ */
+function aliasOf(gateway: Pick<Locals, "resolveAlias">, req: Request): { action?: string } | undefined {
+	if (req.$alias) return req.$alias;
+	try {
+		return gateway.resolveAlias(requestPath(req).replace(/\/$/, ""), req.method)?.alias;
+	} catch {
+		return undefined;
+	}
 }
 
 function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: ServerResponse, data: unknown): unknown {
@@ -82,8 +158,31 @@ function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: S
 	return data;
 }
 
+/** Node's answer to a request it could not parse, as JSON: 431 for oversized headers, 400 otherwise. */
+function answerClientError(err: NodeJS.ErrnoException, socket: import("node:stream").Duplex): void {
+	// As Node does: no answer on a dead socket, nor in the middle of another answer on it.
+	const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+	if (err.code === "ECONNRESET" || !socket.writable || answering) return void socket.destroy();
+	const answer = err.code === "HPE_HEADER_OVERFLOW"
+		? jsonError("HEADERS_TOO_LARGE", 431, "Request headers are larger than the limit")
+		: err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+			? jsonError("REQUEST_TIMEOUT", 408, "The request did not arrive in time")
+			: jsonError(ApiErrorType.BadRequest, 400, "Malformed HTTP request");
+	answerOnSocket(socket, answer);
+}
+
+/** Writes a whole answer on a socket no HTTP response object owns, and closes it. */
+function answerOnSocket(socket: import("node:stream").Duplex, answer: HttpAnswer): void {
+	const reason = STATUS_CODES[answer.status] ?? "";
+	socket.end(
+		`HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: ${answer.contentType}\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\nConnection: close\r\n\r\n${answer.body}`,
+	);
+}
+
 const STATIC_OPTIONS = {
 	index: ["index.html"],
+	// The files are small: Range requests get the whole file (an unsatisfiable range used to fail as a 500).
+	acceptRanges: false,
 	setHeaders(res: ServerResponse) {
 		res.setHeader("X-Content-Type-Options", "nosniff");
 		res.setHeader("Referrer-Policy", "strict-origin-when-cross-origin");
@@ -130,6 +229,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				async onBeforeCall(this: Locals, ctx: Context, route: unknown, req: Request) {
 					checkApiVersion(req);
 					checkInputPlacement(req);
+					checkParameterNames(req);
+					checkNumericText(req);
 					if (req.method === "POST") await this.auth.limitCheckouts(req);
 				},
 			},
@@ -153,6 +254,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				use: [serveStatic(path.join(projectRoot, "public/demo"), { ...STATIC_OPTIONS, redirect: false })],
 				// The session is for the host the demo page was served from.
 				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
+					checkParameterNames(req, ["host"]);
 					req.$params.host = String(req.headers.host ?? "localhost");
 				},
 			},
@@ -163,9 +265,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		// The SDK, the checkout iframe and the demo page.
 		assets: { folder: path.join(projectRoot, "public"), options: STATIC_OPTIONS },
 		onError(this: Locals & { logger: { error(...args: unknown[]): void } }, req: IncomingMessage, res: ServerResponse, err: unknown) {
-			// A body that fails to parse fails before the alias is attached to the request.
-			const alias = (req as Request).$alias ?? this.resolveAlias(requestPath(req as Request).replace(/\/$/, ""), req.method)?.alias;
-			const endpoint = endpointFor(alias?.action);
+			const endpoint = endpointFor(aliasOf(this, req as Request)?.action);
 			const answer = endpoint?.checkoutErrors ? toCheckoutAnswer(err) : toHttpAnswer(err);
 			if (answer.unexpected) this.logger.error("Request failed:", (err as Error)?.name, (err as Error)?.message);
 			if (res.headersSent) return void res.end();
@@ -204,6 +304,11 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	},
 
 	methods: {
+		// Replaces moleculer-web's, which logs every answer outside 4xx with its data (the spec's 500 for a bad
+		// session domain included, with the domain as sent): onError logs what is unexpected, without request data.
+		errorHandler(req: IncomingMessage, res: ServerResponse, err: unknown) {
+			(this as unknown as { sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void }).sendError(req, res, err);
+		},
 		async authenticateApi(ctx: Context, route: unknown, req: IncomingMessage) {
 			return this.auth.authenticateApi(ctx, req);
 		},
@@ -214,6 +319,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		checkApiRequest(ctx: Context<unknown, { user: { accountId: number } }>, route: unknown, req: Request) {
 			checkApiVersion(req);
 			checkInputPlacement(req);
+			checkParameterNames(req, API_SET_BY_GATEWAY);
+			checkNumericText(req);
 			// The account comes from the token, never from the request.
 			req.$params.accountId = ctx.meta.user.accountId;
 			const key = req.headers["idempotency-key"];
@@ -221,6 +328,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		},
 		checkAdminRequest(ctx: Context, route: unknown, req: Request) {
 			checkInputPlacement(req);
+			checkParameterNames(req);
+			checkNumericText(req);
 		},
 	},
 
@@ -228,6 +337,10 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken } = config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
 		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));
+		// Requests Node's HTTP parser refuses never reach moleculer-web: answer them in the documented shape too.
+		this.server.on("clientError", (err: NodeJS.ErrnoException, socket: import("node:stream").Duplex) => answerClientError(err, socket));
+		// Without a listener Node drops a CONNECT without a word; no path here takes it.
+		this.server.on("connect", (req: IncomingMessage, socket: import("node:stream").Duplex) => answerOnSocket(socket, jsonError(ApiErrorType.NotFound, 404)));
 	},
 
 	started() {

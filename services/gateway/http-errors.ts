@@ -83,16 +83,22 @@ export function toHttpAnswer(error: unknown): HttpAnswer {
 		return jsonError(ApiErrorType.BadRequest, 400, validationMessage(err.data));
 	}
 
-	// body-parser: too large, malformed JSON, unsupported charset.
+	// body-parser: too large, malformed JSON, unsupported charset or encoding. Its errors carry
+	// `status`, or `code` once moleculer-web has wrapped them (route middlewares).
 	if (err.status === 413 || err.type === "entity.too.large") {
 		return jsonError(ApiErrorType.PayloadTooLarge, 413, "Request body is larger than the limit");
 	}
-	if (typeof err.type === "string" && err.type.startsWith("entity.") || err.status === 400 || err.status === 415) {
+	if (err.type === "charset.unsupported") return jsonError(ApiErrorType.BadRequest, 400, "Request body must be JSON in UTF-8");
+	// zlib's errors (Z_DATA_ERROR, brotli's ERR__ERROR_…): a body whose Content-Encoding it is not.
+	if (typeof err.code === "string" && /^(Z_|ERR__)/.test(err.code)) return jsonError(ApiErrorType.BadRequest, 400, "Request body could not be decompressed");
+	if (err.type === "encoding.unsupported") return jsonError(ApiErrorType.BadRequest, 400, "Content-Encoding must be gzip, deflate, br or identity");
+	if (typeof err.type === "string" && /^(entity|request|stream)\./.test(err.type) || err.status === 400 || err.status === 415) {
 		return jsonError(ApiErrorType.BadRequest, 400, "Request body is not valid JSON");
 	}
 
 	// moleculer-web's own answers.
 	if (err.code === 404 && (err.type === "NOT_FOUND" || err.name === "NotFoundError")) return jsonError(ApiErrorType.NotFound, 404);
+	if (err.type === "UNABLE_DECODE_PARAM") return jsonError(ApiErrorType.BadRequest, 400, "The path is not valid percent-encoding");
 	if (err.code === 429) return jsonError(ApiErrorType.TooManyRequests, 429, "Too many requests");
 
 	// A service behind the gateway is missing, timed out or the transporter is down.

@@ -1,7 +1,7 @@
 // A refund is a GET that changes state, so proxies, browsers and client
 // libraries may repeat it. With an Idempotency-Key, a repeat returns the first
 // answer and refunds nothing more; a key reused with other parameters is
-// refused. Keys are kept 24 hours.
+// refused. Keys are kept 24 hours, except those of refusals that changed nothing.
 import { randomUUID } from "node:crypto";
 import { sha256Hex } from "../../shared/crypto";
 import type { RefundsDb } from "./models";
@@ -26,23 +26,28 @@ export interface RefundsDeps {
 	now: () => Date;
 }
 
-async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<RefundAnswer> {
+/** Billing's refusals that leave everything as it was: nothing reserved, nothing asked of the processor. */
+const REFUSED_UNCHANGED = new Set(["NOT_FOUND", "NOT_REFUNDABLE", "AMOUNT_TOO_HIGH", "INVALID_AMOUNT"]);
+
+async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<{ answer: RefundAnswer; changedNothing: boolean }> {
 	const result = await deps.refund({ accountId: request.accountId, transactionId: request.id, amountToRefund: request.amountToRefund, refundId });
-	return answerFor(request.id, result);
+	return { answer: answerFor(request.id, result), changedNothing: "error" in result && REFUSED_UNCHANGED.has(result.error) };
 }
 
-async function waitForAnswer(deps: RefundsDeps, key: string): Promise<RefundAnswer> {
+async function waitForAnswer(deps: RefundsDeps, request: RefundRequest, key: string): Promise<RefundAnswer> {
 	const deadline = Date.now() + BUSY_WAIT_MS;
 	while (Date.now() < deadline) {
 		await new Promise(resolve => setTimeout(resolve, 50));
 		const doc = await deps.db.refundRequests.findById(key).lean();
 		if (doc?.answer) return doc.answer;
+		// The first request was refused and forgot its key: ask again.
+		if (!doc) return refund(deps, request);
 	}
 	return refundAnswers.keyBusy();
 }
 
 export async function refund(deps: RefundsDeps, request: RefundRequest): Promise<RefundAnswer> {
-	if (request.idempotencyKey === undefined) return run(deps, request, `rf_${randomUUID()}`);
+	if (request.idempotencyKey === undefined) return (await run(deps, request, `rf_${randomUUID()}`)).answer;
 
 	const key = `${request.accountId}:${request.idempotencyKey}`;
 	const fingerprint = sha256Hex(JSON.stringify([request.id, request.amountToRefund ?? null]));
@@ -61,7 +66,7 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
 		}
 		if (existing.fingerprint !== fingerprint) return refundAnswers.keyReused();
 		if (existing.answer) return existing.answer;
-		if (now.getTime() - existing.createdAt.getTime() < ABANDONED_AFTER_MS) return waitForAnswer(deps, key);
+		if (now.getTime() - existing.createdAt.getTime() < ABANDONED_AFTER_MS) return waitForAnswer(deps, request, key);
 		// Billing resumes the refund by its id, so this completes it rather than refunding twice.
 		return answerAndKeep(deps, request, key, existing.refundId);
 	}
@@ -69,9 +74,15 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
 	return answerAndKeep(deps, request, key, refundId);
 }
 
+/**
+ * Keeps the answer under the key, so repeats get it. A refusal that changed
+ * nothing (unknown transaction, not refundable, amount invalid or too high)
+ * keeps nothing: a refused request leaves no trace, and a repeat asks afresh.
+ */
 async function answerAndKeep(deps: RefundsDeps, request: RefundRequest, key: string, refundId: string): Promise<RefundAnswer> {
-	const answer = await run(deps, request, refundId);
-	await deps.db.refundRequests.updateOne({ _id: key }, { $set: { answer } });
+	const { answer, changedNothing } = await run(deps, request, refundId);
+	if (changedNothing) await deps.db.refundRequests.deleteOne({ _id: key, refundId });
+	else await deps.db.refundRequests.updateOne({ _id: key }, { $set: { answer } });
 	return answer;
 }
 

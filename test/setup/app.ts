@@ -7,6 +7,7 @@ import type { BrokerOptions, ServiceBroker } from "moleculer";
 import request from "supertest";
 import { createBroker } from "../../bin/broker";
 import { ALL_SERVICES, resetConfig, type ServiceName } from "../../shared/config";
+import { type LogLevel, testLogger } from "./test-logger";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
@@ -26,6 +27,10 @@ export interface AppOptions {
 	broker?: Partial<BrokerOptions>;
 	/** Reuse a database name (to restart the app on the same data). */
 	database?: string;
+	/** Also hands every log line to this function (the lines go to the run's log files regardless). */
+	onLog?: (line: string) => void;
+	/** The level of the app's log file (default debug, or TEST_LOG_LEVEL). */
+	logLevel?: LogLevel;
 }
 
 export function uniqueDatabaseName(): string {
@@ -49,7 +54,7 @@ export function testEnvironment(options: AppOptions = {}): void {
 
 export async function startApp(options: AppOptions = {}): Promise<TestApp> {
 	testEnvironment(options);
-	const broker = createBroker(options.services ?? ALL_SERVICES, { logger: false, ...options.broker });
+	const broker = createBroker(options.services ?? ALL_SERVICES, { logger: testLogger(options.onLog, options.logLevel), ...options.broker });
 	await broker.start();
 	const gateway = broker.getLocalService("gateway") as unknown as { server: import("node:http").Server };
 	const url = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;

@@ -1,0 +1,70 @@
+// What the buyer and the merchant's page send besides the encrypted card:
+// checked before anything is stored. Card data must never reach a database in
+// plaintext, so a card number typed into the name, or put in additionalData
+// by a merchant's page, is refused, as is any CVC field; and additionalData
+// must be storable as it is (MongoDB refuses `$` and `.` in keys, NUL bytes,
+// and very deep documents).
+import cardValidator from "card-validator";
+
+export interface InputProblem {
+	field: string;
+	message: string;
+}
+
+export const ADDITIONAL_DATA_LIMITS = { depth: 5, bytes: 16_384, keyLength: 100 } as const;
+
+/** The names the test suite's card-data scan looks for, and the usual others. */
+const CVC_KEY = /^(cvc|cvv|cvn|cid|csc|cvc2|cvv2|securitycode|cardsecuritycode|cardverificationcode)$/;
+
+/** 13 to 19 digits standing alone (single spaces or dashes allowed between them), as card numbers are written. */
+const CARD_LIKE = /(?<![\d])\d(?:[ -]?\d){12,18}(?![\d])/g;
+
+/** A card number anywhere in the text: a card-like run that is a valid number of a known brand (prefix, length, Luhn). */
+export function holdsCardNumber(text: string): boolean {
+	for (const match of text.matchAll(CARD_LIKE)) {
+		if (cardValidator.number(match[0].replace(/[ -]/g, "")).isValid) return true;
+	}
+	return false;
+}
+
+const isCvcKey = (key: string) => CVC_KEY.test(key.toLowerCase().replace(/[\s_-]/g, ""));
+
+/** Problems with additionalData's shape and keys, depth first so nothing deep is ever walked far. */
+function additionalDataProblems(value: unknown, path: string, depth: number): string[] {
+	if (value === null || typeof value !== "object") return [];
+	if (depth > ADDITIONAL_DATA_LIMITS.depth) return [`${path} is nested more than ${ADDITIONAL_DATA_LIMITS.depth} levels deep`];
+	const problems: string[] = [];
+	for (const [key, inner] of Object.entries(value)) {
+		const at = Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`;
+		if (!Array.isArray(value)) {
+			if (key.length === 0 || key.length > ADDITIONAL_DATA_LIMITS.keyLength) problems.push(`${path} keys must be 1 to ${ADDITIONAL_DATA_LIMITS.keyLength} characters`);
+			else if (key.startsWith("$") || key.includes(".") || key.includes("\0")) problems.push(`${path} keys must not start with $ or hold . or NUL: ${JSON.stringify(key).slice(0, 40)}`);
+			else if (isCvcKey(key)) problems.push(`${at}: a CVC must never be sent outside the encrypted card fields`);
+		}
+		problems.push(...additionalDataProblems(inner, at, depth + 1));
+		if (problems.length >= 10) break;
+	}
+	return problems;
+}
+
+/** Every reason to refuse the buyer's fields and additionalData, before the card is even decrypted. */
+export function buyerInputProblems(input: { email: string; name: string; lastName?: string; additionalData?: Record<string, unknown> }): InputProblem[] {
+	const problems: InputProblem[] = [];
+	for (const field of ["email", "name", "lastName"] as const) {
+		const value = input[field];
+		if (typeof value === "string" && holdsCardNumber(value)) problems.push({ field, message: `${field} must not hold a card number` });
+	}
+	if (input.additionalData !== undefined) {
+		const shape = additionalDataProblems(input.additionalData, "additionalData", 1);
+		problems.push(...shape.map(message => ({ field: "additionalData", message })));
+		if (shape.length === 0) {
+			const json = JSON.stringify(input.additionalData);
+			if (Buffer.byteLength(json) > ADDITIONAL_DATA_LIMITS.bytes) {
+				problems.push({ field: "additionalData", message: `additionalData must be at most ${ADDITIONAL_DATA_LIMITS.bytes / 1024} kB as JSON` });
+			} else if (holdsCardNumber(json)) {
+				problems.push({ field: "additionalData", message: "additionalData must not hold a card number" });
+			}
+		}
+	}
+	return problems;
+}

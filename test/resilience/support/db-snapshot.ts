@@ -1,0 +1,51 @@
+// Every document of the app's databases (`<base>_<service>`, see
+// shared/db.mixin.ts), hashed per collection, so a test can prove that a batch
+// of requests changed nothing at all, and say which documents changed if it did.
+import { createHash } from "node:crypto";
+import { MongoClient } from "mongodb";
+
+/** `<database>.<collection>` -> document id -> hash of the whole document. */
+export type DbSnapshot = Map<string, Map<string, string>>;
+
+export interface DbWatcher {
+	snapshot(): Promise<DbSnapshot>;
+	close(): Promise<void>;
+}
+
+export async function watchDatabases(serverUrl: string, base: string): Promise<DbWatcher> {
+	const client = await MongoClient.connect(serverUrl);
+	return {
+		async snapshot() {
+			const result: DbSnapshot = new Map();
+			const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
+			for (const { name } of databases.filter(d => d.name.startsWith(`${base}_`)).sort((a, b) => a.name.localeCompare(b.name))) {
+				for (const { name: collection } of await client.db(name).listCollections({}, { nameOnly: true }).toArray()) {
+					const docs = new Map<string, string>();
+					for await (const doc of client.db(name).collection(collection).find()) {
+						docs.set(JSON.stringify(doc._id), createHash("sha256").update(JSON.stringify(doc)).digest("hex"));
+					}
+					result.set(`${name}.${collection}`, docs);
+				}
+			}
+			return result;
+		},
+		close: () => client.close(),
+	};
+}
+
+/** What differs between two snapshots, one line per document (empty when nothing does). */
+export function differences(before: DbSnapshot, after: DbSnapshot): string[] {
+	const lines: string[] = [];
+	for (const name of new Set([...before.keys(), ...after.keys()])) {
+		const a = before.get(name) ?? new Map<string, string>();
+		const b = after.get(name) ?? new Map<string, string>();
+		// A collection created and left empty (an insert undone) holds nothing.
+		if (!before.has(name) && b.size > 0) lines.push(`${name}: collection created`);
+		for (const [id, hash] of b) {
+			if (!a.has(id)) lines.push(`${name} ${id}: added`);
+			else if (a.get(id) !== hash) lines.push(`${name} ${id}: changed`);
+		}
+		for (const id of a.keys()) if (!b.has(id)) lines.push(`${name} ${id}: removed`);
+	}
+	return lines;
+}
