@@ -7,6 +7,7 @@ import { AjvValidator } from "./shared/ajv-validator";
 import { config } from "./shared/config";
 import { ApiErrorType, OUTAGE_ERRORS } from "./shared/errors";
 import { RedactingConsoleLogger } from "./shared/redacting-logger";
+import { SettleTimedOutRequests } from "./shared/settle-timed-out-requests";
 
 /** Errors that say a node or its database is unwell (not a refused request): they count towards opening a circuit. */
 function isOutage(err: Error & { code?: number; type?: string }): boolean {
@@ -38,6 +39,7 @@ export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOpt
 		contextParamsCloning: false,
 		// On SIGTERM in-flight requests finish before services stop (a renewal cycle stops claiming and finishes what it holds).
 		tracking: { enabled: true, shutdownTimeout: 30_000 },
+		middlewares: [SettleTimedOutRequests],
 		disableBalancer: false,
 		registry: { strategy: "RoundRobin", preferLocal: true },
 		// An endpoint failing half its calls (20 or more in a minute) is skipped for 10 s, then tried again.

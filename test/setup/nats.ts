@@ -8,9 +8,10 @@ export interface NatsServer {
 	stop(): Promise<void>;
 }
 
-export async function startNats(): Promise<NatsServer> {
-	if (process.env.NATS_URL) return { url: process.env.NATS_URL, stop: async () => {} };
-	const port = await freePort();
+/** `port`: listen there (a fault test stops NATS and starts it again on the same port). */
+export async function startNats(port?: number): Promise<NatsServer> {
+	if (process.env.NATS_URL && port === undefined) return { url: process.env.NATS_URL, stop: async () => {} };
+	port ??= await freePort();
 	const child = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
 	const spawned = new Promise<void>((resolve, reject) => {
 		child.once("spawn", resolve);
