@@ -1,7 +1,11 @@
-// Console logging that never prints a card number: any run of 13-19 digits
-// (spaces or dashes allowed between them) is masked to its first 6 and last
-// 4 digits, whatever logged it (our code, Moleculer, a library's error).
+// Console logging that never prints a card number or a secret, whatever
+// logged it (our code, Moleculer, moleculer-web's request lines, a library's
+// error): any run of 13-19 digits (spaces or dashes allowed between them) is
+// masked to its first 6 and last 4 digits; API tokens, webhook secrets,
+// bearer credentials, private keys, the values of query parameters named like
+// a secret, and the configured secrets themselves are replaced.
 import { Loggers } from "moleculer";
+import { config } from "./config";
 
 const CARD_NUMBER = /\b\d(?:[ -]?\d){12,18}\b/g;
 
@@ -12,11 +16,42 @@ export function redactCardNumbers(text: string): string {
 	});
 }
 
+const SECRETS: [RegExp, string][] = [
+	// API tokens keep their prefix, so a log still tells sandbox from production.
+	[/\b(sk_(?:test|live)_)[A-Za-z0-9_-]+/g, "$1[redacted]"],
+	[/\bwhsec_[A-Za-z0-9_-]+/g, "whsec_[redacted]"],
+	[/\b(Bearer|Basic)\s+[^\s,;"']+/gi, "$1 [redacted]"],
+	[/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g, "[redacted private key]"],
+	// ?token=…, &api_key=…, ?access_token=… in a logged URL (a client's mistake, but then it is in our logs).
+	[/([?&][^=&\s]*(?:token|secret|key|password|passwd|auth|signature)[^=&\s]*=)[^&\s]*/gi, "$1[redacted]"],
+];
+
+/** The configured secrets, as they would appear in a line (at least 8 characters, so nothing short is masked by accident). */
+function configuredSecrets(): string[] {
+	try {
+		const { adminToken, cardFingerprintKey, vaultKey } = config();
+		return [adminToken, cardFingerprintKey, vaultKey].filter((s): s is string => typeof s === "string" && s.length >= 8);
+	} catch {
+		// An invalid configuration is reported when the broker starts; logging must not fail before that.
+		return [];
+	}
+}
+
+export function redactSecrets(text: string, known: string[] = configuredSecrets()): string {
+	let out = text;
+	for (const [pattern, replacement] of SECRETS) out = out.replace(pattern, replacement);
+	for (const secret of known) if (out.includes(secret)) out = out.split(secret).join("[redacted]");
+	return out;
+}
+
+export function redact(text: string): string {
+	return redactCardNumbers(redactSecrets(text));
+}
+
 export class RedactingConsoleLogger extends Loggers.Console {
 	override getFormatter(bindings: Parameters<Loggers.Console["getFormatter"]>[0]) {
 		const format = super.getFormatter(bindings);
 		// Objects are already printed to strings by the formatter, so every part is redacted.
-		return (type: Parameters<typeof format>[0], args: unknown[]) =>
-			format(type, args).map(part => redactCardNumbers(String(part)));
+		return (type: Parameters<typeof format>[0], args: unknown[]) => format(type, args).map(part => redact(String(part)));
 	}
 }

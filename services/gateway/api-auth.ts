@@ -4,6 +4,7 @@
 // submissions per minute per client address (against card testing, since the
 // checkout needs no token).
 import type { IncomingMessage } from "node:http";
+import ipaddr from "ipaddr.js";
 import { LRUCache } from "lru-cache";
 import type { Context } from "moleculer";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
@@ -31,6 +32,23 @@ function bearerToken(req: IncomingMessage): string | undefined {
 	return match?.[1];
 }
 
+/**
+ * The client a limit counts against: the TCP peer's address (a proxy's
+ * X-Forwarded-For is not trusted: it would let a client pick its own key).
+ * An IPv4-mapped IPv6 address is the IPv4 address; an IPv6 address counts by
+ * its /64, the block one subscriber gets, so rotating through it does not
+ * bypass the limit.
+ */
+export function clientKey(address: string | undefined): string {
+	if (!address || !ipaddr.isValid(address)) return address || "unknown";
+	const ip = ipaddr.process(address);
+	if (ip.kind() === "ipv4") return ip.toString();
+	const parts = (ip as ipaddr.IPv6).parts.slice(0, 4);
+	return `${parts.map(p => p.toString(16)).join(":")}::/64`;
+}
+
+const clientAddress = (req: IncomingMessage) => clientKey(req.socket.remoteAddress);
+
 function tooManyRequests(rejection: unknown): ApiError {
 	const ms = rejection instanceof RateLimiterRes ? rejection.msBeforeNext : 1000;
 	return new ApiError(ApiErrorType.TooManyRequests, "Too many requests, retry later", { retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) });
@@ -42,7 +60,6 @@ export function createAuthenticator(options: AuthOptions) {
 	const failures = new RateLimiterMemory({ points: options.authFailuresPerMinute, duration: 60 });
 	const checkouts = new RateLimiterMemory({ points: options.checkoutsPerMinute, duration: 60 });
 
-	const clientAddress = (req: IncomingMessage) => req.socket.remoteAddress ?? "unknown";
 
 	async function refuseBlockedClient(req: IncomingMessage): Promise<void> {
 		const state = await failures.get(clientAddress(req));

@@ -14,6 +14,7 @@ import { projectRoot } from "../../shared/paths";
 import { type Authenticator, createAuthenticator } from "./api-auth";
 import { adminEndpoints, aliasesOf, apiEndpoints, demoEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
 import { checkHealth } from "./health";
+import { DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS } from "./static-files";
 import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 
 const SUPPORTED_API_VERSIONS = ["1.0"];
@@ -179,15 +180,6 @@ function answerOnSocket(socket: import("node:stream").Duplex, answer: HttpAnswer
 	);
 }
 
-const STATIC_OPTIONS = {
-	index: ["index.html"],
-	// The files are small: Range requests get the whole file (an unsatisfiable range used to fail as a 500).
-	acceptRanges: false,
-	setHeaders(res: ServerResponse) {
-		res.setHeader("X-Content-Type-Options", "nosniff");
-		res.setHeader("Referrer-Policy", "strict-origin-when-cross-origin");
-	},
-};
 
 const routeDefaults = {
 	mappingPolicy: "restrict" as const,
@@ -251,13 +243,15 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				aliases: aliasesOf(demoEndpoints),
 				// The page itself: moleculer-web strips the route's prefix before its global
 				// static files, so the demo folder is served from this route.
-				use: [serveStatic(path.join(projectRoot, "public/demo"), { ...STATIC_OPTIONS, redirect: false })],
+				use: [serveStatic(path.join(projectRoot, "public/demo"), DEMO_OPTIONS)],
 				// The session is for the host the demo page was served from.
 				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
 					checkParameterNames(req, ["host"]);
 					req.$params.host = String(req.headers.host ?? "localhost");
 				},
 			},
+			// The card frame and its resources, with the frame's CSP for its session (static-files.ts).
+			{ name: "checkout-frame", path: "/checkout", mappingPolicy: "restrict" as const, use: [frameAncestors, serveStatic(path.join(projectRoot, "public/checkout"), STATIC_OPTIONS)] },
 			// jose's browser build, which the checkout iframe encrypts with.
 			{ name: "vendor", path: "/vendor/jose", mappingPolicy: "restrict" as const, use: [serveStatic(path.join(projectRoot, "node_modules/jose/dist/browser"), STATIC_OPTIONS)] },
 			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: { "GET /health": "gateway.health", "HEAD /health": "gateway.health" } },

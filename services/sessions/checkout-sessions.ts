@@ -55,3 +55,13 @@ export async function getSession(deps: SessionsDeps, input: { accountId: number;
 	const doc = await deps.db.sessions.findOne({ _id: input.sessionId.toLowerCase(), accountId: input.accountId }).lean();
 	return doc ? toSessionView(doc, deps.now()) : null;
 }
+
+/**
+ * The host name a session is bound to, whichever account's it is: the gateway
+ * lets only that site embed the session's checkout frame (CSP frame-ancestors).
+ * The session id is all the frame has, and it tells nothing else.
+ */
+export async function sessionDomain(deps: SessionsDeps, input: { sessionId: string }): Promise<{ domain: string } | null> {
+	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase(), { domain: 1 }).lean();
+	return doc ? { domain: doc.domain } : null;
+}

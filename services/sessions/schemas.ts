@@ -7,6 +7,7 @@ export const schemas = {
 	// Any domain value reaches the domain logic, which answers the spec's 500 for a bad one.
 	create: params({ accountId: id, domain: {} }, ["accountId"]),
 	get: params({ accountId: id, sessionId: sessionIdSchema }),
+	domain: params({ sessionId: sessionIdSchema }),
 	checkForCheckout: params({ sessionId: sessionIdSchema, landingDomain: { type: "string", maxLength: 253 } }),
 	use: params({ sessionId: sessionIdSchema, attemptId: { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" } }),
 };

@@ -4,7 +4,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
-import { createSession, getSession, SessionsError, type SessionsDeps } from "./checkout-sessions";
+import { createSession, getSession, SessionsError, type SessionsDeps, sessionDomain } from "./checkout-sessions";
 import { checkForCheckout, consumeSession, releaseSession } from "./checkout-use";
 import { createSessionsDb, type SessionsDb } from "./models";
 import { schemas } from "./schemas";
@@ -30,6 +30,8 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			},
 		},
 		get: idempotent(domainAction(schemas.get, getSession)),
+		// For the gateway: the site that may embed the session's checkout frame.
+		domain: idempotent(domainAction(schemas.domain, sessionDomain)),
 		// Used by the checkout service; errors come back as values it maps to checkout codes.
 		checkForCheckout: domainAction(schemas.checkForCheckout, checkForCheckout, errorAsValue),
 		consume: domainAction(schemas.use, consumeSession, errorAsValue),

@@ -284,4 +284,35 @@ describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", ()
 		},
 		60_000,
 	);
+
+	test(
+		"When another site embeds the card frame with a merchant's session, then the browser refuses to show it (CSP frame-ancestors is the session's domain)",
+		async () => {
+			// Arrange: the session is bound to localhost; the page embedding it is on 127.0.0.1, claiming localhost.
+			const session = (await app.http().get("/demo/session").set("Host", "localhost")).body as { sessionId: string; products: { id: number }[] };
+			const evilPage = `<!doctype html><title>Not the shop</title><div id="checkout"></div>
+				<script src="${app.url}/sdk/checkout.js"></script>
+				<script>PaymentCheckout.mount("#checkout", { sessionId: ${JSON.stringify(session.sessionId)}, productId: ${session.products[0].id}, domain: "localhost" });</script>`;
+			const evil = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(evilPage));
+			await new Promise<void>(resolve => evil.listen(0, "127.0.0.1", resolve));
+			try {
+				const page = await context.newPage();
+				const consoleLines = recordConsole(page);
+
+				// Act
+				await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+				await page.waitForFunction(() => document.querySelector("iframe") !== null, null, WAIT);
+				await page.waitForTimeout(1000);
+
+				// Assert: no frame shows the form, and Chromium says why.
+				const forms = await Promise.all(page.frames().map(f => f.locator("#checkout-form").count().catch(() => 0)));
+				expect(forms.reduce((a, b) => a + b, 0)).toBe(0);
+				expect(consoleLines.some(line => line.includes("frame-ancestors"))).toBe(true);
+			} finally {
+				evil.closeAllConnections();
+				await new Promise<void>(resolve => evil.close(() => resolve()));
+			}
+		},
+		60_000,
+	);
 });

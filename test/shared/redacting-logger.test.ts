@@ -1,5 +1,5 @@
 import { ServiceBroker } from "moleculer";
-import { RedactingConsoleLogger, redactCardNumbers } from "../../shared/redacting-logger";
+import { RedactingConsoleLogger, redactCardNumbers, redactSecrets } from "../../shared/redacting-logger";
 
 describe("Log redaction", () => {
 	test.each([
@@ -9,6 +9,21 @@ describe("Log redaction", () => {
 		["{\"pan\":\"5555-5555-5555-4444\"}", "{\"pan\":\"555555******4444\"}"],
 	])("When %s is logged, then it prints as %s", (input, output) => {
 		expect(redactCardNumbers(input)).toBe(output);
+	});
+
+	test.each([
+		["=> POST /api/session?domain=a.com&access_token=sk_test_BXHj7nZuAOnmhz1pWtwEduAAxwkSlr_F_WeuKff2iWs", "=> POST /api/session?domain=a.com&access_token=[redacted]"],
+		["token sk_live_BXHj7nZuAOnmhz1pWtwEduAAxwkSlr_F_WeuKff2iWs rejected", "token sk_live_[redacted] rejected"],
+		["secret whsec_Qm9vZ2xlZ29vZ2xlZ29vZ2xl", "secret whsec_[redacted]"],
+		["Authorization: Bearer abc.def.ghi", "Authorization: Bearer [redacted]"],
+		["GET /x?api_key=123&sessionId=abc", "GET /x?api_key=[redacted]&sessionId=abc"],
+		["-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----", "[redacted private key]"],
+	])("When %s is logged, then the secret is masked", (input, output) => {
+		expect(redactSecrets(input, [])).toBe(output);
+	});
+
+	test("When a configured secret appears in a line, then it is masked wherever it is", () => {
+		expect(redactSecrets("admin token was change-me-0123456789 here", ["change-me-0123456789"])).toBe("admin token was [redacted] here");
 	});
 
 	test("When a number is too short to be a card (an id, an amount), then it is left alone", () => {

@@ -1,0 +1,310 @@
+// Security (issue 7, section 3), through the public surface. What other tests
+// already cover is not repeated here (see the README's "Security" section):
+// this file adds what they did not prove.
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import { apiEndpoints } from "../../services/gateway/endpoints";
+import { clientKey } from "../../services/gateway/api-auth";
+import { CARDS, createShop, newSession, type Shop, submitCheckout } from "../factories/checkout";
+import { admin, bearer, createMerchant, type TestMerchant } from "../factories/merchant";
+import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
+import { findSecretsInLog, knownSecrets } from "../setup/log-scan";
+import { ADMIN_TOKEN, startApp, type TestApp } from "../setup/app";
+
+interface Answer {
+	status: number;
+	headers: http.IncomingHttpHeaders;
+	body: string;
+}
+
+/** A request from a chosen loopback address (127.0.0.0/8 all reach this machine), as another client would send it. */
+function requestFrom(app: TestApp, localAddress: string, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+	const { port } = new URL(app.url);
+	return new Promise((resolve, reject) => {
+		const req = http.request({ host: "127.0.0.1", port, method, path, headers, localAddress, agent: false }, res => {
+			let body = "";
+			res.on("data", chunk => (body += chunk));
+			res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+		});
+		req.on("error", reject);
+		req.end();
+	});
+}
+
+/** A paid customer and its first transaction. */
+async function paid(app: TestApp, shop: Shop): Promise<{ customerId: number; transactionId: number }> {
+	const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+	const [transaction] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
+	return { customerId, transactionId: transaction.id };
+}
+
+describe("Cross-account access", () => {
+	let app: TestApp;
+	let mine: Shop;
+	let theirs: Shop;
+	let their: { customerId: number; transactionId: number; sessionId: string };
+
+	beforeAll(async () => {
+		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+		mine = await createShop(app);
+		theirs = await createShop(app);
+		their = { ...(await paid(app, theirs)), sessionId: await newSession(app, theirs) };
+	});
+	afterAll(() => app.stop());
+
+	const UNKNOWN_ID = 987654321;
+	const UNKNOWN_SESSION = "00000000-0000-4000-8000-000000000000";
+
+	/** Each /api endpoint that names a resource: the request for another account's, and for one that does not exist. */
+	const cases: Record<string, { foreign: () => [string, string]; unknown: [string, string] }> = {
+		"GET /session": { foreign: () => ["GET", `/api/session?sessionId=${their.sessionId}`], unknown: ["GET", `/api/session?sessionId=${UNKNOWN_SESSION}`] },
+		"GET /customer/:id": { foreign: () => ["GET", `/api/customer/${their.customerId}`], unknown: ["GET", `/api/customer/${UNKNOWN_ID}`] },
+		"GET /transaction/:id": { foreign: () => ["GET", `/api/transaction/${their.transactionId}`], unknown: ["GET", `/api/transaction/${UNKNOWN_ID}`] },
+		"GET /refund/:id": { foreign: () => ["GET", `/api/refund/${their.transactionId}`], unknown: ["GET", `/api/refund/${UNKNOWN_ID}`] },
+		"POST /unsubscribe/:customerId": { foreign: () => ["POST", `/api/unsubscribe/${their.customerId}`], unknown: ["POST", `/api/unsubscribe/${UNKNOWN_ID}`] },
+	};
+	/** Endpoints that name nothing of an account's: creating a session. */
+	const NAMES_NOTHING = ["POST /session"];
+
+	test("When an /api endpoint names a resource, then it is in this table", () => {
+		expect(Object.keys(apiEndpoints).filter(route => !NAMES_NOTHING.includes(route)).sort()).toEqual(Object.keys(cases).sort());
+	});
+
+	test.each(Object.keys(cases))(
+		"When %s names another account's resource, then the answer is the spec's not-found answer, the same as for an id that does not exist, and nothing of theirs changes",
+		async route => {
+			// Arrange
+			const before = {
+				customer: (await app.http().get(`/api/customer/${their.customerId}`).set(bearer(theirs))).body,
+				transaction: (await app.http().get(`/api/transaction/${their.transactionId}`).set(bearer(theirs))).body,
+				session: (await app.http().get(`/api/session?sessionId=${their.sessionId}`).set(bearer(theirs))).body,
+			};
+			const [method, path] = cases[route].foreign();
+			const [unknownMethod, unknownPath] = cases[route].unknown;
+
+			// Act
+			const foreign = await requestFrom(app, "127.0.0.1", method, path, bearer(mine));
+			const unknown = await requestFrom(app, "127.0.0.1", unknownMethod, unknownPath, bearer(mine));
+
+			// Assert: indistinguishable, but for the id the message names.
+			const idOf = (p: string) => p.split(/[/=]/).pop()!;
+			expect(foreign.status).toBe(200);
+			expect(foreign.body.split(idOf(path)).join("<id>")).toBe(unknown.body.split(idOf(unknownPath)).join("<id>"));
+			expect(foreign.headers["content-type"]).toBe(unknown.headers["content-type"]);
+			if (method === "GET" && !path.startsWith("/api/refund")) expect(foreign.body).toBe("");
+			else expect(JSON.parse(foreign.body)).toEqual({ success: false, message: expect.stringMatching(/ not found with ID: \d+$/) });
+			expect((await app.http().get(`/api/customer/${their.customerId}`).set(bearer(theirs))).body).toEqual(before.customer);
+			expect((await app.http().get(`/api/transaction/${their.transactionId}`).set(bearer(theirs))).body).toEqual(before.transaction);
+			expect((await app.http().get(`/api/session?sessionId=${their.sessionId}`).set(bearer(theirs))).body).toEqual(before.session);
+		},
+	);
+
+	test("When a checkout pays with one account's session for another account's product, then PRODUCT_NOT_FOUND and no customer is made for either", async () => {
+		const res = await submitCheckout(app, mine, { productId: theirs.products.charge });
+
+		expect(res.body).toEqual({ code: "PRODUCT_NOT_FOUND", message: expect.any(String) });
+		expect((await admin(app).get(`/accounts/${mine.accountId}/customers`)).body).toEqual([]);
+		expect((await admin(app).get(`/accounts/${theirs.accountId}/customers`)).body).toHaveLength(1);
+	});
+});
+
+describe("Failed authentication is limited per client address", () => {
+	let app: TestApp;
+	let shop: TestMerchant;
+
+	beforeAll(async () => {
+		app = await startApp({ services: ["gateway", "accounts", "sessions"], env: { AUTH_FAILURES_PER_MINUTE: "3" } });
+		shop = await createMerchant(app);
+	});
+	afterAll(() => app.stop());
+
+	const session = (from: string, headers: Record<string, string>) => requestFrom(app, from, "POST", "/api/session?domain=shop.example.com", headers);
+
+	test("When one address guesses tokens past the limit, then it gets 429 even with a valid token, while another address is served", async () => {
+		// Arrange
+		for (let i = 0; i < 3; i++) expect((await session("127.0.0.11", { Authorization: `Bearer sk_test_guess${i}` })).status).toBe(401);
+
+		// Act
+		const guesser = await session("127.0.0.11", bearer(shop));
+		const neighbour = await session("127.0.0.12", bearer(shop));
+
+		// Assert
+		expect(guesser.status).toBe(429);
+		expect(JSON.parse(guesser.body)).toEqual({ error: "TOO_MANY_REQUESTS", status: 429, message: "Too many requests, retry later" });
+		expect(Number(guesser.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+		expect(neighbour.status).toBe(200);
+	});
+
+	test("When the guesses claim other addresses in X-Forwarded-For, then they still count against the connection's address, and the header cannot lift the block", async () => {
+		// Arrange
+		for (let i = 0; i < 3; i++) await session("127.0.0.13", { Authorization: "Bearer sk_test_guess", "X-Forwarded-For": `10.0.0.${i}` });
+
+		// Act
+		const claimingAnother = await session("127.0.0.13", { ...bearer(shop), "X-Forwarded-For": "10.9.9.9" });
+
+		// Assert
+		expect(claimingAnother.status).toBe(429);
+	});
+
+	test("When the guesses are at the admin token, then they count too: the address is blocked on /api as well", async () => {
+		for (let i = 0; i < 3; i++) expect((await requestFrom(app, "127.0.0.14", "GET", "/admin/accounts", { Authorization: "Bearer not-the-admin-token" })).status).toBe(401);
+
+		const api = await session("127.0.0.14", bearer(shop));
+		const adminApi = await requestFrom(app, "127.0.0.14", "GET", "/admin/accounts", { Authorization: `Bearer ${ADMIN_TOKEN}` });
+
+		expect([api.status, adminApi.status]).toEqual([429, 429]);
+	});
+
+	test.each([
+		["203.0.113.7", "itself", "203.0.113.7"],
+		["::ffff:203.0.113.7", "the IPv4 address it maps", "203.0.113.7"],
+		["2001:db8:1:2:aaaa::1", "its /64", "2001:db8:1:2::/64"],
+		["2001:db8:1:2:ffff:ffff:ffff:ffff", "the same /64: one client", "2001:db8:1:2::/64"],
+		["2001:db8:1:3::1", "another /64: another client", "2001:db8:1:3::/64"],
+	])("When a client connects from %s, then its limits count against %s", (address, _, key) => {
+		expect(clientKey(address)).toBe(key);
+	});
+});
+
+describe("Secrets in the logs", () => {
+	let app: TestApp;
+	let receiver: WebhookReceiver;
+	const lines: string[] = [];
+
+	beforeAll(async () => {
+		receiver = await startWebhookReceiver();
+		// Debug: the most the service ever logs, moleculer-web's request lines included.
+		app = await startApp({ logLevel: "debug", onLog: line => lines.push(line) });
+	});
+	afterAll(async () => {
+		await app.stop();
+		await receiver.stop();
+	});
+
+	test("When merchants and operators use, misuse and rotate their secrets, then no token, webhook secret, key, card number or CVC appears in any log line", async () => {
+		// Arrange: an account, its token used, misused and rotated, its webhooks signed and sent.
+		const shop = await createShop(app);
+		await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+		const rotated = (await admin(app).post(`/accounts/${shop.accountId}/tokens`, { graceSeconds: 60 }).expect(201)).body.apiToken as string;
+		const token = shop.apiToken;
+
+		// Act
+		await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa });
+		await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.failsVerification });
+		await app.http().post("/api/checkout").send({ cardNumber: CARDS.mastercard, cvc: "737", encryptedCardNumber: CARDS.amex });
+		// A token where it does not belong: in the query string, as a session's domain, as a request id.
+		await app.http().post(`/api/session?domain=shop.example.com&access_token=${token}`).set(bearer(shop));
+		await app.http().post(`/api/session?domain=${token}`).set({ Authorization: `Bearer ${rotated}` });
+		await app.http().get(`/api/customer/1?token=${rotated}`).set("X-Request-ID", token);
+		await app.http().get("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}x`);
+		await app.http().get(`/admin/accounts?key=${ADMIN_TOKEN}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+		await app.http().get("/api/customer/1").set("Authorization", `Bearer ${token.slice(0, -1)}`);
+		await app.http().get(`/api/session/${shop.webhookSecret}`).set(bearer(shop));
+		await receiver.waitForRequests(2);
+		await app.stop();
+
+		// Assert
+		const secrets: [string, string][] = [
+			...knownSecrets(),
+			["the API token", token],
+			["the rotated API token", rotated],
+			["the webhook secret", shop.webhookSecret],
+		];
+		expect(lines.length).toBeGreaterThan(100);
+		expect(findSecretsInLog(lines.join("\n"), "debug log", secrets)).toEqual([]);
+	});
+});
+
+describe("Security headers of the SDK, the card frame and the demo", () => {
+	let app: TestApp;
+	let shop: TestMerchant;
+
+	beforeAll(async () => {
+		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout"] });
+		shop = await createMerchant(app);
+	});
+	afterAll(() => app.stop());
+
+	const FRAME_POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors";
+
+	test.each(["/sdk/checkout.js", "/checkout/frame.html", "/checkout/frame.js", "/checkout/card.js", "/checkout/frame.css", "/demo/", "/demo/demo.js", "/vendor/jose/index.js"])(
+		"When %s is fetched, then it has a Content-Security-Policy, X-Content-Type-Options: nosniff and a Referrer-Policy",
+		async path => {
+			const res = await app.http().get(path);
+
+			expect(res.status).toBe(200);
+			expect(res.headers["content-security-policy"]).toMatch(/frame-ancestors /);
+			expect(res.headers["content-security-policy"]).toMatch(/object-src 'none'|default-src 'none'/);
+			expect(res.headers["x-content-type-options"]).toBe("nosniff");
+			expect(res.headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+		},
+	);
+
+	test("When the card frame is opened for a session, then only the session's domain may embed it, on any port", async () => {
+		const sessionId = await newSession(app, shop, "Shop.Example.com");
+
+		const res = await app.http().get(`/checkout/frame.html?sessionId=${sessionId.toUpperCase()}&productId=1&domain=shop.example.com`);
+
+		expect(res.headers["content-security-policy"]).toBe(`${FRAME_POLICY} shop.example.com:*`);
+	});
+
+	test.each([
+		["no session", ""],
+		["an unknown session", "?sessionId=00000000-0000-4000-8000-000000000000&domain=evil.example"],
+		["a malformed session id", "?sessionId=%7B%22%24gt%22%3A%22%22%7D&domain=evil.example"],
+		["a session id twice", "?sessionId=a&sessionId=b"],
+	])("When the card frame is opened with %s, then no site may embed it", async (_, query) => {
+		const res = await app.http().get(`/checkout/frame.html${query}`);
+
+		expect(res.status).toBe(200);
+		expect(res.headers["content-security-policy"]).toBe(`${FRAME_POLICY} 'none'`);
+	});
+
+	test("When the card frame is revalidated (304), then the answer still carries the session's policy", async () => {
+		const sessionId = await newSession(app, shop, "other.example.com");
+		const first = await app.http().get(`/checkout/frame.html?sessionId=${sessionId}`);
+
+		const again = await app.http().get(`/checkout/frame.html?sessionId=${sessionId}`).set("If-None-Match", String(first.headers.etag));
+
+		expect(again.status).toBe(304);
+		expect(again.headers["content-security-policy"]).toBe(`${FRAME_POLICY} other.example.com:*`);
+	});
+});
+
+describe("Webhook URLs of production accounts (SSRF)", () => {
+	let app: TestApp;
+	let receiver: WebhookReceiver;
+
+	beforeAll(async () => {
+		receiver = await startWebhookReceiver();
+		app = await startApp({ services: ["gateway", "accounts", "notifications"], env: { WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_RETRY_HOURS: "0.0005" } });
+	});
+	afterAll(async () => {
+		await app.stop();
+		await receiver.stop();
+	});
+
+	// Other spellings of 127.0.0.1, which the URL parser turns into it; the plain ones are in test/services/notifications.
+	test.each(["2130706433", "0x7f000001", "0177.0.0.1", "127.1", "[0:0:0:0:0:ffff:7f00:1]", "[::ffff:7f00:1]"])(
+		"When the webhook URL's host is %s, then the receiver on 127.0.0.1 is never reached and the refusal is recorded",
+		async host => {
+			// Arrange
+			const live = await createMerchant(app, { environment: "production" });
+			await admin(app).patch(`/accounts/${live.accountId}`, { webhookUrl: `http://${host}:${receiver.port}/webhooks` }).expect(200);
+			const event = { id: randomUUID(), type: "CANCELLATION", createdAt: "2026-11-22T10:00:00.000", accountId: live.accountId, customerId: 1, transaction_id: null, data: {} };
+
+			// Act
+			await app.broker.call("notifications.enqueue", event);
+			let lastError: string | null = null;
+			for (let i = 0; i < 100 && !lastError; i++) {
+				await new Promise(resolve => setTimeout(resolve, 50));
+				const [delivery] = (await admin(app).get(`/accounts/${live.accountId}/webhooks`)).body;
+				lastError = delivery?.lastError ?? null;
+			}
+
+			// Assert
+			expect(lastError).toMatch(/^refused: .* is a loopback address$/);
+			expect(receiver.requests).toEqual([]);
+		},
+	);
+});
