@@ -19,6 +19,8 @@ export interface EmbeddedDb {
 export interface EmbeddedDbOptions {
 	persistent: boolean;
 	dataDir: string;
+	/** Listen on this port (default: a free one); a fault test restarts the server where its clients expect it. */
+	port?: number;
 	log?: (line: string) => void;
 }
 
@@ -56,7 +58,7 @@ async function tryMongod(options: EmbeddedDbOptions): Promise<EmbeddedDb | strin
 	const dbPath = path.join(options.dataDir, "mongod");
 	if (options.persistent) fs.mkdirSync(dbPath, { recursive: true });
 	const creating = MongoMemoryServer.create({
-		instance: options.persistent ? { ip: "127.0.0.1", dbPath, storageEngine: "wiredTiger" } : { ip: "127.0.0.1" },
+		instance: { ip: "127.0.0.1", ...(options.port === undefined ? {} : { port: options.port }), ...(options.persistent ? { dbPath, storageEngine: "wiredTiger" as const } : {}) },
 		// Passing the located binary as systemBinary guarantees mongodb-memory-server does not download.
 		binary: binary ? { systemBinary: binary } : {},
 	});
@@ -95,6 +97,7 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 		fs.mkdirSync(options.dataDir, { recursive: true });
 		args.push("--data", path.join(options.dataDir, "mongo-java-server.mv"));
 	}
+	if (options.port !== undefined) args.push("--port", String(options.port));
 	// stdin stays open on purpose: the launcher exits when it closes, i.e. when this process dies.
 	const child = spawn("java", args, { stdio: ["pipe", "pipe", "inherit"] });
 	child.stdin.on("error", () => undefined); // EPIPE after the child is gone is harmless

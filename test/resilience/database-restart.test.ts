@@ -1,0 +1,140 @@
+// The database server is stopped and started again under checkout and refund
+// traffic: health turns DOWN then UP, requests in the gap answer 503, and
+// nothing is half-written (no transaction without its customer, no refund
+// without its REFUNDED transaction, no acknowledged checkout missing).
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type Db, MongoClient } from "mongodb";
+import { databaseNameFor } from "../../shared/db.mixin";
+import { type EmbeddedDb, startEmbeddedDb } from "../../shared/embedded-db";
+import { freePort } from "../../shared/net";
+import { CARDS, checkoutBody, createShop, type Shop } from "../factories/checkout";
+import { admin, bearer } from "../factories/merchant";
+import { startApp, type TestApp, uniqueDatabaseName } from "../setup/app";
+
+const REQUEST_TIMEOUT_MS = 3000;
+
+let dataDir: string;
+let port: number;
+let db: EmbeddedDb;
+let app: TestApp;
+let shop: Shop;
+let url: string;
+
+// A database server of its own that persists to disk (H2), so it can be stopped and started on the same port and data.
+const startDatabase = () => startEmbeddedDb({ persistent: true, dataDir, port });
+
+beforeAll(async () => {
+	dataDir = mkdtempSync(path.join(os.tmpdir(), "db-restart-"));
+	port = await freePort();
+	db = await startDatabase();
+	url = `mongodb://127.0.0.1:${port}/${uniqueDatabaseName()}`;
+	app = await startApp({ env: { MONGO_URL: url, REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) } });
+	shop = await createShop(app);
+}, 90_000);
+
+afterAll(async () => {
+	await app?.stop();
+	await db?.stop();
+	rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function healthStatus(): Promise<{ status: number; database?: string }> {
+	const res = await app.http().get("/actuator/health").timeout(REQUEST_TIMEOUT_MS * 4);
+	return { status: res.status, database: res.body.components?.database?.status };
+}
+
+async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number; database?: string }> {
+	const deadline = Date.now() + 60_000;
+	for (;;) {
+		const health = await healthStatus();
+		if (health.database === database) return health;
+		if (Date.now() > deadline) throw new Error(`health did not report the database ${database} within 60 s`);
+		await new Promise(r => setTimeout(r, 200));
+	}
+}
+
+test("When the database server stops and starts again, then health goes DOWN (503) and UP, gap requests answer 503, and nothing is half-written", async () => {
+	// Arrange
+	let gap = false;
+	const answers: { gap: boolean; status: number; body: Record<string, unknown> }[] = [];
+	const acknowledged: number[] = [];
+	const refunded: number[] = [];
+	let running = true;
+	const send = async (request: ReturnType<ReturnType<TestApp["http"]>["get"]>) => {
+		const during = gap;
+		const res = await request.timeout(REQUEST_TIMEOUT_MS * 4).catch((err: { response?: { status: number; body: Record<string, unknown> } }) => err.response ?? { status: 0, body: { hang: String(err) } });
+		answers.push({ gap: during || gap, status: res.status, body: res.body });
+		return res;
+	};
+	const buyer = async (n: number) => {
+		for (let i = 0; running; i++) {
+			const session = await send(app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)));
+			if (session.status !== 200) {
+				await new Promise(r => setTimeout(r, 50));
+				continue;
+			}
+			const body = await checkoutBody(app, shop, { productId: shop.products.charge, card: CARDS.visa, sessionId: (session as { text?: string }).text });
+			const res = await send(app.http().post("/api/checkout").send(body));
+			if (res.status !== 200 || res.body.code !== "OK") continue;
+			acknowledged.push(res.body.customerId as number);
+			if ((n + i) % 2 === 0) continue;
+			const list = await send(admin(app).get(`/accounts/${shop.accountId}/customers/${res.body.customerId}/transactions`));
+			const charge = list.status === 200 ? (list.body as unknown as { id: number }[])[0] : undefined;
+			if (!charge) continue;
+			const refund = await send(app.http().get(`/api/refund/${charge.id}?amountToRefund=1`).set(bearer(shop)));
+			if (refund.status === 200 && refund.body.success) refunded.push(charge.id);
+		}
+	};
+	const buyers = [0, 1, 2].map(buyer);
+
+	// Act: traffic, the database down for a while, the database back, traffic.
+	await new Promise(r => setTimeout(r, 2000));
+	gap = true;
+	await db.stop();
+	const down = await waitForHealth("DOWN");
+	await new Promise(r => setTimeout(r, REQUEST_TIMEOUT_MS + 1000));
+	db = await startDatabase();
+	const up = await waitForHealth("UP");
+	gap = false;
+	await new Promise(r => setTimeout(r, 2000));
+	running = false;
+	await Promise.all(buyers);
+
+	// Assert: health, and only documented answers (no hang, no 500).
+	expect(down.status).toBe(503);
+	expect(up.status).toBe(200);
+	expect(answers.filter(a => a.status === 0)).toEqual([]);
+	expect(answers.filter(a => ![200, 503].includes(a.status))).toEqual([]);
+	expect(answers.filter(a => a.status === 503 && a.body.error !== "SERVICE_UNAVAILABLE")).toEqual([]);
+	expect(answers.some(a => a.gap && a.status === 503)).toBe(true);
+	expect(answers.some(a => !a.gap && a.status === 200 && acknowledged.length > 0)).toBe(true);
+
+	// Nothing half-written, read straight from the database.
+	const client = await MongoClient.connect(url);
+	try {
+		const billing: Db = client.db(databaseNameFor("billing", url));
+		const customers = new Map((await billing.collection("customers").find({}).toArray()).map(c => [c._id as unknown as number, c]));
+		const transactions = await billing.collection("transactions").find({}).toArray();
+		expect(transactions.filter(t => !customers.has(t.customerId))).toEqual([]);
+		const byId = new Map(transactions.map(t => [t._id as unknown as number, t]));
+		const refunds = transactions.filter(t => t.type === "REFUNDED");
+		expect(refunds.filter(r => !byId.has(r.originalTransactionId))).toEqual([]);
+		for (const id of refunded) expect(refunds.some(r => r.originalTransactionId === id)).toBe(true);
+		// Each charge's refundable remainder matches the refunds recorded against it.
+		for (const charge of transactions.filter(t => t.type === "SUBSCRIPTION_START" && t.status === "APPROVED")) {
+			const refundedMinor = refunds.filter(r => r.originalTransactionId === charge._id).reduce((sum, r) => sum - r.amount, 0);
+			expect({ id: charge._id, remaining: charge.refundableRemaining }).toEqual({ id: charge._id, remaining: charge.amount - refundedMinor });
+		}
+		for (const id of acknowledged) {
+			expect(customers.get(id)?.status).toBe("ACTIVE");
+			expect(transactions.some(t => t.customerId === id && t.type === "SUBSCRIPTION_START" && t.status === "APPROVED")).toBe(true);
+		}
+		if (process.env.DEBUG_FAULTS) {
+			console.log({ acknowledged: acknowledged.length, refunded: refunded.length, gap503: answers.filter(a => a.gap && a.status === 503).length });
+		}
+	} finally {
+		await client.close();
+	}
+}, 150_000);
