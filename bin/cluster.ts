@@ -3,39 +3,14 @@
 // database (or MONGO_URL) as the one shared database server, one process per
 // service and BILLING_NODES billing processes, logs prefixed per node. Ctrl-C
 // stops the nodes (SIGTERM: they drain), then the database and NATS.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { config, type ServiceName } from "../shared/config";
 import { startEmbeddedDb } from "../shared/embedded-db";
-import { freePort, waitForPort } from "../shared/net";
-import { projectRoot } from "../shared/paths";
 import { createBroker } from "./broker";
 import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
-
-const SINGLE_NODES: ServiceName[] = ["gateway", "accounts", "sessions", "checkout", "refunds", "notifications"];
-const STOP_TIMEOUT_MS = 15_000;
-
-function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WriteStream): void {
-	let rest = "";
-	stream.on("data", (chunk: Buffer) => {
-		const lines = (rest + chunk.toString()).split("\n");
-		rest = lines.pop() ?? "";
-		for (const line of lines) out.write(`[${name}] ${line}\n`);
-	});
-}
-
-function stopProcess(child: ChildProcess): Promise<void> {
-	if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-	return new Promise(resolve => {
-		const force = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-		child.once("exit", () => {
-			clearTimeout(force);
-			resolve();
-		});
-		child.kill("SIGTERM");
-	});
-}
+import { SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "./processes";
 
 async function main(): Promise<void> {
 	const { dataDir, mongoUrl, port } = config();
@@ -50,15 +25,8 @@ async function main(): Promise<void> {
 	applyCardSecrets(secrets);
 	writeLocalSecrets(dataDir, secrets);
 
-	const natsPort = Number(process.env.NATS_PORT) || (await freePort());
-	const nats = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(natsPort), "-js", "-sd", path.join(clusterDir, "jetstream")], { stdio: ["ignore", "pipe", "pipe"] });
-	nats.once("error", err => {
-		console.error(`Cannot start nats-server (${(err as NodeJS.ErrnoException).code}): apt-get install nats-server`);
-		process.exit(1);
-	});
-	prefixed("nats", nats.stderr!, process.stderr);
-	await waitForPort(natsPort, 10_000, () => nats.exitCode === null);
-	const transporter = `nats://127.0.0.1:${natsPort}`;
+	const nats = await startNatsServer({ port: Number(process.env.NATS_PORT) || undefined, jetStreamDir: path.join(clusterDir, "jetstream"), stderr: process.stderr });
+	const transporter = nats.url;
 
 	const db = mongoUrl ? null : await startEmbeddedDb({ persistent: true, dataDir: clusterDir });
 	const databaseUrl = mongoUrl ?? `${db!.url}/payments`;
@@ -67,10 +35,7 @@ async function main(): Promise<void> {
 	const nodes: ChildProcess[] = [];
 	const startNode = (services: ServiceName, nodeId: string) => {
 		const env = { ...process.env, SERVICES: services, NODE_ID: nodeId, TRANSPORTER: transporter, MONGO_URL: databaseUrl, ADMIN_TOKEN: secrets.adminToken, PORT: String(port) };
-		const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
-		prefixed(nodeId, child.stdout!, process.stdout);
-		prefixed(nodeId, child.stderr!, process.stderr);
-		nodes.push(child);
+		nodes.push(spawnNode({ env, log: { name: nodeId, stdout: process.stdout, stderr: process.stderr } }));
 	};
 	for (const service of SINGLE_NODES) startNode(service, service);
 	for (let i = 1; i <= billingNodes; i++) startNode("billing", `billing-${i}`);
@@ -82,7 +47,7 @@ async function main(): Promise<void> {
 		console.log("[cluster] stopping…");
 		await Promise.all(nodes.map(stopProcess));
 		await db?.stop();
-		await stopProcess(nats);
+		await nats.stop();
 		process.exit(0);
 	};
 	process.on("SIGINT", () => void stop());

@@ -1,0 +1,198 @@
+// The limit the checkout is compared with: a bare Node `http` server that
+// answers the same two requests (POST /api/session, POST /api/checkout) with
+// the same database writes our services make for one checkout, through the
+// raw `mongodb` driver, and nothing else: no framework, no broker, no
+// validation, no card decryption, no reads. The benchmark runs it on the same
+// database server as the service, in the same run.
+//
+// The writes, in our order (services/sessions, services/billing, services/notifications):
+//   session:  sessions insert
+//   checkout, before the answer:
+//     sandbox_vault insert (tokenize)
+//     sandbox_operations insert + update (zero-amount verification)
+//     subscription_locks insert (duplicate check), customers insert (PENDING)
+//     sessions update (consume)
+//     sandbox_operations insert + update (charge)
+//     transactions insert (with its TRANSACTION event), customers update (ACTIVE + CONVERSION event)
+//     sequences $inc once per 100 ids of each of 3 sequences (our id blocks)
+//   checkout, after the answer (outbox relay and webhook delivery):
+//     per event (2): webhook_deliveries insert, outbox $pull on the transaction or
+//     customer, delivery claim update, webhook_attempts upsert, delivery settle update
+//
+//   MONGO_URL=mongodb://127.0.0.1:27017/bench_baseline PORT=3100 npx tsx bench/baseline-server.ts
+import { randomBytes, randomUUID } from "node:crypto";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import { type Db, MongoClient } from "mongodb";
+
+const ID_BLOCK = 100;
+
+interface Databases {
+	sessions: Db;
+	billing: Db;
+	notifications: Db;
+}
+
+/** Ids as our id allocator hands them out: a block of 100 reserved with one $inc, one reservation at a time. */
+function idBlocks(db: Db, sequence: string) {
+	let next = 0;
+	let end = 0;
+	let reserving: Promise<void> | null = null;
+	const reserve = async () => {
+		const before = await db.collection<{ _id: string; next: number }>("sequences").findOneAndUpdate(
+			{ _id: sequence },
+			{ $inc: { next: ID_BLOCK } },
+			{ upsert: true, returnDocument: "before" },
+		);
+		next = before?.next ?? 0;
+		end = next + ID_BLOCK;
+	};
+	return async (): Promise<number> => {
+		while (next >= end) {
+			reserving ??= reserve().finally(() => (reserving = null));
+			await reserving;
+		}
+		return next++;
+	};
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		req.on("data", chunk => chunks.push(chunk));
+		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+		req.on("error", reject);
+	});
+}
+
+function createHandlers(dbs: Databases) {
+	const sessions = dbs.sessions.collection("sessions");
+	const vault = dbs.billing.collection("sandbox_vault");
+	const operations = dbs.billing.collection("sandbox_operations");
+	const locks = dbs.billing.collection("subscription_locks");
+	const customers = dbs.billing.collection("customers");
+	const transactions = dbs.billing.collection("transactions");
+	const deliveries = dbs.notifications.collection("webhook_deliveries");
+	const attempts = dbs.notifications.collection("webhook_attempts");
+	const ids = { operations: idBlocks(dbs.billing, "sandbox_operations"), customers: idBlocks(dbs.billing, "customers"), transactions: idBlocks(dbs.billing, "transactions") };
+	const accountId = 1;
+	const midId = 1;
+
+	async function createSession(domain: string): Promise<string> {
+		const createdAt = new Date();
+		const _id = randomUUID();
+		await sessions.insertOne({ _id: _id as never, accountId, domain, status: "VALID", createdAt, expiresAt: new Date(createdAt.getTime() + 300_000), usedAt: null, usedBy: null });
+		return _id;
+	}
+
+	async function processorOperation(kind: string, key: string, cardToken: string, amount: number, currency: string | null): Promise<number> {
+		await operations.insertOne({ _id: key as never, kind, initiator: "customer", cardToken, amount, currency, midId, outcome: null, createdAt: new Date() });
+		const processorTransactionId = await ids.operations();
+		await operations.updateOne({ _id: key as never }, { $set: { outcome: { status: "APPROVED", processorTransactionId, reason: null, hardDecline: false } } });
+		return processorTransactionId;
+	}
+
+	async function checkout(input: { sessionId: string; email: string; name: string; lastName?: string; cardExpiry: string; additionalData?: object }) {
+		const now = new Date();
+		const attemptId = `co_${randomBytes(12).toString("base64url")}`;
+		const cardToken = `card_${randomBytes(16).toString("hex")}`;
+		await vault.insertOne({ _id: cardToken as never, iv: randomBytes(12).toString("base64"), ciphertext: randomBytes(16).toString("base64"), tag: randomBytes(16).toString("base64"), bin: "424242", last4: "4242", expiry: input.cardExpiry, createdAt: now });
+		await processorOperation("verify", `${attemptId}:verify`, cardToken, 0, null);
+
+		const customerId = await ids.customers();
+		await locks.insertOne({ _id: randomBytes(32).toString("hex") as never, customerId, createdAt: now });
+		const customer = {
+			_id: customerId, accountId, environment: "sandbox", email: input.email.toLowerCase(), name: input.name, lastName: input.lastName ?? "", status: "PENDING", productId: 1,
+			subscriptionTimestamp: now, nextRenewalTimestamp: null, lastTimeBilled: null, unsubscriptionTimestamp: null, renewalActive: false, attempts: 0,
+			cardBin: "424242", cardLast4: "4242", cardType: "visa", cardExpiredTime: input.cardExpiry, cardToken, cardFingerprint: randomBytes(32).toString("hex"),
+			midId, midName: "MID A", sessionId: input.sessionId, additionalData: input.additionalData ?? null, authorizationId: null, outbox: [],
+			billingAnchor: null, periodsBilled: 0, renewalLease: null, createdAt: now,
+		};
+		await customers.insertOne(customer as never);
+		await sessions.findOneAndUpdate({ _id: input.sessionId as never, status: "VALID", expiresAt: { $gt: now } }, { $set: { status: "USED", usedAt: now, usedBy: attemptId } });
+
+		const chargeKey = `${attemptId}:charge`;
+		const processorTransactionId = await processorOperation("charge", chargeKey, cardToken, 999, "EUR");
+		const transactionEvent = { id: randomUUID(), type: "TRANSACTION", createdAt: new Date() };
+		const transaction = {
+			_id: await ids.transactions(), accountId, customerId, timestamp: new Date(), success: true, type: "SUBSCRIPTION_START", amount: 999, currency: "EUR", currencyId: 978,
+			productId: 1, transactionId: processorTransactionId, midId, midName: "MID A", refundStatus: "REFUNDABLE", status: "APPROVED", paymentMethod: "visa",
+			declineReason: null, idempotencyKey: chargeKey, refundableRemaining: 999, originalTransactionId: null, outbox: [transactionEvent],
+		};
+		await transactions.insertOne(transaction as never);
+		const conversionEvent = { id: randomUUID(), type: "CONVERSION", createdAt: new Date() };
+		const next = new Date(now);
+		next.setMonth(next.getMonth() + 1);
+		const active = await customers.findOneAndUpdate(
+			{ _id: customerId as never, status: "PENDING" },
+			{ $set: { status: "ACTIVE", nextRenewalTimestamp: next, renewalActive: true, lastTimeBilled: now, authorizationId: null, billingAnchor: now, periodsBilled: 1 }, $push: { outbox: conversionEvent } as never },
+			{ returnDocument: "after" },
+		);
+		return { customerId, events: [{ event: transactionEvent, source: transactions, sourceId: transaction._id, data: { transaction, customer: active } }, { event: conversionEvent, source: customers, sourceId: customerId, data: { customer: active, transaction } }] };
+	}
+
+	/** The outbox relay's and the webhook worker's writes, after the answer as ours are. */
+	async function webhookWrites(customerId: number, events: Awaited<ReturnType<typeof checkout>>["events"]): Promise<void> {
+		for (const { event, source, sourceId, data } of events) {
+			const body = JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt, accountId, customerId, data });
+			const now = new Date();
+			await deliveries.insertOne({
+				_id: event.id as never, accountId, customerId, transactionId: null, type: event.type, createdAt: now.toISOString(), eventAt: now, body, status: "PENDING",
+				attempts: 0, backoffStep: 0, windowFrom: now, nextAttemptAt: now, lastError: null, lastStatusCode: null, leaseOwner: null, leaseUntil: null, enqueuedAt: now, deliveredAt: null,
+			});
+			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } } as never });
+			await deliveries.findOneAndUpdate({ _id: event.id as never, status: "PENDING" }, { $set: { leaseOwner: "baseline", leaseUntil: new Date(Date.now() + 40_000) }, $inc: { attempts: 1 } });
+			await attempts.updateOne({ _id: `${event.id}:1` as never }, { $set: { deliveryId: event.id, attempt: 1, node: "baseline", time: new Date(), statusCode: 200, latencyMs: 1, error: null } }, { upsert: true });
+			await deliveries.updateOne({ _id: event.id as never, leaseOwner: "baseline" }, { $set: { leaseOwner: null, leaseUntil: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null } });
+		}
+	}
+
+	return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const url = new URL(req.url ?? "/", "http://localhost");
+		if (req.method === "POST" && url.pathname === "/api/session") {
+			await readBody(req);
+			const sessionId = await createSession(url.searchParams.get("domain") ?? "");
+			res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" }).end(sessionId);
+			return;
+		}
+		if (req.method === "POST" && url.pathname === "/api/checkout") {
+			const { customerId, events } = await checkout(JSON.parse(await readBody(req)));
+			res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ code: "OK", message: "Payment accepted", customerId }));
+			void webhookWrites(customerId, events).catch(err => console.error("webhook writes failed:", err));
+			return;
+		}
+		res.writeHead(404).end();
+	};
+}
+
+async function main(): Promise<void> {
+	const url = process.env.MONGO_URL;
+	if (!url) throw new Error("MONGO_URL must be set");
+	const base = /^mongodb:\/\/[^/]+\/([^?]+)/.exec(url)?.[1] ?? "baseline";
+	const client = await MongoClient.connect(url);
+	const dbs: Databases = { sessions: client.db(`${base}_sessions`), billing: client.db(`${base}_billing`), notifications: client.db(`${base}_notifications`) };
+	// The same indexes as our collections (mongo-java-server maintains the unique ones only).
+	await dbs.billing.collection("customers").createIndex({ accountId: 1 });
+	await dbs.billing.collection("transactions").createIndex({ idempotencyKey: 1 }, { unique: true });
+	await dbs.notifications.collection("webhook_deliveries").createIndexes([{ key: { status: 1, nextAttemptAt: 1 } }, { key: { accountId: 1, eventAt: -1 } }]);
+	await dbs.notifications.collection("webhook_attempts").createIndex({ deliveryId: 1, attempt: 1 });
+
+	const handle = createHandlers(dbs);
+	const server = http.createServer((req, res) => {
+		handle(req, res).catch(err => {
+			console.error("baseline request failed:", err);
+			if (!res.headersSent) res.writeHead(500).end();
+		});
+	});
+	server.listen(Number(process.env.PORT ?? 3100), "127.0.0.1");
+	const stop = () => {
+		server.closeAllConnections();
+		server.close(() => void client.close().then(() => process.exit(0)));
+	};
+	process.on("SIGTERM", stop);
+	process.on("SIGINT", stop);
+}
+
+main().catch(err => {
+	console.error(err instanceof Error ? err.message : err);
+	process.exit(1);
+});

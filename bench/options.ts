@@ -1,0 +1,119 @@
+// `npm run bench -- [options]`: what to run and for how long.
+export const SCENARIOS = ["checkout", "cluster", "reads", "renewals", "webhooks", "baseline"] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+	quick: boolean;
+	scenarios: Scenario[];
+	/** Seconds of each measured run. */
+	duration: number;
+	/** Seconds of unmeasured load before each run (JIT, connection pools, caches). */
+	warmup: number;
+	/** Each run is repeated this many times; the figures are the medians. */
+	repeat: number;
+	concurrency: number[];
+	/** Due customers of each renewal run. */
+	customers: number;
+	billingNodes: number[];
+	/** Service processes run with --cpu-prof; profiles and their summaries go to the results folder. */
+	profile: boolean;
+	outDir: string;
+}
+
+export const USAGE = `npm run bench -- [options]
+
+  --quick                 everything, briefly (under a minute): a smoke test, not a measurement
+  --scenarios <list>      comma list of ${SCENARIOS.join(", ")} (default: all)
+                            checkout  checkout (session + submission) in embedded mode (npm start)
+                            cluster   the same in cluster mode (a process per service, NATS)
+                            reads     GET /api/customer/{id} and GET /api/transaction/{id}
+                            renewals  due customers charged by 1, 2 and 3 billing processes
+                            webhooks  delay from a checkout's answer to its webhooks' arrival
+                            baseline  the bare server with the same database writes, for the ratio
+  --duration <s>          seconds per measured run (default 10; quick 2)
+  --warmup <s>            seconds of unmeasured load before each run (default 3; quick 1)
+  --repeat <n>            runs of each measurement, figures are medians (default 3; quick 1)
+  --concurrency <list>    checkout connections (default 1,16,64; quick 16)
+  --customers <n>         due customers per renewal run (default 20000; quick 200)
+  --billing-nodes <list>  billing processes of the renewal runs (default 1,2,3)
+  --profile               run the service processes with --cpu-prof and summarize the profiles
+  --out <dir>             results folder (default bench/results)
+
+Environment: MONGO_URL=mongodb://host:port benchmarks against that server instead of the embedded one.`;
+
+function list(value: string): string[] {
+	return value.split(",").map(s => s.trim()).filter(Boolean);
+}
+
+function positive(name: string, value: string | undefined): number {
+	const n = Number(value);
+	if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} needs a positive number, got ${value}`);
+	return n;
+}
+
+export function parseOptions(argv: string[]): BenchOptions {
+	const quick = argv.includes("--quick");
+	const options: BenchOptions = {
+		quick,
+		scenarios: [...SCENARIOS],
+		duration: quick ? 2 : 10,
+		warmup: quick ? 1 : 3,
+		repeat: quick ? 1 : 3,
+		concurrency: quick ? [16] : [1, 16, 64],
+		customers: quick ? 200 : 20_000,
+		billingNodes: [1, 2, 3],
+		profile: false,
+		outDir: "bench/results",
+	};
+	for (let i = 0; i < argv.length; i++) {
+		const arg = argv[i];
+		const value = () => {
+			const next = argv[++i];
+			if (next === undefined) throw new Error(`${arg} needs a value`);
+			return next;
+		};
+		switch (arg) {
+			case "--quick":
+				break;
+			case "--scenarios": {
+				const names = list(value());
+				const unknown = names.filter(n => !(SCENARIOS as readonly string[]).includes(n));
+				if (unknown.length) throw new Error(`unknown scenario ${unknown.join(", ")}; choose from ${SCENARIOS.join(", ")}`);
+				options.scenarios = names as Scenario[];
+				break;
+			}
+			case "--duration":
+				options.duration = positive(arg, value());
+				break;
+			case "--warmup":
+				options.warmup = Number(value());
+				break;
+			case "--repeat":
+				options.repeat = Math.round(positive(arg, value()));
+				break;
+			case "--concurrency":
+				options.concurrency = list(value()).map(v => Math.round(positive(arg, v)));
+				break;
+			case "--customers":
+				options.customers = Math.round(positive(arg, value()));
+				break;
+			case "--billing-nodes":
+				options.billingNodes = list(value()).map(v => Math.round(positive(arg, v)));
+				break;
+			case "--profile":
+				options.profile = true;
+				break;
+			case "--out":
+				options.outDir = value();
+				break;
+			case "--help":
+			case "-h":
+				console.log(USAGE);
+				process.exit(0);
+				break;
+			default:
+				throw new Error(`unknown option ${arg}\n\n${USAGE}`);
+		}
+	}
+	return options;
+}
