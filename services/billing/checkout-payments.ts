@@ -125,9 +125,10 @@ export interface FirstPaymentResult {
 	transaction: TransactionView | null;
 }
 
-/** PENDING -> ACTIVE (with its CONVERSION event) or DECLINED, compare-and-set on the expected state. */
-async function settle(deps: BillingDeps, customerId: number, changes: Partial<CustomerDoc>): Promise<CustomerDoc | null> {
-	const update = changes.status === CustomerStatus.Active ? { $set: changes, $push: { outbox: outboxEvent(deps, "CONVERSION") } } : { $set: changes };
+/** PENDING -> ACTIVE (with its CONVERSION event, naming the charge or hold) or DECLINED, compare-and-set on the expected state. */
+async function settle(deps: BillingDeps, customerId: number, changes: Partial<CustomerDoc>, transactionId: number | null = null): Promise<CustomerDoc | null> {
+	const update =
+		changes.status === CustomerStatus.Active ? { $set: changes, $push: { outbox: outboxEvent(deps, "CONVERSION", { transactionId }) } } : { $set: changes };
 	return deps.db.customers.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update, { returnDocument: "after" }).lean();
 }
 
@@ -187,6 +188,6 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		authorizationId: hold ? outcome.processorTransactionId : null,
 		billingAnchor,
 		periodsBilled: hold ? 0 : 1,
-	});
+	}, transaction._id);
 	return { outcome: "ACTIVE", customer: toCustomerView(activated ?? customer), transaction: toTransactionView(transaction) };
 }

@@ -56,7 +56,8 @@ export interface CycleReport {
 	skipped: number;
 }
 
-const DEFAULT_BATCH = 50;
+/** Due customers read per query; the query is the cycle's search, so fewer, larger batches cost less. */
+const DEFAULT_BATCH = 500;
 const DEFAULT_LEASE_MS = 60_000;
 /** Work in flight per node: the processor calls are the slow part. */
 const CONCURRENCY = 8;
@@ -135,6 +136,15 @@ async function renew(deps: RenewalDeps, customer: CustomerDoc, options: CycleOpt
 	return "declined";
 }
 
+function shuffled<T>(items: T[]): T[] {
+	const copy = [...items];
+	for (let i = copy.length - 1; i > 0; i--) {
+		const j = Math.floor(Math.random() * (i + 1));
+		[copy[i], copy[j]] = [copy[j], copy[i]];
+	}
+	return copy;
+}
+
 async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
 	let next = 0;
 	const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -154,7 +164,8 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 		const filter = { ...dueFilter(options, deps.now()), _id: { $nin: skipped } };
 		const due = await deps.db.customers.find(filter, { _id: 1 }).sort({ nextRenewalTimestamp: 1 }).limit(batchSize).lean();
 		if (due.length === 0) break;
-		await inParallel(due, CONCURRENCY, async ({ _id }) => {
+		// Nodes read the same batch; each walks it in its own order, so they rarely reach for the same customer at once.
+		await inParallel(shuffled(due), CONCURRENCY, async ({ _id }) => {
 			if (options.signal?.aborted) return;
 			const claimed = await claimRenewal(deps, { customerId: _id, owner: options.owner, at: options.at, leaseMs });
 			const result = claimed ? await renew(deps, claimed, options) : "skipped";

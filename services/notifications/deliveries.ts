@@ -14,7 +14,7 @@ function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
 	return parsed.isValid && parsed.toMillis() < now.getTime() ? parsed.toJSDate() : now;
 }
 
-export async function enqueueEvent(deps: NotificationsDeps, event: EventInput): Promise<{ accepted: true }> {
+export async function enqueueEvent(deps: NotificationsDeps, event: EventInput): Promise<{ accepted: true; deliveryId: string }> {
 	const now = deps.now();
 	const id = event.id.toLowerCase();
 	const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);
@@ -38,5 +38,5 @@ export async function enqueueEvent(deps: NotificationsDeps, event: EventInput): 
 	} catch (err) {
 		if ((err as { code?: number }).code !== DUPLICATE_KEY) throw err;
 	}
-	return { accepted: true };
+	return { accepted: true, deliveryId: id };
 }

@@ -24,12 +24,16 @@ export interface AttemptOutcome {
 	environment: Environment | null;
 }
 
-/** PENDING -> PENDING (claimed): the most overdue delivery whose lease is free or expired, in one atomic update. */
-export async function claimDueDelivery(deps: NotificationsDeps): Promise<DeliveryDoc | null> {
+/**
+ * PENDING -> PENDING (claimed): the most overdue delivery whose lease is free
+ * or expired, or the given one if it is due and free, in one atomic update.
+ */
+export async function claimDueDelivery(deps: NotificationsDeps, deliveryId?: string): Promise<DeliveryDoc | null> {
 	const now = deps.now();
 	return deps.db.deliveries
 		.findOneAndUpdate(
 			{
+				...(deliveryId === undefined ? {} : { _id: deliveryId }),
 				status: DeliveryStatus.Pending,
 				nextAttemptAt: { $lte: now },
 				$or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }],

@@ -1,12 +1,14 @@
 // The loop every notifications node runs: claim due deliveries and attempt
 // them, a few at a time so one slow receiver does not hold up the others;
 // claim again at once while work is found, poll every IDLE_POLL_MS otherwise.
-// Nodes share the work only through the database (the claim's lease).
+// A delivery just stored is claimed by its id and attempted at once when a
+// slot is free (the search for due work is the expensive query). Nodes share
+// the work only through the database (the claim's lease).
 import { attemptDelivery, claimDueDelivery, releaseClaim } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 
 export const IDLE_POLL_MS = 300;
-export const MAX_IN_FLIGHT = 8;
+export const MAX_IN_FLIGHT = 32;
 /** How long stopping waits for a claim query: one stuck on an unreachable database must not hold up shutdown. */
 const STOP_CLAIM_GRACE_MS = 1000;
 
@@ -14,8 +16,10 @@ export interface DeliveryWorker {
 	start(): void;
 	/** Stops claiming and waits for the attempts in flight (each bounded by the webhook timeout). */
 	stop(): Promise<void>;
-	/** New work may be due (an enqueue, or a finished attempt freed a slot): look now instead of at the next poll. */
+	/** New work may be due: look now instead of at the next poll. */
 	kick(): void;
+	/** A delivery was just stored: attempt it now if a slot is free, else look for it soon. */
+	deliver(deliveryId: string): void;
 }
 
 export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
@@ -25,6 +29,8 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 	// A kick that arrives while the loop is busy is remembered, so it is never lost.
 	let kicked = false;
 	let wake: (() => void) | null = null;
+	/** The loop waits for an attempt to finish before it claims more. */
+	let waitingForSlot = false;
 
 	function kick(): void {
 		kicked = true;
@@ -51,7 +57,9 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 	async function run(): Promise<void> {
 		while (running) {
 			if (inFlight.size >= MAX_IN_FLIGHT) {
+				waitingForSlot = true;
 				await pause(IDLE_POLL_MS);
+				waitingForSlot = false;
 				continue;
 			}
 			let delivery;
@@ -72,14 +80,30 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 				await pause(IDLE_POLL_MS);
 				continue;
 			}
-			const attempt: Promise<void> = attemptDelivery(deps, delivery)
-				.catch(err => deps.logger.error(`Webhook ${delivery._id}: attempt bookkeeping failed: ${(err as Error).message}`))
-				.finally(() => {
-					inFlight.delete(attempt);
-					kick();
-				});
-			inFlight.add(attempt);
+			track(attemptDelivery(deps, delivery), delivery._id);
 		}
+	}
+
+	function track(work: Promise<void>, deliveryId: string): void {
+		const attempt: Promise<void> = work
+			.catch(err => deps.logger.error(`Webhook ${deliveryId}: attempt bookkeeping failed: ${(err as Error).message}`))
+			.finally(() => {
+				inFlight.delete(attempt);
+				if (waitingForSlot) kick();
+			});
+		inFlight.add(attempt);
+	}
+
+	function deliver(deliveryId: string): void {
+		if (!running || inFlight.size >= MAX_IN_FLIGHT) {
+			kick();
+			return;
+		}
+		// Another node (or this loop) may have claimed it first: then there is nothing to do.
+		track(
+			claimDueDelivery(deps, deliveryId).then(delivery => (delivery ? attemptDelivery(deps, delivery) : undefined)),
+			deliveryId,
+		);
 	}
 
 	return {
@@ -98,5 +122,6 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 			await Promise.allSettled([...inFlight]);
 		},
 		kick,
+		deliver,
 	};
 }

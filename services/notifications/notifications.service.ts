@@ -34,8 +34,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			async handler(ctx: Context<EventInput>) {
 				const answer = await enqueueEvent(this.deps, ctx.params);
 				// Stored: now the first attempt, without waiting for the next poll.
-				this.worker.kick();
-				return answer;
+				this.worker.deliver(answer.deliveryId);
+				return { accepted: answer.accepted };
 			},
 		},
 		list: idempotent(domainAction(schemas.list, listDeliveries)),
