@@ -35,6 +35,10 @@ export interface Config {
 	renewalMaxAttempts: number;
 	/** How long a billing node may hold a customer's renewal before another may take it over. */
 	renewalLeaseMs: number;
+	/** How often each billing node looks for refunds left unsettled by a crash. */
+	refundRecoveryIntervalMs: number;
+	/** How long a refund may stay unsettled before the recovery settles it; above REQUEST_TIMEOUT_MS. */
+	refundRecoveryGraceMs: number;
 	/** PEM private key that decrypts card data (checkout). */
 	cardPrivateKey: string | undefined;
 	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
@@ -168,6 +172,12 @@ export function loadConfig(env: Env = process.env): Config {
 	if (!/^\d+(b|kb|mb)$/i.test(bodyLimit)) throw new ConfigError("BODY_LIMIT", `must look like 100kb or 1mb, got "${bodyLimit}"`);
 	const namespace = env.NAMESPACE || "";
 	if (!/^[A-Za-z0-9_-]*$/.test(namespace)) throw new ConfigError("NAMESPACE", "may hold only letters, digits, '-' and '_'");
+	const requestTimeoutMs = integer(env, "REQUEST_TIMEOUT_MS", 10_000, 100, 300_000);
+	const refundRecoveryGraceMs = integer(env, "REFUND_RECOVERY_GRACE_MS", 120_000, 1000, 24 * 3_600_000);
+	// A refund request still at work must never be taken for a crashed one.
+	if (refundRecoveryGraceMs <= requestTimeoutMs) {
+		throw new ConfigError("REFUND_RECOVERY_GRACE_MS", `must be above REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${refundRecoveryGraceMs}`);
+	}
 	if (Boolean(env.CARD_PREVIOUS_PRIVATE_KEY) !== Boolean(env.CARD_PREVIOUS_KEY_UNTIL)) {
 		throw new ConfigError("CARD_PREVIOUS_KEY_UNTIL", "and CARD_PREVIOUS_PRIVATE_KEY must be set together (the previous key and the end of its grace period)");
 	}
@@ -190,6 +200,8 @@ export function loadConfig(env: Env = process.env): Config {
 		renewalRetryHours: decimal(env, "RENEWAL_RETRY_HOURS", 24, 24 * 365),
 		renewalMaxAttempts: integer(env, "RENEWAL_MAX_ATTEMPTS", 4, 1, 100),
 		renewalLeaseMs: integer(env, "RENEWAL_LEASE_MS", 60_000, 1000, 3_600_000),
+		refundRecoveryIntervalMs: integer(env, "REFUND_RECOVERY_INTERVAL_MS", 30_000, 100, 3_600_000),
+		refundRecoveryGraceMs,
 		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
 		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),
@@ -199,7 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
 		webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 1, 3_600_000),
 		webhookRetryHours: decimal(env, "WEBHOOK_RETRY_HOURS", 72, 24 * 365),
 		webhookSandboxRetryHours: decimal(env, "WEBHOOK_SANDBOX_RETRY_HOURS", 24, 24 * 365),
-		requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 10_000, 100, 300_000),
+		requestTimeoutMs,
 		metricsPort: env.METRICS_PORT ? integer(env, "METRICS_PORT", 0, 1, 65535) : undefined,
 		tracing: oneOf(env, "TRACING", ["off", "console"] as const, "off"),
 	};

@@ -15,9 +15,10 @@ import {
 import type { BillingDeps } from "./deps";
 import { type BillingDb, createBillingModels } from "./models";
 import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
-import { createOutboxRelay, type OutboxRelay } from "./outbox-relay";
+import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { refundTransaction } from "./refund-ledger";
+import { type RecoveryReport, recoverRefunds } from "./refund-recovery";
 import { type CycleOptions, type CycleReport, type RenewalDeps, type RenewalProduct, renewalStatus, runRenewalCycle } from "./renewal-cycle";
 import { claimRenewal, releaseRenewal } from "./renewal-lease";
 import { unsubscribe } from "./unsubscribe";
@@ -32,19 +33,29 @@ interface Locals {
 	/** Aborted when the node drains (SIGTERM): cycles stop claiming customers. */
 	draining: AbortController;
 	runCycle(options: Omit<CycleOptions, "owner">): Promise<CycleReport>;
+	/** The refund recovery sweep's timer, and the sweep running on this node, if any (refund-recovery.ts). */
+	refundRecovery: NodeJS.Timeout;
+	recovery: Promise<RecoveryReport> | null;
+	recoverRefunds(): Promise<RecoveryReport>;
 }
 
-/** Actions that write outbox events kick the relay, so webhooks go out at once. */
-function thenRelay<P>(params: object, fn: (deps: BillingDeps, input: P) => Promise<unknown>): ActionSchema<Service & Locals> {
+/** Actions that write outbox events relay the documents they wrote them on, so webhooks go out at once. */
+function thenRelay<P, R>(
+	params: object,
+	fn: (deps: BillingDeps, input: P) => Promise<R>,
+	changed: (input: P, result: R) => RelayTargets,
+): ActionSchema<Service & Locals> {
 	return {
 		params: params as ActionSchema["params"],
 		async handler(ctx: Context<P>) {
 			const result = await fn(this.deps, ctx.params);
-			this.relay.kick();
+			this.relay.kick(changed(ctx.params, result));
 			return errorAsValue(result as string);
 		},
 	};
 }
+
+const ofObject = <R extends object>(result: R | string): R | null => (typeof result === "object" ? result : null);
 
 const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "billing",
@@ -54,9 +65,15 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		verifyCard: domainAction(schemas.verifyCard, verifyCard, errorAsValue),
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
-		firstPayment: thenRelay(schemas.firstPayment, firstPayment),
-		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction),
-		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe),
+		firstPayment: thenRelay(schemas.firstPayment, firstPayment, (_, result) => {
+			const done = ofObject(result);
+			return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
+		}),
+		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction, (_, result) => {
+			const done = ofObject(result);
+			return { transactions: done ? [done.refundTransactionId] : [] };
+		}),
+		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe, input => ({ customers: [input.customerId] })),
 		// The renewal engine's claim and release, as an action so any billing node (or ops) can take part.
 		claimRenewal: {
 			params: schemas.claimRenewal,
@@ -93,6 +110,13 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
 		listTransactions: idempotent(domainAction(schemas.listTransactions, listTransactions)),
+		// Ops: settle the refunds crashes left RESERVED now, instead of at the next timer (refund-recovery.ts).
+		recoverRefunds: {
+			params: schemas.recoverRefunds,
+			handler() {
+				return this.recoverRefunds();
+			},
+		},
 		sandboxOperations: {
 			params: schemas.sandboxOperations,
 			handler(ctx: Context<Parameters<typeof listSandboxOperations>[1]>) {
@@ -122,6 +146,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			// Production accounts need a real processor adapter; none is configured yet.
 			processorFor: environment => (environment === "sandbox" ? sandbox : null),
 			now: () => new Date(),
+			refundGraceMs: config().refundRecoveryGraceMs,
 		};
 		this.relay = createOutboxRelay({
 			db: this.db,
@@ -129,6 +154,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			logger: this.logger,
 		});
 		this.relay.start();
+		// Every billing node sweeps for refunds a crash left unsettled; the refunds' leases share the work.
+		this.refundRecovery = setInterval(() => void this.recoverRefunds().catch(() => undefined), config().refundRecoveryIntervalMs);
+		this.refundRecovery.unref();
 		// Every billing node runs the cycle; the leases share the work.
 		this.cron = new Cron(config().renewalCron, { timezone: config().timeZone, protect: true }, async () => {
 			this.cycle = this.runCycle({ at: new Date() }).catch(err => {
@@ -160,11 +188,36 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			if (report.charged + report.declined + report.suspended > 0) this.logger.info("Renewal cycle:", report);
 			return report;
 		},
+
+		/** One recovery sweep on this node at a time; a call while one runs gets its report. */
+		recoverRefunds(): Promise<RecoveryReport> {
+			this.recovery ??= recoverRefunds(this.deps, {
+				owner: this.broker.nodeID,
+				signal: this.draining.signal,
+				onError: (refundId, err) => this.logger.warn(`Refund recovery: ${refundId} stays RESERVED for the next sweep:`, err.message),
+			})
+				.then(report => {
+					if (report.refundTransactionIds.length > 0) this.relay.kick({ transactions: report.refundTransactionIds });
+					if (report.completed + report.failed > 0) this.logger.info("Refund recovery:", { completed: report.completed, failed: report.failed, skipped: report.skipped });
+					return report;
+				})
+				.catch(err => {
+					this.logger.warn("Refund recovery failed:", (err as Error).message);
+					throw err;
+				})
+				.finally(() => {
+					this.recovery = null;
+				});
+			return this.recovery;
+		},
 	},
 
 	async stopped() {
+		clearInterval(this.refundRecovery);
 		this.cron?.stop();
 		this.draining.abort();
+		// A recovery sweep in progress finishes the refund it holds.
+		await this.recovery?.catch(() => undefined);
 		// A cycle in progress finishes the renewals it holds before the node stops.
 		await this.cycle;
 		await this.relay?.stop();

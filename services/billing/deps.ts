@@ -6,4 +6,6 @@ export interface BillingDeps {
 	/** The processor for an account's environment, or null when none is configured. */
 	processorFor(environment: "sandbox" | "production"): PaymentProcessor | null;
 	now: () => Date;
+	/** How long a refund's request may take before the recovery may settle it instead (REFUND_RECOVERY_GRACE_MS). */
+	refundGraceMs: number;
 }

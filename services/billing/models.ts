@@ -15,6 +15,8 @@ export interface OutboxEvent {
 	id: string;
 	type: "TRANSACTION" | "CONVERSION" | "REFUND" | "CANCELLATION" | "SUSPENSION";
 	createdAt: Date;
+	/** A CONVERSION's charge or hold (null: none, e.g. a scheduled first charge), so the relay need not search for it. */
+	transactionId?: number | null;
 }
 
 export interface CustomerDoc {
@@ -81,6 +83,12 @@ export interface TransactionDoc {
 	idempotencyKey: string;
 	/** Minor units that can still be refunded; reserved atomically before the processor is asked. */
 	refundableRemaining: number;
+	/**
+	 * Refunds holding a reservation on `refundableRemaining` that is not settled
+	 * yet: added in the reserving update, removed in the update that gives the
+	 * amount back or after the REFUNDED transaction is recorded (refund-ledger.ts).
+	 */
+	pendingRefunds: string[];
 	/** For a REFUNDED transaction: the transaction it refunds. */
 	originalTransactionId: number | null;
 	outbox: OutboxEvent[];
@@ -96,6 +104,12 @@ export interface RefundDoc {
 	refundTransactionId: number | null;
 	createdAt: Date;
 	settledAt: Date | null;
+	/**
+	 * Who may settle a RESERVED refund right now: the request that made it, a
+	 * repeat of that request, or a billing node's recovery sweep (refund-recovery.ts).
+	 * One at a time; a holder that dies lets it expire.
+	 */
+	lease: { owner: string; until: Date } | null;
 }
 
 export interface SubscriptionLockDoc {
@@ -107,7 +121,7 @@ export interface SubscriptionLockDoc {
 
 const options = { versionKey: false } as const;
 
-const outboxEventSchema = new Schema<OutboxEvent>({ id: String, type: String, createdAt: Date }, { _id: false });
+const outboxEventSchema = new Schema<OutboxEvent>({ id: String, type: String, createdAt: Date, transactionId: { type: Number, required: false } }, { _id: false });
 
 const customerSchema = new Schema<CustomerDoc>(
 	{
@@ -167,6 +181,7 @@ const transactionSchema = new Schema<TransactionDoc>(
 		declineReason: { type: String, default: null },
 		idempotencyKey: { type: String, required: true },
 		refundableRemaining: { type: Number, required: true, min: 0 },
+		pendingRefunds: { type: [String], default: [] },
 		originalTransactionId: { type: Number, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
 	},
@@ -185,9 +200,12 @@ const refundSchema = new Schema<RefundDoc>(
 		refundTransactionId: { type: Number, default: null },
 		createdAt: { type: Date, required: true },
 		settledAt: { type: Date, default: null },
+		lease: { type: new Schema({ owner: String, until: Date }, { _id: false }), default: null },
 	},
 	options,
 );
+// The recovery sweep looks for RESERVED refunds, which are few.
+refundSchema.index({ status: 1, createdAt: 1 });
 
 const subscriptionLockSchema = new Schema<SubscriptionLockDoc>(
 	{ _id: String, customerId: { type: Number, required: true }, createdAt: { type: Date, required: true } },

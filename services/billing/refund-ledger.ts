@@ -4,11 +4,28 @@
 // the processor refuses, the reservation is given back. A refund id names the
 // whole operation: asking again with the same id resumes it instead of
 // reserving twice.
+//
+// Nothing is half-written for good. Each step is one single-document update,
+// in an order that leaves every crash point recognisable:
+//   1. the refund is recorded RESERVED, its request holding its lease;
+//   2. the transaction's refundableRemaining is reduced AND the refund id added
+//      to its pendingRefunds, in one update: "listed" means "reserved, not settled";
+//   3. the processor is asked, with the refund id as idempotency key;
+//   4a. approved: the REFUNDED transaction (with its REFUND webhook) is recorded,
+//       idempotent by its key; the id leaves pendingRefunds; the refund is COMPLETED;
+//   4b. otherwise: the amount is given back and the id removed, in one
+//       conditional update (so at most once); then the refund is FAILED.
+// A refund left RESERVED by a crash is settled by a repeat of its request
+// (which asks the processor again with the same key) or, after the grace
+// period, by the recovery sweep (refund-recovery.ts, which only looks the key
+// up); both go through settleReserved, holding the refund's lease.
+import { randomUUID } from "node:crypto";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { outboxEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
 import type { BillingDeps } from "./deps";
 import type { RefundDoc, TransactionDoc } from "./models";
+import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 export enum RefundError {
@@ -17,6 +34,8 @@ export enum RefundError {
 	AmountTooHigh = "AMOUNT_TOO_HIGH",
 	InvalidAmount = "INVALID_AMOUNT",
 	ProcessorRefused = "PROCESSOR_REFUSED",
+	/** A repeat found the refund being settled by another request or by the recovery: nothing changed; ask again shortly. */
+	InProgress = "IN_PROGRESS",
 }
 
 export interface RefundDone {
@@ -33,6 +52,20 @@ export interface RefundInput {
 	refundId: string;
 }
 
+/** How a settling step learns what the processor did with the refund's key. */
+export type AskProcessor = (processor: PaymentProcessor, refund: RefundDoc, original: TransactionDoc) => Promise<ProcessorOutcome | null>;
+
+/** Asks for the refund, retried with the same key; a processor error moved no money (the PaymentProcessor contract), nor did a failed call. */
+const requestRefund: AskProcessor = (processor, refund, original) =>
+	withRetries(() => processor.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount })).catch(() => null);
+
+/** How long a repeat waits for a refund that someone else is settling. */
+const RESUME_WAIT_MS = 3000;
+const RESUME_POLL_MS = 50;
+
+/** The REFUNDED transaction's idempotency key: one per refund, however often recording it is retried. */
+const refundTransactionKey = (refundId: string) => `refund:${refundId}`;
+
 /** How much to refund, in minor units, or why not. */
 function amountFor(tx: TransactionDoc, amountToRefund: string | undefined): number | RefundError {
 	if (tx.refundStatus !== RefundStatus.Refundable) return RefundError.NotRefundable;
@@ -42,49 +75,63 @@ function amountFor(tx: TransactionDoc, amountToRefund: string | undefined): numb
 	return amount > tx.refundableRemaining ? RefundError.AmountTooHigh : amount;
 }
 
-/** Takes `amount` off what is left to refund, if it is still there. */
-async function reserve(deps: BillingDeps, tx: TransactionDoc, amount: number, whole: boolean): Promise<boolean> {
-	const remaining = whole ? amount : { $gte: amount };
+/** Takes the refund's amount off what is left to refund, if it is still there, and lists the refund as pending on the transaction. */
+async function reserve(deps: BillingDeps, tx: TransactionDoc, refund: RefundDoc, whole: boolean): Promise<boolean> {
+	const remaining = whole ? refund.amount : { $gte: refund.amount };
 	const result = await deps.db.transactions.updateOne(
-		{ _id: tx._id, refundStatus: RefundStatus.Refundable, refundableRemaining: remaining },
-		{ $inc: { refundableRemaining: -amount } },
+		{ _id: tx._id, refundStatus: RefundStatus.Refundable, refundableRemaining: remaining, pendingRefunds: { $ne: refund._id } },
+		{ $inc: { refundableRemaining: -refund.amount }, $addToSet: { pendingRefunds: refund._id } },
 	);
 	return result.modifiedCount === 1;
 }
 
-async function complete(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc): Promise<RefundDone | RefundError> {
-	const customer = await deps.db.customers.findById(original.customerId, { environment: 1 }).lean();
-	const processor = deps.processorFor(customer?.environment ?? "sandbox");
-	// Retried with the same key; a processor error moved no money (the PaymentProcessor contract), nor did a failed call.
-	const outcome = processor && original.transactionId !== null
-		? await withRetries(() => processor.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount })).catch(
-				() => null,
-			)
-		: null;
-	const currency = findCurrency(original.currency)!;
-
-	if (outcome?.status !== "APPROVED") {
-		// Give the reservation back; only the first to settle the refund may.
-		const failed = await deps.db.refunds.updateOne({ _id: refund._id, status: "RESERVED" }, { $set: { status: "FAILED", settledAt: deps.now() } });
-		if (failed.modifiedCount === 1) await deps.db.transactions.updateOne({ _id: original._id }, { $inc: { refundableRemaining: refund.amount } });
-		return RefundError.ProcessorRefused;
-	}
-
-	const refundTransaction = await recordRefundTransaction(deps, refund, original, outcome.processorTransactionId);
-	await deps.db.refunds.updateOne(
-		{ _id: refund._id, status: "RESERVED" },
-		{ $set: { status: "COMPLETED", refundTransactionId: refundTransaction._id, settledAt: deps.now() } },
+/** Gives the refund's reservation back, at most once: only while the transaction still lists it. */
+export async function giveBack(deps: BillingDeps, refund: RefundDoc): Promise<boolean> {
+	const result = await deps.db.transactions.updateOne(
+		{ _id: refund.transactionId, pendingRefunds: refund._id },
+		{ $inc: { refundableRemaining: refund.amount }, $pull: { pendingRefunds: refund._id } },
 	);
-	// Nothing left: REFUNDABLE -> REFUNDED.
+	return result.modifiedCount === 1;
+}
+
+/** The processor did not refund: the reservation goes back first, then the refund is FAILED, so a crash in between leaves it RESERVED for recovery. */
+export async function failRefund(deps: BillingDeps, refund: RefundDoc): Promise<RefundError> {
+	await giveBack(deps, refund);
+	await deps.db.refunds.updateOne({ _id: refund._id, status: "RESERVED" }, { $set: { status: "FAILED", settledAt: deps.now(), lease: null } });
+	return RefundError.ProcessorRefused;
+}
+
+/** The processor refunded: the REFUNDED transaction first, then the reservation is settled, then the refund COMPLETED. */
+export async function completeRefund(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, processorTransactionId: number | null): Promise<RefundDone> {
+	const refundTransaction = await recordRefundTransaction(deps, refund, original, processorTransactionId);
+	const after = await deps.db.transactions
+		.findOneAndUpdate({ _id: original._id }, { $pull: { pendingRefunds: refund._id } }, { returnDocument: "after", projection: { refundStatus: 1, refundableRemaining: 1, pendingRefunds: 1 } })
+		.lean();
+	// Only the last refund to settle can see nothing left and nothing pending.
+	if (after && after.refundStatus === RefundStatus.Refundable && after.refundableRemaining === 0 && (after.pendingRefunds ?? []).length === 0) {
+		await markRefunded(deps, original._id);
+	}
+	return markCompleted(deps, refund, original, refundTransaction);
+}
+
+/** Nothing left to refund and no refund pending: REFUNDABLE -> REFUNDED. */
+async function markRefunded(deps: BillingDeps, transactionId: number): Promise<void> {
 	await deps.db.transactions.updateOne(
-		{ _id: original._id, refundStatus: RefundStatus.Refundable, refundableRemaining: 0 },
+		{ _id: transactionId, refundStatus: RefundStatus.Refundable, refundableRemaining: 0, "pendingRefunds.0": { $exists: false } },
 		{ $set: { refundStatus: RefundStatus.Refunded } },
 	);
-	return { amount: toDecimal(refund.amount, currency), refundTransactionId: refundTransaction._id };
+}
+
+async function markCompleted(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, refundTransaction: TransactionDoc): Promise<RefundDone> {
+	await deps.db.refunds.updateOne(
+		{ _id: refund._id, status: "RESERVED" },
+		{ $set: { status: "COMPLETED", refundTransactionId: refundTransaction._id, settledAt: deps.now(), lease: null } },
+	);
+	return { amount: toDecimal(refund.amount, findCurrency(original.currency)!), refundTransactionId: refundTransaction._id };
 }
 
 async function recordRefundTransaction(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, processorTransactionId: number | null): Promise<TransactionDoc> {
-	const idempotencyKey = `refund:${refund._id}`;
+	const idempotencyKey = refundTransactionKey(refund._id);
 	try {
 		const doc = await deps.db.transactions.create({
 			_id: await deps.db.ids.transactions.next(),
@@ -106,6 +153,7 @@ async function recordRefundTransaction(deps: BillingDeps, refund: RefundDoc, ori
 			declineReason: null,
 			idempotencyKey,
 			refundableRemaining: 0,
+			pendingRefunds: [],
 			originalTransactionId: original._id,
 			outbox: [outboxEvent(deps, "REFUND")],
 		});
@@ -116,10 +164,86 @@ async function recordRefundTransaction(deps: BillingDeps, refund: RefundDoc, ori
 	}
 }
 
+/** Asks the processor of the transaction's customer (none configured: nothing was or can be refunded) and settles the refund by its answer. */
+async function settleByProcessor(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, ask: AskProcessor): Promise<RefundDone | RefundError> {
+	const customer = await deps.db.customers.findById(original.customerId, { environment: 1 }).lean();
+	const processor = deps.processorFor(customer?.environment ?? "sandbox");
+	const outcome = processor && original.transactionId !== null ? await ask(processor, refund, original) : null;
+	if (outcome?.status === "APPROVED") return completeRefund(deps, refund, original, outcome.processorTransactionId);
+	return failRefund(deps, refund);
+}
+
+/**
+ * Settles a RESERVED refund whose lease the caller holds, from wherever its
+ * request stopped. Still listed on the transaction: reserved and unsettled, so
+ * the processor decides (`ask`). Not listed: either the reservation never
+ * happened or was given back (FAILED), or the REFUNDED transaction was already
+ * recorded (COMPLETED; its webhook was written with it, so none is added).
+ * Errors (database, processor unreachable) are thrown: the refund stays RESERVED.
+ */
+export async function settleReserved(deps: BillingDeps, refund: RefundDoc, ask: AskProcessor): Promise<RefundDone | RefundError> {
+	const original = await deps.db.transactions.findById(refund.transactionId).lean();
+	if (!original) return failRefund(deps, refund);
+	if ((original.pendingRefunds ?? []).includes(refund._id)) return settleByProcessor(deps, refund, original, ask);
+	const recorded = await deps.db.transactions.findOne({ idempotencyKey: refundTransactionKey(refund._id) }).lean();
+	if (!recorded) return failRefund(deps, refund);
+	await markRefunded(deps, original._id);
+	return markCompleted(deps, refund, original, recorded);
+}
+
+/** The filter of a RESERVED refund nobody holds (its lease expired or was released). */
+function unheld(now: Date): Record<string, unknown> {
+	return { status: "RESERVED", $or: [{ lease: null }, { "lease.until": { $lte: now } }] };
+}
+
+/** RESERVED refunds older than the grace period that nobody holds: what the recovery sweep settles. */
+export function strandedFilter(deps: BillingDeps): Record<string, unknown> {
+	const now = deps.now();
+	return { ...unheld(now), createdAt: { $lte: new Date(now.getTime() - deps.refundGraceMs) } };
+}
+
+/** Takes the refund's lease (compare-and-set) for the grace period; null if it is settled or someone else holds it. */
+export async function claimRefund(deps: BillingDeps, filter: Record<string, unknown>, owner: string): Promise<RefundDoc | null> {
+	const now = deps.now();
+	return deps.db.refunds
+		.findOneAndUpdate(
+			{ ...filter, ...unheld(now) },
+			{ $set: { lease: { owner, until: new Date(now.getTime() + deps.refundGraceMs) } } },
+			{ returnDocument: "after" },
+		)
+		.lean();
+}
+
+/** Lets go of a refund that could not be settled now (it stays RESERVED), so the next sweep may try again. */
+export async function releaseRefund(deps: BillingDeps, refundId: string, owner: string): Promise<void> {
+	await deps.db.refunds.updateOne({ _id: refundId, status: "RESERVED", "lease.owner": owner }, { $set: { lease: null } });
+}
+
+/**
+ * The answer for a refund id seen before. A RESERVED one was left by a request
+ * that died (or is still at work): it is resumed under its lease, asking the
+ * processor again with the same key, which never refunds twice.
+ */
 async function previousOutcome(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc): Promise<RefundDone | RefundError> {
-	if (refund.status === "FAILED") return RefundError.ProcessorRefused;
-	if (refund.status === "COMPLETED") return { amount: toDecimal(refund.amount, findCurrency(original.currency)!), refundTransactionId: refund.refundTransactionId! };
-	return complete(deps, refund, original);
+	const owner = `resume:${randomUUID()}`;
+	const deadline = Date.now() + RESUME_WAIT_MS;
+	for (let current: RefundDoc | null = refund; current; current = await deps.db.refunds.findById(refund._id).lean()) {
+		if (current.status === "FAILED") return RefundError.ProcessorRefused;
+		if (current.status === "COMPLETED") return { amount: toDecimal(current.amount, findCurrency(original.currency)!), refundTransactionId: current.refundTransactionId! };
+		const claimed = await claimRefund(deps, { _id: refund._id }, owner);
+		if (claimed) {
+			try {
+				return await settleReserved(deps, claimed, requestRefund);
+			} catch (err) {
+				await releaseRefund(deps, claimed._id, owner).catch(() => undefined);
+				throw err;
+			}
+		}
+		if (Date.now() >= deadline) return RefundError.InProgress;
+		await new Promise(resolve => setTimeout(resolve, RESUME_POLL_MS));
+	}
+	// Its request found nothing to reserve and dropped it meanwhile: a repeat starts afresh.
+	return RefundError.InProgress;
 }
 
 export async function refundTransaction(deps: BillingDeps, input: RefundInput): Promise<RefundDone | RefundError> {
@@ -134,6 +258,7 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 		if (!tx) return RefundError.NotFound;
 		const amount = amountFor(tx, input.amountToRefund);
 		if (typeof amount !== "number") return amount;
+		const now = deps.now();
 		const refund: RefundDoc = {
 			_id: input.refundId,
 			accountId: tx.accountId,
@@ -141,8 +266,10 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 			amount,
 			status: "RESERVED",
 			refundTransactionId: null,
-			createdAt: deps.now(),
+			createdAt: now,
 			settledAt: null,
+			// This request settles it; after the grace period, if it has not, the recovery may.
+			lease: { owner: "request", until: new Date(now.getTime() + deps.refundGraceMs) },
 		};
 		// The record comes first, so a reservation never exists without the refund that owns it.
 		try {
@@ -151,7 +278,8 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 			if ((err as { code?: number }).code !== 11000) throw err;
 			return previousOutcome(deps, (await deps.db.refunds.findById(refund._id).lean())!, tx);
 		}
-		if (await reserve(deps, tx, amount, input.amountToRefund === undefined)) return complete(deps, refund, tx);
+		if (await reserve(deps, tx, refund, input.amountToRefund === undefined)) return settleByProcessor(deps, refund, tx, requestRefund);
+		// Nothing was reserved: the refund never existed (the next try, or the refusal, decides).
 		await deps.db.refunds.deleteOne({ _id: refund._id, status: "RESERVED" });
 	}
 	return RefundError.NotRefundable;

@@ -62,6 +62,7 @@ export const schemas = {
 		leaseMs: { type: "integer", minimum: 1, maximum: 3_600_000 },
 	}),
 	runRenewals: params({ at: { type: "string", format: "date-time" } }, []),
+	recoverRefunds: params({}, []),
 	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
 	releaseRenewal: params({ customerId: id, owner: { type: "string", minLength: 1, maxLength: 200 } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),

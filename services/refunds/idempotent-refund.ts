@@ -9,7 +9,11 @@ import { answerFor, type RefundAnswer, refundAnswers } from "./refund-answers";
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 const BUSY_WAIT_MS = 10_000;
-/** A first request unanswered for this long died mid-way: a repeat resumes it. */
+/**
+ * A first request unanswered for this long died mid-way: a repeat resumes it
+ * (billing answers IN_PROGRESS, "retry shortly", while the refund's first
+ * request may still be at work: REFUND_RECOVERY_GRACE_MS after it began).
+ */
 const ABANDONED_AFTER_MS = 30_000;
 
 export interface RefundRequest {
@@ -29,9 +33,10 @@ export interface RefundsDeps {
 /** Billing's refusals that leave everything as it was: nothing reserved, nothing asked of the processor. */
 const REFUSED_UNCHANGED = new Set(["NOT_FOUND", "NOT_REFUNDABLE", "AMOUNT_TOO_HIGH", "INVALID_AMOUNT"]);
 
-async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<{ answer: RefundAnswer; changedNothing: boolean }> {
+async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<{ answer: RefundAnswer; changedNothing: boolean; unsettled: boolean }> {
 	const result = await deps.refund({ accountId: request.accountId, transactionId: request.id, amountToRefund: request.amountToRefund, refundId });
-	return { answer: answerFor(request.id, result), changedNothing: "error" in result && REFUSED_UNCHANGED.has(result.error) };
+	const error = "error" in result ? result.error : null;
+	return { answer: answerFor(request.id, result), changedNothing: error !== null && REFUSED_UNCHANGED.has(error), unsettled: error === "IN_PROGRESS" };
 }
 
 async function waitForAnswer(deps: RefundsDeps, request: RefundRequest, key: string): Promise<RefundAnswer> {
@@ -46,12 +51,20 @@ async function waitForAnswer(deps: RefundsDeps, request: RefundRequest, key: str
 	return refundAnswers.keyBusy();
 }
 
+/** What a keyed request is kept under: its key, its parameters' hash, and the refund id billing knows it by (derived once, from the key). */
+export function keyRecordOf(request: RefundRequest & { idempotencyKey: string }): { key: string; fingerprint: string; refundId: string } {
+	const key = `${request.accountId}:${request.idempotencyKey}`;
+	return {
+		key,
+		fingerprint: sha256Hex(JSON.stringify([request.id, request.amountToRefund ?? null])),
+		refundId: `rk_${sha256Hex(key).slice(0, 40)}`,
+	};
+}
+
 export async function refund(deps: RefundsDeps, request: RefundRequest): Promise<RefundAnswer> {
 	if (request.idempotencyKey === undefined) return (await run(deps, request, `rf_${randomUUID()}`)).answer;
 
-	const key = `${request.accountId}:${request.idempotencyKey}`;
-	const fingerprint = sha256Hex(JSON.stringify([request.id, request.amountToRefund ?? null]));
-	const refundId = `rk_${sha256Hex(key).slice(0, 40)}`;
+	const { key, fingerprint, refundId } = keyRecordOf({ ...request, idempotencyKey: request.idempotencyKey });
 	const now = deps.now();
 	try {
 		await deps.db.refundRequests.create({ _id: key, fingerprint, refundId, answer: null, createdAt: now });
@@ -80,7 +93,9 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
  * keeps nothing: a refused request leaves no trace, and a repeat asks afresh.
  */
 async function answerAndKeep(deps: RefundsDeps, request: RefundRequest, key: string, refundId: string): Promise<RefundAnswer> {
-	const { answer, changedNothing } = await run(deps, request, refundId);
+	const { answer, changedNothing, unsettled } = await run(deps, request, refundId);
+	// Billing is still settling the refund: the key waits for its real answer.
+	if (unsettled) return answer;
 	if (changedNothing) await deps.db.refundRequests.deleteOne({ _id: key, refundId });
 	else await deps.db.refundRequests.updateOne({ _id: key }, { $set: { answer } });
 	return answer;

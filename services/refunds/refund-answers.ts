@@ -24,6 +24,8 @@ const BILLING_ERRORS: Record<string, (id: number) => RefundAnswer> = {
 	AMOUNT_TOO_HIGH: refundAnswers.tooHigh,
 	INVALID_AMOUNT: refundAnswers.invalidAmount,
 	PROCESSOR_REFUSED: refundAnswers.processorRefused,
+	// A repeat found the refund still being settled (by its first request, or by billing's recovery after a crash).
+	IN_PROGRESS: () => refundAnswers.keyBusy(),
 };
 
 export function answerFor(transactionId: number, result: { amount: number } | { error: string }): RefundAnswer {

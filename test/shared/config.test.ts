@@ -15,6 +15,8 @@ describe("loadConfig", () => {
 			authFailuresPerMinute: 60,
 			logLevel: "info",
 			requestTimeoutMs: 10_000,
+			refundRecoveryIntervalMs: 30_000,
+			refundRecoveryGraceMs: 120_000,
 			metricsPort: undefined,
 			tracing: "off",
 		});
@@ -40,6 +42,10 @@ describe("loadConfig", () => {
 		[{ TRACING: "jaeger" }, "TRACING"],
 		[{ REQUEST_TIMEOUT_MS: "10" }, "REQUEST_TIMEOUT_MS"],
 		[{ CARD_PREVIOUS_KEY_UNTIL: "2030-01-01T00:00:00Z" }, "CARD_PREVIOUS_KEY_UNTIL"],
+		[{ REFUND_RECOVERY_INTERVAL_MS: "10" }, "REFUND_RECOVERY_INTERVAL_MS"],
+		// A refund request still at work must never look crashed.
+		[{ REFUND_RECOVERY_GRACE_MS: "10000" }, "REFUND_RECOVERY_GRACE_MS"],
+		[{ REFUND_RECOVERY_GRACE_MS: "20000", REQUEST_TIMEOUT_MS: "30000" }, "REFUND_RECOVERY_GRACE_MS"],
 	])("When %p is set, then start-up fails naming %s", (env, variable) => {
 		expect(() => loadConfig(env)).toThrow(ConfigError);
 		expect(() => loadConfig(env)).toThrow(variable);
