@@ -158,7 +158,12 @@ const customerSchema = new Schema<CustomerDoc>(
 	},
 	options,
 );
+// Production (MongoDB) indexes for the queries that are not by id: lists, the
+// renewal cycle's search for due customers, the relay's sweep for waiting events
+// (sparse: only documents with an event are in it). mongo-java-server ignores them.
 customerSchema.index({ accountId: 1 });
+customerSchema.index({ renewalActive: 1, nextRenewalTimestamp: 1 });
+customerSchema.index({ "outbox.id": 1 }, { sparse: true });
 
 const transactionSchema = new Schema<TransactionDoc>(
 	{
@@ -189,6 +194,8 @@ const transactionSchema = new Schema<TransactionDoc>(
 );
 // One transaction per processor operation, even if a step is retried.
 transactionSchema.index({ idempotencyKey: 1 }, { unique: true });
+transactionSchema.index({ customerId: 1, _id: 1 });
+transactionSchema.index({ "outbox.id": 1 }, { sparse: true });
 
 const refundSchema = new Schema<RefundDoc>(
 	{

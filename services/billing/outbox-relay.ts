@@ -90,7 +90,8 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		if (failed) throw failed.reason;
 	}
 
-	const WAITING = { "outbox.0": { $exists: true } };
+	// Answered from the sparse index on outbox.id (models.ts).
+	const WAITING = { "outbox.id": { $exists: true } };
 
 	/** The given documents, or (ids null) a batch of any with events waiting. */
 	async function waiting<Doc extends { outbox: OutboxEvent[] }>(
