@@ -39,7 +39,15 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 
 	actions: {
 		create: action(schemas.create, createAccount),
-		update: action(schemas.update, updateAccount),
+		update: {
+			params: schemas.update,
+			async handler(ctx: Context<{ accountId: number }>) {
+				const result = orFail(await updateAccount(this.deps, ctx.params));
+				// Notifications nodes drop their cached webhook target for the account.
+				ctx.broadcast("accounts.updated", { accountId: ctx.params.accountId });
+				return result;
+			},
+		},
 		get: idempotent(action(schemas.get, getAccount)),
 		webhookTarget: idempotent(action(schemas.get, webhookTarget)),
 		list: idempotent(action(schemas.none, listAccounts)),

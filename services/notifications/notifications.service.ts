@@ -2,6 +2,7 @@
 // event id), and a worker on every node delivers them, signed, to the
 // account's webhookUrl, retrying with backoff until the retry window closes.
 // Operators list and redeliver through the admin API and the REPL.
+import { LRUCache } from "lru-cache";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, idempotent } from "../../shared/action";
 import { config } from "../../shared/config";
@@ -20,7 +21,11 @@ interface Locals {
 	db: NotificationsDb;
 	deps: NotificationsDeps;
 	worker: DeliveryWorker;
+	targets: LRUCache<number, WebhookTarget>;
 }
+
+/** Accounts' webhook targets are kept this long at most; a change drops them at once (accounts.updated). */
+const TARGET_CACHE_TTL_MS = 30_000;
 
 const TARGET_LOOKUP_TIMEOUT_MS = 5000;
 
@@ -70,14 +75,29 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				sandboxRetryHours: webhookSandboxRetryHours,
 				timeZone,
 			},
-			// Read at every attempt: the merchant may change the URL or rotate the secret.
-			webhookTarget: accountId =>
-				this.broker.call<WebhookTarget, { accountId: number }>("accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+			// Cached per account; an account change (URL, environment) drops its entry on every node.
+			webhookTarget: async accountId => {
+				const cached = this.targets.get(accountId);
+				if (cached) return cached;
+				const target = await this.broker.call<WebhookTarget, { accountId: number }>("accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS });
+				this.targets.set(accountId, target);
+				return target;
+			},
 			logger: this.logger,
 			now: () => new Date(),
 		};
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
+	},
+
+	events: {
+		"accounts.updated"(ctx: Context<{ accountId: number }>) {
+			this.targets.delete(ctx.params.accountId);
+		},
+	},
+
+	created() {
+		this.targets = new LRUCache({ max: 10_000, ttl: TARGET_CACHE_TTL_MS });
 	},
 
 	async stopped() {

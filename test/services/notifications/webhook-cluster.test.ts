@@ -69,4 +69,35 @@ describe("Webhooks over NATS", () => {
 		}
 		expect(new Set(delivered.map(d => d.attemptLog[0].node))).toEqual(new Set(["notifications-a", "notifications-b"]));
 	});
+
+	test("When the merchant changes the webhook URL, then every notifications node sends the next events to the new one", async () => {
+		// Arrange: both nodes have delivered (and so know) the old URL.
+		const merchant = await createMerchant(app);
+		await setWebhookUrl(app, merchant, receiver.url);
+		const before = Array.from({ length: 10 }, () => newEvent(merchant));
+		await Promise.all(before.map(event => app.broker.call("notifications.enqueue", event)));
+		await eventually(async () => expect(await deliveriesOf(app, merchant, "DELIVERED")).toHaveLength(10));
+		const newReceiver = await startWebhookReceiver();
+
+		try {
+			// Act
+			await setWebhookUrl(app, merchant, newReceiver.url);
+			const after = Array.from({ length: 10 }, () => newEvent(merchant));
+			await Promise.all(after.map(event => app.broker.call("notifications.enqueue", event)));
+			const delivered = await eventually(async () => {
+				const list = await deliveriesOf(app, merchant, "DELIVERED");
+				expect(list).toHaveLength(20);
+				return list.filter(d => after.some(e => e.id === d.id));
+			});
+
+			// Assert
+			for (const event of after) {
+				expect(newReceiver.requestsFor(event.id)).toHaveLength(1);
+				expect(receiver.requestsFor(event.id)).toEqual([]);
+			}
+			expect(new Set(delivered.map(d => d.attemptLog[0].node))).toEqual(new Set(["notifications-a", "notifications-b"]));
+		} finally {
+			await newReceiver.stop();
+		}
+	});
 });
