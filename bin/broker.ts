@@ -10,7 +10,10 @@ export function createBroker(services: readonly ServiceName[], overrides: Partia
 	return broker;
 }
 
-/** Stops the broker (draining in-flight requests) on SIGINT/SIGTERM, then runs `after`. */
+/** What a process's main broker is created with when stopOnSignals handles its signals (Moleculer's own handlers would stop it a second time). */
+export const OWN_SIGNAL_HANDLING: Partial<BrokerOptions> = { skipProcessEventRegistration: true };
+
+/** Stops the broker (draining in-flight requests) on SIGINT/SIGTERM, then runs `after`. Create the broker with OWN_SIGNAL_HANDLING. */
 export function stopOnSignals(broker: ServiceBroker, after: () => Promise<void> = async () => {}): void {
 	let stopping = false;
 	const stop = async (signal: string) => {

@@ -2,7 +2,7 @@
 // embedded database unless MONGO_URL is set. Prints where to go next.
 import { config, resetConfig } from "../shared/config";
 import { startEmbeddedDb } from "../shared/embedded-db";
-import { createBroker, stopOnSignals } from "./broker";
+import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "./broker";
 import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
 
 async function main(): Promise<void> {
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
 	writeLocalSecrets(dataDir, secrets);
 	resetConfig();
 
-	const broker = createBroker(config().services);
+	const broker = createBroker(config().services, OWN_SIGNAL_HANDLING);
 	stopOnSignals(broker, stopDb);
 	await broker.start();
 
