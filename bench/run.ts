@@ -132,11 +132,13 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 			log("cluster mode (npm run cluster's topology: a process per service over NATS)");
 			const billingNodes = options.quick && has("renewals") ? Math.max(...options.billingNodes) : CLUSTER_BILLING_NODES;
 			const cluster = await deploy(ctx, clusterSpec("bench_cluster", billingNodes));
+			// A receiver of its own: customer ids start over in the cluster's databases.
+			const clusterReceiver = await startWebhookReceiver();
 			try {
-				const shop = await createShop(cluster.url!, receiver.url);
+				const shop = await createShop(cluster.url!, clusterReceiver.url);
 				for (let r = 1; r <= options.repeat; r++) {
 					for (const c of options.concurrency) {
-						const { result, webhooks } = await measureCheckout(shop, c, options, receiver);
+						const { result, webhooks } = await measureCheckout(shop, c, options, clusterReceiver);
 						(results.checkout.cluster[c] ??= []).push(result);
 						(results.webhooks.cluster[c] ??= []).push(webhooks!);
 						log(`checkout cluster c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; webhooks ${ms(webhooks!.delay)}${failuresText(result.failures)}`);
@@ -144,6 +146,7 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 				}
 				if (options.quick && has("renewals")) keptCluster = cluster;
 			} finally {
+				await clusterReceiver.stop();
 				if (!keptCluster) await cluster.stop();
 			}
 		}

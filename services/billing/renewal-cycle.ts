@@ -136,19 +136,18 @@ async function renew(deps: RenewalDeps, customer: CustomerDoc, options: CycleOpt
 	return "declined";
 }
 
-function shuffled<T>(items: T[]): T[] {
-	const copy = [...items];
-	for (let i = copy.length - 1; i > 0; i--) {
-		const j = Math.floor(Math.random() * (i + 1));
-		[copy[i], copy[j]] = [copy[j], copy[i]];
-	}
-	return copy;
+/** The batch from a random place on, wrapping around: nodes reading the same batch start on different customers. */
+function fromRandomStart<T>(items: T[]): T[] {
+	const start = Math.floor(Math.random() * items.length);
+	return [...items.slice(start), ...items.slice(0, start)];
 }
 
-async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+/** Works through the items, `limit` at a time, until done or `work` answers false (stop taking new items). */
+async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<boolean>): Promise<void> {
 	let next = 0;
+	let stop = false;
 	const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-		while (next < items.length) await work(items[next++]);
+		while (!stop && next < items.length) stop = !(await work(items[next++])) || stop;
 	});
 	await Promise.all(workers);
 }
@@ -164,13 +163,16 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 		const filter = { ...dueFilter(options, deps.now()), _id: { $nin: skipped } };
 		const due = await deps.db.customers.find(filter, { _id: 1 }).sort({ nextRenewalTimestamp: 1 }).limit(batchSize).lean();
 		if (due.length === 0) break;
-		// Nodes read the same batch; each walks it in its own order, so they rarely reach for the same customer at once.
-		await inParallel(shuffled(due), CONCURRENCY, async ({ _id }) => {
-			if (options.signal?.aborted) return;
+		// Nodes read the same batch and each walks it from its own random start. A customer already
+		// claimed means this node has reached another's part: it reads a fresh batch, which leaves out
+		// what is leased or renewed, instead of walking through the rest of the other node's part.
+		await inParallel(fromRandomStart(due), CONCURRENCY, async ({ _id }) => {
+			if (options.signal?.aborted) return false;
 			const claimed = await claimRenewal(deps, { customerId: _id, owner: options.owner, at: options.at, leaseMs });
 			const result = claimed ? await renew(deps, claimed, options) : "skipped";
 			if (claimed && result === "skipped") skipped.push(_id);
 			report[result]++;
+			return claimed !== null;
 		});
 	}
 	return report;
