@@ -5,14 +5,14 @@ import type { BrokerOptions } from "moleculer";
 import { replCommands } from "./bin/repl-commands";
 import { AjvValidator } from "./shared/ajv-validator";
 import { config } from "./shared/config";
-import { ApiErrorType, OUTAGE_ERRORS } from "./shared/errors";
+import { ApiErrorType, isOutageError } from "./shared/errors";
 import { RedactingConsoleLogger } from "./shared/redacting-logger";
 import { SettleTimedOutRequests } from "./shared/settle-timed-out-requests";
 
 /** Errors that say a node or its database is unwell (not a refused request): they count towards opening a circuit. */
 function isOutage(err: Error & { code?: number; type?: string }): boolean {
 	if (err.type === ApiErrorType.InvalidSessionDomain) return false;
-	return (err.code ?? 0) >= 500 || OUTAGE_ERRORS.includes(err.name);
+	return (err.code ?? 0) >= 500 || isOutageError(err);
 }
 
 export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOptions {

@@ -48,7 +48,8 @@ export function isApiErrorType(value: unknown): value is ApiErrorType {
 }
 
 /** Errors meaning a service, its node or its database cannot answer now: the gateway answers 503, the circuit breaker counts them. */
-export const OUTAGE_ERRORS = [
+const OUTAGE_ERRORS = new Set([
+	// Moleculer: the service, its node or the transporter.
 	"ServiceNotFoundError",
 	"ServiceNotAvailableError",
 	"ServiceUnavailableError",
@@ -56,8 +57,38 @@ export const OUTAGE_ERRORS = [
 	"RequestSkippedError",
 	"BrokerDisconnectedError",
 	"QueueIsFullError",
+	// The MongoDB driver and mongoose: the database server cannot be reached, or went away mid-operation.
 	"MongooseServerSelectionError",
-	"MongoNetworkError",
 	"MongoServerSelectionError",
+	"MongoNetworkError",
+	"MongoNetworkTimeoutError",
 	"MongoNotConnectedError",
-];
+	"MongoPoolClearedError",
+	"PoolClearedOnNetworkError",
+	"MongoPoolClosedError",
+	"MongoWaitQueueTimeoutError",
+	"MongoServerClosedError",
+	"MongoTopologyClosedError",
+	"MongoOperationTimeoutError",
+]);
+
+/** Server answers that mean "not now" (shutting down, stepping down, unreachable host), as the driver's retryable codes. */
+const TRANSIENT_SERVER_CODES = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
+
+/**
+ * Socket errors the driver sometimes lets through unwrapped when the database
+ * server goes away mid-write (mongodb 6: "This socket has been ended by the
+ * other party", EPIPE). Where Moleculer wrapped one (an error from another
+ * realm becomes a MoleculerError), only its message says what it was.
+ */
+const SOCKET_ERROR_CODES = new Set(["EPIPE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT"]);
+const SOCKET_ERROR_MESSAGE = /socket has been ended by the other party|\b(EPIPE|ECONNRESET|ECONNREFUSED)\b/;
+
+export function isOutageError(err: { name?: string; code?: unknown; message?: string }): boolean {
+	if (err.name && OUTAGE_ERRORS.has(err.name)) return true;
+	if (typeof err.code === "string" && SOCKET_ERROR_CODES.has(err.code)) return true;
+	if ((err.name === "Error" || err.name === "MoleculerError") && SOCKET_ERROR_MESSAGE.test(err.message ?? "")) return true;
+	if (err.name === "MongoServerError" && typeof err.code === "number") return TRANSIENT_SERVER_CODES.has(err.code);
+	// mongoose gave up waiting for a connection to run a queued operation.
+	return err.name === "MongooseError" && /buffering timed out/.test(err.message ?? "");
+}

@@ -1,6 +1,6 @@
 // Every error the gateway answers goes through here: one place that maps
 // errors to the documented HTTP status and body.
-import { ApiErrorType, isApiErrorType, OUTAGE_ERRORS, statusOf } from "../../shared/errors";
+import { ApiErrorType, isApiErrorType, isOutageError, statusOf } from "../../shared/errors";
 
 export interface HttpAnswer {
 	status: number;
@@ -102,7 +102,7 @@ export function toHttpAnswer(error: unknown): HttpAnswer {
 	if (err.code === 429) return jsonError(ApiErrorType.TooManyRequests, 429, "Too many requests");
 
 	// A service behind the gateway is missing, timed out or the transporter is down.
-	if (err.name && OUTAGE_ERRORS.includes(err.name)) {
+	if (isOutageError(err)) {
 		return { ...jsonError(ApiErrorType.ServiceUnavailable, 503, "The service is temporarily unavailable, please retry"), unexpected: true };
 	}
 
