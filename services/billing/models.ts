@@ -4,6 +4,7 @@
 // processors/sandbox-models.ts.
 import { type Connection, type Model, Schema } from "mongoose";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
+import type { Lease } from "./lease";
 import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /**
@@ -56,7 +57,7 @@ export interface CustomerDoc {
 	/** Charges made on the schedule so far. */
 	periodsBilled: number;
 	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
-	renewalLease: { owner: string; until: Date } | null;
+	renewalLease: Lease | null;
 	createdAt: Date;
 }
 
@@ -109,7 +110,7 @@ export interface RefundDoc {
 	 * repeat of that request, or a billing node's recovery sweep (refund-recovery.ts).
 	 * One at a time; a holder that dies lets it expire.
 	 */
-	lease: { owner: string; until: Date } | null;
+	lease: Lease | null;
 }
 
 export interface SubscriptionLockDoc {
@@ -120,6 +121,8 @@ export interface SubscriptionLockDoc {
 }
 
 const options = { versionKey: false } as const;
+
+const leaseSchema = new Schema<Lease>({ owner: String, until: Date }, { _id: false });
 
 const outboxEventSchema = new Schema<OutboxEvent>({ id: String, type: String, createdAt: Date, transactionId: { type: Number, required: false } }, { _id: false });
 
@@ -153,7 +156,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		outbox: { type: [outboxEventSchema], default: [] },
 		billingAnchor: { type: Date, default: null },
 		periodsBilled: { type: Number, default: 0 },
-		renewalLease: { type: new Schema({ owner: String, until: Date }, { _id: false }), default: null },
+		renewalLease: { type: leaseSchema, default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,
@@ -207,7 +210,7 @@ const refundSchema = new Schema<RefundDoc>(
 		refundTransactionId: { type: Number, default: null },
 		createdAt: { type: Date, required: true },
 		settledAt: { type: Date, default: null },
-		lease: { type: new Schema({ owner: String, until: Date }, { _id: false }), default: null },
+		lease: { type: leaseSchema, default: null },
 	},
 	options,
 );

@@ -24,6 +24,7 @@ import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { outboxEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
 import type { BillingDeps } from "./deps";
+import { leaseFree, newLease } from "./lease";
 import type { RefundDoc, TransactionDoc } from "./models";
 import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
@@ -193,7 +194,7 @@ export async function settleReserved(deps: BillingDeps, refund: RefundDoc, ask: 
 
 /** The filter of a RESERVED refund nobody holds (its lease expired or was released). */
 function unheld(now: Date): Record<string, unknown> {
-	return { status: "RESERVED", $or: [{ lease: null }, { "lease.until": { $lte: now } }] };
+	return { status: "RESERVED", ...leaseFree("lease", now) };
 }
 
 /** RESERVED refunds older than the grace period that nobody holds: what the recovery sweep settles. */
@@ -208,7 +209,7 @@ export async function claimRefund(deps: BillingDeps, filter: Record<string, unkn
 	return deps.db.refunds
 		.findOneAndUpdate(
 			{ ...filter, ...unheld(now) },
-			{ $set: { lease: { owner, until: new Date(now.getTime() + deps.refundGraceMs) } } },
+			{ $set: { lease: newLease(owner, now, deps.refundGraceMs) } },
 			{ returnDocument: "after" },
 		)
 		.lean();
@@ -269,7 +270,7 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 			createdAt: now,
 			settledAt: null,
 			// This request settles it; after the grace period, if it has not, the recovery may.
-			lease: { owner: "request", until: new Date(now.getTime() + deps.refundGraceMs) },
+			lease: newLease("request", now, deps.refundGraceMs),
 		};
 		// The record comes first, so a reservation never exists without the refund that owns it.
 		try {

@@ -17,6 +17,7 @@ import { withRetries } from "./processor-retries";
 import { releaseLock } from "./subscription-lock";
 import { recordTransaction } from "./transaction-record";
 import type { BillingDeps } from "./deps";
+import { leaseFree } from "./lease";
 import type { CustomerDoc } from "./models";
 import type { ProcessorOutcome } from "./processors/payment-processor";
 import { claimRenewal } from "./renewal-lease";
@@ -70,7 +71,7 @@ function dueFilter(options: CycleOptions, now: Date): Record<string, unknown> {
 		status: CustomerStatus.Active,
 		renewalActive: true,
 		nextRenewalTimestamp: { $lte: options.at },
-		$or: [{ renewalLease: null }, { "renewalLease.until": { $lte: now } }],
+		...leaseFree("renewalLease", now),
 		...(options.accountId === undefined ? {} : { accountId: options.accountId }),
 	};
 }

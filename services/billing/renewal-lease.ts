@@ -4,6 +4,7 @@
 // (so no new claim can succeed) and then waits for a held lease to end before
 // it answers: once an unsubscribe has been answered, no renewal charges.
 import type { BillingDeps } from "./deps";
+import { leaseFree, newLease } from "./lease";
 import type { CustomerDoc } from "./models";
 import { CustomerStatus } from "./states";
 
@@ -24,9 +25,9 @@ export async function claimRenewal(deps: BillingDeps, claim: RenewalClaim): Prom
 				status: CustomerStatus.Active,
 				renewalActive: true,
 				nextRenewalTimestamp: { $lte: claim.at },
-				$or: [{ renewalLease: null }, { "renewalLease.until": { $lte: now } }],
+				...leaseFree("renewalLease", now),
 			},
-			{ $set: { renewalLease: { owner: claim.owner, until: new Date(now.getTime() + claim.leaseMs) } } },
+			{ $set: { renewalLease: newLease(claim.owner, now, claim.leaseMs) } },
 			{ returnDocument: "after" },
 		)
 		.lean();
