@@ -1,15 +1,20 @@
 // Ajv (JSON Schema) as the broker's parameter validator, replacing
-// fastest-validator. Query and path values arrive as strings from the
-// gateway, so types are coerced; unknown properties are refused by the
-// schemas themselves (additionalProperties: false).
+// fastest-validator. Values are judged by their JSON type and never coerced:
+// the gateway reads path and query text into the declared types itself
+// (services/gateway/request-params.ts), so `null`, `true` or `123` sent for a
+// string is refused instead of becoming "null", 1 or "123". Unknown
+// properties are refused by the schemas themselves (additionalProperties: false).
 import Ajv, { type ErrorObject, type SchemaObject } from "ajv";
+import addErrors from "ajv-errors";
 import addFormats from "ajv-formats";
 import { Errors, Validators } from "moleculer";
 import type BaseValidator from "moleculer/src/validators/base";
 
 export function createAjv(): Ajv {
-	const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: true });
+	const ajv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: true });
 	addFormats(ajv);
+	// `errorMessage` in a schema gives a union one sentence instead of one per branch.
+	addErrors(ajv);
 	return ajv;
 }
 

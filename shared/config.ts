@@ -56,6 +56,8 @@ export interface Config {
 	webhookRetryHours: number;
 	/** The same for sandbox accounts. */
 	webhookSandboxRetryHours: number;
+	/** How long an event of an account without a webhook URL waits for one before it is DEAD. */
+	webhookWaitDays: number;
 	/** Longest a call between services may take before it fails with 503 (and an idempotent one is retried). */
 	requestTimeoutMs: number;
 	/** Port of this node's Prometheus endpoint (`/metrics`); unset: metrics off. */
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
 		webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 1, 3_600_000),
 		webhookRetryHours: decimal(env, "WEBHOOK_RETRY_HOURS", 72, 24 * 365),
 		webhookSandboxRetryHours: decimal(env, "WEBHOOK_SANDBOX_RETRY_HOURS", 24, 24 * 365),
+		webhookWaitDays: decimal(env, "WEBHOOK_WAIT_DAYS", 30, 365),
 		requestTimeoutMs,
 		metricsPort: env.METRICS_PORT ? integer(env, "METRICS_PORT", 0, 1, 65535) : undefined,
 		tracing: oneOf(env, "TRACING", ["off", "console"] as const, "off"),

@@ -45,6 +45,8 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				const result = orFail(await updateAccount(this.deps, ctx.params));
 				// Notifications nodes drop their cached webhook target for the account.
 				ctx.broadcast("accounts.updated", { accountId: ctx.params.accountId });
+				// One notifications node sends the events that waited for a URL.
+				if (result.webhookUrl) ctx.emit("accounts.webhookUrlSet", { accountId: ctx.params.accountId });
 				return result;
 			},
 		},

@@ -5,6 +5,7 @@ const environment = { enum: ENVIRONMENTS };
 // http(s) with a host: "http://" alone is a URI, but not one a webhook can be sent to.
 const webhookUrl = {
 	anyOf: [{ type: "string", format: "uri", pattern: "^https?://([^\\s/?#@]+@)?[A-Za-z0-9\\[][^\\s/?#@]*([/?#]\\S*)?$", maxLength: 2000 }, { type: "null" }],
+	errorMessage: "must be an http or https URL with a host (2,000 characters at most), or null to remove it",
 };
 const bin = { type: "string", pattern: "^([0-9]{6}|[0-9]{8})$" };
 const renewal = {

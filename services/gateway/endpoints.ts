@@ -15,6 +15,8 @@ export interface Endpoint {
 	checkoutErrors?: boolean;
 	/** The `Idempotency-Key` header is passed to the action as `idempotencyKey`. */
 	idempotencyKey?: boolean;
+	/** A GET that changes state (the spec's refund): HEAD is not routed to it. */
+	changesState?: boolean;
 }
 
 /** `/api`, Bearer API token. */
@@ -23,7 +25,7 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"GET /session": { action: "sessions.get" },
 	"GET /customer/:id": { action: "billing.getCustomer" },
 	"GET /transaction/:id": { action: "billing.getTransaction" },
-	"GET /refund/:id": { action: "refunds.refund", idempotencyKey: true },
+	"GET /refund/:id": { action: "refunds.refund", idempotencyKey: true, changesState: true },
 	"POST /unsubscribe/:customerId": { action: "billing.unsubscribe" },
 };
 
@@ -37,6 +39,11 @@ export const publicEndpoints: Record<string, Endpoint> = {
 /** `/demo`, no token: the demo page's session (npm start only). */
 export const demoEndpoints: Record<string, Endpoint> = {
 	"GET /session": { action: "checkout.demoSession" },
+};
+
+/** `/actuator`, no token: uptime monitors (HEAD too). */
+export const actuatorEndpoints: Record<string, Endpoint> = {
+	"GET /health": { action: "gateway.health" },
 };
 
 /** `/admin`, Bearer ADMIN_TOKEN. */
@@ -64,8 +71,14 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"POST /accounts/:accountId/clock": { action: "billing.advanceClock" },
 };
 
+/** The route table as moleculer-web aliases, with a HEAD beside every GET that is safe to repeat. */
 export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, string> {
-	return Object.fromEntries(Object.entries(endpoints).map(([route, endpoint]) => [route, endpoint.action]));
+	return Object.fromEntries(
+		Object.entries(endpoints).flatMap(([route, endpoint]) => {
+			const head = route.startsWith("GET ") && !endpoint.changesState ? [[route.replace(/^GET /, "HEAD "), endpoint.action]] : [];
+			return [[route, endpoint.action], ...head];
+		}),
+	);
 }
 
 const byAction = new Map(

@@ -12,10 +12,12 @@ import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { projectRoot } from "../../shared/paths";
 import { type Authenticator, createAuthenticator } from "./api-auth";
-import { adminEndpoints, aliasesOf, apiEndpoints, demoEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
+import { actuatorEndpoints, adminEndpoints, aliasesOf, apiEndpoints, demoEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
 import { checkHealth } from "./health";
-import { DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS } from "./static-files";
 import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
+import { decideMethod, methodsFrom, routedPath } from "./methods";
+import { checkInputPlacement, checkParameterNames, type GatewayRequest, readUrlParameters } from "./request-params";
+import { DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS } from "./static-files";
 
 const SUPPORTED_API_VERSIONS = ["1.0"];
 
@@ -30,13 +32,7 @@ const CORS = {
 	maxAge: 600,
 };
 
-interface Request extends IncomingMessage {
-	$alias?: { action?: string; path?: string };
-	$params: Record<string, unknown>;
-	originalUrl?: string;
-	body?: unknown;
-	query?: Record<string, unknown>;
-}
+type Request = GatewayRequest;
 
 interface Locals {
 	auth: Authenticator;
@@ -53,79 +49,11 @@ function checkApiVersion(req: IncomingMessage): void {
 	}
 }
 
-/** Parameters arrive where the endpoint takes them: the query for GET, DELETE and POST /api/session, a JSON object body otherwise. */
-function checkInputPlacement(req: Request): void {
-	const endpoint = endpointFor(req.$alias?.action);
-	const input = endpoint?.input ?? (req.method === "GET" || req.method === "DELETE" ? "query" : "body");
-	const body = req.body;
-	const hasBody = body !== undefined && !(typeof body === "object" && body !== null && !Array.isArray(body) && Object.keys(body).length === 0);
-	if (input === "query" && hasBody) throw new ApiError(ApiErrorType.BadRequest, "This endpoint takes no request body");
-	if (input === "body") {
-		if (hasBody && (typeof body !== "object" || body === null || Array.isArray(body))) {
-			throw new ApiError(ApiErrorType.BadRequest, "Request body must be a JSON object");
-		}
-		if (Object.keys(req.query ?? {}).length > 0) {
-			throw new ApiError(ApiErrorType.BadRequest, "Query parameters are not accepted here; send them in the JSON body");
-		}
-	}
-}
-
-/**
- * Names a request may not send as parameters: `__proto__` (merging it into the
- * action's parameters would replace their prototype), a path parameter's name
- * (the path would silently win), and those the gateway sets itself.
- */
-function checkParameterNames(req: Request, setByGateway: readonly string[] = []): void {
-	const body = typeof req.body === "object" && req.body !== null && !Array.isArray(req.body) ? req.body : {};
-	const fromPath = [...(req.$alias?.path ?? "").matchAll(/:(\w+)/g)].map(match => match[1]);
-	const sent = [...Object.keys(body), ...Object.keys(req.query ?? {})];
-	const refused = sent.filter(name => name === "__proto__" || fromPath.includes(name) || setByGateway.includes(name));
-	// The query parser drops names such as __proto__, constructor or toString without a word: refuse them too.
-	const parsed = req.query ?? {};
-	const dropped = queryNames(req).filter(name => !Object.hasOwn(parsed, name));
-	const names = [...new Set([...refused, ...dropped])].map(name => name || "(a parameter without a name)");
-	if (names.length) throw badParameters(names.map(name => ({ field: name, message: `${name} is not allowed` })));
-}
-
-/** A 400 naming the fields, as the validator's: the checkout lists them in `errors`. */
-function badParameters(errors: { field: string; message: string }[]): ApiError {
-	return new ApiError(ApiErrorType.BadRequest, errors.map(e => e.message).join("; "), errors);
-}
-
-/** The top-level names in the raw query string, as sent. */
-function queryNames(req: Request): string[] {
-	const url = req.originalUrl ?? req.url ?? "";
-	const at = url.indexOf("?");
-	if (at < 0) return [];
-	return url
-		.slice(at + 1)
-		.split("&")
-		.filter(Boolean)
-		.map(part => {
-			const name = part.split("=")[0].replace(/\+/g, " ");
-			try {
-				return decodeURIComponent(name).split("[")[0];
-			} catch {
-				return name.split("[")[0];
-			}
-		});
-}
-
-/**
- * Numbers sent as text (path and query values, or a JSON string) must be
- * plain decimals: the validator would otherwise coerce "0x10" to 16, "1e3" to
- * 1000 and " 12" to 12.
- */
-function checkNumericText(req: Request): void {
-	const properties = ((req as { $action?: { params?: { properties?: Record<string, { type?: string }> } } }).$action?.params?.properties ?? {}) as Record<string, { type?: string }>;
-	const refused: { field: string; message: string }[] = [];
-	for (const [name, value] of Object.entries(req.$params ?? {})) {
-		const type = Object.hasOwn(properties, name) ? properties[name].type : undefined;
-		if (typeof value !== "string") continue;
-		if (type === "integer" && !/^[0-9]+$/.test(value)) refused.push({ field: name, message: `${name} must be integer` });
-		if (type === "number" && !/^[0-9]+(\.[0-9]+)?$/.test(value)) refused.push({ field: name, message: `${name} must be number` });
-	}
-	if (refused.length) throw badParameters(refused);
+/** Every check a request's parameters go through before its action's schema. */
+function checkParameters(req: Request, setByGateway: readonly string[] = []): void {
+	checkInputPlacement(req);
+	checkParameterNames(req, setByGateway);
+	readUrlParameters(req);
 }
 
 function requestPath(req: Request): string {
@@ -153,8 +81,9 @@ function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: S
 	if (endpoint?.plainText) meta.$responseType = "text/plain; charset=utf-8";
 	if (endpoint?.status) {
 		meta.$statusCode = endpoint.status;
+		// Only where the created resource can be read; elsewhere a 201 names none (RFC 9110: the target URI).
 		const id = (data as { id?: unknown } | null)?.id;
-		meta.$location = endpoint.readableById && id !== undefined ? `${requestPath(req)}/${id}` : requestPath(req);
+		if (endpoint.readableById && id !== undefined) meta.$location = `${requestPath(req)}/${id}`;
 	}
 	return data;
 }
@@ -180,10 +109,22 @@ function answerOnSocket(socket: import("node:stream").Duplex, answer: HttpAnswer
 	);
 }
 
+/** Writes an answer the gateway made itself, with CORS headers outside /admin (error answers included). */
+function sendAnswer(gateway: Pick<Locals, "writeCorsHeaders">, req: IncomingMessage, res: ServerResponse, answer: HttpAnswer): void {
+	if (res.headersSent) return void res.end();
+	if (!requestPath(req as Request).startsWith("/admin") && !res.getHeader("Access-Control-Allow-Origin")) {
+		gateway.writeCorsHeaders({ cors: CORS }, req, res, false);
+	}
+	for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
+	res.setHeader("Content-Type", answer.contentType);
+	res.writeHead(answer.status);
+	res.end(answer.body);
+}
 
 const routeDefaults = {
 	mappingPolicy: "restrict" as const,
-	bodyParsers: { json: { limit: "100kb", strict: true }, urlencoded: false },
+	// Not strict: any JSON value parses (`null` included), and checkInputPlacement says what the endpoint takes.
+	bodyParsers: { json: { limit: "100kb", strict: false }, urlencoded: false },
 	onAfterCall: applyEndpointOptions,
 	logging: true,
 };
@@ -220,9 +161,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				aliases: aliasesOf(publicEndpoints),
 				async onBeforeCall(this: Locals, ctx: Context, route: unknown, req: Request) {
 					checkApiVersion(req);
-					checkInputPlacement(req);
-					checkParameterNames(req);
-					checkNumericText(req);
+					checkParameters(req);
 					if (req.method === "POST") await this.auth.limitCheckouts(req);
 				},
 			},
@@ -246,7 +185,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				use: [serveStatic(path.join(projectRoot, "public/demo"), DEMO_OPTIONS)],
 				// The session is for the host the demo page was served from.
 				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
-					checkParameterNames(req, ["host"]);
+					checkParameters(req, ["host"]);
 					req.$params.host = String(req.headers.host ?? "localhost");
 				},
 			},
@@ -254,7 +193,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			{ name: "checkout-frame", path: "/checkout", mappingPolicy: "restrict" as const, use: [frameAncestors, serveStatic(path.join(projectRoot, "public/checkout"), STATIC_OPTIONS)] },
 			// jose's browser build, which the checkout iframe encrypts with.
 			{ name: "vendor", path: "/vendor/jose", mappingPolicy: "restrict" as const, use: [serveStatic(path.join(projectRoot, "node_modules/jose/dist/browser"), STATIC_OPTIONS)] },
-			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: { "GET /health": "gateway.health", "HEAD /health": "gateway.health" } },
+			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: aliasesOf(actuatorEndpoints) },
 		],
 		// The SDK, the checkout iframe and the demo page.
 		assets: { folder: path.join(projectRoot, "public"), options: STATIC_OPTIONS },
@@ -262,15 +201,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			const endpoint = endpointFor(aliasOf(this, req as Request)?.action);
 			const answer = endpoint?.checkoutErrors ? toCheckoutAnswer(err) : toHttpAnswer(err);
 			if (answer.unexpected) this.logger.error("Request failed:", (err as Error)?.name, (err as Error)?.message);
-			if (res.headersSent) return void res.end();
-			// CORS on error answers too, including those raised before the route's own CORS step.
-			if (!requestPath(req as Request).startsWith("/admin") && !res.getHeader("Access-Control-Allow-Origin")) {
-				this.writeCorsHeaders({ cors: CORS }, req, res, false);
-			}
-			for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-			res.setHeader("Content-Type", answer.contentType);
-			res.writeHead(answer.status);
-			res.end(answer.body);
+			sendAnswer(this, req, res, answer);
 		},
 	},
 
@@ -298,6 +229,22 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	},
 
 	methods: {
+		// Runs before moleculer-web's own: the method decides whether a handler may run at all (methods.ts).
+		httpHandler(this: Locals, req: IncomingMessage, res: ServerResponse, next?: () => void) {
+			// Every answer, the spec's plain-text ones included, is read as the type it declares.
+			res.setHeader("X-Content-Type-Options", "nosniff");
+			const decision = decideMethod(req.method, routedPath(req.url ?? ""), methodsFrom((url, method) => this.resolveAlias(url, method)));
+			if (decision.kind === "preflight") {
+				this.writeCorsHeaders({ cors: CORS }, req, res, true);
+				res.writeHead(204, { "Content-Length": "0" }).end();
+				return;
+			}
+			if (decision.kind === "notAllowed") {
+				return sendAnswer(this, req, res, jsonError("METHOD_NOT_ALLOWED", 405, undefined, { Allow: decision.allow.join(", ") }));
+			}
+			if (decision.kind === "notFound") return sendAnswer(this, req, res, jsonError(ApiErrorType.NotFound, 404));
+			return (ApiGateway.methods!.httpHandler as (req: IncomingMessage, res: ServerResponse, next?: () => void) => unknown).call(this, req, res, next);
+		},
 		// Replaces moleculer-web's, which logs every answer outside 4xx with its data (the spec's 500 for a bad
 		// session domain included, with the domain as sent): onError logs what is unexpected, without request data.
 		errorHandler(req: IncomingMessage, res: ServerResponse, err: unknown) {
@@ -312,18 +259,16 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		},
 		checkApiRequest(ctx: Context<unknown, { user: { accountId: number } }>, route: unknown, req: Request) {
 			checkApiVersion(req);
-			checkInputPlacement(req);
-			checkParameterNames(req, API_SET_BY_GATEWAY);
-			checkNumericText(req);
+			checkParameters(req, API_SET_BY_GATEWAY);
 			// The account comes from the token, never from the request.
 			req.$params.accountId = ctx.meta.user.accountId;
 			const key = req.headers["idempotency-key"];
 			if (key !== undefined && endpointFor(req.$alias?.action)?.idempotencyKey) req.$params.idempotencyKey = key;
 		},
-		checkAdminRequest(ctx: Context, route: unknown, req: Request) {
-			checkInputPlacement(req);
-			checkParameterNames(req);
-			checkNumericText(req);
+		async checkAdminRequest(ctx: Context, route: unknown, req: Request) {
+			checkParameters(req);
+			// Everything under /admin/accounts/{accountId} answers an unknown account the same way: 404, before its action runs.
+			if (/:accountId\b/.test(req.$alias?.path ?? "")) await ctx.call("accounts.get", { accountId: req.$params.accountId });
 		},
 	},
 
@@ -351,7 +296,7 @@ Object.assign(GatewayService, {
 		const { port, bodyLimit } = config();
 		schema.settings!.port = port;
 		for (const route of schema.settings!.routes ?? []) {
-			route.bodyParsers = { json: { limit: bodyLimit, strict: true }, urlencoded: false };
+			route.bodyParsers = { json: { limit: bodyLimit, strict: false }, urlencoded: false };
 		}
 	},
 });

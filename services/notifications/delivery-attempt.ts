@@ -56,7 +56,10 @@ export async function releaseClaim(deps: NotificationsDeps, delivery: DeliveryDo
 	);
 }
 
-async function send(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<AttemptOutcome> {
+/** The account has no webhook URL: nothing to attempt. */
+const NO_URL = "NO_URL";
+
+async function send(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<AttemptOutcome | typeof NO_URL> {
 	const time = deps.now();
 	let target: WebhookTarget;
 	try {
@@ -65,7 +68,7 @@ async function send(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<Att
 		return { time, statusCode: null, latencyMs: 0, error: `webhook target unavailable: ${(err as Error).message}`, environment: null };
 	}
 	const { environment } = target;
-	if (!target.webhookUrl) return { time, statusCode: null, latencyMs: 0, error: "no webhook URL", environment };
+	if (!target.webhookUrl) return NO_URL;
 	const sentAt = deps.now();
 	const started = performance.now();
 	const response = await postWebhook({
@@ -118,9 +121,32 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
 	return result.matchedCount === 1 ? status : null;
 }
 
+/**
+ * PENDING -> WAITING for a claimed delivery whose account has no webhook URL:
+ * no attempt is made or logged, and its attempt number is given back. A URL set
+ * while this ran would miss it (the release already looked), so the account is
+ * asked again once it is parked, and released at once if it has one now.
+ */
+async function parkUntilUrl(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
+	const parked = await deps.db.deliveries.updateOne(
+		{ _id: delivery._id, status: DeliveryStatus.Pending, leaseOwner: delivery.leaseOwner },
+		{ $set: { status: DeliveryStatus.Waiting, leaseOwner: null, leaseUntil: null }, $inc: { attempts: -1 } },
+	);
+	if (parked.matchedCount === 0) return;
+	deps.logger.debug(`Webhook ${delivery._id} (account ${delivery.accountId}) waits: the account has no webhook URL`);
+	const target = await deps.webhookTarget(delivery.accountId).catch(() => null);
+	if (target?.webhookUrl) await deps.db.deliveries.updateOne({ _id: delivery._id, status: DeliveryStatus.Waiting }, backToPending(deps.now()));
+}
+
+/** WAITING/DELIVERED/DEAD/PENDING -> PENDING: due now, with a fresh retry window and backoff. */
+export function backToPending(now: Date) {
+	return { $set: { status: DeliveryStatus.Pending, nextAttemptAt: now, windowFrom: now, backoffStep: 0 } };
+}
+
 /** Sends a claimed delivery and settles it; throws only when the database fails. */
 export async function attemptDelivery(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	const outcome = await send(deps, delivery);
+	if (outcome === NO_URL) return parkUntilUrl(deps, delivery);
 	await recordAttempt(deps, delivery, outcome);
 	const status = await settle(deps, delivery, outcome);
 	// Never the secret or the signature: only ids, the status and the error.

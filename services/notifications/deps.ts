@@ -16,6 +16,8 @@ export interface DeliverySettings {
 	retryBaseMs: number;
 	retryHours: number;
 	sandboxRetryHours: number;
+	/** An event of an account without a webhook URL is sent if it gets one within this many days. */
+	waitDays: number;
 	/** Zone of the events' local createdAt. */
 	timeZone: string;
 }

@@ -16,6 +16,7 @@ import type { EventInput } from "./envelope";
 import { createNotificationsDb, type NotificationsDb } from "./models";
 import { NotificationsError, redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
+import { releaseAllWaiting, releaseWaiting } from "./waiting";
 
 interface Locals {
 	db: NotificationsDb;
@@ -64,7 +65,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 	},
 
 	async started() {
-		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, timeZone } = config();
+		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, webhookWaitDays, timeZone } = config();
 		this.deps = {
 			db: this.db,
 			nodeId: this.broker.nodeID,
@@ -73,6 +74,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				retryBaseMs: webhookRetryBaseMs,
 				retryHours: webhookRetryHours,
 				sandboxRetryHours: webhookSandboxRetryHours,
+				waitDays: webhookWaitDays,
 				timeZone,
 			},
 			// Cached per account; an account change (URL, environment) drops its entry on every node.
@@ -88,11 +90,18 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		};
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
+		void releaseAllWaiting(this.deps).catch(err => this.logger.warn(`Releasing waiting webhooks failed: ${(err as Error).message}`));
 	},
 
 	events: {
 		"accounts.updated"(ctx: Context<{ accountId: number }>) {
 			this.targets.delete(ctx.params.accountId);
+		},
+		// Balanced (one node of the group): that node sends the account's backlog, oldest first.
+		async "accounts.webhookUrlSet"(ctx: Context<{ accountId: number }>) {
+			this.targets.delete(ctx.params.accountId);
+			const released = await releaseWaiting(this.deps, ctx.params.accountId);
+			if (released.sent || released.expired) this.logger.info(`Account ${ctx.params.accountId} has a webhook URL: ${released.sent} waiting webhooks sent, ${released.expired} expired`);
 		},
 	},
 

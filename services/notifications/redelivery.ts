@@ -1,6 +1,7 @@
 // Operators send deliveries again (admin API, REPL): back to PENDING, due now,
 // with a fresh retry window and backoff, whatever state they were in. An
 // attempt already in flight keeps its lease and settles as usual.
+import { backToPending } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import { type DeliveryView, failedSoFar, toDeliveryViews } from "./delivery-views";
 import type { DeliveryDoc } from "./models";
@@ -8,10 +9,6 @@ import { DeliveryStatus, statesLeadingTo } from "./states";
 
 export enum NotificationsError {
 	UnknownDelivery = "UNKNOWN_DELIVERY",
-}
-
-function backToPending(now: Date) {
-	return { $set: { status: DeliveryStatus.Pending, nextAttemptAt: now, windowFrom: now, backoffStep: 0 } };
 }
 
 /** PENDING/DELIVERED/DEAD -> PENDING for one event. */

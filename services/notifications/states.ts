@@ -9,17 +9,25 @@
 //                           refused address, no URL): lease released,
 //                           nextAttemptAt = now + backoff
 //   PENDING   -> DEAD       an attempt failed after the retry window closed
+//   PENDING   -> WAITING    a worker claimed it and the account has no webhook URL:
+//                           nothing is sent, the attempt number is given back
+//   WAITING   -> PENDING    the account gets a URL: released oldest first, with a
+//                           fresh retry window (or by an operator's redeliver)
+//   WAITING   -> DEAD       released after the waiting window (WEBHOOK_WAIT_DAYS)
 //   PENDING   -> PENDING    an operator redelivers it: due now, fresh window
 //   DELIVERED -> PENDING    an operator redelivers it: due now, fresh window
 //   DEAD      -> PENDING    an operator redelivers it: due now, fresh window
 export enum DeliveryStatus {
 	Pending = "PENDING",
+	/** The account has no webhook URL: kept, never attempted, until it has one. */
+	Waiting = "WAITING",
 	Delivered = "DELIVERED",
 	Dead = "DEAD",
 }
 
 export const DELIVERY_TRANSITIONS: Record<DeliveryStatus, DeliveryStatus[]> = {
-	[DeliveryStatus.Pending]: [DeliveryStatus.Pending, DeliveryStatus.Delivered, DeliveryStatus.Dead],
+	[DeliveryStatus.Pending]: [DeliveryStatus.Pending, DeliveryStatus.Waiting, DeliveryStatus.Delivered, DeliveryStatus.Dead],
+	[DeliveryStatus.Waiting]: [DeliveryStatus.Pending, DeliveryStatus.Dead],
 	[DeliveryStatus.Delivered]: [DeliveryStatus.Pending],
 	[DeliveryStatus.Dead]: [DeliveryStatus.Pending],
 };

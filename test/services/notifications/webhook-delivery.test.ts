@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
+import { formatDateTime } from "../../../shared/time";
 import { startApp, type TestApp } from "../../setup/app";
 import { deliveriesOf, deliveryOf, enqueue, eventually, newEvent, setWebhookUrl } from "./webhook-events";
 
@@ -188,23 +189,64 @@ describe("Retrying failed deliveries", () => {
 		}
 	});
 
-	test("When the account has no webhook URL, then the delivery stays PENDING saying so and is sent once a URL is set", async () => {
+});
+
+describe("Accounts without a webhook URL", () => {
+	/** `daysAgo` days before now, as billing prints an event's createdAt. */
+	function createdDaysAgo(daysAgo: number, plusMs = 0): string {
+		return formatDateTime(new Date(Date.now() - daysAgo * 24 * 60 * 60 * 1000 + plusMs));
+	}
+
+	test("When the account has no webhook URL, then its events wait with no attempt, and are sent oldest first once a URL is set", async () => {
 		// Arrange
 		const withoutUrl = await createMerchant(app);
-		const event = newEvent(withoutUrl);
+		const events = [3, 1, 4, 0, 2].map(n => newEvent(withoutUrl, { createdAt: createdDaysAgo(1, n * 1000) }));
+
+		// Act: enqueued out of order, then well past several retry delays (50 ms doubling) without a URL.
+		for (const event of events) await enqueue(app, event);
+		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "WAITING")).length).toBe(events.length));
+		await new Promise(resolve => setTimeout(resolve, 1500));
+		const waiting = await deliveriesOf(app, withoutUrl);
+		await setWebhookUrl(app, withoutUrl, receiver.url);
+
+		// Assert
+		expect(waiting.map(d => [d.status, d.attempts, d.attemptLog.length, d.nextAttemptAt])).toEqual(events.map(() => ["WAITING", 0, 0, null]));
+		const requests = await receiver.waitForRequests(events.length);
+		const oldestFirst = [...events].sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(e => e.id);
+		expect(requests.map(r => JSON.parse(r.rawBody).id)).toEqual(oldestFirst);
+		for (const request of requests) expect(verifySignature(withoutUrl.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(true);
+		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "DELIVERED")).map(d => d.attempts)).toEqual(events.map(() => 1)));
+	});
+
+	test("When an event waited longer than the waiting window (30 days), then setting a URL does not send it: it is DEAD saying why", async () => {
+		// Arrange
+		const withoutUrl = await createMerchant(app);
+		const old = newEvent(withoutUrl, { createdAt: createdDaysAgo(31) });
+		const recent = newEvent(withoutUrl, { createdAt: createdDaysAgo(29) });
+		await enqueue(app, old);
+		await enqueue(app, recent);
+		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "WAITING")).length).toBe(2));
+
+		// Act
+		await setWebhookUrl(app, withoutUrl, receiver.url);
+
+		// Assert
+		await eventually(async () => expect((await deliveryOf(app, withoutUrl, recent.id)).status).toBe("DELIVERED"));
+		expect(await deliveryOf(app, withoutUrl, old.id)).toMatchObject({ status: "DEAD", attempts: 0, lastError: "no webhook URL within 30 days of the event" });
+		expect(receiver.requests.map(r => JSON.parse(r.rawBody).id)).toEqual([recent.id]);
+	});
+
+	test("When the URL is removed, then the next events wait again instead of being attempted", async () => {
+		// Arrange
+		await setWebhookUrl(app, merchant, null);
+		const event = newEvent(merchant);
 
 		// Act
 		await enqueue(app, event);
-		await eventually(async () => expect(await deliveryOf(app, withoutUrl, event.id)).toMatchObject({ status: "PENDING", lastError: "no webhook URL" }));
-		await setWebhookUrl(app, withoutUrl, receiver.url);
-		// Due now rather than at its next backoff.
-		const redelivery = await admin(app).post(`/accounts/${withoutUrl.accountId}/webhooks/redeliver`, {});
 
 		// Assert
-		expect(redelivery.body).toEqual({ redelivered: 1 });
-		await eventually(async () => expect((await deliveryOf(app, withoutUrl, event.id)).status).toBe("DELIVERED"), 20_000);
-		expect(receiver.requestsFor(event.id)).toHaveLength(1);
-		expect(verifySignature(withoutUrl.webhookSecret, String(receiver.requestsFor(event.id)[0].headers["x-webhook-signature"]), receiver.requestsFor(event.id)[0].rawBody)).toBe(true);
+		await eventually(async () => expect(await deliveryOf(app, merchant, event.id)).toMatchObject({ status: "WAITING", attempts: 0, attemptLog: [] }));
+		expect(receiver.requests).toEqual([]);
 	});
 });
 

@@ -27,7 +27,7 @@ export interface AttemptView {
 export interface DeliveryView {
 	id: string;
 	type: string;
-	status: "PENDING" | "DELIVERED" | "DEAD";
+	status: "PENDING" | "WAITING" | "DELIVERED" | "DEAD";
 	attempts: number;
 	nextAttemptAt: string | null;
 	lastError: string | null;

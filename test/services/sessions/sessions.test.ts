@@ -59,11 +59,11 @@ describe("POST /api/session", () => {
 		}
 	});
 
-	test("When the domain is sent twice, then 500 naming both values", async () => {
+	test("When the domain is sent twice, then 400 naming domain: a parameter has one value, never one picked", async () => {
 		const res = await app.http().post("/api/session?domain=a.com&domain=b.com").set(bearer(merchant));
 
-		expect(res.status).toBe(500);
-		expect(res.text).toBe('Error with domain in session ["a.com","b.com"]');
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "domain must be given once" });
 	});
 
 	test("When the token is missing, then 401 and no session is created", async () => {

@@ -1,0 +1,129 @@
+// What a request may send, and how its values are read, before the action's
+// JSON Schema judges them. Body values are JSON and keep their JSON type (the
+// validator never coerces). Path and query values are text: each is read by
+// the rule of the type its action declares, and nothing else is guessed.
+import type { IncomingMessage } from "node:http";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+import { endpointFor } from "./endpoints";
+
+export interface GatewayRequest extends IncomingMessage {
+	$alias?: { action?: string; path?: string };
+	$action?: { params?: { properties?: Record<string, { type?: unknown }> } };
+	$params: Record<string, unknown>;
+	originalUrl?: string;
+	body?: unknown;
+	query?: Record<string, unknown>;
+}
+
+export interface FieldError {
+	field: string;
+	message: string;
+}
+
+/** A 400 naming the fields, as the validator's: the checkout lists them in `errors`. */
+export function badParameters(errors: FieldError[]): ApiError {
+	return new ApiError(ApiErrorType.BadRequest, errors.map(e => e.message).join("; "), errors);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Parameters arrive where the endpoint takes them: the query for GET, HEAD, DELETE and POST /api/session, a JSON object body otherwise. */
+export function checkInputPlacement(req: GatewayRequest): void {
+	const endpoint = endpointFor(req.$alias?.action);
+	const takesQuery = req.method === "GET" || req.method === "HEAD" || req.method === "DELETE";
+	const input = endpoint?.input ?? (takesQuery ? "query" : "body");
+	const body = req.body;
+	const hasBody = body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0);
+	if (input === "query" && hasBody) throw new ApiError(ApiErrorType.BadRequest, "This endpoint takes no request body");
+	if (input === "body") {
+		if (hasBody && !isPlainObject(body)) throw new ApiError(ApiErrorType.BadRequest, "Request body must be a JSON object");
+		if (Object.keys(req.query ?? {}).length > 0) {
+			throw new ApiError(ApiErrorType.BadRequest, "Query parameters are not accepted here; send them in the JSON body");
+		}
+	}
+}
+
+function pathParameterNames(req: GatewayRequest): string[] {
+	return [...(req.$alias?.path ?? "").matchAll(/:(\w+)/g)].map(match => match[1]);
+}
+
+/** The top-level names in the raw query string, as sent. */
+function queryNames(req: GatewayRequest): string[] {
+	const url = req.originalUrl ?? req.url ?? "";
+	const at = url.indexOf("?");
+	if (at < 0) return [];
+	return url
+		.slice(at + 1)
+		.split("&")
+		.filter(Boolean)
+		.map(part => {
+			const name = part.split("=")[0].replace(/\+/g, " ");
+			try {
+				return decodeURIComponent(name).split("[")[0];
+			} catch {
+				return name.split("[")[0];
+			}
+		});
+}
+
+/**
+ * Names a request may not send as parameters: `__proto__` (merging it into the
+ * action's parameters would replace their prototype), a path parameter's name
+ * (the path would silently win), and those the gateway sets itself.
+ */
+export function checkParameterNames(req: GatewayRequest, setByGateway: readonly string[] = []): void {
+	const body = isPlainObject(req.body) ? req.body : {};
+	const fromPath = pathParameterNames(req);
+	const sent = [...Object.keys(body), ...Object.keys(req.query ?? {})];
+	const refused = sent.filter(name => name === "__proto__" || fromPath.includes(name) || setByGateway.includes(name));
+	// The query parser drops names such as __proto__, constructor or toString without a word: refuse them too.
+	const parsed = req.query ?? {};
+	const dropped = queryNames(req).filter(name => !Object.hasOwn(parsed, name));
+	const names = [...new Set([...refused, ...dropped])].map(name => name || "(a parameter without a name)");
+	if (names.length) throw badParameters(names.map(name => ({ field: name, message: `${name} is not allowed` })));
+}
+
+/** Text to the declared type: integers and booleans by their plain spelling only ("0x10", "1e3", " 12", "1" for true are refused). */
+function readText(name: string, text: string, type: unknown): unknown | FieldError {
+	if (type === "integer") {
+		return /^[0-9]+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : { field: name, message: `${name} must be integer` };
+	}
+	if (type === "number") {
+		return /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : { field: name, message: `${name} must be number` };
+	}
+	if (type === "boolean") {
+		return text === "true" ? true : text === "false" ? false : { field: name, message: `${name} must be true or false` };
+	}
+	// Strings (amounts included: they stay text, so no decimal is lost to a float) and enums.
+	return text;
+}
+
+function isFieldError(value: unknown): value is FieldError {
+	return isPlainObject(value) && typeof value.field === "string" && typeof value.message === "string";
+}
+
+/**
+ * Reads path and query values into the types their action declares, in
+ * place. Each parameter is sent once: a repeated one (`?a=1&a=2`, `?a[]=1`) or
+ * a nested one (`?a[b]=1`) is refused rather than one value picked.
+ */
+export function readUrlParameters(req: GatewayRequest): void {
+	const properties = req.$action?.params?.properties ?? {};
+	const names = [...new Set([...Object.keys(req.query ?? {}), ...pathParameterNames(req)])];
+	const errors: FieldError[] = [];
+	for (const name of names) {
+		const value = req.$params[name];
+		if (Array.isArray(value)) {
+			errors.push({ field: name, message: `${name} must be given once` });
+		} else if (isPlainObject(value)) {
+			errors.push({ field: name, message: `${name} must be a single value` });
+		} else if (typeof value === "string") {
+			const read = readText(name, value, Object.hasOwn(properties, name) ? properties[name].type : undefined);
+			if (isFieldError(read)) errors.push(read);
+			else req.$params[name] = read;
+		}
+	}
+	if (errors.length) throw badParameters(errors);
+}
