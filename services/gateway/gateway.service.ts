@@ -234,6 +234,12 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			// Every answer, the spec's plain-text ones included, is read as the type it declares.
 			res.setHeader("X-Content-Type-Options", "nosniff");
 			const decision = decideMethod(req.method, routedPath(req.url ?? ""), methodsFrom((url, method) => this.resolveAlias(url, method)));
+			const hasBody = (req.headers["content-length"] ?? "0") !== "0" || req.headers["transfer-encoding"] !== undefined;
+			if (decision.kind !== "route" && hasBody) {
+				// Answered without reading the body: the connection cannot carry another request after it.
+				res.setHeader("Connection", "close");
+				req.resume();
+			}
 			if (decision.kind === "preflight") {
 				this.writeCorsHeaders({ cors: CORS }, req, res, true);
 				res.writeHead(204, { "Content-Length": "0" }).end();

@@ -187,6 +187,8 @@ interface CorpusEntry {
 /** In a corpus entry, `{{name}}` is the world's value of that name; `{{deep:N}}` JSON nested N levels; `{{repeat:N:text}}` text N times. */
 function fill(text: string, world: World): string {
 	return text
+		// "{{#name}}", quotes included: the world's value as a JSON number (bodies keep their JSON types).
+		.replace(/"\{\{#(\w+)\}\}"/g, (_, name: keyof World) => String(Number(world[name])))
 		.replace(/\{\{deep:(\d+)\}\}/g, (_, n) => `${'{"a":'.repeat(Number(n))}1${"}".repeat(Number(n))}`)
 		.replace(/\{\{repeat:(\d+):([^}]*)\}\}/g, (_, n, part) => part.repeat(Number(n)))
 		.replace(/\{\{(\w+)\}\}/g, (_, name: keyof World) => {

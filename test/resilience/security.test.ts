@@ -308,3 +308,86 @@ describe("Webhook URLs of production accounts (SSRF)", () => {
 		},
 	);
 });
+
+describe("Requests no merchant meant to send cannot move money", () => {
+	let app: TestApp;
+	let shop: Shop;
+
+	beforeAll(async () => {
+		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+		shop = await createShop(app);
+	});
+	afterAll(() => app.stop());
+
+	test("When a refund is sent as a bare OPTIONS, as HEAD, or as a preflight, with a valid token, then nothing is refunded", async () => {
+		// Arrange
+		const { transactionId } = await paid(app, shop);
+		const path = `/api/refund/${transactionId}`;
+
+		// Act
+		const answers = [
+			await requestFrom(app, "127.0.0.1", "OPTIONS", path, bearer(shop)),
+			await requestFrom(app, "127.0.0.1", "HEAD", path, bearer(shop)),
+			await requestFrom(app, "127.0.0.1", "OPTIONS", path, { ...bearer(shop), "Access-Control-Request-Method": "GET", Origin: "https://evil.example" }),
+		];
+		const transaction = await app.http().get(`/api/transaction/${transactionId}`).set(bearer(shop));
+
+		// Assert
+		expect(answers.map(a => a.status)).toEqual([204, 405, 204]);
+		expect(transaction.body.refundStatus).toBe("REFUNDABLE");
+	});
+
+	test("When an unsubscribe is asked for through a method-override header on a GET, then the customer stays ACTIVE", async () => {
+		// Arrange
+		const { customerId } = await paid(app, shop);
+
+		// Act
+		const answers = await Promise.all(
+			["X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"].map(header =>
+				requestFrom(app, "127.0.0.1", "GET", `/api/unsubscribe/${customerId}`, { ...bearer(shop), [header]: "POST" }),
+			),
+		);
+		const customer = await app.http().get(`/api/customer/${customerId}`).set(bearer(shop));
+
+		// Assert
+		expect(answers.map(a => [a.status, a.headers.allow])).toEqual(Array(3).fill([405, "POST"]));
+		expect(customer.body.status).toBe("ACTIVE");
+	});
+
+	test("When an admin route is preflighted for DELETE, then the BIN stays blocked", async () => {
+		// Arrange
+		await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "412345" }).expect(201);
+
+		// Act
+		const res = await requestFrom(app, "127.0.0.1", "OPTIONS", `/admin/accounts/${shop.accountId}/bin-blacklist/412345`, {
+			Authorization: `Bearer ${ADMIN_TOKEN}`,
+			"Access-Control-Request-Method": "DELETE",
+		});
+
+		// Assert
+		expect(res.status).toBe(405);
+		expect((await admin(app).get(`/accounts/${shop.accountId}/bin-blacklist`)).body).toContain("412345");
+	});
+
+	test("When a token rotation's graceSeconds is null, then the old token is not cut off (null is not 0)", async () => {
+		// Arrange
+		const merchant = await createMerchant(app);
+
+		// Act
+		const res = await admin(app).post(`/accounts/${merchant.accountId}/tokens`, { graceSeconds: null });
+
+		// Assert
+		expect(res.status).toBe(400);
+		expect((await app.http().get("/api/customer/1").set(bearer(merchant))).status).toBe(200);
+	});
+
+	test("When the spec's plain-text 500 echoes a domain that looks like HTML, then the browser is told not to sniff it", async () => {
+		// Act
+		const res = await requestFrom(app, "127.0.0.1", "POST", `/api/session?domain=${encodeURIComponent("<script>alert(1)</script>")}`, bearer(shop));
+
+		// Assert
+		expect(res.status).toBe(500);
+		expect(res.headers["content-type"]).toBe("text/plain; charset=utf-8");
+		expect(res.headers["x-content-type-options"]).toBe("nosniff");
+	});
+});

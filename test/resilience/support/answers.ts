@@ -9,6 +9,7 @@ export const DOCUMENTED_ERRORS: Record<number, string[]> = {
 	400: ["BAD_REQUEST", "UNSUPPORTED_API_VERSION"],
 	401: ["UNAUTHORIZED"],
 	404: ["NOT_FOUND"],
+	405: ["METHOD_NOT_ALLOWED"],
 	408: ["REQUEST_TIMEOUT"],
 	413: ["PAYLOAD_TOO_LARGE"],
 	429: ["TOO_MANY_REQUESTS"],
@@ -94,6 +95,8 @@ export function answerProblems(spec: EndpointSpec | null, req: FuzzRequest, res:
 	const leak = LEAKS.find(pattern => pattern.test(res.body));
 	if (leak) return [`the answer shows a file outside public/ (${leak})`];
 	if (res.status >= 400) return errorShapeProblems(spec, req, res);
+	// A CORS preflight is answered without running anything: 204, no body.
+	if (req.method === "OPTIONS" && res.status === 204 && res.body === "") return [];
 	// A 2xx or 3xx: for an endpoint that changes state only a refusal; for a read, only the
 	// spec's "not found" (200 with an empty body) unless the defect was one a read may answer.
 	if (spec?.changesState && !isRefusal(spec, res)) return [`accepted (${res.status}): ${res.body.slice(0, 200)}`];

@@ -57,7 +57,7 @@ interface FieldSpec {
 	/** Values the service must refuse for this field (beyond the generic wrong types). */
 	refused?: (w: World) => Value[];
 	/** The field is a string: numbers and booleans would be coerced, so they are not "wrong types" for it. */
-	type: "string" | "integer" | "number" | "boolean" | "object" | "array" | "any" | "nullable-string";
+	type: "string" | "integer" | "number" | "boolean" | "object" | "nullable-object" | "array" | "any" | "nullable-string";
 }
 
 interface PathParamSpec {
@@ -478,7 +478,7 @@ export function endpointSpecs(): EndpointSpec[] {
 				currency: { valid: () => "EUR", type: "string", required: true, refused: () => ["EU", "EURO", "123", "€€€", "XTS", ""] },
 				billing: { valid: () => "CHARGE", type: "string", required: true, refused: () => ["FREE", "charge", ""] },
 				trialDays: { valid: () => 0, type: "integer", refused: () => [-1, 366, 1.5, "a"] },
-				renewal: { valid: () => ({ every: 1, unit: "month" }), type: "object", refused: () => [{ every: 0, unit: "month" }, { every: 1, unit: "fortnight" }, { every: 1 }, { every: 1, unit: "month", extra: 1 }, "monthly"] },
+				renewal: { valid: () => ({ every: 1, unit: "month" }), type: "nullable-object", refused: () => [{ every: 0, unit: "month" }, { every: 1, unit: "fortnight" }, { every: 1 }, { every: 1, unit: "month", extra: 1 }, "monthly"] },
 				merchantAccountGroup: text("default"),
 			},
 		},
@@ -654,6 +654,7 @@ function wrongType(type: FieldSpec["type"], r: Random): Value {
 		case "boolean":
 			return r.pick([...objects, "maybe", 2, "yes"]);
 		case "object":
+		case "nullable-object":
 			return r.pick(["a string", 12, ["array"], true]);
 		case "array":
 			return r.pick(["visa", 12, { a: 1 }, true]);
@@ -661,6 +662,37 @@ function wrongType(type: FieldSpec["type"], r: Random): Value {
 			return r.pick(objects);
 	}
 }
+
+/**
+ * A JSON value of another type that a coercing validator would have turned
+ * into a right one (`"12"` or `true` for an integer, `123` for a string, `null`
+ * for anything not documented as nullable): refused, since bodies keep their JSON type.
+ */
+function coercibleWrongType(type: FieldSpec["type"], r: Random): Value {
+	switch (type) {
+		case "string":
+			return r.pick([123, 0, true, false, null]);
+		case "nullable-string":
+			return r.pick([123, 0, true, false]);
+		case "integer":
+			return r.pick(["12", "0", true, false, null, ""]);
+		case "number":
+			return r.pick(["9.99", "1", true, null]);
+		case "boolean":
+			return r.pick(["true", "false", 1, 0, null, ""]);
+		case "object":
+		case "array":
+			return r.pick([null, ""]);
+		case "nullable-object":
+			return r.pick(["", 0, false]);
+		case "any":
+			return r.pick([null, 1, true]);
+	}
+}
+
+/** Methods no route takes, sent to a route: none may run its handler. */
+const OTHER_METHODS = ["PUT", "TRACE", "QUERY", "OPTIONS"];
+const OVERRIDE_HEADERS = ["X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"];
 
 type Defect = { defect: string; apply: (d: Draft) => void; exploratory?: boolean };
 
@@ -724,8 +756,14 @@ function defectsFor(spec: EndpointSpec, w: World, r: Random): Defect[] {
 	for (const [name, field] of fields) {
 		const values: [string, Value][] = [
 			["wrong type", wrongType(field.type, r)],
+			// In a query every value is text, so only a body can send another JSON type.
+			...(spec.input === "body" ? ([["coercible wrong type", coercibleWrongType(field.type, r)]] as [string, Value][]) : []),
 			...(field.refused ? ([["refused value", r.pick(field.refused(w))]] as [string, Value][]) : []),
 		];
+		if (queryInput && field.valid(w) !== undefined) {
+			const twice = String(field.valid(w));
+			defects.push({ defect: `${name} given twice`, apply: d => void d.rawQuery.push(`${percentEncode(name)}=${percentEncode(twice)}`) });
+		}
 		for (const [kind, value] of values) {
 			if (queryInput) {
 				// In a query: a string, or the operator and array forms qs turns into objects.
@@ -820,6 +858,18 @@ function defectsFor(spec: EndpointSpec, w: World, r: Random): Defect[] {
 		});
 	}
 	defects.push(...(spec.special?.(w, r) ?? []).map(s => ({ defect: s.defect, apply: s.patch })));
+
+	// Another method, with the route's own one asked for as a preflight or through an override header: no handler may run.
+	const [ownMethod] = spec.route.split(" ");
+	const otherMethod = r.pick([...OTHER_METHODS, ...(spec.changesState && ownMethod === "GET" ? ["HEAD"] : [])]);
+	defects.push({
+		defect: `method ${otherMethod} instead of ${ownMethod}`,
+		apply: d => {
+			d.method = otherMethod;
+			if (otherMethod === "OPTIONS" && r.chance(0.5)) Object.assign(d.headers, { "Access-Control-Request-Method": ownMethod, Origin: "https://shop.example.com" });
+			if (r.chance(0.5)) d.headers[r.pick(OVERRIDE_HEADERS)] = ownMethod;
+		},
+	});
 
 	// Reads may answer these (a traversal or another method reaches another path, which may exist).
 	if (!spec.changesState) {

@@ -114,13 +114,23 @@ describe("GET /api/refund/{id}", () => {
 		expect(res.body).toEqual({ success: false, message: `This transaction is not refundable ${refundTx.id}` });
 	});
 
-	test.each(["0", "-1", "abc", "1.234", "1e2", ""])("When amountToRefund is %p, then success false with a clear message and nothing refunded", async amount => {
+	test.each(["0", "0.00", "-1", "abc", "1e2", " 1", ""])("When amountToRefund is %p, then 400 naming it and nothing refunded", async amount => {
 		const tx = await paidTransaction();
 
 		const res = await refund(tx.id, `?amountToRefund=${encodeURIComponent(amount)}`);
 
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "amountToRefund must be a positive decimal number such as 4.99" });
+		expect(await transactionsOf(tx.customerId)).toHaveLength(1);
+	});
+
+	test("When amountToRefund has more decimals than the transaction's currency, then success false with a clear message and nothing refunded", async () => {
+		const tx = await paidTransaction();
+
+		const res = await refund(tx.id, "?amountToRefund=1.234");
+
 		expect(res.status).toBe(200);
-		expect(res.body).toEqual({ success: false, message: expect.stringContaining("amountToRefund must be a positive amount") });
+		expect(res.body).toEqual({ success: false, message: "amountToRefund must be a positive amount with no more decimals than the transaction's currency" });
 		expect(await transactionsOf(tx.customerId)).toHaveLength(1);
 	});
 

@@ -1,0 +1,246 @@
+// Every method sent to every route of the gateway's route tables, with valid
+// credentials, a valid body and real ids: only the route's own method may run
+// its handler. OPTIONS, HEAD where GET changes state, TRACE, QUERY and
+// method-override headers must leave everything as it was, which the test
+// checks by reading the whole state back through the API.
+import http from "node:http";
+import { actuatorEndpoints, adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
+import { CARDS, checkoutBody, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { admin, bearer } from "../../factories/merchant";
+import { ADMIN_TOKEN, startApp, type TestApp } from "../../setup/app";
+import { deliveriesOf, eventually } from "../notifications/webhook-events";
+
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "QUERY"];
+const OVERRIDE_HEADERS = ["X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"];
+const CORS_PREFIXES = ["/api", "/actuator", "/demo"];
+
+interface Route {
+	method: string;
+	path: string;
+	endpoint: Endpoint;
+	auth: "api" | "admin" | "none";
+}
+
+function routesOf(prefix: string, table: Record<string, Endpoint>, auth: Route["auth"]): Route[] {
+	return Object.entries(table).map(([key, endpoint]) => {
+		const [method, path] = key.split(" ");
+		return { method, path: prefix + path, endpoint, auth };
+	});
+}
+
+const ROUTES: Route[] = [
+	...routesOf("/api", apiEndpoints, "api"),
+	...routesOf("/api", publicEndpoints, "none"),
+	...routesOf("/admin", adminEndpoints, "admin"),
+	...routesOf("/demo", demoEndpoints, "none"),
+	...routesOf("/actuator", actuatorEndpoints, "none"),
+];
+
+/** The methods a route's path answers, in the order of `Allow`: every route's at that path, and HEAD beside a GET that is safe to repeat. */
+function methodsAt(path: string): string[] {
+	const own = ROUTES.filter(r => r.path === path).flatMap(r => (r.method === "GET" && !r.endpoint.changesState ? ["GET", "HEAD"] : [r.method]));
+	return METHODS.filter(m => own.includes(m));
+}
+
+interface RawAnswer {
+	status: number;
+	headers: http.IncomingHttpHeaders;
+	body: string;
+}
+
+function send(app: TestApp, method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
+	return new Promise((resolve, reject) => {
+		// Node's client frames a GET's body only when told its length.
+		const framing = body ? { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)) } : {};
+		const req = http.request(`${app.url}${path}`, { method, headers: { ...headers, ...framing } }, res => {
+			const chunks: Buffer[] = [];
+			res.on("data", chunk => chunks.push(chunk));
+			res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+		});
+		req.on("error", reject);
+		req.end(body);
+	});
+}
+
+let app: TestApp;
+let shop: Shop;
+let ids: Record<string, string | number>;
+/** A valid request of each route: its query string or its JSON body. */
+let samples: Record<string, { query?: string; body?: object }>;
+
+/** Everything a wrongly routed request could change, read through the API. */
+async function readBack(): Promise<unknown> {
+	const a = admin(app);
+	const account = `/accounts/${shop.accountId}`;
+	const reads = await Promise.all([
+		a.get("/accounts"),
+		a.get(account),
+		a.get(`${account}/products`),
+		a.get(`${account}/merchant-accounts`),
+		a.get(`${account}/bin-blacklist`),
+		a.get(`${account}/customers`),
+		a.get(`${account}/customers/${ids.customerId}/transactions`),
+		a.get(`${account}/webhooks`),
+		a.get("/sandbox/operations?cardBin=424242"),
+		app.http().get(`/api/customer/${ids.customerId}`).set(bearer(shop)),
+		app.http().get(`/api/transaction/${ids.transactionId}`).set(bearer(shop)),
+		app.http().get(`/api/session?sessionId=${ids.sessionId}`).set(bearer(shop)),
+	]);
+	return reads.map(res => [res.status, res.body]);
+}
+
+beforeAll(async () => {
+	app = await startApp();
+	shop = await createShop(app);
+	// Without a webhook URL the account's events wait, so its deliveries stay as they are.
+	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: null }).expect(200);
+	const checkout = await submitCheckout(app, shop, { productId: shop.products.charge });
+	const customerId = checkout.body.customerId as number;
+	const [transaction] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body;
+	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "400000" }).expect(201);
+	const [delivery] = await eventually(async () => {
+		const waiting = await deliveriesOf(app, shop, "WAITING");
+		expect(waiting.length).toBeGreaterThan(0);
+		return waiting;
+	});
+	const sessionId = (await app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)).expect(200)).text;
+	ids = { accountId: shop.accountId, customerId, transactionId: transaction.id, productId: shop.products.charge, bin: "400000", eventId: delivery.id, sessionId };
+	const future = "2099-01-01T00:00:00Z";
+	samples = {
+		"POST /api/session": { query: "domain=shop.example.com" },
+		"GET /api/session": { query: `sessionId=${sessionId}` },
+		"GET /api/customer/:id": {},
+		"GET /api/transaction/:id": {},
+		"GET /api/refund/:id": { query: "amountToRefund=1.00" },
+		"POST /api/unsubscribe/:customerId": {},
+		"GET /api/openapi.json": {},
+		"GET /api/checkout/key": {},
+		"POST /api/checkout": { body: await checkoutBody(app, shop, { productId: shop.products.oneOff, card: CARDS.mastercard }) },
+		"GET /demo/session": {},
+		"GET /actuator/health": {},
+		"POST /admin/accounts": { body: { name: "Made by a wrong method", environment: "sandbox" } },
+		"GET /admin/accounts": {},
+		"GET /admin/accounts/:accountId": {},
+		"PATCH /admin/accounts/:accountId": { body: { environment: "production" } },
+		"POST /admin/accounts/:accountId/tokens": { body: { graceSeconds: 0 } },
+		"POST /admin/accounts/:accountId/merchant-accounts": { body: { name: "MID X", group: "default", cardTypes: ["visa"] } },
+		"GET /admin/accounts/:accountId/merchant-accounts": {},
+		"POST /admin/accounts/:accountId/products": { body: { name: "X", amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default" } },
+		"GET /admin/accounts/:accountId/products": {},
+		"PATCH /admin/accounts/:accountId/products/:productId": { body: { active: false } },
+		"POST /admin/accounts/:accountId/bin-blacklist": { body: { bin: "555555" } },
+		"GET /admin/accounts/:accountId/bin-blacklist": {},
+		"DELETE /admin/accounts/:accountId/bin-blacklist/:bin": {},
+		"GET /admin/accounts/:accountId/customers": {},
+		"GET /admin/accounts/:accountId/customers/:customerId/transactions": {},
+		"GET /admin/sandbox/operations": {},
+		"GET /admin/accounts/:accountId/webhooks": {},
+		"POST /admin/accounts/:accountId/webhooks/redeliver": {},
+		"POST /admin/webhooks/:eventId/redeliver": {},
+		"POST /admin/renewals/run": { body: { at: future } },
+		"POST /admin/accounts/:accountId/clock": { body: { advanceTo: future } },
+	};
+});
+afterAll(() => app.stop());
+
+function urlOf(route: Route): string {
+	const path = route.path.replace(/:(\w+)/g, (_, name: string) => String(name === "id" ? (route.path.includes("/customer/") ? ids.customerId : ids.transactionId) : ids[name]));
+	const query = samples[`${route.method} ${route.path}`]?.query;
+	return query ? `${path}?${query}` : path;
+}
+
+function credentials(route: Route): Record<string, string> {
+	if (route.auth === "admin") return { Authorization: `Bearer ${ADMIN_TOKEN}` };
+	if (route.auth === "api") return bearer(shop);
+	return {};
+}
+
+describe("The route tables", () => {
+	test("When a route is added, then this test has a valid request for it", () => {
+		// Act
+		const missing = ROUTES.map(r => `${r.method} ${r.path}`).filter(name => !(name in samples));
+
+		// Assert
+		expect(missing).toEqual([]);
+	});
+});
+
+describe("Every other method on every route", () => {
+	test("When each route gets every method but its own, then nothing runs: a bare preflight, or 405 naming the route's methods, and the state reads back unchanged", async () => {
+		// Arrange
+		const before = await readBack();
+		const answers: string[] = [];
+
+		// Act
+		for (const route of ROUTES) {
+			const sample = samples[`${route.method} ${route.path}`];
+			const body = sample.body ? JSON.stringify(sample.body) : undefined;
+			for (const method of METHODS.filter(m => !methodsAt(route.path).includes(m))) {
+				// An OPTIONS both bare and as a browser's preflight of the route's own method; every request also asks for the
+				// route's method through the override headers some frameworks honour.
+				const variants: Record<string, string>[] = method === "OPTIONS" ? [{}, { "Access-Control-Request-Method": route.method, Origin: "https://shop.example.com" }] : [{}];
+				for (const variant of variants) {
+					const overrides = Object.fromEntries(OVERRIDE_HEADERS.map(name => [name, route.method]));
+					const res = await send(app, method, urlOf(route), { ...credentials(route), ...overrides, ...variant }, method === "HEAD" ? undefined : body).catch(err => {
+						throw new Error(`${method} ${route.path}: ${err.message}`);
+					});
+					const preflight = method === "OPTIONS" && CORS_PREFIXES.some(prefix => route.path.startsWith(`${prefix}/`));
+					const expected = preflight ? "204 -" : `405 ${methodsAt(route.path).join(", ")}`;
+					const got = `${res.status} ${res.status === 405 ? res.headers.allow : "-"}`;
+					if (got !== expected || (preflight && res.body !== "")) answers.push(`${method} ${route.path}: ${got} ${res.body.slice(0, 200)}`);
+				}
+			}
+		}
+
+		// Assert
+		expect(answers).toEqual([]);
+		expect(await readBack()).toEqual(before);
+	});
+
+	test("When a browser preflights a money-moving GET, then it gets the CORS headers and no refund is made", async () => {
+		// Act
+		const res = await send(app, "OPTIONS", `/api/refund/${ids.transactionId}`, {
+			...bearer(shop),
+			Origin: "https://shop.example.com",
+			"Access-Control-Request-Method": "GET",
+		});
+		const transaction = await app.http().get(`/api/transaction/${ids.transactionId}`).set(bearer(shop));
+
+		// Assert
+		expect(res.status).toBe(204);
+		expect(res.headers["access-control-allow-origin"]).toBe("*");
+		expect(res.headers["access-control-allow-methods"]).toContain("GET");
+		expect(transaction.body.refundStatus).toBe("REFUNDABLE");
+	});
+
+	test("When a GET that reads is sent as HEAD, then it answers the GET's status without a body", async () => {
+		// Act
+		const res = await send(app, "HEAD", `/api/customer/${ids.customerId}`, bearer(shop));
+
+		// Assert
+		expect(res.status).toBe(200);
+		expect(res.headers["content-type"]).toMatch(/^application\/json/);
+		expect(res.body).toBe("");
+	});
+
+	test("When an unknown path gets OPTIONS outside the CORS routes, then 404 and nothing runs", async () => {
+		// Act
+		const res = await send(app, "OPTIONS", "/admin/nothing", { Authorization: `Bearer ${ADMIN_TOKEN}` });
+
+		// Assert
+		expect(res.status).toBe(404);
+		expect(JSON.parse(res.body)).toEqual({ error: "NOT_FOUND", status: 404 });
+	});
+
+	test("When any answer is sent, then it carries X-Content-Type-Options: nosniff, the spec's plain-text 500 included", async () => {
+		// Act
+		const badDomain = await send(app, "POST", "/api/session?domain=not%20a%20host", bearer(shop));
+		const json = await send(app, "GET", `/api/customer/${ids.customerId}`, bearer(shop));
+		const preflight = await send(app, "OPTIONS", "/api/session", { Origin: "https://x.example", "Access-Control-Request-Method": "POST" });
+
+		// Assert
+		expect(badDomain.status).toBe(500);
+		expect(badDomain.headers["content-type"]).toMatch(/^text\/plain/);
+		for (const res of [badDomain, json, preflight]) expect(res.headers["x-content-type-options"]).toBe("nosniff");
+	});
+});
