@@ -10,13 +10,23 @@ export interface Currency {
 	digits: number;
 }
 
-/** An active ISO 4217 currency, or undefined (funds, metals and test codes are refused). */
+/** Every active ISO 4217 currency (funds, metals and test codes are left out), by its upper-case code. */
+const CURRENCIES = new Map<string, Currency>(
+	currencyCodes.data
+		.filter(entry => !entry.countries.some(country => country.startsWith("Zz")))
+		.map(entry => [entry.code, { code: entry.code, id: Number(entry.number), digits: entry.digits }]),
+);
+
+/** The codes a product may be priced in, in ISO 4217's order. */
+export const CURRENCY_CODES: readonly string[] = [...CURRENCIES.keys()];
+
+/** An active ISO 4217 currency by its code as written in ISO 4217 (upper case), or undefined. */
 export function findCurrency(code: string): Currency | undefined {
-	if (typeof code !== "string" || !/^[A-Za-z]{3}$/.test(code)) return undefined;
-	const entry = currencyCodes.code(code.toUpperCase());
-	if (!entry || entry.countries.some(c => c.startsWith("Zz"))) return undefined;
-	return { code: entry.code, id: Number(entry.number), digits: entry.digits };
+	return typeof code === "string" ? CURRENCIES.get(code) : undefined;
 }
+
+/** Largest amount a product or refund may have, in major units of any currency. */
+export const MAX_AMOUNT = 1_000_000_000;
 
 export enum MoneyError {
 	NotANumber = "NOT_A_NUMBER",
@@ -37,7 +47,7 @@ export function toMinorUnits(amount: number | string, currency: Currency): numbe
 	const significant = fraction.replace(/0+$/, "");
 	if (significant.length > currency.digits) return MoneyError.TooManyDecimals;
 	const minor = Number(whole + significant.padEnd(currency.digits, "0"));
-	if (!Number.isSafeInteger(minor)) return MoneyError.TooLarge;
+	if (!Number.isSafeInteger(minor) || minor > MAX_AMOUNT * 10 ** currency.digits) return MoneyError.TooLarge;
 	if (minus || minor === 0) return MoneyError.NotPositive;
 	return minor;
 }

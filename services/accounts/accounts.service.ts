@@ -22,11 +22,13 @@ interface Locals {
 }
 
 const NOT_FOUND = new Set([AccountsError.UnknownAccount, AccountsError.UnknownProduct, AccountsError.UnknownBin]);
+const CONFLICT = new Set([AccountsError.AmountConflictsWithCurrency, AccountsError.TrialConflictsWithBilling]);
 
-/** Turns a domain error into the admin API's 404 or 400. */
+/** Turns a domain error into the admin API's 404, 409 or 400. */
 function orFail<T>(result: T | AccountsError): T {
 	if (!isAccountsError(result)) return result;
-	throw new ApiError(NOT_FOUND.has(result) ? ApiErrorType.NotFound : ApiErrorType.BadRequest, accountsErrorMessages[result]);
+	const type = NOT_FOUND.has(result) ? ApiErrorType.NotFound : CONFLICT.has(result) ? ApiErrorType.Conflict : ApiErrorType.BadRequest;
+	throw new ApiError(type, accountsErrorMessages[result]);
 }
 
 function action<P, R>(params: object, fn: (deps: AccountsDeps, input: P) => Promise<R | AccountsError>) {

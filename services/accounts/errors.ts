@@ -6,13 +6,16 @@ export enum AccountsError {
 	InvalidAmount = "INVALID_AMOUNT",
 	InvalidTrial = "INVALID_TRIAL",
 	NothingToChange = "NOTHING_TO_CHANGE",
+	/** A product change that is valid alone but not with the product's stored fields (409). */
+	AmountConflictsWithCurrency = "AMOUNT_CONFLICTS_WITH_CURRENCY",
+	TrialConflictsWithBilling = "TRIAL_CONFLICTS_WITH_BILLING",
 }
 
 export function isAccountsError(value: unknown): value is AccountsError {
 	return Object.values(AccountsError).includes(value as AccountsError);
 }
 
-/** What the admin API says for each error (all are 400, except the unknown-* ones: 404). */
+/** What the admin API says for each error (400, except the unknown-* ones: 404, and the conflicts: 409). */
 export const accountsErrorMessages: Record<AccountsError, string> = {
 	[AccountsError.UnknownAccount]: "No account with this accountId",
 	[AccountsError.UnknownProduct]: "No product with this productId in the account",
@@ -22,4 +25,8 @@ export const accountsErrorMessages: Record<AccountsError, string> = {
 	[AccountsError.InvalidTrial]:
 		"trialDays must be 0 or absent for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
 	[AccountsError.NothingToChange]: "Nothing to change: send at least one field",
+	[AccountsError.AmountConflictsWithCurrency]:
+		"The product's amount would have more decimals than its currency allows: send amount and currency together",
+	[AccountsError.TrialConflictsWithBilling]:
+		"trialDays does not fit the product's billing (0 for CHARGE, 1 to 365 for SCHEDULE, 1 to 7 for PREAUTHORIZE): send billing and trialDays together",
 };

@@ -82,6 +82,16 @@ function checkProduct(input: ProductInput): Omit<ProductDoc, "_id" | "accountId"
 	return { ...input, amount, currency: currency.code, trialDays };
 }
 
+/**
+ * A patch's error is the patch's own (400) when it holds every field the rule
+ * is about; otherwise the patch is fine alone and conflicts with the stored product (409).
+ */
+function blame(error: AccountsError, changes: Partial<ProductInput>): AccountsError {
+	if (error === AccountsError.InvalidAmount && (changes.amount === undefined || changes.currency === undefined)) return AccountsError.AmountConflictsWithCurrency;
+	if (error === AccountsError.InvalidTrial && changes.billing === undefined) return AccountsError.TrialConflictsWithBilling;
+	return error;
+}
+
 export async function createProduct(deps: AccountsDeps, input: ProductInput & { accountId: number }): Promise<ProductView | AccountsError> {
 	const { accountId, ...fields } = input;
 	if (!(await accountExists(deps, accountId))) return AccountsError.UnknownAccount;
@@ -110,10 +120,10 @@ export async function updateProduct(
 		merchantAccountGroup: current.merchantAccountGroup,
 		active: current.active,
 	};
-	// Moving to another billing kind needs that kind's trialDays, unless it is CHARGE.
-	if (changes.billing && changes.trialDays === undefined && changes.billing !== current.billing) delete currentInput.trialDays;
+	// billing comes with its trialDays (unless CHARGE, which has none), as in a new product.
+	if (changes.billing && changes.trialDays === undefined) delete currentInput.trialDays;
 	const product = checkProduct({ ...currentInput, ...changes });
-	if (typeof product === "string") return product;
+	if (typeof product === "string") return blame(product, changes);
 	const doc = await deps.db.products
 		.findOneAndUpdate({ _id: productId, accountId }, { $set: product }, { returnDocument: "after" })
 		.lean();

@@ -1,3 +1,4 @@
+import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
 import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "./models";
 
@@ -16,8 +17,8 @@ const renewal = {
 };
 const productFields = {
 	name: shortText,
-	amount: { type: "number", exclusiveMinimum: 0 },
-	currency: { type: "string", pattern: "^[A-Za-z]{3}$" },
+	amount: { type: "number", exclusiveMinimum: 0, maximum: MAX_AMOUNT },
+	currency: { enum: CURRENCY_CODES, errorMessage: "must be an active ISO 4217 code in upper case, such as EUR" },
 	billing: { enum: BILLING_KINDS },
 	trialDays: { type: "integer", minimum: 0, maximum: 365 },
 	renewal,

@@ -100,9 +100,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			params: schemas.advanceClock,
 			async handler(ctx: Context<{ accountId: number; advanceTo: string }>) {
 				const account = await ctx.call<{ environment: string }, { accountId: number }>("accounts.get", { accountId: ctx.params.accountId });
-				if (account.environment !== "sandbox") throw new ApiError(ApiErrorType.BadRequest, "Only sandbox accounts have a test clock");
+				if (account.environment !== "sandbox") throw new ApiError(ApiErrorType.Conflict, "Only sandbox accounts have a test clock");
 				const at = new Date(ctx.params.advanceTo);
-				if (at.getTime() < Date.now()) throw new ApiError(ApiErrorType.BadRequest, "advanceTo must not be in the past");
+				if (at.getTime() < Date.now()) throw new ApiError(ApiErrorType.Conflict, "advanceTo must not be in the past: the clock only moves forward");
 				return this.runCycle({ at, accountId: ctx.params.accountId });
 			},
 		},

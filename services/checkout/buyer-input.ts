@@ -11,10 +11,14 @@ export interface InputProblem {
 	message: string;
 }
 
-export const ADDITIONAL_DATA_LIMITS = { depth: 5, bytes: 16_384, keyLength: 100 } as const;
+export const ADDITIONAL_DATA_LIMITS = { depth: 5, bytes: 16_384, keyLength: 100, magnitude: 1e12 } as const;
 
 /** The names the test suite's card-data scan looks for, and the usual others. */
-const CVC_KEY = /^(cvc|cvv|cvn|cid|csc|cvc2|cvv2|securitycode|cardsecuritycode|cardverificationcode)$/;
+const CVC_NAMES = ["cvc", "cvv", "cvn", "cid", "csc", "cvc2", "cvv2", "securitycode", "cardsecuritycode", "cardverificationcode"];
+const CVC_KEY = new RegExp(`^(${CVC_NAMES.join("|")})$`);
+
+/** The same rule as a JSON Schema pattern over the key as sent (any letter case; spaces, _ and - anywhere): docs/openapi.json's. */
+export const CVC_KEY_PATTERN = `^[\\s_-]*(${CVC_NAMES.map(name => [...name].map(c => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join("[\\s_-]*")).join("|")})[\\s_-]*$`;
 
 /** 13 to 19 digits standing alone (single spaces or dashes allowed between them), as card numbers are written. */
 const CARD_LIKE = /(?<![\d])\d(?:[ -]?\d){12,18}(?![\d])/g;
@@ -29,17 +33,29 @@ export function holdsCardNumber(text: string): boolean {
 
 const isCvcKey = (key: string) => CVC_KEY.test(key.toLowerCase().replace(/[\s_-]/g, ""));
 
-/** Problems with additionalData's shape and keys, depth first so nothing deep is ever walked far. */
+/**
+ * Problems with additionalData's shape, keys and values, depth first so nothing
+ * deep is ever walked far. Card numbers are looked for in keys and strings;
+ * numbers are kept below 10^12, so none can be one (13 digits at least) and a
+ * fraction's digits are never mistaken for one.
+ */
 function additionalDataProblems(value: unknown, path: string, depth: number): string[] {
+	if (typeof value === "string") return holdsCardNumber(value) ? [`${path} must not hold a card number`] : [];
+	if (typeof value === "number" && Math.abs(value) >= ADDITIONAL_DATA_LIMITS.magnitude) {
+		return [`${path} must be a number below 10^12 in magnitude: send larger numbers, identifiers and millisecond timestamps as strings`];
+	}
 	if (value === null || typeof value !== "object") return [];
 	if (depth > ADDITIONAL_DATA_LIMITS.depth) return [`${path} is nested more than ${ADDITIONAL_DATA_LIMITS.depth} levels deep`];
 	const problems: string[] = [];
 	for (const [key, inner] of Object.entries(value)) {
 		const at = Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`;
 		if (!Array.isArray(value)) {
-			if (key.length === 0 || key.length > ADDITIONAL_DATA_LIMITS.keyLength) problems.push(`${path} keys must be 1 to ${ADDITIONAL_DATA_LIMITS.keyLength} characters`);
+			// Counted in characters (code points), as JSON Schema's maxLength counts them.
+			const length = [...key].length;
+			if (length === 0 || length > ADDITIONAL_DATA_LIMITS.keyLength) problems.push(`${path} keys must be 1 to ${ADDITIONAL_DATA_LIMITS.keyLength} characters`);
 			else if (key.startsWith("$") || key.includes(".") || key.includes("\0")) problems.push(`${path} keys must not start with $ or hold . or NUL: ${JSON.stringify(key).slice(0, 40)}`);
 			else if (isCvcKey(key)) problems.push(`${at}: a CVC must never be sent outside the encrypted card fields`);
+			else if (holdsCardNumber(key)) problems.push(`${path} keys must not hold a card number`);
 		}
 		problems.push(...additionalDataProblems(inner, at, depth + 1));
 		if (problems.length >= 10) break;
@@ -61,8 +77,6 @@ export function buyerInputProblems(input: { email: string; name: string; lastNam
 			const json = JSON.stringify(input.additionalData);
 			if (Buffer.byteLength(json) > ADDITIONAL_DATA_LIMITS.bytes) {
 				problems.push({ field: "additionalData", message: `additionalData must be at most ${ADDITIONAL_DATA_LIMITS.bytes / 1024} kB as JSON` });
-			} else if (holdsCardNumber(json)) {
-				problems.push({ field: "additionalData", message: "additionalData must not hold a card number" });
 			}
 		}
 	}

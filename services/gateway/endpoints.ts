@@ -9,8 +9,12 @@ export interface Endpoint {
 	plainText?: boolean;
 	/** Where parameters come from besides the path: GET and DELETE use the query, POST and PATCH the body, unless named. */
 	input?: "query" | "body";
-	/** The created resource can be read at `<path>/<id>`: its Location header says so. */
-	readableById?: boolean;
+	/**
+	 * Where a 201's Location header points: `item`, the created resource at `<path>/<id>`;
+	 * `list`, the list at the request's path that now holds it; `parent`, the resource one
+	 * segment up (a rotated token's account). Set for every endpoint answering 201.
+	 */
+	location?: "item" | "list" | "parent";
 	/** Malformed requests answer the checkout's `{code: "INVALID_REQUEST", errors}` instead of BAD_REQUEST. */
 	checkoutErrors?: boolean;
 	/** The `Idempotency-Key` header is passed to the action as `idempotencyKey`. */
@@ -48,17 +52,17 @@ export const actuatorEndpoints: Record<string, Endpoint> = {
 
 /** `/admin`, Bearer ADMIN_TOKEN. */
 export const adminEndpoints: Record<string, Endpoint> = {
-	"POST /accounts": { action: "accounts.create", status: 201, readableById: true },
+	"POST /accounts": { action: "accounts.create", status: 201, location: "item" },
 	"GET /accounts": { action: "accounts.list" },
 	"GET /accounts/:accountId": { action: "accounts.get" },
 	"PATCH /accounts/:accountId": { action: "accounts.update" },
-	"POST /accounts/:accountId/tokens": { action: "accounts.rotateToken", status: 201 },
-	"POST /accounts/:accountId/merchant-accounts": { action: "accounts.createMerchantAccount", status: 201 },
+	"POST /accounts/:accountId/tokens": { action: "accounts.rotateToken", status: 201, location: "parent" },
+	"POST /accounts/:accountId/merchant-accounts": { action: "accounts.createMerchantAccount", status: 201, location: "list" },
 	"GET /accounts/:accountId/merchant-accounts": { action: "accounts.listMerchantAccounts" },
-	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201 },
+	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201, location: "list" },
 	"GET /accounts/:accountId/products": { action: "accounts.listProducts" },
 	"PATCH /accounts/:accountId/products/:productId": { action: "accounts.updateProduct" },
-	"POST /accounts/:accountId/bin-blacklist": { action: "accounts.addBlacklistedBin", status: 201 },
+	"POST /accounts/:accountId/bin-blacklist": { action: "accounts.addBlacklistedBin", status: 201, location: "list" },
 	"GET /accounts/:accountId/bin-blacklist": { action: "accounts.listBlacklistedBins" },
 	"DELETE /accounts/:accountId/bin-blacklist/:bin": { action: "accounts.removeBlacklistedBin" },
 	"GET /accounts/:accountId/customers": { action: "billing.listCustomers" },

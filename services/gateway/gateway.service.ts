@@ -81,9 +81,11 @@ function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: S
 	if (endpoint?.plainText) meta.$responseType = "text/plain; charset=utf-8";
 	if (endpoint?.status) {
 		meta.$statusCode = endpoint.status;
-		// Only where the created resource can be read; elsewhere a 201 names none (RFC 9110: the target URI).
+		const path = requestPath(req);
 		const id = (data as { id?: unknown } | null)?.id;
-		if (endpoint.readableById && id !== undefined) meta.$location = `${requestPath(req)}/${id}`;
+		if (endpoint.location === "item" && id !== undefined) meta.$location = `${path}/${id}`;
+		if (endpoint.location === "list") meta.$location = path;
+		if (endpoint.location === "parent") meta.$location = path.slice(0, path.lastIndexOf("/"));
 	}
 	return data;
 }

@@ -34,8 +34,12 @@ describe("money", () => {
 		expect([toDecimal(499, EUR), toDecimal(1000, EUR), toDecimal(1200, JPY), toDecimal(1, EUR)]).toEqual([4.99, 10, 1200, 0.01]);
 	});
 
-	test("When a currency is looked up, then test codes and metals are refused and the numeric id is ISO 4217's", () => {
-		expect(findCurrency("eur")).toEqual({ code: "EUR", id: 978, digits: 2 });
-		expect([findCurrency("XXX"), findCurrency("XAU"), findCurrency("EU"), findCurrency("EURO")]).toEqual([undefined, undefined, undefined, undefined]);
+	test("When a currency is looked up, then test codes, metals and codes not written as ISO 4217 writes them are refused, and the numeric id is ISO 4217's", () => {
+		expect(findCurrency("EUR")).toEqual({ code: "EUR", id: 978, digits: 2 });
+		expect([findCurrency("XXX"), findCurrency("XAU"), findCurrency("EU"), findCurrency("EURO"), findCurrency("eur")]).toEqual([undefined, undefined, undefined, undefined, undefined]);
+	});
+
+	test("When an amount is above a billion of the currency, then it is refused as too large", () => {
+		expect([toMinorUnits(1_000_000_000, EUR), toMinorUnits(1_000_000_000.01, EUR)]).toEqual([100_000_000_000, MoneyError.TooLarge]);
 	});
 });

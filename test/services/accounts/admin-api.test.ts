@@ -152,12 +152,32 @@ describe("Products", () => {
 		expect(res.body.message).toContain(field);
 	});
 
-	test("When a JPY product is created, then its amount has no decimals", async () => {
-		const ok = await admin(app).post(`/accounts/${merchant.accountId}/products`, product({ currency: "jpy", amount: 1200 }));
+	test("When a JPY product is created, then its amount has no decimals, and the code is written as ISO 4217 writes it", async () => {
+		const ok = await admin(app).post(`/accounts/${merchant.accountId}/products`, product({ currency: "JPY", amount: 1200 }));
 		const bad = await admin(app).post(`/accounts/${merchant.accountId}/products`, product({ currency: "JPY", amount: 12.5 }));
+		const lowerCase = await admin(app).post(`/accounts/${merchant.accountId}/products`, product({ currency: "jpy", amount: 1200 }));
 
 		expect(ok.body).toMatchObject({ currency: "JPY", currencyId: 392, amount: 1200 });
 		expect(bad.status).toBe(400);
+		expect(lowerCase.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "currency must be an active ISO 4217 code in upper case, such as EUR" });
+	});
+
+	test.each([
+		["an amount with more decimals than the stored currency", { amount: 9.999 }, "amount and currency together"],
+		["a currency the stored amount has too many decimals for", { currency: "JPY" }, "amount and currency together"],
+		["trialDays that the stored billing kind does not take", { trialDays: 5 }, "billing and trialDays together"],
+	])("When a patch has %s, then 409 CONFLICT saying what to send together, and nothing changes", async (_, patch, message) => {
+		// Arrange
+		const created = (await admin(app).post(`/accounts/${merchant.accountId}/products`, product())).body;
+
+		// Act
+		const res = await admin(app).patch(`/accounts/${merchant.accountId}/products/${created.id}`, patch);
+
+		// Assert
+		expect(res.status).toBe(409);
+		expect(res.body).toEqual({ error: "CONFLICT", status: 409, message: expect.stringContaining(message) });
+		const list = await admin(app).get(`/accounts/${merchant.accountId}/products`);
+		expect(list.body.find((p: { id: number }) => p.id === created.id)).toEqual(created);
 	});
 
 	test("When a product is deactivated with PATCH, then it shows active false and keeps its other fields", async () => {

@@ -110,13 +110,20 @@ describe("Renewals", () => {
 		expect((await transactionsOf(customerId)).map(t => t.type)).toEqual(["SUBSCRIPTION_START"]);
 	});
 
-	test("When a production account asks for the test clock, then 400", async () => {
+	test("When a production account asks for the test clock, then 409: the request is well formed, the account is not one with a clock", async () => {
 		const live = await createMerchant(app, { environment: "production" });
 
 		const res = await admin(app).post(`/accounts/${live.accountId}/clock`, { advanceTo: inDays(2) });
 
-		expect(res.status).toBe(400);
-		expect(res.body.message).toBe("Only sandbox accounts have a test clock");
+		expect(res.status).toBe(409);
+		expect(res.body).toEqual({ error: "CONFLICT", status: 409, message: "Only sandbox accounts have a test clock" });
+	});
+
+	test("When the clock is asked to move backwards, then 409 and nothing runs", async () => {
+		const res = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: inDays(-1) });
+
+		expect(res.status).toBe(409);
+		expect(res.body).toEqual({ error: "CONFLICT", status: 409, message: "advanceTo must not be in the past: the clock only moves forward" });
 	});
 
 	test("When an operator runs a cycle for a future time, then only sandbox customers are charged: no production customer is billed early", async () => {
