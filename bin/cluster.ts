@@ -1,8 +1,8 @@
 // `npm run cluster`: the docker-compose topology as local processes, for a
-// machine without Docker. nats-server from PATH (with JetStream), the embedded
-// database (or MONGO_URL) as the one shared database server, one process per
-// service and BILLING_NODES billing processes, logs prefixed per node. Ctrl-C
-// stops the nodes (SIGTERM: they drain), then the database and NATS.
+// machine without Docker. The NATS server `npm install` built (with JetStream),
+// the embedded database (or MONGO_URL) as the one shared database server, one
+// process per service and BILLING_NODES billing processes, logs prefixed per
+// node. Ctrl-C stops the nodes (SIGTERM: they drain), then the database and NATS.
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";

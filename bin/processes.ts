@@ -1,8 +1,9 @@
 // Child processes the project starts by itself: Moleculer nodes (one process
-// each, as `npm run node` runs them) and nats-server. `npm run cluster` and the
-// benchmark (bench/) start their topologies with these.
+// each, as `npm run node` runs them) and the NATS server. `npm run cluster`, the
+// benchmark (bench/) and the tests start their topologies with these.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServiceName } from "../shared/config";
+import { natsServerBin } from "../shared/nats-server";
 import { freePort, waitForPort } from "../shared/net";
 import { projectRoot } from "../shared/paths";
 
@@ -63,13 +64,14 @@ export interface NatsProcess {
 	stop(): Promise<void>;
 }
 
-/** nats-server from PATH on a free port (or `port`), with JetStream when given a storage folder. */
+/** The project's NATS server (shared/nats-server.ts) on a free port (or `port`), with JetStream when given a storage folder. */
 export async function startNatsServer(options: { port?: number; jetStreamDir?: string; stderr?: NodeJS.WritableStream } = {}): Promise<NatsProcess> {
+	const bin = natsServerBin();
 	const port = options.port ?? (await freePort());
 	const args = ["-a", "127.0.0.1", "-p", String(port), ...(options.jetStreamDir ? ["-js", "-sd", options.jetStreamDir] : [])];
-	const child = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"] });
+	const child = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
 	const failed = new Promise<never>((_, reject) =>
-		child.once("error", err => reject(new Error(`Cannot start nats-server (${(err as NodeJS.ErrnoException).code}): apt-get install nats-server`))),
+		child.once("error", err => reject(new Error(`Cannot start ${bin} (${(err as NodeJS.ErrnoException).code}); re-run npm install, or set NATS_SERVER_BIN`))),
 	);
 	failed.catch(() => undefined); // a later failure shows as the process's exit, not as an unhandled rejection
 	if (options.stderr) prefixed("nats", child.stderr!, options.stderr);

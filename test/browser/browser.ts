@@ -1,8 +1,8 @@
-// Shared by the browser tests: Debian's Chromium driven by playwright-core,
-// and a small static server that serves what the gateway serves statically
+// Shared by the browser tests: the Chromium that npm install brings, driven by
+// playwright-core, and a small static server that serves what the gateway serves statically
 // (public/ at the root, jose's browser build at /vendor/jose/), for tests
 // that need the browser code without the whole service.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,14 +10,31 @@ import path from "node:path";
 import { type Browser, chromium } from "playwright-core";
 
 export const PROJECT_ROOT = path.resolve(__dirname, "../..");
-const CHROMIUM = "/usr/bin/chromium";
+
+/**
+ * CHROMIUM_PATH when set, otherwise the headless Chromium of the @sparticuz/chromium
+ * devDependency, which npm install unpacks into .chromium/<its version>/
+ * (scripts/install-chromium.mjs). playwright-core is pinned to the release built
+ * for that Chromium. Never a system browser, so a green run proves what npm install provides.
+ */
+function chromiumPath(): string {
+	const configured = process.env.CHROMIUM_PATH;
+	if (configured) {
+		if (!existsSync(configured)) throw new Error(`CHROMIUM_PATH is ${configured}, which does not exist`);
+		return configured;
+	}
+	const pkg = path.join(PROJECT_ROOT, "node_modules/@sparticuz/chromium/package.json");
+	const fix = "re-run npm install (with its devDependencies) and read its [chromium] lines, or set CHROMIUM_PATH to a Chromium binary";
+	if (!existsSync(pkg)) throw new Error(`The browser tests need the @sparticuz/chromium devDependency: ${fix}`);
+	const { version } = JSON.parse(readFileSync(pkg, "utf8")) as { version: string };
+	const unpacked = path.join(PROJECT_ROOT, ".chromium", version, "chromium");
+	if (!existsSync(unpacked)) throw new Error(`The browser tests need the Chromium of @sparticuz/chromium ${version} at ${unpacked}: ${fix}`);
+	return unpacked;
+}
 
 export async function launchChromium(): Promise<Browser> {
-	if (!existsSync(CHROMIUM)) {
-		throw new Error(`The browser tests need Debian's Chromium at ${CHROMIUM}: apt-get install chromium`);
-	}
 	return chromium.launch({
-		executablePath: CHROMIUM,
+		executablePath: chromiumPath(),
 		args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 	});
 }
