@@ -277,6 +277,27 @@ describe("POST /api/checkout: malformed requests", () => {
 		expect(res.body).toEqual({ code: "INVALID_REQUEST", errors: expect.arrayContaining([expect.objectContaining({ field })]) });
 	});
 
+	test.each([
+		["a card number as a string", { note: "paid with 4242 4242 4242 4242" }, "additionalData.note must not hold a card number"],
+		["a card number as a JSON number", { ref: 4242424242424242 }, "additionalData.ref must be a number below 10^12 in magnitude"],
+		["a millisecond timestamp as a number", { at: 1764000000000 }, "additionalData.at must be a number below 10^12 in magnitude"],
+	])("When additionalData holds %s, then 400 INVALID_REQUEST saying why and nothing is stored", async (_, additionalData, message) => {
+		const body = await checkoutBody(app, shop, { productId: shop.products.charge, extra: { additionalData } });
+
+		const res = await app.http().post("/api/checkout").send(body);
+
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ code: "INVALID_REQUEST", errors: [{ field: "additionalData", message: expect.stringContaining(message) }] });
+	});
+
+	test("When additionalData holds a fraction whose digits look like a card number, then the checkout goes through: a fraction is not a card", async () => {
+		const body = await checkoutBody(app, shop, { productId: shop.products.oneOff, extra: { additionalData: { rate: 0.4242424242424242, at: 1764000000 } } });
+
+		const res = await app.http().post("/api/checkout").send(body);
+
+		expect(res.body.code).toBe("OK");
+	});
+
 	test("When a card field is not a JWE for our key, then 400 INVALID_REQUEST naming it", async () => {
 		const body = await checkoutBody(app, shop, { productId: shop.products.charge });
 
