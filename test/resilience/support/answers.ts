@@ -10,6 +10,7 @@ export const DOCUMENTED_ERRORS: Record<number, string[]> = {
 	401: ["UNAUTHORIZED"],
 	404: ["NOT_FOUND"],
 	405: ["METHOD_NOT_ALLOWED"],
+	409: ["CONFLICT"],
 	408: ["REQUEST_TIMEOUT"],
 	413: ["PAYLOAD_TOO_LARGE"],
 	429: ["TOO_MANY_REQUESTS"],
