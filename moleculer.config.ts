@@ -2,7 +2,7 @@
 // npm run repl, the tests). The transporter comes from TRANSPORTER; none
 // means a single process.
 import type { BrokerOptions } from "moleculer";
-import { replCommands } from "./bin/repl-commands";
+import { replCommands } from "./runtime/repl-commands";
 import { AjvValidator } from "./shared/ajv-validator";
 import { config } from "./shared/config";
 import { ApiErrorType, isOutageError } from "./shared/errors";

@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { ServiceBroker } from "moleculer";
 import { MongoClient } from "mongodb";
-import { createBroker } from "../bin/broker";
+import { createBroker } from "../runtime/broker";
 import { databaseNameFor } from "../shared/db.mixin";
 import { seal } from "../services/billing/processors/card-vault";
 import type { ServiceName } from "../shared/config";

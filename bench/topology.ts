@@ -10,11 +10,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import path from "node:path";
-import { applyCardSecrets } from "../bin/local-secrets";
-import { type NatsProcess, SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "../bin/processes";
+import { applyCardSecrets } from "../dev/local-secrets";
+import { type NatsProcess, SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "../dev/processes";
 import type { ServiceName } from "../shared/config";
-import { startEmbeddedDb } from "../shared/embedded-db";
-import { freePort, waitForPort } from "../shared/net";
+import { startEmbeddedDb } from "../dev/embedded-db";
+import { freePort, waitForPort } from "../dev/net";
 import { projectRoot } from "../shared/paths";
 
 export const ADMIN_TOKEN = `bench_admin_${randomBytes(12).toString("hex")}`;

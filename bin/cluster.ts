@@ -7,10 +7,10 @@ import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { config, type ServiceName } from "../shared/config";
-import { startEmbeddedDb } from "../shared/embedded-db";
-import { createBroker } from "./broker";
-import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
-import { SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "./processes";
+import { startEmbeddedDb } from "../dev/embedded-db";
+import { createBroker } from "../runtime/broker";
+import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
+import { SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "../dev/processes";
 
 async function main(): Promise<void> {
 	const { dataDir, mongoUrl, port } = config();

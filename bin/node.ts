@@ -2,7 +2,7 @@
 // (all when unset), joined to the others over TRANSPORTER. docker-compose and
 // scaled billing nodes start here.
 import { config } from "../shared/config";
-import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "./broker";
+import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "../runtime/broker";
 
 async function main(): Promise<void> {
 	const { services, transporter, mongoUrl, adminToken } = config();

@@ -1,7 +1,7 @@
 // `npm run --silent secrets:env > .env`: fresh secrets for a deployment, as
 // an env file docker compose reads. Every node that needs a key must get the
 // same one, so generate them once and keep the file safe.
-import { newAdminToken, newCardSecrets } from "./local-secrets";
+import { newAdminToken, newCardSecrets } from "../dev/local-secrets";
 
 const { cardPrivateKey, cardFingerprintKey, vaultKey } = newCardSecrets();
 const lines = [

@@ -1,9 +1,9 @@
 // `npm start`: every service in one process, no transporter, and the
 // embedded database unless MONGO_URL is set. Prints where to go next.
 import { config, resetConfig } from "../shared/config";
-import { startEmbeddedDb } from "../shared/embedded-db";
-import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "./broker";
-import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "./local-secrets";
+import { startEmbeddedDb } from "../dev/embedded-db";
+import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "../runtime/broker";
+import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
 
 async function main(): Promise<void> {
 	delete process.env.TRANSPORTER;

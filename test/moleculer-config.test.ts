@@ -3,7 +3,7 @@ import { Errors, ServiceBroker } from "moleculer";
 import { brokerOptions } from "../moleculer.config";
 import { idempotent } from "../shared/action";
 import { resetConfig } from "../shared/config";
-import { freePort } from "../shared/net";
+import { freePort } from "../dev/net";
 
 afterEach(() => {
 	delete process.env.METRICS_PORT;

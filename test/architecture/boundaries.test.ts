@@ -1,5 +1,7 @@
 // Each service owns its folder and its collections: a file under services/A/
-// never imports from services/B/, and shared/ never imports a service.
+// never imports from services/B/, and shared/ never imports a service. What the
+// deployed service runs (services/, shared/, runtime/) never imports dev
+// tooling, tests or entry points, and nothing imports an entry point (bin/).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
@@ -41,6 +43,28 @@ describe("Service boundaries", () => {
 	test("When a file under shared/ imports another file, then it is not a service's", () => {
 		const offences = sourceFiles(path.join(ROOT, "shared")).flatMap(file =>
 			importsOf(file).filter(target => serviceOf(target) !== undefined).map(target => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
+		);
+
+		expect(offences).toEqual([]);
+	});
+
+	test("When a file the deployed service runs (services/, shared/, runtime/) imports another file, then it is not dev tooling or a test", () => {
+		const running = ["services", "shared", "runtime"].flatMap(dir => sourceFiles(path.join(ROOT, dir)));
+		const offences = running.flatMap(file =>
+			importsOf(file)
+				.filter(target => ["dev", "test", "bench", "bin"].some(dir => !path.relative(path.join(ROOT, dir), target).startsWith("..")))
+				.map(target => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
+		);
+
+		expect(offences).toEqual([]);
+	});
+
+	test("When bin/ is listed, then it holds entry points only: nothing imports from it", () => {
+		const everything = ["services", "shared", "runtime", "dev", "test", "bench", "bin"].flatMap(dir => sourceFiles(path.join(ROOT, dir)));
+		const offences = everything.flatMap(file =>
+			importsOf(file)
+				.filter(target => !path.relative(path.join(ROOT, "bin"), target).startsWith(".."))
+				.map(target => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
 		);
 
 		expect(offences).toEqual([]);

@@ -5,8 +5,8 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
-import { createBroker } from "../../bin/broker";
-import { freePort } from "../../shared/net";
+import { createBroker } from "../../runtime/broker";
+import { freePort } from "../../dev/net";
 import { projectRoot } from "../../shared/paths";
 
 test("When npm run cluster starts, then every service runs in its own process over NATS, the API works, and Ctrl-C stops it all", async () => {

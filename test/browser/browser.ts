@@ -14,7 +14,7 @@ export const PROJECT_ROOT = path.resolve(__dirname, "../..");
 /**
  * CHROMIUM_PATH when set, otherwise the headless Chromium of the @sparticuz/chromium
  * devDependency, which npm install unpacks into .chromium/<its version>/
- * (scripts/install-chromium.mjs). playwright-core is pinned to the release built
+ * (dev/install/chromium.mjs). playwright-core is pinned to the release built
  * for that Chromium. Never a system browser, so a green run proves what npm install provides.
  */
 function chromiumPath(): string {

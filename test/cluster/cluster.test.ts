@@ -3,8 +3,8 @@
 import type { AddressInfo } from "node:net";
 import type { ServiceBroker } from "moleculer";
 import request from "supertest";
-import { createBroker } from "../../bin/broker";
-import { replCommands } from "../../bin/repl-commands";
+import { createBroker } from "../../runtime/broker";
+import { replCommands } from "../../runtime/repl-commands";
 import { CARDS, createShop, submitCheckout } from "../factories/checkout";
 import type { ServiceName } from "../../shared/config";
 import { ADMIN_TOKEN, testEnvironment } from "../setup/app";

@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServiceBroker } from "moleculer";
 import { type Db, MongoClient } from "mongodb";
-import { createBroker } from "../../bin/broker";
+import { createBroker } from "../../runtime/broker";
 import { databaseNameFor } from "../../shared/db.mixin";
 import { projectRoot } from "../../shared/paths";
 import { testEnvironment } from "../setup/app";

@@ -6,6 +6,7 @@
 - Encrypted card fields: a JWE cannot be drawn from a schema, so the formats
   `jwe-card-number` and `jwe-cvc` of docs/openapi.json are drawn from real
   encryptions of a test card, made by test/contract/schemathesis.ts.
+- Plain-text answers are read as text, so links can follow a session id.
 """
 
 import json
@@ -40,3 +41,9 @@ with open(os.environ["CONTRACT_JWES"], encoding="utf-8") as pool:
 
 schemathesis.openapi.format("jwe-card-number", st.sampled_from(_jwes["cards"]))
 schemathesis.openapi.format("jwe-cvc", st.sampled_from(_jwes["cvcs"]))
+
+
+@schemathesis.deserializer("text/plain")
+def plain_text(ctx, response):
+    """POST /api/session answers its id as text: the link to GET /api/session reads it from there."""
+    return response.content.decode("utf-8")

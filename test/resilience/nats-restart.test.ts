@@ -4,8 +4,8 @@
 // reconnect by themselves, and everything acknowledged must be there
 // afterwards, webhooks included.
 import type { ServiceBroker } from "moleculer";
-import { createBroker } from "../../bin/broker";
-import { freePort } from "../../shared/net";
+import { createBroker } from "../../runtime/broker";
+import { freePort } from "../../dev/net";
 import { CARDS, checkoutBody, createShop, type Shop } from "../factories/checkout";
 import { admin, bearer } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";

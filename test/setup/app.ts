@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { BrokerOptions, ServiceBroker } from "moleculer";
 import request from "supertest";
-import { createBroker } from "../../bin/broker";
+import { createBroker } from "../../runtime/broker";
 import { ALL_SERVICES, resetConfig, type ServiceName } from "../../shared/config";
 import { type LogLevel, testLogger } from "./test-logger";
 

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import type { EmbeddedDb } from "../../shared/embedded-db";
+import type { EmbeddedDb } from "../../dev/embedded-db";
 import { findCardDataAtRest } from "./card-data-scan";
 import { findSecretsInLogs } from "./log-scan";
 import { LOG_DIR_VARIABLE } from "./test-logger";

@@ -1,7 +1,7 @@
 // A real NATS server for cluster tests: NATS_URL when set, otherwise the
-// project's own (bin/processes.ts, shared/nats-server.ts) on a free port.
+// project's own (dev/processes.ts, dev/nats-server.ts) on a free port.
 // Missing binary = a loud failure, never a skip.
-import { startNatsServer } from "../../bin/processes";
+import { startNatsServer } from "../../dev/processes";
 
 export interface NatsServer {
 	url: string;

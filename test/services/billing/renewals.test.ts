@@ -2,7 +2,7 @@
 // periods, retries and suspension, catch-up, and exactly-once on concurrent cycles.
 import { DateTime } from "luxon";
 import { MongoClient } from "mongodb";
-import { createBroker } from "../../../bin/broker";
+import { createBroker } from "../../../runtime/broker";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";

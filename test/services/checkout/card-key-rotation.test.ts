@@ -1,6 +1,6 @@
 // Rotating the card-encryption key: forms opened before the rotation hold the
 // previous public key; their ciphertexts decrypt until the grace period ends.
-import { newCardSecrets } from "../../../bin/local-secrets";
+import { newCardSecrets } from "../../../dev/local-secrets";
 import { CARDS, checkoutBody, createShop, encrypt } from "../../factories/checkout";
 import { startApp, type TestApp } from "../../setup/app";
 

@@ -1,5 +1,5 @@
 import os from "node:os";
-import { startEmbeddedDb, type EmbeddedDb } from "../../../shared/embedded-db";
+import { startEmbeddedDb, type EmbeddedDb } from "../../../dev/embedded-db";
 import { startApp, type TestApp } from "../../setup/app";
 
 describe("GET /actuator/health", () => {

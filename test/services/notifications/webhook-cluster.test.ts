@@ -4,7 +4,7 @@
 import type { AddressInfo } from "node:net";
 import type { ServiceBroker } from "moleculer";
 import request from "supertest";
-import { createBroker } from "../../../bin/broker";
+import { createBroker } from "../../../runtime/broker";
 import type { ServiceName } from "../../../shared/config";
 import { createMerchant } from "../../factories/merchant";
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";

@@ -2,7 +2,7 @@
 // due delivery with one atomic update and a lease, so under load every event
 // still reaches the receiver exactly once (when nothing fails).
 import type { ServiceBroker } from "moleculer";
-import { createBroker } from "../../../bin/broker";
+import { createBroker } from "../../../runtime/broker";
 import { createMerchant } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";

@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { type Db, MongoClient } from "mongodb";
 import mongoose, { type Connection } from "mongoose";
 import type { ServiceBroker } from "moleculer";
-import { createBroker } from "../../../bin/broker";
+import { createBroker } from "../../../runtime/broker";
 import { createSandboxModels, createSandboxProcessor } from "../../../services/billing/processors/sandbox-processor";
 import type { PaymentProcessor, ProcessorOutcome } from "../../../services/billing/processors/payment-processor";
 import { keyRecordOf } from "../../../services/refunds/idempotent-refund";

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { natsServerBin } from "../../shared/nats-server";
+import { natsServerBin } from "../../dev/nats-server";
 import { projectRoot } from "../../shared/paths";
 
 describe("natsServerBin", () => {

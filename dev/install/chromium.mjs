@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const pkg = join(repo, "node_modules", "@sparticuz", "chromium", "package.json");
 const root = join(repo, ".chromium");
 const tag = "[chromium]";

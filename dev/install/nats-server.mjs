@@ -1,6 +1,6 @@
 // postinstall: build the pinned NATS server (with JetStream) from its official Go module
 // into .nats-server/, with the machine's Go, through the Go module proxy. The tests,
-// `npm run cluster` and the benchmark run it (shared/nats-server.ts finds it).
+// `npm run cluster` and the benchmark run it (dev/nats-server.ts finds it).
 // Best effort only: it must never fail `npm install`.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 
 const VERSION = "v2.15.2"; // its go.mod asks for Go 1.26
 const MODULE = `github.com/nats-io/nats-server/v2@${VERSION}`;
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const dir = join(repo, ".nats-server");
 const binary = join(dir, "nats-server");
 const tag = "[nats-server]";

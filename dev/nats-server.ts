@@ -1,10 +1,10 @@
 // Which NATS server the project runs (tests, `npm run cluster`, the benchmark):
 // NATS_SERVER_BIN when set, otherwise the one `npm install` built into
-// .nats-server/ (scripts/install-nats-server.mjs). Never one from PATH, so
+// .nats-server/ (dev/install/nats-server.mjs). Never one from PATH, so
 // that a green run proves what `npm install` provides on a fresh machine.
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { projectRoot } from "./paths";
+import { projectRoot } from "../shared/paths";
 
 const PROJECT_NATS_SERVER = path.join(projectRoot, ".nats-server", "nats-server");
 

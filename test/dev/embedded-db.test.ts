@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import mongoose, { type Connection, Schema } from "mongoose";
-import { type EmbeddedDb, startEmbeddedDb } from "../../shared/embedded-db";
+import { type EmbeddedDb, startEmbeddedDb } from "../../dev/embedded-db";
 
 jest.setTimeout(60_000);
 

@@ -3,8 +3,8 @@
 // benchmark (bench/) and the tests start their topologies with these.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServiceName } from "../shared/config";
-import { natsServerBin } from "../shared/nats-server";
-import { freePort, waitForPort } from "../shared/net";
+import { natsServerBin } from "./nats-server";
+import { freePort, waitForPort } from "./net";
 import { projectRoot } from "../shared/paths";
 
 const STOP_TIMEOUT_MS = 15_000;
@@ -64,7 +64,7 @@ export interface NatsProcess {
 	stop(): Promise<void>;
 }
 
-/** The project's NATS server (shared/nats-server.ts) on a free port (or `port`), with JetStream when given a storage folder. */
+/** The project's NATS server (dev/nats-server.ts) on a free port (or `port`), with JetStream when given a storage folder. */
 export async function startNatsServer(options: { port?: number; jetStreamDir?: string; stderr?: NodeJS.WritableStream } = {}): Promise<NatsProcess> {
 	const bin = natsServerBin();
 	const port = options.port ?? (await freePort());

@@ -5,7 +5,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const lib = join(repo, ".embedded-db", "lib");
 const tag = "[embedded-db]";
 
@@ -29,7 +29,7 @@ try {
 				`${tag} or set MONGO_URL to use an existing MongoDB.`,
 		);
 	} else {
-		const args = ["-q", "-f", join(repo, "db", "pom.xml"), "dependency:copy-dependencies",
+		const args = ["-q", "-f", join(repo, "dev", "db", "pom.xml"), "dependency:copy-dependencies",
 			`-DoutputDirectory=${lib}`, "-DincludeScope=runtime"];
 		const res = spawnSync("mvn", args, { cwd: repo, encoding: "utf8" });
 		if (res.status === 0 && hasJars()) {

@@ -1,6 +1,6 @@
 // Embedded database for development and tests when MONGO_URL is not set.
 // Prefers a real mongod (mongodb-memory-server) if its binary is available without network access,
-// otherwise runs the MongoDB wire-compatible mongo-java-server (see db/MongoLauncher.java).
+// otherwise runs the MongoDB wire-compatible mongo-java-server (see dev/db/MongoLauncher.java).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -26,7 +26,7 @@ export interface EmbeddedDbOptions {
 
 const REPO = path.resolve(__dirname, "..");
 const LIB_DIR = path.join(REPO, ".embedded-db", "lib");
-const LAUNCHER = path.join(REPO, "db", "MongoLauncher.java");
+const LAUNCHER = path.join(REPO, "dev", "db", "MongoLauncher.java");
 const DOWNLOAD_TIMEOUT_MS = 30_000;
 const JAVA_START_TIMEOUT_MS = 60_000;
 const KILL_GRACE_MS = 5_000;
