@@ -15,8 +15,8 @@ export function domainAction<Deps, P, R>(
 	};
 }
 
-/** Domain errors (string enums) travel to an orchestrating service as `{error}` values rather than exceptions. */
-export function errorAsValue<T>(result: T | string): T | { error: string } {
+/** Domain errors (string enums) travel to an orchestrating service as `{error}` values rather than exceptions (shared/contracts). */
+export function errorAsValue<T extends object | null, E extends string>(result: T | E): T | { error: E } {
 	return typeof result === "string" ? { error: result } : result;
 }
 

@@ -1,24 +1,11 @@
 // Creating merchants' accounts, rotating their API tokens, and resolving a
 // token to its account on every API request.
+import type { AccountView, AuthenticatedAccount, Environment, WebhookTarget } from "../../shared/contracts/accounts";
 import { sha256Hex } from "../../shared/crypto";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
-import type { AccountDoc, Environment } from "./models";
+import type { AccountDoc } from "./models";
 import { newApiToken, newWebhookSecret } from "./secrets";
-
-export interface AccountView {
-	id: number;
-	name: string;
-	environment: Environment;
-	webhookUrl: string | null;
-}
-
-export interface AuthenticatedAccount {
-	accountId: number;
-	environment: Environment;
-	/** Epoch ms after which the token stops working, or null. */
-	tokenExpiresAt: number | null;
-}
 
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 60 * 60;
 
@@ -95,7 +82,7 @@ export async function listAccounts(deps: AccountsDeps): Promise<AccountView[]> {
 export async function webhookTarget(
 	deps: AccountsDeps,
 	input: { accountId: number },
-): Promise<{ accountId: number; environment: Environment; webhookUrl: string | null; webhookSecret: string } | AccountsError> {
+): Promise<WebhookTarget | AccountsError> {
 	const doc = await deps.db.accounts.findById(input.accountId).lean();
 	if (!doc) return AccountsError.UnknownAccount;
 	return { accountId: doc._id, environment: doc.environment, webhookUrl: doc.webhookUrl, webhookSecret: doc.webhookSecret };

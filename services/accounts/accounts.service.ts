@@ -3,6 +3,7 @@
 // and the REPL call these actions; the gateway calls `authenticate`.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, idempotent } from "../../shared/action";
+import { broadcast, emit } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
@@ -46,9 +47,9 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			async handler(ctx: Context<{ accountId: number }>) {
 				const result = orFail(await updateAccount(this.deps, ctx.params));
 				// Notifications nodes drop their cached webhook target for the account.
-				ctx.broadcast("accounts.updated", { accountId: ctx.params.accountId });
+				broadcast(ctx, "accounts.updated", { accountId: ctx.params.accountId });
 				// One notifications node sends the events that waited for a URL.
-				if (result.webhookUrl) ctx.emit("accounts.webhookUrlSet", { accountId: ctx.params.accountId });
+				if (result.webhookUrl) emit(ctx, "accounts.webhookUrlSet", { accountId: ctx.params.accountId });
 				return result;
 			},
 		},
@@ -60,7 +61,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			async handler(ctx: Context<{ accountId: number; graceSeconds?: number }>) {
 				const result = orFail(await rotateToken(this.deps, ctx.params));
 				// Gateways drop their cached token lookups for the account.
-				ctx.broadcast("accounts.tokensRotated", { accountId: ctx.params.accountId });
+				broadcast(ctx, "accounts.tokensRotated", { accountId: ctx.params.accountId });
 				return result;
 			},
 		},

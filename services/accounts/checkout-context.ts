@@ -3,16 +3,9 @@
 // card's BIN is blocked. The checkout applies them in the spec's order.
 import { isBinBlacklisted } from "./bin-blacklist";
 import type { AccountsDeps } from "./deps";
-import { type MerchantAccountView, toMerchantAccountView } from "./merchant-accounts";
-import type { Environment } from "./models";
-import { type ProductRecord, toProductRecord } from "./products";
-
-export interface CheckoutContext {
-	environment: Environment;
-	product: ProductRecord | null;
-	merchantAccounts: MerchantAccountView[];
-	binBlacklisted: boolean;
-}
+import type { CheckoutContext } from "../../shared/contracts/accounts";
+import { toMerchantAccountView } from "./merchant-accounts";
+import { toProductRecord } from "./products";
 
 export async function checkoutContext(
 	deps: AccountsDeps,

@@ -1,10 +1,10 @@
 // The sandbox demo account that `npm start` creates on an empty database, so
 // a newcomer can pay with a test card at /demo straight away.
+import { CARD_TYPES, type ProductView } from "../../shared/contracts/accounts";
 import { createAccount } from "./account-admin";
 import type { AccountsDeps } from "./deps";
 import { createMerchantAccount } from "./merchant-accounts";
-import { createProduct, type ProductView, toProductView } from "./products";
-import { CARD_TYPES } from "./models";
+import { createProduct, toProductView } from "./products";
 
 export interface DemoData {
 	accountId: number;

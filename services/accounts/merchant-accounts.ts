@@ -1,15 +1,7 @@
+import type { CardType, MerchantAccountView } from "../../shared/contracts/accounts";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
-import type { CardType, MerchantAccountDoc } from "./models";
-
-export interface MerchantAccountView {
-	id: number;
-	accountId: number;
-	name: string;
-	group: string;
-	cardTypes: CardType[];
-	active: boolean;
-}
+import type { MerchantAccountDoc } from "./models";
 
 export function toMerchantAccountView(doc: MerchantAccountDoc): MerchantAccountView {
 	return { id: doc._id, accountId: doc.accountId, name: doc.name, group: doc.group, cardTypes: doc.cardTypes, active: doc.active };

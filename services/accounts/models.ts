@@ -2,22 +2,8 @@
 // merchants), their API tokens, products, merchant accounts (MIDs) and the BIN
 // blacklist. Only this service imports this file.
 import { type Connection, type Model, Schema } from "mongoose";
+import { BILLING_KINDS, type BillingKind, CARD_TYPES, type CardType, ENVIRONMENTS, type Environment, PERIOD_UNITS, type RenewalPeriod } from "../../shared/contracts/accounts";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
-
-export const ENVIRONMENTS = ["sandbox", "production"] as const;
-export type Environment = (typeof ENVIRONMENTS)[number];
-
-export const CARD_TYPES = ["visa", "mastercard", "amex", "discover", "jcb", "diners", "maestro", "unionpay"] as const;
-export type CardType = (typeof CARD_TYPES)[number];
-
-export const BILLING_KINDS = ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] as const;
-export type BillingKind = (typeof BILLING_KINDS)[number];
-
-export const PERIOD_UNITS = ["day", "week", "month", "year"] as const;
-export interface RenewalPeriod {
-	every: number;
-	unit: (typeof PERIOD_UNITS)[number];
-}
 
 export interface AccountDoc {
 	_id: number;

@@ -5,31 +5,12 @@ import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { accountExists } from "./merchant-accounts";
-import type { BillingKind, ProductDoc, RenewalPeriod } from "./models";
-
-export interface ProductView {
-	id: number;
-	accountId: number;
-	name: string;
-	amount: number;
-	currency: string;
-	currencyId: number;
-	billing: BillingKind;
-	trialDays: number;
-	renewal: RenewalPeriod | null;
-	allowMultipleSubscriptions: boolean;
-	merchantAccountGroup: string;
-	active: boolean;
-}
-
-/** What other services get: the view plus the amount in minor units. */
-export interface ProductRecord extends ProductView {
-	amountMinor: number;
-}
+import type { BillingKind, ProductRecord, ProductView, RenewalPeriod } from "../../shared/contracts/accounts";
+import type { ProductDoc } from "./models";
 
 export interface ProductInput {
 	name: string;
-	amount: number | string;
+	amount: number;
 	currency: string;
 	billing: BillingKind;
 	trialDays?: number;

@@ -1,6 +1,6 @@
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
-import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "./models";
+import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "../../shared/contracts/accounts";
 
 const environment = { enum: ENVIRONMENTS };
 // http(s) with a host: "http://" alone is a URI, but not one a webhook can be sent to.

@@ -2,6 +2,7 @@
 // checkout service calls the checkout steps; the gateway calls the reads.
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
+import { call } from "../../shared/call";
 import { config } from "../../shared/config";
 import { Cron } from "croner";
 import { dbMixin } from "../../shared/db.mixin";
@@ -99,7 +100,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		advanceClock: {
 			params: schemas.advanceClock,
 			async handler(ctx: Context<{ accountId: number; advanceTo: string }>) {
-				const account = await ctx.call<{ environment: string }, { accountId: number }>("accounts.get", { accountId: ctx.params.accountId });
+				const account = await call(ctx, "accounts.get", { accountId: ctx.params.accountId });
 				if (account.environment !== "sandbox") throw new ApiError(ApiErrorType.Conflict, "Only sandbox accounts have a test clock");
 				const at = new Date(ctx.params.advanceTo);
 				if (at.getTime() < Date.now()) throw new ApiError(ApiErrorType.Conflict, "advanceTo must not be in the past: the clock only moves forward");
@@ -150,7 +151,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		};
 		this.relay = createOutboxRelay({
 			db: this.db,
-			enqueue: event => this.broker.call("notifications.enqueue", event),
+			enqueue: event => call(this.broker, "notifications.enqueue", event),
 			logger: this.logger,
 		});
 		this.relay.start();
@@ -179,7 +180,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				maxAttempts: renewalMaxAttempts,
 				productOf: (accountId, productId) => {
 					const key = `${accountId}:${productId}`;
-					if (!products.has(key)) products.set(key, this.broker.call<RenewalProduct | null, object>("accounts.getProduct", { accountId, productId }));
+					if (!products.has(key)) products.set(key, call(this.broker, "accounts.getProduct", { accountId, productId }));
 					return products.get(key)!;
 				},
 			};

@@ -1,7 +1,17 @@
 // Billing's part of a checkout, in the spec's order: verify the card (step 3),
 // open the subscription under the duplicate-check lock (step 4), then the
 // first payment by product type (step 5). The checkout service orchestrates.
-import { addDays, addPeriod, type Period } from "../../shared/time";
+import type { Environment } from "../../shared/contracts/accounts";
+import {
+	CheckoutStepError,
+	type FirstPaymentInput,
+	FirstPaymentOutcome,
+	type FirstPaymentResult,
+	type OpenSubscriptionInput,
+	OpenSubscriptionError,
+	VerifyCardError,
+} from "../../shared/contracts/billing";
+import { addDays, addPeriod } from "../../shared/time";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import { outboxEvent } from "./outbox";
@@ -10,52 +20,31 @@ import type { PaymentProcessor } from "./processors/payment-processor";
 import { CustomerStatus, TransactionType } from "./states";
 import { claimLock, lockKey, releaseLock } from "./subscription-lock";
 import { recordTransaction } from "./transaction-record";
-import { type CustomerView, type TransactionView, toCustomerView, toTransactionView } from "./views";
+import { toCustomerView, toTransactionView } from "./views";
 
-export enum BillingError {
-	NoProcessor = "NO_PROCESSOR",
-	CardNotVerified = "CARD_NOT_VERIFIED",
-	ProcessorError = "PROCESSOR_ERROR",
-	AlreadySubscribed = "ALREADY_SUBSCRIBED",
-	WrongState = "WRONG_STATE",
-}
-
-type Environment = "sandbox" | "production";
-
-function processor(deps: BillingDeps, environment: Environment): PaymentProcessor | BillingError {
-	return deps.processorFor(environment) ?? BillingError.NoProcessor;
+function processor(deps: BillingDeps, environment: Environment): PaymentProcessor | VerifyCardError {
+	return deps.processorFor(environment) ?? VerifyCardError.NoProcessor;
 }
 
 export async function verifyCard(
 	deps: BillingDeps,
 	input: { environment: Environment; midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } },
-): Promise<{ cardToken: string } | BillingError> {
+): Promise<{ cardToken: string } | VerifyCardError> {
 	const cards = processor(deps, input.environment);
 	if (typeof cards === "string") return cards;
 	const { cardToken } = await cards.tokenize({ pan: input.card.pan, expiry: input.card.expiry });
 	const outcome = await withRetries(() =>
 		cards.verify({ idempotencyKey: `${input.attemptId}:verify`, cardToken, cvc: input.card.cvc, midId: input.midId }),
 	);
-	if (outcome.status === "ERROR") return BillingError.ProcessorError;
-	return outcome.status === "APPROVED" ? { cardToken } : BillingError.CardNotVerified;
-}
-
-export interface OpenSubscriptionInput {
-	accountId: number;
-	environment: Environment;
-	product: { id: number; allowMultipleSubscriptions: boolean };
-	buyer: { email: string; name: string; lastName: string };
-	card: { cardToken: string; fingerprint: string; bin: string; last4: string; brand: string; expiry: string };
-	mid: { id: number; name: string };
-	sessionId: string;
-	additionalData: Record<string, unknown> | null;
+	if (outcome.status === "ERROR") return VerifyCardError.ProcessorError;
+	return outcome.status === "APPROVED" ? { cardToken } : VerifyCardError.CardNotVerified;
 }
 
 /** Step 4: the duplicate check, then a PENDING customer. */
-export async function openSubscription(deps: BillingDeps, input: OpenSubscriptionInput): Promise<{ customerId: number } | BillingError> {
+export async function openSubscription(deps: BillingDeps, input: OpenSubscriptionInput): Promise<{ customerId: number } | OpenSubscriptionError> {
 	const customerId = await deps.db.ids.customers.next();
 	if (!input.product.allowMultipleSubscriptions && !(await claimLock(deps, lockKey(input), customerId))) {
-		return BillingError.AlreadySubscribed;
+		return OpenSubscriptionError.AlreadySubscribed;
 	}
 	const now = deps.now();
 	await deps.db.customers.create({
@@ -94,35 +83,13 @@ export async function openSubscription(deps: BillingDeps, input: OpenSubscriptio
 }
 
 /** The checkout could not complete (its session was taken): PENDING -> ABANDONED, lock released. */
-export async function abandonSubscription(deps: BillingDeps, input: { customerId: number }): Promise<{ customerId: number } | BillingError> {
+export async function abandonSubscription(deps: BillingDeps, input: { customerId: number }): Promise<{ customerId: number } | CheckoutStepError> {
 	const doc = await deps.db.customers
 		.findOneAndUpdate({ _id: input.customerId, status: CustomerStatus.Pending }, { $set: { status: CustomerStatus.Abandoned } }, { returnDocument: "after" })
 		.lean();
-	if (!doc) return BillingError.WrongState;
+	if (!doc) return CheckoutStepError.WrongState;
 	await releaseLock(deps, doc);
 	return { customerId: doc._id };
-}
-
-export interface FirstPaymentInput {
-	customerId: number;
-	environment: Environment;
-	attemptId: string;
-	cvc: string;
-	product: {
-		billing: "CHARGE" | "PREAUTHORIZE" | "SCHEDULE";
-		amountMinor: number;
-		currency: string;
-		currencyId: number;
-		trialDays: number;
-		renewal: Period | null;
-	};
-}
-
-export interface FirstPaymentResult {
-	outcome: "ACTIVE" | "DECLINED" | "PROCESSOR_ERROR" | "NO_PROCESSOR";
-	customer: CustomerView;
-	/** The charge or hold, when one was attempted. */
-	transaction: TransactionView | null;
 }
 
 /** PENDING -> ACTIVE (with its CONVERSION event, naming the charge or hold) or DECLINED, compare-and-set on the expected state. */
@@ -133,10 +100,10 @@ async function settle(deps: BillingDeps, customerId: number, changes: Partial<Cu
 }
 
 /** Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. */
-export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<FirstPaymentResult | BillingError> {
+export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<FirstPaymentResult | CheckoutStepError> {
 	const customer = await deps.db.customers.findById(input.customerId).lean();
-	if (!customer) return BillingError.WrongState;
-	if (customer.status !== CustomerStatus.Pending) return BillingError.WrongState;
+	if (!customer) return CheckoutStepError.WrongState;
+	if (customer.status !== CustomerStatus.Pending) return CheckoutStepError.WrongState;
 	const now = deps.now();
 	const { product } = input;
 
@@ -149,14 +116,14 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 			billingAnchor: firstCharge,
 			periodsBilled: 0,
 		});
-		return { outcome: "ACTIVE", customer: toCustomerView(activated ?? customer), transaction: null };
+		return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: null };
 	}
 
 	const cards = processor(deps, input.environment);
 	if (typeof cards === "string") {
 		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
 		await releaseLock(deps, customer);
-		return { outcome: "NO_PROCESSOR", customer: toCustomerView(declined ?? customer), transaction: null };
+		return { outcome: FirstPaymentOutcome.NoProcessor, customer: toCustomerView(declined ?? customer), transaction: null };
 	}
 
 	const hold = product.billing === "PREAUTHORIZE";
@@ -171,7 +138,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
 		await releaseLock(deps, customer);
 		return {
-			outcome: outcome.status === "ERROR" ? "PROCESSOR_ERROR" : "DECLINED",
+			outcome: outcome.status === "ERROR" ? FirstPaymentOutcome.ProcessorError : FirstPaymentOutcome.Declined,
 			customer: toCustomerView(declined ?? customer),
 			transaction: toTransactionView(transaction),
 		};
@@ -189,5 +156,5 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		billingAnchor,
 		periodsBilled: hold ? 0 : 1,
 	}, transaction._id);
-	return { outcome: "ACTIVE", customer: toCustomerView(activated ?? customer), transaction: toTransactionView(transaction) };
+	return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: toTransactionView(transaction) };
 }

@@ -3,9 +3,10 @@
 // (product, email, card). The sandbox processor's own collections are in
 // processors/sandbox-models.ts.
 import { type Connection, type Model, Schema } from "mongoose";
+import type { EventType } from "../../shared/contracts/notifications";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import type { Lease } from "./lease";
-import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
+import { CustomerStatus, RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /**
  * An event for the merchant's webhooks, written in the same single-document
@@ -14,7 +15,7 @@ import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from
  */
 export interface OutboxEvent {
 	id: string;
-	type: "TRANSACTION" | "CONVERSION" | "REFUND" | "CANCELLATION" | "SUSPENSION";
+	type: EventType;
 	createdAt: Date;
 	/** A CONVERSION's charge or hold (null: none, e.g. a scheduled first charge), so the relay need not search for it. */
 	transactionId?: number | null;
@@ -101,7 +102,7 @@ export interface RefundDoc {
 	accountId: number;
 	transactionId: number;
 	amount: number;
-	status: "RESERVED" | "COMPLETED" | "FAILED";
+	status: RefundRecordStatus;
 	refundTransactionId: number | null;
 	createdAt: Date;
 	settledAt: Date | null;
@@ -206,7 +207,7 @@ const refundSchema = new Schema<RefundDoc>(
 		accountId: { type: Number, required: true },
 		transactionId: { type: Number, required: true },
 		amount: { type: Number, required: true },
-		status: { type: String, enum: ["RESERVED", "COMPLETED", "FAILED"], required: true },
+		status: { type: String, enum: Object.values(RefundRecordStatus), required: true },
 		refundTransactionId: { type: Number, default: null },
 		createdAt: { type: Date, required: true },
 		settledAt: { type: Date, default: null },

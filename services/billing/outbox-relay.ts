@@ -5,19 +5,10 @@
 // relays: the documents a change just wrote, by id, right after the change
 // (kick with targets), and everything still waiting on a timer (a sweep) for
 // whatever a crashed node or a failed relay left behind.
+import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { formatDateTime } from "../../shared/time";
 import type { BillingDb, CustomerDoc, OutboxEvent, TransactionDoc } from "./models";
 import { toCustomerView, toTransactionView } from "./views";
-
-export interface WebhookEvent {
-	id: string;
-	type: OutboxEvent["type"];
-	createdAt: string;
-	accountId: number;
-	customerId: number;
-	transaction_id: number | null;
-	data: Record<string, unknown>;
-}
 
 export interface OutboxRelayDeps {
 	db: BillingDb;

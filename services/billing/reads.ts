@@ -1,7 +1,8 @@
 // The read API: an account sees only its own customers and transactions;
 // anything else reads as "not found" (null), as the spec requires.
 import type { BillingDeps } from "./deps";
-import { type CustomerView, type TransactionView, toCustomerView, toTransactionView } from "./views";
+import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
+import { toCustomerView, toTransactionView } from "./views";
 
 export async function getCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | null> {
 	const doc = await deps.db.customers.findOne({ _id: input.id, accountId: input.accountId }).lean();

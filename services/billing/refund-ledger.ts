@@ -20,6 +20,7 @@
 // period, by the recovery sweep (refund-recovery.ts, which only looks the key
 // up); both go through settleReserved, holding the refund's lease.
 import { randomUUID } from "node:crypto";
+import { type RefundDone, RefundError, type RefundInput } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { outboxEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
@@ -27,31 +28,7 @@ import type { BillingDeps } from "./deps";
 import { leaseFree, newLease } from "./lease";
 import type { RefundDoc, TransactionDoc } from "./models";
 import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
-import { RefundStatus, TransactionStatus, TransactionType } from "./states";
-
-export enum RefundError {
-	NotFound = "NOT_FOUND",
-	NotRefundable = "NOT_REFUNDABLE",
-	AmountTooHigh = "AMOUNT_TOO_HIGH",
-	InvalidAmount = "INVALID_AMOUNT",
-	ProcessorRefused = "PROCESSOR_REFUSED",
-	/** A repeat found the refund being settled by another request or by the recovery: nothing changed; ask again shortly. */
-	InProgress = "IN_PROGRESS",
-}
-
-export interface RefundDone {
-	/** Decimal, in the transaction's currency, as the API prints amounts. */
-	amount: number;
-	refundTransactionId: number;
-}
-
-export interface RefundInput {
-	accountId: number;
-	transactionId: number;
-	/** As the merchant sent it; omitted means whatever is left to refund. */
-	amountToRefund?: string;
-	refundId: string;
-}
+import { RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /** How a settling step learns what the processor did with the refund's key. */
 export type AskProcessor = (processor: PaymentProcessor, refund: RefundDoc, original: TransactionDoc) => Promise<ProcessorOutcome | null>;
@@ -98,7 +75,7 @@ export async function giveBack(deps: BillingDeps, refund: RefundDoc): Promise<bo
 /** The processor did not refund: the reservation goes back first, then the refund is FAILED, so a crash in between leaves it RESERVED for recovery. */
 export async function failRefund(deps: BillingDeps, refund: RefundDoc): Promise<RefundError> {
 	await giveBack(deps, refund);
-	await deps.db.refunds.updateOne({ _id: refund._id, status: "RESERVED" }, { $set: { status: "FAILED", settledAt: deps.now(), lease: null } });
+	await deps.db.refunds.updateOne({ _id: refund._id, status: RefundRecordStatus.Reserved }, { $set: { status: RefundRecordStatus.Failed, settledAt: deps.now(), lease: null } });
 	return RefundError.ProcessorRefused;
 }
 
@@ -125,8 +102,8 @@ async function markRefunded(deps: BillingDeps, transactionId: number): Promise<v
 
 async function markCompleted(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, refundTransaction: TransactionDoc): Promise<RefundDone> {
 	await deps.db.refunds.updateOne(
-		{ _id: refund._id, status: "RESERVED" },
-		{ $set: { status: "COMPLETED", refundTransactionId: refundTransaction._id, settledAt: deps.now(), lease: null } },
+		{ _id: refund._id, status: RefundRecordStatus.Reserved },
+		{ $set: { status: RefundRecordStatus.Completed, refundTransactionId: refundTransaction._id, settledAt: deps.now(), lease: null } },
 	);
 	return { amount: toDecimal(refund.amount, findCurrency(original.currency)!), refundTransactionId: refundTransaction._id };
 }
@@ -194,7 +171,7 @@ export async function settleReserved(deps: BillingDeps, refund: RefundDoc, ask: 
 
 /** The filter of a RESERVED refund nobody holds (its lease expired or was released). */
 function unheld(now: Date): Record<string, unknown> {
-	return { status: "RESERVED", ...leaseFree("lease", now) };
+	return { status: RefundRecordStatus.Reserved, ...leaseFree("lease", now) };
 }
 
 /** RESERVED refunds older than the grace period that nobody holds: what the recovery sweep settles. */
@@ -217,7 +194,7 @@ export async function claimRefund(deps: BillingDeps, filter: Record<string, unkn
 
 /** Lets go of a refund that could not be settled now (it stays RESERVED), so the next sweep may try again. */
 export async function releaseRefund(deps: BillingDeps, refundId: string, owner: string): Promise<void> {
-	await deps.db.refunds.updateOne({ _id: refundId, status: "RESERVED", "lease.owner": owner }, { $set: { lease: null } });
+	await deps.db.refunds.updateOne({ _id: refundId, status: RefundRecordStatus.Reserved, "lease.owner": owner }, { $set: { lease: null } });
 }
 
 /**
@@ -229,8 +206,8 @@ async function previousOutcome(deps: BillingDeps, refund: RefundDoc, original: T
 	const owner = `resume:${randomUUID()}`;
 	const deadline = Date.now() + RESUME_WAIT_MS;
 	for (let current: RefundDoc | null = refund; current; current = await deps.db.refunds.findById(refund._id).lean()) {
-		if (current.status === "FAILED") return RefundError.ProcessorRefused;
-		if (current.status === "COMPLETED") return { amount: toDecimal(current.amount, findCurrency(original.currency)!), refundTransactionId: current.refundTransactionId! };
+		if (current.status === RefundRecordStatus.Failed) return RefundError.ProcessorRefused;
+		if (current.status === RefundRecordStatus.Completed) return { amount: toDecimal(current.amount, findCurrency(original.currency)!), refundTransactionId: current.refundTransactionId! };
 		const claimed = await claimRefund(deps, { _id: refund._id }, owner);
 		if (claimed) {
 			try {
@@ -265,7 +242,7 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 			accountId: tx.accountId,
 			transactionId: tx._id,
 			amount,
-			status: "RESERVED",
+			status: RefundRecordStatus.Reserved,
 			refundTransactionId: null,
 			createdAt: now,
 			settledAt: null,
@@ -281,7 +258,7 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 		}
 		if (await reserve(deps, tx, refund, input.amountToRefund === undefined)) return settleByProcessor(deps, refund, tx, requestRefund);
 		// Nothing was reserved: the refund never existed (the next try, or the refusal, decides).
-		await deps.db.refunds.deleteOne({ _id: refund._id, status: "RESERVED" });
+		await deps.db.refunds.deleteOne({ _id: refund._id, status: RefundRecordStatus.Reserved });
 	}
 	return RefundError.NotRefundable;
 }

@@ -11,7 +11,8 @@
 //     a hard decline or the last attempt suspends the customer.
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
-import { addPeriod, type Period } from "../../shared/time";
+import type { ProductRecord } from "../../shared/contracts/accounts";
+import { addPeriod } from "../../shared/time";
 import { outboxEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
 import { releaseLock } from "./subscription-lock";
@@ -23,12 +24,8 @@ import type { ProcessorOutcome } from "./processors/payment-processor";
 import { claimRenewal } from "./renewal-lease";
 import { CustomerStatus, TransactionType } from "./states";
 
-export interface RenewalProduct {
-	amountMinor: number;
-	currency: string;
-	currencyId: number;
-	renewal: Period | null;
-}
+/** What a renewal needs of its product (accounts.getProduct). */
+export type RenewalProduct = Pick<ProductRecord, "amountMinor" | "currency" | "currencyId" | "renewal">;
 
 export interface RenewalDeps extends BillingDeps {
 	productOf(accountId: number, productId: number): Promise<RenewalProduct | null>;

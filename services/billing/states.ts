@@ -61,3 +61,25 @@ export enum RefundStatus {
 	NotRefundable = "NOT_REFUNDABLE",
 	Voided = "VOIDED",
 }
+
+/**
+ * A refund (billing's own record of one refund operation, keyed by its refund id):
+ *   (none)   -> RESERVED   recorded, then its amount reserved on the transaction
+ *   RESERVED -> COMPLETED  the processor refunded: the REFUNDED transaction is recorded
+ *   RESERVED -> FAILED     the processor did not refund (or the refund never reserved
+ *                          anything): the reservation is given back
+ *   RESERVED -> (deleted)  its request found nothing to reserve: the refund never existed
+ * A RESERVED refund is settled by its request, a repeat with its key, or the
+ * recovery sweep, whichever holds its lease.
+ */
+export enum RefundRecordStatus {
+	Reserved = "RESERVED",
+	Completed = "COMPLETED",
+	Failed = "FAILED",
+}
+
+export const REFUND_RECORD_TRANSITIONS: Record<RefundRecordStatus, RefundRecordStatus[]> = {
+	[RefundRecordStatus.Reserved]: [RefundRecordStatus.Completed, RefundRecordStatus.Failed],
+	[RefundRecordStatus.Completed]: [],
+	[RefundRecordStatus.Failed]: [],
+};

@@ -1,43 +1,8 @@
-// Customers and transactions exactly as the spec's tables show them.
+// Customers and transactions exactly as the spec's tables show them (shared/contracts/billing).
+import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal } from "../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
 import type { CustomerDoc, TransactionDoc } from "./models";
-
-export interface CustomerView {
-	id: number;
-	accountId: number;
-	email: string;
-	name: string;
-	lastName: string;
-	status: string;
-	productId: number;
-	subscriptionTimestamp: string;
-	nextRenewalTimestamp: string | null;
-	lastTimeBilled: string | null;
-	unsubscriptionTimestamp: string | null;
-	renewalActive: boolean;
-	attempts: number;
-	cardBin: string;
-	cardType: string;
-	cardExpiredTime: string;
-}
-
-export interface TransactionView {
-	id: number;
-	accountId: number;
-	timestamp: string;
-	success: boolean;
-	type: string;
-	amount: number;
-	productId: number;
-	transactionId: number | null;
-	midId: number;
-	midName: string;
-	currencyId: number;
-	refundStatus: string;
-	status: string;
-	paymentMethod: string;
-}
 
 export function toCustomerView(doc: CustomerDoc): CustomerView {
 	return {

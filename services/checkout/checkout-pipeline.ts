@@ -8,6 +8,10 @@
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
 // Every outcome is a code; nothing here throws for a business reason.
 import { randomBytes } from "node:crypto";
+import { type Call, isFailure } from "../../shared/call";
+import type { MerchantAccountView } from "../../shared/contracts/accounts";
+import { CheckoutStepError, FirstPaymentOutcome, VerifyCardError } from "../../shared/contracts/billing";
+import { SessionCheckoutError } from "../../shared/contracts/sessions";
 import { buyerInputProblems } from "./buyer-input";
 import type { CardKeyRing } from "./card-keys";
 import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
@@ -67,51 +71,13 @@ export interface InvalidCheckout {
 	invalid: { field: string; message: string }[];
 }
 
-interface MerchantAccount {
-	id: number;
-	name: string;
-	cardTypes: string[];
-	active: boolean;
-}
-
-interface Product {
-	id: number;
-	active: boolean;
-	allowMultipleSubscriptions: boolean;
-	billing: "CHARGE" | "PREAUTHORIZE" | "SCHEDULE";
-	amountMinor: number;
-	currency: string;
-	currencyId: number;
-	trialDays: number;
-	renewal: { every: number; unit: "day" | "week" | "month" | "year" } | null;
-}
-
-type Failure = { error: string };
-const failed = (value: unknown): value is Failure => typeof value === "object" && value !== null && "error" in value;
-
-/** The other services' actions the checkout calls, typed. */
-export interface CheckoutCalls {
-	checkSession(p: { sessionId: string; landingDomain: string }): Promise<{ accountId: number } | Failure>;
-	checkoutContext(p: { accountId: number; productId: number; cardPrefix: string }): Promise<{
-		environment: "sandbox" | "production";
-		product: Product | null;
-		merchantAccounts: MerchantAccount[];
-		binBlacklisted: boolean;
-	} | null>;
-	verifyCard(p: object): Promise<{ cardToken: string } | Failure>;
-	openSubscription(p: object): Promise<{ customerId: number } | Failure>;
-	abandonSubscription(p: { customerId: number }): Promise<unknown>;
-	consumeSession(p: { sessionId: string; attemptId: string }): Promise<{ sessionId: string } | Failure>;
-	releaseSession(p: { sessionId: string; attemptId: string }): Promise<unknown>;
-	firstPayment(p: object): Promise<{ outcome: "ACTIVE" | "DECLINED" | "PROCESSOR_ERROR" | "NO_PROCESSOR"; customer: { id: number } } | Failure>;
-}
-
 export interface CheckoutDeps {
-	calls: CheckoutCalls;
+	/** Sessions', accounts' and billing's actions (shared/contracts). */
+	call: Call;
 	keys: CardKeyRing;
 	fingerprintKey: Buffer;
 	/** Spreads checkouts across the eligible MIDs. */
-	pickMerchantAccount(eligible: MerchantAccount[]): MerchantAccount;
+	pickMerchantAccount(eligible: MerchantAccountView[]): MerchantAccountView;
 	now: () => Date;
 }
 
@@ -120,15 +86,29 @@ const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
 
 const NO_PROCESSOR: CheckoutAnswer = { code: CheckoutCode.ProcessingError, message: "No payment processor is configured for this production account" };
 
-const SESSION_CODES: Record<string, CheckoutCode> = {
-	SESSION_NOT_FOUND: CheckoutCode.SessionNotFound,
-	SESSION_EXPIRED: CheckoutCode.SessionExpired,
-	SESSION_USED: CheckoutCode.SessionUsed,
-	DOMAIN_MISMATCH: CheckoutCode.DomainMismatch,
+const SESSION_CODES: Record<SessionCheckoutError, CheckoutCode> = {
+	[SessionCheckoutError.NotFound]: CheckoutCode.SessionNotFound,
+	[SessionCheckoutError.Expired]: CheckoutCode.SessionExpired,
+	[SessionCheckoutError.Used]: CheckoutCode.SessionUsed,
+	[SessionCheckoutError.DomainMismatch]: CheckoutCode.DomainMismatch,
+};
+
+const UNVERIFIED: Record<VerifyCardError, CheckoutAnswer> = {
+	[VerifyCardError.NoProcessor]: NO_PROCESSOR,
+	[VerifyCardError.CardNotVerified]: answer(CheckoutCode.CreditCardValidation),
+	[VerifyCardError.ProcessorError]: answer(CheckoutCode.ProcessingError),
+};
+
+/** Every way a first payment ends but ACTIVE, after which the session is released for another try. */
+const UNPAID: Record<Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active> | CheckoutStepError, CheckoutAnswer> = {
+	[FirstPaymentOutcome.Declined]: answer(CheckoutCode.PaymentDeclined),
+	[FirstPaymentOutcome.NoProcessor]: NO_PROCESSOR,
+	[FirstPaymentOutcome.ProcessorError]: answer(CheckoutCode.ProcessingError),
+	[CheckoutStepError.WrongState]: answer(CheckoutCode.ProcessingError),
 };
 
 /** Round robin over the eligible MIDs, per checkout node. */
-export function roundRobin(): (eligible: MerchantAccount[]) => MerchantAccount {
+export function roundRobin(): (eligible: MerchantAccountView[]) => MerchantAccountView {
 	let turn = 0;
 	return eligible => eligible[turn++ % eligible.length];
 }
@@ -149,9 +129,9 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if (pan === null || cvc === null) return { invalid };
 
 	// 1. Session and product.
-	const session = await deps.calls.checkSession({ sessionId: input.sessionId, landingDomain: input.landingDomain });
-	if (failed(session)) return answer(SESSION_CODES[session.error]);
-	const context = await deps.calls.checkoutContext({ accountId: session.accountId, productId: input.productId, cardPrefix: pan.slice(0, 8) });
+	const session = await deps.call("sessions.checkForCheckout", { sessionId: input.sessionId, landingDomain: input.landingDomain });
+	if (isFailure(session)) return answer(SESSION_CODES[session.error]);
+	const context = await deps.call("accounts.checkoutContext", { accountId: session.accountId, productId: input.productId, cardPrefix: pan.slice(0, 8) });
 	if (!context?.product) return answer(CheckoutCode.ProductNotFound);
 	if (!context.product.active) return answer(CheckoutCode.ProductInactive);
 	const product = context.product;
@@ -167,14 +147,11 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
 	if (!passesLocalChecks(pan, cvc, input.cardExpiry, now)) return answer(CheckoutCode.CreditCardValidation);
 	const attemptId = `co_${randomBytes(12).toString("base64url")}`;
-	const verified = await deps.calls.verifyCard({ environment: context.environment, midId: mid.id, attemptId, card: { pan, expiry: input.cardExpiry, cvc } });
-	if (failed(verified)) {
-		if (verified.error === "NO_PROCESSOR") return NO_PROCESSOR;
-		return answer(verified.error === "CARD_NOT_VERIFIED" ? CheckoutCode.CreditCardValidation : CheckoutCode.ProcessingError);
-	}
+	const verified = await deps.call("billing.verifyCard", { environment: context.environment, midId: mid.id, attemptId, card: { pan, expiry: input.cardExpiry, cvc } });
+	if (isFailure(verified)) return UNVERIFIED[verified.error];
 
 	// 4. One live subscription per (product, email, card) unless the product allows more.
-	const opened = await deps.calls.openSubscription({
+	const opened = await deps.call("billing.openSubscription", {
 		accountId: session.accountId,
 		environment: context.environment,
 		product: { id: product.id, allowMultipleSubscriptions: product.allowMultipleSubscriptions },
@@ -184,15 +161,15 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 		sessionId: input.sessionId.toLowerCase(),
 		additionalData: input.additionalData ?? null,
 	});
-	if (failed(opened)) return answer(CheckoutCode.AlreadySubscribed);
+	if (isFailure(opened)) return answer(CheckoutCode.AlreadySubscribed);
 
 	// 5. The session is consumed just before money moves, so one session pays once.
-	const consumed = await deps.calls.consumeSession({ sessionId: input.sessionId, attemptId });
-	if (failed(consumed)) {
-		await deps.calls.abandonSubscription({ customerId: opened.customerId });
+	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId });
+	if (isFailure(consumed)) {
+		await deps.call("billing.abandonSubscription", { customerId: opened.customerId });
 		return answer(SESSION_CODES[consumed.error]);
 	}
-	const paid = await deps.calls.firstPayment({
+	const paid = await deps.call("billing.firstPayment", {
 		customerId: opened.customerId,
 		environment: context.environment,
 		attemptId,
@@ -206,11 +183,9 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 			renewal: product.renewal,
 		},
 	});
-	if (!failed(paid) && paid.outcome === "ACTIVE") return answer(CheckoutCode.Ok, paid.customer.id);
+	if (!isFailure(paid) && paid.outcome === FirstPaymentOutcome.Active) return answer(CheckoutCode.Ok, paid.customer.id);
 
 	// The payment failed: the buyer may try again with the same session.
-	await deps.calls.releaseSession({ sessionId: input.sessionId, attemptId });
-	if (!failed(paid) && paid.outcome === "DECLINED") return answer(CheckoutCode.PaymentDeclined);
-	if (!failed(paid) && paid.outcome === "NO_PROCESSOR") return NO_PROCESSOR;
-	return answer(CheckoutCode.ProcessingError);
+	await deps.call("sessions.release", { sessionId: input.sessionId, attemptId });
+	return UNPAID[isFailure(paid) ? paid.error : (paid.outcome as Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active>)];
 }

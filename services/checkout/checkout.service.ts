@@ -2,6 +2,7 @@
 // processing order (checkout-pipeline.ts), calling sessions, accounts and
 // billing. It holds the card-decryption keys and serves the public key.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { loadCardKeyRing } from "./card-keys";
@@ -39,7 +40,7 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		demoSession: {
 			params: schemas.demoSession,
 			async handler(ctx: Context<{ host: string }>) {
-				const session = config().demo ? await demoSession(ctx, ctx.params) : null;
+				const session = config().demo ? await demoSession(callsThrough(ctx), ctx.params) : null;
 				if (!session) throw new ApiError(ApiErrorType.NotFound, "The demo is off (DEMO=0) or has no demo account");
 				return session;
 			},
@@ -52,22 +53,12 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			throw new Error("CARD_PRIVATE_KEY and CARD_FINGERPRINT_KEY must be set for the checkout service (npm start generates them)");
 		}
 		const keys = await loadCardKeyRing({ current: cardPrivateKey, previous: cardPreviousPrivateKey, previousUntil: cardPreviousKeyUntil });
-		const call = <T>(action: string) => (params: object) => this.broker.call<T, object>(action, params);
 		this.deps = {
+			call: callsThrough(this.broker),
 			keys,
 			fingerprintKey: Buffer.from(cardFingerprintKey, "base64"),
 			pickMerchantAccount: roundRobin(),
 			now: () => new Date(),
-			calls: {
-				checkSession: call("sessions.checkForCheckout"),
-				checkoutContext: call("accounts.checkoutContext"),
-				verifyCard: call("billing.verifyCard"),
-				openSubscription: call("billing.openSubscription"),
-				abandonSubscription: call("billing.abandonSubscription"),
-				consumeSession: call("sessions.consume"),
-				releaseSession: call("sessions.release"),
-				firstPayment: call("billing.firstPayment"),
-			},
 		};
 	},
 };

@@ -8,14 +8,10 @@ import ipaddr from "ipaddr.js";
 import { LRUCache } from "lru-cache";
 import type { Context } from "moleculer";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { call } from "../../shared/call";
+import type { AuthenticatedAccount } from "../../shared/contracts/accounts";
 import { secretsEqual, sha256Hex } from "../../shared/crypto";
 import { ApiError, ApiErrorType } from "../../shared/errors";
-
-export interface AuthenticatedAccount {
-	accountId: number;
-	environment: "sandbox" | "production";
-	tokenExpiresAt: number | null;
-}
 
 export interface AuthOptions {
 	rateLimitPerSecond: number;
@@ -74,7 +70,7 @@ export function createAuthenticator(options: AuthOptions) {
 	async function lookUp(ctx: Context, tokenHash: string): Promise<AuthenticatedAccount | null> {
 		let entry = cache.get(tokenHash);
 		if (entry === undefined) {
-			const account = await ctx.call<AuthenticatedAccount | null, { tokenHash: string }>("accounts.authenticate", { tokenHash });
+			const account = await call(ctx, "accounts.authenticate", { tokenHash });
 			entry = account ?? "none";
 			const ttl = account?.tokenExpiresAt ? Math.min(CACHE_TTL_MS, account.tokenExpiresAt - Date.now()) : CACHE_TTL_MS;
 			if (ttl > 0) cache.set(tokenHash, entry, { ttl });

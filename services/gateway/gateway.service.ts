@@ -8,6 +8,7 @@ import path from "node:path";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import ApiGateway, { type ApiSettingsSchema } from "moleculer-web";
 import serveStatic from "serve-static";
+import { call } from "../../shared/call";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { projectRoot } from "../../shared/paths";
@@ -276,7 +277,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		async checkAdminRequest(ctx: Context, route: unknown, req: Request) {
 			checkParameters(req);
 			// Everything under /admin/accounts/{accountId} answers an unknown account the same way: 404, before its action runs.
-			if (/:accountId\b/.test(req.$alias?.path ?? "")) await ctx.call("accounts.get", { accountId: req.$params.accountId });
+			if (/:accountId\b/.test(req.$alias?.path ?? "")) await call(ctx, "accounts.get", { accountId: req.$params.accountId as number });
 		},
 	},
 

@@ -3,6 +3,7 @@
 // build. Every answer carries a Content-Security-Policy, nosniff and a
 // Referrer-Policy; the card frame's policy lets only the site its checkout
 // session is bound to embed it (frame-ancestors).
+import { call } from "../../shared/call";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServiceBroker } from "moleculer";
 
@@ -58,7 +59,7 @@ const SESSION_ID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}
 export function frameAncestors(this: { broker: Pick<ServiceBroker, "call"> }, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
 	const sessionId = new URLSearchParams((req.url ?? "").split("?")[1] ?? "").get("sessionId") ?? "";
 	const lookup = SESSION_ID.test(sessionId)
-		? this.broker.call<{ domain: string } | null, { sessionId: string }>("sessions.domain", { sessionId }, { timeout: 2000 }).catch(() => null)
+		? call(this.broker, "sessions.domain", { sessionId }, { timeout: 2000 }).catch(() => null)
 		: Promise.resolve(null);
 	void lookup.then(found => {
 		res.setHeader("Content-Security-Policy", framePolicy(found?.domain ?? null));

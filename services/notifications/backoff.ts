@@ -1,7 +1,8 @@
 // When a failed delivery is tried again, and until when: exponential backoff
 // with full jitter (so a receiver coming back is not hit by every event at
 // once), inside a retry window that starts at the event.
-import type { DeliverySettings, Environment } from "./deps";
+import type { Environment } from "../../shared/contracts/accounts";
+import type { DeliverySettings } from "./deps";
 
 export const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 

@@ -3,7 +3,8 @@
 // enqueue (an at-least-once sender retrying) a no-op.
 import { DateTime } from "luxon";
 import type { NotificationsDeps } from "./deps";
-import { type EventInput, serializeEnvelope } from "./envelope";
+import type { WebhookEvent } from "../../shared/contracts/notifications";
+import { serializeEnvelope } from "./envelope";
 import { DeliveryStatus } from "./states";
 
 const DUPLICATE_KEY = 11000;
@@ -14,7 +15,7 @@ function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
 	return parsed.isValid && parsed.toMillis() < now.getTime() ? parsed.toJSDate() : now;
 }
 
-export async function enqueueEvent(deps: NotificationsDeps, event: EventInput): Promise<{ accepted: true; deliveryId: string }> {
+export async function enqueueEvent(deps: NotificationsDeps, event: WebhookEvent): Promise<{ accepted: true; deliveryId: string }> {
 	const now = deps.now();
 	const id = event.id.toLowerCase();
 	const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);

@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { retryDelayMs, retryWindowEnd } from "./backoff";
-import type { Environment, NotificationsDeps, WebhookTarget } from "./deps";
+import type { Environment, WebhookTarget } from "../../shared/contracts/accounts";
+import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
 import { signatureHeader } from "./signature";
 import { DeliveryStatus } from "./states";

@@ -1,15 +1,6 @@
 import type { Logger } from "moleculer";
+import type { WebhookTarget } from "../../shared/contracts/accounts";
 import type { NotificationsDb } from "./models";
-
-export type Environment = "sandbox" | "production";
-
-/** Where and how to sign an account's webhooks, read from accounts at every attempt (both may change). */
-export interface WebhookTarget {
-	accountId: number;
-	environment: Environment;
-	webhookUrl: string | null;
-	webhookSecret: string;
-}
 
 export interface DeliverySettings {
 	timeoutMs: number;

@@ -2,7 +2,8 @@
 // the event id, so a repeated enqueue is a no-op) and every attempt in a
 // collection of its own, keyed by delivery id + attempt number.
 import { type Connection, type Model, Schema } from "mongoose";
-import { DeliveryStatus, EVENT_TYPES, type EventType } from "./states";
+import { EVENT_TYPES, type EventType } from "../../shared/contracts/notifications";
+import { DeliveryStatus } from "./states";
 
 export interface DeliveryDoc {
 	/** The event id (lower-case UUID); receivers dedupe on it. */

@@ -5,14 +5,16 @@
 import { LRUCache } from "lru-cache";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, idempotent } from "../../shared/action";
+import { call } from "../../shared/call";
+import type { WebhookTarget } from "../../shared/contracts/accounts";
+import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { enqueueEvent } from "./deliveries";
 import { createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import { listDeliveries } from "./delivery-views";
-import type { NotificationsDeps, WebhookTarget } from "./deps";
-import type { EventInput } from "./envelope";
+import type { NotificationsDeps } from "./deps";
 import { createNotificationsDb, type NotificationsDb } from "./models";
 import { NotificationsError, redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
@@ -37,7 +39,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 	actions: {
 		enqueue: {
 			params: schemas.enqueue,
-			async handler(ctx: Context<EventInput>) {
+			async handler(ctx: Context<WebhookEvent>) {
 				const answer = await enqueueEvent(this.deps, ctx.params);
 				// Stored: now the first attempt, without waiting for the next poll.
 				this.worker.deliver(answer.deliveryId);
@@ -81,7 +83,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			webhookTarget: async accountId => {
 				const cached = this.targets.get(accountId);
 				if (cached) return cached;
-				const target = await this.broker.call<WebhookTarget, { accountId: number }>("accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS });
+				const target = await call(this.broker, "accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS });
 				this.targets.set(accountId, target);
 				return target;
 			},

@@ -36,6 +36,3 @@ export const DELIVERY_TRANSITIONS: Record<DeliveryStatus, DeliveryStatus[]> = {
 export function statesLeadingTo(to: DeliveryStatus): DeliveryStatus[] {
 	return (Object.keys(DELIVERY_TRANSITIONS) as DeliveryStatus[]).filter(from => DELIVERY_TRANSITIONS[from].includes(to));
 }
-
-export const EVENT_TYPES = ["TRANSACTION", "CONVERSION", "REFUND", "CANCELLATION", "SUSPENSION"] as const;
-export type EventType = (typeof EVENT_TYPES)[number];

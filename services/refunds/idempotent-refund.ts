@@ -2,19 +2,17 @@
 // libraries may repeat it. With an Idempotency-Key, a repeat returns the first
 // answer and refunds nothing more; a key reused with other parameters is
 // refused. Keys are kept 24 hours, except those of refusals that changed nothing.
+// A request flows one way: this service keeps the key and the answer; billing
+// owns the refund, and the only wait (for a request that is still settling the
+// refund) is billing's, on the refund itself.
 import { randomUUID } from "node:crypto";
+import { type Call, isFailure } from "../../shared/call";
+import { RefundError } from "../../shared/contracts/billing";
 import { sha256Hex } from "../../shared/crypto";
 import type { RefundsDb } from "./models";
 import { answerFor, type RefundAnswer, refundAnswers } from "./refund-answers";
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
-const BUSY_WAIT_MS = 10_000;
-/**
- * A first request unanswered for this long died mid-way: a repeat resumes it
- * (billing answers IN_PROGRESS, "retry shortly", while the refund's first
- * request may still be at work: REFUND_RECOVERY_GRACE_MS after it began).
- */
-const ABANDONED_AFTER_MS = 30_000;
 
 export interface RefundRequest {
 	accountId: number;
@@ -25,30 +23,29 @@ export interface RefundRequest {
 
 export interface RefundsDeps {
 	db: RefundsDb;
-	/** billing.refundTransaction */
-	refund(params: { accountId: number; transactionId: number; amountToRefund?: string; refundId: string }): Promise<{ amount: number } | { error: string }>;
+	/** billing.refundTransaction (shared/contracts/billing). */
+	call: Call;
 	now: () => Date;
 }
 
-/** Billing's refusals that leave everything as it was: nothing reserved, nothing asked of the processor. */
-const REFUSED_UNCHANGED = new Set(["NOT_FOUND", "NOT_REFUNDABLE", "AMOUNT_TOO_HIGH", "INVALID_AMOUNT"]);
+/**
+ * What each of billing's refusals leaves for the key: nothing changed (the
+ * key is forgotten, a repeat asks afresh), a settled refusal (kept, repeats
+ * get it), or a refund still being settled by its first request or the
+ * recovery (nothing kept: a repeat asks billing again).
+ */
+const AFTER_REFUSAL: Record<RefundError, "changedNothing" | "settled" | "unsettled"> = {
+	[RefundError.NotFound]: "changedNothing",
+	[RefundError.NotRefundable]: "changedNothing",
+	[RefundError.AmountTooHigh]: "changedNothing",
+	[RefundError.InvalidAmount]: "changedNothing",
+	[RefundError.ProcessorRefused]: "settled",
+	[RefundError.InProgress]: "unsettled",
+};
 
-async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<{ answer: RefundAnswer; changedNothing: boolean; unsettled: boolean }> {
-	const result = await deps.refund({ accountId: request.accountId, transactionId: request.id, amountToRefund: request.amountToRefund, refundId });
-	const error = "error" in result ? result.error : null;
-	return { answer: answerFor(request.id, result), changedNothing: error !== null && REFUSED_UNCHANGED.has(error), unsettled: error === "IN_PROGRESS" };
-}
-
-async function waitForAnswer(deps: RefundsDeps, request: RefundRequest, key: string): Promise<RefundAnswer> {
-	const deadline = Date.now() + BUSY_WAIT_MS;
-	while (Date.now() < deadline) {
-		await new Promise(resolve => setTimeout(resolve, 50));
-		const doc = await deps.db.refundRequests.findById(key).lean();
-		if (doc?.answer) return doc.answer;
-		// The first request was refused and forgot its key: ask again.
-		if (!doc) return refund(deps, request);
-	}
-	return refundAnswers.keyBusy();
+async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<{ answer: RefundAnswer; after: "refunded" | (typeof AFTER_REFUSAL)[RefundError] }> {
+	const result = await deps.call("billing.refundTransaction", { accountId: request.accountId, transactionId: request.id, amountToRefund: request.amountToRefund, refundId });
+	return { answer: answerFor(request.id, result), after: isFailure(result) ? AFTER_REFUSAL[result.error] : "refunded" };
 }
 
 /** What a keyed request is kept under: its key, its parameters' hash, and the refund id billing knows it by (derived once, from the key). */
@@ -79,8 +76,7 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
 		}
 		if (existing.fingerprint !== fingerprint) return refundAnswers.keyReused();
 		if (existing.answer) return existing.answer;
-		if (now.getTime() - existing.createdAt.getTime() < ABANDONED_AFTER_MS) return waitForAnswer(deps, request, key);
-		// Billing resumes the refund by its id, so this completes it rather than refunding twice.
+		// Billing knows the refund by its id: it waits for the request settling it, or resumes one that died, and never refunds twice.
 		return answerAndKeep(deps, request, key, existing.refundId);
 	}
 	// The refund id is derived from the key, so even if this node dies here, a repeat resumes the same refund.
@@ -93,10 +89,10 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
  * keeps nothing: a refused request leaves no trace, and a repeat asks afresh.
  */
 async function answerAndKeep(deps: RefundsDeps, request: RefundRequest, key: string, refundId: string): Promise<RefundAnswer> {
-	const { answer, changedNothing, unsettled } = await run(deps, request, refundId);
+	const { answer, after } = await run(deps, request, refundId);
 	// Billing is still settling the refund: the key waits for its real answer.
-	if (unsettled) return answer;
-	if (changedNothing) await deps.db.refundRequests.deleteOne({ _id: key, refundId });
+	if (after === "unsettled") return answer;
+	if (after === "changedNothing") await deps.db.refundRequests.deleteOne({ _id: key, refundId });
 	else await deps.db.refundRequests.updateOne({ _id: key }, { $set: { answer } });
 	return answer;
 }

@@ -1,4 +1,5 @@
 // GET /api/refund/{id} always answers 200 {success, message}; the messages are the spec's.
+import { type RefundDone, RefundError } from "../../shared/contracts/billing";
 export interface RefundAnswer {
 	success: boolean;
 	message: string;
@@ -18,16 +19,16 @@ export const refundAnswers = {
 	keyBusy: (): RefundAnswer => ({ success: false, message: "A request with this Idempotency-Key is still being processed; retry shortly" }),
 };
 
-const BILLING_ERRORS: Record<string, (id: number) => RefundAnswer> = {
-	NOT_FOUND: refundAnswers.notFound,
-	NOT_REFUNDABLE: refundAnswers.notRefundable,
-	AMOUNT_TOO_HIGH: refundAnswers.tooHigh,
-	INVALID_AMOUNT: refundAnswers.invalidAmount,
-	PROCESSOR_REFUSED: refundAnswers.processorRefused,
+const REFUSALS: Record<RefundError, (id: number) => RefundAnswer> = {
+	[RefundError.NotFound]: refundAnswers.notFound,
+	[RefundError.NotRefundable]: refundAnswers.notRefundable,
+	[RefundError.AmountTooHigh]: refundAnswers.tooHigh,
+	[RefundError.InvalidAmount]: refundAnswers.invalidAmount,
+	[RefundError.ProcessorRefused]: refundAnswers.processorRefused,
 	// A repeat found the refund still being settled (by its first request, or by billing's recovery after a crash).
-	IN_PROGRESS: () => refundAnswers.keyBusy(),
+	[RefundError.InProgress]: () => refundAnswers.keyBusy(),
 };
 
-export function answerFor(transactionId: number, result: { amount: number } | { error: string }): RefundAnswer {
-	return "error" in result ? BILLING_ERRORS[result.error](transactionId) : refundAnswers.success(result.amount);
+export function answerFor(transactionId: number, result: RefundDone | { error: RefundError }): RefundAnswer {
+	return "error" in result ? REFUSALS[result.error](transactionId) : refundAnswers.success(result.amount);
 }

@@ -2,6 +2,7 @@
 // per Idempotency-Key. Billing owns the transaction and the processor; this
 // service owns the keys and the spec's answers.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { callsThrough } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { forgetExpiredKeys, refund, type RefundRequest, type RefundsDeps } from "./idempotent-refund";
 import { createRefundsDb, type RefundsDb } from "./models";
@@ -31,7 +32,7 @@ const RefundsService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	async started() {
 		this.deps = {
 			db: this.db,
-			refund: params => this.broker.call("billing.refundTransaction", params),
+			call: callsThrough(this.broker),
 			now: () => new Date(),
 		};
 		this.sweeper = setInterval(() => void forgetExpiredKeys(this.deps).catch(err => this.logger.warn("Key sweep failed:", err.message)), SWEEP_INTERVAL_MS);

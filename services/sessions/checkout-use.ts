@@ -2,16 +2,10 @@
 // money moves, and release it again if the payment fails so the buyer can
 // retry with another card. Consuming is one compare-and-set, so two checkouts
 // racing on one session cannot both pay.
+import { SessionCheckoutError } from "../../shared/contracts/sessions";
 import type { SessionsDeps } from "./checkout-sessions";
 import { normalizeHostName } from "./host-name";
 import { SessionStatus, statusAt } from "./states";
-
-export enum SessionCheckoutError {
-	NotFound = "SESSION_NOT_FOUND",
-	Expired = "SESSION_EXPIRED",
-	Used = "SESSION_USED",
-	DomainMismatch = "DOMAIN_MISMATCH",
-}
 
 export async function checkForCheckout(
 	deps: SessionsDeps,

@@ -3,7 +3,8 @@
 import { adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
 import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
 import { CVC_KEY_PATTERN } from "../../../services/checkout/buyer-input";
-import { DeliveryStatus, EVENT_TYPES } from "../../../services/notifications/states";
+import { DeliveryStatus } from "../../../services/notifications/states";
+import { EVENT_TYPES } from "../../../shared/contracts/notifications";
 import { CURRENCY_CODES } from "../../../shared/money";
 import { startApp, type TestApp } from "../../setup/app";
 

@@ -1,0 +1,100 @@
+// The accounts service's contract with the other services: the actions they
+// call, what those answer, and the events accounts sends. Types only; the
+// accounts service and its callers both import them.
+
+export const ENVIRONMENTS = ["sandbox", "production"] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export const CARD_TYPES = ["visa", "mastercard", "amex", "discover", "jcb", "diners", "maestro", "unionpay"] as const;
+export type CardType = (typeof CARD_TYPES)[number];
+
+export const BILLING_KINDS = ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] as const;
+export type BillingKind = (typeof BILLING_KINDS)[number];
+
+export const PERIOD_UNITS = ["day", "week", "month", "year"] as const;
+export interface RenewalPeriod {
+	every: number;
+	unit: (typeof PERIOD_UNITS)[number];
+}
+
+/** The account a valid API token belongs to (the gateway caches it until the token's expiry). */
+export interface AuthenticatedAccount {
+	accountId: number;
+	environment: Environment;
+	/** When a rotated-out token stops working (epoch ms); null while it is the current token. */
+	tokenExpiresAt: number | null;
+}
+
+export interface AccountView {
+	id: number;
+	name: string;
+	environment: Environment;
+	webhookUrl: string | null;
+}
+
+/** Where and how to sign an account's webhooks. */
+export interface WebhookTarget {
+	accountId: number;
+	environment: Environment;
+	webhookUrl: string | null;
+	webhookSecret: string;
+}
+
+export interface ProductView {
+	id: number;
+	accountId: number;
+	name: string;
+	/** Decimal, in `currency`. */
+	amount: number;
+	currency: string;
+	currencyId: number;
+	billing: BillingKind;
+	trialDays: number;
+	renewal: RenewalPeriod | null;
+	allowMultipleSubscriptions: boolean;
+	merchantAccountGroup: string;
+	active: boolean;
+}
+
+/** What other services get of a product: the view plus the amount in minor units. */
+export interface ProductRecord extends ProductView {
+	amountMinor: number;
+}
+
+export interface MerchantAccountView {
+	id: number;
+	accountId: number;
+	name: string;
+	group: string;
+	cardTypes: CardType[];
+	active: boolean;
+}
+
+/** Everything a checkout needs from the account in one call. */
+export interface CheckoutContext {
+	environment: Environment;
+	product: ProductRecord | null;
+	merchantAccounts: MerchantAccountView[];
+	binBlacklisted: boolean;
+}
+
+export interface AccountsActions {
+	"accounts.authenticate": { params: { tokenHash: string }; result: AuthenticatedAccount | null };
+	/** Answers 404 (ApiError NOT_FOUND) for an unknown account. */
+	"accounts.get": { params: { accountId: number }; result: AccountView };
+	"accounts.webhookTarget": { params: { accountId: number }; result: WebhookTarget };
+	/** null for an unknown account. */
+	"accounts.checkoutContext": { params: { accountId: number; productId: number; cardPrefix: string }; result: CheckoutContext | null };
+	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };
+	/** The demo account of `npm start`, or null when there is none. */
+	"accounts.demoAccount": { params: Record<string, never>; result: { accountId: number; products: ProductView[] } | null };
+}
+
+export interface AccountsEvents {
+	/** Broadcast: every node drops what it cached of the account. */
+	"accounts.updated": { accountId: number };
+	/** Broadcast: every gateway drops the account's cached token lookups. */
+	"accounts.tokensRotated": { accountId: number };
+	/** Balanced: one notifications node sends the account's waiting webhooks. */
+	"accounts.webhookUrlSet": { accountId: number };
+}

@@ -1,0 +1,137 @@
+// The billing service's contract with the other services: the checkout's
+// steps, refunds, and the customer and transaction as the spec's tables show
+// them. Types only; billing and its callers both import them.
+import type { BillingKind, Environment, RenewalPeriod } from "./accounts";
+
+/** The spec's Customer (section 2). */
+export interface CustomerView {
+	id: number;
+	accountId: number;
+	email: string;
+	name: string;
+	lastName: string;
+	status: string;
+	productId: number;
+	subscriptionTimestamp: string;
+	nextRenewalTimestamp: string | null;
+	lastTimeBilled: string | null;
+	unsubscriptionTimestamp: string | null;
+	renewalActive: boolean;
+	attempts: number;
+	cardBin: string;
+	cardType: string;
+	cardExpiredTime: string;
+}
+
+/** The spec's Transaction (section 2). */
+export interface TransactionView {
+	id: number;
+	accountId: number;
+	timestamp: string;
+	success: boolean;
+	type: string;
+	amount: number;
+	productId: number;
+	transactionId: number | null;
+	midId: number;
+	midName: string;
+	currencyId: number;
+	refundStatus: string;
+	status: string;
+	paymentMethod: string;
+}
+
+/** Why a card was not verified at checkout. */
+export enum VerifyCardError {
+	/** No processor serves the account's environment (production, until one is configured). */
+	NoProcessor = "NO_PROCESSOR",
+	CardNotVerified = "CARD_NOT_VERIFIED",
+	ProcessorError = "PROCESSOR_ERROR",
+}
+
+export enum OpenSubscriptionError {
+	AlreadySubscribed = "ALREADY_SUBSCRIBED",
+}
+
+/** The customer was not in the state the step needs (not PENDING). */
+export enum CheckoutStepError {
+	WrongState = "WRONG_STATE",
+}
+
+/** How a checkout's first payment ended; ACTIVE covers a hold placed and a first charge scheduled. */
+export enum FirstPaymentOutcome {
+	Active = "ACTIVE",
+	Declined = "DECLINED",
+	ProcessorError = "PROCESSOR_ERROR",
+	NoProcessor = "NO_PROCESSOR",
+}
+
+export interface OpenSubscriptionInput {
+	accountId: number;
+	environment: Environment;
+	product: { id: number; allowMultipleSubscriptions: boolean };
+	buyer: { email: string; name: string; lastName: string };
+	card: { cardToken: string; fingerprint: string; bin: string; last4: string; brand: string; expiry: string };
+	mid: { id: number; name: string };
+	sessionId: string;
+	additionalData: Record<string, unknown> | null;
+}
+
+export interface FirstPaymentInput {
+	customerId: number;
+	environment: Environment;
+	attemptId: string;
+	cvc: string;
+	product: {
+		billing: BillingKind;
+		amountMinor: number;
+		currency: string;
+		currencyId: number;
+		trialDays: number;
+		renewal: RenewalPeriod | null;
+	};
+}
+
+export interface FirstPaymentResult {
+	outcome: FirstPaymentOutcome;
+	customer: CustomerView;
+	/** The charge or hold, when one was attempted. */
+	transaction: TransactionView | null;
+}
+
+/** Why a refund was not made. */
+export enum RefundError {
+	NotFound = "NOT_FOUND",
+	NotRefundable = "NOT_REFUNDABLE",
+	AmountTooHigh = "AMOUNT_TOO_HIGH",
+	InvalidAmount = "INVALID_AMOUNT",
+	ProcessorRefused = "PROCESSOR_REFUSED",
+	/** Another request or the recovery is settling this refund: nothing changed; ask again shortly. */
+	InProgress = "IN_PROGRESS",
+}
+
+export interface RefundInput {
+	accountId: number;
+	transactionId: number;
+	/** As the merchant sent it; omitted means whatever is left to refund. */
+	amountToRefund?: string;
+	/** Names the whole operation: asking again with the same id resumes it instead of refunding twice. */
+	refundId: string;
+}
+
+export interface RefundDone {
+	/** Decimal, in the transaction's currency, as the API prints amounts. */
+	amount: number;
+	refundTransactionId: number;
+}
+
+export interface BillingActions {
+	"billing.verifyCard": {
+		params: { environment: Environment; midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };
+		result: { cardToken: string } | { error: VerifyCardError };
+	};
+	"billing.openSubscription": { params: OpenSubscriptionInput; result: { customerId: number } | { error: OpenSubscriptionError } };
+	"billing.abandonSubscription": { params: { customerId: number }; result: { customerId: number } | { error: CheckoutStepError } };
+	"billing.firstPayment": { params: FirstPaymentInput; result: FirstPaymentResult | { error: CheckoutStepError } };
+	"billing.refundTransaction": { params: RefundInput; result: RefundDone | { error: RefundError } };
+}

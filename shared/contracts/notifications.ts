@@ -1,0 +1,22 @@
+// The notifications service's contract: the events billing hands it. Types only.
+
+export const EVENT_TYPES = ["TRANSACTION", "CONVERSION", "REFUND", "CANCELLATION", "SUSPENSION"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A webhook event: exactly the envelope the merchant receives (transaction_id is left out when null). */
+export interface WebhookEvent {
+	/** A UUID; receivers dedupe on it. */
+	id: string;
+	type: EventType;
+	/** Local date-time, as the API prints date-times. */
+	createdAt: string;
+	accountId: number;
+	customerId: number;
+	transaction_id: number | null;
+	data: Record<string, unknown>;
+}
+
+export interface NotificationsActions {
+	/** Stored before it answers, keyed by the event id, so a repeated enqueue is a no-op. */
+	"notifications.enqueue": { params: WebhookEvent; result: { accepted: boolean } };
+}
