@@ -137,12 +137,12 @@ function createHandlers(dbs: Databases) {
 			const now = new Date();
 			await deliveries.insertOne({
 				_id: event.id as never, accountId, customerId, transactionId: null, type: event.type, createdAt: now.toISOString(), eventAt: now, body, status: "PENDING",
-				attempts: 0, backoffStep: 0, windowFrom: now, nextAttemptAt: now, lastError: null, lastStatusCode: null, leaseOwner: null, leaseUntil: null, enqueuedAt: now, deliveredAt: null,
+				attempts: 0, backoffStep: 0, windowFrom: now, nextAttemptAt: now, lastError: null, lastStatusCode: null, lease: null, enqueuedAt: now, deliveredAt: null,
 			});
 			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } } as never });
-			await deliveries.findOneAndUpdate({ _id: event.id as never, status: "PENDING" }, { $set: { leaseOwner: "baseline", leaseUntil: new Date(Date.now() + 40_000) }, $inc: { attempts: 1 } });
+			await deliveries.findOneAndUpdate({ _id: event.id as never, status: "PENDING" }, { $set: { lease: { owner: "baseline", until: new Date(Date.now() + 40_000) } }, $inc: { attempts: 1 } });
 			await attempts.updateOne({ _id: `${event.id}:1` as never }, { $set: { deliveryId: event.id, attempt: 1, node: "baseline", time: new Date(), statusCode: 200, latencyMs: 1, error: null } }, { upsert: true });
-			await deliveries.updateOne({ _id: event.id as never, leaseOwner: "baseline" }, { $set: { leaseOwner: null, leaseUntil: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null } });
+			await deliveries.updateOne({ _id: event.id as never, "lease.owner": "baseline" }, { $set: { lease: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null } });
 		}
 	}
 

@@ -1,4 +1,5 @@
 // Ports for the processes the project starts itself (nats-server, cluster nodes).
+import { pollUntil } from "../shared/poll";
 import net from "node:net";
 
 export async function freePort(): Promise<number> {
@@ -13,18 +14,19 @@ export async function freePort(): Promise<number> {
 
 /** Resolves once something accepts connections on the port; rejects after `timeoutMs` or when `alive()` turns false. */
 export async function waitForPort(port: number, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (Date.now() < deadline) {
-		if (!alive()) throw new Error(`the process meant to listen on port ${port} exited`);
-		const open = await new Promise<boolean>(resolve => {
-			const socket = net.connect(port, "127.0.0.1", () => {
-				socket.end();
-				resolve(true);
+	const listening = await pollUntil(
+		async () => {
+			if (!alive()) throw new Error(`the process meant to listen on port ${port} exited`);
+			const open = await new Promise<boolean>(resolve => {
+				const socket = net.connect(port, "127.0.0.1", () => {
+					socket.end();
+					resolve(true);
+				});
+				socket.on("error", () => resolve(false));
 			});
-			socket.on("error", () => resolve(false));
-		});
-		if (open) return;
-		await new Promise(r => setTimeout(r, 50));
-	}
-	throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
+			return open || undefined;
+		},
+		{ intervalMs: 50, timeoutMs },
+	);
+	if (!listening) throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
 }

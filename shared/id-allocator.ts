@@ -2,6 +2,7 @@
 // round trip per id: each node reserves a block of ids at a time with one
 // atomic $inc. The block is read from the pre-image (`returnDocument:
 // "before"`), which is correct on MongoDB and on mongo-java-server alike.
+import { insertOnce } from "./persistence";
 import type { Connection, Model } from "mongoose";
 import { Schema } from "mongoose";
 
@@ -34,9 +35,7 @@ export function createIdAllocator(connection: Connection, sequence: string, bloc
 				return;
 			}
 			// First use of this sequence: create it; a racing node may win, which is fine.
-			await sequences.create({ _id: sequence, next: 1 }).catch((err: { code?: number }) => {
-				if (err.code !== 11000) throw err;
-			});
+			await insertOnce(sequences, { _id: sequence, next: 1 });
 		}
 	}
 

@@ -1,5 +1,6 @@
 // The account's blocked BINs: 6- or 8-digit card prefixes. A card is blocked
 // when its first 6 or first 8 digits are listed.
+import { isDuplicateKey } from "../../shared/persistence";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { accountExists } from "./merchant-accounts";
@@ -14,8 +15,9 @@ export async function addBlacklistedBin(
 		{ accountId: input.accountId, bin: input.bin },
 		{ $setOnInsert: { createdAt: deps.now() } },
 		{ upsert: true },
-	).catch((err: { code?: number }) => {
-		if (err.code !== 11000) throw err;
+	).catch((err: unknown) => {
+		// Two concurrent first adds: one upsert inserts, the other hits the unique key; both mean "listed".
+		if (!isDuplicateKey(err)) throw err;
 	});
 	return { accountId: input.accountId, bin: input.bin };
 }

@@ -134,41 +134,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		},
 	},
 
-	created() {
-		this.draining = new AbortController();
-	},
-
-	async started() {
-		const { vaultKey } = config();
-		if (!vaultKey) throw new Error("VAULT_KEY is not set: the billing service needs it to seal card numbers (npm start generates one)");
-		const sandbox = createSandboxProcessor(this.db.sandbox, Buffer.from(vaultKey, "base64"));
-		this.deps = {
-			db: this.db,
-			// Production accounts need a real processor adapter; none is configured yet.
-			processorFor: environment => (environment === "sandbox" ? sandbox : null),
-			now: () => new Date(),
-			refundGraceMs: config().refundRecoveryGraceMs,
-		};
-		this.relay = createOutboxRelay({
-			db: this.db,
-			enqueue: event => call(this.broker, "notifications.enqueue", event),
-			logger: this.logger,
-		});
-		this.relay.start();
-		// Every billing node sweeps for refunds a crash left unsettled; the refunds' leases share the work.
-		this.refundRecovery = setInterval(() => void this.recoverRefunds().catch(() => undefined), config().refundRecoveryIntervalMs);
-		this.refundRecovery.unref();
-		// Every billing node runs the cycle; the leases share the work.
-		this.cron = new Cron(config().renewalCron, { timezone: config().timeZone, protect: true }, async () => {
-			this.cycle = this.runCycle({ at: new Date() }).catch(err => {
-				this.logger.error("Renewal cycle failed:", (err as Error).message);
-				return { charged: 0, declined: 0, suspended: 0, skipped: 0 };
-			});
-			await this.cycle;
-			this.cycle = null;
-		});
-	},
-
 	methods: {
 		/** Runs a renewal cycle on this node; products are read once per cycle. */
 		async runCycle(options: Omit<CycleOptions, "owner">): Promise<CycleReport> {
@@ -211,6 +176,41 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				});
 			return this.recovery;
 		},
+	},
+
+	created() {
+		this.draining = new AbortController();
+	},
+
+	async started() {
+		const { vaultKey } = config();
+		if (!vaultKey) throw new Error("VAULT_KEY is not set: the billing service needs it to seal card numbers (npm start generates one)");
+		const sandbox = createSandboxProcessor(this.db.sandbox, Buffer.from(vaultKey, "base64"));
+		this.deps = {
+			db: this.db,
+			// Production accounts need a real processor adapter; none is configured yet.
+			processorFor: environment => (environment === "sandbox" ? sandbox : null),
+			now: () => new Date(),
+			refundGraceMs: config().refundRecoveryGraceMs,
+		};
+		this.relay = createOutboxRelay({
+			db: this.db,
+			enqueue: event => call(this.broker, "notifications.enqueue", event),
+			logger: this.logger,
+		});
+		this.relay.start();
+		// Every billing node sweeps for refunds a crash left unsettled; the refunds' leases share the work.
+		this.refundRecovery = setInterval(() => void this.recoverRefunds().catch(() => undefined), config().refundRecoveryIntervalMs);
+		this.refundRecovery.unref();
+		// Every billing node runs the cycle; the leases share the work.
+		this.cron = new Cron(config().renewalCron, { timezone: config().timeZone, protect: true }, async () => {
+			this.cycle = this.runCycle({ at: new Date() }).catch(err => {
+				this.logger.error("Renewal cycle failed:", (err as Error).message);
+				return { charged: 0, declined: 0, suspended: 0, skipped: 0 };
+			});
+			await this.cycle;
+			this.cycle = null;
+		});
 	},
 
 	async stopped() {

@@ -5,7 +5,7 @@
 import { type Connection, type Model, Schema } from "mongoose";
 import type { EventType } from "../../shared/contracts/notifications";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
-import type { Lease } from "./lease";
+import { type Lease, leaseSchema } from "../../shared/persistence";
 import { CustomerStatus, RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /**
@@ -123,7 +123,6 @@ export interface SubscriptionLockDoc {
 
 const options = { versionKey: false } as const;
 
-const leaseSchema = new Schema<Lease>({ owner: String, until: Date }, { _id: false });
 
 const outboxEventSchema = new Schema<OutboxEvent>({ id: String, type: String, createdAt: Date, transactionId: { type: Number, required: false } }, { _id: false });
 
@@ -157,7 +156,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		outbox: { type: [outboxEventSchema], default: [] },
 		billingAnchor: { type: Date, default: null },
 		periodsBilled: { type: Number, default: 0 },
-		renewalLease: { type: leaseSchema, default: null },
+		renewalLease: { type: leaseSchema(), default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,
@@ -211,7 +210,7 @@ const refundSchema = new Schema<RefundDoc>(
 		refundTransactionId: { type: Number, default: null },
 		createdAt: { type: Date, required: true },
 		settledAt: { type: Date, default: null },
-		lease: { type: leaseSchema, default: null },
+		lease: { type: leaseSchema(), default: null },
 	},
 	options,
 );

@@ -1,3 +1,4 @@
+import { sleep } from "../../shared/poll";
 import type { ProcessorOutcome } from "./processors/payment-processor";
 
 /** Processor errors are retried with the same idempotency key, so a retry never charges twice. */
@@ -7,7 +8,7 @@ export async function withRetries(call: () => Promise<ProcessorOutcome>): Promis
 	let outcome = await call();
 	for (const delay of PROCESSOR_RETRY_DELAYS_MS) {
 		if (outcome.status !== "ERROR") break;
-		await new Promise(resolve => setTimeout(resolve, delay));
+		await sleep(delay);
 		outcome = await call();
 	}
 	return outcome;

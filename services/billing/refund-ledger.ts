@@ -22,10 +22,11 @@
 import { randomUUID } from "node:crypto";
 import { type RefundDone, RefundError, type RefundInput } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
-import { outboxEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
+import { recordRefundTransaction, refundTransactionKey } from "./transaction-record";
 import type { BillingDeps } from "./deps";
-import { leaseFree, newLease } from "./lease";
+import { insertOnce, leaseFree, newLease } from "../../shared/persistence";
+import { pollUntil } from "../../shared/poll";
 import type { RefundDoc, TransactionDoc } from "./models";
 import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
 import { RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
@@ -40,9 +41,6 @@ const requestRefund: AskProcessor = (processor, refund, original) =>
 /** How long a repeat waits for a refund that someone else is settling. */
 const RESUME_WAIT_MS = 3000;
 const RESUME_POLL_MS = 50;
-
-/** The REFUNDED transaction's idempotency key: one per refund, however often recording it is retried. */
-const refundTransactionKey = (refundId: string) => `refund:${refundId}`;
 
 /** How much to refund, in minor units, or why not. */
 function amountFor(tx: TransactionDoc, amountToRefund: string | undefined): number | RefundError {
@@ -108,40 +106,6 @@ async function markCompleted(deps: BillingDeps, refund: RefundDoc, original: Tra
 	return { amount: toDecimal(refund.amount, findCurrency(original.currency)!), refundTransactionId: refundTransaction._id };
 }
 
-async function recordRefundTransaction(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, processorTransactionId: number | null): Promise<TransactionDoc> {
-	const idempotencyKey = refundTransactionKey(refund._id);
-	try {
-		const doc = await deps.db.transactions.create({
-			_id: await deps.db.ids.transactions.next(),
-			accountId: original.accountId,
-			customerId: original.customerId,
-			timestamp: deps.now(),
-			success: true,
-			type: TransactionType.Refunded,
-			amount: -refund.amount,
-			currency: original.currency,
-			currencyId: original.currencyId,
-			productId: original.productId,
-			transactionId: processorTransactionId,
-			midId: original.midId,
-			midName: original.midName,
-			refundStatus: RefundStatus.NotRefundable,
-			status: TransactionStatus.Approved,
-			paymentMethod: original.paymentMethod,
-			declineReason: null,
-			idempotencyKey,
-			refundableRemaining: 0,
-			pendingRefunds: [],
-			originalTransactionId: original._id,
-			outbox: [outboxEvent(deps, "REFUND")],
-		});
-		return doc.toObject();
-	} catch (err) {
-		if ((err as { code?: number }).code !== 11000) throw err;
-		return (await deps.db.transactions.findOne({ idempotencyKey }).lean())!;
-	}
-}
-
 /** Asks the processor of the transaction's customer (none configured: nothing was or can be refunded) and settles the refund by its answer. */
 async function settleByProcessor(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, ask: AskProcessor): Promise<RefundDone | RefundError> {
 	const customer = await deps.db.customers.findById(original.customerId, { environment: 1 }).lean();
@@ -204,24 +168,27 @@ export async function releaseRefund(deps: BillingDeps, refundId: string, owner: 
  */
 async function previousOutcome(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc): Promise<RefundDone | RefundError> {
 	const owner = `resume:${randomUUID()}`;
-	const deadline = Date.now() + RESUME_WAIT_MS;
-	for (let current: RefundDoc | null = refund; current; current = await deps.db.refunds.findById(refund._id).lean()) {
-		if (current.status === RefundRecordStatus.Failed) return RefundError.ProcessorRefused;
-		if (current.status === RefundRecordStatus.Completed) return { amount: toDecimal(current.amount, findCurrency(original.currency)!), refundTransactionId: current.refundTransactionId! };
-		const claimed = await claimRefund(deps, { _id: refund._id }, owner);
-		if (claimed) {
+	let current: RefundDoc | null = refund;
+	const outcome = await pollUntil<RefundDone | RefundError>(
+		async () => {
+			current ??= await deps.db.refunds.findById(refund._id).lean();
+			// Its request found nothing to reserve and dropped it meanwhile: a repeat starts afresh.
+			if (!current) return RefundError.InProgress;
+			if (current.status === RefundRecordStatus.Failed) return RefundError.ProcessorRefused;
+			if (current.status === RefundRecordStatus.Completed) return { amount: toDecimal(current.amount, findCurrency(original.currency)!), refundTransactionId: current.refundTransactionId! };
+			current = null;
+			const claimed = await claimRefund(deps, { _id: refund._id }, owner);
+			if (!claimed) return undefined;
 			try {
 				return await settleReserved(deps, claimed, requestRefund);
 			} catch (err) {
 				await releaseRefund(deps, claimed._id, owner).catch(() => undefined);
 				throw err;
 			}
-		}
-		if (Date.now() >= deadline) return RefundError.InProgress;
-		await new Promise(resolve => setTimeout(resolve, RESUME_POLL_MS));
-	}
-	// Its request found nothing to reserve and dropped it meanwhile: a repeat starts afresh.
-	return RefundError.InProgress;
+		},
+		{ intervalMs: RESUME_POLL_MS, timeoutMs: RESUME_WAIT_MS },
+	);
+	return outcome ?? RefundError.InProgress;
 }
 
 export async function refundTransaction(deps: BillingDeps, input: RefundInput): Promise<RefundDone | RefundError> {
@@ -250,12 +217,7 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 			lease: newLease("request", now, deps.refundGraceMs),
 		};
 		// The record comes first, so a reservation never exists without the refund that owns it.
-		try {
-			await deps.db.refunds.create(refund);
-		} catch (err) {
-			if ((err as { code?: number }).code !== 11000) throw err;
-			return previousOutcome(deps, (await deps.db.refunds.findById(refund._id).lean())!, tx);
-		}
+		if (!(await insertOnce(deps.db.refunds, refund))) return previousOutcome(deps, (await deps.db.refunds.findById(refund._id).lean())!, tx);
 		if (await reserve(deps, tx, refund, input.amountToRefund === undefined)) return settleByProcessor(deps, refund, tx, requestRefund);
 		// Nothing was reserved: the refund never existed (the next try, or the refusal, decides).
 		await deps.db.refunds.deleteOne({ _id: refund._id, status: RefundRecordStatus.Reserved });

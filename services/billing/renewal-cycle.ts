@@ -18,7 +18,7 @@ import { withRetries } from "./processor-retries";
 import { releaseLock } from "./subscription-lock";
 import { recordTransaction } from "./transaction-record";
 import type { BillingDeps } from "./deps";
-import { leaseFree } from "./lease";
+import { leaseFree } from "../../shared/persistence";
 import type { CustomerDoc } from "./models";
 import type { ProcessorOutcome } from "./processors/payment-processor";
 import { claimRenewal } from "./renewal-lease";

@@ -4,7 +4,8 @@
 // (so no new claim can succeed) and then waits for a held lease to end before
 // it answers: once an unsubscribe has been answered, no renewal charges.
 import type { BillingDeps } from "./deps";
-import { leaseFree, newLease } from "./lease";
+import { leaseFree, newLease } from "../../shared/persistence";
+import { pollUntil } from "../../shared/poll";
 import type { CustomerDoc } from "./models";
 import { CustomerStatus } from "./states";
 
@@ -42,10 +43,11 @@ const POLL_MS = 25;
 
 /** Resolves when no billing node holds the customer's renewal lease (it was released or it expired). */
 export async function waitForRenewalInFlight(deps: BillingDeps, customerId: number): Promise<void> {
-	for (;;) {
-		const doc = await deps.db.customers.findById(customerId, { renewalLease: 1 }).lean();
-		const lease = doc?.renewalLease;
-		if (!lease || lease.until.getTime() <= deps.now().getTime()) return;
-		await new Promise(resolve => setTimeout(resolve, POLL_MS));
-	}
+	await pollUntil(
+		async () => {
+			const lease = (await deps.db.customers.findById(customerId, { renewalLease: 1 }).lean())?.renewalLease;
+			return !lease || lease.until.getTime() <= deps.now().getTime() ? true : undefined;
+		},
+		{ intervalMs: POLL_MS },
+	);
 }

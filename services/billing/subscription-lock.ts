@@ -1,6 +1,7 @@
 // The duplicate-subscription check (spec step 4): one lock document per
 // (account, product, email, card fingerprint), held while the subscription is
 // PENDING or ACTIVE, taken over once its holder has ended or died mid-checkout.
+import { insertOnce } from "../../shared/persistence";
 import { sha256Hex } from "../../shared/crypto";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
@@ -27,12 +28,7 @@ export function lockKey(input: LockOwner): string {
 
 /** Claims the (product, email, card) lock for a new customer; false when a live subscription holds it. */
 export async function claimLock(deps: BillingDeps, key: string, customerId: number): Promise<boolean> {
-	try {
-		await deps.db.subscriptionLocks.create({ _id: key, customerId, createdAt: deps.now() });
-		return true;
-	} catch (err) {
-		if ((err as { code?: number }).code !== 11000) throw err;
-	}
+	if (await insertOnce(deps.db.subscriptionLocks, { _id: key, customerId, createdAt: deps.now() })) return true;
 	const lock = await deps.db.subscriptionLocks.findById(key).lean();
 	if (!lock) return claimLock(deps, key, customerId);
 	const holder = await deps.db.customers.findById(lock.customerId, { status: 1, createdAt: 1 }).lean();

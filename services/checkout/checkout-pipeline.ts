@@ -8,13 +8,13 @@
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
 // Every outcome is a code; nothing here throws for a business reason.
 import { randomBytes } from "node:crypto";
-import { type Call, isFailure } from "../../shared/call";
+import { isFailure } from "../../shared/call";
 import type { MerchantAccountView } from "../../shared/contracts/accounts";
 import { CheckoutStepError, FirstPaymentOutcome, VerifyCardError } from "../../shared/contracts/billing";
 import { SessionCheckoutError } from "../../shared/contracts/sessions";
 import { buyerInputProblems } from "./buyer-input";
-import type { CardKeyRing } from "./card-keys";
 import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
+import type { CheckoutDeps } from "./deps";
 
 export enum CheckoutCode {
 	Ok = "OK",
@@ -69,16 +69,6 @@ export interface CheckoutAnswer {
 
 export interface InvalidCheckout {
 	invalid: { field: string; message: string }[];
-}
-
-export interface CheckoutDeps {
-	/** Sessions', accounts' and billing's actions (shared/contracts). */
-	call: Call;
-	keys: CardKeyRing;
-	fingerprintKey: Buffer;
-	/** Spreads checkouts across the eligible MIDs. */
-	pickMerchantAccount(eligible: MerchantAccountView[]): MerchantAccountView;
-	now: () => Date;
 }
 
 const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>

@@ -6,7 +6,8 @@ import { callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { loadCardKeyRing } from "./card-keys";
-import { type CheckoutDeps, type CheckoutInput, roundRobin, submitCheckout } from "./checkout-pipeline";
+import { type CheckoutInput, roundRobin, submitCheckout } from "./checkout-pipeline";
+import type { CheckoutDeps } from "./deps";
 import { demoSession } from "./demo-session";
 import { schemas } from "./schemas";
 

@@ -132,7 +132,8 @@ const routeDefaults = {
 	logging: true,
 };
 
-const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Record<string, never>, Locals> = {
+/** Moleculer's typings omit the `merged` hook. */
+const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Record<string, never>, Locals> & { merged(schema: ServiceSchema<ApiSettingsSchema>): void } = {
 	name: "gateway",
 	mixins: [ApiGateway],
 
@@ -281,6 +282,16 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		},
 	},
 
+	// Configuration is read when the service is created, not when this file is imported. Moleculer
+	// calls `merged` after mixins are merged and before `created`.
+	merged(schema: ServiceSchema<ApiSettingsSchema>) {
+		const { port, bodyLimit } = config();
+		schema.settings!.port = port;
+		for (const route of schema.settings!.routes ?? []) {
+			route.bodyParsers = { json: { limit: bodyLimit, strict: false }, urlencoded: false };
+		}
+	},
+
 	created() {
 		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken } = config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
@@ -296,18 +307,5 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		if (address && typeof address === "object") this.logger.info(`HTTP listening on http://127.0.0.1:${address.port}`);
 	},
 };
-
-// Configuration is read when the service is created, not when this file is
-// imported. Moleculer calls `merged` after mixins are merged and before
-// `created`; its typings omit the hook.
-Object.assign(GatewayService, {
-	merged(schema: ServiceSchema<ApiSettingsSchema>) {
-		const { port, bodyLimit } = config();
-		schema.settings!.port = port;
-		for (const route of schema.settings!.routes ?? []) {
-			route.bodyParsers = { json: { limit: bodyLimit, strict: false }, urlencoded: false };
-		}
-	},
-});
 
 export default GatewayService;

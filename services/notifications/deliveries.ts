@@ -2,12 +2,11 @@
 // so an accepted event survives any crash; the id key makes a repeated
 // enqueue (an at-least-once sender retrying) a no-op.
 import { DateTime } from "luxon";
+import { insertOnce } from "../../shared/persistence";
 import type { NotificationsDeps } from "./deps";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { serializeEnvelope } from "./envelope";
 import { DeliveryStatus } from "./states";
-
-const DUPLICATE_KEY = 11000;
 
 /** The event's local createdAt as an instant; never later than now, so a fast clock cannot stretch the retry window. */
 function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
@@ -19,8 +18,7 @@ export async function enqueueEvent(deps: NotificationsDeps, event: WebhookEvent)
 	const now = deps.now();
 	const id = event.id.toLowerCase();
 	const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);
-	try {
-		await deps.db.deliveries.create({
+	await insertOnce(deps.db.deliveries, {
 			_id: id,
 			accountId: event.accountId,
 			customerId: event.customerId,
@@ -34,10 +32,7 @@ export async function enqueueEvent(deps: NotificationsDeps, event: WebhookEvent)
 			backoffStep: 0,
 			windowFrom: eventAt,
 			nextAttemptAt: now,
-			enqueuedAt: now,
-		});
-	} catch (err) {
-		if ((err as { code?: number }).code !== DUPLICATE_KEY) throw err;
-	}
+		enqueuedAt: now,
+	});
 	return { accepted: true, deliveryId: id };
 }

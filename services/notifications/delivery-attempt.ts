@@ -8,6 +8,7 @@ import { performance } from "node:perf_hooks";
 import { retryDelayMs, retryWindowEnd } from "./backoff";
 import type { Environment, WebhookTarget } from "../../shared/contracts/accounts";
 import type { NotificationsDeps } from "./deps";
+import { type Lease, leaseFree, newLease } from "../../shared/persistence";
 import type { DeliveryDoc } from "./models";
 import { signatureHeader } from "./signature";
 import { DeliveryStatus } from "./states";
@@ -25,6 +26,11 @@ export interface AttemptOutcome {
 	environment: Environment | null;
 }
 
+/** A claim for one attempt: it covers the account lookup, the request and the bookkeeping; past it another node may retry. */
+export function deliveryLease(deps: NotificationsDeps, now: Date): Lease {
+	return newLease(`${deps.nodeId}/${randomUUID()}`, now, deps.settings.timeoutMs + LEASE_MARGIN_MS);
+}
+
 /**
  * PENDING -> PENDING (claimed): the most overdue delivery whose lease is free
  * or expired, or the given one if it is due and free, in one atomic update.
@@ -37,10 +43,10 @@ export async function claimDueDelivery(deps: NotificationsDeps, deliveryId?: str
 				...(deliveryId === undefined ? {} : { _id: deliveryId }),
 				status: DeliveryStatus.Pending,
 				nextAttemptAt: { $lte: now },
-				$or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }],
+				...leaseFree("lease", now),
 			},
 			{
-				$set: { leaseOwner: `${deps.nodeId}/${randomUUID()}`, leaseUntil: new Date(now.getTime() + deps.settings.timeoutMs + LEASE_MARGIN_MS) },
+				$set: { lease: deliveryLease(deps, now) },
 				// The attempt number is taken with the claim, so overlapping attempts never share one.
 				$inc: { attempts: 1 },
 			},
@@ -52,8 +58,8 @@ export async function claimDueDelivery(deps: NotificationsDeps, deliveryId?: str
 /** PENDING -> PENDING: gives back a claim without attempting it (the node is stopping); its attempt number stays unused. */
 export async function releaseClaim(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	await deps.db.deliveries.updateOne(
-		{ _id: delivery._id, status: DeliveryStatus.Pending, leaseOwner: delivery.leaseOwner },
-		{ $set: { leaseOwner: null, leaseUntil: null } },
+		{ _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner },
+		{ $set: { lease: null } },
 	);
 }
 
@@ -99,8 +105,8 @@ async function recordAttempt(deps: NotificationsDeps, delivery: DeliveryDoc, out
 /** Settles a claimed delivery: its new status, or null when its lease was lost meanwhile. */
 async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: AttemptOutcome): Promise<DeliveryStatus | null> {
 	const now = deps.now();
-	const held = { _id: delivery._id, status: DeliveryStatus.Pending, leaseOwner: delivery.leaseOwner };
-	const released = { leaseOwner: null, leaseUntil: null, lastStatusCode: outcome.statusCode };
+	const held = { _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner };
+	const released = { lease: null, lastStatusCode: outcome.statusCode };
 	const windowEnd = retryWindowEnd(delivery.windowFrom, outcome.environment, deps.settings).getTime();
 	let status: DeliveryStatus;
 	let update: object;
@@ -130,8 +136,8 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
  */
 async function parkUntilUrl(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	const parked = await deps.db.deliveries.updateOne(
-		{ _id: delivery._id, status: DeliveryStatus.Pending, leaseOwner: delivery.leaseOwner },
-		{ $set: { status: DeliveryStatus.Waiting, leaseOwner: null, leaseUntil: null }, $inc: { attempts: -1 } },
+		{ _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner },
+		{ $set: { status: DeliveryStatus.Waiting, lease: null }, $inc: { attempts: -1 } },
 	);
 	if (parked.matchedCount === 0) return;
 	deps.logger.debug(`Webhook ${delivery._id} (account ${delivery.accountId}) waits: the account has no webhook URL`);

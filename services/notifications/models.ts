@@ -2,6 +2,7 @@
 // the event id, so a repeated enqueue is a no-op) and every attempt in a
 // collection of its own, keyed by delivery id + attempt number.
 import { type Connection, type Model, Schema } from "mongoose";
+import { type Lease, leaseSchema } from "../../shared/persistence";
 import { EVENT_TYPES, type EventType } from "../../shared/contracts/notifications";
 import { DeliveryStatus } from "./states";
 
@@ -29,8 +30,7 @@ export interface DeliveryDoc {
 	lastError: string | null;
 	lastStatusCode: number | null;
 	/** The claim of the worker attempting it now; free when null or expired. */
-	leaseOwner: string | null;
-	leaseUntil: Date | null;
+	lease: Lease | null;
 	enqueuedAt: Date;
 	deliveredAt: Date | null;
 }
@@ -68,8 +68,7 @@ const deliverySchema = new Schema<DeliveryDoc>(
 		nextAttemptAt: { type: Date, required: true },
 		lastError: { type: String, default: null },
 		lastStatusCode: { type: Number, default: null },
-		leaseOwner: { type: String, default: null },
-		leaseUntil: { type: Date, default: null },
+		lease: { type: leaseSchema(), default: null },
 		enqueuedAt: { type: Date, required: true },
 		deliveredAt: { type: Date, default: null },
 	},

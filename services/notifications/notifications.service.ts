@@ -16,7 +16,8 @@ import { createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import { listDeliveries } from "./delivery-views";
 import type { NotificationsDeps } from "./deps";
 import { createNotificationsDb, type NotificationsDb } from "./models";
-import { NotificationsError, redeliver, redeliverAccount } from "./redelivery";
+import { NotificationsError } from "./errors";
+import { redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
 import { releaseAllWaiting, releaseWaiting } from "./waiting";
 
@@ -66,6 +67,22 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		},
 	},
 
+	events: {
+		"accounts.updated"(ctx: Context<{ accountId: number }>) {
+			this.targets.delete(ctx.params.accountId);
+		},
+		// Balanced (one node of the group): that node sends the account's backlog, oldest first.
+		async "accounts.webhookUrlSet"(ctx: Context<{ accountId: number }>) {
+			this.targets.delete(ctx.params.accountId);
+			const released = await releaseWaiting(this.deps, ctx.params.accountId);
+			if (released.sent || released.expired) this.logger.info(`Account ${ctx.params.accountId} has a webhook URL: ${released.sent} waiting webhooks sent, ${released.expired} expired`);
+		},
+	},
+
+	created() {
+		this.targets = new LRUCache({ max: 10_000, ttl: TARGET_CACHE_TTL_MS });
+	},
+
 	async started() {
 		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, webhookWaitDays, timeZone } = config();
 		this.deps = {
@@ -93,22 +110,6 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
 		void releaseAllWaiting(this.deps).catch(err => this.logger.warn(`Releasing waiting webhooks failed: ${(err as Error).message}`));
-	},
-
-	events: {
-		"accounts.updated"(ctx: Context<{ accountId: number }>) {
-			this.targets.delete(ctx.params.accountId);
-		},
-		// Balanced (one node of the group): that node sends the account's backlog, oldest first.
-		async "accounts.webhookUrlSet"(ctx: Context<{ accountId: number }>) {
-			this.targets.delete(ctx.params.accountId);
-			const released = await releaseWaiting(this.deps, ctx.params.accountId);
-			if (released.sent || released.expired) this.logger.info(`Account ${ctx.params.accountId} has a webhook URL: ${released.sent} waiting webhooks sent, ${released.expired} expired`);
-		},
-	},
-
-	created() {
-		this.targets = new LRUCache({ max: 10_000, ttl: TARGET_CACHE_TTL_MS });
 	},
 
 	async stopped() {

@@ -4,12 +4,9 @@
 import { backToPending } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import { type DeliveryView, failedSoFar, toDeliveryViews } from "./delivery-views";
+import { NotificationsError } from "./errors";
 import type { DeliveryDoc } from "./models";
 import { DeliveryStatus, statesLeadingTo } from "./states";
-
-export enum NotificationsError {
-	UnknownDelivery = "UNKNOWN_DELIVERY",
-}
 
 /** PENDING/DELIVERED/DEAD -> PENDING for one event. */
 export async function redeliver(deps: NotificationsDeps, input: { eventId: string }): Promise<DeliveryView | NotificationsError> {

@@ -5,14 +5,10 @@
 // the waiting window (WEBHOOK_WAIT_DAYS) are not sent: they become DEAD.
 // The backlog is looked up by a scan, which is fine: it happens when a URL is
 // set and when a node starts, never per event.
-import { randomUUID } from "node:crypto";
-import { attemptDelivery } from "./delivery-attempt";
+import { attemptDelivery, deliveryLease } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
 import { DeliveryStatus } from "./states";
-
-/** Covers the attempt's request and bookkeeping; past it the worker's claim may take the delivery over. */
-const LEASE_MARGIN_MS = 30_000;
 
 /** WAITING -> PENDING (claimed for this attempt) for the account's oldest waiting delivery. */
 function claimOldestWaiting(deps: NotificationsDeps, accountId: number): Promise<DeliveryDoc | null> {
@@ -26,8 +22,7 @@ function claimOldestWaiting(deps: NotificationsDeps, accountId: number): Promise
 					nextAttemptAt: now,
 					windowFrom: now,
 					backoffStep: 0,
-					leaseOwner: `${deps.nodeId}/${randomUUID()}`,
-					leaseUntil: new Date(now.getTime() + deps.settings.timeoutMs + LEASE_MARGIN_MS),
+					lease: deliveryLease(deps, now),
 				},
 				$inc: { attempts: 1 },
 			},
@@ -39,9 +34,9 @@ function claimOldestWaiting(deps: NotificationsDeps, accountId: number): Promise
 /** PENDING (just claimed) -> DEAD for an event that waited longer than the waiting window; its attempt number is given back. */
 async function expire(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	await deps.db.deliveries.updateOne(
-		{ _id: delivery._id, status: DeliveryStatus.Pending, leaseOwner: delivery.leaseOwner },
+		{ _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner },
 		{
-			$set: { status: DeliveryStatus.Dead, leaseOwner: null, leaseUntil: null, lastError: `no webhook URL within ${deps.settings.waitDays} days of the event` },
+			$set: { status: DeliveryStatus.Dead, lease: null, lastError: `no webhook URL within ${deps.settings.waitDays} days of the event` },
 			$inc: { attempts: -1 },
 		},
 	);

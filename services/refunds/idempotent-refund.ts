@@ -6,10 +6,11 @@
 // owns the refund, and the only wait (for a request that is still settling the
 // refund) is billing's, on the refund itself.
 import { randomUUID } from "node:crypto";
-import { type Call, isFailure } from "../../shared/call";
+import { isFailure } from "../../shared/call";
 import { RefundError } from "../../shared/contracts/billing";
 import { sha256Hex } from "../../shared/crypto";
-import type { RefundsDb } from "./models";
+import { insertOnce } from "../../shared/persistence";
+import type { RefundsDeps } from "./deps";
 import { answerFor, type RefundAnswer, refundAnswers } from "./refund-answers";
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -19,13 +20,6 @@ export interface RefundRequest {
 	id: number;
 	amountToRefund?: string;
 	idempotencyKey?: string;
-}
-
-export interface RefundsDeps {
-	db: RefundsDb;
-	/** billing.refundTransaction (shared/contracts/billing). */
-	call: Call;
-	now: () => Date;
 }
 
 /**
@@ -63,10 +57,7 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
 
 	const { key, fingerprint, refundId } = keyRecordOf({ ...request, idempotencyKey: request.idempotencyKey });
 	const now = deps.now();
-	try {
-		await deps.db.refundRequests.create({ _id: key, fingerprint, refundId, answer: null, createdAt: now });
-	} catch (err) {
-		if ((err as { code?: number }).code !== 11000) throw err;
+	if (!(await insertOnce(deps.db.refundRequests, { _id: key, fingerprint, refundId, answer: null, createdAt: now }))) {
 		const existing = await deps.db.refundRequests.findById(key).lean();
 		if (!existing) return refund(deps, request);
 		if (now.getTime() - existing.createdAt.getTime() > KEY_LIFETIME_MS) {

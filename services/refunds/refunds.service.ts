@@ -4,7 +4,8 @@
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { callsThrough } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
-import { forgetExpiredKeys, refund, type RefundRequest, type RefundsDeps } from "./idempotent-refund";
+import type { RefundsDeps } from "./deps";
+import { forgetExpiredKeys, refund, type RefundRequest } from "./idempotent-refund";
 import { createRefundsDb, type RefundsDb } from "./models";
 import { schemas } from "./schemas";
 

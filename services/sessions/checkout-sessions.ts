@@ -2,17 +2,10 @@
 import { randomUUID } from "node:crypto";
 import { formatDateTime } from "../../shared/time";
 import { normalizeHostName } from "./host-name";
-import type { SessionDoc, SessionsDb } from "./models";
+import type { SessionsDeps } from "./deps";
+import { SessionsError } from "./errors";
+import type { SessionDoc } from "./models";
 import { SESSION_LIFETIME_MS, SessionStatus, statusAt } from "./states";
-
-export interface SessionsDeps {
-	db: SessionsDb;
-	now: () => Date;
-}
-
-export enum SessionsError {
-	InvalidDomain = "INVALID_DOMAIN",
-}
 
 export interface SessionView {
 	sessionId: string;

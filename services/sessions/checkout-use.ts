@@ -3,7 +3,7 @@
 // retry with another card. Consuming is one compare-and-set, so two checkouts
 // racing on one session cannot both pay.
 import { SessionCheckoutError } from "../../shared/contracts/sessions";
-import type { SessionsDeps } from "./checkout-sessions";
+import type { SessionsDeps } from "./deps";
 import { normalizeHostName } from "./host-name";
 import { SessionStatus, statusAt } from "./states";
 

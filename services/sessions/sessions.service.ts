@@ -4,8 +4,10 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
-import { createSession, getSession, SessionsError, type SessionsDeps, sessionDomain } from "./checkout-sessions";
+import { createSession, getSession, sessionDomain } from "./checkout-sessions";
 import { checkForCheckout, consumeSession, releaseSession } from "./checkout-use";
+import type { SessionsDeps } from "./deps";
+import { SessionsError } from "./errors";
 import { createSessionsDb, type SessionsDb } from "./models";
 import { schemas } from "./schemas";
 

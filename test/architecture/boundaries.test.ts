@@ -4,6 +4,7 @@
 // tooling, tests or entry points, and nothing imports an entry point (bin/).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { serviceSchemas } from "../../runtime/services";
 
 const ROOT = path.resolve(__dirname, "../..");
 const SERVICES = path.join(ROOT, "services");
@@ -76,5 +77,25 @@ describe("Service boundaries", () => {
 
 		expect(serviceOf(target)).toBe("accounts");
 		expect(serviceOf(target)).not.toBe(serviceOf(fake));
+	});
+});
+
+describe("Every service reads the same way", () => {
+	const ORDER = ["name", "mixins", "settings", "dependencies", "hooks", "actions", "events", "methods", "merged", "created", "started", "stopped"];
+
+	test.each(Object.entries(serviceSchemas))("When the %s service's schema is read, then its sections come in the template's order", (_, schema) => {
+		// Act
+		const sections = Object.keys(schema).filter(key => ORDER.includes(key));
+
+		// Assert
+		expect(sections).toEqual([...sections].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b)));
+	});
+
+	test.each(Object.keys(serviceSchemas).filter(name => name !== "gateway"))("When the %s service is listed, then its dependencies are typed in deps.ts", name => {
+		// Act
+		const files = readdirSync(path.join(SERVICES, name));
+
+		// Assert
+		expect(files).toContain("deps.ts");
 	});
 });

@@ -2,6 +2,8 @@
 // its own vault (card numbers sealed with VAULT_KEY) and its own ledger of
 // operations keyed by idempotency key. Sandbox accounts use it; it is a
 // product feature, not a test double.
+import { insertOnce } from "../../../shared/persistence";
+import { pollUntil } from "../../../shared/poll";
 import { randomBytes } from "node:crypto";
 import { type Connection, type Model, Schema } from "mongoose";
 import { isCardExpired } from "../../../shared/card-expiry";
@@ -99,26 +101,23 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 		record: Omit<OperationDoc, "_id" | "outcome" | "createdAt">,
 		decide: (id: number) => Promise<ProcessorOutcome>,
 	): Promise<ProcessorOutcome> {
-		let owned = false;
-		try {
-			await models.operations.create({ _id: key, ...record, outcome: null, createdAt: now() });
-			owned = true;
-		} catch (err) {
-			if ((err as { code?: number }).code !== 11000) throw err;
-		}
-		for (let wait = 0; !owned; wait++) {
-			const previous = await models.operations.findById(key).lean();
-			if (!previous) return once(key, record, decide);
-			if (previous.outcome) return previous.outcome;
-			if (now().getTime() - previous.createdAt.getTime() > ABANDONED_AFTER_MS) {
-				const taken = await models.operations.updateOne({ _id: key, outcome: null, createdAt: previous.createdAt }, { $set: { createdAt: now() } });
-				owned = taken.modifiedCount === 1;
-			} else if (wait >= 20) {
-				// Still being decided by a live concurrent call: the caller retries later with the same key.
-				return failed("operation_in_progress");
-			} else {
-				await new Promise(resolve => setTimeout(resolve, 50));
-			}
+		const owned = await insertOnce(models.operations, { _id: key, ...record, outcome: null, createdAt: now() });
+		if (!owned) {
+			const waited = await pollUntil<ProcessorOutcome | "owned" | "gone">(
+				async () => {
+					const previous = await models.operations.findById(key).lean();
+					if (!previous) return "gone";
+					if (previous.outcome) return previous.outcome;
+					if (now().getTime() - previous.createdAt.getTime() <= ABANDONED_AFTER_MS) return undefined;
+					const taken = await models.operations.updateOne({ _id: key, outcome: null, createdAt: previous.createdAt }, { $set: { createdAt: now() } });
+					return taken.modifiedCount === 1 ? "owned" : undefined;
+				},
+				{ intervalMs: 50, timeoutMs: 1000 },
+			);
+			if (waited === "gone") return once(key, record, decide);
+			// Still being decided by a live concurrent call: the caller retries later with the same key.
+			if (waited === undefined) return failed("operation_in_progress");
+			if (waited !== "owned") return waited;
 		}
 		const outcome = await decide(await models.ids.next());
 		// A processor error moved no money, so it is not final: the same key may be tried again.

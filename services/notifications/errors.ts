@@ -1,0 +1,3 @@
+export enum NotificationsError {
+	UnknownDelivery = "UNKNOWN_DELIVERY",
+}

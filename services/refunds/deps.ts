@@ -1,0 +1,9 @@
+import type { Call } from "../../shared/call";
+import type { RefundsDb } from "./models";
+
+export interface RefundsDeps {
+	db: RefundsDb;
+	/** billing.refundTransaction (shared/contracts/billing). */
+	call: Call;
+	now: () => Date;
+}

@@ -1,0 +1,6 @@
+import type { SessionsDb } from "./models";
+
+export interface SessionsDeps {
+	db: SessionsDb;
+	now: () => Date;
+}

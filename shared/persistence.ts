@@ -1,0 +1,43 @@
+// What every service's collections share: leases held by conditional updates,
+// and unique keys that turn a repeated insert into a no-op.
+import { Schema } from "mongoose";
+
+/** MongoDB's duplicate key error: the unique key (or _id) is taken, by an earlier or a concurrent insert. */
+export function isDuplicateKey(err: unknown): boolean {
+	return (err as { code?: unknown } | null)?.code === 11000;
+}
+
+/** Inserts `doc` unless its key is taken; answers whether this call inserted it. Other errors are thrown. */
+export async function insertOnce(model: { create(doc: object): Promise<unknown> }, doc: object): Promise<boolean> {
+	try {
+		await model.create(doc);
+		return true;
+	} catch (err) {
+		if (isDuplicateKey(err)) return false;
+		throw err;
+	}
+}
+
+/**
+ * A lease: a node (or a request) holds a document for a while by writing
+ * {owner, until} on it with a conditional update; once `until` has passed,
+ * anyone may take it over.
+ */
+export interface Lease {
+	owner: string;
+	until: Date;
+}
+
+export function newLease(owner: string, now: Date, ms: number): Lease {
+	return { owner, until: new Date(now.getTime() + ms) };
+}
+
+/** The filter for "nobody holds the lease in `field`": none was taken, or it has expired. */
+export function leaseFree(field: string, now: Date): { $or: object[] } {
+	return { $or: [{ [field]: null }, { [`${field}.until`]: { $lte: now } }] };
+}
+
+/** The mongoose schema of a lease field (`{type: leaseSchema(), default: null}`). */
+export function leaseSchema(): Schema<Lease> {
+	return new Schema<Lease>({ owner: String, until: Date }, { _id: false });
+}
