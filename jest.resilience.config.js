@@ -4,8 +4,8 @@
 const base = require("./jest.config");
 
 module.exports = {
-  ...base,
-  roots: ["<rootDir>/test/resilience"],
-  testPathIgnorePatterns: ["/node_modules/"],
-  testTimeout: 180000,
+	...base,
+	roots: ["<rootDir>/test/resilience"],
+	testPathIgnorePatterns: ["/node_modules/"],
+	testTimeout: 180000,
 };

@@ -31,7 +31,14 @@ export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOpt
 		requestTimeout: requestTimeoutMs,
 		// Off by default: a retried payment action could charge twice. Actions marked
 		// idempotent (shared/action.ts) turn it on for themselves with these settings.
-		retryPolicy: { enabled: false, retries: 2, delay: 100, maxDelay: 1000, factor: 2, check: err => Boolean((err as { retryable?: boolean }).retryable) },
+		retryPolicy: {
+			enabled: false,
+			retries: 2,
+			delay: 100,
+			maxDelay: 1000,
+			factor: 2,
+			check: err => Boolean((err as { retryable?: boolean }).retryable),
+		},
 		maxCallLevel: 20,
 		// A node silent for 15 s is dropped from the registry; its requests go elsewhere.
 		heartbeatInterval: 5,
@@ -43,15 +50,23 @@ export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOpt
 		disableBalancer: false,
 		registry: { strategy: "RoundRobin", preferLocal: true },
 		// An endpoint failing half its calls (20 or more in a minute) is skipped for 10 s, then tried again.
-		circuitBreaker: { enabled: true, threshold: 0.5, minRequestCount: 20, windowTime: 60, halfOpenTime: 10_000, check: err => isOutage(err as Error) },
+		circuitBreaker: {
+			enabled: true,
+			threshold: 0.5,
+			minRequestCount: 20,
+			windowTime: 60,
+			halfOpenTime: 10_000,
+			check: err => isOutage(err as Error),
+		},
 		// At most 64 concurrent calls per action and node; the rest wait, and beyond 1,000 waiting they are refused (429).
 		bulkhead: { enabled: true, concurrency: 64, maxQueueSize: 1000 },
 		metrics: metricsPort
 			? { enabled: true, reporter: { type: "Prometheus", options: { port: metricsPort, path: "/metrics" } } }
 			: { enabled: false },
-		tracing: tracing === "console"
-			? { enabled: true, exporter: { type: "Console", options: { width: 100 } }, sampling: { rate: 1 } }
-			: { enabled: false },
+		tracing:
+			tracing === "console"
+				? { enabled: true, exporter: { type: "Console", options: { width: 100 } }, sampling: { rate: 1 } }
+				: { enabled: false },
 
 		// moleculer-repl passes parsed args as an object, though its typings say string[].
 		replOptions: { customCommands: replCommands as never },

@@ -38,11 +38,9 @@ function idBlocks(db: Db, sequence: string) {
 	let end = 0;
 	let reserving: Promise<void> | null = null;
 	const reserve = async () => {
-		const before = await db.collection<{ _id: string; next: number }>("sequences").findOneAndUpdate(
-			{ _id: sequence },
-			{ $inc: { next: ID_BLOCK } },
-			{ upsert: true, returnDocument: "before" },
-		);
+		const before = await db
+			.collection<{ _id: string; next: number }>("sequences")
+			.findOneAndUpdate({ _id: sequence }, { $inc: { next: ID_BLOCK } }, { upsert: true, returnDocument: "before" });
 		next = before?.next ?? 0;
 		end = next + ID_BLOCK;
 	};
@@ -73,50 +71,144 @@ function createHandlers(dbs: Databases) {
 	const transactions = dbs.billing.collection("transactions");
 	const deliveries = dbs.notifications.collection("webhook_deliveries");
 	const attempts = dbs.notifications.collection("webhook_attempts");
-	const ids = { operations: idBlocks(dbs.billing, "sandbox_operations"), customers: idBlocks(dbs.billing, "customers"), transactions: idBlocks(dbs.billing, "transactions") };
+	const ids = {
+		operations: idBlocks(dbs.billing, "sandbox_operations"),
+		customers: idBlocks(dbs.billing, "customers"),
+		transactions: idBlocks(dbs.billing, "transactions"),
+	};
 	const accountId = 1;
 	const midId = 1;
 
 	async function createSession(domain: string): Promise<string> {
 		const createdAt = new Date();
 		const _id = randomUUID();
-		await sessions.insertOne({ _id: _id as never, accountId, domain, status: "VALID", createdAt, expiresAt: new Date(createdAt.getTime() + 300_000), usedAt: null, usedBy: null });
+		await sessions.insertOne({
+			_id: _id as never,
+			accountId,
+			domain,
+			status: "VALID",
+			createdAt,
+			expiresAt: new Date(createdAt.getTime() + 300_000),
+			usedAt: null,
+			usedBy: null,
+		});
 		return _id;
 	}
 
-	async function processorOperation(kind: string, key: string, cardToken: string, amount: number, currency: string | null): Promise<number> {
-		await operations.insertOne({ _id: key as never, kind, initiator: "customer", cardToken, amount, currency, midId, outcome: null, createdAt: new Date() });
+	async function processorOperation(
+		kind: string,
+		key: string,
+		cardToken: string,
+		amount: number,
+		currency: string | null,
+	): Promise<number> {
+		await operations.insertOne({
+			_id: key as never,
+			kind,
+			initiator: "customer",
+			cardToken,
+			amount,
+			currency,
+			midId,
+			outcome: null,
+			createdAt: new Date(),
+		});
 		const processorTransactionId = await ids.operations();
-		await operations.updateOne({ _id: key as never }, { $set: { outcome: { status: "APPROVED", processorTransactionId, reason: null, hardDecline: false } } });
+		await operations.updateOne(
+			{ _id: key as never },
+			{ $set: { outcome: { status: "APPROVED", processorTransactionId, reason: null, hardDecline: false } } },
+		);
 		return processorTransactionId;
 	}
 
-	async function checkout(input: { sessionId: string; email: string; name: string; lastName?: string; cardExpiry: string; additionalData?: object }) {
+	async function checkout(input: {
+		sessionId: string;
+		email: string;
+		name: string;
+		lastName?: string;
+		cardExpiry: string;
+		additionalData?: object;
+	}) {
 		const now = new Date();
 		const attemptId = `co_${randomBytes(12).toString("base64url")}`;
 		const cardToken = `card_${randomBytes(16).toString("hex")}`;
-		await vault.insertOne({ _id: cardToken as never, iv: randomBytes(12).toString("base64"), ciphertext: randomBytes(16).toString("base64"), tag: randomBytes(16).toString("base64"), bin: "424242", last4: "4242", expiry: input.cardExpiry, createdAt: now });
+		await vault.insertOne({
+			_id: cardToken as never,
+			iv: randomBytes(12).toString("base64"),
+			ciphertext: randomBytes(16).toString("base64"),
+			tag: randomBytes(16).toString("base64"),
+			bin: "424242",
+			last4: "4242",
+			expiry: input.cardExpiry,
+			createdAt: now,
+		});
 		await processorOperation("verify", `${attemptId}:verify`, cardToken, 0, null);
 
 		const customerId = await ids.customers();
 		await locks.insertOne({ _id: randomBytes(32).toString("hex") as never, customerId, createdAt: now });
 		const customer = {
-			_id: customerId, accountId, environment: "sandbox", email: input.email.toLowerCase(), name: input.name, lastName: input.lastName ?? "", status: "PENDING", productId: 1,
-			subscriptionTimestamp: now, nextRenewalTimestamp: null, lastTimeBilled: null, unsubscriptionTimestamp: null, renewalActive: false, attempts: 0,
-			cardBin: "424242", cardLast4: "4242", cardType: "visa", cardExpiredTime: input.cardExpiry, cardToken, cardFingerprint: randomBytes(32).toString("hex"),
-			midId, midName: "MID A", sessionId: input.sessionId, additionalData: input.additionalData ?? null, authorizationId: null, outbox: [],
-			billingAnchor: null, periodsBilled: 0, renewalLease: null, createdAt: now,
+			_id: customerId,
+			accountId,
+			environment: "sandbox",
+			email: input.email.toLowerCase(),
+			name: input.name,
+			lastName: input.lastName ?? "",
+			status: "PENDING",
+			productId: 1,
+			subscriptionTimestamp: now,
+			nextRenewalTimestamp: null,
+			lastTimeBilled: null,
+			unsubscriptionTimestamp: null,
+			renewalActive: false,
+			attempts: 0,
+			cardBin: "424242",
+			cardLast4: "4242",
+			cardType: "visa",
+			cardExpiredTime: input.cardExpiry,
+			cardToken,
+			cardFingerprint: randomBytes(32).toString("hex"),
+			midId,
+			midName: "MID A",
+			sessionId: input.sessionId,
+			additionalData: input.additionalData ?? null,
+			authorizationId: null,
+			outbox: [],
+			billingAnchor: null,
+			periodsBilled: 0,
+			renewalLease: null,
+			createdAt: now,
 		};
 		await customers.insertOne(customer as never);
-		await sessions.findOneAndUpdate({ _id: input.sessionId as never, status: "VALID", expiresAt: { $gt: now } }, { $set: { status: "USED", usedAt: now, usedBy: attemptId } });
+		await sessions.findOneAndUpdate(
+			{ _id: input.sessionId as never, status: "VALID", expiresAt: { $gt: now } },
+			{ $set: { status: "USED", usedAt: now, usedBy: attemptId } },
+		);
 
 		const chargeKey = `${attemptId}:charge`;
 		const processorTransactionId = await processorOperation("charge", chargeKey, cardToken, 999, "EUR");
 		const transactionEvent = { id: randomUUID(), type: "TRANSACTION", createdAt: new Date() };
 		const transaction = {
-			_id: await ids.transactions(), accountId, customerId, timestamp: new Date(), success: true, type: "SUBSCRIPTION_START", amount: 999, currency: "EUR", currencyId: 978,
-			productId: 1, transactionId: processorTransactionId, midId, midName: "MID A", refundStatus: "REFUNDABLE", status: "APPROVED", paymentMethod: "visa",
-			declineReason: null, idempotencyKey: chargeKey, refundableRemaining: 999, originalTransactionId: null, outbox: [transactionEvent],
+			_id: await ids.transactions(),
+			accountId,
+			customerId,
+			timestamp: new Date(),
+			success: true,
+			type: "SUBSCRIPTION_START",
+			amount: 999,
+			currency: "EUR",
+			currencyId: 978,
+			productId: 1,
+			transactionId: processorTransactionId,
+			midId,
+			midName: "MID A",
+			refundStatus: "REFUNDABLE",
+			status: "APPROVED",
+			paymentMethod: "visa",
+			declineReason: null,
+			idempotencyKey: chargeKey,
+			refundableRemaining: 999,
+			originalTransactionId: null,
+			outbox: [transactionEvent],
 		};
 		await transactions.insertOne(transaction as never);
 		const conversionEvent = { id: randomUUID(), type: "CONVERSION", createdAt: new Date() };
@@ -124,10 +216,27 @@ function createHandlers(dbs: Databases) {
 		next.setMonth(next.getMonth() + 1);
 		const active = await customers.findOneAndUpdate(
 			{ _id: customerId as never, status: "PENDING" },
-			{ $set: { status: "ACTIVE", nextRenewalTimestamp: next, renewalActive: true, lastTimeBilled: now, authorizationId: null, billingAnchor: now, periodsBilled: 1 }, $push: { outbox: conversionEvent } as never },
+			{
+				$set: {
+					status: "ACTIVE",
+					nextRenewalTimestamp: next,
+					renewalActive: true,
+					lastTimeBilled: now,
+					authorizationId: null,
+					billingAnchor: now,
+					periodsBilled: 1,
+				},
+				$push: { outbox: conversionEvent } as never,
+			},
 			{ returnDocument: "after" },
 		);
-		return { customerId, events: [{ event: transactionEvent, source: transactions, sourceId: transaction._id, data: { transaction, customer: active } }, { event: conversionEvent, source: customers, sourceId: customerId, data: { customer: active, transaction } }] };
+		return {
+			customerId,
+			events: [
+				{ event: transactionEvent, source: transactions, sourceId: transaction._id, data: { transaction, customer: active } },
+				{ event: conversionEvent, source: customers, sourceId: customerId, data: { customer: active, transaction } },
+			],
+		};
 	}
 
 	/** The outbox relay's and the webhook worker's writes, after the answer as ours are. */
@@ -136,13 +245,39 @@ function createHandlers(dbs: Databases) {
 			const body = JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt, accountId, customerId, data });
 			const now = new Date();
 			await deliveries.insertOne({
-				_id: event.id as never, accountId, customerId, transactionId: null, type: event.type, createdAt: now.toISOString(), eventAt: now, body, status: "PENDING",
-				attempts: 0, backoffStep: 0, windowFrom: now, nextAttemptAt: now, lastError: null, lastStatusCode: null, lease: null, enqueuedAt: now, deliveredAt: null,
+				_id: event.id as never,
+				accountId,
+				customerId,
+				transactionId: null,
+				type: event.type,
+				createdAt: now.toISOString(),
+				eventAt: now,
+				body,
+				status: "PENDING",
+				attempts: 0,
+				backoffStep: 0,
+				windowFrom: now,
+				nextAttemptAt: now,
+				lastError: null,
+				lastStatusCode: null,
+				lease: null,
+				enqueuedAt: now,
+				deliveredAt: null,
 			});
 			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } } as never });
-			await deliveries.findOneAndUpdate({ _id: event.id as never, status: "PENDING" }, { $set: { lease: { owner: "baseline", until: new Date(Date.now() + 40_000) } }, $inc: { attempts: 1 } });
-			await attempts.updateOne({ _id: `${event.id}:1` as never }, { $set: { deliveryId: event.id, attempt: 1, node: "baseline", time: new Date(), statusCode: 200, latencyMs: 1, error: null } }, { upsert: true });
-			await deliveries.updateOne({ _id: event.id as never, "lease.owner": "baseline" }, { $set: { lease: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null } });
+			await deliveries.findOneAndUpdate(
+				{ _id: event.id as never, status: "PENDING" },
+				{ $set: { lease: { owner: "baseline", until: new Date(Date.now() + 40_000) } }, $inc: { attempts: 1 } },
+			);
+			await attempts.updateOne(
+				{ _id: `${event.id}:1` as never },
+				{ $set: { deliveryId: event.id, attempt: 1, node: "baseline", time: new Date(), statusCode: 200, latencyMs: 1, error: null } },
+				{ upsert: true },
+			);
+			await deliveries.updateOne(
+				{ _id: event.id as never, "lease.owner": "baseline" },
+				{ $set: { lease: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null } },
+			);
 		}
 	}
 
@@ -156,7 +291,9 @@ function createHandlers(dbs: Databases) {
 		}
 		if (req.method === "POST" && url.pathname === "/api/checkout") {
 			const { customerId, events } = await checkout(JSON.parse(await readBody(req)));
-			res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ code: "OK", message: "Payment accepted", customerId }));
+			res
+				.writeHead(200, { "Content-Type": "application/json" })
+				.end(JSON.stringify({ code: "OK", message: "Payment accepted", customerId }));
 			void webhookWrites(customerId, events).catch(err => console.error("webhook writes failed:", err));
 			return;
 		}
@@ -169,11 +306,17 @@ async function main(): Promise<void> {
 	if (!url) throw new Error("MONGO_URL must be set");
 	const base = /^mongodb:\/\/[^/]+\/([^?]+)/.exec(url)?.[1] ?? "baseline";
 	const client = await MongoClient.connect(url);
-	const dbs: Databases = { sessions: client.db(`${base}_sessions`), billing: client.db(`${base}_billing`), notifications: client.db(`${base}_notifications`) };
+	const dbs: Databases = {
+		sessions: client.db(`${base}_sessions`),
+		billing: client.db(`${base}_billing`),
+		notifications: client.db(`${base}_notifications`),
+	};
 	// The same indexes as our collections (mongo-java-server maintains the unique ones only).
 	await dbs.billing.collection("customers").createIndex({ accountId: 1 });
 	await dbs.billing.collection("transactions").createIndex({ idempotencyKey: 1 }, { unique: true });
-	await dbs.notifications.collection("webhook_deliveries").createIndexes([{ key: { status: 1, nextAttemptAt: 1 } }, { key: { accountId: 1, eventAt: -1 } }]);
+	await dbs.notifications
+		.collection("webhook_deliveries")
+		.createIndexes([{ key: { status: 1, nextAttemptAt: 1 } }, { key: { accountId: 1, eventAt: -1 } }]);
 	await dbs.notifications.collection("webhook_attempts").createIndex({ deliveryId: 1, attempt: 1 });
 
 	const handle = createHandlers(dbs);

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
-import { type Shop, SHOP_DOMAIN } from "./shop";
+import { SHOP_DOMAIN, type Shop } from "./shop";
 import { type Percentiles, percentiles, round } from "./stats";
 
 /** Without a callback autocannon returns its event emitter, which is also a promise of the result. */
@@ -146,7 +146,12 @@ export interface ReadLoadResult {
 }
 
 /** GETs of `paths`, picked at random, with the API token. */
-export async function readLoad(url: string, apiToken: string, paths: string[], options: { connections: number; seconds: number }): Promise<ReadLoadResult> {
+export async function readLoad(
+	url: string,
+	apiToken: string,
+	paths: string[],
+	options: { connections: number; seconds: number },
+): Promise<ReadLoadResult> {
 	const latencies: number[] = [];
 	let failures = 0;
 	const instance = start({

@@ -42,7 +42,10 @@ export const USAGE = `npm run bench -- [options]
 Environment: MONGO_URL=mongodb://host:port benchmarks against that server instead of the embedded one.`;
 
 function list(value: string): string[] {
-	return value.split(",").map(s => s.trim()).filter(Boolean);
+	return value
+		.split(",")
+		.map(s => s.trim())
+		.filter(Boolean);
 }
 
 function positive(name: string, value: string | undefined): number {

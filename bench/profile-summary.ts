@@ -37,13 +37,14 @@ export function summarize(file: string, top: number): string {
 	const byId = new Map(profile.nodes.map(n => [n.id, n]));
 	const self = new Map<number, number>();
 	// Each sample's time is the delta to the next one.
-	profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0)));
+	for (const [i, id] of profile.samples.entries()) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
 	const total = [...self.values()].reduce((a, b) => a + b, 0);
 	const byFunction = new Map<string, number>();
 	const byOwner = new Map<string, number>();
 	for (const [id, micros] of self) {
 		const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-		const name = `${functionName || "(anonymous)"} ${url ? `${url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/main\//, "")}:${lineNumber + 1}` : ""}`.trim();
+		const name =
+			`${functionName || "(anonymous)"} ${url ? `${url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*?\/main\//, "")}:${lineNumber + 1}` : ""}`.trim();
 		byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
 		const who = ["(idle)", "(program)", "(garbage collector)"].includes(functionName) ? functionName : owner(url);
 		byOwner.set(who, (byOwner.get(who) ?? 0) + micros);
@@ -62,8 +63,13 @@ export function summarize(file: string, top: number): string {
 		byProjectFrame.set(name, (byProjectFrame.get(name) ?? 0) + micros);
 	}
 	const busy = total - (byOwner.get("(idle)") ?? 0);
-	const line = (name: string, micros: number) => `${((micros / busy) * 100).toFixed(1).padStart(5)} %  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`;
-	const sorted = (m: Map<string, number>) => [...m.entries()].filter(([name]) => name !== "(idle)" && !name.startsWith("(idle)")).sort((a, b) => b[1] - a[1]).slice(0, top);
+	const line = (name: string, micros: number) =>
+		`${((micros / busy) * 100).toFixed(1).padStart(5)} %  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`;
+	const sorted = (m: Map<string, number>) =>
+		[...m.entries()]
+			.filter(([name]) => name !== "(idle)" && !name.startsWith("(idle)"))
+			.sort((a, b) => b[1] - a[1])
+			.slice(0, top);
 	return [
 		`${path.basename(file)}: ${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (${((busy / total) * 100).toFixed(0)} %); shares of busy time`,
 		"  by package / folder:",

@@ -11,9 +11,9 @@ import { performance } from "node:perf_hooks";
 import type { ServiceBroker } from "moleculer";
 import { MongoClient } from "mongodb";
 import { createBroker } from "../runtime/broker";
-import { databaseNameFor } from "../shared/db.mixin";
 import { seal } from "../services/billing/processors/card-vault";
 import type { ServiceName } from "../shared/config";
+import { databaseNameFor } from "../shared/db.mixin";
 import { round } from "./stats";
 import type { BenchContext, Deployment, DeploySpec } from "./topology";
 
@@ -51,7 +51,13 @@ async function waitForBillingNodes(broker: ServiceBroker, names: string[]): Prom
 }
 
 /** Active monthly subscriptions whose next renewal was due a minute ago, with their cards in the sandbox vault. */
-async function seedDueCustomers(mongoUrl: string, vaultKey: Buffer, shop: { accountId: number; productId: number; midId: number }, count: number, firstId: number): Promise<void> {
+async function seedDueCustomers(
+	mongoUrl: string,
+	vaultKey: Buffer,
+	shop: { accountId: number; productId: number; midId: number },
+	count: number,
+	firstId: number,
+): Promise<void> {
 	const client = await MongoClient.connect(mongoUrl);
 	try {
 		const billing = client.db(databaseNameFor("billing", mongoUrl));
@@ -62,13 +68,45 @@ async function seedDueCustomers(mongoUrl: string, vaultKey: Buffer, shop: { acco
 			const vault = [];
 			for (let i = start; i < Math.min(count, start + SEED_CHUNK); i++) {
 				const cardToken = `card_${randomBytes(16).toString("hex")}`;
-				vault.push({ _id: cardToken, ...seal(vaultKey, "4242424242424242"), bin: "424242", last4: "4242", expiry: "1234", createdAt: anchor });
+				vault.push({
+					_id: cardToken,
+					...seal(vaultKey, "4242424242424242"),
+					bin: "424242",
+					last4: "4242",
+					expiry: "1234",
+					createdAt: anchor,
+				});
 				customers.push({
-					_id: firstId + i, accountId: shop.accountId, environment: "sandbox", email: `renewal-${i}@example.com`, name: "Ada", lastName: "Lovelace",
-					status: "ACTIVE", productId: shop.productId, subscriptionTimestamp: anchor, nextRenewalTimestamp: new Date(now - 60_000), lastTimeBilled: anchor,
-					unsubscriptionTimestamp: null, renewalActive: true, attempts: 0, cardBin: "424242", cardLast4: "4242", cardType: "visa", cardExpiredTime: "1234",
-					cardToken, cardFingerprint: randomBytes(32).toString("hex"), midId: shop.midId, midName: "MID", sessionId: randomUUID(), additionalData: null,
-					authorizationId: null, outbox: [], billingAnchor: anchor, periodsBilled: 1, renewalLease: null, createdAt: anchor,
+					_id: firstId + i,
+					accountId: shop.accountId,
+					environment: "sandbox",
+					email: `renewal-${i}@example.com`,
+					name: "Ada",
+					lastName: "Lovelace",
+					status: "ACTIVE",
+					productId: shop.productId,
+					subscriptionTimestamp: anchor,
+					nextRenewalTimestamp: new Date(now - 60_000),
+					lastTimeBilled: anchor,
+					unsubscriptionTimestamp: null,
+					renewalActive: true,
+					attempts: 0,
+					cardBin: "424242",
+					cardLast4: "4242",
+					cardType: "visa",
+					cardExpiredTime: "1234",
+					cardToken,
+					cardFingerprint: randomBytes(32).toString("hex"),
+					midId: shop.midId,
+					midName: "MID",
+					sessionId: randomUUID(),
+					additionalData: null,
+					authorizationId: null,
+					outbox: [],
+					billingAnchor: anchor,
+					periodsBilled: 1,
+					renewalLease: null,
+					createdAt: anchor,
 				});
 			}
 			await billing.collection("sandbox_vault").insertMany(vault as never[], { ordered: false });
@@ -82,7 +120,10 @@ async function seedDueCustomers(mongoUrl: string, vaultKey: Buffer, shop: { acco
 async function countRenewals(mongoUrl: string, accountId: number): Promise<number> {
 	const client = await MongoClient.connect(mongoUrl);
 	try {
-		return await client.db(databaseNameFor("billing", mongoUrl)).collection("transactions").countDocuments({ accountId, type: "RENEWAL", status: "APPROVED" });
+		return await client
+			.db(databaseNameFor("billing", mongoUrl))
+			.collection("transactions")
+			.countDocuments({ accountId, type: "RENEWAL", status: "APPROVED" });
 	} finally {
 		await client.close();
 	}
@@ -118,10 +159,25 @@ export async function renewalRun(
 		await operator.start();
 		await operator.waitForServices(["accounts", "notifications", "billing"], 120_000);
 		await waitForBillingNodes(operator, billingNodes);
-		const account = await operator.call<{ id: number }, object>("accounts.create", { name: "Renewals", environment: "sandbox", webhookUrl: options.webhookUrl });
-		const mid = await operator.call<{ id: number }, object>("accounts.createMerchantAccount", { accountId: account.id, name: "MID", group: "default", cardTypes: ["visa"] });
+		const account = await operator.call<{ id: number }, object>("accounts.create", {
+			name: "Renewals",
+			environment: "sandbox",
+			webhookUrl: options.webhookUrl,
+		});
+		const mid = await operator.call<{ id: number }, object>("accounts.createMerchantAccount", {
+			accountId: account.id,
+			name: "MID",
+			group: "default",
+			cardTypes: ["visa"],
+		});
 		const product = await operator.call<{ id: number }, object>("accounts.createProduct", {
-			accountId: account.id, name: "Monthly", amount: 9.99, currency: "EUR", billing: "CHARGE", renewal: { every: 1, unit: "month" }, merchantAccountGroup: "default",
+			accountId: account.id,
+			name: "Monthly",
+			amount: 9.99,
+			currency: "EUR",
+			billing: "CHARGE",
+			renewal: { every: 1, unit: "month" },
+			merchantAccountGroup: "default",
 		});
 		const shop = { accountId: account.id, productId: product.id, midId: mid.id };
 		await seedDueCustomers(deployment.mongoUrl, Buffer.from(ctx.serviceEnv.VAULT_KEY!, "base64"), shop, options.customers, options.firstId);

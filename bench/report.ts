@@ -23,7 +23,8 @@ export interface Target {
 	met: boolean | null;
 }
 
-const fmt = (value: number | null, digits = 1) => (value === null || !Number.isFinite(value) ? "–" : value >= 100 ? value.toFixed(0) : value.toFixed(digits));
+const fmt = (value: number | null, digits = 1) =>
+	value === null || !Number.isFinite(value) ? "–" : value >= 100 ? value.toFixed(0) : value.toFixed(digits);
 
 function table(headers: string[], lines: string[][]): string {
 	const widths = headers.map((h, i) => Math.max(h.length, ...lines.map(l => l[i].length)));
@@ -35,7 +36,15 @@ function table(headers: string[], lines: string[][]): string {
 export function resultsTable(rows: Row[]): string {
 	return table(
 		["scenario", "setting", "throughput", "p50 ms", "p95 ms", "p99 ms", "note"],
-		rows.map(r => [r.scenario, r.setting, r.throughput === null ? "–" : `${fmt(r.throughput)} ${r.unit}`, fmt(r.p50), fmt(r.p95), fmt(r.p99), r.note]),
+		rows.map(r => [
+			r.scenario,
+			r.setting,
+			r.throughput === null ? "–" : `${fmt(r.throughput)} ${r.unit}`,
+			fmt(r.p50),
+			fmt(r.p95),
+			fmt(r.p99),
+			r.note,
+		]),
 	);
 }
 
@@ -46,7 +55,7 @@ export function targetsTable(targets: Target[]): string {
 	);
 }
 
-const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeXml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** Horizontal bars on a log scale (the values span 1 ms to seconds), one panel per measure. */
 export function chart(rows: Row[], title: string): string {
@@ -59,42 +68,66 @@ export function chart(rows: Row[], title: string): string {
 	const parts: string[] = [];
 	let y = 40;
 
-	const panel = (heading: string, items: Row[], bars: { key: "p50" | "p95" | "p99" | "throughput"; label: string }[], unit: (r: Row) => string) => {
+	const panel = (
+		heading: string,
+		items: Row[],
+		bars: { key: "p50" | "p95" | "p99" | "throughput"; label: string }[],
+		unit: (r: Row) => string,
+	) => {
 		const values = items.flatMap(r => bars.map(b => r[b.key] ?? NaN)).filter(v => Number.isFinite(v) && v > 0);
 		if (values.length === 0) return;
 		const lo = Math.floor(Math.log10(Math.min(...values, 1)));
 		const hi = Math.ceil(Math.log10(Math.max(...values) * 1.01));
 		const x = (v: number) => labelWidth + ((Math.log10(Math.max(v, 10 ** lo)) - lo) / (hi - lo)) * barArea;
-		parts.push(`<text x="10" y="${y}" font-weight="bold">${escape(heading)}</text>`);
-		bars.forEach((b, i) => parts.push(`<rect x="${labelWidth + i * 90}" y="${y - 11}" width="10" height="10" fill="${colors[b.key]}"/><text x="${labelWidth + 14 + i * 90}" y="${y - 2}">${b.label}</text>`));
+		parts.push(`<text x="10" y="${y}" font-weight="bold">${escapeXml(heading)}</text>`);
+		for (const [i, b] of bars.entries()) {
+			parts.push(
+				`<rect x="${labelWidth + i * 90}" y="${y - 11}" width="10" height="10" fill="${colors[b.key]}"/><text x="${labelWidth + 14 + i * 90}" y="${y - 2}">${b.label}</text>`,
+			);
+		}
 		y += 14;
 		const top = y;
 		for (const r of items) {
-			parts.push(`<text x="10" y="${y + 14}">${escape(`${r.scenario}, ${r.setting}`)}</text>`);
+			parts.push(`<text x="10" y="${y + 14}">${escapeXml(`${r.scenario}, ${r.setting}`)}</text>`);
 			const h = (rowHeight - 6) / bars.length;
 			bars.forEach((b, i) => {
 				const v = r[b.key];
 				if (v === null || !Number.isFinite(v) || v <= 0) return;
 				const by = y + i * h;
-				parts.push(`<rect x="${labelWidth}" y="${by}" width="${Math.max(1, x(v) - labelWidth)}" height="${h - 1}" fill="${colors[b.key]}"/>`);
-				parts.push(`<text x="${x(v) + 4}" y="${by + h - 2}" font-size="9">${fmt(v)}${b.key === "throughput" ? ` ${escape(unit(r))}` : ""}</text>`);
+				parts.push(
+					`<rect x="${labelWidth}" y="${by}" width="${Math.max(1, x(v) - labelWidth)}" height="${h - 1}" fill="${colors[b.key]}"/>`,
+				);
+				parts.push(
+					`<text x="${x(v) + 4}" y="${by + h - 2}" font-size="9">${fmt(v)}${b.key === "throughput" ? ` ${escapeXml(unit(r))}` : ""}</text>`,
+				);
 			});
 			y += rowHeight;
 		}
 		for (let p = lo; p <= hi; p++) {
 			const gx = labelWidth + ((p - lo) / (hi - lo)) * barArea;
-			parts.push(`<line x1="${gx}" y1="${top}" x2="${gx}" y2="${y}" stroke="#ccc"/><text x="${gx}" y="${y + 12}" font-size="9" text-anchor="middle">${10 ** p >= 1 ? (10 ** p).toLocaleString("en") : 10 ** p}</text>`);
+			parts.push(
+				`<line x1="${gx}" y1="${top}" x2="${gx}" y2="${y}" stroke="#ccc"/><text x="${gx}" y="${y + 12}" font-size="9" text-anchor="middle">${10 ** p >= 1 ? (10 ** p).toLocaleString("en") : 10 ** p}</text>`,
+			);
 		}
 		y += 40;
 	};
 
-	panel("Latency (ms, log scale)", latencyRows, [{ key: "p50", label: "p50" }, { key: "p95", label: "p95" }, { key: "p99", label: "p99" }], () => "ms");
+	panel(
+		"Latency (ms, log scale)",
+		latencyRows,
+		[
+			{ key: "p50", label: "p50" },
+			{ key: "p95", label: "p95" },
+			{ key: "p99", label: "p99" },
+		],
+		() => "ms",
+	);
 	panel("Throughput (per second, log scale)", throughputRows, [{ key: "throughput", label: "throughput" }], r => r.unit);
 	const width = labelWidth + barArea + 120;
 	return [
 		`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" font-family="sans-serif" font-size="11">`,
 		`<rect width="100%" height="100%" fill="white"/>`,
-		`<text x="10" y="18" font-size="13" font-weight="bold">${escape(title)}</text>`,
+		`<text x="10" y="18" font-size="13" font-weight="bold">${escapeXml(title)}</text>`,
 		...parts,
 		"</svg>",
 	].join("\n");

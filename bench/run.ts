@@ -16,7 +16,7 @@ import { type CheckoutLoadResult, type CheckoutTarget, checkoutLoad, type ReadLo
 import { type BenchOptions, parseOptions, type Scenario } from "./options";
 import { summarize } from "./profile-summary";
 import { type RenewalRunResult, renewalRun, renewalSpec } from "./renewals";
-import { chart, resultsTable, type Row, type Target, targetsTable } from "./report";
+import { chart, type Row, resultsTable, type Target, targetsTable } from "./report";
 import { createShop, type Shop } from "./shop";
 import { median, type Percentiles, percentiles, round } from "./stats";
 import { type BenchContext, clusterSpec, createContext, type Deployment, deploy, embeddedSpec, startBaseline } from "./topology";
@@ -58,7 +58,11 @@ const failuresText = (f: Record<string, number>) => (Object.keys(f).length ? `; 
 async function measureCheckout(target: CheckoutTarget, connections: number, options: BenchOptions, receiver: WebhookReceiver | null) {
 	if (options.warmup > 0) await checkoutLoad(target, { connections, seconds: options.warmup });
 	const window = receiver?.window();
-	const result = await checkoutLoad(target, { connections, seconds: options.duration, onOk: receiver ? (id, at) => receiver.answered(id, at) : undefined });
+	const result = await checkoutLoad(target, {
+		connections,
+		seconds: options.duration,
+		onOk: receiver ? (id, at) => receiver.answered(id, at) : undefined,
+	});
 	let webhooks: WebhookRun | null = null;
 	if (receiver && window) {
 		await receiver.drain(window, options.quick ? 5_000 : 120_000);
@@ -71,7 +75,12 @@ async function measureCheckout(target: CheckoutTarget, connections: number, opti
 async function idsOf(mongoUrl: string, collection: "customers" | "transactions", accountId: number): Promise<number[]> {
 	const client = await MongoClient.connect(mongoUrl);
 	try {
-		const docs = await client.db(databaseNameFor("billing", mongoUrl)).collection(collection).find({ accountId }, { projection: { _id: 1 } }).limit(5000).toArray();
+		const docs = await client
+			.db(databaseNameFor("billing", mongoUrl))
+			.collection(collection)
+			.find({ accountId }, { projection: { _id: 1 } })
+			.limit(5000)
+			.toArray();
 		return docs.map(d => d._id as unknown as number);
 	} finally {
 		await client.close();
@@ -98,7 +107,9 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 							const { result, webhooks } = await measureCheckout(shop, c, options, receiver);
 							(results.checkout.embedded[c] ??= []).push(result);
 							(results.webhooks.embedded[c] ??= []).push(webhooks!);
-							log(`checkout embedded c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; webhooks ${ms(webhooks!.delay)}, ${webhooks!.missing} missing${failuresText(result.failures)}`);
+							log(
+								`checkout embedded c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; webhooks ${ms(webhooks!.delay)}, ${webhooks!.missing} missing${failuresText(result.failures)}`,
+							);
 						}
 						if (baseline) {
 							const { result } = await measureCheckout(baselineTarget(shop), c, options, null);
@@ -114,10 +125,13 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 						const ids = await idsOf(embedded.mongoUrl, kind === "customer" ? "customers" : "transactions", shop.accountId);
 						const paths = ids.map(id => `/api/${kind}/${id}`);
 						for (let r = 1; r <= options.repeat; r++) {
-							if (options.warmup > 0) await readLoad(shop.url, shop.apiToken, paths, { connections: READ_CONNECTIONS, seconds: options.warmup });
+							if (options.warmup > 0)
+								await readLoad(shop.url, shop.apiToken, paths, { connections: READ_CONNECTIONS, seconds: options.warmup });
 							const result = await readLoad(shop.url, shop.apiToken, paths, { connections: READ_CONNECTIONS, seconds: options.duration });
 							results.reads[kind].push(result);
-							log(`reads ${kind} c=${READ_CONNECTIONS} run ${r}: ${result.requestsPerSecond} req/s, ${ms(result.latency)}, ${result.failures} failed, ${ids.length} ids`);
+							log(
+								`reads ${kind} c=${READ_CONNECTIONS} run ${r}: ${result.requestsPerSecond} req/s, ${ms(result.latency)}, ${result.failures} failed, ${ids.length} ids`,
+							);
 						}
 					}
 				}
@@ -141,7 +155,9 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 						const { result, webhooks } = await measureCheckout(shop, c, options, clusterReceiver);
 						(results.checkout.cluster[c] ??= []).push(result);
 						(results.webhooks.cluster[c] ??= []).push(webhooks!);
-						log(`checkout cluster c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; webhooks ${ms(webhooks!.delay)}${failuresText(result.failures)}`);
+						log(
+							`checkout cluster c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; webhooks ${ms(webhooks!.delay)}${failuresText(result.failures)}`,
+						);
 					}
 				}
 				if (options.quick && has("renewals")) keptCluster = cluster;
@@ -154,15 +170,23 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 
 		if (has("renewals")) {
 			// Quick mode shares one deployment among the runs (starting processes is most of its time); a full run starts each afresh.
-			const shared = keptCluster ?? (options.quick ? await deploy(ctx, renewalSpec("bench_renewals", Math.max(...options.billingNodes))) : null);
+			const shared =
+				keptCluster ?? (options.quick ? await deploy(ctx, renewalSpec("bench_renewals", Math.max(...options.billingNodes))) : null);
 			try {
 				for (const [i, n] of options.billingNodes.entries()) {
 					log(`renewals: ${options.customers} due customers, ${n} billing node(s)`);
 					const deployment = shared ?? (await deploy(ctx, renewalSpec(`bench_renewals_${n}`, n)));
 					try {
-						const result = await renewalRun(ctx, deployment, { billingNodes: n, customers: options.customers, webhookUrl: receiver.url, firstId: 1_000_000_000 + i * 10_000_000 });
+						const result = await renewalRun(ctx, deployment, {
+							billingNodes: n,
+							customers: options.customers,
+							webhookUrl: receiver.url,
+							firstId: 1_000_000_000 + i * 10_000_000,
+						});
 						(results.renewals[n] ??= []).push(result);
-						log(`renewals ${n} node(s): ${result.renewalsPerSecond}/s (${result.charged} charged in ${result.seconds} s, ${result.skipped} skipped, ${result.transactions} transactions)`);
+						log(
+							`renewals ${n} node(s): ${result.renewalsPerSecond}/s (${result.charged} charged in ${result.seconds} s, ${result.skipped} skipped, ${result.transactions} transactions)`,
+						);
 					} finally {
 						if (!shared) await deployment.stop();
 					}
@@ -263,7 +287,12 @@ function summarizeResults(results: Results): { rows: Row[]; targets: Target[] } 
 	const targets: Target[] = [];
 	const embedded16 = results.checkout.embedded[TARGET_CONCURRENCY];
 	const p99 = embedded16?.length ? medianOf(embedded16, r => r.checkout.p99) : null;
-	targets.push({ name: "checkout p99, embedded c=16", target: "≤ 50 ms", measured: p99 === null ? "–" : `${p99} ms (submission alone ${medianOf(embedded16!, r => r.submit.p99)} ms)`, met: p99 === null ? null : p99 <= 50 });
+	targets.push({
+		name: "checkout p99, embedded c=16",
+		target: "≤ 50 ms",
+		measured: p99 === null ? "–" : `${p99} ms (submission alone ${medianOf(embedded16!, r => r.submit.p99)} ms)`,
+		met: p99 === null ? null : p99 <= 50,
+	});
 	const ours = embedded16?.length ? medianOf(embedded16, r => r.checkoutsPerSecond) : null;
 	const base = baselineAt(TARGET_CONCURRENCY);
 	targets.push({
@@ -285,11 +314,26 @@ function summarizeResults(results: Results): { rows: Row[]; targets: Target[] } 
 	}
 	const two = renewalRate(2);
 	const three = renewalRate(3);
-	targets.push({ name: "renewals with 2 billing nodes", target: "≥ 1,000/s", measured: two === null ? "–" : `${two}/s`, met: two === null ? null : two >= 1000 });
-	targets.push({ name: "renewals, 3 nodes vs 2", target: "faster", measured: two === null || three === null ? "–" : `${three}/s vs ${two}/s`, met: two === null || three === null ? null : three > two });
+	targets.push({
+		name: "renewals with 2 billing nodes",
+		target: "≥ 1,000/s",
+		measured: two === null ? "–" : `${two}/s`,
+		met: two === null ? null : two >= 1000,
+	});
+	targets.push({
+		name: "renewals, 3 nodes vs 2",
+		target: "faster",
+		measured: two === null || three === null ? "–" : `${three}/s vs ${two}/s`,
+		met: two === null || three === null ? null : three > two,
+	});
 	const hooks = results.webhooks.embedded[TARGET_CONCURRENCY];
 	const hookP99 = hooks?.length ? medianOf(hooks, r => r.delay.p99) : null;
-	targets.push({ name: "webhook delay p99, embedded c=16", target: "≤ 500 ms", measured: hookP99 === null ? "–" : `${hookP99} ms`, met: hookP99 === null ? null : hookP99 <= 500 });
+	targets.push({
+		name: "webhook delay p99, embedded c=16",
+		target: "≤ 500 ms",
+		measured: hookP99 === null ? "–" : `${hookP99} ms`,
+		met: hookP99 === null ? null : hookP99 <= 500,
+	});
 	return { rows, targets };
 }
 
@@ -300,7 +344,9 @@ function summarizeProfiles(profileDir: string): string {
 		const folder = path.join(profileDir, dir);
 		if (!statSync(folder).isDirectory()) continue;
 		// The main thread's profile is the big one; the other is tsx's loader thread.
-		const files = readdirSync(folder).filter(f => f.endsWith(".cpuprofile")).map(f => path.join(folder, f));
+		const files = readdirSync(folder)
+			.filter(f => f.endsWith(".cpuprofile"))
+			.map(f => path.join(folder, f));
 		const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
 		if (main) lines.push(`== ${dir}\n${summarize(main, 25)}\n`);
 	}
@@ -318,7 +364,13 @@ async function main(): Promise<void> {
 	const results: Results = {
 		startedAt: startedAt.toISOString(),
 		options,
-		machine: { cpus: cpus.length, model: cpus[0]?.model ?? "?", memoryGb: round(os.totalmem() / 2 ** 30), node: process.version, loadAverageAtStart: os.loadavg().map(l => round(l, 2)) },
+		machine: {
+			cpus: cpus.length,
+			model: cpus[0]?.model ?? "?",
+			memoryGb: round(os.totalmem() / 2 ** 30),
+			node: process.version,
+			loadAverageAtStart: os.loadavg().map(l => round(l, 2)),
+		},
 		database: { kind: "", reason: "" },
 		checkout: { embedded: {}, cluster: {} },
 		baseline: {},
@@ -326,7 +378,9 @@ async function main(): Promise<void> {
 		reads: { customer: [], transaction: [] },
 		renewals: {},
 	};
-	log(`${options.quick ? "quick run (a smoke test, not a measurement)" : "full run"}: ${options.scenarios.join(", ")}; service logs in ${path.relative(process.cwd(), logFile)}`);
+	log(
+		`${options.quick ? "quick run (a smoke test, not a measurement)" : "full run"}: ${options.scenarios.join(", ")}; service logs in ${path.relative(process.cwd(), logFile)}`,
+	);
 	log(`machine: ${cpus.length} × ${results.machine.model}, load average ${results.machine.loadAverageAtStart.join(" ")}`);
 
 	const ctx = await createContext({ logFile, profileDir });
@@ -368,6 +422,6 @@ async function main(): Promise<void> {
 }
 
 main().catch(err => {
-	console.error(err instanceof Error ? err.stack ?? err.message : err);
+	console.error(err instanceof Error ? (err.stack ?? err.message) : err);
 	process.exit(1);
 });

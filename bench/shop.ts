@@ -29,12 +29,18 @@ async function adminCall<T>(url: string, method: string, path: string, body?: ob
 
 async function encrypt(jwk: JWK, digits: string): Promise<string> {
 	const key = await importJWK(jwk, "RSA-OAEP-256");
-	return new CompactEncrypt(new TextEncoder().encode(digits)).setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: jwk.kid }).encrypt(key);
+	return new CompactEncrypt(new TextEncoder().encode(digits))
+		.setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: jwk.kid })
+		.encrypt(key);
 }
 
 /** A sandbox account whose webhooks go to `webhookUrl`, two MIDs and a monthly CHARGE product. */
 export async function createShop(url: string, webhookUrl: string | null): Promise<Shop> {
-	const account = await adminCall<{ id: number; apiToken: string }>(url, "POST", "/accounts", { name: "Bench shop", environment: "sandbox", webhookUrl });
+	const account = await adminCall<{ id: number; apiToken: string }>(url, "POST", "/accounts", {
+		name: "Bench shop",
+		environment: "sandbox",
+		webhookUrl,
+	});
 	for (const mid of [
 		{ name: "MID A", group: "default", cardTypes: ["visa", "mastercard"] },
 		{ name: "MID B", group: "default", cardTypes: ["visa", "mastercard", "amex"] },

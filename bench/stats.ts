@@ -16,7 +16,14 @@ export function percentiles(samples: number[]): Percentiles {
 	const sorted = Float64Array.from(samples).sort();
 	const rank = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 	const sum = sorted.reduce((a, b) => a + b, 0);
-	return { count: sorted.length, p50: round(rank(50)), p95: round(rank(95)), p99: round(rank(99)), max: round(sorted[sorted.length - 1]), mean: round(sum / sorted.length) };
+	return {
+		count: sorted.length,
+		p50: round(rank(50)),
+		p95: round(rank(95)),
+		p99: round(rank(99)),
+		max: round(sorted[sorted.length - 1]),
+		mean: round(sum / sorted.length),
+	};
 }
 
 export function median(values: number[]): number {

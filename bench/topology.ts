@@ -10,11 +10,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import path from "node:path";
+import { startEmbeddedDb } from "../dev/embedded-db";
 import { applyCardSecrets } from "../dev/local-secrets";
+import { freePort, waitForPort } from "../dev/net";
 import { type NatsProcess, SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "../dev/processes";
 import type { ServiceName } from "../shared/config";
-import { startEmbeddedDb } from "../dev/embedded-db";
-import { freePort, waitForPort } from "../dev/net";
 import { projectRoot } from "../shared/paths";
 
 export const ADMIN_TOKEN = `bench_admin_${randomBytes(12).toString("hex")}`;
@@ -149,7 +149,10 @@ async function waitForHealth(url: string, alive: () => boolean): Promise<void> {
 	const deadline = Date.now() + START_TIMEOUT_MS;
 	for (;;) {
 		if (!alive()) throw new Error("a node exited");
-		const status = await fetch(`${url}/actuator/health`).then(res => res.status, () => 0);
+		const status = await fetch(`${url}/actuator/health`).then(
+			res => res.status,
+			() => 0,
+		);
 		if (status === 200) return;
 		if (Date.now() > deadline) throw new Error(`health check still ${status}`);
 		await new Promise(resolve => setTimeout(resolve, 200));
@@ -172,7 +175,11 @@ export function clusterSpec(database: string, billingNodes = 1): DeploySpec {
 export async function startBaseline(ctx: BenchContext, database: string): Promise<{ url: string; stop(): Promise<void> }> {
 	const port = await freePort();
 	const env = { ...process.env, MONGO_URL: `${ctx.mongoUrl}/${database}`, PORT: String(port) };
-	const child = spawn(process.execPath, ["--import", "tsx", "bench/baseline-server.ts"], { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+	const child = spawn(process.execPath, ["--import", "tsx", "bench/baseline-server.ts"], {
+		cwd: projectRoot,
+		env,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
 	ctx.children.add(child);
 	child.once("exit", () => ctx.children.delete(child));
 	child.stdout!.pipe(ctx.log, { end: false });

@@ -46,7 +46,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 			res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
 			try {
 				const event = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { customerId?: number; type?: string };
-				if ((event.type === "TRANSACTION" || event.type === "CONVERSION") && typeof event.customerId === "number") customer(event.customerId).arrivals.push(arrivedAt);
+				if ((event.type === "TRANSACTION" || event.type === "CONVERSION") && typeof event.customerId === "number")
+					customer(event.customerId).arrivals.push(arrivedAt);
 			} catch {
 				// not an event of ours
 			}

@@ -6,16 +6,17 @@
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { config, type ServiceName } from "../shared/config";
 import { startEmbeddedDb } from "../dev/embedded-db";
-import { createBroker } from "../runtime/broker";
 import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
 import { SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "../dev/processes";
+import { createBroker } from "../runtime/broker";
+import { config, type ServiceName } from "../shared/config";
 
 async function main(): Promise<void> {
 	const { dataDir, mongoUrl, port } = config();
 	const billingNodes = Number(process.env.BILLING_NODES ?? 2);
-	if (!Number.isInteger(billingNodes) || billingNodes < 1 || billingNodes > 16) throw new Error("BILLING_NODES must be a whole number from 1 to 16");
+	if (!Number.isInteger(billingNodes) || billingNodes < 1 || billingNodes > 16)
+		throw new Error("BILLING_NODES must be a whole number from 1 to 16");
 	const clusterDir = path.join(dataDir, "cluster");
 	mkdirSync(clusterDir, { recursive: true });
 
@@ -25,7 +26,11 @@ async function main(): Promise<void> {
 	applyCardSecrets(secrets);
 	writeLocalSecrets(dataDir, secrets);
 
-	const nats = await startNatsServer({ port: Number(process.env.NATS_PORT) || undefined, jetStreamDir: path.join(clusterDir, "jetstream"), stderr: process.stderr });
+	const nats = await startNatsServer({
+		port: Number(process.env.NATS_PORT) || undefined,
+		jetStreamDir: path.join(clusterDir, "jetstream"),
+		stderr: process.stderr,
+	});
 	const transporter = nats.url;
 
 	const db = mongoUrl ? null : await startEmbeddedDb({ persistent: true, dataDir: clusterDir });
@@ -34,7 +39,15 @@ async function main(): Promise<void> {
 
 	const nodes: ChildProcess[] = [];
 	const startNode = (services: ServiceName, nodeId: string) => {
-		const env = { ...process.env, SERVICES: services, NODE_ID: nodeId, TRANSPORTER: transporter, MONGO_URL: databaseUrl, ADMIN_TOKEN: secrets.adminToken, PORT: String(port) };
+		const env = {
+			...process.env,
+			SERVICES: services,
+			NODE_ID: nodeId,
+			TRANSPORTER: transporter,
+			MONGO_URL: databaseUrl,
+			ADMIN_TOKEN: secrets.adminToken,
+			PORT: String(port),
+		};
 		nodes.push(spawnNode({ env, log: { name: nodeId, stdout: process.stdout, stderr: process.stderr } }));
 	};
 	for (const service of SINGLE_NODES) startNode(service, service);
@@ -54,7 +67,11 @@ async function main(): Promise<void> {
 	process.on("SIGTERM", () => void stop());
 
 	// An operator's node, as `npm run repl` starts, seeds the demo account and then leaves.
-	const operator = createBroker([], { nodeID: `cluster-${process.pid}`, transporter: { type: "NATS", options: { url: transporter } }, logLevel: "warn" });
+	const operator = createBroker([], {
+		nodeID: `cluster-${process.pid}`,
+		transporter: { type: "NATS", options: { url: transporter } },
+		logLevel: "warn",
+	});
 	await operator.start();
 	await operator.waitForServices(["accounts", "gateway", "billing"], 120_000);
 	const created = config().demo ? await operator.call<{ accountId: number; apiToken: string } | null>("accounts.seedDemo") : null;

@@ -1,8 +1,9 @@
 // `npm run node`: one Moleculer node running the services named in SERVICES
 // (all when unset), joined to the others over TRANSPORTER. docker-compose and
 // scaled billing nodes start here.
-import { config } from "../shared/config";
+
 import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "../runtime/broker";
+import { config } from "../shared/config";
 
 async function main(): Promise<void> {
 	const { services, transporter, mongoUrl, adminToken } = config();

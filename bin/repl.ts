@@ -1,7 +1,8 @@
 // `npm run repl`: an operator's node that joins the running cluster over
 // TRANSPORTER and opens the Moleculer REPL with the commands of repl-commands.ts.
-import { config } from "../shared/config";
+
 import { createBroker } from "../runtime/broker";
+import { config } from "../shared/config";
 
 async function main(): Promise<void> {
 	if (!config().transporter) throw new Error("Set TRANSPORTER (e.g. nats://127.0.0.1:4222) so the REPL can join the cluster");

@@ -1,9 +1,10 @@
 // `npm start`: every service in one process, no transporter, and the
 // embedded database unless MONGO_URL is set. Prints where to go next.
-import { config, resetConfig } from "../shared/config";
+
 import { startEmbeddedDb } from "../dev/embedded-db";
-import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "../runtime/broker";
 import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
+import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "../runtime/broker";
+import { config, resetConfig } from "../shared/config";
 
 async function main(): Promise<void> {
 	delete process.env.TRANSPORTER;
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
 		process.env.ADMIN_TOKEN = secrets.adminToken;
 	}
 	const keys = applyCardSecrets(secrets);
-	if (keys.length) console.log(`Card keys: ${keys.join(", ")} from ${dataDir}/secrets.json (embedded default; set them in the environment in production)`);
+	if (keys.length)
+		console.log(`Card keys: ${keys.join(", ")} from ${dataDir}/secrets.json (embedded default; set them in the environment in production)`);
 	writeLocalSecrets(dataDir, secrets);
 	resetConfig();
 

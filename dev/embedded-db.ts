@@ -58,7 +58,11 @@ async function tryMongod(options: EmbeddedDbOptions): Promise<EmbeddedDb | strin
 	const dbPath = path.join(options.dataDir, "mongod");
 	if (options.persistent) fs.mkdirSync(dbPath, { recursive: true });
 	const creating = MongoMemoryServer.create({
-		instance: { ip: "127.0.0.1", ...(options.port === undefined ? {} : { port: options.port }), ...(options.persistent ? { dbPath, storageEngine: "wiredTiger" as const } : {}) },
+		instance: {
+			ip: "127.0.0.1",
+			...(options.port === undefined ? {} : { port: options.port }),
+			...(options.persistent ? { dbPath, storageEngine: "wiredTiger" as const } : {}),
+		},
 		// Passing the located binary as systemBinary guarantees mongodb-memory-server does not download.
 		binary: binary ? { systemBinary: binary } : {},
 	});
@@ -73,7 +77,9 @@ async function tryMongod(options: EmbeddedDbOptions): Promise<EmbeddedDb | strin
 	}
 
 	const source = binary
-		? process.env.MONGOMS_SYSTEM_BINARY ? "MONGOMS_SYSTEM_BINARY" : "a cached mongod binary"
+		? process.env.MONGOMS_SYSTEM_BINARY
+			? "MONGOMS_SYSTEM_BINARY"
+			: "a cached mongod binary"
 		: "a freshly downloaded mongod binary";
 	const storage = options.persistent ? `wiredTiger, data in ${displayPath(dbPath)}` : "in-memory, data is lost on stop";
 	return {
@@ -89,7 +95,9 @@ async function tryMongod(options: EmbeddedDbOptions): Promise<EmbeddedDb | strin
 async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: string): Promise<EmbeddedDb> {
 	const version = mongoJavaServerVersion();
 	if (!version) {
-		throw new Error(`No embedded database available: ${whyNotMongod}, and the mongo-java-server jars are missing from ${LIB_DIR}. ${HOW_TO_FIX}`);
+		throw new Error(
+			`No embedded database available: ${whyNotMongod}, and the mongo-java-server jars are missing from ${LIB_DIR}. ${HOW_TO_FIX}`,
+		);
 	}
 
 	const args = ["-cp", path.join(LIB_DIR, "*"), LAUNCHER];
@@ -118,7 +126,11 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 			reject(new Error(`${message}${printed}.${hint ? ` ${hint}` : ""}`));
 		};
 		const timer = setTimeout(
-			() => fail(`mongo-java-server did not print LISTENING within ${JAVA_START_TIMEOUT_MS / 1000} s`, "Set MONGO_URL to use an existing MongoDB instead."),
+			() =>
+				fail(
+					`mongo-java-server did not print LISTENING within ${JAVA_START_TIMEOUT_MS / 1000} s`,
+					"Set MONGO_URL to use an existing MongoDB instead.",
+				),
 			JAVA_START_TIMEOUT_MS,
 		);
 		child.stdout.setEncoding("utf8");
@@ -133,8 +145,10 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 		});
 		child.once("error", err => fail(`could not run java (${errorText(err)})`, HOW_TO_FIX));
 		child.once("exit", (code, signal) =>
-			fail(`mongo-java-server exited early with ${signal ?? `code ${code}`} (its error is on stderr above; it needs Java 17+` +
-				`${options.persistent ? ` and exclusive use of ${displayPath(options.dataDir)}` : ""})`),
+			fail(
+				`mongo-java-server exited early with ${signal ?? `code ${code}`} (its error is on stderr above; it needs Java 17+` +
+					`${options.persistent ? ` and exclusive use of ${displayPath(options.dataDir)}` : ""})`,
+			),
 		);
 	});
 

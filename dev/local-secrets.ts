@@ -40,7 +40,11 @@ export function newCardSecrets(): Required<Pick<LocalSecrets, "cardPrivateKey" |
 	};
 }
 
-const CARD_SECRET_VARIABLES = { cardPrivateKey: "CARD_PRIVATE_KEY", cardFingerprintKey: "CARD_FINGERPRINT_KEY", vaultKey: "VAULT_KEY" } as const;
+const CARD_SECRET_VARIABLES = {
+	cardPrivateKey: "CARD_PRIVATE_KEY",
+	cardFingerprintKey: "CARD_FINGERPRINT_KEY",
+	vaultKey: "VAULT_KEY",
+} as const;
 
 /** Sets every card secret the environment lacks from `secrets` (generating what is missing there too); returns the names it set. */
 export function applyCardSecrets(secrets: LocalSecrets, env: NodeJS.ProcessEnv = process.env): string[] {

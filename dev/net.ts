@@ -1,6 +1,7 @@
 // Ports for the processes the project starts itself (nats-server, cluster nodes).
-import { pollUntil } from "../shared/poll";
+
 import net from "node:net";
+import { pollUntil } from "../shared/poll";
 
 export async function freePort(): Promise<number> {
 	return new Promise((resolve, reject) => {

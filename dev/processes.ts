@@ -3,9 +3,9 @@
 // benchmark (bench/) and the tests start their topologies with these.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServiceName } from "../shared/config";
+import { projectRoot } from "../shared/paths";
 import { natsServerBin } from "./nats-server";
 import { freePort, waitForPort } from "./net";
-import { projectRoot } from "../shared/paths";
 
 const STOP_TIMEOUT_MS = 15_000;
 
@@ -65,13 +65,17 @@ export interface NatsProcess {
 }
 
 /** The project's NATS server (dev/nats-server.ts) on a free port (or `port`), with JetStream when given a storage folder. */
-export async function startNatsServer(options: { port?: number; jetStreamDir?: string; stderr?: NodeJS.WritableStream } = {}): Promise<NatsProcess> {
+export async function startNatsServer(
+	options: { port?: number; jetStreamDir?: string; stderr?: NodeJS.WritableStream } = {},
+): Promise<NatsProcess> {
 	const bin = natsServerBin();
 	const port = options.port ?? (await freePort());
 	const args = ["-a", "127.0.0.1", "-p", String(port), ...(options.jetStreamDir ? ["-js", "-sd", options.jetStreamDir] : [])];
 	const child = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
 	const failed = new Promise<never>((_, reject) =>
-		child.once("error", err => reject(new Error(`Cannot start ${bin} (${(err as NodeJS.ErrnoException).code}); re-run npm install, or set NATS_SERVER_BIN`))),
+		child.once("error", err =>
+			reject(new Error(`Cannot start ${bin} (${(err as NodeJS.ErrnoException).code}); re-run npm install, or set NATS_SERVER_BIN`)),
+		),
 	);
 	failed.catch(() => undefined); // a later failure shows as the process's exit, not as an unhandled rejection
 	if (options.stderr) prefixed("nats", child.stderr!, options.stderr);

@@ -3,9 +3,9 @@ import type { ServiceSchema } from "moleculer";
 import AccountsService from "../services/accounts/accounts.service";
 import BillingService from "../services/billing/billing.service";
 import CheckoutService from "../services/checkout/checkout.service";
-import RefundsService from "../services/refunds/refunds.service";
 import GatewayService from "../services/gateway/gateway.service";
 import NotificationsService from "../services/notifications/notifications.service";
+import RefundsService from "../services/refunds/refunds.service";
 import SessionsService from "../services/sessions/sessions.service";
 import type { ServiceName } from "../shared/config";
 

@@ -21,6 +21,6 @@ export function errorAsValue<T extends object | null, E extends string>(result: 
 }
 
 /** Reads and other actions safe to run twice: the broker retries them after a timeout or a lost node (moleculer.config.ts). */
-export function idempotent<S extends ActionSchema<any>>(action: S): S {
+export function idempotent<S extends ActionSchema<never>>(action: S): S {
 	return { ...action, retryPolicy: { enabled: true } };
 }

@@ -31,9 +31,7 @@ export function describeAjvErrors(errors: ErrorObject[] | null | undefined): Par
 		if (e.keyword === "required") field = [field, e.params.missingProperty].filter(Boolean).join(".");
 		if (e.keyword === "additionalProperties") field = [field, e.params.additionalProperty].filter(Boolean).join(".");
 		const message =
-			e.keyword === "required" ? "is required"
-			: e.keyword === "additionalProperties" ? "is not allowed"
-			: e.message ?? "is invalid";
+			e.keyword === "required" ? "is required" : e.keyword === "additionalProperties" ? "is not allowed" : (e.message ?? "is invalid");
 		return { type: e.keyword, field: field || "(body)", message: `${field || "request"} ${message}` };
 	});
 }

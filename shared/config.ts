@@ -2,15 +2,7 @@
 // validated once at start-up so a typo fails fast with the variable's name.
 import path from "node:path";
 
-export const ALL_SERVICES = [
-	"gateway",
-	"accounts",
-	"sessions",
-	"checkout",
-	"billing",
-	"refunds",
-	"notifications",
-] as const;
+export const ALL_SERVICES = ["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications"] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
 export interface Config {
@@ -126,7 +118,10 @@ function timeZone(env: Env): string {
 function services(env: Env): ServiceName[] {
 	const raw = env.SERVICES;
 	if (!raw) return [...ALL_SERVICES];
-	const names = raw.split(",").map(s => s.trim()).filter(Boolean);
+	const names = raw
+		.split(",")
+		.map(s => s.trim())
+		.filter(Boolean);
 	for (const name of names) {
 		if (!(ALL_SERVICES as readonly string[]).includes(name)) {
 			throw new ConfigError("SERVICES", `names an unknown service "${name}" (known: ${ALL_SERVICES.join(", ")})`);
@@ -140,7 +135,8 @@ function pem(env: Env, name: string): string | undefined {
 	const raw = env[name];
 	if (!raw) return undefined;
 	const text = raw.replace(/\\n/g, "\n");
-	if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(text)) throw new ConfigError(name, "must be a PEM private key (-----BEGIN PRIVATE KEY-----)");
+	if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(text))
+		throw new ConfigError(name, "must be a PEM private key (-----BEGIN PRIVATE KEY-----)");
 	return text;
 }
 
@@ -153,7 +149,8 @@ function secret(env: Env, name: string, bytes: number): string | undefined {
 
 function cron(env: Env): string {
 	const raw = env.RENEWAL_CRON || "0 * * * *";
-	if (!/^(\S+\s+){4,5}\S+$/.test(raw.trim())) throw new ConfigError("RENEWAL_CRON", `must be a cron expression such as "0 * * * *", got "${raw}"`);
+	if (!/^(\S+\s+){4,5}\S+$/.test(raw.trim()))
+		throw new ConfigError("RENEWAL_CRON", `must be a cron expression such as "0 * * * *", got "${raw}"`);
 	return raw.trim();
 }
 
@@ -178,10 +175,16 @@ export function loadConfig(env: Env = process.env): Config {
 	const refundRecoveryGraceMs = integer(env, "REFUND_RECOVERY_GRACE_MS", 120_000, 1000, 24 * 3_600_000);
 	// A refund request still at work must never be taken for a crashed one.
 	if (refundRecoveryGraceMs <= requestTimeoutMs) {
-		throw new ConfigError("REFUND_RECOVERY_GRACE_MS", `must be above REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${refundRecoveryGraceMs}`);
+		throw new ConfigError(
+			"REFUND_RECOVERY_GRACE_MS",
+			`must be above REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${refundRecoveryGraceMs}`,
+		);
 	}
 	if (Boolean(env.CARD_PREVIOUS_PRIVATE_KEY) !== Boolean(env.CARD_PREVIOUS_KEY_UNTIL)) {
-		throw new ConfigError("CARD_PREVIOUS_KEY_UNTIL", "and CARD_PREVIOUS_PRIVATE_KEY must be set together (the previous key and the end of its grace period)");
+		throw new ConfigError(
+			"CARD_PREVIOUS_KEY_UNTIL",
+			"and CARD_PREVIOUS_PRIVATE_KEY must be set together (the previous key and the end of its grace period)",
+		);
 	}
 	return {
 		port: integer(env, "PORT", 3000, 0, 65535),

@@ -1,8 +1,9 @@
 // Each service opens its own mongoose connection to its own database
 // (`<base>_<service>`), so no service can read another's collections and
 // each can be pointed at a separate server with MONGO_URL_<SERVICE>.
-import mongoose, { type Connection } from "mongoose";
+
 import type { ServiceSchema } from "moleculer";
+import mongoose, { type Connection } from "mongoose";
 import { config } from "./config";
 
 // mongoose records `new Error().stack` on every query, only to explain a query
@@ -40,7 +41,7 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 			health: {
 				visibility: "public",
 				async handler(): Promise<DbHealth> {
-					return { database: await this.pingDatabase() ? "UP" : "DOWN" };
+					return { database: (await this.pingDatabase()) ? "UP" : "DOWN" };
 				},
 			},
 		},
@@ -65,7 +66,9 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 			});
 			await this.connection.asPromise();
 			this.db = createModels(this.connection);
-			await Promise.all(Object.values(this.connection.models as Record<string, mongoose.Model<unknown>>).map(model => model.createIndexes()));
+			await Promise.all(
+				Object.values(this.connection.models as Record<string, mongoose.Model<unknown>>).map(model => model.createIndexes()),
+			);
 		},
 		async stopped() {
 			await this.connection?.close();

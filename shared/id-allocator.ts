@@ -2,9 +2,10 @@
 // round trip per id: each node reserves a block of ids at a time with one
 // atomic $inc. The block is read from the pre-image (`returnDocument:
 // "before"`), which is correct on MongoDB and on mongo-java-server alike.
-import { insertOnce } from "./persistence";
+
 import type { Connection, Model } from "mongoose";
 import { Schema } from "mongoose";
+import { insertOnce } from "./persistence";
 
 interface SequenceDoc {
 	_id: string;

@@ -10,7 +10,10 @@ export function sleep(ms: number): Promise<void> {
  * undefined, and answers that; after `timeoutMs` (if given) answers undefined.
  * The first attempt is made at once.
  */
-export async function pollUntil<T>(attempt: () => Promise<T | undefined>, options: { intervalMs: number; timeoutMs?: number }): Promise<T | undefined> {
+export async function pollUntil<T>(
+	attempt: () => Promise<T | undefined>,
+	options: { intervalMs: number; timeoutMs?: number },
+): Promise<T | undefined> {
 	const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
 	for (;;) {
 		const answer = await attempt();

@@ -10,5 +10,10 @@ export const shortText = { type: "string", minLength: 1, maxLength: 200 } as con
  * values by these types.
  */
 export function params(properties: Record<string, object>, required: string[] = Object.keys(properties)) {
-	return { type: "object", properties: JSON.parse(JSON.stringify(properties)) as Record<string, object>, required, additionalProperties: false } as const;
+	return {
+		type: "object",
+		properties: JSON.parse(JSON.stringify(properties)) as Record<string, object>,
+		required,
+		additionalProperties: false,
+	} as const;
 }

@@ -57,7 +57,9 @@ export interface Period {
  * across daylight-saving changes the local time of day holds.
  */
 export function addPeriod(date: Date, period: Period, zone: string = config().timeZone): Date {
-	return DateTime.fromJSDate(date, { zone }).plus({ [`${period.unit}s`]: period.every }).toJSDate();
+	return DateTime.fromJSDate(date, { zone })
+		.plus({ [`${period.unit}s`]: period.every })
+		.toJSDate();
 }
 
 export function addDays(date: Date, days: number, zone: string = config().timeZone): Date {

@@ -1,9 +1,9 @@
 // The production broker settings (moleculer.config.ts) as a node runs them.
 import { Errors, ServiceBroker } from "moleculer";
+import { freePort } from "../dev/net";
 import { brokerOptions } from "../moleculer.config";
 import { idempotent } from "../shared/action";
 import { resetConfig } from "../shared/config";
-import { freePort } from "../dev/net";
 
 afterEach(() => {
 	delete process.env.METRICS_PORT;

@@ -1,6 +1,6 @@
 // Embedded MongoDB-compatible server (mongo-java-server) for development and tests.
 //
-//   java -cp '.embedded-db/lib/*' db/MongoLauncher.java [--data <file>] [--host 127.0.0.1] [--port 0]
+//   java -cp '.embedded-db/lib/*' dev/db/MongoLauncher.java [--data <file>] [--host 127.0.0.1] [--port 0]
 //
 // --data <file>: H2 MVStore file (persists across restarts); without it everything stays in memory.
 // Prints exactly one line "LISTENING <port>" on stdout once bound (port 0 picks a free port).
@@ -29,7 +29,7 @@ public class MongoLauncher {
         setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoWireProtocolHandler", "off");
         setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler", "off");
         // Non-unique indexes are not implemented, only ignored (queries still work by scanning):
-        // the README says so once, instead of a warning per index in every database.
+        // docs/operations.md says so once, instead of a warning per index in every database.
         setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase", "error");
 
         String data = null;

@@ -30,7 +30,11 @@ try {
 			// The package unpacks into os.tmpdir(): point that at a staging folder, then move it in place whole.
 			const staging = mkdtempSync(join(root, `${version}.unpacking-`));
 			const unpack = `const { default: chromium } = await import("@sparticuz/chromium"); await chromium.executablePath();`;
-			const res = spawnSync(process.execPath, ["--input-type=module", "-e", unpack], { cwd: repo, env: { ...process.env, TMPDIR: staging }, encoding: "utf8" });
+			const res = spawnSync(process.execPath, ["--input-type=module", "-e", unpack], {
+				cwd: repo,
+				env: { ...process.env, TMPDIR: staging },
+				encoding: "utf8",
+			});
 			if (res.status === 0 && existsSync(join(staging, "chromium"))) {
 				renameSync(staging, dir);
 				console.log(`${tag} ${version} unpacked in .chromium/${version}`);

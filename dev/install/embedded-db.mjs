@@ -1,7 +1,7 @@
 // postinstall: fetch the jars of the embedded MongoDB-compatible server (mongo-java-server)
 // into .embedded-db/lib. Best effort only: it must never fail `npm install`.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -29,8 +29,14 @@ try {
 				`${tag} or set MONGO_URL to use an existing MongoDB.`,
 		);
 	} else {
-		const args = ["-q", "-f", join(repo, "dev", "db", "pom.xml"), "dependency:copy-dependencies",
-			`-DoutputDirectory=${lib}`, "-DincludeScope=runtime"];
+		const args = [
+			"-q",
+			"-f",
+			join(repo, "dev", "db", "pom.xml"),
+			"dependency:copy-dependencies",
+			`-DoutputDirectory=${lib}`,
+			"-DincludeScope=runtime",
+		];
 		const res = spawnSync("mvn", args, { cwd: repo, encoding: "utf8" });
 		if (res.status === 0 && hasJars()) {
 			console.log(`${tag} mongo-java-server jars installed in .embedded-db/lib`);

@@ -37,9 +37,13 @@ try {
 	} else if (installedVersion() === VERSION) {
 		console.log(`${tag} ${VERSION} already built in .nats-server`);
 	} else if (!go) {
-		console.warn(`${tag} Go not found, so the NATS server was not built. To fix: install Go 1.26 or newer and re-run npm install, ${OR_ANOTHER}.`);
+		console.warn(
+			`${tag} Go not found, so the NATS server was not built. To fix: install Go 1.26 or newer and re-run npm install, ${OR_ANOTHER}.`,
+		);
 	} else {
-		console.log(`${tag} building ${MODULE} with ${go.version} into .nats-server (about 1 minute with a cold Go cache, seconds with a warm one)`);
+		console.log(
+			`${tag} building ${MODULE} with ${go.version} into .nats-server (about 1 minute with a cold Go cache, seconds with a warm one)`,
+		);
 		// GOBIN only: the machine's own module and build caches stay in use, so a later install or a second clone builds in seconds.
 		// CGO_ENABLED=0, as NATS's releases are built: a static binary, and no C compiler needed.
 		const res = spawnSync(go.go, ["install", MODULE], {

@@ -8,8 +8,9 @@
 // of waiting for the buyer to leave the field.
 
 /**
- * The card types the service routes to merchant accounts (README, "Card
- * types"): how long their numbers are and how long their security code is.
+ * The card types the service routes to merchant accounts (docs/api.md,
+ * "Merchant accounts (MIDs)"): how long their numbers are and how long
+ * their security code is.
  */
 export const BRANDS = {
 	visa: { label: "Visa", lengths: [13, 16, 19], cvc: 3 },

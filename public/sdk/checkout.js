@@ -7,19 +7,19 @@
 // encrypted inside, that frame, which runs on the service's origin, so the
 // merchant's page never holds card data; the page only learns the outcome.
 // A classic script (not a module) so a plain <script src> tag is enough.
-(function () {
+(() => {
 	"use strict";
 
 	// The service is wherever this script was loaded from. document.currentScript
 	// is only set while the script first runs, so read it now.
 	const script = document.currentScript;
-	const SERVICE_ORIGIN = script && script.src ? new URL(script.src, location.href).origin : null;
+	const SERVICE_ORIGIN = script?.src ? new URL(script.src, location.href).origin : null;
 
 	const INITIAL_HEIGHT = 480; // until the frame reports its own
 	const MAX_HEIGHT = 4000; // a frame cannot take over the page
 
 	function mount(element, options = {}) {
-		if (!SERVICE_ORIGIN) throw new Error("PaymentCheckout: load checkout.js with a <script src=\"…\"> tag");
+		if (!SERVICE_ORIGIN) throw new Error('PaymentCheckout: load checkout.js with a <script src="…"> tag');
 		const container = typeof element === "string" ? document.querySelector(element) : element;
 		if (!(container instanceof Element)) throw new TypeError("PaymentCheckout.mount: element not found");
 

@@ -79,10 +79,7 @@ export async function listAccounts(deps: AccountsDeps): Promise<AccountView[]> {
 }
 
 /** Where and how to sign the account's webhooks (notifications only). */
-export async function webhookTarget(
-	deps: AccountsDeps,
-	input: { accountId: number },
-): Promise<WebhookTarget | AccountsError> {
+export async function webhookTarget(deps: AccountsDeps, input: { accountId: number }): Promise<WebhookTarget | AccountsError> {
 	const doc = await deps.db.accounts.findById(input.accountId).lean();
 	if (!doc) return AccountsError.UnknownAccount;
 	return { accountId: doc._id, environment: doc.environment, webhookUrl: doc.webhookUrl, webhookSecret: doc.webhookSecret };

@@ -11,14 +11,12 @@ export async function addBlacklistedBin(
 ): Promise<{ accountId: number; bin: string } | AccountsError> {
 	if (!(await accountExists(deps, input.accountId))) return AccountsError.UnknownAccount;
 	// Adding a listed BIN again is a no-op, so ops can repeat the call safely.
-	await deps.db.blacklistedBins.updateOne(
-		{ accountId: input.accountId, bin: input.bin },
-		{ $setOnInsert: { createdAt: deps.now() } },
-		{ upsert: true },
-	).catch((err: unknown) => {
-		// Two concurrent first adds: one upsert inserts, the other hits the unique key; both mean "listed".
-		if (!isDuplicateKey(err)) throw err;
-	});
+	await deps.db.blacklistedBins
+		.updateOne({ accountId: input.accountId, bin: input.bin }, { $setOnInsert: { createdAt: deps.now() } }, { upsert: true })
+		.catch((err: unknown) => {
+			// Two concurrent first adds: one upsert inserts, the other hits the unique key; both mean "listed".
+			if (!isDuplicateKey(err)) throw err;
+		});
 	return { accountId: input.accountId, bin: input.bin };
 }
 

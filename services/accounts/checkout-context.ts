@@ -1,9 +1,10 @@
 // Everything a checkout needs from the account in one call: its environment,
 // the product, the merchant accounts of the product's group, and whether the
 // card's BIN is blocked. The checkout applies them in the spec's order.
+
+import type { CheckoutContext } from "../../shared/contracts/accounts";
 import { isBinBlacklisted } from "./bin-blacklist";
 import type { AccountsDeps } from "./deps";
-import type { CheckoutContext } from "../../shared/contracts/accounts";
 import { toMerchantAccountView } from "./merchant-accounts";
 import { toProductRecord } from "./products";
 

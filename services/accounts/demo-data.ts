@@ -23,7 +23,14 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 	const common = { accountId, currency: "EUR", allowMultipleSubscriptions: false, merchantAccountGroup: "default", active: true };
 	const products = [
 		await createProduct(deps, { ...common, name: "Monthly plan (charged now)", amount: 9.99, billing: "CHARGE", renewal: monthly }),
-		await createProduct(deps, { ...common, name: "7-day trial, card held", amount: 19.99, billing: "PREAUTHORIZE", trialDays: 7, renewal: monthly }),
+		await createProduct(deps, {
+			...common,
+			name: "7-day trial, card held",
+			amount: 19.99,
+			billing: "PREAUTHORIZE",
+			trialDays: 7,
+			renewal: monthly,
+		}),
 		await createProduct(deps, { ...common, name: "14-day free trial", amount: 4.99, billing: "SCHEDULE", trialDays: 14, renewal: monthly }),
 	];
 	return { accountId, apiToken: account.apiToken, products: products as ProductView[] };

@@ -2,7 +2,16 @@
 // merchants), their API tokens, products, merchant accounts (MIDs) and the BIN
 // blacklist. Only this service imports this file.
 import { type Connection, type Model, Schema } from "mongoose";
-import { BILLING_KINDS, type BillingKind, CARD_TYPES, type CardType, ENVIRONMENTS, type Environment, PERIOD_UNITS, type RenewalPeriod } from "../../shared/contracts/accounts";
+import {
+	BILLING_KINDS,
+	type BillingKind,
+	CARD_TYPES,
+	type CardType,
+	ENVIRONMENTS,
+	type Environment,
+	PERIOD_UNITS,
+	type RenewalPeriod,
+} from "../../shared/contracts/accounts";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 
 export interface AccountDoc {

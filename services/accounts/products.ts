@@ -1,11 +1,12 @@
 // Products: what a checkout sells, how it bills (CHARGE now, PREAUTHORIZE a
 // hold captured when the trial ends, SCHEDULE the first charge after the
 // trial) and how often it renews.
+
+import type { BillingKind, ProductRecord, ProductView, RenewalPeriod } from "../../shared/contracts/accounts";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { accountExists } from "./merchant-accounts";
-import type { BillingKind, ProductRecord, ProductView, RenewalPeriod } from "../../shared/contracts/accounts";
 import type { ProductDoc } from "./models";
 
 export interface ProductInput {
@@ -68,7 +69,8 @@ function checkProduct(input: ProductInput): Omit<ProductDoc, "_id" | "accountId"
  * is about; otherwise the patch is fine alone and conflicts with the stored product (409).
  */
 function blame(error: AccountsError, changes: Partial<ProductInput>): AccountsError {
-	if (error === AccountsError.InvalidAmount && (changes.amount === undefined || changes.currency === undefined)) return AccountsError.AmountConflictsWithCurrency;
+	if (error === AccountsError.InvalidAmount && (changes.amount === undefined || changes.currency === undefined))
+		return AccountsError.AmountConflictsWithCurrency;
 	if (error === AccountsError.InvalidTrial && changes.billing === undefined) return AccountsError.TrialConflictsWithBilling;
 	return error;
 }
@@ -105,9 +107,7 @@ export async function updateProduct(
 	if (changes.billing && changes.trialDays === undefined) delete currentInput.trialDays;
 	const product = checkProduct({ ...currentInput, ...changes });
 	if (typeof product === "string") return blame(product, changes);
-	const doc = await deps.db.products
-		.findOneAndUpdate({ _id: productId, accountId }, { $set: product }, { returnDocument: "after" })
-		.lean();
+	const doc = await deps.db.products.findOneAndUpdate({ _id: productId, accountId }, { $set: product }, { returnDocument: "after" }).lean();
 	return doc ? toProductView(doc) : AccountsError.UnknownProduct;
 }
 

@@ -1,19 +1,19 @@
+import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
-import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "../../shared/contracts/accounts";
 
 const environment = { enum: ENVIRONMENTS };
 // http(s) with a host: "http://" alone is a URI, but not one a webhook can be sent to.
 const webhookUrl = {
-	anyOf: [{ type: "string", format: "uri", pattern: "^https?://([^\\s/?#@]+@)?[A-Za-z0-9\\[][^\\s/?#@]*([/?#]\\S*)?$", maxLength: 2000 }, { type: "null" }],
+	anyOf: [
+		{ type: "string", format: "uri", pattern: "^https?://([^\\s/?#@]+@)?[A-Za-z0-9\\[][^\\s/?#@]*([/?#]\\S*)?$", maxLength: 2000 },
+		{ type: "null" },
+	],
 	errorMessage: "must be an http or https URL with a host (2,000 characters at most), or null to remove it",
 };
 const bin = { type: "string", pattern: "^([0-9]{6}|[0-9]{8})$" };
 const renewal = {
-	anyOf: [
-		params({ every: { type: "integer", minimum: 1, maximum: 366 }, unit: { enum: PERIOD_UNITS } }),
-		{ type: "null" },
-	],
+	anyOf: [params({ every: { type: "integer", minimum: 1, maximum: 366 }, unit: { enum: PERIOD_UNITS } }), { type: "null" }],
 };
 const productFields = {
 	name: shortText,

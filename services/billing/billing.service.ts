@@ -1,29 +1,32 @@
 // Customers (subscriptions), transactions and the payment processors. The
 // checkout service calls the checkout steps; the gateway calls the reads.
+
+import { Cron } from "croner";
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
-import { Cron } from "croner";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
-import {
-	abandonSubscription,
-	firstPayment,
-	openSubscription,
-	verifyCard,
-} from "./checkout-payments";
+import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
 import { type BillingDb, createBillingModels } from "./models";
-import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
 import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
+import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { refundTransaction } from "./refund-ledger";
 import { type RecoveryReport, recoverRefunds } from "./refund-recovery";
-import { type CycleOptions, type CycleReport, type RenewalDeps, type RenewalProduct, renewalStatus, runRenewalCycle } from "./renewal-cycle";
+import {
+	type CycleOptions,
+	type CycleReport,
+	type RenewalDeps,
+	type RenewalProduct,
+	renewalStatus,
+	runRenewalCycle,
+} from "./renewal-cycle";
 import { claimRenewal, releaseRenewal } from "./renewal-lease";
-import { unsubscribe } from "./unsubscribe";
 import { schemas } from "./schemas";
+import { unsubscribe } from "./unsubscribe";
 
 interface Locals {
 	db: BillingDb & { sandbox: SandboxModels };
@@ -103,7 +106,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				const account = await call(ctx, "accounts.get", { accountId: ctx.params.accountId });
 				if (account.environment !== "sandbox") throw new ApiError(ApiErrorType.Conflict, "Only sandbox accounts have a test clock");
 				const at = new Date(ctx.params.advanceTo);
-				if (at.getTime() < Date.now()) throw new ApiError(ApiErrorType.Conflict, "advanceTo must not be in the past: the clock only moves forward");
+				if (at.getTime() < Date.now())
+					throw new ApiError(ApiErrorType.Conflict, "advanceTo must not be in the past: the clock only moves forward");
 				return this.runCycle({ at, accountId: ctx.params.accountId });
 			},
 		},
@@ -149,7 +153,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 					return products.get(key)!;
 				},
 			};
-			const report = await runRenewalCycle(deps, { leaseMs: config().renewalLeaseMs, ...options, owner: this.broker.nodeID, signal: this.draining.signal });
+			const report = await runRenewalCycle(deps, {
+				leaseMs: config().renewalLeaseMs,
+				...options,
+				owner: this.broker.nodeID,
+				signal: this.draining.signal,
+			});
 			this.relay.kick();
 			if (report.charged + report.declined + report.suspended > 0) this.logger.info("Renewal cycle:", report);
 			return report;
@@ -164,7 +173,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			})
 				.then(report => {
 					if (report.refundTransactionIds.length > 0) this.relay.kick({ transactions: report.refundTransactionIds });
-					if (report.completed + report.failed > 0) this.logger.info("Refund recovery:", { completed: report.completed, failed: report.failed, skipped: report.skipped });
+					if (report.completed + report.failed > 0)
+						this.logger.info("Refund recovery:", { completed: report.completed, failed: report.failed, skipped: report.skipped });
 					return report;
 				})
 				.catch(err => {

@@ -7,8 +7,8 @@ import {
 	type FirstPaymentInput,
 	FirstPaymentOutcome,
 	type FirstPaymentResult,
-	type OpenSubscriptionInput,
 	OpenSubscriptionError,
+	type OpenSubscriptionInput,
 	VerifyCardError,
 } from "../../shared/contracts/billing";
 import { addDays, addPeriod } from "../../shared/time";
@@ -41,7 +41,10 @@ export async function verifyCard(
 }
 
 /** Step 4: the duplicate check, then a PENDING customer. */
-export async function openSubscription(deps: BillingDeps, input: OpenSubscriptionInput): Promise<{ customerId: number } | OpenSubscriptionError> {
+export async function openSubscription(
+	deps: BillingDeps,
+	input: OpenSubscriptionInput,
+): Promise<{ customerId: number } | OpenSubscriptionError> {
 	const customerId = await deps.db.ids.customers.next();
 	if (!input.product.allowMultipleSubscriptions && !(await claimLock(deps, lockKey(input), customerId))) {
 		return OpenSubscriptionError.AlreadySubscribed;
@@ -83,9 +86,16 @@ export async function openSubscription(deps: BillingDeps, input: OpenSubscriptio
 }
 
 /** The checkout could not complete (its session was taken): PENDING -> ABANDONED, lock released. */
-export async function abandonSubscription(deps: BillingDeps, input: { customerId: number }): Promise<{ customerId: number } | CheckoutStepError> {
+export async function abandonSubscription(
+	deps: BillingDeps,
+	input: { customerId: number },
+): Promise<{ customerId: number } | CheckoutStepError> {
 	const doc = await deps.db.customers
-		.findOneAndUpdate({ _id: input.customerId, status: CustomerStatus.Pending }, { $set: { status: CustomerStatus.Abandoned } }, { returnDocument: "after" })
+		.findOneAndUpdate(
+			{ _id: input.customerId, status: CustomerStatus.Pending },
+			{ $set: { status: CustomerStatus.Abandoned } },
+			{ returnDocument: "after" },
+		)
 		.lean();
 	if (!doc) return CheckoutStepError.WrongState;
 	await releaseLock(deps, doc);
@@ -93,10 +103,19 @@ export async function abandonSubscription(deps: BillingDeps, input: { customerId
 }
 
 /** PENDING -> ACTIVE (with its CONVERSION event, naming the charge or hold) or DECLINED, compare-and-set on the expected state. */
-async function settle(deps: BillingDeps, customerId: number, changes: Partial<CustomerDoc>, transactionId: number | null = null): Promise<CustomerDoc | null> {
+async function settle(
+	deps: BillingDeps,
+	customerId: number,
+	changes: Partial<CustomerDoc>,
+	transactionId: number | null = null,
+): Promise<CustomerDoc | null> {
 	const update =
-		changes.status === CustomerStatus.Active ? { $set: changes, $push: { outbox: outboxEvent(deps, "CONVERSION", { transactionId }) } } : { $set: changes };
-	return deps.db.customers.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update, { returnDocument: "after" }).lean();
+		changes.status === CustomerStatus.Active
+			? { $set: changes, $push: { outbox: outboxEvent(deps, "CONVERSION", { transactionId }) } }
+			: { $set: changes };
+	return deps.db.customers
+		.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update, { returnDocument: "after" })
+		.lean();
 }
 
 /** Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. */
@@ -128,11 +147,24 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 
 	const hold = product.billing === "PREAUTHORIZE";
 	const idempotencyKey = `${input.attemptId}:${hold ? "authorize" : "charge"}`;
-	const money = { idempotencyKey, cardToken: customer.cardToken, amount: product.amountMinor, currency: product.currency, midId: customer.midId };
+	const money = {
+		idempotencyKey,
+		cardToken: customer.cardToken,
+		amount: product.amountMinor,
+		currency: product.currency,
+		midId: customer.midId,
+	};
 	const outcome = await withRetries(() =>
 		hold ? cards.authorize({ ...money, cvc: input.cvc }) : cards.charge({ ...money, initiator: "customer", cvc: input.cvc }),
 	);
-	const transaction = await recordTransaction(deps, customer, product, hold ? TransactionType.Preauthorization : TransactionType.SubscriptionStart, idempotencyKey, outcome);
+	const transaction = await recordTransaction(
+		deps,
+		customer,
+		product,
+		hold ? TransactionType.Preauthorization : TransactionType.SubscriptionStart,
+		idempotencyKey,
+		outcome,
+	);
 
 	if (outcome.status !== "APPROVED") {
 		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
@@ -147,14 +179,23 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	// A hold is captured when the trial ends (the schedule's first charge); a charge now is the schedule's first.
 	const billingAnchor = hold ? addDays(now, product.trialDays) : now;
 	const nextRenewalTimestamp = hold ? billingAnchor : product.renewal ? addPeriod(now, product.renewal) : null;
-	const activated = await settle(deps, customer._id, {
-		status: CustomerStatus.Active,
-		nextRenewalTimestamp,
-		renewalActive: nextRenewalTimestamp !== null,
-		lastTimeBilled: hold ? null : now,
-		authorizationId: hold ? outcome.processorTransactionId : null,
-		billingAnchor,
-		periodsBilled: hold ? 0 : 1,
-	}, transaction._id);
-	return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: toTransactionView(transaction) };
+	const activated = await settle(
+		deps,
+		customer._id,
+		{
+			status: CustomerStatus.Active,
+			nextRenewalTimestamp,
+			renewalActive: nextRenewalTimestamp !== null,
+			lastTimeBilled: hold ? null : now,
+			authorizationId: hold ? outcome.processorTransactionId : null,
+			billingAnchor,
+			periodsBilled: hold ? 0 : 1,
+		},
+		transaction._id,
+	);
+	return {
+		outcome: FirstPaymentOutcome.Active,
+		customer: toCustomerView(activated ?? customer),
+		transaction: toTransactionView(transaction),
+	};
 }

@@ -1,7 +1,7 @@
 // The billing service's collections: customers (subscriptions), their
 // transactions, and the locks that keep one active subscription per
 // (product, email, card). The sandbox processor's own collections are in
-// processors/sandbox-models.ts.
+// processors/sandbox-processor.ts.
 import { type Connection, type Model, Schema } from "mongoose";
 import type { EventType } from "../../shared/contracts/notifications";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
@@ -123,8 +123,10 @@ export interface SubscriptionLockDoc {
 
 const options = { versionKey: false } as const;
 
-
-const outboxEventSchema = new Schema<OutboxEvent>({ id: String, type: String, createdAt: Date, transactionId: { type: Number, required: false } }, { _id: false });
+const outboxEventSchema = new Schema<OutboxEvent>(
+	{ id: String, type: String, createdAt: Date, transactionId: { type: Number, required: false } },
+	{ _id: false },
+);
 
 const customerSchema = new Schema<CustomerDoc>(
 	{

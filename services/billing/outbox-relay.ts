@@ -33,7 +33,15 @@ async function transactionEvent(db: BillingDb, tx: TransactionDoc, event: Outbox
 		const original = await db.transactions.findById(tx.originalTransactionId).lean();
 		data.originalTransaction = original ? toTransactionView(original) : null;
 	}
-	return { id: event.id, type: event.type, createdAt: formatDateTime(event.createdAt), accountId: tx.accountId, customerId: tx.customerId, transaction_id: tx._id, data };
+	return {
+		id: event.id,
+		type: event.type,
+		createdAt: formatDateTime(event.createdAt),
+		accountId: tx.accountId,
+		customerId: tx.customerId,
+		transaction_id: tx._id,
+		data,
+	};
 }
 
 async function customerEvent(db: BillingDb, customer: CustomerDoc, event: OutboxEvent): Promise<WebhookEvent> {
@@ -86,7 +94,10 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 
 	/** The given documents, or (ids null) a batch of any with events waiting. */
 	async function waiting<Doc extends { outbox: OutboxEvent[] }>(
-		model: { findById(id: number): { lean(): Promise<Doc | null> }; find(filter: object): { limit(n: number): { lean(): Promise<Doc[]> } } },
+		model: {
+			findById(id: number): { lean(): Promise<Doc | null> };
+			find(filter: object): { limit(n: number): { lean(): Promise<Doc[]> } };
+		},
 		ids: number[] | null,
 	): Promise<Doc[]> {
 		if (!ids) return model.find(WAITING).limit(BATCH).lean();
@@ -98,9 +109,9 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 	/** Relays the targets' events (null: a batch of whatever waits); true when a batch was full. */
 	async function relayRound(changed: RelayTargets | null): Promise<boolean> {
 		// Transactions first: a checkout's TRANSACTION event goes out before its CONVERSION.
-		const transactions = await waiting<TransactionDoc>(deps.db.transactions as never, changed ? changed.transactions ?? [] : null);
+		const transactions = await waiting<TransactionDoc>(deps.db.transactions as never, changed ? (changed.transactions ?? []) : null);
 		await relayDocs(deps.db.transactions, transactions, (tx, e) => transactionEvent(deps.db, tx, e));
-		const customers = await waiting<CustomerDoc>(deps.db.customers as never, changed ? changed.customers ?? [] : null);
+		const customers = await waiting<CustomerDoc>(deps.db.customers as never, changed ? (changed.customers ?? []) : null);
 		await relayDocs(deps.db.customers, customers, (c, e) => customerEvent(deps.db, c, e));
 		return transactions.length === BATCH || customers.length === BATCH;
 	}
@@ -119,7 +130,11 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		sweeping = (async () => {
 			do {
 				sweepAgain = false;
-				sweepAgain = (await relayRound(null).catch(err => (paused(err), false))) || sweepAgain;
+				const full = await relayRound(null).catch(err => {
+					paused(err);
+					return false;
+				});
+				sweepAgain = full || sweepAgain;
 			} while (sweepAgain);
 		})().finally(() => {
 			sweeping = null;
@@ -128,7 +143,10 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 
 	/** Relays the documents a change just wrote, now and independently of other changes; without targets, sweeps. */
 	function kick(changed?: RelayTargets): void {
-		if (!changed) return sweep();
+		if (!changed) {
+			sweep();
+			return;
+		}
 		const relay: Promise<void> = relayRound(changed)
 			.then(() => undefined, paused)
 			.finally(() => relaying.delete(relay));

@@ -4,6 +4,10 @@ import { randomUUID } from "node:crypto";
 import type { BillingDeps } from "./deps";
 import type { OutboxEvent } from "./models";
 
-export function outboxEvent(deps: Pick<BillingDeps, "now">, type: OutboxEvent["type"], details: Pick<OutboxEvent, "transactionId"> = {}): OutboxEvent {
+export function outboxEvent(
+	deps: Pick<BillingDeps, "now">,
+	type: OutboxEvent["type"],
+	details: Pick<OutboxEvent, "transactionId"> = {},
+): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };
 }

@@ -1,7 +1,8 @@
 // The read API: an account sees only its own customers and transactions;
 // anything else reads as "not found" (null), as the spec requires.
-import type { BillingDeps } from "./deps";
+
 import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
+import type { BillingDeps } from "./deps";
 import { toCustomerView, toTransactionView } from "./views";
 
 export async function getCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | null> {
@@ -18,12 +19,17 @@ const LIST_LIMIT = 100;
 
 /** Ops: an account's customers, newest first, optionally by email. */
 export async function listCustomers(deps: BillingDeps, input: { accountId: number; email?: string }): Promise<CustomerView[]> {
-	const filter = input.email === undefined ? { accountId: input.accountId } : { accountId: input.accountId, email: input.email.trim().toLowerCase() };
+	const filter =
+		input.email === undefined ? { accountId: input.accountId } : { accountId: input.accountId, email: input.email.trim().toLowerCase() };
 	return (await deps.db.customers.find(filter).sort({ _id: -1 }).limit(LIST_LIMIT).lean()).map(toCustomerView);
 }
 
 /** Ops: a customer's transactions, oldest first. */
 export async function listTransactions(deps: BillingDeps, input: { accountId: number; customerId: number }): Promise<TransactionView[]> {
-	const docs = await deps.db.transactions.find({ accountId: input.accountId, customerId: input.customerId }).sort({ _id: 1 }).limit(LIST_LIMIT).lean();
+	const docs = await deps.db.transactions
+		.find({ accountId: input.accountId, customerId: input.customerId })
+		.sort({ _id: 1 })
+		.limit(LIST_LIMIT)
+		.lean();
 	return docs.map(toTransactionView);
 }

@@ -22,21 +22,23 @@
 import { randomUUID } from "node:crypto";
 import { type RefundDone, RefundError, type RefundInput } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
-import { withRetries } from "./processor-retries";
-import { recordRefundTransaction, refundTransactionKey } from "./transaction-record";
-import type { BillingDeps } from "./deps";
 import { insertOnce, leaseFree, newLease } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
+import type { BillingDeps } from "./deps";
 import type { RefundDoc, TransactionDoc } from "./models";
+import { withRetries } from "./processor-retries";
 import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
-import { RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
+import { RefundRecordStatus, RefundStatus } from "./states";
+import { recordRefundTransaction, refundTransactionKey } from "./transaction-record";
 
 /** How a settling step learns what the processor did with the refund's key. */
 export type AskProcessor = (processor: PaymentProcessor, refund: RefundDoc, original: TransactionDoc) => Promise<ProcessorOutcome | null>;
 
 /** Asks for the refund, retried with the same key; a processor error moved no money (the PaymentProcessor contract), nor did a failed call. */
 const requestRefund: AskProcessor = (processor, refund, original) =>
-	withRetries(() => processor.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount })).catch(() => null);
+	withRetries(() =>
+		processor.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount }),
+	).catch(() => null);
 
 /** How long a repeat waits for a refund that someone else is settling. */
 const RESUME_WAIT_MS = 3000;
@@ -73,18 +75,35 @@ export async function giveBack(deps: BillingDeps, refund: RefundDoc): Promise<bo
 /** The processor did not refund: the reservation goes back first, then the refund is FAILED, so a crash in between leaves it RESERVED for recovery. */
 export async function failRefund(deps: BillingDeps, refund: RefundDoc): Promise<RefundError> {
 	await giveBack(deps, refund);
-	await deps.db.refunds.updateOne({ _id: refund._id, status: RefundRecordStatus.Reserved }, { $set: { status: RefundRecordStatus.Failed, settledAt: deps.now(), lease: null } });
+	await deps.db.refunds.updateOne(
+		{ _id: refund._id, status: RefundRecordStatus.Reserved },
+		{ $set: { status: RefundRecordStatus.Failed, settledAt: deps.now(), lease: null } },
+	);
 	return RefundError.ProcessorRefused;
 }
 
 /** The processor refunded: the REFUNDED transaction first, then the reservation is settled, then the refund COMPLETED. */
-export async function completeRefund(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, processorTransactionId: number | null): Promise<RefundDone> {
+export async function completeRefund(
+	deps: BillingDeps,
+	refund: RefundDoc,
+	original: TransactionDoc,
+	processorTransactionId: number | null,
+): Promise<RefundDone> {
 	const refundTransaction = await recordRefundTransaction(deps, refund, original, processorTransactionId);
 	const after = await deps.db.transactions
-		.findOneAndUpdate({ _id: original._id }, { $pull: { pendingRefunds: refund._id } }, { returnDocument: "after", projection: { refundStatus: 1, refundableRemaining: 1, pendingRefunds: 1 } })
+		.findOneAndUpdate(
+			{ _id: original._id },
+			{ $pull: { pendingRefunds: refund._id } },
+			{ returnDocument: "after", projection: { refundStatus: 1, refundableRemaining: 1, pendingRefunds: 1 } },
+		)
 		.lean();
 	// Only the last refund to settle can see nothing left and nothing pending.
-	if (after && after.refundStatus === RefundStatus.Refundable && after.refundableRemaining === 0 && (after.pendingRefunds ?? []).length === 0) {
+	if (
+		after &&
+		after.refundStatus === RefundStatus.Refundable &&
+		after.refundableRemaining === 0 &&
+		(after.pendingRefunds ?? []).length === 0
+	) {
 		await markRefunded(deps, original._id);
 	}
 	return markCompleted(deps, refund, original, refundTransaction);
@@ -98,7 +117,12 @@ async function markRefunded(deps: BillingDeps, transactionId: number): Promise<v
 	);
 }
 
-async function markCompleted(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, refundTransaction: TransactionDoc): Promise<RefundDone> {
+async function markCompleted(
+	deps: BillingDeps,
+	refund: RefundDoc,
+	original: TransactionDoc,
+	refundTransaction: TransactionDoc,
+): Promise<RefundDone> {
 	await deps.db.refunds.updateOne(
 		{ _id: refund._id, status: RefundRecordStatus.Reserved },
 		{ $set: { status: RefundRecordStatus.Completed, refundTransactionId: refundTransaction._id, settledAt: deps.now(), lease: null } },
@@ -107,7 +131,12 @@ async function markCompleted(deps: BillingDeps, refund: RefundDoc, original: Tra
 }
 
 /** Asks the processor of the transaction's customer (none configured: nothing was or can be refunded) and settles the refund by its answer. */
-async function settleByProcessor(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, ask: AskProcessor): Promise<RefundDone | RefundError> {
+async function settleByProcessor(
+	deps: BillingDeps,
+	refund: RefundDoc,
+	original: TransactionDoc,
+	ask: AskProcessor,
+): Promise<RefundDone | RefundError> {
 	const customer = await deps.db.customers.findById(original.customerId, { environment: 1 }).lean();
 	const processor = deps.processorFor(customer?.environment ?? "sandbox");
 	const outcome = processor && original.transactionId !== null ? await ask(processor, refund, original) : null;
@@ -175,7 +204,8 @@ async function previousOutcome(deps: BillingDeps, refund: RefundDoc, original: T
 			// Its request found nothing to reserve and dropped it meanwhile: a repeat starts afresh.
 			if (!current) return RefundError.InProgress;
 			if (current.status === RefundRecordStatus.Failed) return RefundError.ProcessorRefused;
-			if (current.status === RefundRecordStatus.Completed) return { amount: toDecimal(current.amount, findCurrency(original.currency)!), refundTransactionId: current.refundTransactionId! };
+			if (current.status === RefundRecordStatus.Completed)
+				return { amount: toDecimal(current.amount, findCurrency(original.currency)!), refundTransactionId: current.refundTransactionId! };
 			current = null;
 			const claimed = await claimRefund(deps, { _id: refund._id }, owner);
 			if (!claimed) return undefined;
@@ -217,7 +247,8 @@ export async function refundTransaction(deps: BillingDeps, input: RefundInput): 
 			lease: newLease("request", now, deps.refundGraceMs),
 		};
 		// The record comes first, so a reservation never exists without the refund that owns it.
-		if (!(await insertOnce(deps.db.refunds, refund))) return previousOutcome(deps, (await deps.db.refunds.findById(refund._id).lean())!, tx);
+		if (!(await insertOnce(deps.db.refunds, refund)))
+			return previousOutcome(deps, (await deps.db.refunds.findById(refund._id).lean())!, tx);
 		if (await reserve(deps, tx, refund, input.amountToRefund === undefined)) return settleByProcessor(deps, refund, tx, requestRefund);
 		// Nothing was reserved: the refund never existed (the next try, or the refusal, decides).
 		await deps.db.refunds.deleteOne({ _id: refund._id, status: RefundRecordStatus.Reserved });

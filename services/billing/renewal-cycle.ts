@@ -12,17 +12,17 @@
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
 import type { ProductRecord } from "../../shared/contracts/accounts";
+import { leaseFree } from "../../shared/persistence";
 import { addPeriod } from "../../shared/time";
+import type { BillingDeps } from "./deps";
+import type { CustomerDoc } from "./models";
 import { outboxEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
-import { releaseLock } from "./subscription-lock";
-import { recordTransaction } from "./transaction-record";
-import type { BillingDeps } from "./deps";
-import { leaseFree } from "../../shared/persistence";
-import type { CustomerDoc } from "./models";
 import type { ProcessorOutcome } from "./processors/payment-processor";
 import { claimRenewal } from "./renewal-lease";
 import { CustomerStatus, TransactionType } from "./states";
+import { releaseLock } from "./subscription-lock";
+import { recordTransaction } from "./transaction-record";
 
 /** What a renewal needs of its product (accounts.getProduct). */
 export type RenewalProduct = Pick<ProductRecord, "amountMinor" | "currency" | "currencyId" | "renewal">;
@@ -77,9 +77,17 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Renewal
 	const processor = deps.processorFor(customer.environment);
 	if (!processor) return { status: "ERROR", processorTransactionId: null, reason: "no_processor", hardDecline: false };
 	if (customer.authorizationId !== null) {
-		return withRetries(() => processor.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }));
+		return withRetries(() =>
+			processor.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
+		);
 	}
-	const money = { idempotencyKey: key, cardToken: customer.cardToken, amount: product.amountMinor, currency: product.currency, midId: customer.midId };
+	const money = {
+		idempotencyKey: key,
+		cardToken: customer.cardToken,
+		amount: product.amountMinor,
+		currency: product.currency,
+		midId: customer.midId,
+	};
 	return withRetries(() => processor.charge({ ...money, initiator: "merchant", at }));
 }
 
@@ -177,10 +185,17 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 }
 
 /** Ops: what the renewal engine has in front of it right now. */
-export async function renewalStatus(deps: BillingDeps, input: { at?: Date }): Promise<{ due: number; inFlight: number; suspended: number }> {
+export async function renewalStatus(
+	deps: BillingDeps,
+	input: { at?: Date },
+): Promise<{ due: number; inFlight: number; suspended: number }> {
 	const now = deps.now();
 	const [due, inFlight, suspended] = await Promise.all([
-		deps.db.customers.countDocuments({ status: CustomerStatus.Active, renewalActive: true, nextRenewalTimestamp: { $lte: input.at ?? now } }),
+		deps.db.customers.countDocuments({
+			status: CustomerStatus.Active,
+			renewalActive: true,
+			nextRenewalTimestamp: { $lte: input.at ?? now },
+		}),
 		deps.db.customers.countDocuments({ "renewalLease.until": { $gt: now } }),
 		deps.db.customers.countDocuments({ status: CustomerStatus.Suspended }),
 	]);

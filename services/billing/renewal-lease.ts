@@ -3,9 +3,10 @@
 // only while holding it. Unsubscribing moves the customer out of ACTIVE first
 // (so no new claim can succeed) and then waits for a held lease to end before
 // it answers: once an unsubscribe has been answered, no renewal charges.
-import type { BillingDeps } from "./deps";
+
 import { leaseFree, newLease } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
+import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import { CustomerStatus } from "./states";
 
@@ -35,7 +36,10 @@ export async function claimRenewal(deps: BillingDeps, claim: RenewalClaim): Prom
 }
 
 export async function releaseRenewal(deps: BillingDeps, input: { customerId: number; owner: string }): Promise<boolean> {
-	const result = await deps.db.customers.updateOne({ _id: input.customerId, "renewalLease.owner": input.owner }, { $set: { renewalLease: null } });
+	const result = await deps.db.customers.updateOne(
+		{ _id: input.customerId, "renewalLease.owner": input.owner },
+		{ $set: { renewalLease: null } },
+	);
 	return result.modifiedCount === 1;
 }
 

@@ -1,8 +1,9 @@
 // The duplicate-subscription check (spec step 4): one lock document per
 // (account, product, email, card fingerprint), held while the subscription is
 // PENDING or ACTIVE, taken over once its holder has ended or died mid-checkout.
-import { insertOnce } from "../../shared/persistence";
+
 import { sha256Hex } from "../../shared/crypto";
+import { insertOnce } from "../../shared/persistence";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import { CustomerStatus, HOLDS_SUBSCRIPTION } from "./states";
@@ -38,7 +39,10 @@ export async function claimLock(deps: BillingDeps, key: string, customerId: numb
 		: deps.now().getTime() - lock.createdAt.getTime() <= STALE_PENDING_MS;
 	if (alive) return false;
 	// The holder ended without releasing (or died mid-checkout): take the lock over, atomically.
-	const taken = await deps.db.subscriptionLocks.updateOne({ _id: key, customerId: lock.customerId }, { $set: { customerId, createdAt: deps.now() } });
+	const taken = await deps.db.subscriptionLocks.updateOne(
+		{ _id: key, customerId: lock.customerId },
+		{ $set: { customerId, createdAt: deps.now() } },
+	);
 	return taken.modifiedCount === 1;
 }
 

@@ -18,7 +18,11 @@ export async function recordTransaction(
 ): Promise<TransactionDoc> {
 	const approved = outcome.status === "APPROVED";
 	const refundable = approved && (type === TransactionType.SubscriptionStart || type === TransactionType.Renewal);
-	const status = approved ? TransactionStatus.Approved : outcome.status === "DECLINED" ? TransactionStatus.Declined : TransactionStatus.Error;
+	const status = approved
+		? TransactionStatus.Approved
+		: outcome.status === "DECLINED"
+			? TransactionStatus.Declined
+			: TransactionStatus.Error;
 	return createOnce(deps, {
 		accountId: customer.accountId,
 		customerId: customer._id,
@@ -45,7 +49,12 @@ export async function recordTransaction(
 }
 
 /** The REFUNDED transaction of a refund: negative, approved, and the original's product, MID, currency and card brand. */
-export function recordRefundTransaction(deps: BillingDeps, refund: RefundDoc, original: TransactionDoc, processorTransactionId: number | null): Promise<TransactionDoc> {
+export function recordRefundTransaction(
+	deps: BillingDeps,
+	refund: RefundDoc,
+	original: TransactionDoc,
+	processorTransactionId: number | null,
+): Promise<TransactionDoc> {
 	return createOnce(deps, {
 		accountId: original.accountId,
 		customerId: original.customerId,

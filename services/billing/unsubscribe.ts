@@ -3,9 +3,9 @@
 // written with the change itself.
 import type { BillingDeps } from "./deps";
 import { outboxEvent } from "./outbox";
-import { isStalePending, releaseLock } from "./subscription-lock";
 import { waitForRenewalInFlight } from "./renewal-lease";
 import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "./states";
+import { isStalePending, releaseLock } from "./subscription-lock";
 
 export interface UnsubscribeAnswer {
 	success: boolean;
@@ -45,7 +45,12 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 }
 
 /** The trial's hold is released rather than captured; its transaction shows VOIDED. */
-async function releaseHold(deps: BillingDeps, customerId: number, authorizationId: number, environment: "sandbox" | "production"): Promise<void> {
+async function releaseHold(
+	deps: BillingDeps,
+	customerId: number,
+	authorizationId: number,
+	environment: "sandbox" | "production",
+): Promise<void> {
 	const processor = deps.processorFor(environment);
 	if (!processor) return;
 	const outcome = await processor.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId });

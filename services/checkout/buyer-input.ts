@@ -52,8 +52,10 @@ function additionalDataProblems(value: unknown, path: string, depth: number): st
 		if (!Array.isArray(value)) {
 			// Counted in characters (code points), as JSON Schema's maxLength counts them.
 			const length = [...key].length;
-			if (length === 0 || length > ADDITIONAL_DATA_LIMITS.keyLength) problems.push(`${path} keys must be 1 to ${ADDITIONAL_DATA_LIMITS.keyLength} characters`);
-			else if (key.startsWith("$") || key.includes(".") || key.includes("\0")) problems.push(`${path} keys must not start with $ or hold . or NUL: ${JSON.stringify(key).slice(0, 40)}`);
+			if (length === 0 || length > ADDITIONAL_DATA_LIMITS.keyLength)
+				problems.push(`${path} keys must be 1 to ${ADDITIONAL_DATA_LIMITS.keyLength} characters`);
+			else if (key.startsWith("$") || key.includes(".") || key.includes("\0"))
+				problems.push(`${path} keys must not start with $ or hold . or NUL: ${JSON.stringify(key).slice(0, 40)}`);
 			else if (isCvcKey(key)) problems.push(`${at}: a CVC must never be sent outside the encrypted card fields`);
 			else if (holdsCardNumber(key)) problems.push(`${path} keys must not hold a card number`);
 		}
@@ -64,7 +66,12 @@ function additionalDataProblems(value: unknown, path: string, depth: number): st
 }
 
 /** Every reason to refuse the buyer's fields and additionalData, before the card is even decrypted. */
-export function buyerInputProblems(input: { email: string; name: string; lastName?: string; additionalData?: Record<string, unknown> }): InputProblem[] {
+export function buyerInputProblems(input: {
+	email: string;
+	name: string;
+	lastName?: string;
+	additionalData?: Record<string, unknown>;
+}): InputProblem[] {
 	const problems: InputProblem[] = [];
 	for (const field of ["email", "name", "lastName"] as const) {
 		const value = input[field];
@@ -76,7 +83,10 @@ export function buyerInputProblems(input: { email: string; name: string; lastNam
 		if (shape.length === 0) {
 			const json = JSON.stringify(input.additionalData);
 			if (Buffer.byteLength(json) > ADDITIONAL_DATA_LIMITS.bytes) {
-				problems.push({ field: "additionalData", message: `additionalData must be at most ${ADDITIONAL_DATA_LIMITS.bytes / 1024} kB as JSON` });
+				problems.push({
+					field: "additionalData",
+					message: `additionalData must be at most ${ADDITIONAL_DATA_LIMITS.bytes / 1024} kB as JSON`,
+				});
 			}
 		}
 	}

@@ -74,7 +74,10 @@ export interface InvalidCheckout {
 const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
 	customerId === undefined ? { code, message: CHECKOUT_MESSAGES[code] } : { code, message: CHECKOUT_MESSAGES[code], customerId };
 
-const NO_PROCESSOR: CheckoutAnswer = { code: CheckoutCode.ProcessingError, message: "No payment processor is configured for this production account" };
+const NO_PROCESSOR: CheckoutAnswer = {
+	code: CheckoutCode.ProcessingError,
+	message: "No payment processor is configured for this production account",
+};
 
 const SESSION_CODES: Record<SessionCheckoutError, CheckoutCode> = {
 	[SessionCheckoutError.NotFound]: CheckoutCode.SessionNotFound,
@@ -113,7 +116,9 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 		decryptDigits(deps.keys, input.encryptedCvc, now, 4),
 	]);
 	const invalid = [
-		...(pan === null ? [{ field: "encryptedCardNumber", message: "encryptedCardNumber is not a card number encrypted to the current key" }] : []),
+		...(pan === null
+			? [{ field: "encryptedCardNumber", message: "encryptedCardNumber is not a card number encrypted to the current key" }]
+			: []),
 		...(cvc === null ? [{ field: "encryptedCvc", message: "encryptedCvc is not a CVC encrypted to the current key" }] : []),
 	];
 	if (pan === null || cvc === null) return { invalid };
@@ -121,7 +126,11 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	// 1. Session and product.
 	const session = await deps.call("sessions.checkForCheckout", { sessionId: input.sessionId, landingDomain: input.landingDomain });
 	if (isFailure(session)) return answer(SESSION_CODES[session.error]);
-	const context = await deps.call("accounts.checkoutContext", { accountId: session.accountId, productId: input.productId, cardPrefix: pan.slice(0, 8) });
+	const context = await deps.call("accounts.checkoutContext", {
+		accountId: session.accountId,
+		productId: input.productId,
+		cardPrefix: pan.slice(0, 8),
+	});
 	if (!context?.product) return answer(CheckoutCode.ProductNotFound);
 	if (!context.product.active) return answer(CheckoutCode.ProductInactive);
 	const product = context.product;
@@ -137,7 +146,12 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
 	if (!passesLocalChecks(pan, cvc, input.cardExpiry, now)) return answer(CheckoutCode.CreditCardValidation);
 	const attemptId = `co_${randomBytes(12).toString("base64url")}`;
-	const verified = await deps.call("billing.verifyCard", { environment: context.environment, midId: mid.id, attemptId, card: { pan, expiry: input.cardExpiry, cvc } });
+	const verified = await deps.call("billing.verifyCard", {
+		environment: context.environment,
+		midId: mid.id,
+		attemptId,
+		card: { pan, expiry: input.cardExpiry, cvc },
+	});
 	if (isFailure(verified)) return UNVERIFIED[verified.error];
 
 	// 4. One live subscription per (product, email, card) unless the product allows more.
@@ -146,7 +160,14 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 		environment: context.environment,
 		product: { id: product.id, allowMultipleSubscriptions: product.allowMultipleSubscriptions },
 		buyer: { email: input.email.trim().toLowerCase(), name: input.name, lastName: input.lastName ?? "" },
-		card: { cardToken: verified.cardToken, fingerprint: cardFingerprint(deps.fingerprintKey, pan), bin: pan.slice(0, 6), last4: pan.slice(-4), brand, expiry: input.cardExpiry },
+		card: {
+			cardToken: verified.cardToken,
+			fingerprint: cardFingerprint(deps.fingerprintKey, pan),
+			bin: pan.slice(0, 6),
+			last4: pan.slice(-4),
+			brand,
+			expiry: input.cardExpiry,
+		},
 		mid: { id: mid.id, name: mid.name },
 		sessionId: input.sessionId.toLowerCase(),
 		additionalData: input.additionalData ?? null,

@@ -7,8 +7,8 @@ import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { loadCardKeyRing } from "./card-keys";
 import { type CheckoutInput, roundRobin, submitCheckout } from "./checkout-pipeline";
-import type { CheckoutDeps } from "./deps";
 import { demoSession } from "./demo-session";
+import type { CheckoutDeps } from "./deps";
 import { schemas } from "./schemas";
 
 interface Locals {

@@ -47,7 +47,9 @@ const clientAddress = (req: IncomingMessage) => clientKey(req.socket.remoteAddre
 
 function tooManyRequests(rejection: unknown): ApiError {
 	const ms = rejection instanceof RateLimiterRes ? rejection.msBeforeNext : 1000;
-	return new ApiError(ApiErrorType.TooManyRequests, "Too many requests, retry later", { retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) });
+	return new ApiError(ApiErrorType.TooManyRequests, "Too many requests, retry later", {
+		retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)),
+	});
 }
 
 export function createAuthenticator(options: AuthOptions) {
@@ -55,7 +57,6 @@ export function createAuthenticator(options: AuthOptions) {
 	const perAccount = new RateLimiterMemory({ points: options.rateLimitPerSecond, duration: 1 });
 	const failures = new RateLimiterMemory({ points: options.authFailuresPerMinute, duration: 60 });
 	const checkouts = new RateLimiterMemory({ points: options.checkoutsPerMinute, duration: 60 });
-
 
 	async function refuseBlockedClient(req: IncomingMessage): Promise<void> {
 		const state = await failures.get(clientAddress(req));

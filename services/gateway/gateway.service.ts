@@ -13,7 +13,16 @@ import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { projectRoot } from "../../shared/paths";
 import { type Authenticator, createAuthenticator } from "./api-auth";
-import { actuatorEndpoints, adminEndpoints, aliasesOf, apiEndpoints, demoEndpoints, endpointFor, publicEndpoints, requiredServices } from "./endpoints";
+import {
+	actuatorEndpoints,
+	adminEndpoints,
+	aliasesOf,
+	apiEndpoints,
+	demoEndpoints,
+	endpointFor,
+	publicEndpoints,
+	requiredServices,
+} from "./endpoints";
 import { checkHealth } from "./health";
 import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 import { decideMethod, methodsFrom, routedPath } from "./methods";
@@ -76,7 +85,7 @@ function aliasOf(gateway: Pick<Locals, "resolveAlias">, req: Request): { action?
 	}
 }
 
-function applyEndpointOptions(ctx: Context, route: unknown, req: Request, res: ServerResponse, data: unknown): unknown {
+function applyEndpointOptions(ctx: Context, _route: unknown, req: Request, _res: ServerResponse, data: unknown): unknown {
 	const endpoint = endpointFor(req.$alias?.action);
 	const meta = ctx.meta as Record<string, unknown>;
 	if (endpoint?.plainText) meta.$responseType = "text/plain; charset=utf-8";
@@ -96,11 +105,12 @@ function answerClientError(err: NodeJS.ErrnoException, socket: import("node:stre
 	// As Node does: no answer on a dead socket, nor in the middle of another answer on it.
 	const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
 	if (err.code === "ECONNRESET" || !socket.writable || answering) return void socket.destroy();
-	const answer = err.code === "HPE_HEADER_OVERFLOW"
-		? jsonError("HEADERS_TOO_LARGE", 431, "Request headers are larger than the limit")
-		: err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-			? jsonError("REQUEST_TIMEOUT", 408, "The request did not arrive in time")
-			: jsonError(ApiErrorType.BadRequest, 400, "Malformed HTTP request");
+	const answer =
+		err.code === "HPE_HEADER_OVERFLOW"
+			? jsonError("HEADERS_TOO_LARGE", 431, "Request headers are larger than the limit")
+			: err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+				? jsonError("REQUEST_TIMEOUT", 408, "The request did not arrive in time")
+				: jsonError(ApiErrorType.BadRequest, 400, "Malformed HTTP request");
 	answerOnSocket(socket, answer);
 }
 
@@ -133,7 +143,9 @@ const routeDefaults = {
 };
 
 /** Moleculer's typings omit the `merged` hook. */
-const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Record<string, never>, Locals> & { merged(schema: ServiceSchema<ApiSettingsSchema>): void } = {
+const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Record<string, never>, Locals> & {
+	merged(schema: ServiceSchema<ApiSettingsSchema>): void;
+} = {
 	name: "gateway",
 	mixins: [ApiGateway],
 
@@ -163,7 +175,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				path: "/api",
 				cors: CORS,
 				aliases: aliasesOf(publicEndpoints),
-				async onBeforeCall(this: Locals, ctx: Context, route: unknown, req: Request) {
+				async onBeforeCall(this: Locals, _ctx: Context, _route: unknown, req: Request) {
 					checkApiVersion(req);
 					checkParameters(req);
 					if (req.method === "POST") await this.auth.limitCheckouts(req);
@@ -188,15 +200,25 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				// static files, so the demo folder is served from this route.
 				use: [serveStatic(path.join(projectRoot, "public/demo"), DEMO_OPTIONS)],
 				// The session is for the host the demo page was served from.
-				onBeforeCall: (ctx: Context, route: unknown, req: Request) => {
+				onBeforeCall: (_ctx: Context, _route: unknown, req: Request) => {
 					checkParameters(req, ["host"]);
 					req.$params.host = String(req.headers.host ?? "localhost");
 				},
 			},
 			// The card frame and its resources, with the frame's CSP for its session (static-files.ts).
-			{ name: "checkout-frame", path: "/checkout", mappingPolicy: "restrict" as const, use: [frameAncestors, serveStatic(path.join(projectRoot, "public/checkout"), STATIC_OPTIONS)] },
+			{
+				name: "checkout-frame",
+				path: "/checkout",
+				mappingPolicy: "restrict" as const,
+				use: [frameAncestors, serveStatic(path.join(projectRoot, "public/checkout"), STATIC_OPTIONS)],
+			},
 			// jose's browser build, which the checkout iframe encrypts with.
-			{ name: "vendor", path: "/vendor/jose", mappingPolicy: "restrict" as const, use: [serveStatic(path.join(projectRoot, "node_modules/jose/dist/browser"), STATIC_OPTIONS)] },
+			{
+				name: "vendor",
+				path: "/vendor/jose",
+				mappingPolicy: "restrict" as const,
+				use: [serveStatic(path.join(projectRoot, "node_modules/jose/dist/browser"), STATIC_OPTIONS)],
+			},
 			{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: aliasesOf(actuatorEndpoints) },
 		],
 		// The SDK, the checkout iframe and the demo page.
@@ -237,7 +259,11 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		httpHandler(this: Locals, req: IncomingMessage, res: ServerResponse, next?: () => void) {
 			// Every answer, the spec's plain-text ones included, is read as the type it declares.
 			res.setHeader("X-Content-Type-Options", "nosniff");
-			const decision = decideMethod(req.method, routedPath(req.url ?? ""), methodsFrom((url, method) => this.resolveAlias(url, method)));
+			const decision = decideMethod(
+				req.method,
+				routedPath(req.url ?? ""),
+				methodsFrom((url, method) => this.resolveAlias(url, method)),
+			);
 			const hasBody = (req.headers["content-length"] ?? "0") !== "0" || req.headers["transfer-encoding"] !== undefined;
 			if (decision.kind !== "route" && hasBody) {
 				// Answered without reading the body: the connection cannot carry another request after it.
@@ -253,21 +279,26 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				return sendAnswer(this, req, res, jsonError("METHOD_NOT_ALLOWED", 405, undefined, { Allow: decision.allow.join(", ") }));
 			}
 			if (decision.kind === "notFound") return sendAnswer(this, req, res, jsonError(ApiErrorType.NotFound, 404));
-			return (ApiGateway.methods!.httpHandler as (req: IncomingMessage, res: ServerResponse, next?: () => void) => unknown).call(this, req, res, next);
+			return (ApiGateway.methods!.httpHandler as (req: IncomingMessage, res: ServerResponse, next?: () => void) => unknown).call(
+				this,
+				req,
+				res,
+				next,
+			);
 		},
 		// Replaces moleculer-web's, which logs every answer outside 4xx with its data (the spec's 500 for a bad
 		// session domain included, with the domain as sent): onError logs what is unexpected, without request data.
 		errorHandler(req: IncomingMessage, res: ServerResponse, err: unknown) {
 			(this as unknown as { sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void }).sendError(req, res, err);
 		},
-		async authenticateApi(ctx: Context, route: unknown, req: IncomingMessage) {
+		async authenticateApi(ctx: Context, _route: unknown, req: IncomingMessage) {
 			return this.auth.authenticateApi(ctx, req);
 		},
-		async authenticateAdmin(ctx: Context, route: unknown, req: IncomingMessage) {
+		async authenticateAdmin(_ctx: Context, _route: unknown, req: IncomingMessage) {
 			await this.auth.authenticateAdmin(req);
 			return { admin: true };
 		},
-		checkApiRequest(ctx: Context<unknown, { user: { accountId: number } }>, route: unknown, req: Request) {
+		checkApiRequest(ctx: Context<unknown, { user: { accountId: number } }>, _route: unknown, req: Request) {
 			checkApiVersion(req);
 			checkParameters(req, API_SET_BY_GATEWAY);
 			// The account comes from the token, never from the request.
@@ -275,7 +306,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			const key = req.headers["idempotency-key"];
 			if (key !== undefined && endpointFor(req.$alias?.action)?.idempotencyKey) req.$params.idempotencyKey = key;
 		},
-		async checkAdminRequest(ctx: Context, route: unknown, req: Request) {
+		async checkAdminRequest(ctx: Context, _route: unknown, req: Request) {
 			checkParameters(req);
 			// Everything under /admin/accounts/{accountId} answers an unknown account the same way: 404, before its action runs.
 			if (/:accountId\b/.test(req.$alias?.path ?? "")) await call(ctx, "accounts.get", { accountId: req.$params.accountId as number });
@@ -299,7 +330,9 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		// Requests Node's HTTP parser refuses never reach moleculer-web: answer them in the documented shape too.
 		this.server.on("clientError", (err: NodeJS.ErrnoException, socket: import("node:stream").Duplex) => answerClientError(err, socket));
 		// Without a listener Node drops a CONNECT without a word; no path here takes it.
-		this.server.on("connect", (req: IncomingMessage, socket: import("node:stream").Duplex) => answerOnSocket(socket, jsonError(ApiErrorType.NotFound, 404)));
+		this.server.on("connect", (_req: IncomingMessage, socket: import("node:stream").Duplex) =>
+			answerOnSocket(socket, jsonError(ApiErrorType.NotFound, 404)),
+		);
 	},
 
 	started() {

@@ -24,12 +24,22 @@ const JSON_TYPE = "application/json; charset=utf-8";
 
 /** Bodies are `{error, status}` plus `message` where there is something to explain. */
 export function jsonError(type: string, status: number, message?: string, headers?: Record<string, string>): HttpAnswer {
-	return { status, contentType: JSON_TYPE, body: JSON.stringify(message ? { error: type, status, message } : { error: type, status }), headers };
+	return {
+		status,
+		contentType: JSON_TYPE,
+		body: JSON.stringify(message ? { error: type, status, message } : { error: type, status }),
+		headers,
+	};
 }
 
 function validationMessage(data: unknown): string {
 	const errors = Array.isArray(data) ? (data as { message?: string }[]) : [];
-	return errors.map(e => e.message).filter(Boolean).join("; ") || "Invalid request";
+	return (
+		errors
+			.map(e => e.message)
+			.filter(Boolean)
+			.join("; ") || "Invalid request"
+	);
 }
 
 function domainText(domain: unknown): string {
@@ -48,7 +58,10 @@ export function toCheckoutAnswer(error: unknown): HttpAnswer {
 	if (answer.status !== 400 || JSON.parse(answer.body).error !== ApiErrorType.BadRequest) return answer;
 	const err = (error ?? {}) as ErrorLike;
 	const errors = fieldErrors(err.data);
-	const body = { code: "INVALID_REQUEST", errors: errors.length ? errors : [{ field: "(body)", message: JSON.parse(answer.body).message }] };
+	const body = {
+		code: "INVALID_REQUEST",
+		errors: errors.length ? errors : [{ field: "(body)", message: JSON.parse(answer.body).message }],
+	};
 	return { status: 400, contentType: JSON_TYPE, body: JSON.stringify(body) };
 }
 
@@ -90,9 +103,11 @@ export function toHttpAnswer(error: unknown): HttpAnswer {
 	}
 	if (err.type === "charset.unsupported") return jsonError(ApiErrorType.BadRequest, 400, "Request body must be JSON in UTF-8");
 	// zlib's errors (Z_DATA_ERROR, brotli's ERR__ERROR_…): a body whose Content-Encoding it is not.
-	if (typeof err.code === "string" && /^(Z_|ERR__)/.test(err.code)) return jsonError(ApiErrorType.BadRequest, 400, "Request body could not be decompressed");
-	if (err.type === "encoding.unsupported") return jsonError(ApiErrorType.BadRequest, 400, "Content-Encoding must be gzip, deflate, br or identity");
-	if (typeof err.type === "string" && /^(entity|request|stream)\./.test(err.type) || err.status === 400 || err.status === 415) {
+	if (typeof err.code === "string" && /^(Z_|ERR__)/.test(err.code))
+		return jsonError(ApiErrorType.BadRequest, 400, "Request body could not be decompressed");
+	if (err.type === "encoding.unsupported")
+		return jsonError(ApiErrorType.BadRequest, 400, "Content-Encoding must be gzip, deflate, br or identity");
+	if ((typeof err.type === "string" && /^(entity|request|stream)\./.test(err.type)) || err.status === 400 || err.status === 415) {
 		return jsonError(ApiErrorType.BadRequest, 400, "Request body is not valid JSON");
 	}
 

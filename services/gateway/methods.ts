@@ -15,11 +15,7 @@ const ROUTED_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as cons
 /** Routes with CORS: browsers call them from other origins and preflight first. */
 export const CORS_PREFIXES = ["/api", "/actuator", "/demo"];
 
-export type MethodDecision =
-	| { kind: "preflight" }
-	| { kind: "notAllowed"; allow: string[] }
-	| { kind: "notFound" }
-	| { kind: "route" };
+export type MethodDecision = { kind: "preflight" } | { kind: "notAllowed"; allow: string[] } | { kind: "notFound" } | { kind: "route" };
 
 /** The path as moleculer-web matches it: no query string, no trailing slash. */
 export function routedPath(url: string): string {

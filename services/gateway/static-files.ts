@@ -3,9 +3,10 @@
 // build. Every answer carries a Content-Security-Policy, nosniff and a
 // Referrer-Policy; the card frame's policy lets only the site its checkout
 // session is bound to embed it (frame-ancestors).
-import { call } from "../../shared/call";
+
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServiceBroker } from "moleculer";
+import { call } from "../../shared/call";
 
 const COMMON = {
 	"X-Content-Type-Options": "nosniff",
@@ -56,7 +57,12 @@ const SESSION_ID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}
  * session named in its URL (the SDK puts `sessionId` there). An unknown
  * session, or none, may be embedded nowhere.
  */
-export function frameAncestors(this: { broker: Pick<ServiceBroker, "call"> }, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void {
+export function frameAncestors(
+	this: { broker: Pick<ServiceBroker, "call"> },
+	req: IncomingMessage,
+	res: ServerResponse,
+	next: (err?: unknown) => void,
+): void {
 	const sessionId = new URLSearchParams((req.url ?? "").split("?")[1] ?? "").get("sessionId") ?? "";
 	const lookup = SESSION_ID.test(sessionId)
 		? call(this.broker, "sessions.domain", { sessionId }, { timeout: 2000 }).catch(() => null)

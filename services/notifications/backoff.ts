@@ -15,8 +15,10 @@ export function retryDelayMs(failures: number, baseMs: number, random: () => num
 /** After this instant a failed attempt makes the delivery DEAD. Unknown environment: the longer window. */
 export function retryWindowEnd(windowFrom: Date, environment: Environment | null, settings: DeliverySettings): Date {
 	const hours =
-		environment === "sandbox" ? settings.sandboxRetryHours
-		: environment === "production" ? settings.retryHours
-		: Math.max(settings.retryHours, settings.sandboxRetryHours);
+		environment === "sandbox"
+			? settings.sandboxRetryHours
+			: environment === "production"
+				? settings.retryHours
+				: Math.max(settings.retryHours, settings.sandboxRetryHours);
 	return new Date(windowFrom.getTime() + hours * 60 * 60 * 1000);
 }

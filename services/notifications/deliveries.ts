@@ -2,9 +2,9 @@
 // so an accepted event survives any crash; the id key makes a repeated
 // enqueue (an at-least-once sender retrying) a no-op.
 import { DateTime } from "luxon";
+import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { insertOnce } from "../../shared/persistence";
 import type { NotificationsDeps } from "./deps";
-import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { serializeEnvelope } from "./envelope";
 import { DeliveryStatus } from "./states";
 
@@ -19,19 +19,19 @@ export async function enqueueEvent(deps: NotificationsDeps, event: WebhookEvent)
 	const id = event.id.toLowerCase();
 	const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);
 	await insertOnce(deps.db.deliveries, {
-			_id: id,
-			accountId: event.accountId,
-			customerId: event.customerId,
-			transactionId: event.transaction_id,
-			type: event.type,
-			createdAt: event.createdAt,
-			eventAt,
-			body: serializeEnvelope({ ...event, id }),
-			status: DeliveryStatus.Pending,
-			attempts: 0,
-			backoffStep: 0,
-			windowFrom: eventAt,
-			nextAttemptAt: now,
+		_id: id,
+		accountId: event.accountId,
+		customerId: event.customerId,
+		transactionId: event.transaction_id,
+		type: event.type,
+		createdAt: event.createdAt,
+		eventAt,
+		body: serializeEnvelope({ ...event, id }),
+		status: DeliveryStatus.Pending,
+		attempts: 0,
+		backoffStep: 0,
+		windowFrom: eventAt,
+		nextAttemptAt: now,
 		enqueuedAt: now,
 	});
 	return { accepted: true, deliveryId: id };

@@ -5,10 +5,10 @@
 // get the event twice, which is why receivers dedupe on the event id.
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { retryDelayMs, retryWindowEnd } from "./backoff";
 import type { Environment, WebhookTarget } from "../../shared/contracts/accounts";
-import type { NotificationsDeps } from "./deps";
 import { type Lease, leaseFree, newLease } from "../../shared/persistence";
+import { retryDelayMs, retryWindowEnd } from "./backoff";
+import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
 import { signatureHeader } from "./signature";
 import { DeliveryStatus } from "./states";
@@ -142,7 +142,8 @@ async function parkUntilUrl(deps: NotificationsDeps, delivery: DeliveryDoc): Pro
 	if (parked.matchedCount === 0) return;
 	deps.logger.debug(`Webhook ${delivery._id} (account ${delivery.accountId}) waits: the account has no webhook URL`);
 	const target = await deps.webhookTarget(delivery.accountId).catch(() => null);
-	if (target?.webhookUrl) await deps.db.deliveries.updateOne({ _id: delivery._id, status: DeliveryStatus.Waiting }, backToPending(deps.now()));
+	if (target?.webhookUrl)
+		await deps.db.deliveries.updateOne({ _id: delivery._id, status: DeliveryStatus.Waiting }, backToPending(deps.now()));
 }
 
 /** WAITING/DELIVERED/DEAD/PENDING -> PENDING: due now, with a fresh retry window and backoff. */

@@ -43,11 +43,21 @@ export function failedSoFar(accountId: number): object {
 }
 
 function toAttemptView(doc: AttemptDoc): AttemptView {
-	return { attempt: doc.attempt, node: doc.node, time: formatDateTime(doc.time), statusCode: doc.statusCode, latencyMs: doc.latencyMs, error: doc.error };
+	return {
+		attempt: doc.attempt,
+		node: doc.node,
+		time: formatDateTime(doc.time),
+		statusCode: doc.statusCode,
+		latencyMs: doc.latencyMs,
+		error: doc.error,
+	};
 }
 
 export async function toDeliveryViews(deps: NotificationsDeps, docs: DeliveryDoc[]): Promise<DeliveryView[]> {
-	const attempts = await deps.db.attempts.find({ deliveryId: { $in: docs.map(d => d._id) } }).sort({ attempt: 1 }).lean();
+	const attempts = await deps.db.attempts
+		.find({ deliveryId: { $in: docs.map(d => d._id) } })
+		.sort({ attempt: 1 })
+		.lean();
 	const logs = new Map<string, AttemptView[]>();
 	for (const attempt of attempts) logs.set(attempt.deliveryId, [...(logs.get(attempt.deliveryId) ?? []), toAttemptView(attempt)]);
 	return docs.map(doc => ({
@@ -71,9 +81,11 @@ export async function listDeliveries(
 	input: { accountId: number; status?: ListFilter; limit?: number },
 ): Promise<DeliveryView[]> {
 	const filter =
-		input.status === undefined ? { accountId: input.accountId }
-		: input.status === "FAILED" ? failedSoFar(input.accountId)
-		: { accountId: input.accountId, status: input.status };
+		input.status === undefined
+			? { accountId: input.accountId }
+			: input.status === "FAILED"
+				? failedSoFar(input.accountId)
+				: { accountId: input.accountId, status: input.status };
 	const docs = await deps.db.deliveries
 		.find(filter)
 		.sort({ eventAt: -1, enqueuedAt: -1, _id: -1 })

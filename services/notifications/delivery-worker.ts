@@ -6,6 +6,7 @@
 // the work only through the database (the claim's lease).
 import { attemptDelivery, claimDueDelivery, releaseClaim } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
+import type { DeliveryDoc } from "./models";
 
 export const IDLE_POLL_MS = 300;
 export const MAX_IN_FLIGHT = 32;
@@ -62,7 +63,7 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 				waitingForSlot = false;
 				continue;
 			}
-			let delivery;
+			let delivery: DeliveryDoc | null;
 			try {
 				delivery = await claimDueDelivery(deps);
 			} catch (err) {

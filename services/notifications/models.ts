@@ -2,8 +2,8 @@
 // the event id, so a repeated enqueue is a no-op) and every attempt in a
 // collection of its own, keyed by delivery id + attempt number.
 import { type Connection, type Model, Schema } from "mongoose";
-import { type Lease, leaseSchema } from "../../shared/persistence";
 import { EVENT_TYPES, type EventType } from "../../shared/contracts/notifications";
+import { type Lease, leaseSchema } from "../../shared/persistence";
 import { DeliveryStatus } from "./states";
 
 export interface DeliveryDoc {

@@ -6,17 +6,17 @@ import { LRUCache } from "lru-cache";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
+import { config } from "../../shared/config";
 import type { WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
-import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { enqueueEvent } from "./deliveries";
-import { createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import { listDeliveries } from "./delivery-views";
+import { createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
-import { createNotificationsDb, type NotificationsDb } from "./models";
 import { NotificationsError } from "./errors";
+import { createNotificationsDb, type NotificationsDb } from "./models";
 import { redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
 import { releaseAllWaiting, releaseWaiting } from "./waiting";
@@ -60,7 +60,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			params: schemas.redeliver,
 			async handler(ctx: Context<{ eventId: string }>) {
 				const result = await redeliver(this.deps, ctx.params);
-				if (result === NotificationsError.UnknownDelivery) throw new ApiError(ApiErrorType.NotFound, "No webhook delivery with this event id");
+				if (result === NotificationsError.UnknownDelivery)
+					throw new ApiError(ApiErrorType.NotFound, "No webhook delivery with this event id");
 				this.worker.kick();
 				return result;
 			},
@@ -75,7 +76,10 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		async "accounts.webhookUrlSet"(ctx: Context<{ accountId: number }>) {
 			this.targets.delete(ctx.params.accountId);
 			const released = await releaseWaiting(this.deps, ctx.params.accountId);
-			if (released.sent || released.expired) this.logger.info(`Account ${ctx.params.accountId} has a webhook URL: ${released.sent} waiting webhooks sent, ${released.expired} expired`);
+			if (released.sent || released.expired)
+				this.logger.info(
+					`Account ${ctx.params.accountId} has a webhook URL: ${released.sent} waiting webhooks sent, ${released.expired} expired`,
+				);
 		},
 	},
 

@@ -1,6 +1,6 @@
+import { EVENT_TYPES } from "../../shared/contracts/notifications";
 import { id, params } from "../../shared/schemas";
 import { LIST_FILTERS } from "./delivery-views";
-import { EVENT_TYPES } from "../../shared/contracts/notifications";
 
 /** A UUID in its 36-character form, any letter case (stored ids are lower case). */
 const eventId = { type: "string", pattern: "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$" };

@@ -37,8 +37,17 @@ const AFTER_REFUSAL: Record<RefundError, "changedNothing" | "settled" | "unsettl
 	[RefundError.InProgress]: "unsettled",
 };
 
-async function run(deps: RefundsDeps, request: RefundRequest, refundId: string): Promise<{ answer: RefundAnswer; after: "refunded" | (typeof AFTER_REFUSAL)[RefundError] }> {
-	const result = await deps.call("billing.refundTransaction", { accountId: request.accountId, transactionId: request.id, amountToRefund: request.amountToRefund, refundId });
+async function run(
+	deps: RefundsDeps,
+	request: RefundRequest,
+	refundId: string,
+): Promise<{ answer: RefundAnswer; after: "refunded" | (typeof AFTER_REFUSAL)[RefundError] }> {
+	const result = await deps.call("billing.refundTransaction", {
+		accountId: request.accountId,
+		transactionId: request.id,
+		amountToRefund: request.amountToRefund,
+		refundId,
+	});
 	return { answer: answerFor(request.id, result), after: isFailure(result) ? AFTER_REFUSAL[result.error] : "refunded" };
 }
 
@@ -90,6 +99,8 @@ async function answerAndKeep(deps: RefundsDeps, request: RefundRequest, key: str
 
 /** Keys older than 24 hours are forgotten (no TTL indexes: swept by the service). */
 export async function forgetExpiredKeys(deps: Pick<RefundsDeps, "db" | "now">): Promise<number> {
-	const { deletedCount } = await deps.db.refundRequests.deleteMany({ createdAt: { $lt: new Date(deps.now().getTime() - KEY_LIFETIME_MS) } });
+	const { deletedCount } = await deps.db.refundRequests.deleteMany({
+		createdAt: { $lt: new Date(deps.now().getTime() - KEY_LIFETIME_MS) },
+	});
 	return deletedCount;
 }

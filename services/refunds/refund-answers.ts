@@ -14,7 +14,10 @@ export const refundAnswers = {
 		success: false,
 		message: "amountToRefund must be a positive amount with no more decimals than the transaction's currency",
 	}),
-	processorRefused: (): RefundAnswer => ({ success: false, message: "Refund failed: the payment processor did not accept it; nothing was refunded" }),
+	processorRefused: (): RefundAnswer => ({
+		success: false,
+		message: "Refund failed: the payment processor did not accept it; nothing was refunded",
+	}),
 	keyReused: (): RefundAnswer => ({ success: false, message: "This Idempotency-Key was already used with different parameters" }),
 	keyBusy: (): RefundAnswer => ({ success: false, message: "A request with this Idempotency-Key is still being processed; retry shortly" }),
 };

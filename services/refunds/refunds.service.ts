@@ -5,7 +5,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { callsThrough } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import type { RefundsDeps } from "./deps";
-import { forgetExpiredKeys, refund, type RefundRequest } from "./idempotent-refund";
+import { forgetExpiredKeys, type RefundRequest, refund } from "./idempotent-refund";
 import { createRefundsDb, type RefundsDb } from "./models";
 import { schemas } from "./schemas";
 
@@ -36,7 +36,10 @@ const RefundsService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			call: callsThrough(this.broker),
 			now: () => new Date(),
 		};
-		this.sweeper = setInterval(() => void forgetExpiredKeys(this.deps).catch(err => this.logger.warn("Key sweep failed:", err.message)), SWEEP_INTERVAL_MS);
+		this.sweeper = setInterval(
+			() => void forgetExpiredKeys(this.deps).catch(err => this.logger.warn("Key sweep failed:", err.message)),
+			SWEEP_INTERVAL_MS,
+		);
 		this.sweeper.unref();
 	},
 

@@ -1,9 +1,9 @@
 // Creating and reading checkout sessions.
 import { randomUUID } from "node:crypto";
 import { formatDateTime } from "../../shared/time";
-import { normalizeHostName } from "./host-name";
 import type { SessionsDeps } from "./deps";
 import { SessionsError } from "./errors";
+import { normalizeHostName } from "./host-name";
 import type { SessionDoc } from "./models";
 import { SESSION_LIFETIME_MS, SessionStatus, statusAt } from "./states";
 

@@ -43,7 +43,9 @@ describe("Service boundaries", () => {
 
 	test("When a file under shared/ imports another file, then it is not a service's", () => {
 		const offences = sourceFiles(path.join(ROOT, "shared")).flatMap(file =>
-			importsOf(file).filter(target => serviceOf(target) !== undefined).map(target => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
+			importsOf(file)
+				.filter(target => serviceOf(target) !== undefined)
+				.map(target => `${path.relative(ROOT, file)} -> ${path.relative(ROOT, target)}`),
 		);
 
 		expect(offences).toEqual([]);
@@ -81,21 +83,40 @@ describe("Service boundaries", () => {
 });
 
 describe("Every service reads the same way", () => {
-	const ORDER = ["name", "mixins", "settings", "dependencies", "hooks", "actions", "events", "methods", "merged", "created", "started", "stopped"];
+	const ORDER = [
+		"name",
+		"mixins",
+		"settings",
+		"dependencies",
+		"hooks",
+		"actions",
+		"events",
+		"methods",
+		"merged",
+		"created",
+		"started",
+		"stopped",
+	];
 
-	test.each(Object.entries(serviceSchemas))("When the %s service's schema is read, then its sections come in the template's order", (_, schema) => {
-		// Act
-		const sections = Object.keys(schema).filter(key => ORDER.includes(key));
+	test.each(Object.entries(serviceSchemas))(
+		"When the %s service's schema is read, then its sections come in the template's order",
+		(_, schema) => {
+			// Act
+			const sections = Object.keys(schema).filter(key => ORDER.includes(key));
 
-		// Assert
-		expect(sections).toEqual([...sections].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b)));
-	});
+			// Assert
+			expect(sections).toEqual([...sections].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b)));
+		},
+	);
 
-	test.each(Object.keys(serviceSchemas).filter(name => name !== "gateway"))("When the %s service is listed, then its dependencies are typed in deps.ts", name => {
-		// Act
-		const files = readdirSync(path.join(SERVICES, name));
+	test.each(Object.keys(serviceSchemas).filter(name => name !== "gateway"))(
+		"When the %s service is listed, then its dependencies are typed in deps.ts",
+		name => {
+			// Act
+			const files = readdirSync(path.join(SERVICES, name));
 
-		// Assert
-		expect(files).toContain("deps.ts");
-	});
+			// Assert
+			expect(files).toContain("deps.ts");
+		},
+	);
 });

@@ -5,14 +5,20 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
-import { createBroker } from "../../runtime/broker";
 import { freePort } from "../../dev/net";
+import { createBroker } from "../../runtime/broker";
 import { projectRoot } from "../../shared/paths";
 
 test("When npm run cluster starts, then every service runs in its own process over NATS, the API works, and Ctrl-C stops it all", async () => {
 	// Arrange
 	const port = await freePort();
-	const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "cluster-")), PORT: String(port), BILLING_NODES: "2", LOG_LEVEL: "warn" };
+	const env: NodeJS.ProcessEnv = {
+		...process.env,
+		DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "cluster-")),
+		PORT: String(port),
+		BILLING_NODES: "2",
+		LOG_LEVEL: "warn",
+	};
 	delete env.MONGO_URL;
 	delete env.TRANSPORTER;
 	delete env.ADMIN_TOKEN;
@@ -34,19 +40,33 @@ test("When npm run cluster starts, then every service runs in its own process ov
 		const session = await request(url).post("/api/session?domain=localhost").set("Authorization", `Bearer ${token}`);
 
 		// Assert
-		expect(health.body).toMatchObject({ status: "UP", components: { transporter: { status: "UP", details: { type: "NatsTransporter" } } } });
+		expect(health.body).toMatchObject({
+			status: "UP",
+			components: { transporter: { status: "UP", details: { type: "NatsTransporter" } } },
+		});
 		expect(session.status).toBe(200);
 		// An operator's node joins as `npm run repl` would and sees one node per service and two billing nodes.
 		const transporter = /TRANSPORTER=(nats:\/\/\S+)/.exec(output)![1];
-		const operator = createBroker([], { nodeID: "test-operator", logger: false, transporter: { type: "NATS", options: { url: transporter } } });
+		const operator = createBroker([], {
+			nodeID: "test-operator",
+			logger: false,
+			transporter: { type: "NATS", options: { url: transporter } },
+		});
 		await operator.start();
 		try {
 			await operator.waitForServices(["billing", "gateway"], 10_000);
 			await new Promise(r => setTimeout(r, 500));
 			const nodes = (operator.registry.getNodeList({ onlyAvailable: true, withServices: false }) as { id: string }[]).map(n => n.id);
-			expect(nodes.filter(id => id !== "test-operator").sort()).toEqual(
-				["accounts", "billing-1", "billing-2", "checkout", "gateway", "notifications", "refunds", "sessions"],
-			);
+			expect(nodes.filter(id => id !== "test-operator").sort()).toEqual([
+				"accounts",
+				"billing-1",
+				"billing-2",
+				"checkout",
+				"gateway",
+				"notifications",
+				"refunds",
+				"sessions",
+			]);
 		} finally {
 			await operator.stop();
 		}

@@ -17,7 +17,10 @@ async function npmStart(dataDir: string): Promise<Started> {
 	const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" };
 	delete env.MONGO_URL;
 	delete env.ADMIN_TOKEN;
-	const child = spawn(process.execPath, [path.join(projectRoot, "node_modules/tsx/dist/cli.mjs"), "bin/start.ts"], { cwd: projectRoot, env });
+	const child = spawn(process.execPath, [path.join(projectRoot, "node_modules/tsx/dist/cli.mjs"), "bin/start.ts"], {
+		cwd: projectRoot,
+		env,
+	});
 	let output = "";
 	child.stdout!.on("data", chunk => (output += chunk));
 	child.stderr!.on("data", chunk => (output += chunk));

@@ -28,14 +28,23 @@ function chromiumPath(): string {
 	if (!existsSync(pkg)) throw new Error(`The browser tests need the @sparticuz/chromium devDependency: ${fix}`);
 	const { version } = JSON.parse(readFileSync(pkg, "utf8")) as { version: string };
 	const unpacked = path.join(PROJECT_ROOT, ".chromium", version, "chromium");
-	if (!existsSync(unpacked)) throw new Error(`The browser tests need the Chromium of @sparticuz/chromium ${version} at ${unpacked}: ${fix}`);
+	if (!existsSync(unpacked))
+		throw new Error(`The browser tests need the Chromium of @sparticuz/chromium ${version} at ${unpacked}: ${fix}`);
 	return unpacked;
 }
 
 export async function launchChromium(): Promise<Browser> {
 	return chromium.launch({
 		executablePath: chromiumPath(),
-		args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+		args: [
+			"--no-sandbox",
+			"--disable-gpu",
+			"--disable-quic",
+			"--no-first-run",
+			"--disable-background-networking",
+			"--disable-component-update",
+			"--disable-sync",
+		],
 	});
 }
 

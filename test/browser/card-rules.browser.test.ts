@@ -1,7 +1,7 @@
 // The card form's rules (public/checkout/card.js), run in Chromium where the
 // frame runs them: brand detection, Luhn, grouping, expiry and CVC.
 import type { Browser, Page } from "playwright-core";
-import { launchChromium, serveStatic, type StaticServer } from "./browser";
+import { launchChromium, type StaticServer, serveStatic } from "./browser";
 
 interface Check {
 	error: string | null;
@@ -64,11 +64,20 @@ describe("Card rules of the checkout frame", () => {
 	test("When a number is typed with or without spaces, then it is grouped as printed on the card and cut at the brand's longest length", async () => {
 		// Act
 		const formatted = await Promise.all(
-			["4242424242424242", "4242 42424 2424242", "378282246310005", "30569309025904", "37828224631000599", "42424242424242424242"].map(v => call<string>("formatCardNumber", v)),
+			["4242424242424242", "4242 42424 2424242", "378282246310005", "30569309025904", "37828224631000599", "42424242424242424242"].map(v =>
+				call<string>("formatCardNumber", v),
+			),
 		);
 
 		// Assert
-		expect(formatted).toEqual(["4242 4242 4242 4242", "4242 4242 4242 4242", "3782 822463 10005", "3056 930902 5904", "3782 822463 10005", "4242 4242 4242 4242 424"]);
+		expect(formatted).toEqual([
+			"4242 4242 4242 4242",
+			"4242 4242 4242 4242",
+			"3782 822463 10005",
+			"3056 930902 5904",
+			"3782 822463 10005",
+			"4242 4242 4242 4242 424",
+		]);
 	});
 
 	test("When a complete number fails the Luhn check, then the error shows at once; an incomplete one waits for the buyer to leave the field", async () => {
@@ -120,7 +129,9 @@ describe("Card rules of the checkout frame", () => {
 
 	test("When an email is typed, then a missing @ or domain is refused", async () => {
 		// Act
-		const results = await Promise.all(["buyer@example.com", "buyer@example", "buyer.example.com", " "].map(v => call<Check>("validateEmail", v)));
+		const results = await Promise.all(
+			["buyer@example.com", "buyer@example", "buyer.example.com", " "].map(v => call<Check>("validateEmail", v)),
+		);
 
 		// Assert
 		expect(results.map(r => r.error === null)).toEqual([true, false, false, false]);

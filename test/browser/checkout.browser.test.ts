@@ -129,109 +129,95 @@ describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", ()
 		return page.frameLocator("iframe");
 	}
 
-	test(
-		"When the buyer pays the CHARGE product with 4242 4242 4242 4242, then the demo shows OK with a customer id, and the card number and CVC travel only encrypted",
-		async () => {
-			// Arrange
-			const page = await context.newPage();
-			const sent = recordRequests(page);
-			const consoleLines = recordConsole(page);
-			const frame = await openDemo(page);
-			await fillCheckout(frame, CARD_APPROVED);
-			await frame.locator("#pay:enabled").waitFor(WAIT);
-			const outputDir = path.join(PROJECT_ROOT, "test-output");
-			mkdirSync(outputDir, { recursive: true });
-			await page.screenshot({ path: path.join(outputDir, "checkout-filled.png"), fullPage: true });
+	test("When the buyer pays the CHARGE product with 4242 4242 4242 4242, then the demo shows OK with a customer id, and the card number and CVC travel only encrypted", async () => {
+		// Arrange
+		const page = await context.newPage();
+		const sent = recordRequests(page);
+		const consoleLines = recordConsole(page);
+		const frame = await openDemo(page);
+		await fillCheckout(frame, CARD_APPROVED);
+		await frame.locator("#pay:enabled").waitFor(WAIT);
+		const outputDir = path.join(PROJECT_ROOT, "test-output");
+		mkdirSync(outputDir, { recursive: true });
+		await page.screenshot({ path: path.join(outputDir, "checkout-filled.png"), fullPage: true });
 
-			// Act
-			await frame.getByRole("button", { name: "Pay" }).click();
-			const result = await resultOf(page);
+		// Act
+		await frame.getByRole("button", { name: "Pay" }).click();
+		const result = await resultOf(page);
 
-			// Assert
-			expect(result).toMatch(/^OK customer \d+$/);
-			await frame.getByText("Payment complete").waitFor(WAIT);
-			const body = checkoutBody(sent);
-			expect(body).toMatchObject({
-				sessionId: expect.any(String),
-				productId: expect.any(Number),
-				name: "Ada",
-				lastName: "Lovelace",
-				landingDomain: "localhost",
-				additionalData: { source: "demo" },
-				cardExpiry: "1234",
-			});
-			expect(body.encryptedCardNumber).toMatch(JWE_COMPACT);
-			expect(body.encryptedCvc).toMatch(JWE_COMPACT);
-			expectNoPlaintextCard(sent, CARD_APPROVED);
-			expect(consoleLines.filter(line => line.includes(CARD_APPROVED))).toEqual([]);
-		},
-		60_000,
-	);
+		// Assert
+		expect(result).toMatch(/^OK customer \d+$/);
+		await frame.getByText("Payment complete").waitFor(WAIT);
+		const body = checkoutBody(sent);
+		expect(body).toMatchObject({
+			sessionId: expect.any(String),
+			productId: expect.any(Number),
+			name: "Ada",
+			lastName: "Lovelace",
+			landingDomain: "localhost",
+			additionalData: { source: "demo" },
+			cardExpiry: "1234",
+		});
+		expect(body.encryptedCardNumber).toMatch(JWE_COMPACT);
+		expect(body.encryptedCvc).toMatch(JWE_COMPACT);
+		expectNoPlaintextCard(sent, CARD_APPROVED);
+		expect(consoleLines.filter(line => line.includes(CARD_APPROVED))).toEqual([]);
+	}, 60_000);
 
-	test(
-		"When the buyer pays with 4000 0000 0000 0002 (verification fails), then the demo shows CREDITCARD_VALIDATION and the frame says the card could not be verified",
-		async () => {
-			// Arrange: a fresh page load, so a fresh session.
-			const page = await context.newPage();
-			const sent = recordRequests(page);
-			const frame = await openDemo(page);
-			await fillCheckout(frame, CARD_FAILS_VERIFICATION);
+	test("When the buyer pays with 4000 0000 0000 0002 (verification fails), then the demo shows CREDITCARD_VALIDATION and the frame says the card could not be verified", async () => {
+		// Arrange: a fresh page load, so a fresh session.
+		const page = await context.newPage();
+		const sent = recordRequests(page);
+		const frame = await openDemo(page);
+		await fillCheckout(frame, CARD_FAILS_VERIFICATION);
 
-			// Act
-			await frame.getByRole("button", { name: "Pay" }).click(WAIT);
-			const result = await resultOf(page);
+		// Act
+		await frame.getByRole("button", { name: "Pay" }).click(WAIT);
+		const result = await resultOf(page);
 
-			// Assert
-			expect(result).toBe("CREDITCARD_VALIDATION");
-			await frame.getByText("Your card could not be verified").waitFor(WAIT);
-			expectNoPlaintextCard(sent, CARD_FAILS_VERIFICATION);
-		},
-		60_000,
-	);
+		// Assert
+		expect(result).toBe("CREDITCARD_VALIDATION");
+		await frame.getByText("Your card could not be verified").waitFor(WAIT);
+		expectNoPlaintextCard(sent, CARD_FAILS_VERIFICATION);
+	}, 60_000);
 
-	test(
-		"When the buyer types a card number that fails the Luhn check, then the field shows an error and Pay stays disabled until the number is corrected",
-		async () => {
-			// Arrange
-			const page = await context.newPage();
-			const frame = await openDemo(page);
-			await fillCheckout(frame, CARD_APPROVED);
-			const cardNumber = frame.getByLabel("Card number");
-			await cardNumber.fill("");
+	test("When the buyer types a card number that fails the Luhn check, then the field shows an error and Pay stays disabled until the number is corrected", async () => {
+		// Arrange
+		const page = await context.newPage();
+		const frame = await openDemo(page);
+		await fillCheckout(frame, CARD_APPROVED);
+		const cardNumber = frame.getByLabel("Card number");
+		await cardNumber.fill("");
 
-			// Act
-			await cardNumber.pressSequentially("4242424242424241");
+		// Act
+		await cardNumber.pressSequentially("4242424242424241");
 
-			// Assert
-			await frame.getByText("Your card number is invalid.").waitFor(WAIT);
-			expect(await cardNumber.getAttribute("aria-invalid")).toBe("true");
-			expect(await frame.locator("#pay").isDisabled()).toBe(true);
+		// Assert
+		await frame.getByText("Your card number is invalid.").waitFor(WAIT);
+		expect(await cardNumber.getAttribute("aria-invalid")).toBe("true");
+		expect(await frame.locator("#pay").isDisabled()).toBe(true);
 
-			// Act: correct the last digit.
-			await cardNumber.press("Backspace");
-			await cardNumber.pressSequentially("2");
+		// Act: correct the last digit.
+		await cardNumber.press("Backspace");
+		await cardNumber.pressSequentially("2");
 
-			// Assert
-			await frame.locator("#pay:enabled").waitFor(WAIT);
-			expect(await cardNumber.inputValue()).toBe("4242 4242 4242 4242");
-			expect(await frame.locator("#card-number-error").textContent()).toBe("");
-			expect(await frame.locator("#card-brand").textContent()).toBe("Visa");
-		},
-		60_000,
-	);
+		// Assert
+		await frame.locator("#pay:enabled").waitFor(WAIT);
+		expect(await cardNumber.inputValue()).toBe("4242 4242 4242 4242");
+		expect(await frame.locator("#card-number-error").textContent()).toBe("");
+		expect(await frame.locator("#card-brand").textContent()).toBe("Visa");
+	}, 60_000);
 
-	test(
-		"When the merchant's page is on another origin than the service, then onResult gets the outcome from the frame alone, and additionalData reaches the service without passing through the URL",
-		async () => {
-			// Arrange: the merchant's page on localhost:<its own port>, the service on 127.0.0.1:<port>.
-			const session = (await app.http().get("/demo/session").set("Host", "localhost")).body as {
-				sessionId: string;
-				domain: string;
-				products: { id: number; billing: string }[];
-			};
-			expect(session.domain).toBe("localhost");
-			const product = session.products.find(p => p.billing === "CHARGE")!;
-			const shopPage = `<!doctype html><title>Another shop</title>
+	test("When the merchant's page is on another origin than the service, then onResult gets the outcome from the frame alone, and additionalData reaches the service without passing through the URL", async () => {
+		// Arrange: the merchant's page on localhost:<its own port>, the service on 127.0.0.1:<port>.
+		const session = (await app.http().get("/demo/session").set("Host", "localhost")).body as {
+			sessionId: string;
+			domain: string;
+			products: { id: number; billing: string }[];
+		};
+		expect(session.domain).toBe("localhost");
+		const product = session.products.find(p => p.billing === "CHARGE")!;
+		const shopPage = `<!doctype html><title>Another shop</title>
 				<div id="checkout"></div><output id="result"></output>
 				<script src="${app.url}/sdk/checkout.js"></script>
 				<script>
@@ -247,72 +233,80 @@ describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", ()
 						},
 					});
 				</script>`;
-			const shop = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(shopPage));
-			await new Promise<void>(resolve => shop.listen(0, "127.0.0.1", resolve));
-			try {
-				const page = await context.newPage();
-				const sent = recordRequests(page);
-				await page.goto(`http://localhost:${(shop.address() as AddressInfo).port}/`);
-				const frame = page.frameLocator("iframe");
-				await fillCheckout(frame, CARD_APPROVED);
-				// A script of the page posing as the frame must not reach onResult.
-				await page.evaluate(() => window.postMessage({ type: "result", code: "OK", customerId: 666 }, "*"));
+		const shop = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(shopPage));
+		await new Promise<void>(resolve => shop.listen(0, "127.0.0.1", resolve));
+		try {
+			const page = await context.newPage();
+			const sent = recordRequests(page);
+			await page.goto(`http://localhost:${(shop.address() as AddressInfo).port}/`);
+			const frame = page.frameLocator("iframe");
+			await fillCheckout(frame, CARD_APPROVED);
+			// A script of the page posing as the frame must not reach onResult.
+			await page.evaluate(() => window.postMessage({ type: "result", code: "OK", customerId: 666 }, "*"));
 
-				// Act
-				// Pay by keyboard: Playwright's hit-target check does not complete inside this
-				// cross-site (out-of-process) frame, though the button is visible and enabled.
-				await frame.getByRole("button", { name: "Pay" }).press("Enter");
-				const result = await resultOf(page);
+			// Act
+			// Pay by keyboard: Playwright's hit-target check does not complete inside this
+			// cross-site (out-of-process) frame, though the button is visible and enabled.
+			await frame.getByRole("button", { name: "Pay" }).press("Enter");
+			const result = await resultOf(page);
 
-				// Assert
-				expect(result).toMatch(/^OK customer \d+$/);
-				const results = await page.evaluate(() => (window as unknown as { results: { code: string; customerId?: number }[] }).results);
-				expect(results).toHaveLength(1);
-				expect(results[0]).toMatchObject({ code: "OK", customerId: expect.any(Number) });
-				const src = new URL((await page.locator("iframe").getAttribute("src"))!);
-				expect(src.origin).toBe(app.url);
-				expect(Object.fromEntries(src.searchParams)).toEqual({ sessionId: session.sessionId, productId: String(product.id), domain: "localhost" });
-				expect(checkoutBody(sent)).toMatchObject({ landingDomain: "localhost", additionalData: { orderRef: "A-1" } });
-				expectNoPlaintextCard(sent, CARD_APPROVED);
-				// The iframe follows the frame's height, outcome message included: nothing to scroll.
-				const cardFrame = page.frames().find(f => f.url().includes("/checkout/frame.html"))!;
-				await cardFrame.waitForFunction(() => document.documentElement.scrollHeight <= window.innerHeight + 1, null, WAIT);
-			} finally {
-				shop.closeAllConnections(); // the browser keeps its connections open
-				await new Promise<void>(resolve => shop.close(() => resolve()));
-			}
-		},
-		60_000,
-	);
+			// Assert
+			expect(result).toMatch(/^OK customer \d+$/);
+			const results = await page.evaluate(() => (window as unknown as { results: { code: string; customerId?: number }[] }).results);
+			expect(results).toHaveLength(1);
+			expect(results[0]).toMatchObject({ code: "OK", customerId: expect.any(Number) });
+			const src = new URL((await page.locator("iframe").getAttribute("src"))!);
+			expect(src.origin).toBe(app.url);
+			expect(Object.fromEntries(src.searchParams)).toEqual({
+				sessionId: session.sessionId,
+				productId: String(product.id),
+				domain: "localhost",
+			});
+			expect(checkoutBody(sent)).toMatchObject({ landingDomain: "localhost", additionalData: { orderRef: "A-1" } });
+			expectNoPlaintextCard(sent, CARD_APPROVED);
+			// The iframe follows the frame's height, outcome message included: nothing to scroll.
+			const cardFrame = page.frames().find(f => f.url().includes("/checkout/frame.html"))!;
+			await cardFrame.waitForFunction(() => document.documentElement.scrollHeight <= window.innerHeight + 1, null, WAIT);
+		} finally {
+			shop.closeAllConnections(); // the browser keeps its connections open
+			await new Promise<void>(resolve => shop.close(() => resolve()));
+		}
+	}, 60_000);
 
-	test(
-		"When another site embeds the card frame with a merchant's session, then the browser refuses to show it (CSP frame-ancestors is the session's domain)",
-		async () => {
-			// Arrange: the session is bound to localhost; the page embedding it is on 127.0.0.1, claiming localhost.
-			const session = (await app.http().get("/demo/session").set("Host", "localhost")).body as { sessionId: string; products: { id: number }[] };
-			const evilPage = `<!doctype html><title>Not the shop</title><div id="checkout"></div>
+	test("When another site embeds the card frame with a merchant's session, then the browser refuses to show it (CSP frame-ancestors is the session's domain)", async () => {
+		// Arrange: the session is bound to localhost; the page embedding it is on 127.0.0.1, claiming localhost.
+		const session = (await app.http().get("/demo/session").set("Host", "localhost")).body as {
+			sessionId: string;
+			products: { id: number }[];
+		};
+		const evilPage = `<!doctype html><title>Not the shop</title><div id="checkout"></div>
 				<script src="${app.url}/sdk/checkout.js"></script>
 				<script>PaymentCheckout.mount("#checkout", { sessionId: ${JSON.stringify(session.sessionId)}, productId: ${session.products[0].id}, domain: "localhost" });</script>`;
-			const evil = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(evilPage));
-			await new Promise<void>(resolve => evil.listen(0, "127.0.0.1", resolve));
-			try {
-				const page = await context.newPage();
-				const consoleLines = recordConsole(page);
+		const evil = http.createServer((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end(evilPage));
+		await new Promise<void>(resolve => evil.listen(0, "127.0.0.1", resolve));
+		try {
+			const page = await context.newPage();
+			const consoleLines = recordConsole(page);
 
-				// Act
-				await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
-				await page.waitForFunction(() => document.querySelector("iframe") !== null, null, WAIT);
-				await page.waitForTimeout(1000);
+			// Act
+			await page.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+			await page.waitForFunction(() => document.querySelector("iframe") !== null, null, WAIT);
+			await page.waitForTimeout(1000);
 
-				// Assert: no frame shows the form, and Chromium says why.
-				const forms = await Promise.all(page.frames().map(f => f.locator("#checkout-form").count().catch(() => 0)));
-				expect(forms.reduce((a, b) => a + b, 0)).toBe(0);
-				expect(consoleLines.some(line => line.includes("frame-ancestors"))).toBe(true);
-			} finally {
-				evil.closeAllConnections();
-				await new Promise<void>(resolve => evil.close(() => resolve()));
-			}
-		},
-		60_000,
-	);
+			// Assert: no frame shows the form, and Chromium says why.
+			const forms = await Promise.all(
+				page.frames().map(f =>
+					f
+						.locator("#checkout-form")
+						.count()
+						.catch(() => 0),
+				),
+			);
+			expect(forms.reduce((a, b) => a + b, 0)).toBe(0);
+			expect(consoleLines.some(line => line.includes("frame-ancestors"))).toBe(true);
+		} finally {
+			evil.closeAllConnections();
+			await new Promise<void>(resolve => evil.close(() => resolve()));
+		}
+	}, 60_000);
 });

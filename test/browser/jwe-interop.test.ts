@@ -5,7 +5,7 @@
 // without the rest of the service.
 import { compactDecrypt, exportJWK, generateKeyPair, type KeyLike } from "jose";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium, serveStatic, type StaticServer } from "./browser";
+import { launchChromium, type StaticServer, serveStatic } from "./browser";
 
 /** What public/checkout/encrypt.js exports. */
 interface EncryptModule {
@@ -54,64 +54,52 @@ describe("JWE between the checkout frame (browser) and the service (Node)", () =
 		);
 	}
 
-	test(
-		"When the frame encrypts a card number and a CVC in Chromium, then jose on Node decrypts each to its digits, with header {alg: RSA-OAEP-256, enc: A256GCM, kid}",
-		async () => {
-			// Arrange
-			const cardNumber = "4242424242424242";
-			const cvc = "123";
+	test("When the frame encrypts a card number and a CVC in Chromium, then jose on Node decrypts each to its digits, with header {alg: RSA-OAEP-256, enc: A256GCM, kid}", async () => {
+		// Arrange
+		const cardNumber = "4242424242424242";
+		const cvc = "123";
 
-			// Act
-			const [encryptedCardNumber, encryptedCvc] = await encryptInBrowser([cardNumber, cvc]);
+		// Act
+		const [encryptedCardNumber, encryptedCvc] = await encryptInBrowser([cardNumber, cvc]);
 
-			// Assert
-			expect(encryptedCardNumber.split(".")).toHaveLength(5); // compact serialization
-			expect(encryptedCardNumber).not.toContain(cardNumber);
-			const card = await compactDecrypt(encryptedCardNumber, privateKey);
-			expect(new TextDecoder().decode(card.plaintext)).toBe(cardNumber);
-			expect(card.protectedHeader).toEqual({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: "checkout-key-1" });
-			const code = await compactDecrypt(encryptedCvc, privateKey);
-			expect(new TextDecoder().decode(code.plaintext)).toBe(cvc);
-			expect(code.protectedHeader).toEqual({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: "checkout-key-1" });
-		},
-		60_000,
-	);
+		// Assert
+		expect(encryptedCardNumber.split(".")).toHaveLength(5); // compact serialization
+		expect(encryptedCardNumber).not.toContain(cardNumber);
+		const card = await compactDecrypt(encryptedCardNumber, privateKey);
+		expect(new TextDecoder().decode(card.plaintext)).toBe(cardNumber);
+		expect(card.protectedHeader).toEqual({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: "checkout-key-1" });
+		const code = await compactDecrypt(encryptedCvc, privateKey);
+		expect(new TextDecoder().decode(code.plaintext)).toBe(cvc);
+		expect(code.protectedHeader).toEqual({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: "checkout-key-1" });
+	}, 60_000);
 
-	test(
-		"When the same digits are encrypted twice, then the two JWEs differ (fresh content key and IV each time)",
-		async () => {
-			// Arrange
-			const digits = "4242424242424242";
+	test("When the same digits are encrypted twice, then the two JWEs differ (fresh content key and IV each time)", async () => {
+		// Arrange
+		const digits = "4242424242424242";
 
-			// Act
-			const [first, second] = await encryptInBrowser([digits, digits]);
+		// Act
+		const [first, second] = await encryptInBrowser([digits, digits]);
 
-			// Assert
-			expect(first).not.toBe(second);
-			expect(new TextDecoder().decode((await compactDecrypt(second, privateKey)).plaintext)).toBe(digits);
-		},
-		60_000,
-	);
+		// Assert
+		expect(first).not.toBe(second);
+		expect(new TextDecoder().decode((await compactDecrypt(second, privateKey)).plaintext)).toBe(digits);
+	}, 60_000);
 
-	test(
-		"When the service's key has no kid, then the frame refuses to encrypt with it",
-		async () => {
-			// Arrange
-			const { kid: _kid, ...withoutKid } = publicJwk;
+	test("When the service's key has no kid, then the frame refuses to encrypt with it", async () => {
+		// Arrange
+		const { kid: _kid, ...withoutKid } = publicJwk;
 
-			// Act
-			const outcome = await page.evaluate(
-				jwk =>
-					(window as unknown as { encryptModule: EncryptModule }).encryptModule.importServiceKey(jwk).then(
-						() => "accepted",
-						(error: Error) => error.message,
-					),
-				withoutKid,
-			);
+		// Act
+		const outcome = await page.evaluate(
+			jwk =>
+				(window as unknown as { encryptModule: EncryptModule }).encryptModule.importServiceKey(jwk).then(
+					() => "accepted",
+					(error: Error) => error.message,
+				),
+			withoutKid,
+		);
 
-			// Assert
-			expect(outcome).toMatch(/not usable/);
-		},
-		60_000,
-	);
+		// Assert
+		expect(outcome).toMatch(/not usable/);
+	}, 60_000);
 });

@@ -5,8 +5,8 @@ import type { ServiceBroker } from "moleculer";
 import request from "supertest";
 import { createBroker } from "../../runtime/broker";
 import { replCommands } from "../../runtime/repl-commands";
-import { CARDS, createShop, submitCheckout } from "../factories/checkout";
 import type { ServiceName } from "../../shared/config";
+import { CARDS, createShop, submitCheckout } from "../factories/checkout";
 import { ADMIN_TOKEN, testEnvironment } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
 
@@ -44,7 +44,10 @@ afterAll(async () => {
 describe("Cluster over NATS", () => {
 	test("When each service runs on its own node, then the API works end to end through the gateway", async () => {
 		// Arrange
-		const account = await request(url).post("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ name: "Shop", environment: "sandbox" });
+		const account = await request(url)
+			.post("/admin/accounts")
+			.set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+			.send({ name: "Shop", environment: "sandbox" });
 		const auth = { Authorization: `Bearer ${account.body.apiToken}` };
 
 		// Act
@@ -59,7 +62,10 @@ describe("Cluster over NATS", () => {
 	});
 
 	test("When a bad request crosses NATS, then its error keeps its documented shape", async () => {
-		const account = await request(url).post("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ name: "Shop", environment: "sandbox" });
+		const account = await request(url)
+			.post("/admin/accounts")
+			.set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+			.send({ name: "Shop", environment: "sandbox" });
 		const auth = { Authorization: `Bearer ${account.body.apiToken}` };
 
 		const badDomain = await request(url).post("/api/session?domain=http://x").set(auth);
@@ -127,7 +133,10 @@ describe("Cluster over NATS", () => {
 
 	test("When the sessions node stops, then health is 503 naming it and session requests fail with 503 JSON", async () => {
 		// Arrange
-		const account = await request(url).post("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ name: "Shop", environment: "sandbox" });
+		const account = await request(url)
+			.post("/admin/accounts")
+			.set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+			.send({ name: "Shop", environment: "sandbox" });
 
 		// Act
 		await nodes.sessions!.stop();

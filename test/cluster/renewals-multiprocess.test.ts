@@ -21,7 +21,11 @@ const nodes = new Map<string, ChildProcess>();
 function startBillingNode(nodeId: string): ChildProcess {
 	const env = { ...process.env, SERVICES: "billing", NODE_ID: nodeId, LOG_LEVEL: "warn" };
 	// One real process per node (tsx as a loader, not its CLI, which would run the node in a child), so SIGKILL kills the node.
-	const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], { cwd: projectRoot, env, stdio: ["ignore", "ignore", "inherit"] });
+	const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], {
+		cwd: projectRoot,
+		env,
+		stdio: ["ignore", "ignore", "inherit"],
+	});
 	nodes.set(nodeId, child);
 	return child;
 }
@@ -44,7 +48,12 @@ async function seedCustomers(shop: RenewalShop, count: number): Promise<void> {
 	const one = async (i: number) => {
 		const attemptId = `seed_${accountId}_${i.toString().padStart(6, "0")}`;
 		const card = { pan: "4242424242424242", expiry: "1234", cvc: "123" };
-		const verified = await support.call<{ cardToken: string }, object>("billing.verifyCard", { environment: "sandbox", midId, attemptId, card });
+		const verified = await support.call<{ cardToken: string }, object>("billing.verifyCard", {
+			environment: "sandbox",
+			midId,
+			attemptId,
+			card,
+		});
 		const opened = await support.call<{ customerId: number }, object>("billing.openSubscription", {
 			accountId,
 			environment: "sandbox",
@@ -60,12 +69,21 @@ async function seedCustomers(shop: RenewalShop, count: number): Promise<void> {
 			environment: "sandbox",
 			attemptId,
 			cvc: "123",
-			product: { billing: "SCHEDULE", amountMinor: 499, currency: "EUR", currencyId: 978, trialDays: 1, renewal: { every: 1, unit: "month" } },
+			product: {
+				billing: "SCHEDULE",
+				amountMinor: 499,
+				currency: "EUR",
+				currencyId: 978,
+				trialDays: 1,
+				renewal: { every: 1, unit: "month" },
+			},
 		});
 	};
-	await Promise.all(Array.from({ length: 16 }, async () => {
-		while (next < count) await one(next++);
-	}));
+	await Promise.all(
+		Array.from({ length: 16 }, async () => {
+			while (next < count) await one(next++);
+		}),
+	);
 }
 
 interface RenewalShop {
@@ -76,7 +94,12 @@ interface RenewalShop {
 
 async function createRenewalShop(): Promise<RenewalShop> {
 	const account = await support.call<{ id: number }, object>("accounts.create", { name: "Renewals", environment: "sandbox" });
-	const mid = await support.call<{ id: number }, object>("accounts.createMerchantAccount", { accountId: account.id, name: "MID", group: "default", cardTypes: ["visa"] });
+	const mid = await support.call<{ id: number }, object>("accounts.createMerchantAccount", {
+		accountId: account.id,
+		name: "MID",
+		group: "default",
+		cardTypes: ["visa"],
+	});
 	const product = await support.call<{ id: number }, object>("accounts.createProduct", {
 		accountId: account.id,
 		name: "Trial",
@@ -150,7 +173,10 @@ test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2
 		// The transactions: one SUBSCRIPTION_START per customer.
 		const transactions = await billing
 			.collection("transactions")
-			.aggregate([{ $match: { accountId: shop.accountId, type: "SUBSCRIPTION_START" } }, { $group: { _id: "$customerId", n: { $sum: 1 } } }])
+			.aggregate([
+				{ $match: { accountId: shop.accountId, type: "SUBSCRIPTION_START" } },
+				{ $group: { _id: "$customerId", n: { $sum: 1 } } },
+			])
 			.toArray();
 		expect(transactions).toHaveLength(CUSTOMERS);
 		expect(transactions.filter(g => g.n !== 1)).toEqual([]);
@@ -173,10 +199,14 @@ test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, t
 	await seedCustomers(shop, count);
 	const client = await MongoClient.connect(process.env.MONGO_URL!);
 	const billing = client.db(databaseNameFor("billing", process.env.MONGO_URL!));
-	const customers = billing.collection<{ _id: number; cardToken: string; status: string; periodsBilled: number; renewalLease: unknown }>("customers");
+	const customers = billing.collection<{ _id: number; cardToken: string; status: string; periodsBilled: number; renewalLease: unknown }>(
+		"customers",
+	);
 	const charges = () => billing.collection("transactions").countDocuments({ accountId: shop.accountId, type: "SUBSCRIPTION_START" });
 	// The last customers in the cycle's order: most are still due when their unsubscribe arrives.
-	const leaving = (await customers.find({ accountId: shop.accountId }).sort({ nextRenewalTimestamp: -1 }).limit(40).toArray()).map(c => c._id);
+	const leaving = (await customers.find({ accountId: shop.accountId }).sort({ nextRenewalTimestamp: -1 }).limit(40).toArray()).map(
+		c => c._id,
+	);
 
 	try {
 		// Act
@@ -188,7 +218,11 @@ test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, t
 		const answeredAt = new Map<number, number>();
 		await Promise.all(
 			leaving.map(async customerId => {
-				const answer = await support.call<{ success: boolean }, object>("billing.unsubscribe", { accountId: shop.accountId, customerId }, { nodeID: "billing-3" });
+				const answer = await support.call<{ success: boolean }, object>(
+					"billing.unsubscribe",
+					{ accountId: shop.accountId, customerId },
+					{ nodeID: "billing-3" },
+				);
 				expect(answer.success).toBe(true);
 				answeredAt.set(customerId, Date.now());
 			}),
@@ -208,7 +242,10 @@ test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, t
 		// Whoever left was charged at most once, and never after the answer.
 		const left = all.filter(c => leaving.includes(c._id));
 		expect(left.filter(c => c.status !== "UNSUBSCRIBED" || (ledger.get(c.cardToken) ?? 0) > 1)).toEqual([]);
-		const leftCharges = await billing.collection("transactions").find({ customerId: { $in: leaving } }).toArray();
+		const leftCharges = await billing
+			.collection("transactions")
+			.find({ customerId: { $in: leaving } })
+			.toArray();
 		expect(leftCharges.filter(t => t.timestamp.getTime() > answeredAt.get(t.customerId)!)).toEqual([]);
 		if (process.env.DEBUG_RENEWALS) console.log("drain reports:", reports, "left and charged before leaving:", leftCharges.length);
 	} finally {

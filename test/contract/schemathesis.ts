@@ -12,10 +12,10 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
-import { createBroker } from "../../runtime/broker";
-import { applyCardSecrets } from "../../dev/local-secrets";
-import { ALL_SERVICES, resetConfig } from "../../shared/config";
 import { startEmbeddedDb } from "../../dev/embedded-db";
+import { applyCardSecrets } from "../../dev/local-secrets";
+import { createBroker } from "../../runtime/broker";
+import { ALL_SERVICES, resetConfig } from "../../shared/config";
 import { projectRoot } from "../../shared/paths";
 import { CARDS, createShop, encrypt, type Shop, submitCheckout } from "../factories/checkout";
 import { admin } from "../factories/merchant";
@@ -117,17 +117,21 @@ async function main(): Promise<number> {
 		console.log(`Service at ${url}; fixtures ${JSON.stringify(dictionaries)}`);
 
 		const code = await new Promise<number>(resolve => {
-			const child = spawn(SCHEMATHESIS, ["--config-file", configFile, "run", `${url}/api/openapi.json`, "--url", url, ...process.argv.slice(2)], {
-				stdio: "inherit",
-				env: {
-					...process.env,
-					CONTRACT_API_TOKEN: a.shop.apiToken,
-					CONTRACT_ADMIN_TOKEN: adminToken,
-					CONTRACT_JWES: path.join(work, "jwes.json"),
-					SCHEMATHESIS_HOOKS: "hooks",
-					PYTHONPATH: HERE,
+			const child = spawn(
+				SCHEMATHESIS,
+				["--config-file", configFile, "run", `${url}/api/openapi.json`, "--url", url, ...process.argv.slice(2)],
+				{
+					stdio: "inherit",
+					env: {
+						...process.env,
+						CONTRACT_API_TOKEN: a.shop.apiToken,
+						CONTRACT_ADMIN_TOKEN: adminToken,
+						CONTRACT_JWES: path.join(work, "jwes.json"),
+						SCHEMATHESIS_HOOKS: "hooks",
+						PYTHONPATH: HERE,
+					},
 				},
-			});
+			);
 			child.on("exit", status => resolve(status ?? 1));
 		});
 		return code;

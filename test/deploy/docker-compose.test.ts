@@ -1,6 +1,6 @@
 // Docker cannot run on this machine, so the deployment files are checked
 // statically: docker-compose.yml against the Compose Specification's JSON
-// schema, and both files for the topology the README promises.
+// schema, and both files for the topology docs/operations.md promises.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2019 from "ajv/dist/2019";

@@ -77,9 +77,7 @@ describe("embedded db (memory mode)", () => {
 		await Counter.create({ _id: "c", n: 0 });
 
 		const before = await Promise.all(
-			Array.from({ length: 200 }, () =>
-				Counter.findOneAndUpdate({ _id: "c" }, { $inc: { n: 1 } }, { returnDocument: "before" }).lean(),
-			),
+			Array.from({ length: 200 }, () => Counter.findOneAndUpdate({ _id: "c" }, { $inc: { n: 1 } }, { returnDocument: "before" }).lean()),
 		);
 		const values = before.map(doc => doc?.n);
 		expect(new Set(values).size).toBe(200);
@@ -88,10 +86,7 @@ describe("embedded db (memory mode)", () => {
 	});
 
 	it("supports countDocuments, aggregate $group and bulkWrite", async () => {
-		const Payment = conn.model(
-			"Payment",
-			new Schema({ customer: String, amount: Number, status: String }),
-		);
+		const Payment = conn.model("Payment", new Schema({ customer: String, amount: Number, status: String }));
 		const bulk = await Payment.bulkWrite([
 			{ insertOne: { document: { customer: "alice", amount: 100, status: "paid" } } },
 			{ insertOne: { document: { customer: "alice", amount: 250, status: "paid" } } },

@@ -16,6 +16,8 @@ describe("natsServerBin", () => {
 	});
 
 	test("When NATS_SERVER_BIN names nothing, then the error says so", () => {
-		expect(() => natsServerBin({ NATS_SERVER_BIN: "/nowhere/nats-server" })).toThrow("NATS_SERVER_BIN is /nowhere/nats-server, which does not exist");
+		expect(() => natsServerBin({ NATS_SERVER_BIN: "/nowhere/nats-server" })).toThrow(
+			"NATS_SERVER_BIN is /nowhere/nats-server, which does not exist",
+		);
 	});
 });

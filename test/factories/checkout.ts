@@ -33,7 +33,17 @@ export async function createShop(app: TestApp): Promise<Shop> {
 		mids.push((await a.post(`/accounts/${merchant.accountId}/merchant-accounts`, body).expect(201)).body.id);
 	}
 	const product = async (body: object) =>
-		(await a.post(`/accounts/${merchant.accountId}/products`, { name: "P", amount: 9.99, currency: "EUR", merchantAccountGroup: "default", ...body }).expect(201)).body.id as number;
+		(
+			await a
+				.post(`/accounts/${merchant.accountId}/products`, {
+					name: "P",
+					amount: 9.99,
+					currency: "EUR",
+					merchantAccountGroup: "default",
+					...body,
+				})
+				.expect(201)
+		).body.id as number;
 	const monthly = { every: 1, unit: "month" };
 	return {
 		...merchant,
@@ -94,5 +104,8 @@ export async function checkoutBody(app: TestApp, merchant: TestMerchant, options
 
 /** Submits a checkout as the SDK does and returns the HTTP answer. */
 export async function submitCheckout(app: TestApp, merchant: TestMerchant, options: CheckoutOptions) {
-	return app.http().post("/api/checkout").send(await checkoutBody(app, merchant, options));
+	return app
+		.http()
+		.post("/api/checkout")
+		.send(await checkoutBody(app, merchant, options));
 }

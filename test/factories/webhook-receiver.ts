@@ -50,7 +50,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 		const chunks: Buffer[] = [];
 		req.on("data", chunk => chunks.push(chunk));
 		req.on("end", () => {
-			requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, rawBody: Buffer.concat(chunks).toString("utf8"), receivedAt: Date.now() });
+			requests.push({
+				method: req.method ?? "",
+				path: req.url ?? "",
+				headers: req.headers,
+				rawBody: Buffer.concat(chunks).toString("utf8"),
+				receivedAt: Date.now(),
+			});
 			const status = statuses.shift() ?? fallback;
 			const reply = () => {
 				if (res.destroyed) return;

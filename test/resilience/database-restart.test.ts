@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Db, MongoClient } from "mongodb";
-import { databaseNameFor } from "../../shared/db.mixin";
 import { type EmbeddedDb, startEmbeddedDb } from "../../dev/embedded-db";
 import { freePort } from "../../dev/net";
+import { databaseNameFor } from "../../shared/db.mixin";
 import { CARDS, checkoutBody, createShop, type Shop } from "../factories/checkout";
 import { admin, bearer } from "../factories/merchant";
 import { startApp, type TestApp, uniqueDatabaseName } from "../setup/app";
@@ -53,7 +53,10 @@ afterAll(async () => {
 });
 
 async function healthStatus(): Promise<{ status: number; database?: string }> {
-	const res = await app.http().get("/actuator/health").timeout(REQUEST_TIMEOUT_MS * 4);
+	const res = await app
+		.http()
+		.get("/actuator/health")
+		.timeout(REQUEST_TIMEOUT_MS * 4);
 	return { status: res.status, database: res.body.components?.database?.status };
 }
 
@@ -76,7 +79,12 @@ test("When the database server stops and starts again, then health goes DOWN (50
 	let running = true;
 	const send = async (request: ReturnType<ReturnType<TestApp["http"]>["get"]>) => {
 		const during = gap;
-		const res = await request.timeout(REQUEST_TIMEOUT_MS * 4).catch((err: { response?: { status: number; body: Record<string, unknown> } }) => err.response ?? { status: 0, body: { hang: String(err) } });
+		const res = await request
+			.timeout(REQUEST_TIMEOUT_MS * 4)
+			.catch(
+				(err: { response?: { status: number; body: Record<string, unknown> } }) =>
+					err.response ?? { status: 0, body: { hang: String(err) } },
+			);
 		answers.push({ gap: during || gap, status: res.status, body: res.body });
 		return res;
 	};
@@ -87,7 +95,11 @@ test("When the database server stops and starts again, then health goes DOWN (50
 				await new Promise(r => setTimeout(r, 50));
 				continue;
 			}
-			const body = await checkoutBody(app, shop, { productId: shop.products.charge, card: CARDS.visa, sessionId: (session as { text?: string }).text });
+			const body = await checkoutBody(app, shop, {
+				productId: shop.products.charge,
+				card: CARDS.visa,
+				sessionId: (session as { text?: string }).text,
+			});
 			const res = await send(app.http().post("/api/checkout").send(body));
 			if (res.status !== 200 || res.body.code !== "OK") continue;
 			acknowledged.push(res.body.customerId as number);
@@ -143,14 +155,22 @@ test("When the database server stops and starts again, then health goes DOWN (50
 		// Each charge's refundable remainder matches the refunds recorded against it.
 		for (const charge of transactions.filter(t => t.type === "SUBSCRIPTION_START" && t.status === "APPROVED")) {
 			const refundedMinor = refunds.filter(r => r.originalTransactionId === charge._id).reduce((sum, r) => sum - r.amount, 0);
-			expect({ id: charge._id, remaining: charge.refundableRemaining, pending: charge.pendingRefunds }).toEqual({ id: charge._id, remaining: charge.amount - refundedMinor, pending: [] });
+			expect({ id: charge._id, remaining: charge.refundableRemaining, pending: charge.pendingRefunds }).toEqual({
+				id: charge._id,
+				remaining: charge.amount - refundedMinor,
+				pending: [],
+			});
 		}
 		for (const id of acknowledged) {
 			expect(customers.get(id)?.status).toBe("ACTIVE");
 			expect(transactions.some(t => t.customerId === id && t.type === "SUBSCRIPTION_START" && t.status === "APPROVED")).toBe(true);
 		}
 		if (process.env.DEBUG_FAULTS) {
-			console.log({ acknowledged: acknowledged.length, refunded: refunded.length, gap503: answers.filter(a => a.gap && a.status === 503).length });
+			console.log({
+				acknowledged: acknowledged.length,
+				refunded: refunded.length,
+				gap503: answers.filter(a => a.gap && a.status === 503).length,
+			});
 		}
 	} finally {
 		await client.close();

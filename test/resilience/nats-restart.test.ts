@@ -4,12 +4,12 @@
 // reconnect by themselves, and everything acknowledged must be there
 // afterwards, webhooks included.
 import type { ServiceBroker } from "moleculer";
-import { createBroker } from "../../runtime/broker";
 import { freePort } from "../../dev/net";
+import { createBroker } from "../../runtime/broker";
 import { CARDS, checkoutBody, createShop, type Shop } from "../factories/checkout";
 import { admin, bearer } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
-import { startApp, testEnvironment, type TestApp, uniqueDatabaseName } from "../setup/app";
+import { startApp, type TestApp, testEnvironment, uniqueDatabaseName } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
 
 let natsPort: number;
@@ -56,7 +56,12 @@ interface Outcome {
 async function waitUntilServing(): Promise<void> {
 	const deadline = Date.now() + 60_000;
 	for (;;) {
-		const res = await app.http().get(`/api/customer/1`).set(bearer(shop)).timeout(REQUEST_TIMEOUT_MS * 3).catch(() => null);
+		const res = await app
+			.http()
+			.get(`/api/customer/1`)
+			.set(bearer(shop))
+			.timeout(REQUEST_TIMEOUT_MS * 3)
+			.catch(() => null);
 		if (res && res.status !== 503) return;
 		if (Date.now() > deadline) throw new Error("the cluster did not come back within 60 s of NATS restarting");
 		await new Promise(r => setTimeout(r, 200));
@@ -75,7 +80,12 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 	/** Records the answer; supertest's timeout only catches a hang, the gateway must answer well before it. */
 	const send = async (request: ReturnType<ReturnType<TestApp["http"]>["get"]>) => {
 		const started = phase;
-		const res = await request.timeout(guard).catch((err: { response?: { status: number; body: Record<string, unknown> } }) => err.response ?? { status: 0, body: { hang: String(err) } });
+		const res = await request
+			.timeout(guard)
+			.catch(
+				(err: { response?: { status: number; body: Record<string, unknown> } }) =>
+					err.response ?? { status: 0, body: { hang: String(err) } },
+			);
 		outcomes.push({ phase: started === phase ? started : "gap", status: res.status, body: res.body });
 		return res;
 	};
@@ -83,7 +93,11 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 		for (let i = 0; running; i++) {
 			const session = await send(app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)));
 			if (session.status !== 200) continue;
-			const body = await checkoutBody(app, shop, { productId: shop.products.charge, card: CARDS.visa, sessionId: (session as { text?: string }).text });
+			const body = await checkoutBody(app, shop, {
+				productId: shop.products.charge,
+				card: CARDS.visa,
+				sessionId: (session as { text?: string }).text,
+			});
 			const res = await send(app.http().post("/api/checkout").send(body));
 			if (res.status !== 200 || res.body.code !== "OK") continue;
 			const customerId = res.body.customerId as number;
@@ -131,7 +145,9 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 		else if (!unanswered.has(customerId)) expect(customer.status).toBe("ACTIVE");
 	}
 	for (const customerId of acknowledged.refunds) {
-		const transactions = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body as { type: string }[];
+		const transactions = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body as {
+			type: string;
+		}[];
 		expect(transactions.map(t => t.type)).toContain("REFUNDED");
 	}
 
@@ -158,6 +174,11 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 	expect([app.broker, ...others].map(tracked)).toEqual([0, 0, 0]);
 	if (process.env.DEBUG_FAULTS) {
 		const count = (phase: string, status: number) => outcomes.filter(o => o.phase === phase && o.status === status).length;
-		console.log({ reconnectMs, acknowledged: Object.fromEntries(Object.entries(acknowledged).map(([k, v]) => [k, v.length])), gap503: count("gap", 503), gap200: count("gap", 200) });
+		console.log({
+			reconnectMs,
+			acknowledged: Object.fromEntries(Object.entries(acknowledged).map(([k, v]) => [k, v.length])),
+			gap503: count("gap", 503),
+			gap200: count("gap", 200),
+		});
 	}
 }, 120_000);

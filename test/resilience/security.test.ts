@@ -1,15 +1,15 @@
 // Security (issue 7, section 3), through the public surface. What other tests
-// already cover is not repeated here (see the README's "Security" section):
+// already cover is not repeated here (see docs/security.md):
 // this file adds what they did not prove.
 import { randomUUID } from "node:crypto";
 import http from "node:http";
-import { apiEndpoints } from "../../services/gateway/endpoints";
 import { clientKey } from "../../services/gateway/api-auth";
+import { apiEndpoints } from "../../services/gateway/endpoints";
 import { CARDS, createShop, newSession, type Shop, submitCheckout } from "../factories/checkout";
 import { admin, bearer, createMerchant, type TestMerchant } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
-import { findSecretsInLog, knownSecrets } from "../setup/log-scan";
 import { ADMIN_TOKEN, startApp, type TestApp } from "../setup/app";
+import { findSecretsInLog, knownSecrets } from "../setup/log-scan";
 
 interface Answer {
 	status: number;
@@ -18,7 +18,13 @@ interface Answer {
 }
 
 /** A request from a chosen loopback address (127.0.0.0/8 all reach this machine), as another client would send it. */
-function requestFrom(app: TestApp, localAddress: string, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+function requestFrom(
+	app: TestApp,
+	localAddress: string,
+	method: string,
+	path: string,
+	headers: Record<string, string> = {},
+): Promise<Answer> {
 	const { port } = new URL(app.url);
 	return new Promise((resolve, reject) => {
 		const req = http.request({ host: "127.0.0.1", port, method, path, headers, localAddress, agent: false }, res => {
@@ -57,17 +63,30 @@ describe("Cross-account access", () => {
 
 	/** Each /api endpoint that names a resource: the request for another account's, and for one that does not exist. */
 	const cases: Record<string, { foreign: () => [string, string]; unknown: [string, string] }> = {
-		"GET /session": { foreign: () => ["GET", `/api/session?sessionId=${their.sessionId}`], unknown: ["GET", `/api/session?sessionId=${UNKNOWN_SESSION}`] },
+		"GET /session": {
+			foreign: () => ["GET", `/api/session?sessionId=${their.sessionId}`],
+			unknown: ["GET", `/api/session?sessionId=${UNKNOWN_SESSION}`],
+		},
 		"GET /customer/:id": { foreign: () => ["GET", `/api/customer/${their.customerId}`], unknown: ["GET", `/api/customer/${UNKNOWN_ID}`] },
-		"GET /transaction/:id": { foreign: () => ["GET", `/api/transaction/${their.transactionId}`], unknown: ["GET", `/api/transaction/${UNKNOWN_ID}`] },
+		"GET /transaction/:id": {
+			foreign: () => ["GET", `/api/transaction/${their.transactionId}`],
+			unknown: ["GET", `/api/transaction/${UNKNOWN_ID}`],
+		},
 		"GET /refund/:id": { foreign: () => ["GET", `/api/refund/${their.transactionId}`], unknown: ["GET", `/api/refund/${UNKNOWN_ID}`] },
-		"POST /unsubscribe/:customerId": { foreign: () => ["POST", `/api/unsubscribe/${their.customerId}`], unknown: ["POST", `/api/unsubscribe/${UNKNOWN_ID}`] },
+		"POST /unsubscribe/:customerId": {
+			foreign: () => ["POST", `/api/unsubscribe/${their.customerId}`],
+			unknown: ["POST", `/api/unsubscribe/${UNKNOWN_ID}`],
+		},
 	};
 	/** Endpoints that name nothing of an account's: creating a session. */
 	const NAMES_NOTHING = ["POST /session"];
 
 	test("When an /api endpoint names a resource, then it is in this table", () => {
-		expect(Object.keys(apiEndpoints).filter(route => !NAMES_NOTHING.includes(route)).sort()).toEqual(Object.keys(cases).sort());
+		expect(
+			Object.keys(apiEndpoints)
+				.filter(route => !NAMES_NOTHING.includes(route))
+				.sort(),
+		).toEqual(Object.keys(cases).sort());
 	});
 
 	test.each(Object.keys(cases))(
@@ -118,7 +137,8 @@ describe("Failed authentication is limited per client address", () => {
 	});
 	afterAll(() => app.stop());
 
-	const session = (from: string, headers: Record<string, string>) => requestFrom(app, from, "POST", "/api/session?domain=shop.example.com", headers);
+	const session = (from: string, headers: Record<string, string>) =>
+		requestFrom(app, from, "POST", "/api/session?domain=shop.example.com", headers);
 
 	test("When one address guesses tokens past the limit, then it gets 429 even with a valid token, while another address is served", async () => {
 		// Arrange
@@ -147,7 +167,10 @@ describe("Failed authentication is limited per client address", () => {
 	});
 
 	test("When the guesses are at the admin token, then they count too: the address is blocked on /api as well", async () => {
-		for (let i = 0; i < 3; i++) expect((await requestFrom(app, "127.0.0.14", "GET", "/admin/accounts", { Authorization: "Bearer not-the-admin-token" })).status).toBe(401);
+		for (let i = 0; i < 3; i++)
+			expect((await requestFrom(app, "127.0.0.14", "GET", "/admin/accounts", { Authorization: "Bearer not-the-admin-token" })).status).toBe(
+				401,
+			);
 
 		const api = await session("127.0.0.14", bearer(shop));
 		const adminApi = await requestFrom(app, "127.0.0.14", "GET", "/admin/accounts", { Authorization: `Bearer ${ADMIN_TOKEN}` });
@@ -194,11 +217,17 @@ describe("Secrets in the logs", () => {
 		await app.http().post("/api/checkout").send({ cardNumber: CARDS.mastercard, cvc: "737", encryptedCardNumber: CARDS.amex });
 		// A token where it does not belong: in the query string, as a session's domain, as a request id.
 		await app.http().post(`/api/session?domain=shop.example.com&access_token=${token}`).set(bearer(shop));
-		await app.http().post(`/api/session?domain=${token}`).set({ Authorization: `Bearer ${rotated}` });
+		await app
+			.http()
+			.post(`/api/session?domain=${token}`)
+			.set({ Authorization: `Bearer ${rotated}` });
 		await app.http().get(`/api/customer/1?token=${rotated}`).set("X-Request-ID", token);
 		await app.http().get("/admin/accounts").set("Authorization", `Bearer ${ADMIN_TOKEN}x`);
 		await app.http().get(`/admin/accounts?key=${ADMIN_TOKEN}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
-		await app.http().get("/api/customer/1").set("Authorization", `Bearer ${token.slice(0, -1)}`);
+		await app
+			.http()
+			.get("/api/customer/1")
+			.set("Authorization", `Bearer ${token.slice(0, -1)}`);
 		await app.http().get(`/api/session/${shop.webhookSecret}`).set(bearer(shop));
 		await receiver.waitForRequests(2);
 		await app.stop();
@@ -225,20 +254,27 @@ describe("Security headers of the SDK, the card frame and the demo", () => {
 	});
 	afterAll(() => app.stop());
 
-	const FRAME_POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors";
+	const FRAME_POLICY =
+		"default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors";
 
-	test.each(["/sdk/checkout.js", "/checkout/frame.html", "/checkout/frame.js", "/checkout/card.js", "/checkout/frame.css", "/demo/", "/demo/demo.js", "/vendor/jose/index.js"])(
-		"When %s is fetched, then it has a Content-Security-Policy, X-Content-Type-Options: nosniff and a Referrer-Policy",
-		async path => {
-			const res = await app.http().get(path);
+	test.each([
+		"/sdk/checkout.js",
+		"/checkout/frame.html",
+		"/checkout/frame.js",
+		"/checkout/card.js",
+		"/checkout/frame.css",
+		"/demo/",
+		"/demo/demo.js",
+		"/vendor/jose/index.js",
+	])("When %s is fetched, then it has a Content-Security-Policy, X-Content-Type-Options: nosniff and a Referrer-Policy", async path => {
+		const res = await app.http().get(path);
 
-			expect(res.status).toBe(200);
-			expect(res.headers["content-security-policy"]).toMatch(/frame-ancestors /);
-			expect(res.headers["content-security-policy"]).toMatch(/object-src 'none'|default-src 'none'/);
-			expect(res.headers["x-content-type-options"]).toBe("nosniff");
-			expect(res.headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
-		},
-	);
+		expect(res.status).toBe(200);
+		expect(res.headers["content-security-policy"]).toMatch(/frame-ancestors /);
+		expect(res.headers["content-security-policy"]).toMatch(/object-src 'none'|default-src 'none'/);
+		expect(res.headers["x-content-type-options"]).toBe("nosniff");
+		expect(res.headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+	});
 
 	test("When the card frame is opened for a session, then only the session's domain may embed it, on any port", async () => {
 		const sessionId = await newSession(app, shop, "Shop.Example.com");
@@ -277,7 +313,10 @@ describe("Webhook URLs of production accounts (SSRF)", () => {
 
 	beforeAll(async () => {
 		receiver = await startWebhookReceiver();
-		app = await startApp({ services: ["gateway", "accounts", "notifications"], env: { WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_RETRY_HOURS: "0.0005" } });
+		app = await startApp({
+			services: ["gateway", "accounts", "notifications"],
+			env: { WEBHOOK_RETRY_BASE_MS: "50", WEBHOOK_RETRY_HOURS: "0.0005" },
+		});
 	});
 	afterAll(async () => {
 		await app.stop();
@@ -290,8 +329,18 @@ describe("Webhook URLs of production accounts (SSRF)", () => {
 		async host => {
 			// Arrange
 			const live = await createMerchant(app, { environment: "production" });
-			await admin(app).patch(`/accounts/${live.accountId}`, { webhookUrl: `http://${host}:${receiver.port}/webhooks` }).expect(200);
-			const event = { id: randomUUID(), type: "CANCELLATION", createdAt: "2026-11-22T10:00:00.000", accountId: live.accountId, customerId: 1, transaction_id: null, data: {} };
+			await admin(app)
+				.patch(`/accounts/${live.accountId}`, { webhookUrl: `http://${host}:${receiver.port}/webhooks` })
+				.expect(200);
+			const event = {
+				id: randomUUID(),
+				type: "CANCELLATION",
+				createdAt: "2026-11-22T10:00:00.000",
+				accountId: live.accountId,
+				customerId: 1,
+				transaction_id: null,
+				data: {},
+			};
 
 			// Act
 			await app.broker.call("notifications.enqueue", event);
@@ -328,7 +377,11 @@ describe("Requests no merchant meant to send cannot move money", () => {
 		const answers = [
 			await requestFrom(app, "127.0.0.1", "OPTIONS", path, bearer(shop)),
 			await requestFrom(app, "127.0.0.1", "HEAD", path, bearer(shop)),
-			await requestFrom(app, "127.0.0.1", "OPTIONS", path, { ...bearer(shop), "Access-Control-Request-Method": "GET", Origin: "https://evil.example" }),
+			await requestFrom(app, "127.0.0.1", "OPTIONS", path, {
+				...bearer(shop),
+				"Access-Control-Request-Method": "GET",
+				Origin: "https://evil.example",
+			}),
 		];
 		const transaction = await app.http().get(`/api/transaction/${transactionId}`).set(bearer(shop));
 
@@ -383,7 +436,13 @@ describe("Requests no merchant meant to send cannot move money", () => {
 
 	test("When the spec's plain-text 500 echoes a domain that looks like HTML, then the browser is told not to sniff it", async () => {
 		// Act
-		const res = await requestFrom(app, "127.0.0.1", "POST", `/api/session?domain=${encodeURIComponent("<script>alert(1)</script>")}`, bearer(shop));
+		const res = await requestFrom(
+			app,
+			"127.0.0.1",
+			"POST",
+			`/api/session?domain=${encodeURIComponent("<script>alert(1)</script>")}`,
+			bearer(shop),
+		);
 
 		// Assert
 		expect(res.status).toBe(500);

@@ -4,8 +4,8 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { applyCardSecrets } from "../../dev/local-secrets";
 import { startEmbeddedDb } from "../../dev/embedded-db";
+import { applyCardSecrets } from "../../dev/local-secrets";
 import { LOG_DIR_VARIABLE } from "./test-logger";
 
 export default async function globalSetup(): Promise<void> {

@@ -24,7 +24,12 @@ export function knownSecrets(env: NodeJS.ProcessEnv = process.env): [what: strin
 		["CARD_FINGERPRINT_KEY", env.CARD_FINGERPRINT_KEY],
 		["VAULT_KEY", env.VAULT_KEY],
 		// A line of the PEM body is enough to give the key away.
-		["CARD_PRIVATE_KEY", env.CARD_PRIVATE_KEY?.replace(/\\n/g, "\n").split("\n").find(line => /^[A-Za-z0-9+/]{40,}$/.test(line))],
+		[
+			"CARD_PRIVATE_KEY",
+			env.CARD_PRIVATE_KEY?.replace(/\\n/g, "\n")
+				.split("\n")
+				.find(line => /^[A-Za-z0-9+/]{40,}$/.test(line)),
+		],
 	];
 	return values.filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1].length >= 8);
 }

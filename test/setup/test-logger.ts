@@ -67,7 +67,10 @@ function toFile(line: string): void {
 }
 
 /** The logger startApp gives every app: debug level, so as much as possible is scanned. */
-export function testLogger(extraSink?: (line: string) => void, level: Level = (process.env.TEST_LOG_LEVEL as Level | undefined) ?? "debug"): CapturingLogger {
+export function testLogger(
+	extraSink?: (line: string) => void,
+	level: Level = (process.env.TEST_LOG_LEVEL as Level | undefined) ?? "debug",
+): CapturingLogger {
 	return new CapturingLogger(
 		{ level },
 		line => {

@@ -1,14 +1,17 @@
 // The after-suite scan (test/setup/card-data-scan.ts) must be able to fail.
 import { MongoClient } from "mongodb";
-import { findCardDataAtRest } from "../setup/card-data-scan";
 import { uniqueDatabaseName } from "../setup/app";
+import { findCardDataAtRest } from "../setup/card-data-scan";
 
 test("When a card number or a CVC field is stored somewhere, then the scan reports where", async () => {
 	// Arrange: plant both in a database of this test's own.
 	const client = await MongoClient.connect(process.env.MONGO_URL!);
 	const name = uniqueDatabaseName();
 	try {
-		await client.db(name).collection("leaky").insertOne({ _id: "x" as never, note: "card 4242424242424242", cvc: "123" });
+		await client
+			.db(name)
+			.collection("leaky")
+			.insertOne({ _id: "x" as never, note: "card 4242424242424242", cvc: "123" });
 
 		// Act
 		const findings = (await findCardDataAtRest(process.env.MONGO_URL!)).filter(f => f.startsWith(name));

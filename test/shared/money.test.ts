@@ -36,7 +36,13 @@ describe("money", () => {
 
 	test("When a currency is looked up, then test codes, metals and codes not written as ISO 4217 writes them are refused, and the numeric id is ISO 4217's", () => {
 		expect(findCurrency("EUR")).toEqual({ code: "EUR", id: 978, digits: 2 });
-		expect([findCurrency("XXX"), findCurrency("XAU"), findCurrency("EU"), findCurrency("EURO"), findCurrency("eur")]).toEqual([undefined, undefined, undefined, undefined, undefined]);
+		expect([findCurrency("XXX"), findCurrency("XAU"), findCurrency("EU"), findCurrency("EURO"), findCurrency("eur")]).toEqual([
+			undefined,
+			undefined,
+			undefined,
+			undefined,
+			undefined,
+		]);
 	});
 
 	test("When an amount is above a billion of the currency, then it is refused as too large", () => {

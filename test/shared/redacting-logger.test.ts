@@ -6,13 +6,16 @@ describe("Log redaction", () => {
 		["4242424242424242", "424242******4242"],
 		["card 4242 4242 4242 4242 declined", "card 424242******4242 declined"],
 		["378282246310005", "378282*****0005"],
-		["{\"pan\":\"5555-5555-5555-4444\"}", "{\"pan\":\"555555******4444\"}"],
+		['{"pan":"5555-5555-5555-4444"}', '{"pan":"555555******4444"}'],
 	])("When %s is logged, then it prints as %s", (input, output) => {
 		expect(redactCardNumbers(input)).toBe(output);
 	});
 
 	test.each([
-		["=> POST /api/session?domain=a.com&access_token=sk_test_BXHj7nZuAOnmhz1pWtwEduAAxwkSlr_F_WeuKff2iWs", "=> POST /api/session?domain=a.com&access_token=[redacted]"],
+		[
+			"=> POST /api/session?domain=a.com&access_token=sk_test_BXHj7nZuAOnmhz1pWtwEduAAxwkSlr_F_WeuKff2iWs",
+			"=> POST /api/session?domain=a.com&access_token=[redacted]",
+		],
 		["token sk_live_BXHj7nZuAOnmhz1pWtwEduAAxwkSlr_F_WeuKff2iWs rejected", "token sk_live_[redacted] rejected"],
 		["secret whsec_Qm9vZ2xlZ29vZ2xlZ29vZ2xl", "secret whsec_[redacted]"],
 		["Authorization: Bearer abc.def.ghi", "Authorization: Bearer [redacted]"],

@@ -18,9 +18,17 @@ describe("formatDateTime", () => {
 		"When instants around %s's daylight-saving changes are shown, then each reads as luxon formats it (offsets are cached per quarter hour)",
 		zone => {
 			const format = (ms: number) => DateTime.fromMillis(ms, { zone }).toFormat("yyyy-LL-dd'T'HH:mm:ss.SSS");
-			const changes = [Date.UTC(2026, 2, 29, 1), Date.UTC(2026, 9, 25, 1), Date.UTC(2026, 3, 5, 15), Date.UTC(2026, 9, 4, 15, 30), Date.UTC(2026, 2, 8, 7), Date.UTC(2026, 10, 1, 6)];
+			const changes = [
+				Date.UTC(2026, 2, 29, 1),
+				Date.UTC(2026, 9, 25, 1),
+				Date.UTC(2026, 3, 5, 15),
+				Date.UTC(2026, 9, 4, 15, 30),
+				Date.UTC(2026, 2, 8, 7),
+				Date.UTC(2026, 10, 1, 6),
+			];
 			for (const change of changes) {
-				for (let ms = change - 3_600_000; ms <= change + 3_600_000; ms += 59_999) expect(formatDateTime(new Date(ms), zone)).toBe(format(ms));
+				for (let ms = change - 3_600_000; ms <= change + 3_600_000; ms += 59_999)
+					expect(formatDateTime(new Date(ms), zone)).toBe(format(ms));
 			}
 		},
 	);

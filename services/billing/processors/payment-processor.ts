@@ -31,7 +31,9 @@ export interface PaymentProcessor {
 	 * `at` is the renewal cycle's time: the sandbox judges the card's expiry by it, so test clocks
 	 * reach expired cards; a real processor ignores it.
 	 */
-	charge(request: MoneyRequest & ({ initiator: "customer"; cvc: string } | { initiator: "merchant"; at?: Date })): Promise<ProcessorOutcome>;
+	charge(
+		request: MoneyRequest & ({ initiator: "customer"; cvc: string } | { initiator: "merchant"; at?: Date }),
+	): Promise<ProcessorOutcome>;
 	authorize(request: MoneyRequest & { cvc: string }): Promise<ProcessorOutcome>;
 	capture(request: { idempotencyKey: string; authorizationId: number; amount: number }): Promise<ProcessorOutcome>;
 	void(request: { idempotencyKey: string; authorizationId: number }): Promise<ProcessorOutcome>;

@@ -2,13 +2,14 @@
 // its own vault (card numbers sealed with VAULT_KEY) and its own ledger of
 // operations keyed by idempotency key. Sandbox accounts use it; it is a
 // product feature, not a test double.
-import { insertOnce } from "../../../shared/persistence";
-import { pollUntil } from "../../../shared/poll";
+
 import { randomBytes } from "node:crypto";
 import { type Connection, type Model, Schema } from "mongoose";
 import { isCardExpired } from "../../../shared/card-expiry";
 import { createIdAllocator, type IdAllocator } from "../../../shared/id-allocator";
-import { seal, type SealedCard, unseal } from "./card-vault";
+import { insertOnce } from "../../../shared/persistence";
+import { pollUntil } from "../../../shared/poll";
+import { type SealedCard, seal, unseal } from "./card-vault";
 import type { MoneyRequest, PaymentProcessor, ProcessorOutcome } from "./payment-processor";
 
 type OperationKind = "verify" | "charge" | "authorize" | "capture" | "void" | "refund";
@@ -67,7 +68,12 @@ const TEST_CARDS: Record<string, { verify?: string; charge?: string; merchantCha
 const ABANDONED_AFTER_MS = 1000;
 
 const approved = (id: number): ProcessorOutcome => ({ status: "APPROVED", processorTransactionId: id, reason: null, hardDecline: false });
-const declined = (id: number, reason: string, hardDecline = false): ProcessorOutcome => ({ status: "DECLINED", processorTransactionId: id, reason, hardDecline });
+const declined = (id: number, reason: string, hardDecline = false): ProcessorOutcome => ({
+	status: "DECLINED",
+	processorTransactionId: id,
+	reason,
+	hardDecline,
+});
 const failed = (reason: string): ProcessorOutcome => ({ status: "ERROR", processorTransactionId: null, reason, hardDecline: false });
 
 export interface SandboxModels {
@@ -109,7 +115,10 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 					if (!previous) return "gone";
 					if (previous.outcome) return previous.outcome;
 					if (now().getTime() - previous.createdAt.getTime() <= ABANDONED_AFTER_MS) return undefined;
-					const taken = await models.operations.updateOne({ _id: key, outcome: null, createdAt: previous.createdAt }, { $set: { createdAt: now() } });
+					const taken = await models.operations.updateOne(
+						{ _id: key, outcome: null, createdAt: previous.createdAt },
+						{ $set: { createdAt: now() } },
+					);
 					return taken.modifiedCount === 1 ? "owned" : undefined;
 				},
 				{ intervalMs: 50, timeoutMs: 1000 },
@@ -150,24 +159,38 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 	return {
 		async tokenize(card) {
 			const cardToken = `card_${randomBytes(16).toString("hex")}`;
-			await models.vault.create({ _id: cardToken, ...seal(vaultKey, card.pan), bin: card.pan.slice(0, 6), last4: card.pan.slice(-4), expiry: card.expiry, createdAt: now() });
+			await models.vault.create({
+				_id: cardToken,
+				...seal(vaultKey, card.pan),
+				bin: card.pan.slice(0, 6),
+				last4: card.pan.slice(-4),
+				expiry: card.expiry,
+				createdAt: now(),
+			});
 			return { cardToken };
 		},
 
 		verify(r) {
-			return once(r.idempotencyKey, { kind: "verify", initiator: "customer", cardToken: r.cardToken, amount: 0, currency: null, midId: r.midId }, id =>
-				cardDecision(r.cardToken, id, b => (b.verify ? declined(id, b.verify) : null)),
+			return once(
+				r.idempotencyKey,
+				{ kind: "verify", initiator: "customer", cardToken: r.cardToken, amount: 0, currency: null, midId: r.midId },
+				id => cardDecision(r.cardToken, id, b => (b.verify ? declined(id, b.verify) : null)),
 			);
 		},
 
 		charge(r) {
 			return once(r.idempotencyKey, moneyRecord(r, "charge", r.initiator), id =>
-				cardDecision(r.cardToken, id, b => {
-					if (b.error) return failed("processor_unavailable");
-					if (b.charge) return declined(id, b.charge);
-					if (b.merchantCharge && r.initiator === "merchant") return declined(id, b.merchantCharge);
-					return null;
-				}, r.initiator === "merchant" ? r.at : undefined),
+				cardDecision(
+					r.cardToken,
+					id,
+					b => {
+						if (b.error) return failed("processor_unavailable");
+						if (b.charge) return declined(id, b.charge);
+						if (b.merchantCharge && r.initiator === "merchant") return declined(id, b.merchantCharge);
+						return null;
+					},
+					r.initiator === "merchant" ? r.at : undefined,
+				),
 			);
 		},
 
@@ -182,24 +205,36 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 		},
 
 		capture(r) {
-			return once(r.idempotencyKey, { kind: "capture", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null }, async id => {
-				const hold = await models.operations.findOne({ kind: "authorize", "outcome.processorTransactionId": r.authorizationId }).lean();
-				return hold?.outcome?.status === "APPROVED" ? approved(id) : declined(id, "authorization_not_found", true);
-			});
+			return once(
+				r.idempotencyKey,
+				{ kind: "capture", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null },
+				async id => {
+					const hold = await models.operations.findOne({ kind: "authorize", "outcome.processorTransactionId": r.authorizationId }).lean();
+					return hold?.outcome?.status === "APPROVED" ? approved(id) : declined(id, "authorization_not_found", true);
+				},
+			);
 		},
 
 		void(r) {
-			return once(r.idempotencyKey, { kind: "void", initiator: "merchant", cardToken: null, amount: 0, currency: null, midId: null }, async id => approved(id));
+			return once(
+				r.idempotencyKey,
+				{ kind: "void", initiator: "merchant", cardToken: null, amount: 0, currency: null, midId: null },
+				async id => approved(id),
+			);
 		},
 
 		refund(r) {
-			return once(r.idempotencyKey, { kind: "refund", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null }, async id => {
-				// The refund goes back to the card of the charge it refunds.
-				const charge = await models.operations.findOne({ "outcome.processorTransactionId": r.processorTransactionId }).lean();
-				const card = charge?.cardToken ? await cardOf(charge.cardToken) : null;
-				const reason = card ? TEST_CARDS[card.pan]?.refund : "charge_not_found";
-				return reason ? declined(id, reason) : approved(id);
-			});
+			return once(
+				r.idempotencyKey,
+				{ kind: "refund", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null },
+				async id => {
+					// The refund goes back to the card of the charge it refunds.
+					const charge = await models.operations.findOne({ "outcome.processorTransactionId": r.processorTransactionId }).lean();
+					const card = charge?.cardToken ? await cardOf(charge.cardToken) : null;
+					const reason = card ? TEST_CARDS[card.pan]?.refund : "charge_not_found";
+					return reason ? declined(id, reason) : approved(id);
+				},
+			);
 		},
 
 		async lookup(idempotencyKey) {
@@ -232,7 +267,12 @@ export async function listSandboxOperations(
 	if (input.status) filter["outcome.status"] = input.status;
 	if (input.midId) filter.midId = input.midId;
 	const operations = await models.operations.find(filter).sort({ createdAt: 1 }).limit(1000).lean();
-	const vault = new Map((cards ?? (await models.vault.find({ _id: { $in: operations.map(o => o.cardToken) } }, { bin: 1, last4: 1 }).lean())).map(c => [c._id, c]));
+	const vault = new Map(
+		(cards ?? (await models.vault.find({ _id: { $in: operations.map(o => o.cardToken) } }, { bin: 1, last4: 1 }).lean())).map(c => [
+			c._id,
+			c,
+		]),
+	);
 	return operations.map(o => {
 		const card = o.cardToken ? vault.get(o.cardToken) : undefined;
 		return {

@@ -18,8 +18,18 @@ export const DOCUMENTED_ERRORS: Record<number, string[]> = {
 };
 
 const CHECKOUT_CODES = [
-	"SESSION_NOT_FOUND", "SESSION_EXPIRED", "SESSION_USED", "DOMAIN_MISMATCH", "PRODUCT_NOT_FOUND", "PRODUCT_INACTIVE",
-	"NO_MERCHANT_ACCOUNT", "BIN_BLACKLIST", "CREDITCARD_VALIDATION", "ALREADY_SUBSCRIBED", "PAYMENT_DECLINED", "PROCESSING_ERROR",
+	"SESSION_NOT_FOUND",
+	"SESSION_EXPIRED",
+	"SESSION_USED",
+	"DOMAIN_MISMATCH",
+	"PRODUCT_NOT_FOUND",
+	"PRODUCT_INACTIVE",
+	"NO_MERCHANT_ACCOUNT",
+	"BIN_BLACKLIST",
+	"CREDITCARD_VALIDATION",
+	"ALREADY_SUBSCRIBED",
+	"PAYMENT_DECLINED",
+	"PROCESSING_ERROR",
 ];
 
 /** Files outside public/ that a traversal must never reach. */
@@ -51,15 +61,23 @@ function errorShapeProblems(spec: EndpointSpec | null, req: FuzzRequest, res: Ra
 			body.code === "INVALID_REQUEST" &&
 			Array.isArray(errors) &&
 			errors.length > 0 &&
-			errors.every(e => isObject(e) && exactKeys(e, ["field", "message"], ["field", "message"]) && typeof e.field === "string" && typeof e.message === "string");
+			errors.every(
+				e =>
+					isObject(e) &&
+					exactKeys(e, ["field", "message"], ["field", "message"]) &&
+					typeof e.field === "string" &&
+					typeof e.message === "string",
+			);
 		return ok ? [] : [`checkout 400 not {code: INVALID_REQUEST, errors}: ${res.body.slice(0, 200)}`];
 	}
 	if (!type.startsWith("application/json")) return [`${res.status} with Content-Type ${JSON.stringify(type)}: ${res.body.slice(0, 200)}`];
 	if (!isObject(body)) return [`${res.status} body is not a JSON object: ${res.body.slice(0, 200)}`];
 	const problems: string[] = [];
-	if (!exactKeys(body, ["error", "status", "message"], ["error", "status"])) problems.push(`${res.status} body keys ${Object.keys(body).join(",")}`);
+	if (!exactKeys(body, ["error", "status", "message"], ["error", "status"]))
+		problems.push(`${res.status} body keys ${Object.keys(body).join(",")}`);
 	if (body.status !== res.status) problems.push(`${res.status} body says status ${String(body.status)}`);
-	if (!(DOCUMENTED_ERRORS[res.status] ?? []).includes(String(body.error))) problems.push(`${res.status} with undocumented error ${JSON.stringify(body.error)}`);
+	if (!(DOCUMENTED_ERRORS[res.status] ?? []).includes(String(body.error)))
+		problems.push(`${res.status} with undocumented error ${JSON.stringify(body.error)}`);
 	if ("message" in body && typeof body.message !== "string") problems.push(`${res.status} message is not a string`);
 	if (res.status === 401 && "message" in body) problems.push("401 with a message (the spec's body is exactly {error, status})");
 	return problems;
@@ -101,6 +119,7 @@ export function answerProblems(spec: EndpointSpec | null, req: FuzzRequest, res:
 	// A 2xx or 3xx: for an endpoint that changes state only a refusal; for a read, only the
 	// spec's "not found" (200 with an empty body) unless the defect was one a read may answer.
 	if (spec?.changesState && !isRefusal(spec, res)) return [`accepted (${res.status}): ${res.body.slice(0, 200)}`];
-	if (!spec?.changesState && req.mustRefuse && !(res.status === 200 && res.body === "")) return [`answered (${res.status}): ${res.body.slice(0, 200)}`];
+	if (!spec?.changesState && req.mustRefuse && !(res.status === 200 && res.body === ""))
+		return [`answered (${res.status}): ${res.body.slice(0, 200)}`];
 	return [];
 }

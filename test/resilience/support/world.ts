@@ -18,7 +18,9 @@ export interface Built {
 
 async function jweTo(jwk: JWK, plaintext: string, kid: string | undefined): Promise<string> {
 	const key = await importJWK(jwk, "RSA-OAEP-256");
-	return new CompactEncrypt(new TextEncoder().encode(plaintext)).setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid }).encrypt(key);
+	return new CompactEncrypt(new TextEncoder().encode(plaintext))
+		.setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid })
+		.encrypt(key);
 }
 
 async function paidCustomer(app: TestApp, shop: Shop, productId: number): Promise<{ customerId: number; transactionId: number }> {

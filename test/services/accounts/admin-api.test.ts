@@ -92,13 +92,24 @@ describe("Merchant accounts (MIDs)", () => {
 
 		// Assert
 		expect(res.status).toBe(201);
-		expect(res.body).toEqual({ id: expect.any(Number), accountId: merchant.accountId, name: "MID EU 1", group: "eu", cardTypes: ["visa", "mastercard"], active: true });
+		expect(res.body).toEqual({
+			id: expect.any(Number),
+			accountId: merchant.accountId,
+			name: "MID EU 1",
+			group: "eu",
+			cardTypes: ["visa", "mastercard"],
+			active: true,
+		});
 		const list = await admin(app).get(`/accounts/${merchant.accountId}/merchant-accounts?group=eu`);
 		expect(list.body).toEqual([res.body]);
 	});
 
 	test("When a card type is unknown, then 400 naming cardTypes", async () => {
-		const res = await admin(app).post(`/accounts/${merchant.accountId}/merchant-accounts`, { name: "M", group: "g", cardTypes: ["diners-club"] });
+		const res = await admin(app).post(`/accounts/${merchant.accountId}/merchant-accounts`, {
+			name: "M",
+			group: "g",
+			cardTypes: ["diners-club"],
+		});
 
 		expect(res.status).toBe(400);
 		expect(res.body.message).toContain("cardTypes");
@@ -159,7 +170,11 @@ describe("Products", () => {
 
 		expect(ok.body).toMatchObject({ currency: "JPY", currencyId: 392, amount: 1200 });
 		expect(bad.status).toBe(400);
-		expect(lowerCase.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "currency must be an active ISO 4217 code in upper case, such as EUR" });
+		expect(lowerCase.body).toEqual({
+			error: "BAD_REQUEST",
+			status: 400,
+			message: "currency must be an active ISO 4217 code in upper case, such as EUR",
+		});
 	});
 
 	test.each([
@@ -197,7 +212,10 @@ describe("Products", () => {
 		const created = (await admin(app).post(`/accounts/${merchant.accountId}/products`, product())).body;
 
 		// Act
-		const res = await admin(app).patch(`/accounts/${merchant.accountId}/products/${created.id}`, { billing: "PREAUTHORIZE", trialDays: 30 });
+		const res = await admin(app).patch(`/accounts/${merchant.accountId}/products/${created.id}`, {
+			billing: "PREAUTHORIZE",
+			trialDays: 30,
+		});
 
 		// Assert
 		expect(res.status).toBe(400);

@@ -4,7 +4,7 @@ import { DateTime } from "luxon";
 import { MongoClient } from "mongodb";
 import { createBroker } from "../../../runtime/broker";
 import { databaseNameFor } from "../../../shared/db.mixin";
-import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
+import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -22,7 +22,11 @@ const inDays = (days: number) => new Date(Date.now() + days * DAY).toISOString()
 const advance = (days: number, who: Shop = shop) => admin(app).post(`/accounts/${who.accountId}/clock`, { advanceTo: inDays(days) });
 const customer = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop))).body;
 const transactionsOf = async (id: number) =>
-	(await admin(app).get(`/accounts/${shop.accountId}/customers/${id}/transactions`)).body as { type: string; status: string; amount: number }[];
+	(await admin(app).get(`/accounts/${shop.accountId}/customers/${id}/transactions`)).body as {
+		type: string;
+		status: string;
+		amount: number;
+	}[];
 const local = (text: string) => DateTime.fromISO(text, { zone: "CET" });
 
 describe("Renewals", () => {
@@ -39,7 +43,10 @@ describe("Renewals", () => {
 		expect(res.status).toBe(200);
 		expect(res.body.charged).toBeGreaterThanOrEqual(1);
 		expect(again.body.charged).toBe(0);
-		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"], ["RENEWAL", "APPROVED"]]);
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "APPROVED"],
+		]);
 		const after = await customer(customerId);
 		expect(after).toMatchObject({ status: "ACTIVE", attempts: 0, renewalActive: true });
 		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(local(before.subscriptionTimestamp).plus({ months: 2 }).toISODate());
@@ -51,10 +58,14 @@ describe("Renewals", () => {
 
 		await advance(15);
 
-		expect(await transactionsOf(customerId)).toEqual([expect.objectContaining({ type: "SUBSCRIPTION_START", status: "APPROVED", amount: 4.99 })]);
+		expect(await transactionsOf(customerId)).toEqual([
+			expect.objectContaining({ type: "SUBSCRIPTION_START", status: "APPROVED", amount: 4.99 }),
+		]);
 		const after = await customer(customerId);
 		expect(after.lastTimeBilled).not.toBeNull();
-		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(local(after.subscriptionTimestamp).plus({ days: 14 }).plus({ months: 1 }).toISODate());
+		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(
+			local(after.subscriptionTimestamp).plus({ days: 14 }).plus({ months: 1 }).toISODate(),
+		);
 	});
 
 	test("When a PREAUTHORIZE trial ends, then the hold is captured as the first charge", async () => {
@@ -63,7 +74,10 @@ describe("Renewals", () => {
 		await advance(8);
 
 		const types = (await transactionsOf(customerId)).map(t => [t.type, t.status]);
-		expect(types).toEqual([["PREAUTHORIZATION", "APPROVED"], ["SUBSCRIPTION_START", "APPROVED"]]);
+		expect(types).toEqual([
+			["PREAUTHORIZATION", "APPROVED"],
+			["SUBSCRIPTION_START", "APPROVED"],
+		]);
 		const captures = (await admin(app).get("/sandbox/operations?kind=capture&status=APPROVED")).body;
 		expect(captures.length).toBeGreaterThanOrEqual(1);
 	});
@@ -71,7 +85,8 @@ describe("Renewals", () => {
 	test("When renewals keep being declined, then each retry is a day apart and the last attempt suspends the customer", async () => {
 		// Arrange: a card whose merchant-initiated charges decline; RENEWAL_MAX_ATTEMPTS is 3 here.
 		const declining = await createShop(app);
-		const { customerId } = (await submitCheckout(app, declining, { productId: declining.products.charge, card: CARDS.declinesRenewals })).body;
+		const { customerId } = (await submitCheckout(app, declining, { productId: declining.products.charge, card: CARDS.declinesRenewals }))
+			.body;
 		const read = async () => (await app.http().get(`/api/customer/${customerId}`).set(bearer(declining))).body;
 
 		// Act / Assert: one attempt per day.
@@ -85,7 +100,10 @@ describe("Renewals", () => {
 
 		// Assert
 		expect(await read()).toMatchObject({ status: "SUSPENDED", attempts: 3, renewalActive: false, nextRenewalTimestamp: null });
-		const transactions = (await admin(app).get(`/accounts/${declining.accountId}/customers/${customerId}/transactions`)).body as { type: string; status: string }[];
+		const transactions = (await admin(app).get(`/accounts/${declining.accountId}/customers/${customerId}/transactions`)).body as {
+			type: string;
+			status: string;
+		}[];
 		expect(transactions.filter(t => t.type === "RENEWAL").map(t => t.status)).toEqual(["DECLINED", "DECLINED", "DECLINED"]);
 	});
 
@@ -93,9 +111,13 @@ describe("Renewals", () => {
 		const other = await createShop(app);
 		const { customerId } = (await submitCheckout(app, other, { productId: other.products.charge })).body;
 
-		await admin(app).post(`/accounts/${other.accountId}/clock`, { advanceTo: inDays(95) }).expect(200);
+		await admin(app)
+			.post(`/accounts/${other.accountId}/clock`, { advanceTo: inDays(95) })
+			.expect(200);
 
-		const transactions = (await admin(app).get(`/accounts/${other.accountId}/customers/${customerId}/transactions`)).body as { type: string }[];
+		const transactions = (await admin(app).get(`/accounts/${other.accountId}/customers/${customerId}/transactions`)).body as {
+			type: string;
+		}[];
 		expect(transactions.filter(t => t.type === "RENEWAL")).toHaveLength(3);
 		const after = (await app.http().get(`/api/customer/${customerId}`).set(bearer(other))).body;
 		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(local(after.subscriptionTimestamp).plus({ months: 4 }).toISODate());
@@ -123,18 +145,29 @@ describe("Renewals", () => {
 		const res = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: inDays(-1) });
 
 		expect(res.status).toBe(409);
-		expect(res.body).toEqual({ error: "CONFLICT", status: 409, message: "advanceTo must not be in the past: the clock only moves forward" });
+		expect(res.body).toEqual({
+			error: "CONFLICT",
+			status: 409,
+			message: "advanceTo must not be in the past: the clock only moves forward",
+		});
 	});
 
 	test("When an operator runs a cycle for a future time, then only sandbox customers are charged: no production customer is billed early", async () => {
 		// Arrange: two scheduled first charges. No production processor exists here, so one customer is made a production one by hand.
-		const [live, sandbox] = await Promise.all([1, 2].map(async () => (await submitCheckout(app, shop, { productId: shop.products.schedule })).body.customerId as number));
+		const [live, sandbox] = await Promise.all(
+			[1, 2].map(async () => (await submitCheckout(app, shop, { productId: shop.products.schedule })).body.customerId as number),
+		);
 		const client = await MongoClient.connect(process.env.MONGO_URL!);
 		try {
-			await client.db(databaseNameFor("billing", process.env.MONGO_URL!)).collection("customers").updateOne({ _id: live as never }, { $set: { environment: "production" } });
+			await client
+				.db(databaseNameFor("billing", process.env.MONGO_URL!))
+				.collection("customers")
+				.updateOne({ _id: live as never }, { $set: { environment: "production" } });
 
 			// Act
-			await admin(app).post("/renewals/run", { at: inDays(20) }).expect(200);
+			await admin(app)
+				.post("/renewals/run", { at: inDays(20) })
+				.expect(200);
 
 			// Assert
 			expect(await transactionsOf(live)).toEqual([]);

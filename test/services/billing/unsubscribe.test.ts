@@ -1,5 +1,5 @@
 // POST /api/unsubscribe/{customerId}, as the spec's state table and the issue describe it.
-import { CARDS, createShop, submitCheckout, type Shop, uniqueEmail } from "../../factories/checkout";
+import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -14,7 +14,8 @@ afterAll(() => app.stop());
 
 const unsubscribe = (customerId: number | string, who = shop) => app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(who));
 const customer = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop))).body;
-const transactionsOf = async (customerId: number) => (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
+const transactionsOf = async (customerId: number) =>
+	(await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
 
 describe("POST /api/unsubscribe/{customerId}", () => {
 	test("When an active customer is unsubscribed, then UNSUBSCRIBED, renewals off, the date set, and past transactions untouched", async () => {
@@ -139,7 +140,19 @@ describe("POST /api/unsubscribe/{customerId}", () => {
 			additionalData: null,
 		});
 		const early = await unsubscribe(customerId);
-		jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "hrtime", "performance"] });
+		jest.useFakeTimers({
+			doNotFake: [
+				"nextTick",
+				"setImmediate",
+				"setTimeout",
+				"setInterval",
+				"clearTimeout",
+				"clearInterval",
+				"queueMicrotask",
+				"hrtime",
+				"performance",
+			],
+		});
 		jest.setSystemTime(Date.now() + 11 * 60 * 1000);
 
 		// Act

@@ -1,6 +1,6 @@
 // The spec's events end to end: real checkouts, refunds and unsubscribes, a
 // real webhook receiver, signatures checked as docs/webhooks.md tells merchants to.
-import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
+import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
 import { type ReceivedRequest, startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
@@ -50,7 +50,11 @@ describe("Webhooks from real flows", () => {
 		const events = await eventsOf(customerId, 2);
 		expect(events.map(e => e.type).sort()).toEqual(["CONVERSION", "TRANSACTION"]);
 		const transaction = events.find(e => e.type === "TRANSACTION")!;
-		expect(transaction).toMatchObject({ accountId: shop.accountId, customerId, data: { transaction: { type: "SUBSCRIPTION_START", amount: 9.99 } } });
+		expect(transaction).toMatchObject({
+			accountId: shop.accountId,
+			customerId,
+			data: { transaction: { type: "SUBSCRIPTION_START", amount: 9.99 } },
+		});
 		expect(transaction.transaction_id).toBe(transaction.data.transaction!.id);
 		expect(events.find(e => e.type === "CONVERSION")!.data.customer).toMatchObject({ id: customerId, status: "ACTIVE" });
 		for (const request of receiver.requests.filter(r => JSON.parse(r.rawBody).customerId === customerId)) {
@@ -70,7 +74,9 @@ describe("Webhooks from real flows", () => {
 
 	test("When a charge is declined, then a TRANSACTION webhook arrives and no CONVERSION", async () => {
 		await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.insufficientFunds });
-		const [declined] = (await admin(app).get(`/accounts/${shop.accountId}/customers`)).body.filter((c: { status: string }) => c.status === "DECLINED");
+		const [declined] = (await admin(app).get(`/accounts/${shop.accountId}/customers`)).body.filter(
+			(c: { status: string }) => c.status === "DECLINED",
+		);
 
 		const events = await eventsOf(declined.id, 1);
 
@@ -112,9 +118,13 @@ describe("Webhooks from renewals (through the sandbox test clock)", () => {
 		return own;
 	}
 	const advance = (who: Shop, days: number) =>
-		admin(app).post(`/accounts/${who.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY).toISOString() }).expect(200);
+		admin(app)
+			.post(`/accounts/${who.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY).toISOString() })
+			.expect(200);
 	const outcomes = (events: Envelope[]) =>
-		events.filter(e => e.type === "TRANSACTION").map(e => `${e.data.transaction!.type} ${(e.data.transaction as { status?: string }).status}`);
+		events
+			.filter(e => e.type === "TRANSACTION")
+			.map(e => `${e.data.transaction!.type} ${(e.data.transaction as { status?: string }).status}`);
 
 	test("When a renewal is charged, then a TRANSACTION webhook names the approved RENEWAL", async () => {
 		const own = await shopWithWebhooks();
@@ -161,6 +171,8 @@ describe("Webhooks from renewals (through the sandbox test clock)", () => {
 
 		const events = await eventsOf(customerId, 4);
 		expect(outcomes(events)).toEqual(["SUBSCRIPTION_START APPROVED", "RENEWAL DECLINED"]);
-		expect(events.filter(e => e.type === "SUSPENSION").map(e => e.data.customer)).toEqual([expect.objectContaining({ status: "SUSPENDED", attempts: 1 })]);
+		expect(events.filter(e => e.type === "SUSPENSION").map(e => e.data.customer)).toEqual([
+			expect.objectContaining({ status: "SUSPENDED", attempts: 1 }),
+		]);
 	});
 });

@@ -36,7 +36,10 @@ describe("Card key rotation", () => {
 
 		// Act
 		const served = await after.http().get("/api/checkout/key");
-		const res = await after.http().post("/api/checkout").send({ ...body, encryptedCardNumber: cardForOldKey, encryptedCvc: cvcForOldKey });
+		const res = await after
+			.http()
+			.post("/api/checkout")
+			.send({ ...body, encryptedCardNumber: cardForOldKey, encryptedCvc: cvcForOldKey });
 
 		// Assert
 		expect(served.body.kid).not.toBe(oldKid);
@@ -49,7 +52,10 @@ describe("Card key rotation", () => {
 		const shop = await createShop(after);
 		const body = await checkoutBody(after, shop, { productId: shop.products.charge });
 
-		const res = await after.http().post("/api/checkout").send({ ...body, encryptedCardNumber: cardForOldKey });
+		const res = await after
+			.http()
+			.post("/api/checkout")
+			.send({ ...body, encryptedCardNumber: cardForOldKey });
 
 		expect(res.status).toBe(400);
 		expect(res.body.errors).toEqual([expect.objectContaining({ field: "encryptedCardNumber" })]);

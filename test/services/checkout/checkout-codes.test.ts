@@ -1,5 +1,5 @@
 // Every outcome of the spec's checkout processing order, through HTTP.
-import { CARDS, checkoutBody, createShop, encrypt, newSession, submitCheckout, type Shop, uniqueEmail } from "../../factories/checkout";
+import { CARDS, checkoutBody, createShop, encrypt, newSession, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -16,9 +16,15 @@ afterEach(() => jest.useRealTimers());
 const customer = (id: number) => app.http().get(`/api/customer/${id}`).set(bearer(shop));
 // What an operator sees through the admin API.
 const customersOf = async (accountId: number, email: string) =>
-	(await admin(app).get(`/accounts/${accountId}/customers?email=${encodeURIComponent(email)}`).expect(200)).body as { id: number; status: string }[];
-const transactionsOf = async (accountId: number, customerId: number) => (await admin(app).get(`/accounts/${accountId}/customers/${customerId}/transactions`).expect(200)).body;
-const processorOperations = async (query: string) => (await admin(app).get(`/sandbox/operations?${query}`).expect(200)).body as { outcome: { status: string } | null }[];
+	(
+		await admin(app)
+			.get(`/accounts/${accountId}/customers?email=${encodeURIComponent(email)}`)
+			.expect(200)
+	).body as { id: number; status: string }[];
+const transactionsOf = async (accountId: number, customerId: number) =>
+	(await admin(app).get(`/accounts/${accountId}/customers/${customerId}/transactions`).expect(200)).body;
+const processorOperations = async (query: string) =>
+	(await admin(app).get(`/sandbox/operations?${query}`).expect(200)).body as { outcome: { status: string } | null }[];
 
 describe("POST /api/checkout: 1. session and product", () => {
 	test("When the session does not exist, then SESSION_NOT_FOUND", async () => {
@@ -32,7 +38,19 @@ describe("POST /api/checkout: 1. session and product", () => {
 		// Arrange
 		const sessionId = await newSession(app, shop);
 		const body = await checkoutBody(app, shop, { productId: shop.products.charge, sessionId });
-		jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "hrtime", "performance"] });
+		jest.useFakeTimers({
+			doNotFake: [
+				"nextTick",
+				"setImmediate",
+				"setTimeout",
+				"setInterval",
+				"clearTimeout",
+				"clearInterval",
+				"queueMicrotask",
+				"hrtime",
+				"performance",
+			],
+		});
 		jest.setSystemTime(Date.now() + 5 * 60 * 1000 + 1);
 
 		// Act
@@ -77,7 +95,16 @@ describe("POST /api/checkout: 1. session and product", () => {
 	});
 
 	test("When the product is inactive, then PRODUCT_INACTIVE", async () => {
-		const productId = (await admin(app).post(`/accounts/${shop.accountId}/products`, { name: "Off", amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default", active: false })).body.id;
+		const productId = (
+			await admin(app).post(`/accounts/${shop.accountId}/products`, {
+				name: "Off",
+				amount: 1,
+				currency: "EUR",
+				billing: "CHARGE",
+				merchantAccountGroup: "default",
+				active: false,
+			})
+		).body.id;
 
 		const res = await submitCheckout(app, shop, { productId });
 
@@ -166,7 +193,16 @@ describe("POST /api/checkout: 4. duplicate subscriptions", () => {
 	});
 
 	test("When the product allows multiple subscriptions, then the same email and card subscribe twice", async () => {
-		const productId = (await admin(app).post(`/accounts/${shop.accountId}/products`, { name: "Multi", amount: 3, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default", allowMultipleSubscriptions: true })).body.id;
+		const productId = (
+			await admin(app).post(`/accounts/${shop.accountId}/products`, {
+				name: "Multi",
+				amount: 3,
+				currency: "EUR",
+				billing: "CHARGE",
+				merchantAccountGroup: "default",
+				allowMultipleSubscriptions: true,
+			})
+		).body.id;
 		const email = uniqueEmail();
 
 		const first = await submitCheckout(app, shop, { productId, email });
@@ -249,8 +285,18 @@ describe("POST /api/checkout: 5. payment", () => {
 	test("When a production account has no processor configured, then PROCESSING_ERROR saying so", async () => {
 		// Arrange
 		const live = await createMerchant(app, { environment: "production" });
-		await admin(app).post(`/accounts/${live.accountId}/merchant-accounts`, { name: "Live MID", group: "default", cardTypes: ["visa"] }).expect(201);
-		const productId = (await admin(app).post(`/accounts/${live.accountId}/products`, { name: "Live", amount: 5, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default" })).body.id;
+		await admin(app)
+			.post(`/accounts/${live.accountId}/merchant-accounts`, { name: "Live MID", group: "default", cardTypes: ["visa"] })
+			.expect(201);
+		const productId = (
+			await admin(app).post(`/accounts/${live.accountId}/products`, {
+				name: "Live",
+				amount: 5,
+				currency: "EUR",
+				billing: "CHARGE",
+				merchantAccountGroup: "default",
+			})
+		).body.id;
 
 		// Act
 		const res = await submitCheckout(app, live, { productId });
@@ -291,7 +337,10 @@ describe("POST /api/checkout: malformed requests", () => {
 	});
 
 	test("When additionalData holds a fraction whose digits look like a card number, then the checkout goes through: a fraction is not a card", async () => {
-		const body = await checkoutBody(app, shop, { productId: shop.products.oneOff, extra: { additionalData: { rate: 0.4111111111111111, at: 1764000000 } } });
+		const body = await checkoutBody(app, shop, {
+			productId: shop.products.oneOff,
+			extra: { additionalData: { rate: 0.4111111111111111, at: 1764000000 } },
+		});
 
 		const res = await app.http().post("/api/checkout").send(body);
 
@@ -301,8 +350,14 @@ describe("POST /api/checkout: malformed requests", () => {
 	test("When a card field is not a JWE for our key, then 400 INVALID_REQUEST naming it", async () => {
 		const body = await checkoutBody(app, shop, { productId: shop.products.charge });
 
-		const garbage = await app.http().post("/api/checkout").send({ ...body, encryptedCardNumber: "eyJhbGciOiJub25lIn0.x.y.z.w" });
-		const plain = await app.http().post("/api/checkout").send({ ...body, encryptedCvc: "123" });
+		const garbage = await app
+			.http()
+			.post("/api/checkout")
+			.send({ ...body, encryptedCardNumber: "eyJhbGciOiJub25lIn0.x.y.z.w" });
+		const plain = await app
+			.http()
+			.post("/api/checkout")
+			.send({ ...body, encryptedCvc: "123" });
 
 		expect(garbage.status).toBe(400);
 		expect(garbage.body.errors).toEqual([expect.objectContaining({ field: "encryptedCardNumber" })]);
@@ -328,7 +383,10 @@ describe("POST /api/checkout: malformed requests", () => {
 	test("When the JWE holds something other than digits, then 400", async () => {
 		const body = await checkoutBody(app, shop, { productId: shop.products.charge });
 
-		const res = await app.http().post("/api/checkout").send({ ...body, encryptedCardNumber: await encrypt(app, '{"$gt":""}') });
+		const res = await app
+			.http()
+			.post("/api/checkout")
+			.send({ ...body, encryptedCardNumber: await encrypt(app, '{"$gt":""}') });
 
 		expect(res.status).toBe(400);
 	});

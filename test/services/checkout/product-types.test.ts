@@ -2,7 +2,7 @@
 // Customer and Transaction tables show them. The webhooks each kind sends are
 // tested in test/services/billing/webhook-flows.test.ts.
 import { DateTime } from "luxon";
-import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
+import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -16,12 +16,38 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 const CUSTOMER_FIELDS = [
-	"id", "accountId", "email", "name", "lastName", "status", "productId", "subscriptionTimestamp", "nextRenewalTimestamp",
-	"lastTimeBilled", "unsubscriptionTimestamp", "renewalActive", "attempts", "cardBin", "cardType", "cardExpiredTime",
+	"id",
+	"accountId",
+	"email",
+	"name",
+	"lastName",
+	"status",
+	"productId",
+	"subscriptionTimestamp",
+	"nextRenewalTimestamp",
+	"lastTimeBilled",
+	"unsubscriptionTimestamp",
+	"renewalActive",
+	"attempts",
+	"cardBin",
+	"cardType",
+	"cardExpiredTime",
 ].sort();
 const TRANSACTION_FIELDS = [
-	"id", "accountId", "timestamp", "success", "type", "amount", "productId", "transactionId", "midId", "midName", "currencyId",
-	"refundStatus", "status", "paymentMethod",
+	"id",
+	"accountId",
+	"timestamp",
+	"success",
+	"type",
+	"amount",
+	"productId",
+	"transactionId",
+	"midId",
+	"midName",
+	"currencyId",
+	"refundStatus",
+	"status",
+	"paymentMethod",
 ].sort();
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
 
@@ -30,7 +56,9 @@ const local = (text: string) => DateTime.fromISO(text, { zone: "CET" });
 async function checkout(productId: number, card: string = CARDS.visa) {
 	const res = await submitCheckout(app, shop, { productId, card });
 	const customer = (await app.http().get(`/api/customer/${res.body.customerId}`).set(bearer(shop))).body;
-	const listed = (await admin(app).get(`/accounts/${shop.accountId}/customers/${res.body.customerId}/transactions`)).body as { id: number }[];
+	const listed = (await admin(app).get(`/accounts/${shop.accountId}/customers/${res.body.customerId}/transactions`)).body as {
+		id: number;
+	}[];
 	const transactions = [];
 	for (const { id } of listed) transactions.push((await app.http().get(`/api/transaction/${id}`).set(bearer(shop))).body);
 	return { answer: res.body, customer, transactions };
@@ -98,7 +126,15 @@ describe("PREAUTHORIZE", () => {
 
 		expect(customer).toMatchObject({ status: "ACTIVE", lastTimeBilled: null, renewalActive: true });
 		expect(local(customer.nextRenewalTimestamp).toISODate()).toBe(local(customer.subscriptionTimestamp).plus({ days: 7 }).toISODate());
-		expect(transactions).toEqual([expect.objectContaining({ type: "PREAUTHORIZATION", amount: 19.99, status: "APPROVED", success: true, refundStatus: "NOT_REFUNDABLE" })]);
+		expect(transactions).toEqual([
+			expect.objectContaining({
+				type: "PREAUTHORIZATION",
+				amount: 19.99,
+				status: "APPROVED",
+				success: true,
+				refundStatus: "NOT_REFUNDABLE",
+			}),
+		]);
 	});
 
 	test("When the hold is declined, then PAYMENT_DECLINED", async () => {

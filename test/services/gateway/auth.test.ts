@@ -57,7 +57,10 @@ describe("POST /admin/accounts/:accountId/tokens (rotation)", () => {
 		expect(res.status).toBe(201);
 		expect(res.body.apiToken).toMatch(/^sk_test_/);
 		const withOld = await app.http().post("/api/session?domain=a.com").set(bearer(shop));
-		const withNew = await app.http().post("/api/session?domain=a.com").set({ Authorization: `Bearer ${res.body.apiToken}` });
+		const withNew = await app
+			.http()
+			.post("/api/session?domain=a.com")
+			.set({ Authorization: `Bearer ${res.body.apiToken}` });
 		expect([withOld.status, withNew.status]).toEqual([200, 200]);
 	});
 
@@ -71,7 +74,10 @@ describe("POST /admin/accounts/:accountId/tokens (rotation)", () => {
 
 		// Assert
 		const withOld = await app.http().post("/api/session?domain=a.com").set(bearer(shop));
-		const withNew = await app.http().post("/api/session?domain=a.com").set({ Authorization: `Bearer ${res.body.apiToken}` });
+		const withNew = await app
+			.http()
+			.post("/api/session?domain=a.com")
+			.set({ Authorization: `Bearer ${res.body.apiToken}` });
 		expect(withOld.status).toBe(401);
 		expect(withNew.status).toBe(200);
 	});

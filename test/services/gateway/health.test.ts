@@ -1,5 +1,5 @@
 import os from "node:os";
-import { startEmbeddedDb, type EmbeddedDb } from "../../../dev/embedded-db";
+import { type EmbeddedDb, startEmbeddedDb } from "../../../dev/embedded-db";
 import { startApp, type TestApp } from "../../setup/app";
 
 describe("GET /actuator/health", () => {
@@ -20,7 +20,10 @@ describe("GET /actuator/health", () => {
 			components: {
 				database: { status: "UP", details: { accounts: "UP", billing: "UP", notifications: "UP", refunds: "UP", sessions: "UP" } },
 				transporter: { status: "UP", details: { type: "none (single process)" } },
-				services: { status: "UP", details: { accounts: "UP", billing: "UP", checkout: "UP", notifications: "UP", refunds: "UP", sessions: "UP" } },
+				services: {
+					status: "UP",
+					details: { accounts: "UP", billing: "UP", checkout: "UP", notifications: "UP", refunds: "UP", sessions: "UP" },
+				},
 			},
 		});
 	});
@@ -46,7 +49,8 @@ describe("GET /actuator/health", () => {
 		let db: EmbeddedDb | undefined = await startEmbeddedDb({ persistent: false, dataDir: os.tmpdir() });
 		try {
 			app = await startApp({ env: { MONGO_URL: `${db.url}/healthdb` } });
-			const token = (await app.broker.call<{ apiToken: string }, object>("accounts.create", { name: "x", environment: "sandbox" })).apiToken;
+			const token = (await app.broker.call<{ apiToken: string }, object>("accounts.create", { name: "x", environment: "sandbox" }))
+				.apiToken;
 
 			// Act
 			await db.stop();

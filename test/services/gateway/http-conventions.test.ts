@@ -71,7 +71,11 @@ describe("CORS", () => {
 		["a success", (h: Record<string, string>) => h, 200],
 		["a 401", () => ({}), 401],
 	])("When the answer is %s, then it carries CORS headers", async (_, headers, status) => {
-		const res = await app.http().post("/api/session?domain=a.com").set(headers(bearer(merchant))).set("Origin", origin);
+		const res = await app
+			.http()
+			.post("/api/session?domain=a.com")
+			.set(headers(bearer(merchant)))
+			.set("Origin", origin);
 
 		expect(res.status).toBe(status);
 		expect(res.headers["access-control-allow-origin"]).toBe("*");
@@ -96,7 +100,10 @@ describe("Where parameters go", () => {
 	});
 
 	test("When an admin POST carries its fields in the query string, then 400", async () => {
-		const res = await app.http().post("/admin/accounts?name=Q&environment=sandbox").set("Authorization", "Bearer test-admin-token-0123456789");
+		const res = await app
+			.http()
+			.post("/admin/accounts?name=Q&environment=sandbox")
+			.set("Authorization", "Bearer test-admin-token-0123456789");
 
 		expect(res.status).toBe(400);
 		expect(res.body.message).toMatch(/Query parameters are not accepted/);
@@ -118,14 +125,22 @@ describe("Where parameters go", () => {
 
 describe("Admin answers", () => {
 	test("When an admin request fails and the browser sent an Origin, then no CORS header invites it: the admin API is not for browsers", async () => {
-		const res = await app.http().get("/admin/accounts/abc").set("Origin", "https://evil.example").set("Authorization", "Bearer test-admin-token-0123456789");
+		const res = await app
+			.http()
+			.get("/admin/accounts/abc")
+			.set("Origin", "https://evil.example")
+			.set("Authorization", "Bearer test-admin-token-0123456789");
 
 		expect(res.status).toBe(400);
 		expect(res.headers["access-control-allow-origin"]).toBeUndefined();
 	});
 
 	test("When an account is created, then Location names where to read it, without the query string", async () => {
-		const res = await app.http().post("/admin/accounts").set("Authorization", "Bearer test-admin-token-0123456789").send({ name: "L", environment: "sandbox" });
+		const res = await app
+			.http()
+			.post("/admin/accounts")
+			.set("Authorization", "Bearer test-admin-token-0123456789")
+			.send({ name: "L", environment: "sandbox" });
 
 		expect(res.status).toBe(201);
 		expect(res.headers.location).toBe(`/admin/accounts/${res.body.id}`);
@@ -134,15 +149,22 @@ describe("Admin answers", () => {
 
 describe("Request bodies", () => {
 	test("When the JSON body is malformed, then 400 BAD_REQUEST", async () => {
-		const res = await app.http().post("/admin/accounts").set("Authorization", "Bearer test-admin-token-0123456789")
-			.set("Content-Type", "application/json").send('{"name": ');
+		const res = await app
+			.http()
+			.post("/admin/accounts")
+			.set("Authorization", "Bearer test-admin-token-0123456789")
+			.set("Content-Type", "application/json")
+			.send('{"name": ');
 
 		expect(res.status).toBe(400);
 		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "Request body is not valid JSON" });
 	});
 
 	test("When the body is larger than the limit (100kb by default), then 413 PAYLOAD_TOO_LARGE", async () => {
-		const res = await app.http().post("/admin/accounts").set("Authorization", "Bearer test-admin-token-0123456789")
+		const res = await app
+			.http()
+			.post("/admin/accounts")
+			.set("Authorization", "Bearer test-admin-token-0123456789")
 			.send({ name: "x".repeat(200_000), environment: "sandbox" });
 
 		expect(res.status).toBe(413);

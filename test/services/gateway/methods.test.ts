@@ -4,7 +4,14 @@
 // method-override headers must leave everything as it was, which the test
 // checks by reading the whole state back through the API.
 import http from "node:http";
-import { actuatorEndpoints, adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
+import {
+	actuatorEndpoints,
+	adminEndpoints,
+	apiEndpoints,
+	demoEndpoints,
+	type Endpoint,
+	publicEndpoints,
+} from "../../../services/gateway/endpoints";
 import { CARDS, checkoutBody, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
 import { ADMIN_TOKEN, startApp, type TestApp } from "../../setup/app";
@@ -38,7 +45,9 @@ const ROUTES: Route[] = [
 
 /** The methods a route's path answers, in the order of `Allow`: every route's at that path, and HEAD beside a GET that is safe to repeat. */
 function methodsAt(path: string): string[] {
-	const own = ROUTES.filter(r => r.path === path).flatMap(r => (r.method === "GET" && !r.endpoint.changesState ? ["GET", "HEAD"] : [r.method]));
+	const own = ROUTES.filter(r => r.path === path).flatMap(r =>
+		r.method === "GET" && !r.endpoint.changesState ? ["GET", "HEAD"] : [r.method],
+	);
 	return METHODS.filter(m => own.includes(m));
 }
 
@@ -104,7 +113,15 @@ beforeAll(async () => {
 		return waiting;
 	});
 	const sessionId = (await app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)).expect(200)).text;
-	ids = { accountId: shop.accountId, customerId, transactionId: transaction.id, productId: shop.products.charge, bin: "400000", eventId: delivery.id, sessionId };
+	ids = {
+		accountId: shop.accountId,
+		customerId,
+		transactionId: transaction.id,
+		productId: shop.products.charge,
+		bin: "400000",
+		eventId: delivery.id,
+		sessionId,
+	};
 	const future = "2099-01-01T00:00:00Z";
 	samples = {
 		"POST /api/session": { query: "domain=shop.example.com" },
@@ -125,7 +142,9 @@ beforeAll(async () => {
 		"POST /admin/accounts/:accountId/tokens": { body: { graceSeconds: 0 } },
 		"POST /admin/accounts/:accountId/merchant-accounts": { body: { name: "MID X", group: "default", cardTypes: ["visa"] } },
 		"GET /admin/accounts/:accountId/merchant-accounts": {},
-		"POST /admin/accounts/:accountId/products": { body: { name: "X", amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default" } },
+		"POST /admin/accounts/:accountId/products": {
+			body: { name: "X", amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default" },
+		},
 		"GET /admin/accounts/:accountId/products": {},
 		"PATCH /admin/accounts/:accountId/products/:productId": { body: { active: false } },
 		"POST /admin/accounts/:accountId/bin-blacklist": { body: { bin: "555555" } },
@@ -144,7 +163,9 @@ beforeAll(async () => {
 afterAll(() => app.stop());
 
 function urlOf(route: Route): string {
-	const path = route.path.replace(/:(\w+)/g, (_, name: string) => String(name === "id" ? (route.path.includes("/customer/") ? ids.customerId : ids.transactionId) : ids[name]));
+	const path = route.path.replace(/:(\w+)/g, (_, name: string) =>
+		String(name === "id" ? (route.path.includes("/customer/") ? ids.customerId : ids.transactionId) : ids[name]),
+	);
 	const query = samples[`${route.method} ${route.path}`]?.query;
 	return query ? `${path}?${query}` : path;
 }
@@ -178,10 +199,17 @@ describe("Every other method on every route", () => {
 			for (const method of METHODS.filter(m => !methodsAt(route.path).includes(m))) {
 				// An OPTIONS both bare and as a browser's preflight of the route's own method; every request also asks for the
 				// route's method through the override headers some frameworks honour.
-				const variants: Record<string, string>[] = method === "OPTIONS" ? [{}, { "Access-Control-Request-Method": route.method, Origin: "https://shop.example.com" }] : [{}];
+				const variants: Record<string, string>[] =
+					method === "OPTIONS" ? [{}, { "Access-Control-Request-Method": route.method, Origin: "https://shop.example.com" }] : [{}];
 				for (const variant of variants) {
 					const overrides = Object.fromEntries(OVERRIDE_HEADERS.map(name => [name, route.method]));
-					const res = await send(app, method, urlOf(route), { ...credentials(route), ...overrides, ...variant }, method === "HEAD" ? undefined : body).catch(err => {
+					const res = await send(
+						app,
+						method,
+						urlOf(route),
+						{ ...credentials(route), ...overrides, ...variant },
+						method === "HEAD" ? undefined : body,
+					).catch(err => {
 						throw new Error(`${method} ${route.path}: ${err.message}`);
 					});
 					const preflight = method === "OPTIONS" && CORS_PREFIXES.some(prefix => route.path.startsWith(`${prefix}/`));

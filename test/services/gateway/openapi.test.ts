@@ -1,8 +1,9 @@
 // docs/openapi.json and the gateway's route tables (endpoints.ts) must
 // describe the same operations, in both directions, so they cannot drift.
-import { adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
+
 import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
 import { CVC_KEY_PATTERN } from "../../../services/checkout/buyer-input";
+import { adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
 import { DeliveryStatus } from "../../../services/notifications/states";
 import { EVENT_TYPES } from "../../../shared/contracts/notifications";
 import { CURRENCY_CODES } from "../../../shared/money";
@@ -132,19 +133,24 @@ describe("The document and endpoints.ts", () => {
 		if (route.endpoint.plainText) expect(Object.keys(success?.content ?? {})).toContain("text/plain");
 	});
 
-	test.each(routes.filter(r => r.path.startsWith("/api")))("When $name is under /api, then it documents the X-API-Version header", route => {
-		// Act
-		const parameters = operation(document, route)?.parameters ?? [];
+	test.each(routes.filter(r => r.path.startsWith("/api")))(
+		"When $name is under /api, then it documents the X-API-Version header",
+		route => {
+			// Act
+			const parameters = operation(document, route)?.parameters ?? [];
 
-		// Assert
-		expect(parameters).toContainEqual({ $ref: "#/components/parameters/ApiVersion" });
-	});
+			// Assert
+			expect(parameters).toContainEqual({ $ref: "#/components/parameters/ApiVersion" });
+		},
+	);
 });
 
 describe("The document and the code's own lists", () => {
 	/** An enum of the document's components, by schema name. */
 	function documentedEnum(name: string): unknown[] {
-		return ((document as unknown as { components: { schemas: Record<string, { enum?: unknown[] }> } }).components.schemas[name]?.enum ?? []).slice().sort();
+		return ((document as unknown as { components: { schemas: Record<string, { enum?: unknown[] }> } }).components.schemas[name]?.enum ?? [])
+			.slice()
+			.sort();
 	}
 
 	test.each([
@@ -165,7 +171,8 @@ describe("The document and the code's own lists", () => {
 
 	test("When the document describes additionalData keys, then it refuses CVC fields with the checkout's own pattern", () => {
 		// Act
-		const key = (document as unknown as { components: { schemas: Record<string, { not?: { pattern?: string } }> } }).components.schemas.AdditionalDataKey;
+		const key = (document as unknown as { components: { schemas: Record<string, { not?: { pattern?: string } }> } }).components.schemas
+			.AdditionalDataKey;
 
 		// Assert
 		expect(key.not?.pattern).toBe(CVC_KEY_PATTERN);
@@ -173,23 +180,29 @@ describe("The document and the code's own lists", () => {
 });
 
 describe("What every operation can answer", () => {
-	test.each(routes.filter(r => r.endpoint.status === 201))("When $name answers 201, then endpoints.ts says where Location points and the document documents the header", route => {
-		// Act
-		const created = operation(document, route)?.responses["201"] as { headers?: Record<string, unknown> } | undefined;
+	test.each(routes.filter(r => r.endpoint.status === 201))(
+		"When $name answers 201, then endpoints.ts says where Location points and the document documents the header",
+		route => {
+			// Act
+			const created = operation(document, route)?.responses["201"] as { headers?: Record<string, unknown> } | undefined;
 
-		// Assert
-		expect(route.endpoint.location).toBeDefined();
-		expect(created?.headers?.Location).toBeDefined();
-	});
+			// Assert
+			expect(route.endpoint.location).toBeDefined();
+			expect(created?.headers?.Location).toBeDefined();
+		},
+	);
 
-	test.each(routes)("When $name is documented, then it names the answers every request can get: 400, 413 and, behind a service, 503; 401 and 429 with a token", route => {
-		// Act
-		const statuses = Object.keys(operation(document, route)?.responses ?? {});
+	test.each(routes)(
+		"When $name is documented, then it names the answers every request can get: 400, 413 and, behind a service, 503; 401 and 429 with a token",
+		route => {
+			// Act
+			const statuses = Object.keys(operation(document, route)?.responses ?? {});
 
-		// Assert
-		expect(statuses).toEqual(expect.arrayContaining(["400", "413"]));
-		if (route.endpoint.action.split(".")[0] !== "gateway") expect(statuses).toContain("503");
-		if (route.scheme) expect(statuses).toEqual(expect.arrayContaining(["401", "429"]));
-		if (route.path.startsWith("/admin/accounts/{accountId}")) expect(statuses).toContain("404");
-	});
+			// Assert
+			expect(statuses).toEqual(expect.arrayContaining(["400", "413"]));
+			if (route.endpoint.action.split(".")[0] !== "gateway") expect(statuses).toContain("503");
+			if (route.scheme) expect(statuses).toEqual(expect.arrayContaining(["401", "429"]));
+			if (route.path.startsWith("/admin/accounts/{accountId}")) expect(statuses).toContain("404");
+		},
+	);
 });

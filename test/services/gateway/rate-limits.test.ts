@@ -16,9 +16,7 @@ describe("Rate limits", () => {
 		const quiet = await createMerchant(app);
 
 		// Act
-		const answers = await Promise.all(
-			Array.from({ length: 8 }, () => app.http().post("/api/session?domain=a.com").set(bearer(busy))),
-		);
+		const answers = await Promise.all(Array.from({ length: 8 }, () => app.http().post("/api/session?domain=a.com").set(bearer(busy))));
 		const other = await app.http().post("/api/session?domain=a.com").set(bearer(quiet));
 
 		// Assert

@@ -35,9 +35,24 @@ describe("JSON bodies are not coerced", () => {
 
 	test.each([
 		["a merchant account with active null", "merchant-accounts", { name: "MID", group: "g", cardTypes: ["visa"], active: null }, "active"],
-		["a product with amount true", "products", { name: "P", amount: true, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "g" }, "amount"],
-		["a product with name false", "products", { name: false, amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "g" }, "name"],
-		["a product with amount \"1\"", "products", { name: "P", amount: "1", currency: "EUR", billing: "CHARGE", merchantAccountGroup: "g" }, "amount"],
+		[
+			"a product with amount true",
+			"products",
+			{ name: "P", amount: true, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "g" },
+			"amount",
+		],
+		[
+			"a product with name false",
+			"products",
+			{ name: false, amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "g" },
+			"name",
+		],
+		[
+			'a product with amount "1"',
+			"products",
+			{ name: "P", amount: "1", currency: "EUR", billing: "CHARGE", merchantAccountGroup: "g" },
+			"amount",
+		],
 		["a BIN as a number", "bin-blacklist", { bin: 411111 }, "bin"],
 	])("When the admin API gets %s, then 400 naming the field and nothing is created", async (_, collection, body, field) => {
 		// Arrange
@@ -96,7 +111,12 @@ describe("JSON bodies are not coerced", () => {
 	test("When the JSON body is null, then 400 saying what the endpoint takes, not that it is invalid JSON", async () => {
 		// Act
 		const adminNull = await admin(app).post("/accounts").set("Content-Type", "application/json").send("null");
-		const sessionNull = await app.http().post("/api/session?domain=a.com").set(bearer(shop)).set("Content-Type", "application/json").send("null");
+		const sessionNull = await app
+			.http()
+			.post("/api/session?domain=a.com")
+			.set(bearer(shop))
+			.set("Content-Type", "application/json")
+			.send("null");
 
 		// Assert
 		expect(adminNull.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "Request body must be a JSON object" });
@@ -135,7 +155,10 @@ describe("Path and query text", () => {
 
 		// Assert
 		expect(res.status).toBe(200);
-		expect(res.body).toEqual({ success: false, message: "amountToRefund must be a positive amount with no more decimals than the transaction's currency" });
+		expect(res.body).toEqual({
+			success: false,
+			message: "amountToRefund must be a positive amount with no more decimals than the transaction's currency",
+		});
 	});
 
 	test.each(["limit=1&limit=2", "limit=1.0", "limit=true"])("When the webhooks list gets %s, then 400 naming limit", async query => {

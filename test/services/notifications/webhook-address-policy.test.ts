@@ -104,7 +104,10 @@ describe("The address policy", () => {
 		expect(refusalOf("::ffff:192.168.0.1")).toBe("refused: 192.168.0.1 is a private address");
 	});
 
-	test.each(["93.184.215.14", "172.32.0.1", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])("When the address is public (%s), then it is allowed", address => {
-		expect(refusalOf(address)).toBeNull();
-	});
+	test.each(["93.184.215.14", "172.32.0.1", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])(
+		"When the address is public (%s), then it is allowed",
+		address => {
+			expect(refusalOf(address)).toBeNull();
+		},
+	);
 });

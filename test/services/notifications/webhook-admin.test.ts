@@ -105,7 +105,16 @@ describe("GET /admin/accounts/:accountId/webhooks", () => {
 			lastError: "HTTP 503",
 			createdAt: failing.createdAt,
 			deliveredAt: null,
-			attemptLog: expect.arrayContaining([{ attempt: 1, node: expect.any(String), time: expect.any(String), statusCode: 503, latencyMs: expect.any(Number), error: "HTTP 503" }]),
+			attemptLog: expect.arrayContaining([
+				{
+					attempt: 1,
+					node: expect.any(String),
+					time: expect.any(String),
+					statusCode: 503,
+					latencyMs: expect.any(Number),
+					error: "HTTP 503",
+				},
+			]),
 		});
 	});
 });

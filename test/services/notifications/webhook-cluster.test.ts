@@ -8,7 +8,7 @@ import { createBroker } from "../../../runtime/broker";
 import type { ServiceName } from "../../../shared/config";
 import { createMerchant } from "../../factories/merchant";
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
-import { testEnvironment, type TestApp } from "../../setup/app";
+import { type TestApp, testEnvironment } from "../../setup/app";
 import { type NatsServer, startNats } from "../../setup/nats";
 import { deliveriesOf, eventually, newEvent, setWebhookUrl } from "./webhook-events";
 

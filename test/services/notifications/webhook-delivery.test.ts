@@ -2,9 +2,9 @@
 // real services, and a real HTTP receiver on 127.0.0.1 (sandbox accounts may
 // use loopback addresses).
 import { randomUUID } from "node:crypto";
-import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
-import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { formatDateTime } from "../../../shared/time";
+import { createMerchant, type TestMerchant } from "../../factories/merchant";
+import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 import { deliveriesOf, deliveryOf, enqueue, eventually, newEvent, setWebhookUrl } from "./webhook-events";
 
@@ -39,7 +39,15 @@ describe("Delivering an event", () => {
 		expect(request.method).toBe("POST");
 		expect(request.path).toBe("/webhooks");
 		expect(request.rawBody).toBe(
-			JSON.stringify({ id: event.id, type: "CONVERSION", createdAt: event.createdAt, accountId: merchant.accountId, customerId: 41, transaction_id: 97, data: event.data }),
+			JSON.stringify({
+				id: event.id,
+				type: "CONVERSION",
+				createdAt: event.createdAt,
+				accountId: merchant.accountId,
+				customerId: 41,
+				transaction_id: 97,
+				data: event.data,
+			}),
 		);
 		expect(request.headers).toMatchObject({
 			"content-type": "application/json",
@@ -49,14 +57,25 @@ describe("Delivering an event", () => {
 		});
 		expect(verifySignature(merchant.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(true);
 		expect(verifySignature("another-secret", String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(false);
-		expect(verifySignature(merchant.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody.replace("41", "42"))).toBe(false);
+		expect(
+			verifySignature(merchant.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody.replace("41", "42")),
+		).toBe(false);
 		const delivery = await eventually(async () => {
 			const d = await deliveryOf(app, merchant, event.id);
 			expect(d.status).toBe("DELIVERED");
 			return d;
 		});
-		expect(delivery).toMatchObject({ type: "CONVERSION", attempts: 1, lastError: null, nextAttemptAt: null, createdAt: event.createdAt, deliveredAt: expect.any(String) });
-		expect(delivery.attemptLog).toEqual([{ attempt: 1, node: expect.any(String), time: expect.any(String), statusCode: 200, latencyMs: expect.any(Number), error: null }]);
+		expect(delivery).toMatchObject({
+			type: "CONVERSION",
+			attempts: 1,
+			lastError: null,
+			nextAttemptAt: null,
+			createdAt: event.createdAt,
+			deliveredAt: expect.any(String),
+		});
+		expect(delivery.attemptLog).toEqual([
+			{ attempt: 1, node: expect.any(String), time: expect.any(String), statusCode: 200, latencyMs: expect.any(Number), error: null },
+		]);
 	});
 
 	test("When the event has no transaction, then the envelope leaves transaction_id out", async () => {
@@ -188,7 +207,6 @@ describe("Retrying failed deliveries", () => {
 			await elsewhere.stop();
 		}
 	});
-
 });
 
 describe("Accounts without a webhook URL", () => {
@@ -210,12 +228,17 @@ describe("Accounts without a webhook URL", () => {
 		await setWebhookUrl(app, withoutUrl, receiver.url);
 
 		// Assert
-		expect(waiting.map(d => [d.status, d.attempts, d.attemptLog.length, d.nextAttemptAt])).toEqual(events.map(() => ["WAITING", 0, 0, null]));
+		expect(waiting.map(d => [d.status, d.attempts, d.attemptLog.length, d.nextAttemptAt])).toEqual(
+			events.map(() => ["WAITING", 0, 0, null]),
+		);
 		const requests = await receiver.waitForRequests(events.length);
 		const oldestFirst = [...events].sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(e => e.id);
 		expect(requests.map(r => JSON.parse(r.rawBody).id)).toEqual(oldestFirst);
-		for (const request of requests) expect(verifySignature(withoutUrl.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(true);
-		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "DELIVERED")).map(d => d.attempts)).toEqual(events.map(() => 1)));
+		for (const request of requests)
+			expect(verifySignature(withoutUrl.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(true);
+		await eventually(async () =>
+			expect((await deliveriesOf(app, withoutUrl, "DELIVERED")).map(d => d.attempts)).toEqual(events.map(() => 1)),
+		);
 	});
 
 	test("When an event waited longer than the waiting window (30 days), then setting a URL does not send it: it is DEAD saying why", async () => {
@@ -232,7 +255,11 @@ describe("Accounts without a webhook URL", () => {
 
 		// Assert
 		await eventually(async () => expect((await deliveryOf(app, withoutUrl, recent.id)).status).toBe("DELIVERED"));
-		expect(await deliveryOf(app, withoutUrl, old.id)).toMatchObject({ status: "DEAD", attempts: 0, lastError: "no webhook URL within 30 days of the event" });
+		expect(await deliveryOf(app, withoutUrl, old.id)).toMatchObject({
+			status: "DEAD",
+			attempts: 0,
+			lastError: "no webhook URL within 30 days of the event",
+		});
 		expect(receiver.requests.map(r => JSON.parse(r.rawBody).id)).toEqual([recent.id]);
 	});
 
@@ -245,7 +272,9 @@ describe("Accounts without a webhook URL", () => {
 		await enqueue(app, event);
 
 		// Assert
-		await eventually(async () => expect(await deliveryOf(app, merchant, event.id)).toMatchObject({ status: "WAITING", attempts: 0, attemptLog: [] }));
+		await eventually(async () =>
+			expect(await deliveryOf(app, merchant, event.id)).toMatchObject({ status: "WAITING", attempts: 0, attemptLog: [] }),
+		);
 		expect(receiver.requests).toEqual([]);
 	});
 });

@@ -6,15 +6,15 @@
 // sweep runs every 200 ms. What the merchant sees is asserted through the API,
 // a real webhook receiver and the sandbox processor's ledger.
 import { randomBytes, randomUUID } from "node:crypto";
+import type { ServiceBroker } from "moleculer";
 import { type Db, MongoClient } from "mongodb";
 import mongoose, { type Connection } from "mongoose";
-import type { ServiceBroker } from "moleculer";
 import { createBroker } from "../../../runtime/broker";
-import { createSandboxModels, createSandboxProcessor } from "../../../services/billing/processors/sandbox-processor";
 import type { PaymentProcessor, ProcessorOutcome } from "../../../services/billing/processors/payment-processor";
+import { createSandboxModels, createSandboxProcessor } from "../../../services/billing/processors/sandbox-processor";
 import { keyRecordOf } from "../../../services/refunds/idempotent-refund";
 import { databaseNameFor } from "../../../shared/db.mixin";
-import { CARDS, createShop, submitCheckout, type Shop } from "../../factories/checkout";
+import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
@@ -38,7 +38,9 @@ beforeAll(async () => {
 	client = await MongoClient.connect(url);
 	billingDb = client.db(databaseNameFor("billing", url));
 	refundsDb = client.db(databaseNameFor("refunds", url));
-	processorConnection = await mongoose.createConnection(url, { dbName: databaseNameFor("billing", url), autoIndex: false, autoCreate: false }).asPromise();
+	processorConnection = await mongoose
+		.createConnection(url, { dbName: databaseNameFor("billing", url), autoIndex: false, autoCreate: false })
+		.asPromise();
 	processor = createSandboxProcessor(createSandboxModels(processorConnection), Buffer.from(process.env.VAULT_KEY!, "base64"));
 });
 afterAll(async () => {
@@ -82,7 +84,9 @@ const newRefundId = () => `rf_crash_${randomBytes(8).toString("hex")}`;
 
 /** Step 2: the amount reserved on the transaction, the refund listed as pending. */
 async function reserve(tx: Transaction, refundId: string, amount: number): Promise<void> {
-	await billingDb.collection("transactions").updateOne({ _id: tx.id as never }, { $inc: { refundableRemaining: -amount }, $addToSet: { pendingRefunds: refundId } as never });
+	await billingDb
+		.collection("transactions")
+		.updateOne({ _id: tx.id as never }, { $inc: { refundableRemaining: -amount }, $addToSet: { pendingRefunds: refundId } as never });
 }
 
 /** Step 3: the processor asked to refund, with the refund id as idempotency key. */
@@ -116,7 +120,9 @@ async function releaseReservation(tx: Transaction, refundId: string): Promise<vo
 
 /** Step 4b: the amount given back. */
 async function giveBack(tx: Transaction, refundId: string, amount: number): Promise<void> {
-	await billingDb.collection("transactions").updateOne({ _id: tx.id as never }, { $inc: { refundableRemaining: amount }, $pull: { pendingRefunds: refundId } as never });
+	await billingDb
+		.collection("transactions")
+		.updateOne({ _id: tx.id as never }, { $inc: { refundableRemaining: amount }, $pull: { pendingRefunds: refundId } as never });
 }
 
 /**
@@ -124,7 +130,12 @@ async function giveBack(tx: Transaction, refundId: string, amount: number): Prom
  * dated past the grace period (and its request's lease with it). Written last,
  * so no sweep sees a state half built by the test.
  */
-async function leftReserved(tx: Transaction, refundId: string, amount: number, createdAt = new Date(Date.now() - LONG_AGO_MS)): Promise<void> {
+async function leftReserved(
+	tx: Transaction,
+	refundId: string,
+	amount: number,
+	createdAt = new Date(Date.now() - LONG_AGO_MS),
+): Promise<void> {
 	await billingDb.collection("refunds").insertOne({
 		_id: refundId as never,
 		accountId: shop.accountId,
@@ -141,7 +152,9 @@ async function leftReserved(tx: Transaction, refundId: string, amount: number, c
 /** The merchant's keyed request, recorded by the refunds service before it called billing, unanswered. */
 async function keyedRequestLeftUnanswered(tx: Transaction, idempotencyKey: string, amountToRefund?: string): Promise<string> {
 	const { key, fingerprint, refundId } = keyRecordOf({ accountId: shop.accountId, id: tx.id, amountToRefund, idempotencyKey });
-	await refundsDb.collection("refund_requests").insertOne({ _id: key as never, fingerprint, refundId, answer: null, createdAt: new Date(Date.now() - LONG_AGO_MS) });
+	await refundsDb
+		.collection("refund_requests")
+		.insertOne({ _id: key as never, fingerprint, refundId, answer: null, createdAt: new Date(Date.now() - LONG_AGO_MS) });
 	return refundId;
 }
 
@@ -182,8 +195,16 @@ describe("A refund interrupted by a crash, after the grace period", () => {
 		expect(status).toBe("COMPLETED");
 		expect(await readTransaction(tx.id)).toMatchObject({ refundStatus: "REFUNDED" });
 		const all = await transactionsOf(tx.customerId);
-		expect(all.map(t => [t.type, t.amount])).toEqual([["SUBSCRIPTION_START", 9.99], ["REFUNDED", -9.99]]);
-		expect(await readTransaction(all[1].id)).toMatchObject({ type: "REFUNDED", amount: -9.99, transactionId: outcome.processorTransactionId, status: "APPROVED" });
+		expect(all.map(t => [t.type, t.amount])).toEqual([
+			["SUBSCRIPTION_START", 9.99],
+			["REFUNDED", -9.99],
+		]);
+		expect(await readTransaction(all[1].id)).toMatchObject({
+			type: "REFUNDED",
+			amount: -9.99,
+			transactionId: outcome.processorTransactionId,
+			status: "APPROVED",
+		});
 		const webhooks = await refundWebhooks(tx.customerId, 1);
 		expect(webhooks).toHaveLength(1);
 		expect(webhooks[0]).toMatchObject({ transaction_id: all[1].id, data: { transaction: { type: "REFUNDED", amount: -9.99 } } });
@@ -196,26 +217,29 @@ describe("A refund interrupted by a crash, after the grace period", () => {
 	test.each([
 		["before the reservation was settled", false],
 		["after the reservation was settled", true],
-	])("When the process died after the REFUNDED transaction was written, %s, then the refund is completed with that transaction and its one webhook", async (_, released) => {
-		// Arrange
-		const tx = await paidCharge();
-		const refundId = newRefundId();
-		await reserve(tx, refundId, 999);
-		const outcome = await askProcessor(tx, refundId, 999);
-		await recordRefundTransaction(tx, refundId, 999, outcome);
-		if (released) await releaseReservation(tx, refundId);
-		await leftReserved(tx, refundId, 999);
+	])(
+		"When the process died after the REFUNDED transaction was written, %s, then the refund is completed with that transaction and its one webhook",
+		async (_, released) => {
+			// Arrange
+			const tx = await paidCharge();
+			const refundId = newRefundId();
+			await reserve(tx, refundId, 999);
+			const outcome = await askProcessor(tx, refundId, 999);
+			await recordRefundTransaction(tx, refundId, 999, outcome);
+			if (released) await releaseReservation(tx, refundId);
+			await leftReserved(tx, refundId, 999);
 
-		// Act
-		const status = await settled(refundId);
+			// Act
+			const status = await settled(refundId);
 
-		// Assert
-		expect(status).toBe("COMPLETED");
-		expect(await readTransaction(tx.id)).toMatchObject({ refundStatus: "REFUNDED" });
-		expect((await transactionsOf(tx.customerId)).filter(t => t.type === "REFUNDED").map(t => t.amount)).toEqual([-9.99]);
-		expect(await refundWebhooks(tx.customerId, 1)).toHaveLength(1);
-		expect((await refundVia(tx.id)).body).toEqual({ success: false, message: `This transaction is not refundable ${tx.id}` });
-	});
+			// Assert
+			expect(status).toBe("COMPLETED");
+			expect(await readTransaction(tx.id)).toMatchObject({ refundStatus: "REFUNDED" });
+			expect((await transactionsOf(tx.customerId)).filter(t => t.type === "REFUNDED").map(t => t.amount)).toEqual([-9.99]);
+			expect(await refundWebhooks(tx.customerId, 1)).toHaveLength(1);
+			expect((await refundVia(tx.id)).body).toEqual({ success: false, message: `This transaction is not refundable ${tx.id}` });
+		},
+	);
 
 	test("When the process died before the processor was asked, then the reservation is given back, no webhook, the processor's ledger has no refund, and the merchant's repeat gets the failure", async () => {
 		// Arrange: a partial keyed refund reserved, and nothing more.
@@ -235,7 +259,10 @@ describe("A refund interrupted by a crash, after the grace period", () => {
 		expect(await refundWebhooks(tx.customerId, 0)).toEqual([]);
 		expect((await refundOperations()).filter(o => o.idempotencyKey === refundId)).toEqual([]);
 		const repeat = await refundVia(tx.id, "?amountToRefund=4", { "Idempotency-Key": key });
-		expect(repeat.body).toEqual({ success: false, message: "Refund failed: the payment processor did not accept it; nothing was refunded" });
+		expect(repeat.body).toEqual({
+			success: false,
+			message: "Refund failed: the payment processor did not accept it; nothing was refunded",
+		});
 		expect((await refundOperations()).filter(o => o.idempotencyKey === refundId)).toEqual([]);
 		// The whole 9.99 is refundable again.
 		expect((await refundVia(tx.id)).body).toEqual({ success: true, message: "Refund success with amount 9.99" });
@@ -260,8 +287,14 @@ describe("A refund interrupted by a crash, after the grace period", () => {
 		expect(outcome.status).toBe("DECLINED");
 		expect(status).toBe("FAILED");
 		expect(await readTransaction(tx.id)).toMatchObject({ refundStatus: "REFUNDABLE" });
-		expect((await refundVia(tx.id, "?amountToRefund=10")).body).toEqual({ success: false, message: "Refund amount is higher than amount in transaction" });
-		expect((await refundVia(tx.id, "?amountToRefund=9.99")).body).toEqual({ success: false, message: expect.stringContaining("payment processor did not accept it") });
+		expect((await refundVia(tx.id, "?amountToRefund=10")).body).toEqual({
+			success: false,
+			message: "Refund amount is higher than amount in transaction",
+		});
+		expect((await refundVia(tx.id, "?amountToRefund=9.99")).body).toEqual({
+			success: false,
+			message: expect.stringContaining("payment processor did not accept it"),
+		});
 		expect(await transactionsOf(tx.customerId)).toHaveLength(1);
 		expect(await refundWebhooks(tx.customerId, 0)).toEqual([]);
 	});
@@ -295,7 +328,10 @@ describe("A refund interrupted by a crash, after the grace period", () => {
 
 		// Assert
 		expect((await billingDb.collection("refunds").findOne({ _id: refundId as never }))?.status).toBe("RESERVED");
-		expect((await refundVia(tx.id, "?amountToRefund=9.99")).body).toEqual({ success: false, message: "Refund amount is higher than amount in transaction" });
+		expect((await refundVia(tx.id, "?amountToRefund=9.99")).body).toEqual({
+			success: false,
+			message: "Refund amount is higher than amount in transaction",
+		});
 	});
 });
 
@@ -323,12 +359,21 @@ describe("Recovery on several billing nodes", () => {
 		await Promise.all([...approved, unasked].map(r => leftReserved(r.tx, r.id, r.amount)));
 
 		// Act: both nodes' timers run, and ops asks both nodes at once.
-		await Promise.all([app.broker.call("billing.recoverRefunds"), second.call("billing.recoverRefunds"), second.call("billing.recoverRefunds")]);
+		await Promise.all([
+			app.broker.call("billing.recoverRefunds"),
+			second.call("billing.recoverRefunds"),
+			second.call("billing.recoverRefunds"),
+		]);
 		const statuses = await Promise.all([...approved, unasked].map(r => settled(r.id)));
 
 		// Assert
 		expect(statuses).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "FAILED"]);
-		expect((await transactionsOf(partly.customerId)).filter(t => t.type === "REFUNDED").map(t => t.amount).sort((a, b) => a - b)).toEqual([-3, -2]);
+		expect(
+			(await transactionsOf(partly.customerId))
+				.filter(t => t.type === "REFUNDED")
+				.map(t => t.amount)
+				.sort((a, b) => a - b),
+		).toEqual([-3, -2]);
 		expect((await transactionsOf(fully.customerId)).filter(t => t.type === "REFUNDED").map(t => t.amount)).toEqual([-9.99]);
 		expect(await refundWebhooks(partly.customerId, 2)).toHaveLength(2);
 		expect(await refundWebhooks(fully.customerId, 1)).toHaveLength(1);
@@ -352,7 +397,9 @@ describe("A merchant repeating a crashed refund", () => {
 		// Act
 		const early = await refundVia(tx.id, "", { "Idempotency-Key": key });
 		// The grace period passes; the repeat comes before any sweep settles it (the sweep would only look the key up, and give back).
-		await billingDb.collection("refunds").updateOne({ _id: refundId as never }, { $set: { lease: { owner: "request", until: new Date(Date.now() - 1) } } });
+		await billingDb
+			.collection("refunds")
+			.updateOne({ _id: refundId as never }, { $set: { lease: { owner: "request", until: new Date(Date.now() - 1) } } });
 		const later = await refundVia(tx.id, "", { "Idempotency-Key": key });
 		const again = await refundVia(tx.id, "", { "Idempotency-Key": key });
 

@@ -1,6 +1,6 @@
 // GET /api/refund/{id}: every answer of the spec, partial and full refunds,
 // and that no sequence of concurrent or repeated requests refunds more than was paid.
-import { CARDS, createShop, submitCheckout, type Shop, uniqueEmail } from "../../factories/checkout";
+import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -49,9 +49,18 @@ describe("GET /api/refund/{id}", () => {
 		expect(res.status).toBe(200);
 		expect(res.body).toEqual({ success: true, message: "Refund success with amount 9.99" });
 		const all = await transactionsOf(tx.customerId);
-		expect(all.map(t => [t.type, t.amount])).toEqual([["SUBSCRIPTION_START", 9.99], ["REFUNDED", -9.99]]);
+		expect(all.map(t => [t.type, t.amount])).toEqual([
+			["SUBSCRIPTION_START", 9.99],
+			["REFUNDED", -9.99],
+		]);
 		expect(await readTransaction(tx.id)).toMatchObject({ refundStatus: "REFUNDED" });
-		expect(await readTransaction(all[1].id)).toMatchObject({ type: "REFUNDED", amount: -9.99, success: true, status: "APPROVED", refundStatus: "NOT_REFUNDABLE" });
+		expect(await readTransaction(all[1].id)).toMatchObject({
+			type: "REFUNDED",
+			amount: -9.99,
+			success: true,
+			status: "APPROVED",
+			refundStatus: "NOT_REFUNDABLE",
+		});
 		const customer = (await app.http().get(`/api/customer/${tx.customerId}`).set(bearer(shop))).body;
 		expect(customer).toMatchObject({ status: "ACTIVE", renewalActive: true });
 	});
@@ -114,15 +123,22 @@ describe("GET /api/refund/{id}", () => {
 		expect(res.body).toEqual({ success: false, message: `This transaction is not refundable ${refundTx.id}` });
 	});
 
-	test.each(["0", "0.00", "-1", "abc", "1e2", " 1", ""])("When amountToRefund is %p, then 400 naming it and nothing refunded", async amount => {
-		const tx = await paidTransaction();
+	test.each(["0", "0.00", "-1", "abc", "1e2", " 1", ""])(
+		"When amountToRefund is %p, then 400 naming it and nothing refunded",
+		async amount => {
+			const tx = await paidTransaction();
 
-		const res = await refund(tx.id, `?amountToRefund=${encodeURIComponent(amount)}`);
+			const res = await refund(tx.id, `?amountToRefund=${encodeURIComponent(amount)}`);
 
-		expect(res.status).toBe(400);
-		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "amountToRefund must be a positive decimal number such as 4.99" });
-		expect(await transactionsOf(tx.customerId)).toHaveLength(1);
-	});
+			expect(res.status).toBe(400);
+			expect(res.body).toEqual({
+				error: "BAD_REQUEST",
+				status: 400,
+				message: "amountToRefund must be a positive decimal number such as 4.99",
+			});
+			expect(await transactionsOf(tx.customerId)).toHaveLength(1);
+		},
+	);
 
 	test("When amountToRefund has more decimals than the transaction's currency, then success false with a clear message and nothing refunded", async () => {
 		const tx = await paidTransaction();
@@ -130,7 +146,10 @@ describe("GET /api/refund/{id}", () => {
 		const res = await refund(tx.id, "?amountToRefund=1.234");
 
 		expect(res.status).toBe(200);
-		expect(res.body).toEqual({ success: false, message: "amountToRefund must be a positive amount with no more decimals than the transaction's currency" });
+		expect(res.body).toEqual({
+			success: false,
+			message: "amountToRefund must be a positive amount with no more decimals than the transaction's currency",
+		});
 		expect(await transactionsOf(tx.customerId)).toHaveLength(1);
 	});
 

@@ -15,7 +15,10 @@ afterAll(() => app.stop());
 afterEach(() => jest.useRealTimers());
 
 async function createSession(domain: string, who: TestMerchant = merchant) {
-	return app.http().post(`/api/session?domain=${encodeURIComponent(domain)}`).set(bearer(who));
+	return app
+		.http()
+		.post(`/api/session?domain=${encodeURIComponent(domain)}`)
+		.set(bearer(who));
 }
 
 describe("POST /api/session", () => {
@@ -98,7 +101,19 @@ describe("GET /api/session", () => {
 	test("When 5 minutes have passed since creation, then the session is EXPIRED", async () => {
 		// Arrange
 		const sessionId = (await createSession("shop.example.com")).text;
-		jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "setTimeout", "setInterval", "clearTimeout", "clearInterval", "queueMicrotask", "hrtime", "performance"] });
+		jest.useFakeTimers({
+			doNotFake: [
+				"nextTick",
+				"setImmediate",
+				"setTimeout",
+				"setInterval",
+				"clearTimeout",
+				"clearInterval",
+				"queueMicrotask",
+				"hrtime",
+				"performance",
+			],
+		});
 		jest.setSystemTime(Date.now() + 5 * 60 * 1000 - 50);
 		const justBefore = await app.http().get(`/api/session?sessionId=${sessionId}`).set(bearer(merchant));
 		jest.setSystemTime(Date.now() + 100);
