@@ -10,11 +10,27 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 
+import java.util.List;
+
+import org.h2.mvstore.MVMap;
+import org.h2.mvstore.MVStore;
+
 import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.ServerVersion;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.h2.H2Collection;
+import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.Document;
 
 public class MongoLauncher {
 
@@ -55,10 +71,10 @@ public class MongoLauncher {
                 if (parent != null) {
                     parent.mkdirs();
                 }
-                h2 = new H2Backend(data); // fails fast if another process holds the file lock
+                h2 = new KeyedH2Backend(MVStore.open(data)); // fails fast if another process holds the file lock
                 backend = h2;
             } else {
-                backend = new MemoryBackend();
+                backend = new KeyedMemoryBackend();
             }
             server = new MongoServer(backend.version(ServerVersion.MONGO_5_0));
             server.bind(host, port);
@@ -113,5 +129,91 @@ public class MongoLauncher {
     private static void fail(String message) {
         System.err.println("MongoLauncher: " + message);
         System.exit(2);
+    }
+
+    // --- Conditional updates by _id, served from the _id index -----------------
+    //
+    // mongo-java-server uses an index only when a filter's fields are exactly the
+    // index's fields, so a compare-and-set such as {_id: 7, status: "PENDING"}
+    // scanned the whole collection. MongoDB finds the document by _id and checks
+    // the other conditions on it; these subclasses make the embedded server do the
+    // same: a filter that pins _id by equality (or $in) is answered from the _id
+    // index, then matched in full against those documents only.
+
+    /** The positions the _id index holds for the filter's _id, or null when the filter does not pin _id. */
+    static <P> Iterable<P> positionsById(List<Index<P>> indexes, Document query) {
+        Object id = query.get("_id");
+        if (id == null || query.size() < 2) {
+            return null; // no _id, or only _id: the collection's own planner handles it
+        }
+        Document idQuery = new Document("_id", id);
+        for (Index<P> index : indexes) {
+            if (index.getKeys().size() == 1 && index.getKeys().get(0).getKey().equals("_id") && index.canHandle(idQuery)) {
+                return index.getPositions(idQuery);
+            }
+        }
+        return null;
+    }
+
+    static final class KeyedMemoryBackend extends MemoryBackend {
+        @Override
+        public MemoryDatabase openOrCreateDatabase(String databaseName) {
+            return new MemoryDatabase(databaseName, getCursorRegistry()) {
+                @Override
+                protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
+                    return new KeyedMemoryCollection(this, collectionName, options, cursorRegistry);
+                }
+            };
+        }
+    }
+
+    static final class KeyedMemoryCollection extends MemoryCollection {
+        KeyedMemoryCollection(MongoDatabase database, String name, CollectionOptions options, CursorRegistry cursors) {
+            super(database, name, options, cursors);
+        }
+
+        @Override
+        protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit, int batchSize, Document fields) {
+            Iterable<Integer> positions = positionsById(getIndexes(), query);
+            return positions == null
+                ? super.queryDocuments(query, orderBy, skip, limit, batchSize, fields)
+                : matchDocuments(query, positions, orderBy, skip, limit, batchSize, fields);
+        }
+    }
+
+    static final class KeyedH2Backend extends H2Backend {
+        KeyedH2Backend(MVStore store) {
+            super(store);
+        }
+
+        @Override
+        protected MongoDatabase openOrCreateDatabase(String databaseName) {
+            MVStore store = getMvStore(); // set by H2Backend's constructor before it opens the stored databases
+            return new H2Database(databaseName, store, getCursorRegistry()) {
+                @Override
+                protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
+                    // As H2Database names its maps, so stored data opens unchanged.
+                    String fullName = getFullCollectionNamespace(collectionName);
+                    MVMap<Object, Document> dataMap = store.openMap("databases." + fullName);
+                    MVMap<String, Object> metaMap = store.openMap("meta." + fullName);
+                    return new KeyedH2Collection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
+                }
+            };
+        }
+    }
+
+    static final class KeyedH2Collection extends H2Collection {
+        KeyedH2Collection(MongoDatabase database, String name, CollectionOptions options, MVMap<Object, Document> dataMap,
+                          MVMap<String, Object> metaMap, CursorRegistry cursors) {
+            super(database, name, options, dataMap, metaMap, cursors);
+        }
+
+        @Override
+        protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit, int batchSize, Document fields) {
+            Iterable<Object> positions = positionsById(getIndexes(), query);
+            return positions == null
+                ? super.queryDocuments(query, orderBy, skip, limit, batchSize, fields)
+                : matchDocuments(query, positions, orderBy, skip, limit, batchSize, fields);
+        }
     }
 }
