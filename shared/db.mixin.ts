@@ -2,7 +2,7 @@
 // (`<base>_<service>`), so no service can read another's collections and
 // each can be pointed at a separate server with MONGO_URL_<SERVICE>.
 
-import type { ServiceSchema } from "moleculer";
+import type { ServiceBroker, ServiceSchema } from "moleculer";
 import mongoose, { type Connection } from "mongoose";
 import { config } from "./config";
 
@@ -25,6 +25,25 @@ export function mongoUrlFor(service: string, env: Record<string, string | undefi
 export function databaseNameFor(service: string, url: string): string {
 	const match = /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?]+)/.exec(url);
 	return `${match?.[1] || "payments"}_${service}`;
+}
+
+/** The metric that counts a service's database commands, by command and collection. */
+export const DB_COMMANDS_METRIC = "db.commands";
+
+function countCommands(broker: ServiceBroker, service: string, connection: Connection): void {
+	if (!broker.isMetricsEnabled()) return;
+	if (!broker.metrics.getMetric(DB_COMMANDS_METRIC)) {
+		broker.metrics.register({
+			name: DB_COMMANDS_METRIC,
+			type: "counter",
+			labelNames: ["service", "command", "collection"],
+			description: "Database commands sent",
+		});
+	}
+	connection.getClient().on("commandStarted", event => {
+		const collection = String((event.command as Record<string, unknown>)[event.commandName] ?? "");
+		broker.metrics.increment(DB_COMMANDS_METRIC, { service, command: event.commandName, collection });
+	});
 }
 
 export interface DbLocals {
@@ -63,8 +82,11 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 				serverSelectionTimeoutMS: 5000,
 				autoIndex: false,
 				autoCreate: false,
+				// Every command is counted (db.commands, on /metrics when metrics are on), and tests check which use an index.
+				monitorCommands: true,
 			});
 			await this.connection.asPromise();
+			countCommands(this.broker, service, this.connection);
 			this.db = createModels(this.connection);
 			await Promise.all(
 				Object.values(this.connection.models as Record<string, mongoose.Model<unknown>>).map(model => model.createIndexes()),

@@ -2,6 +2,15 @@
 // and unique keys that turn a repeated insert into a no-op.
 import { Schema } from "mongoose";
 
+/**
+ * The document if it belongs to the account, else null. Reads go by key
+ * (`findById`) and ownership is checked after the read: a filter that adds the
+ * account to the key is not an exact key match.
+ */
+export function ownedBy<T extends { accountId: number }>(doc: T | null, accountId: number): T | null {
+	return doc?.accountId === accountId ? doc : null;
+}
+
 /** MongoDB's duplicate key error: the unique key (or _id) is taken, by an earlier or a concurrent insert. */
 export function isDuplicateKey(err: unknown): boolean {
 	return (err as { code?: unknown } | null)?.code === 11000;

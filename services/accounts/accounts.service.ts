@@ -12,7 +12,7 @@ import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
 import { AccountsError, accountsErrorMessages, isAccountsError } from "./errors";
-import { createMerchantAccount, listMerchantAccounts } from "./merchant-accounts";
+import { createMerchantAccount, keyEarlierData, listMerchantAccounts } from "./merchant-accounts";
 import { type AccountsDb, createAccountsDb } from "./models";
 import { createProduct, getProduct, listProducts, updateProduct } from "./products";
 import { schemas } from "./schemas";
@@ -83,6 +83,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 
 	async started() {
 		this.deps = { db: this.db, now: () => new Date() };
+		await keyEarlierData(this.deps);
 	},
 };
 

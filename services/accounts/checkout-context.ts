@@ -5,22 +5,22 @@
 import type { CheckoutContext } from "../../shared/contracts/accounts";
 import { isBinBlacklisted } from "./bin-blacklist";
 import type { AccountsDeps } from "./deps";
-import { toMerchantAccountView } from "./merchant-accounts";
+import { merchantAccountsOfGroup, toMerchantAccountView } from "./merchant-accounts";
 import { toProductRecord } from "./products";
 
 export async function checkoutContext(
 	deps: AccountsDeps,
 	input: { accountId: number; productId: number; cardPrefix: string },
 ): Promise<CheckoutContext | null> {
-	const [account, product, binBlacklisted] = await Promise.all([
+	const [account, found, binBlacklisted] = await Promise.all([
 		deps.db.accounts.findById(input.accountId, { environment: 1 }).lean(),
-		deps.db.products.findOne({ _id: input.productId, accountId: input.accountId }).lean(),
+		deps.db.products.findById(input.productId).lean(),
 		isBinBlacklisted(deps, input),
 	]);
 	if (!account) return null;
-	const merchantAccounts = product
-		? await deps.db.merchantAccounts.find({ accountId: input.accountId, group: product.merchantAccountGroup }).sort({ _id: 1 }).lean()
-		: [];
+	// Read by key, then checked: another account's product is no product.
+	const product = found?.accountId === input.accountId ? found : null;
+	const merchantAccounts = product ? await merchantAccountsOfGroup(deps, input.accountId, product.merchantAccountGroup) : [];
 	return {
 		environment: account.environment,
 		product: product ? toProductRecord(product) : null,

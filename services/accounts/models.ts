@@ -60,7 +60,9 @@ export interface MerchantAccountDoc {
 	createdAt: Date;
 }
 
+/** Keyed by `<accountId>:<bin>`: a checkout asks for its card's two prefixes by key. */
 export interface BlacklistedBinDoc {
+	_id: string;
 	accountId: number;
 	bin: string;
 	createdAt: Date;
@@ -125,6 +127,7 @@ merchantAccountSchema.index({ accountId: 1, group: 1 });
 
 const blacklistedBinSchema = new Schema<BlacklistedBinDoc>(
 	{
+		_id: String,
 		accountId: { type: Number, required: true },
 		bin: { type: String, required: true },
 		createdAt: { type: Date, required: true },
@@ -133,12 +136,34 @@ const blacklistedBinSchema = new Schema<BlacklistedBinDoc>(
 );
 blacklistedBinSchema.index({ accountId: 1, bin: 1 }, { unique: true });
 
+/** The MIDs of one group of one account, keyed by `<accountId>:<group>`: a checkout reads its product's group by key. */
+export interface MerchantAccountGroupDoc {
+	_id: string;
+	accountId: number;
+	group: string;
+	merchantAccountIds: number[];
+}
+
+const merchantAccountGroupSchema = new Schema<MerchantAccountGroupDoc>(
+	{
+		_id: String,
+		accountId: { type: Number, required: true },
+		group: { type: String, required: true },
+		merchantAccountIds: { type: [Number], default: [] },
+	},
+	options,
+);
+
+export const binKey = (accountId: number, bin: string) => `${accountId}:${bin}`;
+export const groupKey = (accountId: number, group: string) => `${accountId}:${group}`;
+
 export interface AccountsDb {
 	accounts: Model<AccountDoc>;
 	apiTokens: Model<ApiTokenDoc>;
 	products: Model<ProductDoc>;
 	merchantAccounts: Model<MerchantAccountDoc>;
 	blacklistedBins: Model<BlacklistedBinDoc>;
+	merchantAccountGroups: Model<MerchantAccountGroupDoc>;
 	ids: { accounts: IdAllocator; products: IdAllocator; merchantAccounts: IdAllocator };
 }
 
@@ -149,6 +174,7 @@ export function createAccountsDb(connection: Connection): AccountsDb {
 		products: connection.model("Product", productSchema, "products"),
 		merchantAccounts: connection.model("MerchantAccount", merchantAccountSchema, "merchant_accounts"),
 		blacklistedBins: connection.model("BlacklistedBin", blacklistedBinSchema, "bin_blacklist"),
+		merchantAccountGroups: connection.model("MerchantAccountGroup", merchantAccountGroupSchema, "merchant_account_groups"),
 		ids: {
 			accounts: createIdAllocator(connection, "accounts", 10),
 			products: createIdAllocator(connection, "products", 10),

@@ -4,6 +4,7 @@
 
 import type { BillingKind, ProductRecord, ProductView, RenewalPeriod } from "../../shared/contracts/accounts";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
+import { ownedBy } from "../../shared/persistence";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { accountExists } from "./merchant-accounts";
@@ -90,7 +91,7 @@ export async function updateProduct(
 ): Promise<ProductView | AccountsError> {
 	const { accountId, productId, ...changes } = input;
 	if (Object.keys(changes).length === 0) return AccountsError.NothingToChange;
-	const current = await deps.db.products.findOne({ _id: productId, accountId }).lean();
+	const current = ownedBy(await deps.db.products.findById(productId).lean(), accountId);
 	if (!current) return AccountsError.UnknownProduct;
 	const currentInput: ProductInput = {
 		name: current.name,
@@ -112,8 +113,8 @@ export async function updateProduct(
 }
 
 export async function getProduct(deps: AccountsDeps, input: { accountId: number; productId: number }): Promise<ProductRecord | null> {
-	const doc = await deps.db.products.findOne({ _id: input.productId, accountId: input.accountId }).lean();
-	return doc ? toProductRecord(doc) : null;
+	const doc = await deps.db.products.findById(input.productId).lean();
+	return doc?.accountId === input.accountId ? toProductRecord(doc) : null;
 }
 
 export async function listProducts(deps: AccountsDeps, input: { accountId: number }): Promise<ProductView[] | AccountsError> {

@@ -2,16 +2,17 @@
 // anything else reads as "not found" (null), as the spec requires.
 
 import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
+import { ownedBy } from "../../shared/persistence";
 import type { BillingDeps } from "./deps";
 import { toCustomerView, toTransactionView } from "./views";
 
 export async function getCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | null> {
-	const doc = await deps.db.customers.findOne({ _id: input.id, accountId: input.accountId }).lean();
+	const doc = ownedBy(await deps.db.customers.findById(input.id).lean(), input.accountId);
 	return doc ? toCustomerView(doc) : null;
 }
 
 export async function getTransaction(deps: BillingDeps, input: { accountId: number; id: number }): Promise<TransactionView | null> {
-	const doc = await deps.db.transactions.findOne({ _id: input.id, accountId: input.accountId }).lean();
+	const doc = ownedBy(await deps.db.transactions.findById(input.id).lean(), input.accountId);
 	return doc ? toTransactionView(doc) : null;
 }
 

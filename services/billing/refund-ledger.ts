@@ -19,10 +19,11 @@
 // (which asks the processor again with the same key) or, after the grace
 // period, by the recovery sweep (refund-recovery.ts, which only looks the key
 // up); both go through settleReserved, holding the refund's lease.
+
 import { randomUUID } from "node:crypto";
 import { type RefundDone, RefundError, type RefundInput } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
-import { insertOnce, leaseFree, newLease } from "../../shared/persistence";
+import { insertOnce, leaseFree, newLease, ownedBy } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
 import type { BillingDeps } from "./deps";
 import type { RefundDoc, TransactionDoc } from "./models";
@@ -222,7 +223,7 @@ async function previousOutcome(deps: BillingDeps, refund: RefundDoc, original: T
 }
 
 export async function refundTransaction(deps: BillingDeps, input: RefundInput): Promise<RefundDone | RefundError> {
-	const original = await deps.db.transactions.findOne({ _id: input.transactionId, accountId: input.accountId }).lean();
+	const original = ownedBy(await deps.db.transactions.findById(input.transactionId).lean(), input.accountId);
 	if (!original) return RefundError.NotFound;
 	const earlier = await deps.db.refunds.findById(input.refundId).lean();
 	if (earlier) return earlier.transactionId === original._id ? previousOutcome(deps, earlier, original) : RefundError.NotFound;

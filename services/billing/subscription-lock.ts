@@ -46,6 +46,16 @@ export async function claimLock(deps: BillingDeps, key: string, customerId: numb
 	return taken.modifiedCount === 1;
 }
 
-export async function releaseLock(deps: BillingDeps, customer: Pick<CustomerDoc, "_id">): Promise<void> {
-	await deps.db.subscriptionLocks.deleteMany({ customerId: customer._id });
+/** The customer's lock, by its key (only while this customer holds it: another may have taken it over). */
+export async function releaseLock(
+	deps: BillingDeps,
+	customer: Pick<CustomerDoc, "_id" | "accountId" | "productId" | "email" | "cardFingerprint">,
+): Promise<void> {
+	const key = lockKey({
+		accountId: customer.accountId,
+		product: { id: customer.productId },
+		buyer: { email: customer.email },
+		card: { fingerprint: customer.cardFingerprint },
+	});
+	await deps.db.subscriptionLocks.deleteOne({ _id: key, customerId: customer._id });
 }

@@ -1,6 +1,7 @@
 // POST /api/unsubscribe/{customerId}: renewals stop at once, a pending hold is
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
+import { ownedBy } from "../../shared/persistence";
 import type { BillingDeps } from "./deps";
 import { outboxEvent } from "./outbox";
 import { waitForRenewalInFlight } from "./renewal-lease";
@@ -15,7 +16,7 @@ export interface UnsubscribeAnswer {
 export async function unsubscribe(deps: BillingDeps, input: { accountId: number; customerId: number }): Promise<UnsubscribeAnswer> {
 	const unsubscribed = { success: true, message: `Customer ${input.customerId} unsubscribed` };
 	for (;;) {
-		const customer = await deps.db.customers.findOne({ _id: input.customerId, accountId: input.accountId }).lean();
+		const customer = ownedBy(await deps.db.customers.findById(input.customerId).lean(), input.accountId);
 		if (!customer) return { success: false, message: `Customer not found with ID: ${input.customerId}` };
 		if (customer.status === CustomerStatus.Unsubscribed) {
 			// A hold whose release failed last time is released on the repeat.

@@ -1,5 +1,7 @@
 // Creating and reading checkout sessions.
+
 import { randomUUID } from "node:crypto";
+import { ownedBy } from "../../shared/persistence";
 import { formatDateTime } from "../../shared/time";
 import type { SessionsDeps } from "./deps";
 import { SessionsError } from "./errors";
@@ -45,7 +47,7 @@ export async function createSession(
 
 /** The account's session, or null when it is unknown or another account's. */
 export async function getSession(deps: SessionsDeps, input: { accountId: number; sessionId: string }): Promise<SessionView | null> {
-	const doc = await deps.db.sessions.findOne({ _id: input.sessionId.toLowerCase(), accountId: input.accountId }).lean();
+	const doc = ownedBy(await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean(), input.accountId);
 	return doc ? toSessionView(doc, deps.now()) : null;
 }
 

@@ -76,9 +76,19 @@ const declined = (id: number, reason: string, hardDecline = false): ProcessorOut
 });
 const failed = (reason: string): ProcessorOutcome => ({ status: "ERROR", processorTransactionId: null, reason, hardDecline: false });
 
+/** Which operation a processor transaction id belongs to: captures and refunds find theirs by key, never by searching the ledger. */
+interface TransactionIndexDoc {
+	/** The processor transaction id. */
+	_id: number;
+	operation: string;
+}
+
+const transactionIndexSchema = new Schema<TransactionIndexDoc>({ _id: Number, operation: String }, { versionKey: false });
+
 export interface SandboxModels {
 	vault: Model<VaultDoc>;
 	operations: Model<OperationDoc>;
+	transactions: Model<TransactionIndexDoc>;
 	ids: IdAllocator;
 }
 
@@ -86,6 +96,7 @@ export function createSandboxModels(connection: Connection): SandboxModels {
 	return {
 		vault: connection.model("SandboxVault", vaultSchema, "sandbox_vault"),
 		operations: connection.model("SandboxOperation", operationSchema, "sandbox_operations"),
+		transactions: connection.model("SandboxTransaction", transactionIndexSchema, "sandbox_transactions"),
 		ids: createIdAllocator(connection, "sandbox_operations", 100),
 	};
 }
@@ -94,6 +105,16 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 	async function cardOf(cardToken: string): Promise<{ pan: string; expiry: string } | null> {
 		const doc = await models.vault.findById(cardToken).lean();
 		return doc ? { pan: unseal(vaultKey, doc), expiry: doc.expiry } : null;
+	}
+
+	/** The operation that produced a processor transaction, with its outcome. */
+	async function operationOf(processorTransactionId: number): Promise<OperationDoc | null> {
+		const entry = await models.transactions.findById(processorTransactionId).lean();
+		// Without an entry: a ledger written before the index existed (sandbox data of an earlier version), searched once.
+		const operation = entry
+			? await models.operations.findById(entry.operation).lean()
+			: await models.operations.findOne({ "outcome.processorTransactionId": processorTransactionId }).lean();
+		return operation?.outcome?.processorTransactionId === processorTransactionId ? operation : null;
 	}
 
 	/**
@@ -130,8 +151,14 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 		}
 		const outcome = await decide(await models.ids.next());
 		// A processor error moved no money, so it is not final: the same key may be tried again.
-		if (outcome.status === "ERROR") await models.operations.deleteOne({ _id: key });
-		else await models.operations.updateOne({ _id: key }, { $set: { outcome } });
+		if (outcome.status === "ERROR") {
+			await models.operations.deleteOne({ _id: key });
+			return outcome;
+		}
+		// Indexed before it is recorded: an index entry without an outcome finds nothing, never the wrong operation.
+		if (outcome.processorTransactionId !== null)
+			await insertOnce(models.transactions, { _id: outcome.processorTransactionId, operation: key });
+		await models.operations.updateOne({ _id: key }, { $set: { outcome } });
 		return outcome;
 	}
 
@@ -209,8 +236,10 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 				r.idempotencyKey,
 				{ kind: "capture", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null },
 				async id => {
-					const hold = await models.operations.findOne({ kind: "authorize", "outcome.processorTransactionId": r.authorizationId }).lean();
-					return hold?.outcome?.status === "APPROVED" ? approved(id) : declined(id, "authorization_not_found", true);
+					const hold = await operationOf(r.authorizationId);
+					return hold?.kind === "authorize" && hold.outcome?.status === "APPROVED"
+						? approved(id)
+						: declined(id, "authorization_not_found", true);
 				},
 			);
 		},
@@ -229,7 +258,7 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 				{ kind: "refund", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null },
 				async id => {
 					// The refund goes back to the card of the charge it refunds.
-					const charge = await models.operations.findOne({ "outcome.processorTransactionId": r.processorTransactionId }).lean();
+					const charge = await operationOf(r.processorTransactionId);
 					const card = charge?.cardToken ? await cardOf(charge.cardToken) : null;
 					const reason = card ? TEST_CARDS[card.pan]?.refund : "charge_not_found";
 					return reason ? declined(id, reason) : approved(id);

@@ -1,0 +1,56 @@
+// The hot paths read and write by key: every command a checkout, the merchant
+// reads, a refund, an unsubscribe, the outbox relay, webhook delivery and a
+// renewal send is answered from an index on the embedded database (_id, or a
+// unique index matched exactly), so none slows down as collections grow.
+// The commands are recorded with the driver's command monitoring.
+import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
+import { admin, bearer } from "../factories/merchant";
+import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
+import { startApp, type TestApp } from "../setup/app";
+import { recordCommands, scans, uniqueKeysOf } from "../setup/db-commands";
+
+let app: TestApp;
+let shop: Shop;
+let receiver: WebhookReceiver;
+
+beforeAll(async () => {
+	app = await startApp();
+	receiver = await startWebhookReceiver();
+	shop = await createShop(app);
+	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "41111111" }).expect(201);
+});
+afterAll(async () => {
+	await app.stop();
+	await receiver.stop();
+});
+
+describe("Hot paths on the embedded database", () => {
+	test("When a buyer checks out, the merchant reads, refunds, renews and unsubscribes, and the webhooks go out, then no command scans a collection", async () => {
+		// Arrange
+		const recording = recordCommands(app);
+
+		// Act
+		const checkout = await submitCheckout(app, shop, { productId: shop.products.charge });
+		const declined = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.insufficientFunds });
+		const customerId = checkout.body.customerId as number;
+		await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200);
+		recording.stop();
+		const [charge] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
+		const reads = recordCommands(app);
+		await app.http().get(`/api/transaction/${charge.id}`).set(bearer(shop)).expect(200);
+		await app.http().get(`/api/refund/${charge.id}?amountToRefund=1.00`).set(bearer(shop)).set("Idempotency-Key", "hot-path-1").expect(200);
+		await app.http().get(`/api/refund/${charge.id}`).set(bearer(shop)).expect(200);
+		await admin(app)
+			.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(Date.now() + 32 * 24 * 3600 * 1000).toISOString() })
+			.expect(200);
+		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+		await receiver.waitForRequests(7);
+		reads.stop();
+
+		// Assert
+		expect([checkout.body.code, declined.body.code]).toEqual(["OK", "PAYMENT_DECLINED"]);
+		const keys = uniqueKeysOf(app);
+		expect([...scans(recording.commands, keys), ...scans(reads.commands, keys)]).toEqual([]);
+	});
+});
