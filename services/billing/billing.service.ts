@@ -25,6 +25,7 @@ import {
 	runRenewalCycle,
 } from "./renewal-cycle";
 import { claimRenewal, releaseRenewal } from "./renewal-lease";
+import { createRenewalSchedule, scheduleEarlierCustomers } from "./renewal-schedule";
 import { schemas } from "./schemas";
 import { unsubscribe } from "./unsubscribe";
 
@@ -196,13 +197,17 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		const { vaultKey } = config();
 		if (!vaultKey) throw new Error("VAULT_KEY is not set: the billing service needs it to seal card numbers (npm start generates one)");
 		const sandbox = createSandboxProcessor(this.db.sandbox, Buffer.from(vaultKey, "base64"));
+		const renewals = createRenewalSchedule(this.db);
 		this.deps = {
 			db: this.db,
+			renewals,
 			// Production accounts need a real processor adapter; none is configured yet.
 			processorFor: environment => (environment === "sandbox" ? sandbox : null),
 			now: () => new Date(),
 			refundGraceMs: config().refundRecoveryGraceMs,
 		};
+		const listed = await scheduleEarlierCustomers(this.db, renewals);
+		if (listed) this.logger.info(`Renewal schedule: listed ${listed} customers of an earlier version's data`);
 		this.relay = createOutboxRelay({
 			db: this.db,
 			enqueue: event => call(this.broker, "notifications.enqueue", event),

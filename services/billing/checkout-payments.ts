@@ -128,6 +128,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 
 	if (product.billing === "SCHEDULE") {
 		const firstCharge = addDays(now, product.trialDays);
+		await deps.renewals.add(customer._id, firstCharge);
 		const activated = await settle(deps, customer._id, {
 			status: CustomerStatus.Active,
 			nextRenewalTimestamp: firstCharge,
@@ -179,6 +180,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	// A hold is captured when the trial ends (the schedule's first charge); a charge now is the schedule's first.
 	const billingAnchor = hold ? addDays(now, product.trialDays) : now;
 	const nextRenewalTimestamp = hold ? billingAnchor : product.renewal ? addPeriod(now, product.renewal) : null;
+	if (nextRenewalTimestamp) await deps.renewals.add(customer._id, nextRenewalTimestamp);
 	const activated = await settle(
 		deps,
 		customer._id,

@@ -1,8 +1,11 @@
+import type { Schedule } from "../../shared/schedule";
 import type { BillingDb } from "./models";
 import type { PaymentProcessor } from "./processors/payment-processor";
 
 export interface BillingDeps {
 	db: BillingDb;
+	/** Customers by the time their next charge is due (billing/renewal-schedule.ts). */
+	renewals: Schedule<number>;
 	/** The processor for an account's environment, or null when none is configured. */
 	processorFor(environment: "sandbox" | "production"): PaymentProcessor | null;
 	now: () => Date;

@@ -6,6 +6,7 @@ import { type Connection, type Model, Schema } from "mongoose";
 import type { EventType } from "../../shared/contracts/notifications";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type Lease, leaseSchema } from "../../shared/persistence";
+import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import { CustomerStatus, RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /**
@@ -229,6 +230,8 @@ export interface BillingDb {
 	transactions: Model<TransactionDoc>;
 	subscriptionLocks: Model<SubscriptionLockDoc>;
 	refunds: Model<RefundDoc>;
+	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
+	renewalSchedule: Model<ScheduleSlotDoc>;
 	ids: { customers: IdAllocator; transactions: IdAllocator };
 }
 
@@ -238,6 +241,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		transactions: connection.model("Transaction", transactionSchema, "transactions"),
 		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
 		refunds: connection.model("Refund", refundSchema, "refunds"),
+		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),
 			transactions: createIdAllocator(connection, "transactions", 100),

@@ -1,5 +1,7 @@
 // The renewal cycle: every customer due at the cycle's time is charged once,
 // on however many billing nodes run the cycle at the same moment.
+//   - Due customers are found by key, in the hour slots of the renewal schedule
+//     (renewal-schedule.ts), then read by _id: no search of the customers.
 //   - A node charges a customer only while holding its renewal lease, claimed
 //     by compare-and-set (renewal-lease.ts); the others skip it.
 //   - The processor's idempotency key is derived from (customer, scheduled
@@ -12,7 +14,7 @@
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
 import type { ProductRecord } from "../../shared/contracts/accounts";
-import { leaseFree } from "../../shared/persistence";
+import type { DueEntry } from "../../shared/schedule";
 import { addPeriod } from "../../shared/time";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
@@ -54,24 +56,32 @@ export interface CycleReport {
 	skipped: number;
 }
 
-/** Due customers read per query; the query is the cycle's search, so fewer, larger batches cost less. */
+/** Due customers read per query (by their ids). */
 const DEFAULT_BATCH = 500;
 const DEFAULT_LEASE_MS = 60_000;
 /** Work in flight per node: the processor calls are the slow part. */
 const CONCURRENCY = 8;
 
-function dueFilter(options: CycleOptions, now: Date): Record<string, unknown> {
+/** What the cycle does with a listed customer: charge it, drop a listing it has left, or leave it to another cycle or node. */
+function listingState(
+	customer: CustomerDoc | undefined,
+	entry: DueEntry<number>,
+	options: CycleOptions,
+	now: Date,
+): "due" | "left" | "notNow" {
+	// A checkout still paying, or a node holding the customer: its listing may be changing; leave it.
+	if (customer?.status === CustomerStatus.Pending) return "notNow";
+	if (customer?.renewalLease && customer.renewalLease.until.getTime() > now.getTime()) return "notNow";
+	const listedAt = slotStart(customer?.nextRenewalTimestamp);
+	if (!customer || customer.status !== CustomerStatus.Active || !customer.renewalActive || listedAt !== entry.at.getTime()) return "left";
+	if (options.accountId !== undefined && customer.accountId !== options.accountId) return "notNow";
 	// A cycle "in the future" is a test clock's: it never bills a production customer early.
-	const future = options.at.getTime() > now.getTime();
-	return {
-		...(future ? { environment: "sandbox" } : {}),
-		status: CustomerStatus.Active,
-		renewalActive: true,
-		nextRenewalTimestamp: { $lte: options.at },
-		...leaseFree("renewalLease", now),
-		...(options.accountId === undefined ? {} : { accountId: options.accountId }),
-	};
+	if (options.at.getTime() > now.getTime() && customer.environment !== "sandbox") return "notNow";
+	return customer.nextRenewalTimestamp!.getTime() <= options.at.getTime() ? "due" : "notNow";
 }
+
+const HOUR_MS = 3_600_000;
+const slotStart = (at: Date | null | undefined) => (at ? Math.floor(at.getTime() / HOUR_MS) * HOUR_MS : null);
 
 async function charge(deps: RenewalDeps, customer: CustomerDoc, product: RenewalProduct, key: string, at: Date): Promise<ProcessorOutcome> {
 	const processor = deps.processorFor(customer.environment);
@@ -111,12 +121,14 @@ async function renew(deps: RenewalDeps, customer: CustomerDoc, options: CycleOpt
 		const anchor = customer.billingAnchor ?? scheduled;
 		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periodsBilled, unit: product.renewal.unit }) : null;
 		const billed = { lastTimeBilled: deps.now(), periodsBilled, attempts: 0, authorizationId: null, renewalLease: null };
+		if (next) await deps.renewals.add(customer._id, next);
 		// The schedule moves only if the customer is still ACTIVE (an unsubscribe may have landed meanwhile).
 		const moved = await deps.db.customers.updateOne(
 			{ ...lease, status: CustomerStatus.Active },
 			{ $set: { ...billed, nextRenewalTimestamp: next, renewalActive: next !== null } },
 		);
 		if (moved.modifiedCount === 0) await deps.db.customers.updateOne(lease, { $set: billed });
+		await deps.renewals.remove(customer._id, scheduled, next);
 		return "charged";
 	}
 
@@ -131,14 +143,17 @@ async function renew(deps: RenewalDeps, customer: CustomerDoc, options: CycleOpt
 		);
 		if (suspended.modifiedCount === 1) await releaseLock(deps, customer);
 		else await deps.db.customers.updateOne(lease, { $set: { attempts, renewalLease: null } });
+		await deps.renewals.remove(customer._id, scheduled);
 		return "suspended";
 	}
 	const retryAt = new Date(options.at.getTime() + deps.retryHours * 3_600_000);
+	await deps.renewals.add(customer._id, retryAt);
 	await deps.db.customers.updateOne(
 		{ ...lease, status: CustomerStatus.Active },
 		{ $set: { attempts, nextRenewalTimestamp: retryAt, renewalLease: null } },
 	);
 	await deps.db.customers.updateOne(lease, { $set: { renewalLease: null } });
+	await deps.renewals.remove(customer._id, scheduled, retryAt);
 	return "declined";
 }
 
@@ -162,24 +177,35 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0 };
 	const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
 	const batchSize = options.batchSize ?? DEFAULT_BATCH;
-	// Skipped customers (product gone) stay due; they are not looked at again in this cycle.
-	const skipped: number[] = [];
-	// Batches until nothing is due; a customer charged for a missed period may be due again and is picked up next.
+	const now = deps.now();
+	// Only the hourly cycle moves the schedule's cursor: a run for one account or for a future time leaves work behind it.
+	const moveCursor = options.accountId === undefined && options.at.getTime() <= now.getTime();
+	// Each listing is looked at once per cycle; a customer charged for a missed period is listed again in a later slot.
+	const seen = new Set<string>();
 	while (!options.signal?.aborted) {
-		const filter = { ...dueFilter(options, deps.now()), _id: { $nin: skipped } };
-		const due = await deps.db.customers.find(filter, { _id: 1 }).sort({ nextRenewalTimestamp: 1 }).limit(batchSize).lean();
-		if (due.length === 0) break;
-		// Nodes read the same batch and each walks it from its own random start. A customer already
-		// claimed means this node has reached another's part: it reads a fresh batch, which leaves out
-		// what is leased or renewed, instead of walking through the rest of the other node's part.
-		await inParallel(fromRandomStart(due), CONCURRENCY, async ({ _id }) => {
-			if (options.signal?.aborted) return false;
-			const claimed = await claimRenewal(deps, { customerId: _id, owner: options.owner, at: options.at, leaseMs });
-			const result = claimed ? await renew(deps, claimed, options) : "skipped";
-			if (claimed && result === "skipped") skipped.push(_id);
-			report[result]++;
-			return claimed !== null;
-		});
+		const entries = (await deps.renewals.due(options.at, now, { moveCursor })).filter(e => !seen.has(`${e.id}@${e.at.getTime()}`));
+		if (entries.length === 0) break;
+		// Nodes read the same listings and each walks them from its own random start. A customer already
+		// claimed means this node has reached another's part: it reads the listings again, which then
+		// leave out what was renewed, instead of walking through the rest of the other node's part.
+		const ordered = fromRandomStart(entries);
+		for (let from = 0; from < ordered.length && !options.signal?.aborted; from += batchSize) {
+			const batch = ordered.slice(from, from + batchSize);
+			const customers = new Map((await deps.db.customers.find({ _id: { $in: batch.map(e => e.id) } }).lean()).map(c => [c._id, c]));
+			let lostClaim = false;
+			await inParallel(batch, CONCURRENCY, async entry => {
+				if (options.signal?.aborted) return false;
+				seen.add(`${entry.id}@${entry.at.getTime()}`);
+				const state = listingState(customers.get(entry.id), entry, options, deps.now());
+				if (state === "left") await deps.renewals.remove(entry.id, entry.at);
+				if (state !== "due") return true;
+				const claimed = await claimRenewal(deps, { customerId: entry.id, owner: options.owner, at: options.at, leaseMs });
+				report[claimed ? await renew(deps, claimed, options) : "skipped"]++;
+				lostClaim ||= claimed === null;
+				return claimed !== null;
+			});
+			if (lostClaim) break;
+		}
 	}
 	return report;
 }

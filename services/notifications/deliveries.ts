@@ -18,6 +18,8 @@ export async function enqueueEvent(deps: NotificationsDeps, event: WebhookEvent)
 	const now = deps.now();
 	const id = event.id.toLowerCase();
 	const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);
+	// Listed before it is stored: a node that dies before the first attempt leaves it for any other to find.
+	await deps.attempts.add(id, now);
 	await insertOnce(deps.db.deliveries, {
 		_id: id,
 		accountId: event.accountId,

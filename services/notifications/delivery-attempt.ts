@@ -35,12 +35,12 @@ export function deliveryLease(deps: NotificationsDeps, now: Date): Lease {
  * PENDING -> PENDING (claimed): the most overdue delivery whose lease is free
  * or expired, or the given one if it is due and free, in one atomic update.
  */
-export async function claimDueDelivery(deps: NotificationsDeps, deliveryId?: string): Promise<DeliveryDoc | null> {
+export async function claimDueDelivery(deps: NotificationsDeps, deliveryId: string): Promise<DeliveryDoc | null> {
 	const now = deps.now();
 	return deps.db.deliveries
 		.findOneAndUpdate(
 			{
-				...(deliveryId === undefined ? {} : { _id: deliveryId }),
+				_id: deliveryId,
 				status: DeliveryStatus.Pending,
 				nextAttemptAt: { $lte: now },
 				...leaseFree("lease", now),
@@ -110,6 +110,7 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
 	const windowEnd = retryWindowEnd(delivery.windowFrom, outcome.environment, deps.settings).getTime();
 	let status: DeliveryStatus;
 	let update: object;
+	let listedAt: Date | null = null;
 	if (outcome.error === null) {
 		// PENDING -> DELIVERED
 		status = DeliveryStatus.Delivered;
@@ -122,9 +123,13 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
 		// PENDING -> PENDING: retry later, but no later than the window's end, for one last try.
 		status = DeliveryStatus.Pending;
 		const nextAttemptAt = new Date(Math.min(now.getTime() + retryDelayMs(delivery.backoffStep + 1, deps.settings.retryBaseMs), windowEnd));
+		await deps.attempts.add(delivery._id, nextAttemptAt);
+		listedAt = nextAttemptAt;
 		update = { $set: { ...released, nextAttemptAt, lastError: outcome.error }, $inc: { backoffStep: 1 } };
 	}
 	const result = await deps.db.deliveries.updateOne(held, update);
+	// It has left the slot it was claimed from (listed again above when it is to be retried).
+	if (result.matchedCount === 1) await deps.attempts.remove(delivery._id, delivery.nextAttemptAt, listedAt);
 	return result.matchedCount === 1 ? status : null;
 }
 
@@ -140,15 +145,28 @@ async function parkUntilUrl(deps: NotificationsDeps, delivery: DeliveryDoc): Pro
 		{ $set: { status: DeliveryStatus.Waiting, lease: null }, $inc: { attempts: -1 } },
 	);
 	if (parked.matchedCount === 0) return;
+	await deps.attempts.remove(delivery._id, delivery.nextAttemptAt);
 	deps.logger.debug(`Webhook ${delivery._id} (account ${delivery.accountId}) waits: the account has no webhook URL`);
 	const target = await deps.webhookTarget(delivery.accountId).catch(() => null);
-	if (target?.webhookUrl)
-		await deps.db.deliveries.updateOne({ _id: delivery._id, status: DeliveryStatus.Waiting }, backToPending(deps.now()));
+	if (target?.webhookUrl) await returnToPending(deps, delivery._id, DeliveryStatus.Waiting);
 }
 
 /** WAITING/DELIVERED/DEAD/PENDING -> PENDING: due now, with a fresh retry window and backoff. */
 export function backToPending(now: Date) {
 	return { $set: { status: DeliveryStatus.Pending, nextAttemptAt: now, windowFrom: now, backoffStep: 0 } };
+}
+
+/** Back to PENDING, due now, from the given states; listed first, so a worker finds it. Answers the delivery, or null. */
+export async function returnToPending(
+	deps: NotificationsDeps,
+	deliveryId: string,
+	from: DeliveryStatus[] | DeliveryStatus,
+): Promise<DeliveryDoc | null> {
+	const now = deps.now();
+	await deps.attempts.add(deliveryId, now);
+	return deps.db.deliveries
+		.findOneAndUpdate({ _id: deliveryId, status: { $in: [from].flat() } }, backToPending(now), { returnDocument: "after" })
+		.lean<DeliveryDoc>();
 }
 
 /** Sends a claimed delivery and settles it; throws only when the database fails. */

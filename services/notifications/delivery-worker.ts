@@ -1,14 +1,16 @@
-// The loop every notifications node runs: claim due deliveries and attempt
-// them, a few at a time so one slow receiver does not hold up the others;
-// claim again at once while work is found, poll every IDLE_POLL_MS otherwise.
-// A delivery just stored is claimed by its id and attempted at once when a
-// slot is free (the search for due work is the expensive query). Nodes share
-// the work only through the database (the claim's lease).
+// The loop every notifications node runs: every IDLE_POLL_MS it reads the
+// deliveries whose attempt is due from the attempt schedule (by key, never by
+// searching the deliveries), claims each by its id and attempts it, a few at a
+// time so one slow receiver does not hold up the others. A delivery just
+// stored is claimed by its id and attempted at once when a slot is free.
+// Nodes share the work only through the database (the claim's lease).
 import { attemptDelivery, claimDueDelivery, releaseClaim } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
-import type { DeliveryDoc } from "./models";
+import { DeliveryStatus } from "./states";
 
 export const IDLE_POLL_MS = 300;
+/** The width of a slot of the attempt schedule: a retry is made at most this much (plus a poll) after it is due. */
+export const ATTEMPT_SLOT_MS = 1000;
 export const MAX_IN_FLIGHT = 32;
 /** How long stopping waits for a claim query: one stuck on an unreachable database must not hold up shutdown. */
 const STOP_CLAIM_GRACE_MS = 1000;
@@ -55,33 +57,50 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 		});
 	}
 
-	async function run(): Promise<void> {
-		while (running) {
-			if (inFlight.size >= MAX_IN_FLIGHT) {
+	/**
+	 * What to do with one listed delivery that could not be claimed: another node
+	 * holds it (keep the listing, in case that node dies), or it has left this slot
+	 * (delivered, dead, waiting, or listed again at a later time).
+	 */
+	async function stillListed(deliveryId: string): Promise<boolean> {
+		const doc = await deps.db.deliveries.findById(deliveryId, { status: 1, lease: 1, nextAttemptAt: 1 }).lean();
+		const now = deps.now().getTime();
+		return doc?.status === DeliveryStatus.Pending && doc.nextAttemptAt.getTime() <= now && (doc.lease?.until.getTime() ?? 0) > now;
+	}
+
+	/** One pass over the attempts due by now: claims each by key, attempts it, and unlists what has left its slot. */
+	async function pass(): Promise<void> {
+		const now = deps.now();
+		// Complete slots only: everything listed in them is due.
+		const due = await deps.attempts.due(new Date(now.getTime() - ATTEMPT_SLOT_MS), now);
+		for (const entry of due) {
+			if (!running) return;
+			while (inFlight.size >= MAX_IN_FLIGHT) {
 				waitingForSlot = true;
 				await pause(IDLE_POLL_MS);
 				waitingForSlot = false;
-				continue;
+				if (!running) return;
 			}
-			let delivery: DeliveryDoc | null;
-			try {
-				delivery = await claimDueDelivery(deps);
-			} catch (err) {
-				if (!running) break;
-				deps.logger.warn(`Webhook worker could not claim work: ${(err as Error).message}`);
-				await pause(IDLE_POLL_MS);
-				continue;
-			}
+			const delivery = await claimDueDelivery(deps, String(entry.id));
 			if (delivery && !running) {
 				// Stopped while claiming: give it back for another node rather than start an attempt now.
 				await releaseClaim(deps, delivery).catch(() => {});
-				break;
+				return;
 			}
-			if (!delivery) {
-				await pause(IDLE_POLL_MS);
-				continue;
+			if (delivery) track(attemptDelivery(deps, delivery), delivery._id);
+			else if (!(await stillListed(String(entry.id)))) await deps.attempts.remove(String(entry.id), entry.at);
+		}
+	}
+
+	async function run(): Promise<void> {
+		while (running) {
+			try {
+				await pass();
+			} catch (err) {
+				if (!running) break;
+				deps.logger.warn(`Webhook worker could not claim work: ${(err as Error).message}`);
 			}
-			track(attemptDelivery(deps, delivery), delivery._id);
+			await pause(IDLE_POLL_MS);
 		}
 	}
 

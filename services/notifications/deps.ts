@@ -1,5 +1,6 @@
 import type { Logger } from "moleculer";
 import type { WebhookTarget } from "../../shared/contracts/accounts";
+import type { Schedule } from "../../shared/schedule";
 import type { NotificationsDb } from "./models";
 
 export interface DeliverySettings {
@@ -15,6 +16,8 @@ export interface DeliverySettings {
 
 export interface NotificationsDeps {
 	db: NotificationsDb;
+	/** Deliveries by the time their next attempt is due. */
+	attempts: Schedule<string>;
 	/** This node's id: leases and attempt records name it. */
 	nodeId: string;
 	settings: DeliverySettings;

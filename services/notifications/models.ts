@@ -4,6 +4,7 @@
 import { type Connection, type Model, Schema } from "mongoose";
 import { EVENT_TYPES, type EventType } from "../../shared/contracts/notifications";
 import { type Lease, leaseSchema } from "../../shared/persistence";
+import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import { DeliveryStatus } from "./states";
 
 export interface DeliveryDoc {
@@ -96,11 +97,14 @@ attemptSchema.index({ deliveryId: 1, attempt: 1 });
 export interface NotificationsDb {
 	deliveries: Model<DeliveryDoc>;
 	attempts: Model<AttemptDoc>;
+	/** Deliveries by the second their next attempt is due (shared/schedule.ts): workers find due work by key. */
+	attemptSchedule: Model<ScheduleSlotDoc>;
 }
 
 export function createNotificationsDb(connection: Connection): NotificationsDb {
 	return {
 		deliveries: connection.model("WebhookDelivery", deliverySchema, "webhook_deliveries"),
 		attempts: connection.model("WebhookAttempt", attemptSchema, "webhook_attempts"),
+		attemptSchedule: connection.model("WebhookAttemptSchedule", scheduleSchema(), "webhook_attempt_schedule"),
 	};
 }

@@ -11,15 +11,16 @@ import type { WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { createSchedule } from "../../shared/schedule";
 import { enqueueEvent } from "./deliveries";
 import { listDeliveries } from "./delivery-views";
-import { createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
+import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
 import { NotificationsError } from "./errors";
 import { createNotificationsDb, type NotificationsDb } from "./models";
 import { redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
-import { releaseAllWaiting, releaseWaiting } from "./waiting";
+import { releaseAllWaiting, releaseWaiting, scheduleEarlierDeliveries } from "./waiting";
 
 interface Locals {
 	db: NotificationsDb;
@@ -91,6 +92,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, webhookWaitDays, timeZone } = config();
 		this.deps = {
 			db: this.db,
+			attempts: createSchedule<string>(this.db.attemptSchedule, { slotMs: ATTEMPT_SLOT_MS, shards: 4, firstLookBackMs: 60 * 60 * 1000 }),
 			nodeId: this.broker.nodeID,
 			settings: {
 				timeoutMs: webhookTimeoutMs,
@@ -111,6 +113,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			logger: this.logger,
 			now: () => new Date(),
 		};
+		await scheduleEarlierDeliveries(this.deps);
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
 		void releaseAllWaiting(this.deps).catch(err => this.logger.warn(`Releasing waiting webhooks failed: ${(err as Error).message}`));

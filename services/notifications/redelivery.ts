@@ -1,30 +1,24 @@
 // Operators send deliveries again (admin API, REPL): back to PENDING, due now,
 // with a fresh retry window and backoff, whatever state they were in. An
 // attempt already in flight keeps its lease and settles as usual.
-import { backToPending } from "./delivery-attempt";
+import { returnToPending } from "./delivery-attempt";
 import { type DeliveryView, failedSoFar, toDeliveryViews } from "./delivery-views";
 import type { NotificationsDeps } from "./deps";
 import { NotificationsError } from "./errors";
-import type { DeliveryDoc } from "./models";
 import { DeliveryStatus, statesLeadingTo } from "./states";
 
-/** PENDING/DELIVERED/DEAD -> PENDING for one event. */
+/** PENDING/DELIVERED/DEAD/WAITING -> PENDING for one event. */
 export async function redeliver(deps: NotificationsDeps, input: { eventId: string }): Promise<DeliveryView | NotificationsError> {
-	const doc = await deps.db.deliveries
-		.findOneAndUpdate(
-			{ _id: input.eventId.toLowerCase(), status: { $in: statesLeadingTo(DeliveryStatus.Pending) } },
-			backToPending(deps.now()),
-			{
-				returnDocument: "after",
-			},
-		)
-		.lean<DeliveryDoc>();
+	const doc = await returnToPending(deps, input.eventId.toLowerCase(), statesLeadingTo(DeliveryStatus.Pending));
 	if (!doc) return NotificationsError.UnknownDelivery;
 	return (await toDeliveryViews(deps, [doc]))[0];
 }
 
 /** DEAD -> PENDING and failing PENDING -> PENDING (due now) for every such delivery of the account. */
 export async function redeliverAccount(deps: NotificationsDeps, input: { accountId: number }): Promise<{ redelivered: number }> {
-	const result = await deps.db.deliveries.updateMany(failedSoFar(input.accountId), backToPending(deps.now()));
-	return { redelivered: result.matchedCount };
+	// An operator's action: the search is fine here; each is listed before it changes.
+	const failed = await deps.db.deliveries.find(failedSoFar(input.accountId), { _id: 1 }).lean();
+	let redelivered = 0;
+	for (const { _id } of failed) if (await returnToPending(deps, _id, [DeliveryStatus.Dead, DeliveryStatus.Pending])) redelivered++;
+	return { redelivered };
 }

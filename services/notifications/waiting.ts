@@ -10,25 +10,27 @@ import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
 import { DeliveryStatus } from "./states";
 
-/** WAITING -> PENDING (claimed for this attempt) for the account's oldest waiting delivery. */
-function claimOldestWaiting(deps: NotificationsDeps, accountId: number): Promise<DeliveryDoc | null> {
+/** WAITING -> PENDING (claimed for this attempt) for the account's oldest waiting delivery; listed first, so a node dying here leaves it found. */
+async function claimOldestWaiting(deps: NotificationsDeps, accountId: number): Promise<DeliveryDoc | null> {
+	const oldest = await deps.db.deliveries
+		.findOne({ accountId, status: DeliveryStatus.Waiting }, { _id: 1 })
+		.sort({ eventAt: 1, enqueuedAt: 1, _id: 1 })
+		.lean<DeliveryDoc>();
+	if (!oldest) return null;
 	const now = deps.now();
-	return deps.db.deliveries
+	await deps.attempts.add(oldest._id, now);
+	const claimed = await deps.db.deliveries
 		.findOneAndUpdate(
-			{ accountId, status: DeliveryStatus.Waiting },
+			{ _id: oldest._id, status: DeliveryStatus.Waiting },
 			{
-				$set: {
-					status: DeliveryStatus.Pending,
-					nextAttemptAt: now,
-					windowFrom: now,
-					backoffStep: 0,
-					lease: deliveryLease(deps, now),
-				},
+				$set: { status: DeliveryStatus.Pending, nextAttemptAt: now, windowFrom: now, backoffStep: 0, lease: deliveryLease(deps, now) },
 				$inc: { attempts: 1 },
 			},
-			{ sort: { eventAt: 1, enqueuedAt: 1, _id: 1 }, returnDocument: "after" },
+			{ returnDocument: "after" },
 		)
 		.lean<DeliveryDoc>();
+	// Another node took it meanwhile: the next oldest is tried.
+	return claimed ?? claimOldestWaiting(deps, accountId);
 }
 
 /** PENDING (just claimed) -> DEAD for an event that waited longer than the waiting window; its attempt number is given back. */
@@ -67,4 +69,12 @@ export async function releaseAllWaiting(deps: NotificationsDeps): Promise<void> 
 		const target = await deps.webhookTarget(accountId).catch(() => null);
 		if (target?.webhookUrl) await releaseWaiting(deps, accountId);
 	}
+}
+
+/** Deliveries of a database written before the attempt schedule existed are listed once, when it has never been written (a scan, once). */
+export async function scheduleEarlierDeliveries(deps: NotificationsDeps): Promise<number> {
+	if ((await deps.db.attemptSchedule.estimatedDocumentCount()) > 0) return 0;
+	const pending = await deps.db.deliveries.find({ status: DeliveryStatus.Pending }, { nextAttemptAt: 1 }).lean();
+	for (const delivery of pending) await deps.attempts.add(delivery._id, delivery.nextAttemptAt);
+	return pending.length;
 }

@@ -58,7 +58,12 @@ export function recordCommands(app: TestApp): { commands: RecordedCommand[]; sto
 		connection.getClient().on("commandStarted", listener);
 		return () => connection.getClient().off("commandStarted", listener);
 	});
-	return { commands, stop: () => listeners.forEach(off => off()) };
+	return {
+		commands,
+		stop: () => {
+			for (const off of listeners) off();
+		},
+	};
 }
 
 /** Each collection's unique keys (the field lists of its unique indexes, and _id), from the services' models. */

@@ -1,0 +1,25 @@
+// When each customer is next due, by key: an hour slot of the renewal
+// schedule lists the customers due in it (shared/schedule.ts). A customer is
+// listed in its new slot before its nextRenewalTimestamp changes and taken out
+// of the old one after, so it is never missing from the slot it is due in.
+import { createSchedule, type Schedule } from "../../shared/schedule";
+import type { BillingDb } from "./models";
+import { CustomerStatus } from "./states";
+
+const HOUR_MS = 3_600_000;
+
+export function createRenewalSchedule(db: BillingDb): Schedule<number> {
+	// A first reading looks back over the longest a database may have been without a cycle.
+	return createSchedule<number>(db.renewalSchedule, { slotMs: HOUR_MS, shards: 8, firstLookBackMs: 400 * 24 * HOUR_MS });
+}
+
+/**
+ * Customers of a database written before the schedule existed are listed once,
+ * when billing starts and the schedule has never been read (a scan, once).
+ */
+export async function scheduleEarlierCustomers(db: BillingDb, schedule: Schedule<number>): Promise<number> {
+	if ((await db.renewalSchedule.estimatedDocumentCount()) > 0) return 0;
+	const due = await db.customers.find({ status: CustomerStatus.Active, renewalActive: true }, { nextRenewalTimestamp: 1 }).lean();
+	for (const customer of due) if (customer.nextRenewalTimestamp) await schedule.add(customer._id, customer.nextRenewalTimestamp);
+	return due.length;
+}

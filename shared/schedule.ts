@@ -1,0 +1,124 @@
+// Work due at a time, found by key: the ids due in one time slot are kept in
+// a document keyed by the slot (and a shard, so one busy slot is not one hot
+// document), and a cursor document says from which slot on there may still be
+// work. Finding what is due reads those keys; it never searches the
+// collection of the work itself, however large it grows.
+//
+// The schedule is an index, not the truth: a document may be listed in a slot
+// it has since left (a consumer reads it by id and checks it is really due),
+// but it is never missing from the slot it is due in, because it is added to
+// its new slot before its own document changes and removed from the old one
+// after.
+import type { Model } from "mongoose";
+import { Schema } from "mongoose";
+
+export interface ScheduleSlotDoc {
+	/** `<slot start, epoch ms>#<shard>`, or "cursor". */
+	_id: string;
+	ids: (number | string)[];
+	/** The cursor's: the first slot that may still hold work. */
+	slot?: number;
+}
+
+export function scheduleSchema(): Schema<ScheduleSlotDoc> {
+	return new Schema<ScheduleSlotDoc>(
+		{ _id: String, ids: { type: [Schema.Types.Mixed], default: [] }, slot: Number },
+		{ versionKey: false },
+	);
+}
+
+export interface DueEntry<Id> {
+	id: Id;
+	/** The slot it was listed in: remove it from there once handled. */
+	at: Date;
+}
+
+export interface ScheduleOptions {
+	slotMs: number;
+	shards: number;
+	/** How far back the first reading looks, when no cursor has been written yet. */
+	firstLookBackMs: number;
+	/** Slots read per query. */
+	batch?: number;
+}
+
+export interface Schedule<Id extends number | string> {
+	/** Lists `id` in the slot of `at`. */
+	add(id: Id, at: Date): Promise<void>;
+	/** Takes `id` out of the slot of `at` (a no-op when it is not there), unless `listedAt` is in that same slot: it was just listed there again. */
+	remove(id: Id, at: Date, listedAt?: Date | null): Promise<void>;
+	/**
+	 * What is listed in the slots from the cursor to `until`, oldest slot first.
+	 * `moveCursor` (default true) lets the cursor pass the leading slots found
+	 * empty; never beyond `now` (a run for a future time moves nothing).
+	 */
+	due(until: Date, now: Date, options?: { moveCursor?: boolean }): Promise<DueEntry<Id>[]>;
+}
+
+const CURSOR = "cursor";
+
+function shardOf(id: number | string, shards: number): number {
+	if (typeof id === "number") return id % shards;
+	let hash = 0;
+	for (let i = 0; i < id.length; i++) hash = (hash * 31 + id.charCodeAt(i)) | 0;
+	return Math.abs(hash) % shards;
+}
+
+export function createSchedule<Id extends number | string>(model: Model<ScheduleSlotDoc>, options: ScheduleOptions): Schedule<Id> {
+	const { slotMs, shards } = options;
+	const batch = options.batch ?? 200;
+	const slotOf = (at: Date) => Math.floor(at.getTime() / slotMs) * slotMs;
+	const keyOf = (slot: number, shard: number) => `${slot}#${shard}`;
+
+	async function readSlots(from: number, to: number): Promise<{ entries: DueEntry<Id>[]; firstHeld: number | null; empty: string[] }> {
+		const entries: DueEntry<Id>[] = [];
+		const empty: string[] = [];
+		let firstHeld: number | null = null;
+		for (let start = from; start <= to; start += batch * slotMs) {
+			const slots: number[] = [];
+			for (let slot = start; slot <= Math.min(to, start + (batch - 1) * slotMs); slot += slotMs) slots.push(slot);
+			const keys = slots.flatMap(slot => Array.from({ length: shards }, (_, shard) => keyOf(slot, shard)));
+			const docs = await model.find({ _id: { $in: keys } }).lean();
+			for (const doc of docs.sort((a, b) => Number.parseInt(a._id, 10) - Number.parseInt(b._id, 10))) {
+				if (doc.ids.length === 0) {
+					empty.push(doc._id);
+					continue;
+				}
+				const slot = Number.parseInt(doc._id, 10);
+				firstHeld = firstHeld === null ? slot : Math.min(firstHeld, slot);
+				for (const id of doc.ids) entries.push({ id: id as Id, at: new Date(slot) });
+			}
+		}
+		return { entries, firstHeld, empty };
+	}
+
+	return {
+		async add(id, at) {
+			await model.updateOne({ _id: keyOf(slotOf(at), shardOf(id, shards)) }, { $addToSet: { ids: id } }, { upsert: true });
+		},
+
+		async remove(id, at, listedAt) {
+			if (listedAt && slotOf(listedAt) === slotOf(at)) return;
+			await model.updateOne({ _id: keyOf(slotOf(at), shardOf(id, shards)) }, { $pull: { ids: id } });
+		},
+
+		async due(until, now, { moveCursor = true } = {}) {
+			const cursor = await model.findById(CURSOR).lean();
+			const from = cursor?.slot ?? slotOf(new Date(now.getTime() - options.firstLookBackMs));
+			const to = slotOf(until);
+			const { entries, firstHeld, empty } = await readSlots(from, to);
+			// Past the slots found empty, but never past now: work can still be added to the current slot.
+			const next = Math.min(firstHeld ?? to + slotMs, slotOf(now));
+			if (moveCursor && next > from) {
+				// Compare-and-set: of two nodes moving it at once, one wins, and either answer is right.
+				await model
+					.updateOne({ _id: CURSOR, ...(cursor ? { slot: cursor.slot } : {}) }, { $set: { slot: next } }, { upsert: !cursor })
+					.catch(() => undefined);
+				// Emptied slots behind the cursor are deleted, only if still empty (an add may have come meanwhile).
+				const behind = empty.filter(key => Number.parseInt(key, 10) < next);
+				if (behind.length) await model.deleteMany({ _id: { $in: behind }, ids: { $size: 0 } });
+			}
+			return entries;
+		},
+	};
+}
