@@ -27,6 +27,23 @@ export async function insertOnce(model: { create(doc: object): Promise<unknown> 
 	}
 }
 
+/** Inserts the documents in one command; those whose key is taken are skipped. Answers whether all were inserted; other errors are thrown. */
+export async function insertAllOnce(
+	model: { insertMany(docs: object[], options: object): Promise<unknown> },
+	docs: object[],
+): Promise<boolean> {
+	if (docs.length === 0) return true;
+	try {
+		await model.insertMany(docs, { ordered: false });
+		return true;
+	} catch (err) {
+		const writeErrors = (err as { writeErrors?: unknown[] }).writeErrors;
+		const duplicatesOnly = writeErrors ? writeErrors.every(e => isDuplicateKey((e as { err?: unknown }).err ?? e)) : isDuplicateKey(err);
+		if (!duplicatesOnly) throw err;
+		return false;
+	}
+}
+
 /**
  * A lease: a node (or a request) holds a document for a while by writing
  * {owner, until} on it with a conditional update; once `until` has passed,

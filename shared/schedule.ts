@@ -45,14 +45,22 @@ export interface ScheduleOptions {
 export interface Schedule<Id extends number | string> {
 	/** Lists `id` in the slot of `at`. */
 	add(id: Id, at: Date): Promise<void>;
+	/** Lists each id in the slot of its time, in one command. */
+	addAll(entries: DueEntry<Id>[]): Promise<void>;
 	/** Takes `id` out of the slot of `at` (a no-op when it is not there), unless `listedAt` is in that same slot: it was just listed there again. */
 	remove(id: Id, at: Date, listedAt?: Date | null): Promise<void>;
+	/** Takes each id out of the slot of its time, in one command (with `listedAt`, as remove does). */
+	removeAll(entries: (DueEntry<Id> & { listedAt?: Date | null })[]): Promise<void>;
 	/**
 	 * What is listed in the slots from the cursor to `until`, oldest slot first.
 	 * `moveCursor` (default true) lets the cursor pass the leading slots found
 	 * empty; never beyond `now` (a run for a future time moves nothing).
 	 */
 	due(until: Date, now: Date, options?: { moveCursor?: boolean }): Promise<DueEntry<Id>[]>;
+	/** Whether the schedule was ever written (else the data written before it existed is still to be listed). */
+	inUse(): Promise<boolean>;
+	/** Writes the cursor if there is none, so the schedule is in use from now on. */
+	initialize(now: Date): Promise<void>;
 }
 
 const CURSOR = "cursor";
@@ -92,15 +100,33 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		return { entries, firstHeld, empty };
 	}
 
-	return {
-		async add(id, at) {
-			await model.updateOne({ _id: keyOf(slotOf(at), shardOf(id, shards)) }, { $addToSet: { ids: id } }, { upsert: true });
-		},
+	/** The ids of each slot document the entries fall in. */
+	function bySlotDocument(entries: DueEntry<Id>[]): Map<string, Id[]> {
+		const groups = new Map<string, Id[]>();
+		for (const { id, at } of entries) {
+			const key = keyOf(slotOf(at), shardOf(id, shards));
+			groups.set(key, [...(groups.get(key) ?? []), id]);
+		}
+		return groups;
+	}
 
-		async remove(id, at, listedAt) {
-			if (listedAt && slotOf(listedAt) === slotOf(at)) return;
-			await model.updateOne({ _id: keyOf(slotOf(at), shardOf(id, shards)) }, { $pull: { ids: id } });
-		},
+	const notListedAgain = (entries: (DueEntry<Id> & { listedAt?: Date | null })[]) =>
+		entries.filter(({ at, listedAt }) => !listedAt || slotOf(listedAt) !== slotOf(at));
+
+	async function write(entries: DueEntry<Id>[], update: (ids: Id[]) => object, upsert: boolean): Promise<void> {
+		const operations = [...bySlotDocument(entries)].map(([key, ids]) => ({
+			updateOne: { filter: { _id: key }, update: update(ids), upsert },
+		}));
+		if (operations.length === 1) await model.updateOne(operations[0].updateOne.filter, operations[0].updateOne.update, { upsert });
+		else if (operations.length > 1) await model.bulkWrite(operations as never, { ordered: false });
+	}
+
+	return {
+		add: (id, at) => write([{ id, at }], ids => ({ $addToSet: { ids: { $each: ids } } }), true),
+		addAll: entries => write(entries, ids => ({ $addToSet: { ids: { $each: ids } } }), true),
+
+		remove: (id, at, listedAt) => write(notListedAgain([{ id, at, listedAt }]), ids => ({ $pullAll: { ids } }), false),
+		removeAll: entries => write(notListedAgain(entries), ids => ({ $pullAll: { ids } }), false),
 
 		async due(until, now, { moveCursor = true } = {}) {
 			const cursor = await model.findById(CURSOR).lean();
@@ -119,6 +145,15 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 				if (behind.length) await model.deleteMany({ _id: { $in: behind }, ids: { $size: 0 } });
 			}
 			return entries;
+		},
+
+		async inUse() {
+			return (await model.estimatedDocumentCount()) > 0;
+		},
+
+		async initialize(now) {
+			const slot = slotOf(new Date(now.getTime() - options.firstLookBackMs));
+			await model.updateOne({ _id: CURSOR }, { $setOnInsert: { slot } }, { upsert: true });
 		},
 	};
 }

@@ -11,6 +11,7 @@ import { ApiError, ApiErrorType } from "../../shared/errors";
 import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
 import { type BillingDb, createBillingModels } from "./models";
+import { createOutboxSchedule, listEarlierEvents } from "./outbox";
 import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
 import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
@@ -148,6 +149,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				...this.deps,
 				retryHours: renewalRetryHours,
 				maxAttempts: renewalMaxAttempts,
+				relay: targets => this.relay.kick(targets),
 				productOf: (accountId, productId) => {
 					const key = `${accountId}:${productId}`;
 					if (!products.has(key)) products.set(key, call(this.broker, "accounts.getProduct", { accountId, productId }));
@@ -160,7 +162,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				owner: this.broker.nodeID,
 				signal: this.draining.signal,
 			});
-			this.relay.kick();
 			if (report.charged + report.declined + report.suspended > 0) this.logger.info("Renewal cycle:", report);
 			return report;
 		},
@@ -201,16 +202,19 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		this.deps = {
 			db: this.db,
 			renewals,
+			outbox: createOutboxSchedule(this.db),
 			// Production accounts need a real processor adapter; none is configured yet.
 			processorFor: environment => (environment === "sandbox" ? sandbox : null),
 			now: () => new Date(),
 			refundGraceMs: config().refundRecoveryGraceMs,
 		};
-		const listed = await scheduleEarlierCustomers(this.db, renewals);
+		const listed = await scheduleEarlierCustomers(this.db, renewals, this.deps.now());
 		if (listed) this.logger.info(`Renewal schedule: listed ${listed} customers of an earlier version's data`);
+		const events = await listEarlierEvents(this.deps);
+		if (events) this.logger.info(`Outbox schedule: listed ${events} waiting events of an earlier version's data`);
 		this.relay = createOutboxRelay({
-			db: this.db,
-			enqueue: event => call(this.broker, "notifications.enqueue", event),
+			...this.deps,
+			enqueueAll: events => call(this.broker, "notifications.enqueueAll", { events }),
 			logger: this.logger,
 		});
 		this.relay.start();

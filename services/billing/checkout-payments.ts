@@ -14,7 +14,7 @@ import {
 import { addDays, addPeriod } from "../../shared/time";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
-import { outboxEvent } from "./outbox";
+import { listedEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
 import type { PaymentProcessor } from "./processors/payment-processor";
 import { CustomerStatus, TransactionType } from "./states";
@@ -77,6 +77,7 @@ export async function openSubscription(
 		additionalData: input.additionalData,
 		authorizationId: null,
 		outbox: [],
+		relayed: [],
 		billingAnchor: null,
 		periodsBilled: 0,
 		renewalLease: null,
@@ -111,7 +112,7 @@ async function settle(
 ): Promise<CustomerDoc | null> {
 	const update =
 		changes.status === CustomerStatus.Active
-			? { $set: changes, $push: { outbox: outboxEvent(deps, "CONVERSION", { transactionId }) } }
+			? { $set: changes, $push: { outbox: await listedEvent(deps, "c", customerId, "CONVERSION", { transactionId }) } }
 			: { $set: changes };
 	return deps.db.customers
 		.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update, { returnDocument: "after" })

@@ -6,6 +6,8 @@ export interface BillingDeps {
 	db: BillingDb;
 	/** Customers by the time their next charge is due (billing/renewal-schedule.ts). */
 	renewals: Schedule<number>;
+	/** Outbox events by the time they were written (billing/outbox.ts): the relay's sweep finds them by key. */
+	outbox: Schedule<string>;
 	/** The processor for an account's environment, or null when none is configured. */
 	processorFor(environment: "sandbox" | "production"): PaymentProcessor | null;
 	now: () => Date;

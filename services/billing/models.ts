@@ -12,7 +12,8 @@ import { CustomerStatus, RefundRecordStatus, RefundStatus, TransactionStatus, Tr
 /**
  * An event for the merchant's webhooks, written in the same single-document
  * update as the change it announces, so it exists exactly when the change
- * does. The outbox relay hands it to notifications and then removes it.
+ * does. It is listed in the outbox schedule (outbox.ts) just before. The
+ * outbox relay hands it to notifications, then moves its id to `relayed`.
  */
 export interface OutboxEvent {
 	id: string;
@@ -54,6 +55,8 @@ export interface CustomerDoc {
 	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
 	authorizationId: number | null;
 	outbox: OutboxEvent[];
+	/** The ids of the events relayed so far: a listing whose event is here is done. */
+	relayed: string[];
 	/** The first charge's date (made or scheduled): period n is due at anchor + n periods, so month ends do not drift. */
 	billingAnchor: Date | null;
 	/** Charges made on the schedule so far. */
@@ -95,6 +98,7 @@ export interface TransactionDoc {
 	/** For a REFUNDED transaction: the transaction it refunds. */
 	originalTransactionId: number | null;
 	outbox: OutboxEvent[];
+	relayed: string[];
 }
 
 /** A refund: reserved on the original transaction, then done by the processor, or given back. */
@@ -157,6 +161,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
+		relayed: { type: [String], default: [] },
 		billingAnchor: { type: Date, default: null },
 		periodsBilled: { type: Number, default: 0 },
 		renewalLease: { type: leaseSchema(), default: null },
@@ -164,12 +169,10 @@ const customerSchema = new Schema<CustomerDoc>(
 	},
 	options,
 );
-// Production (MongoDB) indexes for the queries that are not by id: lists, the
-// renewal cycle's search for due customers, the relay's sweep for waiting events
-// (sparse: only documents with an event are in it). mongo-java-server ignores them.
+// Production (MongoDB) indexes for the queries that are not by key: the merchant's
+// lists and the operators' renewal status. mongo-java-server ignores them.
 customerSchema.index({ accountId: 1 });
 customerSchema.index({ renewalActive: 1, nextRenewalTimestamp: 1 });
-customerSchema.index({ "outbox.id": 1 }, { sparse: true });
 
 const transactionSchema = new Schema<TransactionDoc>(
 	{
@@ -195,13 +198,13 @@ const transactionSchema = new Schema<TransactionDoc>(
 		pendingRefunds: { type: [String], default: [] },
 		originalTransactionId: { type: Number, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
+		relayed: { type: [String], default: [] },
 	},
 	options,
 );
 // One transaction per processor operation, even if a step is retried.
 transactionSchema.index({ idempotencyKey: 1 }, { unique: true });
 transactionSchema.index({ customerId: 1, _id: 1 });
-transactionSchema.index({ "outbox.id": 1 }, { sparse: true });
 
 const refundSchema = new Schema<RefundDoc>(
 	{
@@ -232,6 +235,8 @@ export interface BillingDb {
 	refunds: Model<RefundDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
 	renewalSchedule: Model<ScheduleSlotDoc>;
+	/** Outbox events by the time they were written (outbox.ts): the relay's sweep finds them by key. */
+	outboxSchedule: Model<ScheduleSlotDoc>;
 	ids: { customers: IdAllocator; transactions: IdAllocator };
 }
 
@@ -242,6 +247,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
 		refunds: connection.model("Refund", refundSchema, "refunds"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
+		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),
 			transactions: createIdAllocator(connection, "transactions", 100),

@@ -1,18 +1,23 @@
 // Hands the events waiting in customers' and transactions' outboxes to the
-// notifications service, then removes them. An event leaves the outbox only
-// after notifications has stored it, so a crash at any point re-sends rather
-// than loses it; notifications dedupes on the event id. Every billing node
-// relays: the documents a change just wrote, by id, right after the change
-// (kick with targets), and everything still waiting on a timer (a sweep) for
-// whatever a crashed node or a failed relay left behind.
+// notifications service. An event leaves the outbox only after notifications
+// has stored it, so a crash at any point re-sends rather than loses it;
+// notifications dedupes on the event id. Every billing node relays: the
+// documents a change just wrote, by id, right after the change (kick with
+// targets), and on a timer (a sweep) whatever a crashed node or a failed relay
+// left behind, found by key in the outbox schedule (outbox.ts).
 import type { WebhookEvent } from "../../shared/contracts/notifications";
+import type { Schedule } from "../../shared/schedule";
 import { formatDateTime } from "../../shared/time";
 import type { BillingDb, CustomerDoc, OutboxEvent, TransactionDoc } from "./models";
+import { listingEntry, OUTBOX_SLOT_MS, type OutboxListing, parseListing } from "./outbox";
 import { toCustomerView, toTransactionView } from "./views";
 
 export interface OutboxRelayDeps {
 	db: BillingDb;
-	enqueue(event: WebhookEvent): Promise<unknown>;
+	outbox: Schedule<string>;
+	/** Stores the events in notifications (notifications.enqueueAll). */
+	enqueueAll(events: WebhookEvent[]): Promise<unknown>;
+	now: () => Date;
 	logger: { warn(...args: unknown[]): void };
 }
 
@@ -22,15 +27,42 @@ export interface RelayTargets {
 	transactions?: number[];
 }
 
-const BATCH = 100;
-/** The sweep searches both collections; targeted relays carry the normal traffic, so it runs seldom. */
+/** Events per enqueueAll (notifications takes up to 1000). */
+const ENQUEUE_BATCH = 500;
 const SWEEP_INTERVAL_MS = 5000;
+/** The sweep leaves the newest slots to the relays that follow each change. */
+const SWEEP_DELAY_MS = 2 * OUTBOX_SLOT_MS;
+/**
+ * A listing whose event is in neither the outbox nor `relayed` is for a write
+ * that has not landed (or never will: it failed). It is dropped after this long,
+ * far beyond any write's time in flight.
+ */
+const ABANDON_AFTER_MS = 10 * 60_000;
 
-async function transactionEvent(db: BillingDb, tx: TransactionDoc, event: OutboxEvent): Promise<WebhookEvent> {
-	const customer = await db.customers.findById(tx.customerId).lean();
+const byId = <Doc extends { _id: number }>(docs: Doc[]) => new Map(docs.map(doc => [doc._id, doc]));
+
+/** Documents by id, one command per collection (those already at hand are not read again). */
+async function readByIds<Doc extends { _id: number }>(
+	model: { find(filter: object): { lean(): Promise<unknown> } },
+	ids: Iterable<number>,
+	known: Map<number, Doc> = new Map(),
+): Promise<Map<number, Doc>> {
+	const missing = [...new Set(ids)].filter(id => !known.has(id));
+	if (missing.length === 0) return known;
+	const docs = (await model.find({ _id: { $in: missing } }).lean()) as Doc[];
+	return new Map([...known, ...byId(docs)]);
+}
+
+function transactionEvent(
+	tx: TransactionDoc,
+	event: OutboxEvent,
+	customers: Map<number, CustomerDoc>,
+	originals: Map<number, TransactionDoc>,
+): WebhookEvent {
+	const customer = customers.get(tx.customerId);
 	const data: Record<string, unknown> = { transaction: toTransactionView(tx), customer: customer ? toCustomerView(customer) : null };
 	if (tx.originalTransactionId !== null) {
-		const original = await db.transactions.findById(tx.originalTransactionId).lean();
+		const original = originals.get(tx.originalTransactionId);
 		data.originalTransaction = original ? toTransactionView(original) : null;
 	}
 	return {
@@ -44,14 +76,19 @@ async function transactionEvent(db: BillingDb, tx: TransactionDoc, event: Outbox
 	};
 }
 
-async function customerEvent(db: BillingDb, customer: CustomerDoc, event: OutboxEvent): Promise<WebhookEvent> {
-	// A conversion names the checkout's charge or hold, when there was one (events written before it was recorded: search).
+async function customerEvent(
+	db: BillingDb,
+	customer: CustomerDoc,
+	event: OutboxEvent,
+	transactions: Map<number, TransactionDoc>,
+): Promise<WebhookEvent> {
+	// A CONVERSION names the checkout's charge or hold, when there was one (events written before it was recorded: search).
 	const first =
 		event.type !== "CONVERSION" || event.transactionId === null
 			? null
 			: event.transactionId === undefined
 				? await db.transactions.findOne({ customerId: customer._id }).sort({ _id: 1 }).lean()
-				: await db.transactions.findById(event.transactionId).lean();
+				: (transactions.get(event.transactionId) ?? null);
 	const data: Record<string, unknown> = { customer: toCustomerView(customer) };
 	if (first) data.transaction = toTransactionView(first);
 	return {
@@ -71,49 +108,88 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 	const relaying = new Set<Promise<void>>();
 	let timer: NodeJS.Timeout | undefined;
 
-	async function relayDocs<Doc extends { _id: number; outbox: OutboxEvent[] }>(
-		model: { updateOne(filter: object, update: object): Promise<unknown> },
-		docs: Doc[],
-		build: (doc: Doc, event: OutboxEvent) => Promise<WebhookEvent>,
-	): Promise<void> {
-		// Documents side by side; one document's events in their order. One document that fails does not hold up the others.
-		const results = await Promise.allSettled(
-			docs.map(async doc => {
-				for (const event of doc.outbox) {
-					await deps.enqueue(await build(doc, event));
-					await model.updateOne({ _id: doc._id }, { $pull: { outbox: { id: event.id } } });
-				}
-			}),
+	/** Moves each document's relayed events from its outbox to `relayed`, one command per collection. */
+	async function markRelayed(
+		model: { bulkWrite(ops: object[], options: object): Promise<unknown> },
+		docs: { _id: number; outbox: OutboxEvent[] }[],
+	) {
+		const operations = docs
+			.filter(doc => doc.outbox.length > 0)
+			.map(doc => {
+				const ids = doc.outbox.map(event => event.id);
+				return {
+					updateOne: { filter: { _id: doc._id }, update: { $pull: { outbox: { id: { $in: ids } } }, $push: { relayed: { $each: ids } } } },
+				};
+			});
+		if (operations.length) await model.bulkWrite(operations, { ordered: false });
+	}
+
+	/** Relays every event waiting on these documents: transactions' first (a checkout's TRANSACTION goes out before its CONVERSION). */
+	async function relayDocs(transactions: TransactionDoc[], customers: CustomerDoc[]): Promise<void> {
+		transactions = transactions.filter(tx => tx.outbox.length > 0);
+		customers = customers.filter(customer => customer.outbox.length > 0);
+		if (transactions.length + customers.length === 0) return;
+		const customersOf = await readByIds(
+			deps.db.customers,
+			transactions.map(tx => tx.customerId),
+			byId(customers),
 		);
-		const failed = results.find(r => r.status === "rejected");
-		if (failed) throw failed.reason;
+		const conversions = customers.flatMap(c =>
+			c.outbox.flatMap(e => (e.type === "CONVERSION" && e.transactionId ? [e.transactionId] : [])),
+		);
+		const related = await readByIds(
+			deps.db.transactions,
+			[...conversions, ...transactions.flatMap(tx => (tx.originalTransactionId === null ? [] : [tx.originalTransactionId]))],
+			byId(transactions),
+		);
+		const events = [
+			...transactions.flatMap(tx => tx.outbox.map(event => transactionEvent(tx, event, customersOf, related))),
+			...(await Promise.all(customers.flatMap(customer => customer.outbox.map(event => customerEvent(deps.db, customer, event, related))))),
+		];
+		for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH));
+		await markRelayed(deps.db.transactions, transactions);
+		await markRelayed(deps.db.customers, customers);
 	}
 
-	// Answered from the sparse index on outbox.id (models.ts).
-	const WAITING = { "outbox.id": { $exists: true } };
-
-	/** The given documents, or (ids null) a batch of any with events waiting. */
-	async function waiting<Doc extends { outbox: OutboxEvent[] }>(
-		model: {
-			findById(id: number): { lean(): Promise<Doc | null> };
-			find(filter: object): { limit(n: number): { lean(): Promise<Doc[]> } };
-		},
-		ids: number[] | null,
-	): Promise<Doc[]> {
-		if (!ids) return model.find(WAITING).limit(BATCH).lean();
-		// By id alone: every database server answers that from its index (mongo-java-server scans when another condition is added).
-		const docs: (Doc | null)[] = await Promise.all(ids.map(id => model.findById(id).lean()));
-		return docs.filter(doc => doc !== null && doc.outbox.length > 0) as Doc[];
+	/** Relays the events waiting on the documents a change just wrote. */
+	async function relayTargets(changed: RelayTargets): Promise<void> {
+		const [transactions, customers] = await Promise.all([
+			readByIds<TransactionDoc>(deps.db.transactions, changed.transactions ?? []),
+			readByIds<CustomerDoc>(deps.db.customers, changed.customers ?? []),
+		]);
+		await relayDocs([...transactions.values()], [...customers.values()]);
 	}
 
-	/** Relays the targets' events (null: a batch of whatever waits); true when a batch was full. */
-	async function relayRound(changed: RelayTargets | null): Promise<boolean> {
-		// Transactions first: a checkout's TRANSACTION event goes out before its CONVERSION.
-		const transactions = await waiting<TransactionDoc>(deps.db.transactions as never, changed ? (changed.transactions ?? []) : null);
-		await relayDocs(deps.db.transactions, transactions, (tx, e) => transactionEvent(deps.db, tx, e));
-		const customers = await waiting<CustomerDoc>(deps.db.customers as never, changed ? (changed.customers ?? []) : null);
-		await relayDocs(deps.db.customers, customers, (c, e) => customerEvent(deps.db, c, e));
-		return transactions.length === BATCH || customers.length === BATCH;
+	/** What a listing says now: its event waits, was relayed, or has not been written (yet, or ever). */
+	function listingState(listing: OutboxListing, doc: { outbox: OutboxEvent[]; relayed: string[] } | undefined, now: Date) {
+		if (doc?.outbox.some(event => event.id === listing.eventId)) return "waiting";
+		if (doc?.relayed.includes(listing.eventId)) return "done";
+		return now.getTime() - listing.at.getTime() > ABANDON_AFTER_MS ? "done" : "unwritten";
+	}
+
+	/** One pass over the listings due, a batch at a time. */
+	async function sweepOnce(): Promise<void> {
+		const now = deps.now();
+		const listings = (await deps.outbox.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).flatMap(entry => parseListing(entry) ?? []);
+		for (let from = 0; from < listings.length; from += ENQUEUE_BATCH) await sweepBatch(listings.slice(from, from + ENQUEUE_BATCH), now);
+	}
+
+	/** Relays what still waits, then drops the listings that are done. */
+	async function sweepBatch(listings: OutboxListing[], now: Date): Promise<void> {
+		const ids = (kind: "c" | "t") => listings.filter(l => l.kind === kind).map(l => l.docId);
+		const [transactions, customers] = await Promise.all([
+			readByIds<TransactionDoc>(deps.db.transactions, ids("t")),
+			readByIds<CustomerDoc>(deps.db.customers, ids("c")),
+		]);
+		const docOf = (listing: OutboxListing) => (listing.kind === "t" ? transactions : customers).get(listing.docId);
+		const waiting = listings.filter(listing => listingState(listing, docOf(listing), now) === "waiting");
+		await relayDocs(
+			[...new Set(waiting.filter(l => l.kind === "t").map(l => transactions.get(l.docId)!))],
+			[...new Set(waiting.filter(l => l.kind === "c").map(l => customers.get(l.docId)!))],
+		);
+		// Relayed just now, or before: done. Unwritten ones stay listed for the next sweep.
+		const done = listings.filter(listing => listingState(listing, docOf(listing), now) !== "unwritten");
+		await deps.outbox.removeAll(done.map(listingEntry));
 	}
 
 	const paused = (err: unknown) => {
@@ -121,7 +197,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		deps.logger.warn("Outbox relay paused:", (err as Error).message);
 	};
 
-	/** Everything waiting, one sweep at a time; a full batch (e.g. after a renewal cycle) sweeps again at once. */
+	/** One sweep at a time on this node; a sweep asked for while one runs runs again after it. */
 	function sweep(): void {
 		if (sweeping) {
 			sweepAgain = true;
@@ -130,11 +206,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		sweeping = (async () => {
 			do {
 				sweepAgain = false;
-				const full = await relayRound(null).catch(err => {
-					paused(err);
-					return false;
-				});
-				sweepAgain = full || sweepAgain;
+				await sweepOnce().catch(paused);
 			} while (sweepAgain);
 		})().finally(() => {
 			sweeping = null;
@@ -147,7 +219,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 			sweep();
 			return;
 		}
-		const relay: Promise<void> = relayRound(changed)
+		const relay: Promise<void> = relayTargets(changed)
 			.then(() => undefined, paused)
 			.finally(() => relaying.delete(relay));
 		relaying.add(relay);

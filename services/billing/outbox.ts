@@ -1,8 +1,16 @@
 // Events a billing change writes in the same update as the change itself; the
 // relay (outbox-relay.ts) hands them to notifications afterwards.
+//
+// Every event is listed in the outbox schedule (shared/schedule.ts, by the
+// time it was written) just before the update that writes it, so the relay's
+// sweep finds what a crashed node or a failed relay left behind by key,
+// without searching customers or transactions. A listing names the document
+// and the event: the sweep drops it once the event is in the document's
+// `relayed`, so an event whose write lands late is never dropped unrelayed.
 import { randomUUID } from "node:crypto";
+import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
 import type { BillingDeps } from "./deps";
-import type { OutboxEvent } from "./models";
+import type { BillingDb, OutboxEvent } from "./models";
 
 export function outboxEvent(
 	deps: Pick<BillingDeps, "now">,
@@ -10,4 +18,80 @@ export function outboxEvent(
 	details: Pick<OutboxEvent, "transactionId"> = {},
 ): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };
+}
+
+/** Which collection a listed event is in: c(ustomers) or t(ransactions). */
+export type OutboxKind = "c" | "t";
+
+export interface OutboxListing {
+	kind: OutboxKind;
+	docId: number;
+	eventId: string;
+	/** The slot it is listed in. */
+	at: Date;
+}
+
+/** The slots are this wide; the sweep reads only slots that ended this long ago, so it seldom races the relay it backs up. */
+export const OUTBOX_SLOT_MS = 5000;
+
+export function createOutboxSchedule(db: BillingDb): Schedule<string> {
+	return createSchedule<string>(db.outboxSchedule, { slotMs: OUTBOX_SLOT_MS, shards: 4, firstLookBackMs: 24 * 3_600_000 });
+}
+
+const entryOf = (kind: OutboxKind, docId: number, event: OutboxEvent): DueEntry<string> => ({
+	id: `${kind}${docId}:${event.id}`,
+	at: event.createdAt,
+});
+
+export function parseListing(entry: DueEntry<string>): OutboxListing | null {
+	const match = /^([ct])(\d+):(.+)$/.exec(entry.id);
+	return match ? { kind: match[1] as OutboxKind, docId: Number(match[2]), eventId: match[3], at: entry.at } : null;
+}
+
+export const listingEntry = (listing: OutboxListing): DueEntry<string> => ({
+	id: `${listing.kind}${listing.docId}:${listing.eventId}`,
+	at: listing.at,
+});
+
+/** Lists events about to be written (one command for any number): call it right before the update that writes them. */
+export function listEvents(
+	deps: Pick<BillingDeps, "outbox">,
+	events: { kind: OutboxKind; docId: number; event: OutboxEvent }[],
+): Promise<void> {
+	return deps.outbox.addAll(events.map(e => entryOf(e.kind, e.docId, e.event)));
+}
+
+/** A new event on one document, listed: write it in the update that follows. */
+export async function listedEvent(
+	deps: Pick<BillingDeps, "now" | "outbox">,
+	kind: OutboxKind,
+	docId: number,
+	type: OutboxEvent["type"],
+	details: Pick<OutboxEvent, "transactionId"> = {},
+): Promise<OutboxEvent> {
+	const event = outboxEvent(deps, type, details);
+	await listEvents(deps, [{ kind, docId, event }]);
+	return event;
+}
+
+/**
+ * Events of a database written before the outbox schedule existed are listed
+ * (now, whatever their age) once, when billing starts and the schedule was
+ * never used: a search, once.
+ */
+export async function listEarlierEvents(deps: Pick<BillingDeps, "db" | "outbox" | "now">): Promise<number> {
+	if (await deps.outbox.inUse()) return 0;
+	const waiting = { "outbox.0": { $exists: true } };
+	const [customers, transactions] = await Promise.all([
+		deps.db.customers.find(waiting, { outbox: 1 }).lean(),
+		deps.db.transactions.find(waiting, { outbox: 1 }).lean(),
+	]);
+	const now = deps.now();
+	const events = [
+		...customers.flatMap(c => c.outbox.map(event => ({ kind: "c" as const, docId: c._id, event: { ...event, createdAt: now } }))),
+		...transactions.flatMap(t => t.outbox.map(event => ({ kind: "t" as const, docId: t._id, event: { ...event, createdAt: now } }))),
+	];
+	if (events.length) await listEvents(deps, events);
+	await deps.outbox.initialize(now);
+	return events.length;
 }

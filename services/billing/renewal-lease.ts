@@ -35,6 +35,41 @@ export async function claimRenewal(deps: BillingDeps, claim: RenewalClaim): Prom
 		.lean();
 }
 
+export interface BatchClaim {
+	customerIds: number[];
+	/** Unique to this batch: the customers whose lease names it are this batch's. */
+	owner: string;
+	at: Date;
+	leaseMs: number;
+	/** Only this account's customers (the sandbox test clock). */
+	accountId?: number;
+	/** Only sandbox customers (a cycle for a future time, which the test clock runs). */
+	sandboxOnly: boolean;
+}
+
+/**
+ * Claims every due, active, free customer of the batch with one update, then
+ * reads the batch back: those whose lease names `owner` are claimed.
+ * The same compare-and-set as claimRenewal, one command for many customers.
+ */
+export async function claimRenewals(deps: BillingDeps, claim: BatchClaim): Promise<Map<number, CustomerDoc>> {
+	const now = deps.now();
+	await deps.db.customers.updateMany(
+		{
+			_id: { $in: claim.customerIds },
+			status: CustomerStatus.Active,
+			renewalActive: true,
+			nextRenewalTimestamp: { $lte: claim.at },
+			...(claim.accountId === undefined ? {} : { accountId: claim.accountId }),
+			...(claim.sandboxOnly ? { environment: "sandbox" } : {}),
+			...leaseFree("renewalLease", now),
+		},
+		{ $set: { renewalLease: newLease(claim.owner, now, claim.leaseMs) } },
+	);
+	const docs = await deps.db.customers.find({ _id: { $in: claim.customerIds } }).lean();
+	return new Map(docs.map(doc => [doc._id, doc]));
+}
+
 export async function releaseRenewal(deps: BillingDeps, input: { customerId: number; owner: string }): Promise<boolean> {
 	const result = await deps.db.customers.updateOne(
 		{ _id: input.customerId, "renewalLease.owner": input.owner },

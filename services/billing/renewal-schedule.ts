@@ -17,9 +17,11 @@ export function createRenewalSchedule(db: BillingDb): Schedule<number> {
  * Customers of a database written before the schedule existed are listed once,
  * when billing starts and the schedule has never been read (a scan, once).
  */
-export async function scheduleEarlierCustomers(db: BillingDb, schedule: Schedule<number>): Promise<number> {
-	if ((await db.renewalSchedule.estimatedDocumentCount()) > 0) return 0;
+export async function scheduleEarlierCustomers(db: BillingDb, schedule: Schedule<number>, now: Date): Promise<number> {
+	if (await schedule.inUse()) return 0;
 	const due = await db.customers.find({ status: CustomerStatus.Active, renewalActive: true }, { nextRenewalTimestamp: 1 }).lean();
-	for (const customer of due) if (customer.nextRenewalTimestamp) await schedule.add(customer._id, customer.nextRenewalTimestamp);
-	return due.length;
+	const listed = due.filter(c => c.nextRenewalTimestamp).map(c => ({ id: c._id, at: c.nextRenewalTimestamp! }));
+	for (let from = 0; from < listed.length; from += 1000) await schedule.addAll(listed.slice(from, from + 1000));
+	await schedule.initialize(now);
+	return listed.length;
 }

@@ -1,21 +1,23 @@
 // Transactions are recorded once per processor operation, keyed by its
 // idempotency key: a repeated step (a retry, a node taking over) finds the one
 // already recorded instead of writing a second.
-import { isDuplicateKey } from "../../shared/persistence";
+import { insertAllOnce, isDuplicateKey } from "../../shared/persistence";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc, RefundDoc, TransactionDoc } from "./models";
-import { outboxEvent } from "./outbox";
+import { listEvents, outboxEvent } from "./outbox";
 import type { ProcessorOutcome } from "./processors/payment-processor";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
-export async function recordTransaction(
-	deps: BillingDeps,
-	customer: CustomerDoc,
-	money: { amountMinor: number; currency: string; currencyId: number },
-	type: TransactionType,
-	idempotencyKey: string,
-	outcome: ProcessorOutcome,
-): Promise<TransactionDoc> {
+/** A charge, hold or capture to record: its customer, its money and the processor's answer. */
+export interface ChargeRecord {
+	customer: CustomerDoc;
+	money: { amountMinor: number; currency: string; currencyId: number };
+	type: TransactionType;
+	idempotencyKey: string;
+	outcome: ProcessorOutcome;
+}
+
+function chargeFields(deps: BillingDeps, { customer, money, type, idempotencyKey, outcome }: ChargeRecord): TransactionFields {
 	const approved = outcome.status === "APPROVED";
 	const refundable = approved && (type === TransactionType.SubscriptionStart || type === TransactionType.Renewal);
 	const status = approved
@@ -23,7 +25,7 @@ export async function recordTransaction(
 		: outcome.status === "DECLINED"
 			? TransactionStatus.Declined
 			: TransactionStatus.Error;
-	return createOnce(deps, {
+	return {
 		accountId: customer.accountId,
 		customerId: customer._id,
 		success: approved,
@@ -45,10 +47,43 @@ export async function recordTransaction(
 		originalTransactionId: null,
 		// A charge or hold was attempted, approved or not: the merchant hears of it.
 		outbox: [outboxEvent(deps, "TRANSACTION")],
-	});
+		relayed: [],
+	};
+}
+
+export function recordTransaction(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	money: ChargeRecord["money"],
+	type: TransactionType,
+	idempotencyKey: string,
+	outcome: ProcessorOutcome,
+): Promise<TransactionDoc> {
+	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome }));
+}
+
+/**
+ * Records a batch (a renewal cycle's) in a few commands: their events listed
+ * in one, the transactions inserted in one. Those an earlier attempt already
+ * recorded (a node taking over) are read by their keys instead.
+ */
+export async function recordTransactions(deps: BillingDeps, records: ChargeRecord[]): Promise<Map<string, TransactionDoc>> {
+	if (records.length === 0) return new Map();
+	const timestamp = deps.now();
+	const docs: TransactionDoc[] = [];
+	for (const record of records) docs.push({ _id: await deps.db.ids.transactions.next(), timestamp, ...chargeFields(deps, record) });
+	await listEvents(
+		deps,
+		docs.flatMap(doc => doc.outbox.map(event => ({ kind: "t" as const, docId: doc._id, event }))),
+	);
+	if (await insertAllOnce(deps.db.transactions, docs)) return new Map(docs.map(doc => [doc.idempotencyKey, doc]));
+	const recorded = await deps.db.transactions.find({ idempotencyKey: { $in: docs.map(doc => doc.idempotencyKey) } }).lean();
+	return new Map(recorded.map(doc => [doc.idempotencyKey, doc]));
 }
 
 /** The REFUNDED transaction of a refund: negative, approved, and the original's product, MID, currency and card brand. */
+type TransactionFields = Omit<TransactionDoc, "_id" | "timestamp">;
+
 export function recordRefundTransaction(
 	deps: BillingDeps,
 	refund: RefundDoc,
@@ -76,16 +111,22 @@ export function recordRefundTransaction(
 		pendingRefunds: [],
 		originalTransactionId: original._id,
 		outbox: [outboxEvent(deps, "REFUND")],
+		relayed: [],
 	});
 }
 
 /** The REFUNDED transaction's idempotency key: one per refund, however often recording it is retried. */
 export const refundTransactionKey = (refundId: string) => `refund:${refundId}`;
 
-/** Writes the transaction, or reads the one its idempotency key already recorded. */
-async function createOnce(deps: BillingDeps, fields: Omit<TransactionDoc, "_id" | "timestamp">): Promise<TransactionDoc> {
+/** Writes the transaction (its event listed first), or reads the one its idempotency key already recorded. */
+async function createOnce(deps: BillingDeps, fields: TransactionFields): Promise<TransactionDoc> {
 	try {
-		const doc = await deps.db.transactions.create({ _id: await deps.db.ids.transactions.next(), timestamp: deps.now(), ...fields });
+		const _id = await deps.db.ids.transactions.next();
+		await listEvents(
+			deps,
+			fields.outbox.map(event => ({ kind: "t", docId: _id, event })),
+		);
+		const doc = await deps.db.transactions.create({ _id, timestamp: deps.now(), ...fields });
 		return doc.toObject();
 	} catch (err) {
 		if (!isDuplicateKey(err)) throw err;

@@ -3,7 +3,7 @@
 // written with the change itself.
 import { ownedBy } from "../../shared/persistence";
 import type { BillingDeps } from "./deps";
-import { outboxEvent } from "./outbox";
+import { listedEvent } from "./outbox";
 import { waitForRenewalInFlight } from "./renewal-lease";
 import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "./states";
 import { isStalePending, releaseLock } from "./subscription-lock";
@@ -33,7 +33,7 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 			{ _id: customer._id, status: customer.status },
 			{
 				$set: { status: CustomerStatus.Unsubscribed, renewalActive: false, nextRenewalTimestamp: null, unsubscriptionTimestamp: now },
-				$push: { outbox: outboxEvent(deps, "CANCELLATION") },
+				$push: { outbox: await listedEvent(deps, "c", customer._id, "CANCELLATION") },
 			},
 		);
 		if (done.modifiedCount !== 1) continue;

@@ -3,7 +3,7 @@
 // enqueue (an at-least-once sender retrying) a no-op.
 import { DateTime } from "luxon";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
-import { insertOnce } from "../../shared/persistence";
+import { insertAllOnce } from "../../shared/persistence";
 import type { NotificationsDeps } from "./deps";
 import { serializeEnvelope } from "./envelope";
 import { DeliveryStatus } from "./states";
@@ -14,27 +14,30 @@ function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
 	return parsed.isValid && parsed.toMillis() < now.getTime() ? parsed.toJSDate() : now;
 }
 
-export async function enqueueEvent(deps: NotificationsDeps, event: WebhookEvent): Promise<{ accepted: true; deliveryId: string }> {
+export async function enqueueEvents(deps: NotificationsDeps, events: WebhookEvent[]): Promise<{ deliveryIds: string[] }> {
 	const now = deps.now();
-	const id = event.id.toLowerCase();
-	const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);
-	// Listed before it is stored: a node that dies before the first attempt leaves it for any other to find.
-	await deps.attempts.add(id, now);
-	await insertOnce(deps.db.deliveries, {
-		_id: id,
-		accountId: event.accountId,
-		customerId: event.customerId,
-		transactionId: event.transaction_id,
-		type: event.type,
-		createdAt: event.createdAt,
-		eventAt,
-		body: serializeEnvelope({ ...event, id }),
-		status: DeliveryStatus.Pending,
-		attempts: 0,
-		backoffStep: 0,
-		windowFrom: eventAt,
-		nextAttemptAt: now,
-		enqueuedAt: now,
+	const deliveries = events.map(event => {
+		const id = event.id.toLowerCase();
+		const eventAt = eventInstant(event.createdAt, deps.settings.timeZone, now);
+		return {
+			_id: id,
+			accountId: event.accountId,
+			customerId: event.customerId,
+			transactionId: event.transaction_id,
+			type: event.type,
+			createdAt: event.createdAt,
+			eventAt,
+			body: serializeEnvelope({ ...event, id }),
+			status: DeliveryStatus.Pending,
+			attempts: 0,
+			backoffStep: 0,
+			windowFrom: eventAt,
+			nextAttemptAt: now,
+			enqueuedAt: now,
+		};
 	});
-	return { accepted: true, deliveryId: id };
+	// Listed before they are stored: a node that dies before the first attempt leaves them for any other to find.
+	await deps.attempts.addAll(deliveries.map(d => ({ id: d._id, at: now })));
+	await insertAllOnce(deps.db.deliveries, deliveries);
+	return { deliveryIds: deliveries.map(d => d._id) };
 }

@@ -12,7 +12,7 @@ import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createSchedule } from "../../shared/schedule";
-import { enqueueEvent } from "./deliveries";
+import { enqueueEvents } from "./deliveries";
 import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
@@ -27,6 +27,7 @@ interface Locals {
 	deps: NotificationsDeps;
 	worker: DeliveryWorker;
 	targets: LRUCache<number, WebhookTarget>;
+	enqueue(events: WebhookEvent[]): Promise<void>;
 }
 
 /** Accounts' webhook targets are kept this long at most; a change drops them at once (accounts.updated). */
@@ -42,10 +43,15 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		enqueue: {
 			params: schemas.enqueue,
 			async handler(ctx: Context<WebhookEvent>) {
-				const answer = await enqueueEvent(this.deps, ctx.params);
-				// Stored: now the first attempt, without waiting for the next poll.
-				this.worker.deliver(answer.deliveryId);
-				return { accepted: answer.accepted };
+				await this.enqueue([ctx.params]);
+				return { accepted: true };
+			},
+		},
+		enqueueAll: {
+			params: schemas.enqueueAll,
+			async handler(ctx: Context<{ events: WebhookEvent[] }>) {
+				await this.enqueue(ctx.params.events);
+				return { accepted: ctx.params.events.length };
 			},
 		},
 		list: idempotent(domainAction(schemas.list, listDeliveries)),
@@ -81,6 +87,14 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				this.logger.info(
 					`Account ${ctx.params.accountId} has a webhook URL: ${released.sent} waiting webhooks sent, ${released.expired} expired`,
 				);
+		},
+	},
+
+	methods: {
+		async enqueue(events: WebhookEvent[]): Promise<void> {
+			const { deliveryIds } = await enqueueEvents(this.deps, events);
+			// Stored: now the first attempts, without waiting for the next poll.
+			for (const id of deliveryIds) this.worker.deliver(id);
 		},
 	},
 

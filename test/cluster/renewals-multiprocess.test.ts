@@ -185,6 +185,11 @@ test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2
 		expect(customers).toHaveLength(CUSTOMERS);
 		expect(customers.filter(c => c.periodsBilled !== 1 || c.renewalLease !== null || c.status !== "ACTIVE")).toEqual([]);
 		expect(customers.filter(c => c.nextRenewalTimestamp.getTime() - c.billingAnchor.getTime() < 27 * 86_400_000)).toEqual([]);
+		// Every charge's TRANSACTION event reached notifications, the killed node's too (the relay's sweep finds them by key).
+		const notifications = client.db(databaseNameFor("notifications", process.env.MONGO_URL!));
+		const stored = () => notifications.collection("webhook_deliveries").countDocuments({ accountId: shop.accountId, type: "TRANSACTION" });
+		for (let waited = 0; (await stored()) < CUSTOMERS && waited < 60_000; waited += 250) await new Promise(r => setTimeout(r, 250));
+		expect(await stored()).toBe(CUSTOMERS);
 	} finally {
 		await client.close();
 	}

@@ -1,0 +1,262 @@
+// One batch of a renewal cycle, in a few commands whatever its size: claim
+// the batch (one update, one read), charge the claimed customers side by side
+// (one processor call each, each with its own idempotency key), record their
+// transactions (one listing of their events, one insert), move them on (one
+// listing in their next slots, one bulk update, one removal from the old
+// slots), and hand the transactions to the outbox relay.
+import { randomUUID } from "node:crypto";
+import type { ProductRecord } from "../../shared/contracts/accounts";
+import type { DueEntry } from "../../shared/schedule";
+import { addPeriod } from "../../shared/time";
+import type { BillingDeps } from "./deps";
+import type { CustomerDoc } from "./models";
+import { listedEvent } from "./outbox";
+import type { RelayTargets } from "./outbox-relay";
+import { withRetries } from "./processor-retries";
+import type { ProcessorOutcome } from "./processors/payment-processor";
+import { claimRenewals } from "./renewal-lease";
+import { CustomerStatus, TransactionType } from "./states";
+import { releaseLock } from "./subscription-lock";
+import { recordTransactions } from "./transaction-record";
+
+/** What a renewal needs of its product (accounts.getProduct). */
+export type RenewalProduct = Pick<ProductRecord, "amountMinor" | "currency" | "currencyId" | "renewal">;
+
+export interface RenewalDeps extends BillingDeps {
+	productOf(accountId: number, productId: number): Promise<RenewalProduct | null>;
+	/** Hands the documents a batch wrote events on to the outbox relay. */
+	relay(targets: RelayTargets): void;
+	retryHours: number;
+	maxAttempts: number;
+}
+
+export interface BatchOptions {
+	/** The cycle's time: everything due at or before it is charged. */
+	at: Date;
+	/** This node's name; each batch's leases carry it. */
+	owner: string;
+	accountId?: number;
+	leaseMs: number;
+}
+
+export interface CycleReport {
+	charged: number;
+	declined: number;
+	suspended: number;
+	/** Claimed by another node first, or no longer due. */
+	skipped: number;
+}
+
+/** Processor calls in flight per batch: they are the slow part. */
+const CONCURRENCY = 16;
+const HOUR_MS = 3_600_000;
+const slotStart = (at: Date | null | undefined) => (at ? Math.floor(at.getTime() / HOUR_MS) * HOUR_MS : null);
+
+/** Why a listed customer this batch did not claim was passed over: it left the slot, another node holds it, or not for this cycle. */
+function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, now: Date): "left" | "held" | "notNow" {
+	// A checkout still paying: its listing may be changing; leave it.
+	if (customer?.status === CustomerStatus.Pending) return "notNow";
+	if (customer?.renewalLease && customer.renewalLease.until.getTime() > now.getTime()) return "held";
+	const listed =
+		customer?.status === CustomerStatus.Active && customer.renewalActive && slotStart(customer.nextRenewalTimestamp) === entry.at.getTime();
+	return listed ? "notNow" : "left";
+}
+
+interface Claimed {
+	customer: CustomerDoc;
+	entry: DueEntry<number>;
+}
+
+interface Charged extends Claimed {
+	product: RenewalProduct;
+	key: string;
+	outcome: ProcessorOutcome;
+}
+
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: RenewalProduct, key: string, at: Date): Promise<ProcessorOutcome> {
+	const processor = deps.processorFor(customer.environment);
+	if (!processor) return { status: "ERROR", processorTransactionId: null, reason: "no_processor", hardDecline: false };
+	if (customer.authorizationId !== null) {
+		return withRetries(() =>
+			processor.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
+		);
+	}
+	const money = {
+		idempotencyKey: key,
+		cardToken: customer.cardToken,
+		amount: product.amountMinor,
+		currency: product.currency,
+		midId: customer.midId,
+	};
+	return withRetries(() => processor.charge({ ...money, initiator: "merchant", at }));
+}
+
+/** Charges the claimed customers, `CONCURRENCY` at a time; one that fails stays claimed until its lease ends, for a later cycle. */
+async function chargeAll(
+	deps: RenewalDeps,
+	claimed: Claimed[],
+	options: BatchOptions,
+): Promise<{ charged: Charged[]; noProduct: Claimed[] }> {
+	const charged: Charged[] = [];
+	const noProduct: Claimed[] = [];
+	let next = 0;
+	const worker = async () => {
+		while (next < claimed.length) {
+			const item = claimed[next++];
+			try {
+				const product = await deps.productOf(item.customer.accountId, item.customer.productId);
+				if (!product) {
+					noProduct.push(item);
+					continue;
+				}
+				// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
+				const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
+				charged.push({ ...item, product, key, outcome: await charge(deps, item.customer, product, key, options.at) });
+			} catch {
+				// The processor or the accounts service is unavailable: the lease runs out and a later cycle asks with the same key.
+			}
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(CONCURRENCY, claimed.length) }, worker));
+	return { charged, noProduct };
+}
+
+/** The customer's update after its charge, and where it is listed next. */
+function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
+	const { customer, product, outcome } = item;
+	const scheduled = customer.nextRenewalTimestamp!;
+	if (outcome.status === "APPROVED") {
+		const periodsBilled = customer.periodsBilled + 1;
+		const anchor = customer.billingAnchor ?? scheduled;
+		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periodsBilled, unit: product.renewal.unit }) : null;
+		const billed = { lastTimeBilled: deps.now(), periodsBilled, attempts: 0, authorizationId: null, renewalLease: null };
+		// The schedule moves only if the customer is still ACTIVE (an unsubscribe may have landed meanwhile); else only the charge is noted.
+		return {
+			result: "charged" as const,
+			listAt: next,
+			ifActive: { ...billed, nextRenewalTimestamp: next, renewalActive: next !== null },
+			otherwise: billed,
+		};
+	}
+	const attempts = customer.attempts + 1;
+	if (outcome.hardDecline || attempts >= deps.maxAttempts) return { result: "suspended" as const, listAt: null, attempts };
+	const retryAt = new Date(options.at.getTime() + deps.retryHours * HOUR_MS);
+	return {
+		result: "declined" as const,
+		listAt: retryAt,
+		ifActive: { attempts, nextRenewalTimestamp: retryAt, renewalLease: null },
+		otherwise: { renewalLease: null },
+	};
+}
+
+/** ACTIVE -> SUSPENDED with its SUSPENSION event (rare: one customer at a time). */
+async function suspend(deps: RenewalDeps, customer: CustomerDoc, lease: object, attempts: number): Promise<void> {
+	const suspended = await deps.db.customers.updateOne(
+		{ ...lease, status: CustomerStatus.Active },
+		{
+			$set: { status: CustomerStatus.Suspended, renewalActive: false, nextRenewalTimestamp: null, attempts, renewalLease: null },
+			$push: { outbox: await listedEvent(deps, "c", customer._id, "SUSPENSION") },
+		},
+	);
+	if (suspended.modifiedCount === 1) await releaseLock(deps, customer);
+	else await deps.db.customers.updateOne(lease, { $set: { attempts, renewalLease: null } });
+}
+
+/** Records the charges and moves each customer on: listed in its next slot first, updated in bulk, taken out of its old slots last. */
+async function settleAll(
+	deps: RenewalDeps,
+	charged: Charged[],
+	owner: string,
+	options: BatchOptions,
+	report: CycleReport,
+): Promise<RelayTargets> {
+	const transactions = await recordTransactions(
+		deps,
+		charged.map(item => ({
+			customer: item.customer,
+			money: item.product,
+			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
+			idempotencyKey: item.key,
+			outcome: item.outcome,
+		})),
+	);
+	const states = charged.map(item => ({
+		item,
+		lease: { _id: item.customer._id, "renewalLease.owner": owner },
+		state: nextState(deps, item, options),
+	}));
+	await deps.renewals.addAll(states.flatMap(({ item, state }) => (state.listAt ? [{ id: item.customer._id, at: state.listAt }] : [])));
+
+	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
+	const moved = moving.length
+		? await deps.db.customers.bulkWrite(
+				moving.map(({ lease, state }) => ({
+					updateOne: { filter: { ...lease, status: CustomerStatus.Active }, update: { $set: state.ifActive } },
+				})),
+				{ ordered: false },
+			)
+		: null;
+	// Some were no longer ACTIVE: those still hold the lease, the others have let it go.
+	if (moved && moved.modifiedCount < moving.length) {
+		await deps.db.customers.bulkWrite(
+			moving.map(({ lease, state }) => ({ updateOne: { filter: lease, update: { $set: state.otherwise } } })),
+			{ ordered: false },
+		);
+	}
+	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item.customer, lease, state.attempts);
+
+	await deps.renewals.removeAll(
+		states.flatMap(({ item, state }) => {
+			const scheduled = { id: item.customer._id, at: item.customer.nextRenewalTimestamp!, listedAt: state.listAt };
+			return item.entry.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.entry, listedAt: state.listAt }];
+		}),
+	);
+	for (const { state } of states) report[state.result]++;
+	return {
+		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
+		customers: states.flatMap(({ item, state }) => (state.result === "suspended" ? [item.customer._id] : [])),
+	};
+}
+
+/** Claims, charges and settles one batch of listed customers; answers whether another node held some of them. */
+export async function renewBatch(
+	deps: RenewalDeps,
+	entries: DueEntry<number>[],
+	options: BatchOptions,
+	report: CycleReport,
+): Promise<{ heldElsewhere: boolean }> {
+	const owner = `${options.owner}/${randomUUID()}`;
+	const now = deps.now();
+	const docs = await claimRenewals(deps, {
+		customerIds: entries.map(e => e.id),
+		owner,
+		at: options.at,
+		leaseMs: options.leaseMs,
+		accountId: options.accountId,
+		// A cycle "in the future" is a test clock's: it never bills a production customer early.
+		sandboxOnly: options.at.getTime() > now.getTime(),
+	});
+	const claimed: Claimed[] = [];
+	const left: DueEntry<number>[] = [];
+	let heldElsewhere = false;
+	for (const entry of entries) {
+		const customer = docs.get(entry.id);
+		if (customer?.renewalLease?.owner === owner) {
+			claimed.push({ customer, entry });
+			continue;
+		}
+		const reason = passedOver(customer, entry, now);
+		if (reason === "left") left.push(entry);
+		if (reason === "held") heldElsewhere = true;
+		if (reason !== "notNow") report.skipped++;
+	}
+	await deps.renewals.removeAll(left);
+
+	const { charged, noProduct } = await chargeAll(deps, claimed, options);
+	for (const { customer } of noProduct) {
+		await deps.db.customers.updateOne({ _id: customer._id, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
+		report.skipped++;
+	}
+	deps.relay(await settleAll(deps, charged, owner, options, report));
+	return { heldElsewhere };
+}
