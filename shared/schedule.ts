@@ -59,8 +59,8 @@ export interface Schedule<Id extends number | string> {
 	due(until: Date, now: Date, options?: { moveCursor?: boolean }): Promise<DueEntry<Id>[]>;
 	/** Whether the schedule was ever written (else the data written before it existed is still to be listed). */
 	inUse(): Promise<boolean>;
-	/** Writes the cursor if there is none, so the schedule is in use from now on. */
-	initialize(now: Date): Promise<void>;
+	/** Writes the cursor at the slot of `from` if there is none: the schedule is in use from now on, and holds nothing earlier. */
+	initialize(from: Date): Promise<void>;
 }
 
 const CURSOR = "cursor";
@@ -151,9 +151,8 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 			return (await model.estimatedDocumentCount()) > 0;
 		},
 
-		async initialize(now) {
-			const slot = slotOf(new Date(now.getTime() - options.firstLookBackMs));
-			await model.updateOne({ _id: CURSOR }, { $setOnInsert: { slot } }, { upsert: true });
+		async initialize(from) {
+			await model.updateOne({ _id: CURSOR }, { $setOnInsert: { slot: slotOf(from) } }, { upsert: true });
 		},
 	};
 }

@@ -22,6 +22,7 @@ export async function scheduleEarlierCustomers(db: BillingDb, schedule: Schedule
 	const due = await db.customers.find({ status: CustomerStatus.Active, renewalActive: true }, { nextRenewalTimestamp: 1 }).lean();
 	const listed = due.filter(c => c.nextRenewalTimestamp).map(c => ({ id: c._id, at: c.nextRenewalTimestamp! }));
 	for (let from = 0; from < listed.length; from += 1000) await schedule.addAll(listed.slice(from, from + 1000));
-	await schedule.initialize(now);
+	// The cursor starts at the earliest listing: a missed cycle is caught up.
+	await schedule.initialize(listed.reduce((earliest, l) => (l.at < earliest ? l.at : earliest), now));
 	return listed.length;
 }
