@@ -110,7 +110,6 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
 	const windowEnd = retryWindowEnd(delivery.windowFrom, outcome.environment, deps.settings).getTime();
 	let status: DeliveryStatus;
 	let update: object;
-	let listedAt: Date | null = null;
 	if (outcome.error === null) {
 		// PENDING -> DELIVERED
 		status = DeliveryStatus.Delivered;
@@ -124,12 +123,10 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
 		status = DeliveryStatus.Pending;
 		const nextAttemptAt = new Date(Math.min(now.getTime() + retryDelayMs(delivery.backoffStep + 1, deps.settings.retryBaseMs), windowEnd));
 		await deps.attempts.add(delivery._id, nextAttemptAt);
-		listedAt = nextAttemptAt;
 		update = { $set: { ...released, nextAttemptAt, lastError: outcome.error }, $inc: { backoffStep: 1 } };
 	}
+	// The listing it was claimed from is dropped by the worker's next pass over that slot (delivery-worker.ts).
 	const result = await deps.db.deliveries.updateOne(held, update);
-	// It has left the slot it was claimed from (listed again above when it is to be retried).
-	if (result.matchedCount === 1) await deps.attempts.remove(delivery._id, delivery.nextAttemptAt, listedAt);
 	return result.matchedCount === 1 ? status : null;
 }
 
@@ -145,7 +142,6 @@ async function parkUntilUrl(deps: NotificationsDeps, delivery: DeliveryDoc): Pro
 		{ $set: { status: DeliveryStatus.Waiting, lease: null }, $inc: { attempts: -1 } },
 	);
 	if (parked.matchedCount === 0) return;
-	await deps.attempts.remove(delivery._id, delivery.nextAttemptAt);
 	deps.logger.debug(`Webhook ${delivery._id} (account ${delivery.accountId}) waits: the account has no webhook URL`);
 	const target = await deps.webhookTarget(delivery.accountId).catch(() => null);
 	if (target?.webhookUrl) await returnToPending(deps, delivery._id, DeliveryStatus.Waiting);

@@ -6,12 +6,15 @@
 // Nodes share the work only through the database (the claim's lease).
 import { attemptDelivery, claimDueDelivery, releaseClaim } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
+import type { DeliveryDoc } from "./models";
 import { DeliveryStatus } from "./states";
 
 export const IDLE_POLL_MS = 300;
 /** The width of a slot of the attempt schedule: a retry is made at most this much (plus a poll) after it is due. */
 export const ATTEMPT_SLOT_MS = 1000;
 export const MAX_IN_FLIGHT = 32;
+/** Listings whose deliveries a pass reads with one query. */
+const PASS_BATCH = 500;
 /** How long stopping waits for a claim query: one stuck on an unreachable database must not hold up shutdown. */
 const STOP_CLAIM_GRACE_MS = 1000;
 
@@ -58,37 +61,48 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 	}
 
 	/**
-	 * What to do with one listed delivery that could not be claimed: another node
-	 * holds it (keep the listing, in case that node dies), or it has left this slot
-	 * (delivered, dead, waiting, or listed again at a later time).
+	 * What a listing in a complete slot stands for now: a delivery to claim, one
+	 * another node holds (kept, in case that node dies), or one that has left the
+	 * slot (delivered, dead, waiting, or listed again at a later time: dropped).
 	 */
-	async function stillListed(deliveryId: string): Promise<boolean> {
-		const doc = await deps.db.deliveries.findById(deliveryId, { status: 1, lease: 1, nextAttemptAt: 1 }).lean();
-		const now = deps.now().getTime();
-		return doc?.status === DeliveryStatus.Pending && doc.nextAttemptAt.getTime() <= now && (doc.lease?.until.getTime() ?? 0) > now;
+	function listingState(doc: Pick<DeliveryDoc, "status" | "lease" | "nextAttemptAt"> | undefined, slot: Date, now: Date) {
+		if (
+			doc?.status !== DeliveryStatus.Pending ||
+			Math.floor(doc.nextAttemptAt.getTime() / ATTEMPT_SLOT_MS) * ATTEMPT_SLOT_MS !== slot.getTime()
+		)
+			return "left";
+		return (doc.lease?.until.getTime() ?? 0) > now.getTime() ? "held" : "due";
 	}
 
-	/** One pass over the attempts due by now: claims each by key, attempts it, and unlists what has left its slot. */
+	/** One pass over the attempts due by now: reads their deliveries by key, claims each due one by id and attempts it, and unlists what has left. */
 	async function pass(): Promise<void> {
 		const now = deps.now();
 		// Complete slots only: everything listed in them is due.
 		const due = await deps.attempts.due(new Date(now.getTime() - ATTEMPT_SLOT_MS), now);
-		for (const entry of due) {
-			if (!running) return;
-			while (inFlight.size >= MAX_IN_FLIGHT) {
-				waitingForSlot = true;
-				await pause(IDLE_POLL_MS);
-				waitingForSlot = false;
+		for (let from = 0; from < due.length && running; from += PASS_BATCH) {
+			const entries = due.slice(from, from + PASS_BATCH);
+			const docs = await deps.db.deliveries
+				.find({ _id: { $in: entries.map(e => String(e.id)) } }, { status: 1, lease: 1, nextAttemptAt: 1 })
+				.lean();
+			const byId = new Map(docs.map(doc => [doc._id, doc]));
+			await deps.attempts.removeAll(entries.filter(e => listingState(byId.get(String(e.id)), e.at, now) === "left"));
+			for (const entry of entries.filter(e => listingState(byId.get(String(e.id)), e.at, now) === "due")) {
 				if (!running) return;
+				while (inFlight.size >= MAX_IN_FLIGHT) {
+					waitingForSlot = true;
+					await pause(IDLE_POLL_MS);
+					waitingForSlot = false;
+					if (!running) return;
+				}
+				// Another node may claim it first: then it is that node's.
+				const delivery = await claimDueDelivery(deps, String(entry.id));
+				if (delivery && !running) {
+					// Stopped while claiming: give it back for another node rather than start an attempt now.
+					await releaseClaim(deps, delivery).catch(() => {});
+					return;
+				}
+				if (delivery) track(attemptDelivery(deps, delivery), delivery._id);
 			}
-			const delivery = await claimDueDelivery(deps, String(entry.id));
-			if (delivery && !running) {
-				// Stopped while claiming: give it back for another node rather than start an attempt now.
-				await releaseClaim(deps, delivery).catch(() => {});
-				return;
-			}
-			if (delivery) track(attemptDelivery(deps, delivery), delivery._id);
-			else if (!(await stillListed(String(entry.id)))) await deps.attempts.remove(String(entry.id), entry.at);
 		}
 	}
 
