@@ -39,6 +39,7 @@ interface Locals {
 	/** Aborted when the node drains (SIGTERM): cycles stop claiming customers. */
 	draining: AbortController;
 	runCycle(options: Omit<CycleOptions, "owner">): Promise<CycleReport>;
+	cycleShare(): { index: number; count: number };
 	/** The refund recovery sweep's timer, and the sweep running on this node, if any (refund-recovery.ts). */
 	refundRecovery: NodeJS.Timeout;
 	recovery: Promise<RecoveryReport> | null;
@@ -161,9 +162,21 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				...options,
 				owner: this.broker.nodeID,
 				signal: this.draining.signal,
+				share: this.cycleShare(),
 			});
 			if (report.charged + report.declined + report.suspended > 0) this.logger.info("Renewal cycle:", report);
 			return report;
+		},
+
+		/** This node's place among the billing nodes it knows of: the cycle renews its own share first. */
+		cycleShare(): { index: number; count: number } {
+			const services = this.broker.registry.getServiceList({ onlyAvailable: true, withActions: false }) as {
+				name: string;
+				nodeID: string;
+			}[];
+			const nodes = [...new Set(services.filter(s => s.name === "billing").map(s => s.nodeID))].sort();
+			const index = nodes.indexOf(this.broker.nodeID);
+			return index < 0 ? { index: 0, count: 1 } : { index, count: nodes.length };
 		},
 
 		/** One recovery sweep on this node at a time; a call while one runs gets its report. */

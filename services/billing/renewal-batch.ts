@@ -238,11 +238,14 @@ export async function renewBatch(
 	});
 	const claimed: Claimed[] = [];
 	const left: DueEntry<number>[] = [];
+	const changed: number[] = [];
 	let heldElsewhere = false;
 	for (const entry of entries) {
 		const customer = docs.get(entry.id);
 		if (customer?.renewalLease?.owner === owner) {
-			claimed.push({ customer, entry });
+			// Unsubscribed between the claim and the read: not charged, and its lease let go at once (the unsubscribe waits for it).
+			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp) claimed.push({ customer, entry });
+			else changed.push(customer._id);
 			continue;
 		}
 		const reason = passedOver(customer, entry, now);
@@ -253,9 +256,10 @@ export async function renewBatch(
 	await deps.renewals.removeAll(left);
 
 	const { charged, noProduct } = await chargeAll(deps, claimed, options);
-	for (const { customer } of noProduct) {
-		await deps.db.customers.updateOne({ _id: customer._id, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
-		report.skipped++;
+	const unclaimed = [...changed, ...noProduct.map(item => item.customer._id)];
+	if (unclaimed.length) {
+		await deps.db.customers.updateMany({ _id: { $in: unclaimed }, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
+		report.skipped += unclaimed.length;
 	}
 	deps.relay(await settleAll(deps, charged, owner, options, report));
 	return { heldElsewhere };

@@ -31,6 +31,8 @@ export interface CycleOptions {
 	leaseMs?: number;
 	/** Aborted when the node drains: no new batch is claimed; the one held is finished. */
 	signal?: AbortSignal;
+	/** This node's share of the work among the billing nodes running the cycle (see below). */
+	share?: { index: number; count: number };
 }
 
 /** Customers claimed, charged and settled together. */
@@ -55,10 +57,13 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 	while (!options.signal?.aborted) {
 		const entries = (await deps.renewals.due(options.at, now, { moveCursor })).filter(e => !seen.has(`${e.id}@${e.at.getTime()}`));
 		if (entries.length === 0) break;
-		// Nodes read the same listings and each walks them from its own random start. A batch that meets
-		// customers another node holds means this node has reached another's part: it reads the listings
-		// again, which then leave out what was renewed, instead of walking through the rest of that part.
-		const ordered = fromRandomStart(entries);
+		// Nodes read the same listings. Each first renews its own share (customer id modulo the number of
+		// nodes), which no other node touches then; after that it helps with what is left, from a random
+		// start. A batch that meets customers another node holds means this node has reached another's
+		// part: it reads the listings again, which then leave out what was renewed.
+		const { index, count } = options.share ?? { index: 0, count: 1 };
+		const mine = count > 1 ? entries.filter(e => e.id % count === index) : [];
+		const ordered = mine.length > 0 ? mine : fromRandomStart(entries);
 		for (let from = 0; from < ordered.length && !options.signal?.aborted; from += batchSize) {
 			const batch = ordered.slice(from, from + batchSize);
 			for (const entry of batch) seen.add(`${entry.id}@${entry.at.getTime()}`);
