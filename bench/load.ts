@@ -41,11 +41,13 @@ interface CheckoutContext {
  * Each "request" of this load is a checkout: POST /api/session with the API
  * token, then POST /api/checkout with that session and a fresh email (so the
  * duplicate-subscription check never refuses it). `onOk` hears of every
- * customer created, with the time its answer arrived (Date.now()).
+ * customer created, with the time its answer arrived (Date.now()). With
+ * `checkouts`, it makes that many instead of running for `seconds`, and
+ * resolves once every one has been answered.
  */
 export async function checkoutLoad(
 	target: CheckoutTarget,
-	options: { connections: number; seconds: number; onOk?: (customerId: number, answeredAt: number) => void },
+	options: { connections: number; onOk?: (customerId: number, answeredAt: number) => void } & ({ seconds: number } | { checkouts: number }),
 ): Promise<CheckoutLoadResult> {
 	const checkout: number[] = [];
 	const submit: number[] = [];
@@ -59,7 +61,8 @@ export async function checkoutLoad(
 	const instance = start({
 		url: target.url,
 		connections: options.connections,
-		duration: options.seconds,
+		// A checkout is two requests.
+		...("checkouts" in options ? { amount: options.checkouts * 2 } : { duration: options.seconds }),
 		timeout: 30,
 		requests: [
 			{

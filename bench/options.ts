@@ -1,5 +1,5 @@
 // `npm run bench -- [options]`: what to run and for how long.
-export const SCENARIOS = ["checkout", "cluster", "reads", "renewals", "webhooks", "baseline"] as const;
+export const SCENARIOS = ["checkout", "cluster", "reads", "renewals", "webhooks", "baseline", "growth", "commands", "scaleout"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -15,6 +15,14 @@ export interface BenchOptions {
 	/** Due customers of each renewal run. */
 	customers: number;
 	billingNodes: number[];
+	/** Existing customers at which the growth scenario measures. */
+	growthSizes: number[];
+	/** Billing processes of the scale-out runs, each limited to `billingCpu` cores. */
+	scaleNodes: number[];
+	/** Due customers per scale-out run. */
+	scaleCustomers: number;
+	/** Cores each billing process may use in the scale-out runs (a cgroup quota); 0: unlimited. */
+	billingCpu: number;
 	/** Service processes run with --cpu-prof; profiles and their summaries go to the results folder. */
 	profile: boolean;
 	outDir: string;
@@ -22,7 +30,7 @@ export interface BenchOptions {
 
 export const USAGE = `npm run bench -- [options]
 
-  --quick                 everything, briefly (under a minute): a smoke test, not a measurement
+  --quick                 everything, briefly (under two minutes): a smoke test, not a measurement
   --scenarios <list>      comma list of ${SCENARIOS.join(", ")} (default: all)
                             checkout  checkout (session + submission) in embedded mode (npm start)
                             cluster   the same in cluster mode (a process per service, NATS)
@@ -30,12 +38,20 @@ export const USAGE = `npm run bench -- [options]
                             renewals  due customers charged by 1, 2 and 3 billing processes
                             webhooks  delay from a checkout's answer to its webhooks' arrival
                             baseline  the bare server with the same database writes, for the ratio
+                            growth    checkouts and reads at growing numbers of existing customers
+                            commands  database commands per checkout and per renewal
+                            scaleout  renewals by 1–4 billing processes, each limited to --billing-cpu cores
   --duration <s>          seconds per measured run (default 10; quick 2)
   --warmup <s>            seconds of unmeasured load before each run (default 3; quick 1)
   --repeat <n>            runs of each measurement, figures are medians (default 3; quick 1)
   --concurrency <list>    checkout connections (default 1,16,64; quick 16)
   --customers <n>         due customers per renewal run (default 20000; quick 200)
-  --billing-nodes <list>  billing processes of the renewal runs (default 1,2,3)
+  --billing-nodes <list>  billing processes of the renewal runs, unlimited (default 1,2,3)
+  --growth-sizes <list>   existing customers of the growth runs (default 1000,10000,50000; quick 200,1000,2000)
+  --scale-nodes <list>    billing processes of the scale-out runs (default 1,2,3,4; quick 1,2)
+  --scale-customers <n>   due customers per scale-out run (default 3000; quick 100)
+  --billing-cpu <cores>   CPU of each billing process in the scale-out runs, a cgroup quota (default 0.3;
+                          0: unlimited); needs root and the cgroup v1 cpu controller
   --profile               run the service processes with --cpu-prof and summarize the profiles
   --out <dir>             results folder (default bench/results)
 
@@ -65,6 +81,10 @@ export function parseOptions(argv: string[]): BenchOptions {
 		concurrency: quick ? [16] : [1, 16, 64],
 		customers: quick ? 200 : 20_000,
 		billingNodes: [1, 2, 3],
+		growthSizes: quick ? [200, 1000, 2000] : [1000, 10_000, 50_000],
+		scaleNodes: quick ? [1, 2] : [1, 2, 3, 4],
+		scaleCustomers: quick ? 100 : 3000,
+		billingCpu: 0.3,
 		profile: false,
 		outDir: "bench/results",
 	};
@@ -103,6 +123,22 @@ export function parseOptions(argv: string[]): BenchOptions {
 			case "--billing-nodes":
 				options.billingNodes = list(value()).map(v => Math.round(positive(arg, v)));
 				break;
+			case "--growth-sizes":
+				options.growthSizes = list(value()).map(v => Math.round(positive(arg, v)));
+				break;
+			case "--scale-nodes":
+				options.scaleNodes = list(value()).map(v => Math.round(positive(arg, v)));
+				break;
+			case "--scale-customers":
+				options.scaleCustomers = Math.round(positive(arg, value()));
+				break;
+			case "--billing-cpu": {
+				const cores = Number(value());
+				if (!Number.isFinite(cores) || cores < 0 || (cores > 0 && cores < 0.01))
+					throw new Error(`--billing-cpu needs a number of cores, at least 0.01 (0 for no limit), got ${argv[i]}`);
+				options.billingCpu = cores;
+				break;
+			}
 			case "--profile":
 				options.profile = true;
 				break;

@@ -14,6 +14,8 @@ export interface Row {
 	p99: number | null;
 	/** e.g. "0.58 of baseline", "efficiency 0.41" */
 	note: string;
+	/** The target this row's figure is held to, when it has one (also in the targets table). */
+	target?: Target;
 }
 
 export interface Target {
@@ -35,7 +37,7 @@ function table(headers: string[], lines: string[][]): string {
 /** Markdown, so the same text goes to the terminal and into bench/README.md. */
 export function resultsTable(rows: Row[]): string {
 	return table(
-		["scenario", "setting", "throughput", "p50 ms", "p95 ms", "p99 ms", "note"],
+		["scenario", "setting", "figure", "p50 ms", "p95 ms", "p99 ms", "target", "note"],
 		rows.map(r => [
 			r.scenario,
 			r.setting,
@@ -43,15 +45,24 @@ export function resultsTable(rows: Row[]): string {
 			fmt(r.p50),
 			fmt(r.p95),
 			fmt(r.p99),
+			r.target ? `${r.target.target}: ${verdict(r.target)}` : "",
 			r.note,
 		]),
 	);
 }
 
+const verdict = (t: Target) => (t.met === null ? "not measured" : t.met ? "met" : "MISSED");
+
+/** A target, and the rows whose figure it checks show it. */
+export function target(t: Target, ...rows: (Row | undefined)[]): Target {
+	for (const row of rows) if (row) row.target = t;
+	return t;
+}
+
 export function targetsTable(targets: Target[]): string {
 	return table(
 		["target", "wanted", "measured", ""],
-		targets.map(t => [t.name, t.target, t.measured, t.met === null ? "not measured" : t.met ? "met" : "MISSED"]),
+		targets.map(t => [t.name, t.target, t.measured, verdict(t)]),
 	);
 }
 
@@ -64,7 +75,8 @@ export function chart(rows: Row[], title: string): string {
 	const rowHeight = 34;
 	const colors = { p50: "#4e79a7", p95: "#f28e2b", p99: "#e15759", throughput: "#59a14f" };
 	const latencyRows = rows.filter(r => r.p50 !== null);
-	const throughputRows = rows.filter(r => r.throughput !== null);
+	// Rates only: counts (commands per checkout) have no place on a per-second axis.
+	const throughputRows = rows.filter(r => r.throughput !== null && r.unit.endsWith("/s"));
 	const parts: string[] = [];
 	let y = 40;
 

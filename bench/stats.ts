@@ -37,3 +37,8 @@ export function round(value: number, digits = 1): number {
 	const factor = 10 ** digits;
 	return Math.round(value * factor) / factor;
 }
+
+/** The median of a figure over repeated runs, rounded. */
+export function medianOf<T>(runs: T[], pick: (run: T) => number): number {
+	return round(median(runs.map(pick)));
+}

@@ -3,9 +3,10 @@
 // it, each in databases of its own:
 //   - embedded mode: every service in one process, what `npm start` runs;
 //   - cluster mode: one process per service over NATS, what `npm run cluster` runs;
-//   - the renewal topology: accounts, notifications and 1–3 billing processes;
+//   - the renewal topology: accounts, notifications and 1–4 billing processes;
 //   - the baseline server (baseline-server.ts).
-// Every process is a real child process, started as the cluster starts its nodes.
+// Every process is a real child process, started as the cluster starts its nodes;
+// a deployment may have each node serve its metrics (METRICS_PORT) on a port of its own.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
@@ -16,6 +17,7 @@ import { freePort, waitForPort } from "../dev/net";
 import { type NatsProcess, SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "../dev/processes";
 import type { ServiceName } from "../shared/config";
 import { projectRoot } from "../shared/paths";
+import { childNamed } from "./cpu-time";
 
 export const ADMIN_TOKEN = `bench_admin_${randomBytes(12).toString("hex")}`;
 const START_TIMEOUT_MS = 120_000;
@@ -24,6 +26,8 @@ export interface BenchContext {
 	/** The database server, without a database name. */
 	mongoUrl: string;
 	database: { kind: string; reason: string };
+	/** The embedded database server's process (java), whose CPU use the renewal runs report; null with MONGO_URL. */
+	databasePid: number | null;
 	/** The environment every service process gets (secrets, limits), without per-node variables. */
 	serviceEnv: NodeJS.ProcessEnv;
 	/** Where every child process writes its output. */
@@ -43,16 +47,19 @@ export async function createContext(options: { logFile: string; profileDir?: str
 	let mongoUrl = process.env.MONGO_URL?.replace(/\/[^/]*$/, "");
 	let database = { kind: "MONGO_URL", reason: "MONGO_URL was set" };
 	let stopDb = async () => {};
+	let databasePid: number | null = null;
 	if (!mongoUrl) {
 		// The memory backend, as the tests use: nothing on disk, nothing left behind.
 		const db = await startEmbeddedDb({ persistent: false, dataDir: path.join(projectRoot, "data") });
 		mongoUrl = db.url;
 		database = { kind: db.kind, reason: db.reason };
 		stopDb = db.stop;
+		// A real mongod runs under mongodb-memory-server; mongo-java-server is our own java child.
+		databasePid = childNamed(process.pid, db.kind === "mongod" ? "mongod" : "java");
 	}
 
 	const serviceEnv: NodeJS.ProcessEnv = { ...process.env };
-	for (const name of ["MONGO_URL", "TRANSPORTER", "SERVICES", "NODE_ID", "NAMESPACE", "PORT"]) delete serviceEnv[name];
+	for (const name of ["MONGO_URL", "TRANSPORTER", "SERVICES", "NODE_ID", "NAMESPACE", "PORT", "METRICS_PORT"]) delete serviceEnv[name];
 	applyCardSecrets({}, serviceEnv);
 	Object.assign(serviceEnv, {
 		ADMIN_TOKEN,
@@ -72,6 +79,7 @@ export async function createContext(options: { logFile: string; profileDir?: str
 		children,
 		mongoUrl,
 		database,
+		databasePid,
 		serviceEnv,
 		log,
 		profileDir: options.profileDir,
@@ -92,6 +100,8 @@ export interface Deployment {
 	mongoUrl: string;
 	namespace: string;
 	nodes: Map<string, ChildProcess>;
+	/** Node id -> its Prometheus port, when the spec asked for metrics. */
+	metricsPorts: Map<string, number>;
 	stop(): Promise<void>;
 }
 
@@ -102,6 +112,8 @@ export interface DeploySpec {
 	nodes: Record<string, ServiceName[] | undefined>;
 	/** Over NATS (every node in its own process) or not (one node with every service). */
 	transporter: boolean;
+	/** Each node serves its metrics (METRICS_PORT), e.g. the database commands it sent. */
+	metrics?: boolean;
 }
 
 /** Starts the nodes and resolves once they run (the gateway's health check says UP, when there is a gateway). */
@@ -112,10 +124,15 @@ export async function deploy(ctx: BenchContext, spec: DeploySpec): Promise<Deplo
 	const hasGateway = Object.values(spec.nodes).some(services => !services || services.includes("gateway"));
 	const port = hasGateway ? await freePort() : 0;
 	const nodes = new Map<string, ChildProcess>();
+	const metricsPorts = new Map<string, number>();
 	for (const [nodeId, services] of Object.entries(spec.nodes)) {
 		const env: NodeJS.ProcessEnv = { ...ctx.serviceEnv, NODE_ID: nodeId, MONGO_URL: mongoUrl, PORT: String(port), NAMESPACE: namespace };
 		if (services) env.SERVICES = services.join(",");
 		if (transporter) env.TRANSPORTER = transporter;
+		if (spec.metrics) {
+			metricsPorts.set(nodeId, await freePort());
+			env.METRICS_PORT = String(metricsPorts.get(nodeId));
+		}
 		// One folder per node: its main thread and tsx's loader thread each write a profile.
 		const nodeArgs = ctx.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${path.join(ctx.profileDir, `${spec.database}-${nodeId}`)}`] : [];
 		const child = spawnNode({ env, nodeArgs, log: { name: `${spec.database}/${nodeId}`, stdout: ctx.log, stderr: ctx.log } });
@@ -128,6 +145,7 @@ export async function deploy(ctx: BenchContext, spec: DeploySpec): Promise<Deplo
 		mongoUrl,
 		namespace,
 		nodes,
+		metricsPorts,
 		async stop() {
 			await Promise.all([...nodes.values()].map(child => stopProcess(child)));
 		},
@@ -138,6 +156,7 @@ export async function deploy(ctx: BenchContext, spec: DeploySpec): Promise<Deplo
 			await waitForPort(port, START_TIMEOUT_MS, alive);
 			await waitForHealth(deployment.url, alive);
 		}
+		for (const metricsPort of metricsPorts.values()) await waitForPort(metricsPort, START_TIMEOUT_MS, alive);
 	} catch (err) {
 		await deployment.stop();
 		throw new Error(`${spec.database} did not start: ${(err as Error).message} (the service logs are in ${ctx.log.path})`);
@@ -160,15 +179,15 @@ async function waitForHealth(url: string, alive: () => boolean): Promise<void> {
 }
 
 /** `npm start`'s topology: every service in one process. */
-export function embeddedSpec(database: string): DeploySpec {
-	return { database, nodes: { embedded: undefined }, transporter: false };
+export function embeddedSpec(database: string, options: { metrics?: boolean } = {}): DeploySpec {
+	return { database, nodes: { embedded: undefined }, transporter: false, ...options };
 }
 
 /** `npm run cluster`'s topology: one process per service, `billingNodes` billing processes. */
-export function clusterSpec(database: string, billingNodes = 1): DeploySpec {
+export function clusterSpec(database: string, billingNodes = 1, options: { metrics?: boolean } = {}): DeploySpec {
 	const nodes: Record<string, ServiceName[]> = Object.fromEntries(SINGLE_NODES.map(service => [service, [service]]));
 	for (let i = 1; i <= billingNodes; i++) nodes[`billing-${i}`] = ["billing"];
-	return { database, nodes, transporter: true };
+	return { database, nodes, transporter: true, ...options };
 }
 
 /** The baseline server in a process of its own, on the same database server. */

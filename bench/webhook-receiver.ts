@@ -26,6 +26,8 @@ export interface WebhookReceiver {
 	answered(customerId: number, answeredAt: number): void;
 	/** Resolves once every event of the window has arrived, or after `timeoutMs`. */
 	drain(window: WebhookWindow, timeoutMs: number): Promise<void>;
+	/** Resolves once each of these customers has had `perCustomer` events (renewals: one TRANSACTION each), or after `timeoutMs`; answers the events still missing. */
+	awaitEvents(customerIds: number[], perCustomer: number, timeoutMs: number): Promise<number>;
 	stop(): Promise<void>;
 }
 
@@ -86,6 +88,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 		async drain(window, timeoutMs) {
 			const deadline = Date.now() + timeoutMs;
 			while (window.missing() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100));
+		},
+		async awaitEvents(customerIds, perCustomer, timeoutMs) {
+			const missing = () => customerIds.reduce((n, id) => n + Math.max(0, perCustomer - (customers.get(id)?.arrivals.length ?? 0)), 0);
+			const deadline = Date.now() + timeoutMs;
+			while (missing() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100));
+			return missing();
 		},
 		async stop() {
 			server.closeAllConnections();

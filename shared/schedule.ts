@@ -65,6 +65,19 @@ export interface Schedule<Id extends number | string> {
 
 const CURSOR = "cursor";
 
+/** The slot documents the entries fall in, keyed `<slot start>#<shard>`, each with its ids. */
+export function slotDocuments<Id extends number | string>(
+	entries: DueEntry<Id>[],
+	{ slotMs, shards }: Pick<ScheduleOptions, "slotMs" | "shards">,
+): Map<string, Id[]> {
+	const groups = new Map<string, Id[]>();
+	for (const { id, at } of entries) {
+		const key = `${Math.floor(at.getTime() / slotMs) * slotMs}#${shardOf(id, shards)}`;
+		groups.set(key, [...(groups.get(key) ?? []), id]);
+	}
+	return groups;
+}
+
 function shardOf(id: number | string, shards: number): number {
 	if (typeof id === "number") return id % shards;
 	let hash = 0;
@@ -100,21 +113,11 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		return { entries, firstHeld, empty };
 	}
 
-	/** The ids of each slot document the entries fall in. */
-	function bySlotDocument(entries: DueEntry<Id>[]): Map<string, Id[]> {
-		const groups = new Map<string, Id[]>();
-		for (const { id, at } of entries) {
-			const key = keyOf(slotOf(at), shardOf(id, shards));
-			groups.set(key, [...(groups.get(key) ?? []), id]);
-		}
-		return groups;
-	}
-
 	const notListedAgain = (entries: (DueEntry<Id> & { listedAt?: Date | null })[]) =>
 		entries.filter(({ at, listedAt }) => !listedAt || slotOf(listedAt) !== slotOf(at));
 
 	async function write(entries: DueEntry<Id>[], update: (ids: Id[]) => object, upsert: boolean): Promise<void> {
-		const operations = [...bySlotDocument(entries)].map(([key, ids]) => ({
+		const operations = [...slotDocuments(entries, options)].map(([key, ids]) => ({
 			updateOne: { filter: { _id: key }, update: update(ids), upsert },
 		}));
 		if (operations.length === 1) await model.updateOne(operations[0].updateOne.filter, operations[0].updateOne.update, { upsert });

@@ -2,15 +2,17 @@
 // schedule lists the customers due in it (shared/schedule.ts). A customer is
 // listed in its new slot before its nextRenewalTimestamp changes and taken out
 // of the old one after, so it is never missing from the slot it is due in.
-import { createSchedule, type Schedule } from "../../shared/schedule";
+import { createSchedule, type Schedule, type ScheduleOptions } from "../../shared/schedule";
 import type { BillingDb } from "./models";
 import { CustomerStatus } from "./states";
 
 const HOUR_MS = 3_600_000;
 
+/** Hour slots, 8 documents each; a first reading looks back over the longest a database may have been without a cycle. */
+export const RENEWAL_SCHEDULE: ScheduleOptions = { slotMs: HOUR_MS, shards: 8, firstLookBackMs: 400 * 24 * HOUR_MS };
+
 export function createRenewalSchedule(db: BillingDb): Schedule<number> {
-	// A first reading looks back over the longest a database may have been without a cycle.
-	return createSchedule<number>(db.renewalSchedule, { slotMs: HOUR_MS, shards: 8, firstLookBackMs: 400 * 24 * HOUR_MS });
+	return createSchedule<number>(db.renewalSchedule, RENEWAL_SCHEDULE);
 }
 
 /**
@@ -23,6 +25,6 @@ export async function scheduleEarlierCustomers(db: BillingDb, schedule: Schedule
 	const listed = due.filter(c => c.nextRenewalTimestamp).map(c => ({ id: c._id, at: c.nextRenewalTimestamp! }));
 	for (let from = 0; from < listed.length; from += 1000) await schedule.addAll(listed.slice(from, from + 1000));
 	// The cursor starts at the earliest listing: a missed cycle is caught up.
-	await schedule.initialize(listed.reduce((earliest, l) => (l.at < earliest ? l.at : earliest), now));
+	await schedule.initialize(new Date(listed.reduce((earliest, l) => Math.min(earliest, l.at.getTime()), now.getTime())));
 	return listed.length;
 }

@@ -1,0 +1,320 @@
+// What a run records (bench/results/<date>.json) and the table and targets
+// made of it: medians over the repeats, ratios within the run.
+
+import type { CommandsPerUnit } from "./db-commands";
+import { byServiceText } from "./db-commands";
+import { type GrowthStep, growthSummary } from "./growth";
+import type { CheckoutLoadResult, ReadLoadResult } from "./load";
+import { type Measured, outsideText, READ_CONNECTIONS, type WebhookRun } from "./measure";
+import type { BenchOptions } from "./options";
+import { databaseCpuText, missingText, type RenewalRunResult } from "./renewals";
+import { type Row, type Target, target } from "./report";
+import type { ScaleOutRunResult } from "./scale-out";
+import { scaleOutSummary } from "./scale-out";
+import { medianOf } from "./stats";
+
+/** The concurrency the checkout targets name. */
+export const TARGET_CONCURRENCY = 16;
+
+export interface Results {
+	startedAt: string;
+	finishedAt?: string;
+	options: BenchOptions;
+	machine: { cpus: number; model: string; memoryGb: number; node: string; loadAverageAtStart: number[]; loadAverageAtEnd?: number[] };
+	database: { kind: string; reason: string };
+	checkout: Record<"embedded" | "cluster", Record<number, Measured<CheckoutLoadResult>[]>>;
+	baseline: Record<number, Measured<CheckoutLoadResult>[]>;
+	webhooks: Record<"embedded" | "cluster", Record<number, WebhookRun[]>>;
+	reads: Record<"customer" | "transaction", Measured<ReadLoadResult>[]>;
+	/** Unlimited billing nodes, by their number. */
+	renewals: Record<number, RenewalRunResult[]>;
+	/** Billing nodes limited to options.billingCpu cores each, by their number. */
+	scaleOut: Record<number, ScaleOutRunResult[]>;
+	growth: GrowthStep[];
+	/** Database commands per checkout, and the renewal run that counted them per renewal (each with its top commands). */
+	commands: { checkout: CommandsPerUnit | null; renewal: RenewalRunResult | null };
+	rows?: Row[];
+	targets?: Target[];
+}
+
+export function emptyResults(startedAt: Date, options: BenchOptions, machine: Results["machine"]): Results {
+	return {
+		startedAt: startedAt.toISOString(),
+		options,
+		machine,
+		database: { kind: "", reason: "" },
+		checkout: { embedded: {}, cluster: {} },
+		baseline: {},
+		webhooks: { embedded: {}, cluster: {} },
+		reads: { customer: [], transaction: [] },
+		renewals: {},
+		scaleOut: {},
+		growth: [],
+		commands: { checkout: null, renewal: null },
+	};
+}
+
+const latency = (runs: { p50: number; p95: number; p99: number }[]) => ({
+	p50: medianOf(runs, r => r.p50),
+	p95: medianOf(runs, r => r.p95),
+	p99: medianOf(runs, r => r.p99),
+});
+
+function checkoutSummary(results: Results): { rows: Row[]; targets: Target[] } {
+	const rows: Row[] = [];
+	const baselineAt = (c: number) => {
+		const runs = results.baseline[c];
+		return runs?.length ? medianOf(runs, r => r.checkoutsPerSecond) : null;
+	};
+	let embedded16: Row | undefined;
+	for (const mode of ["embedded", "cluster"] as const) {
+		for (const [c, runs] of Object.entries(results.checkout[mode])) {
+			const throughput = medianOf(runs, r => r.checkoutsPerSecond);
+			const base = baselineAt(Number(c));
+			const row: Row = {
+				scenario: "checkout",
+				setting: `${mode} c=${c}`,
+				throughput,
+				unit: "checkouts/s",
+				...latency(runs.map(r => r.checkout)),
+				note: [
+					base ? `${(throughput / base).toFixed(2)} of baseline` : "",
+					`submission alone p99 ${medianOf(runs, r => r.submit.p99)} ms`,
+					outsideText(runs),
+				]
+					.filter(Boolean)
+					.join("; "),
+			};
+			rows.push(row);
+			if (mode === "embedded" && Number(c) === TARGET_CONCURRENCY) embedded16 = row;
+		}
+	}
+	for (const [c, runs] of Object.entries(results.baseline)) {
+		rows.push({
+			scenario: "baseline",
+			setting: `bare server c=${c}`,
+			throughput: medianOf(runs, r => r.checkoutsPerSecond),
+			unit: "checkouts/s",
+			...latency(runs.map(r => r.checkout)),
+			note: ["same writes, raw driver", outsideText(runs)].filter(Boolean).join("; "),
+		});
+	}
+	let hooks16: Row | undefined;
+	for (const mode of ["embedded", "cluster"] as const) {
+		for (const [c, runs] of Object.entries(results.webhooks[mode])) {
+			const row: Row = {
+				scenario: "webhooks",
+				setting: `delay, ${mode} c=${c}`,
+				throughput: null,
+				unit: "",
+				...latency(runs.map(r => r.delay)),
+				note: `${runs.reduce((n, r) => n + r.events, 0)} events, ${runs.reduce((n, r) => n + r.missing, 0)} missing`,
+			};
+			rows.push(row);
+			if (mode === "embedded" && Number(c) === TARGET_CONCURRENCY) hooks16 = row;
+		}
+	}
+	const readRows: Partial<Record<"customer" | "transaction", Row>> = {};
+	for (const kind of ["customer", "transaction"] as const) {
+		const runs = results.reads[kind];
+		if (!runs.length) continue;
+		rows.push(
+			(readRows[kind] = {
+				scenario: "reads",
+				setting: `GET /api/${kind}/{id} c=${READ_CONNECTIONS}`,
+				throughput: medianOf(runs, r => r.requestsPerSecond),
+				unit: "req/s",
+				...latency(runs.map(r => r.latency)),
+				note: [`${runs.reduce((n, r) => n + r.failures, 0)} failed`, outsideText(runs)].filter(Boolean).join("; "),
+			}),
+		);
+	}
+
+	const targets: Target[] = [];
+	const runs16 = results.checkout.embedded[TARGET_CONCURRENCY];
+	const p99 = runs16?.length ? medianOf(runs16, r => r.checkout.p99) : null;
+	targets.push(
+		target(
+			{
+				name: "checkout p99, embedded c=16",
+				target: "≤ 50 ms",
+				measured: p99 === null ? "–" : `${p99} ms (submission alone ${medianOf(runs16!, r => r.submit.p99)} ms)`,
+				met: p99 === null ? null : p99 <= 50,
+			},
+			embedded16,
+		),
+	);
+	const ours = runs16?.length ? medianOf(runs16, r => r.checkoutsPerSecond) : null;
+	const base = baselineAt(TARGET_CONCURRENCY);
+	targets.push({
+		name: "checkout throughput vs baseline, c=16",
+		target: "≥ 50 %",
+		measured: ours !== null && base ? `${((ours / base) * 100).toFixed(0)} % (${ours} vs ${base} checkouts/s)` : "–",
+		met: ours !== null && base ? ours / base >= 0.5 : null,
+	});
+	for (const kind of ["customer", "transaction"] as const) {
+		const runs = results.reads[kind];
+		const rps = runs.length ? medianOf(runs, r => r.requestsPerSecond) : null;
+		const readP99 = runs.length ? medianOf(runs, r => r.latency.p99) : null;
+		targets.push(
+			target(
+				{
+					name: `reads, GET /api/${kind}/{id}`,
+					target: "≥ 2,000 req/s, p99 ≤ 20 ms",
+					measured: rps === null ? "–" : `${rps} req/s, p99 ${readP99} ms`,
+					met: rps === null ? null : rps >= 2000 && readP99! <= 20,
+				},
+				readRows[kind],
+			),
+		);
+	}
+	const hooks = results.webhooks.embedded[TARGET_CONCURRENCY];
+	const hookP99 = hooks?.length ? medianOf(hooks, r => r.delay.p99) : null;
+	targets.push(
+		target(
+			{
+				name: "webhook delay p99, embedded c=16",
+				target: "≤ 500 ms",
+				measured: hookP99 === null ? "–" : `${hookP99} ms`,
+				met: hookP99 === null ? null : hookP99 <= 500,
+			},
+			hooks16,
+		),
+	);
+	return { rows, targets };
+}
+
+function renewalSummary(results: Results): { rows: Row[]; targets: Target[] } {
+	const rows: Row[] = [];
+	const rate = (n: number) => (results.renewals[n]?.length ? medianOf(results.renewals[n], r => r.renewalsPerSecond) : null);
+	const byNodes: Record<number, Row> = {};
+	for (const [n, runs] of Object.entries(results.renewals)) {
+		const one = rate(1);
+		const own = rate(Number(n))!;
+		rows.push(
+			(byNodes[Number(n)] = {
+				scenario: "renewals",
+				setting: `${n} billing node${n === "1" ? "" : "s"}, unlimited`,
+				throughput: own,
+				unit: "renewals/s",
+				p50: null,
+				p95: null,
+				p99: null,
+				note: [
+					`${runs[0].customers} customers, ${medianOf(runs, r => r.skipped)} skipped`,
+					one && n !== "1" ? `scaling efficiency ${(own / one / Number(n)).toFixed(2)}` : "",
+					databaseCpuText(runs),
+					missingText(runs),
+				]
+					.filter(Boolean)
+					.join("; "),
+			}),
+		);
+	}
+	const [one, two, three] = [rate(1), rate(2), rate(3)];
+	const targets: Target[] = [
+		target(
+			{
+				name: "renewals, 1 unlimited billing node",
+				target: "≥ 500/s",
+				measured: one === null ? "–" : `${one}/s`,
+				met: one === null ? null : one >= 500,
+			},
+			byNodes[1],
+		),
+		target(
+			{
+				name: "renewals with 2 billing nodes",
+				target: "≥ 1,000/s",
+				measured: two === null ? "–" : `${two}/s`,
+				met: two === null ? null : two >= 1000,
+			},
+			byNodes[2],
+		),
+		target(
+			{
+				name: "renewals, 3 nodes vs 2",
+				target: "faster",
+				measured: two === null || three === null ? "–" : `${three}/s vs ${two}/s`,
+				met: two === null || three === null ? null : three > two,
+			},
+			byNodes[3],
+		),
+	];
+	return { rows, targets };
+}
+
+const RENEWAL_COMMANDS_TARGET = 4;
+
+function commandsSummary(results: Results): { rows: Row[]; targets: Target[] } {
+	const rows: Row[] = [];
+	const targets: Target[] = [];
+	const checkout = results.commands.checkout;
+	if (checkout) {
+		rows.push({
+			scenario: "commands",
+			setting: `per checkout, embedded c=${TARGET_CONCURRENCY}`,
+			throughput: checkout.total,
+			unit: "commands",
+			p50: null,
+			p95: null,
+			p99: null,
+			note: `${byServiceText(checkout)}; sandbox processor ${checkout.sandbox}; ${idleText(checkout)}`,
+		});
+	}
+	const renewal = results.commands.renewal?.commands ?? null;
+	const ours = renewal ? Math.round((renewal.total - renewal.sandbox) * 100) / 100 : null;
+	const row: Row | undefined = renewal
+		? {
+				scenario: "commands",
+				setting: `per renewal, 1 billing node, ${results.commands.renewal!.customers} customers`,
+				throughput: ours,
+				unit: "commands",
+				p50: null,
+				p95: null,
+				p99: null,
+				note: `without the sandbox processor's ${renewal.sandbox} (${renewal.total} with them); ${byServiceText(renewal)}; ${idleText(renewal)}`,
+			}
+		: undefined;
+	if (row) rows.push(row);
+	targets.push(
+		target(
+			{
+				name: "database commands per renewal, amortized (not counting the sandbox processor's)",
+				target: `≤ ${RENEWAL_COMMANDS_TARGET}`,
+				measured: renewal ? `${ours} (${renewal.total} with the sandbox processor's ${renewal.sandbox})` : "–",
+				met: ours === null ? null : ours <= RENEWAL_COMMANDS_TARGET,
+			},
+			row,
+		),
+	);
+	return { rows, targets };
+}
+
+const idleText = (c: CommandsPerUnit) => `${c.raw} before taking off ${c.idlePerSecond}/s idle × ${c.seconds} s`;
+
+export function summarizeResults(results: Results): { rows: Row[]; targets: Target[] } {
+	const parts = [
+		checkoutSummary(results),
+		growthSummary(results.growth),
+		renewalSummary(results),
+		scaleOutSummary(results.scaleOut),
+		commandsSummary(results),
+	];
+	return { rows: parts.flatMap(p => p.rows), targets: parts.flatMap(p => p.targets) };
+}
+
+/** The commands that most deserve a look, as lines for the terminal (the JSON has them all). */
+export function topCommandsText(results: Results, count = 8): string {
+	const renewal = results.commands.renewal?.commands;
+	const list = (title: string, c: CommandsPerUnit | null | undefined) =>
+		c
+			? [
+					`${title} (${c.total} in all):`,
+					...c.top.slice(0, count).map(t => `  ${t.perUnit.toFixed(2).padStart(6)}  ${t.service} ${t.command} ${t.collection}`),
+				]
+			: [];
+	return [...list("Database commands per checkout", results.commands.checkout), ...list("Database commands per renewal", renewal)].join(
+		"\n",
+	);
+}
