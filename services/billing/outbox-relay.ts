@@ -30,7 +30,11 @@ export interface RelayTargets {
 /** Events per enqueueAll (notifications takes up to 1000). */
 const ENQUEUE_BATCH = 500;
 const SWEEP_INTERVAL_MS = 5000;
-/** The sweep leaves the newest slots to the relays that follow each change. */
+/**
+ * The sweep leaves the newest slots to the relays that follow each change (a
+ * relay takes milliseconds; relaying twice is harmless, notifications dedupes).
+ * An event a relay missed goes out within this + a slot + SWEEP_INTERVAL_MS: 8 s.
+ */
 const SWEEP_DELAY_MS = 2 * OUTBOX_SLOT_MS;
 /**
  * A listing whose event is in neither the outbox nor `relayed` is for a write

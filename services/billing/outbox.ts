@@ -31,8 +31,8 @@ export interface OutboxListing {
 	at: Date;
 }
 
-/** The slots are this wide; the sweep reads only slots that ended this long ago, so it seldom races the relay it backs up. */
-export const OUTBOX_SLOT_MS = 5000;
+/** The slots are this wide (a multiple of 1 s: slots written 5 s wide before still read). */
+export const OUTBOX_SLOT_MS = 1000;
 
 export function createOutboxSchedule(db: BillingDb): Schedule<string> {
 	return createSchedule<string>(db.outboxSchedule, { slotMs: OUTBOX_SLOT_MS, shards: 4, firstLookBackMs: 24 * 3_600_000 });
