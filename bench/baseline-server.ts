@@ -9,15 +9,17 @@
 //   session:  sessions insert
 //   checkout, before the answer:
 //     sandbox_vault insert (tokenize)
-//     sandbox_operations insert + update (zero-amount verification)
+//     sandbox_operations insert + update, sandbox_transactions insert (zero-amount verification)
 //     subscription_locks insert (duplicate check), customers insert (PENDING)
 //     sessions update (consume)
-//     sandbox_operations insert + update (charge)
-//     transactions insert (with its TRANSACTION event), customers update (ACTIVE + CONVERSION event)
+//     sandbox_operations insert + update, sandbox_transactions insert (charge)
+//     outbox_schedule listing, transactions insert (with its TRANSACTION event)
+//     outbox_schedule listing, customers update (ACTIVE + CONVERSION event), renewal_schedule listing
 //     sequences $inc once per 100 ids of each of 3 sequences (our id blocks)
 //   checkout, after the answer (outbox relay and webhook delivery):
-//     per event (2): webhook_deliveries insert, outbox $pull on the transaction or
-//     customer, delivery claim update, webhook_attempts upsert, delivery settle update
+//     per event (2): webhook_deliveries insert, webhook_attempt_schedule listing,
+//     outbox $pull (and $push to relayed) on the transaction or customer,
+//     delivery claim update, webhook_attempts upsert, delivery settle update
 //
 //   MONGO_URL=mongodb://127.0.0.1:27017/bench_baseline PORT=3100 npx tsx bench/baseline-server.ts
 import { randomBytes, randomUUID } from "node:crypto";
@@ -69,6 +71,10 @@ function createHandlers(dbs: Databases) {
 	const locks = dbs.billing.collection("subscription_locks");
 	const customers = dbs.billing.collection("customers");
 	const transactions = dbs.billing.collection("transactions");
+	const sandboxTransactions = dbs.billing.collection("sandbox_transactions");
+	const outboxSchedule = dbs.billing.collection("outbox_schedule");
+	const renewalSchedule = dbs.billing.collection("renewal_schedule");
+	const attemptSchedule = dbs.notifications.collection("webhook_attempt_schedule");
 	const deliveries = dbs.notifications.collection("webhook_deliveries");
 	const attempts = dbs.notifications.collection("webhook_attempts");
 	const ids = {
@@ -118,7 +124,14 @@ function createHandlers(dbs: Databases) {
 			{ _id: key as never },
 			{ $set: { outcome: { status: "APPROVED", processorTransactionId, reason: null, hardDecline: false } } },
 		);
+		await sandboxTransactions.insertOne({ _id: processorTransactionId as never, operation: key });
 		return processorTransactionId;
+	}
+
+	/** A listing in a keyed time-slot schedule (shared/schedule.ts): one upsert of the slot's document. */
+	async function list(schedule: typeof outboxSchedule, slotMs: number, id: string | number, at: Date): Promise<void> {
+		const slot = Math.floor(at.getTime() / slotMs) * slotMs;
+		await schedule.updateOne({ _id: `${slot}#0` as never }, { $addToSet: { ids: id } as never }, { upsert: true });
 	}
 
 	async function checkout(input: {
@@ -210,10 +223,12 @@ function createHandlers(dbs: Databases) {
 			originalTransactionId: null,
 			outbox: [transactionEvent],
 		};
+		await list(outboxSchedule, 1000, `t${transaction._id}:${transactionEvent.id}`, transactionEvent.createdAt);
 		await transactions.insertOne(transaction as never);
 		const conversionEvent = { id: randomUUID(), type: "CONVERSION", createdAt: new Date() };
 		const next = new Date(now);
 		next.setMonth(next.getMonth() + 1);
+		await list(outboxSchedule, 1000, `c${customerId}:${conversionEvent.id}`, conversionEvent.createdAt);
 		const active = await customers.findOneAndUpdate(
 			{ _id: customerId as never, status: "PENDING" },
 			{
@@ -230,6 +245,7 @@ function createHandlers(dbs: Databases) {
 			},
 			{ returnDocument: "after" },
 		);
+		await list(renewalSchedule, 3_600_000, customerId, next);
 		return {
 			customerId,
 			events: [
@@ -264,7 +280,8 @@ function createHandlers(dbs: Databases) {
 				enqueuedAt: now,
 				deliveredAt: null,
 			});
-			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } } as never });
+			await list(attemptSchedule, 1000, event.id, now);
+			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } }, $push: { relayed: event.id } } as never);
 			await deliveries.findOneAndUpdate(
 				{ _id: event.id as never, status: "PENDING" },
 				{ $set: { lease: { owner: "baseline", until: new Date(Date.now() + 40_000) } }, $inc: { attempts: 1 } },
