@@ -9,7 +9,10 @@ import { DeliveryStatus, statesLeadingTo } from "./states";
 
 /** PENDING/DELIVERED/DEAD/WAITING -> PENDING for one event. */
 export async function redeliver(deps: NotificationsDeps, input: { eventId: string }): Promise<DeliveryView | NotificationsError> {
-	const doc = await returnToPending(deps, input.eventId.toLowerCase(), statesLeadingTo(DeliveryStatus.Pending));
+	const eventId = input.eventId.toLowerCase();
+	// Read first: an unknown id must not leave a listing behind (the attempt schedule lists before the update).
+	if (!(await deps.db.deliveries.exists({ _id: eventId }))) return NotificationsError.UnknownDelivery;
+	const doc = await returnToPending(deps, eventId, statesLeadingTo(DeliveryStatus.Pending));
 	if (!doc) return NotificationsError.UnknownDelivery;
 	return (await toDeliveryViews(deps, [doc]))[0];
 }
