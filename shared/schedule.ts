@@ -64,6 +64,9 @@ export interface Schedule<Id extends number | string> {
 }
 
 const CURSOR = "cursor";
+/** Past this many batches of slots, the slots are read by one range read instead of by key. */
+const LONG_STRETCH_BATCHES = 10;
+const sameDigits = (a: number, b: number) => String(a).length === String(b).length;
 
 /** The slot documents the entries fall in, keyed `<slot start>#<shard>`, each with its ids. */
 export function slotDocuments<Id extends number | string>(
@@ -91,24 +94,35 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 	const slotOf = (at: Date) => Math.floor(at.getTime() / slotMs) * slotMs;
 	const keyOf = (slot: number, shard: number) => `${slot}#${shard}`;
 
-	async function readSlots(from: number, to: number): Promise<{ entries: DueEntry<Id>[]; firstHeld: number | null; empty: string[] }> {
-		const entries: DueEntry<Id>[] = [];
-		const empty: string[] = [];
-		let firstHeld: number | null = null;
+	/** The slot documents from `from` to `to`: by key, a batch of slots at a time; a long stretch (a run years ahead) by one range read. */
+	async function slotDocs(from: number, to: number): Promise<ScheduleSlotDoc[]> {
+		if ((to - from) / slotMs > LONG_STRETCH_BATCHES * batch && sameDigits(from, to)) {
+			// Keys of the same number of digits sort as their slots do; "#" sorts before the digits of a longer key.
+			return model.find({ _id: { $gte: `${from}#`, $lte: `${to}#~` } }).lean();
+		}
+		const docs: ScheduleSlotDoc[] = [];
 		for (let start = from; start <= to; start += batch * slotMs) {
 			const slots: number[] = [];
 			for (let slot = start; slot <= Math.min(to, start + (batch - 1) * slotMs); slot += slotMs) slots.push(slot);
 			const keys = slots.flatMap(slot => Array.from({ length: shards }, (_, shard) => keyOf(slot, shard)));
-			const docs = await model.find({ _id: { $in: keys } }).lean();
-			for (const doc of docs.sort((a, b) => Number.parseInt(a._id, 10) - Number.parseInt(b._id, 10))) {
-				if (doc.ids.length === 0) {
-					empty.push(doc._id);
-					continue;
-				}
-				const slot = Number.parseInt(doc._id, 10);
-				firstHeld = firstHeld === null ? slot : Math.min(firstHeld, slot);
-				for (const id of doc.ids) entries.push({ id: id as Id, at: new Date(slot) });
+			docs.push(...(await model.find({ _id: { $in: keys } }).lean()));
+		}
+		return docs;
+	}
+
+	async function readSlots(from: number, to: number): Promise<{ entries: DueEntry<Id>[]; firstHeld: number | null; empty: string[] }> {
+		const entries: DueEntry<Id>[] = [];
+		const empty: string[] = [];
+		let firstHeld: number | null = null;
+		const docs = (await slotDocs(from, to)).filter(doc => doc._id !== CURSOR);
+		for (const doc of docs.sort((a, b) => Number.parseInt(a._id, 10) - Number.parseInt(b._id, 10))) {
+			if (doc.ids.length === 0) {
+				empty.push(doc._id);
+				continue;
 			}
+			const slot = Number.parseInt(doc._id, 10);
+			firstHeld = firstHeld === null ? slot : Math.min(firstHeld, slot);
+			for (const id of doc.ids) entries.push({ id: id as Id, at: new Date(slot) });
 		}
 		return { entries, firstHeld, empty };
 	}

@@ -64,6 +64,15 @@ function thenRelay<P, R>(
 
 const ofObject = <R extends object>(result: R | string): R | null => (typeof result === "object" ? result : null);
 
+/** A renewal run goes at most two years ahead (a yearly product renews twice): further is a typing slip, and would charge each sandbox customer for every period up to it. */
+const MAX_RUN_AHEAD_MS = 731 * 24 * 3_600_000;
+
+function cycleTime(text: string, name: string): Date {
+	const at = new Date(text);
+	if (at.getTime() > Date.now() + MAX_RUN_AHEAD_MS) throw new ApiError(ApiErrorType.BadRequest, `${name} must be at most 731 days ahead`);
+	return at;
+}
+
 const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "billing",
 	mixins: [dbMixin("billing", connection => ({ ...createBillingModels(connection), sandbox: createSandboxModels(connection) }))],
@@ -93,7 +102,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		runRenewals: {
 			params: schemas.runRenewals,
 			handler(ctx: Context<{ at?: string }>) {
-				return this.runCycle({ at: ctx.params.at ? new Date(ctx.params.at) : new Date() });
+				return this.runCycle({ at: cycleTime(ctx.params.at ?? new Date().toISOString(), "at") });
 			},
 		},
 		renewalStatus: {
@@ -108,7 +117,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			async handler(ctx: Context<{ accountId: number; advanceTo: string }>) {
 				const account = await call(ctx, "accounts.get", { accountId: ctx.params.accountId });
 				if (account.environment !== "sandbox") throw new ApiError(ApiErrorType.Conflict, "Only sandbox accounts have a test clock");
-				const at = new Date(ctx.params.advanceTo);
+				const at = cycleTime(ctx.params.advanceTo, "advanceTo");
 				if (at.getTime() < Date.now())
 					throw new ApiError(ApiErrorType.Conflict, "advanceTo must not be in the past: the clock only moves forward");
 				return this.runCycle({ at, accountId: ctx.params.accountId });

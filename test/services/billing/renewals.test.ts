@@ -152,6 +152,32 @@ describe("Renewals", () => {
 		});
 	});
 
+	test("When the clock or a run is asked more than 731 days ahead, then 400 and nothing runs", async () => {
+		const clock = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: inDays(800) });
+		const run = await admin(app).post("/renewals/run", { at: "9999-12-31T23:59:59Z" });
+
+		expect(clock.status).toBe(400);
+		expect(clock.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "advanceTo must be at most 731 days ahead" });
+		expect(run.status).toBe(400);
+		expect(run.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "at must be at most 731 days ahead" });
+	});
+
+	test("When the clock moves a year ahead in one call, then a monthly subscription is renewed once for each month", async () => {
+		// Arrange: a shop of its own, so no other test's customers renew.
+		const yearly = await createShop(app);
+		const { customerId } = (await submitCheckout(app, yearly, { productId: yearly.products.charge })).body;
+
+		// Act: 8,784 hour slots to read, past the schedule's reading by key (a single range read).
+		const res = await advance(366, yearly);
+
+		// Assert
+		expect(res.body).toMatchObject({ charged: 12, declined: 0, suspended: 0 });
+		const transactions = (await admin(app).get(`/accounts/${yearly.accountId}/customers/${customerId}/transactions`)).body as {
+			type: string;
+		}[];
+		expect(transactions.map(t => t.type)).toEqual(["SUBSCRIPTION_START", ...Array(12).fill("RENEWAL")]);
+	});
+
 	test("When an operator runs a cycle for a future time, then only sandbox customers are charged: no production customer is billed early", async () => {
 		// Arrange: two scheduled first charges. No production processor exists here, so one customer is made a production one by hand.
 		const [live, sandbox] = await Promise.all(
