@@ -64,12 +64,15 @@ function thenRelay<P, R>(
 
 const ofObject = <R extends object>(result: R | string): R | null => (typeof result === "object" ? result : null);
 
-/** A renewal run goes at most two years ahead (a yearly product renews twice): further is a typing slip, and would charge each sandbox customer for every period up to it. */
+/**
+ * A renewal run goes at most two years ahead (a yearly product renews twice): further is a typing slip, and would charge each
+ * sandbox customer for every period up to it. 409, as for a clock moved backwards: the limit depends on the time now, not on the request alone.
+ */
 const MAX_RUN_AHEAD_MS = 731 * 24 * 3_600_000;
 
 function cycleTime(text: string, name: string): Date {
 	const at = new Date(text);
-	if (at.getTime() > Date.now() + MAX_RUN_AHEAD_MS) throw new ApiError(ApiErrorType.BadRequest, `${name} must be at most 731 days ahead`);
+	if (at.getTime() > Date.now() + MAX_RUN_AHEAD_MS) throw new ApiError(ApiErrorType.Conflict, `${name} must be at most 731 days ahead`);
 	return at;
 }
 

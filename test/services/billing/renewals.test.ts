@@ -152,14 +152,14 @@ describe("Renewals", () => {
 		});
 	});
 
-	test("When the clock or a run is asked more than 731 days ahead, then 400 and nothing runs", async () => {
+	test("When the clock or a run is asked more than 731 days ahead, then 409 and nothing runs", async () => {
 		const clock = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: inDays(800) });
 		const run = await admin(app).post("/renewals/run", { at: "9999-12-31T23:59:59Z" });
 
-		expect(clock.status).toBe(400);
-		expect(clock.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "advanceTo must be at most 731 days ahead" });
-		expect(run.status).toBe(400);
-		expect(run.body).toEqual({ error: "BAD_REQUEST", status: 400, message: "at must be at most 731 days ahead" });
+		expect(clock.status).toBe(409);
+		expect(clock.body).toEqual({ error: "CONFLICT", status: 409, message: "advanceTo must be at most 731 days ahead" });
+		expect(run.status).toBe(409);
+		expect(run.body).toEqual({ error: "CONFLICT", status: 409, message: "at must be at most 731 days ahead" });
 	});
 
 	test("When the clock moves a year ahead in one call, then a monthly subscription is renewed once for each month", async () => {
