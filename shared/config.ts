@@ -23,8 +23,8 @@ export interface Config {
 	checkoutsPerMinute: number;
 	/** When the renewal cycle runs (cron, in TIME_ZONE). */
 	renewalCron: string;
-	renewalRetryHours: number;
-	renewalMaxAttempts: number;
+	/** Days after a renewal's first decline on which it is retried, unless an account sets its own (accounts' renewalRetryDays). */
+	renewalRetryDays: number[];
 	/** How long a billing node may hold a customer's renewal before another may take it over. */
 	renewalLeaseMs: number;
 	/** How often each billing node looks for refunds left unsettled by a crash. */
@@ -84,6 +84,26 @@ function decimal(env: Env, name: string, fallback: number, max: number): number 
 	const value = Number(raw);
 	if (value <= 0 || value > max) throw new ConfigError(name, `must be above 0 and at most ${max}, got ${value}`);
 	return value;
+}
+
+/** Retry days such as `1,3,5,7`: distinct whole days from 1 to 60, at most 8, kept in order; empty for no retries. */
+export const RETRY_DAYS_LIMITS = { min: 1, max: 60, count: 8 } as const;
+
+function retryDays(env: Env, name: string, fallback: number[]): number[] {
+	const raw = env[name];
+	if (raw === undefined) return fallback;
+	const days = raw
+		.split(",")
+		.map(s => s.trim())
+		.filter(Boolean);
+	const { min, max, count } = RETRY_DAYS_LIMITS;
+	if (
+		days.some(d => !/^\d+$/.test(d) || Number(d) < min || Number(d) > max) ||
+		days.length > count ||
+		new Set(days.map(Number)).size !== days.length
+	)
+		throw new ConfigError(name, `must be up to ${count} distinct whole days from ${min} to ${max}, such as 1,3,5,7, got "${raw}"`);
+	return days.map(Number).sort((a, b) => a - b);
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -202,8 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
 		authFailuresPerMinute: integer(env, "AUTH_FAILURES_PER_MINUTE", 60, 1, 1_000_000),
 		checkoutsPerMinute: integer(env, "CHECKOUTS_PER_MINUTE", 60, 1, 1_000_000),
 		renewalCron: cron(env),
-		renewalRetryHours: decimal(env, "RENEWAL_RETRY_HOURS", 24, 24 * 365),
-		renewalMaxAttempts: integer(env, "RENEWAL_MAX_ATTEMPTS", 4, 1, 100),
+		renewalRetryDays: retryDays(env, "RENEWAL_RETRY_DAYS", [1, 3, 5, 7]),
 		renewalLeaseMs: integer(env, "RENEWAL_LEASE_MS", 60_000, 1000, 3_600_000),
 		refundRecoveryIntervalMs: integer(env, "REFUND_RECOVERY_INTERVAL_MS", 30_000, 100, 3_600_000),
 		refundRecoveryGraceMs,

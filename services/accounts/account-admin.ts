@@ -5,17 +5,20 @@ import { sha256Hex } from "../../shared/crypto";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import type { AccountDoc } from "./models";
+import { retryDaysOf } from "./renewal-terms";
 import { newApiToken, newWebhookSecret } from "./secrets";
+
+const inOrder = (days: number[]) => [...days].sort((a, b) => a - b);
 
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 60 * 60;
 
 export function toAccountView(doc: AccountDoc): AccountView {
-	return { id: doc._id, name: doc.name, environment: doc.environment, webhookUrl: doc.webhookUrl };
+	return { id: doc._id, name: doc.name, environment: doc.environment, webhookUrl: doc.webhookUrl, renewalRetryDays: retryDaysOf(doc) };
 }
 
 export async function createAccount(
 	deps: AccountsDeps,
-	input: { name: string; environment: Environment; webhookUrl?: string | null; demo?: boolean },
+	input: { name: string; environment: Environment; webhookUrl?: string | null; renewalRetryDays?: number[]; demo?: boolean },
 ): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
 	const now = deps.now();
 	const account = await deps.db.accounts.create({
@@ -23,6 +26,7 @@ export async function createAccount(
 		name: input.name,
 		environment: input.environment,
 		webhookUrl: input.webhookUrl ?? null,
+		renewalRetryDays: input.renewalRetryDays ? inOrder(input.renewalRetryDays) : null,
 		webhookSecret: newWebhookSecret(),
 		demo: input.demo ?? false,
 		createdAt: now,
@@ -34,10 +38,11 @@ export async function createAccount(
 
 export async function updateAccount(
 	deps: AccountsDeps,
-	input: { accountId: number; webhookUrl?: string | null; environment?: Environment },
+	input: { accountId: number; webhookUrl?: string | null; environment?: Environment; renewalRetryDays?: number[] | null },
 ): Promise<AccountView | AccountsError> {
 	const { accountId, ...changes } = input;
 	if (Object.keys(changes).length === 0) return AccountsError.NothingToChange;
+	if (changes.renewalRetryDays) changes.renewalRetryDays = inOrder(changes.renewalRetryDays);
 	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: changes }, { returnDocument: "after" }).lean();
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;
 }

@@ -15,6 +15,7 @@ import { AccountsError, accountsErrorMessages, isAccountsError } from "./errors"
 import { createMerchantAccount, keyEarlierData, listMerchantAccounts } from "./merchant-accounts";
 import { type AccountsDb, createAccountsDb } from "./models";
 import { createProduct, getProduct, listProducts, updateProduct } from "./products";
+import { renewalTerms } from "./renewal-terms";
 import { schemas } from "./schemas";
 
 interface Locals {
@@ -71,6 +72,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		createProduct: action(schemas.createProduct, createProduct),
 		updateProduct: action(schemas.updateProduct, updateProduct),
 		getProduct: idempotent(action(schemas.getProduct, getProduct)),
+		renewalTerms: idempotent(action(schemas.renewalTerms, renewalTerms)),
 		listProducts: idempotent(action(schemas.listProducts, listProducts)),
 		addBlacklistedBin: action(schemas.bin, addBlacklistedBin),
 		removeBlacklistedBin: action(schemas.bin, removeBlacklistedBin),

@@ -20,6 +20,8 @@ export interface AccountDoc {
 	environment: Environment;
 	webhookUrl: string | null;
 	webhookSecret: string;
+	/** Days a declined renewal is retried on; null: the service's default (RENEWAL_RETRY_DAYS). */
+	renewalRetryDays: number[] | null;
 	/** The sandbox demo account of `npm start`, served at /demo. */
 	demo: boolean;
 	createdAt: Date;
@@ -76,6 +78,7 @@ const accountSchema = new Schema<AccountDoc>(
 		name: { type: String, required: true },
 		environment: { type: String, enum: ENVIRONMENTS, required: true },
 		webhookUrl: { type: String, default: null },
+		renewalRetryDays: { type: [Number], default: null },
 		webhookSecret: { type: String, required: true },
 		demo: { type: Boolean, default: false },
 		createdAt: { type: Date, required: true },

@@ -1,3 +1,4 @@
+import { RETRY_DAYS_LIMITS } from "../../shared/config";
 import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
@@ -10,6 +11,13 @@ const webhookUrl = {
 		{ type: "null" },
 	],
 	errorMessage: "must be an http or https URL with a host (2,000 characters at most), or null to remove it",
+};
+// Distinct days, in any order (they are kept sorted); empty: no retries, a declined renewal suspends at once.
+const renewalRetryDays = {
+	type: "array",
+	items: { type: "integer", minimum: RETRY_DAYS_LIMITS.min, maximum: RETRY_DAYS_LIMITS.max },
+	maxItems: RETRY_DAYS_LIMITS.count,
+	uniqueItems: true,
 };
 const bin = { type: "string", pattern: "^([0-9]{6}|[0-9]{8})$" };
 const renewal = {
@@ -28,8 +36,10 @@ const productFields = {
 };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl }, ["name", "environment"]),
-	update: params({ accountId: id, webhookUrl, environment }, ["accountId"]),
+	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays }, ["name", "environment"]),
+	update: params({ accountId: id, webhookUrl, environment, renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] } }, [
+		"accountId",
+	]),
 	get: params({ accountId: id }),
 	rotateToken: params({ accountId: id, graceSeconds: { type: "integer", minimum: 0, maximum: 30 * 24 * 3600 } }, ["accountId"]),
 	authenticate: params({ tokenHash: { type: "string", pattern: "^[0-9a-f]{64}$" } }),
@@ -56,6 +66,7 @@ export const schemas = {
 	),
 	updateProduct: params({ accountId: id, productId: id, ...productFields }, ["accountId", "productId"]),
 	getProduct: params({ accountId: id, productId: id }),
+	renewalTerms: params({ accountId: id, productId: id }),
 	listProducts: params({ accountId: id }),
 	listBlacklistedBins: params({ accountId: id }),
 	bin: params({ accountId: id, bin }),

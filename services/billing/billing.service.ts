@@ -6,6 +6,7 @@ import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchem
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
+import type { RenewalTerms } from "../../shared/contracts/accounts";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
@@ -17,14 +18,7 @@ import { createSandboxModels, createSandboxProcessor, listSandboxOperations, typ
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { refundTransaction } from "./refund-ledger";
 import { type RecoveryReport, recoverRefunds } from "./refund-recovery";
-import {
-	type CycleOptions,
-	type CycleReport,
-	type RenewalDeps,
-	type RenewalProduct,
-	renewalStatus,
-	runRenewalCycle,
-} from "./renewal-cycle";
+import { type CycleOptions, type CycleReport, type RenewalDeps, renewalStatus, runRenewalCycle } from "./renewal-cycle";
 import { claimRenewal, releaseRenewal } from "./renewal-lease";
 import { createRenewalSchedule, scheduleEarlierCustomers } from "./renewal-schedule";
 import { schemas } from "./schemas";
@@ -154,19 +148,16 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	},
 
 	methods: {
-		/** Runs a renewal cycle on this node; products are read once per cycle. */
+		/** Runs a renewal cycle on this node; each product's renewal terms are read once per cycle. */
 		async runCycle(options: Omit<CycleOptions, "owner">): Promise<CycleReport> {
-			const products = new Map<string, Promise<RenewalProduct | null>>();
-			const { renewalRetryHours, renewalMaxAttempts } = config();
+			const terms = new Map<string, Promise<RenewalTerms | null>>();
 			const deps: RenewalDeps = {
 				...this.deps,
-				retryHours: renewalRetryHours,
-				maxAttempts: renewalMaxAttempts,
 				relay: targets => this.relay.kick(targets),
-				productOf: (accountId, productId) => {
+				termsOf: (accountId, productId) => {
 					const key = `${accountId}:${productId}`;
-					if (!products.has(key)) products.set(key, call(this.broker, "accounts.getProduct", { accountId, productId }));
-					return products.get(key)!;
+					if (!terms.has(key)) terms.set(key, call(this.broker, "accounts.renewalTerms", { accountId, productId }));
+					return terms.get(key)!;
 				},
 			};
 			const report = await runRenewalCycle(deps, {

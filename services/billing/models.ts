@@ -3,6 +3,7 @@
 // (product, email, card). The sandbox processor's own collections are in
 // processors/sandbox-processor.ts.
 import { type Connection, type Model, Schema } from "mongoose";
+import { DeclineCategory } from "../../shared/contracts/billing";
 import type { EventType } from "../../shared/contracts/notifications";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type Lease, leaseSchema } from "../../shared/persistence";
@@ -50,6 +51,8 @@ export interface CustomerDoc {
 	cardFingerprint: string;
 	midId: number;
 	midName: string;
+	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
+	refusedMids?: number[];
 	sessionId: string;
 	additionalData: Record<string, unknown> | null;
 	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
@@ -86,6 +89,7 @@ export interface TransactionDoc {
 	status: TransactionStatus;
 	paymentMethod: string;
 	declineReason: string | null;
+	declineCategory: DeclineCategory | null;
 	idempotencyKey: string;
 	/** Minor units that can still be refunded; reserved atomically before the processor is asked. */
 	refundableRemaining: number;
@@ -157,6 +161,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		cardFingerprint: { type: String, required: true },
 		midId: { type: Number, required: true },
 		midName: { type: String, required: true },
+		refusedMids: { type: [Number], default: undefined },
 		sessionId: { type: String, required: true },
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
@@ -193,6 +198,7 @@ const transactionSchema = new Schema<TransactionDoc>(
 		status: { type: String, enum: Object.values(TransactionStatus), required: true },
 		paymentMethod: { type: String, required: true },
 		declineReason: { type: String, default: null },
+		declineCategory: { type: String, enum: [...Object.values(DeclineCategory), null], default: null },
 		idempotencyKey: { type: String, required: true },
 		refundableRemaining: { type: Number, required: true, min: 0 },
 		pendingRefunds: { type: [String], default: [] },

@@ -5,9 +5,11 @@
 // listing in their next slots, one bulk update, one removal from the old
 // slots), and hand the transactions to the outbox relay.
 import { randomUUID } from "node:crypto";
-import type { ProductRecord } from "../../shared/contracts/accounts";
+import type { ProductRecord, RenewalTerms } from "../../shared/contracts/accounts";
+import { DeclineCategory } from "../../shared/contracts/billing";
 import type { DueEntry } from "../../shared/schedule";
 import { addPeriod } from "../../shared/time";
+import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import { listedEvent } from "./outbox";
@@ -19,15 +21,11 @@ import { CustomerStatus, TransactionType } from "./states";
 import { releaseLock } from "./subscription-lock";
 import { recordTransactions } from "./transaction-record";
 
-/** What a renewal needs of its product (accounts.getProduct). */
-export type RenewalProduct = Pick<ProductRecord, "amountMinor" | "currency" | "currencyId" | "renewal">;
-
 export interface RenewalDeps extends BillingDeps {
-	productOf(accountId: number, productId: number): Promise<RenewalProduct | null>;
+	/** The product, the retry days and the group's MIDs (accounts.renewalTerms); null for a product gone. */
+	termsOf(accountId: number, productId: number): Promise<RenewalTerms | null>;
 	/** Hands the documents a batch wrote events on to the outbox relay. */
 	relay(targets: RelayTargets): void;
-	retryHours: number;
-	maxAttempts: number;
 }
 
 export interface BatchOptions {
@@ -50,6 +48,7 @@ export interface CycleReport {
 /** Processor calls in flight per batch: they are the slow part. */
 const CONCURRENCY = 16;
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 const slotStart = (at: Date | null | undefined) => (at ? Math.floor(at.getTime() / HOUR_MS) * HOUR_MS : null);
 
 /** Why a listed customer this batch did not claim was passed over: it left the slot, another node holds it, or not for this cycle. */
@@ -68,12 +67,12 @@ interface Claimed {
 }
 
 interface Charged extends Claimed {
-	product: RenewalProduct;
+	terms: RenewalTerms;
 	key: string;
 	outcome: ProcessorOutcome;
 }
 
-async function charge(deps: RenewalDeps, customer: CustomerDoc, product: RenewalProduct, key: string, at: Date): Promise<ProcessorOutcome> {
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date): Promise<ProcessorOutcome> {
 	const processor = deps.processorFor(customer.environment);
 	if (!processor) return { status: "ERROR", processorTransactionId: null, reason: "no_processor", hardDecline: false };
 	if (customer.authorizationId !== null) {
@@ -104,14 +103,14 @@ async function chargeAll(
 		while (next < claimed.length) {
 			const item = claimed[next++];
 			try {
-				const product = await deps.productOf(item.customer.accountId, item.customer.productId);
-				if (!product) {
+				const terms = await deps.termsOf(item.customer.accountId, item.customer.productId);
+				if (!terms) {
 					noProduct.push(item);
 					continue;
 				}
 				// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 				const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
-				charged.push({ ...item, product, key, outcome: await charge(deps, item.customer, product, key, options.at) });
+				charged.push({ ...item, terms, key, outcome: await charge(deps, item.customer, terms.product, key, options.at) });
 			} catch {
 				// The processor or the accounts service is unavailable: the lease runs out and a later cycle asks with the same key.
 			}
@@ -123,13 +122,14 @@ async function chargeAll(
 
 /** The customer's update after its charge, and where it is listed next. */
 function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
-	const { customer, product, outcome } = item;
+	const { customer, outcome } = item;
+	const { product } = item.terms;
 	const scheduled = customer.nextRenewalTimestamp!;
 	if (outcome.status === "APPROVED") {
 		const periodsBilled = customer.periodsBilled + 1;
 		const anchor = customer.billingAnchor ?? scheduled;
 		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periodsBilled, unit: product.renewal.unit }) : null;
-		const billed = { lastTimeBilled: deps.now(), periodsBilled, attempts: 0, authorizationId: null, renewalLease: null };
+		const billed = { lastTimeBilled: deps.now(), periodsBilled, attempts: 0, refusedMids: [], authorizationId: null, renewalLease: null };
 		// The schedule moves only if the customer is still ACTIVE (an unsubscribe may have landed meanwhile); else only the charge is noted.
 		return {
 			result: "charged" as const,
@@ -138,15 +138,37 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 			otherwise: billed,
 		};
 	}
-	const attempts = customer.attempts + 1;
-	if (outcome.hardDecline || attempts >= deps.maxAttempts) return { result: "suspended" as const, listAt: null, attempts };
-	const retryAt = new Date(options.at.getTime() + deps.retryHours * HOUR_MS);
-	return {
+	return retryState(item, options.at);
+}
+
+/**
+ * After a declined renewal (docs/recovery.md): a hard decline suspends at once; a
+ * MID's refusal is tried again in an hour on another eligible MID of the group, without using up
+ * a retry; a soft decline (or one with no MID left) is retried on the account's retry days, counted
+ * from the first decline, and suspends once they are used up.
+ */
+function retryState({ customer, outcome, terms }: Charged, at: Date) {
+	const category = declineCategory(outcome) ?? DeclineCategory.Soft;
+	const suspended = (attempts: number) => ({ result: "suspended" as const, listAt: null, attempts });
+	if (category === DeclineCategory.Hard) return suspended(customer.attempts + 1);
+	const retry = (listAt: Date, changes: object) => ({
 		result: "declined" as const,
-		listAt: retryAt,
-		ifActive: { attempts, nextRenewalTimestamp: retryAt, renewalLease: null },
+		listAt,
+		ifActive: { ...changes, nextRenewalTimestamp: listAt, renewalLease: null },
 		otherwise: { renewalLease: null },
-	};
+	});
+	if (category === DeclineCategory.MerchantAccount) {
+		const refusedMids = [...(customer.refusedMids ?? []), customer.midId];
+		const next = terms.merchantAccounts.find(
+			m => m.active && m.cardTypes.includes(customer.cardType as never) && !refusedMids.includes(m.id),
+		);
+		if (next) return retry(new Date(at.getTime() + HOUR_MS), { refusedMids, midId: next.id, midName: next.name });
+	}
+	const attempts = customer.attempts + 1;
+	const days = terms.retryDays;
+	if (attempts > days.length) return suspended(attempts);
+	const waitDays = days[attempts - 1] - (attempts >= 2 ? days[attempts - 2] : 0);
+	return retry(new Date(at.getTime() + waitDays * DAY_MS), { attempts });
 }
 
 /** ACTIVE -> SUSPENDED with its SUSPENSION event (rare: one customer at a time). */
@@ -174,7 +196,7 @@ async function settleAll(
 		deps,
 		charged.map(item => ({
 			customer: item.customer,
-			money: item.product,
+			money: item.terms.product,
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
 			idempotencyKey: item.key,
 			outcome: item.outcome,

@@ -10,15 +10,16 @@
 //     asks with the same key and gets the first outcome, never a second charge.
 //   - Period n is due at billingAnchor + n periods (calendar arithmetic in
 //     TIME_ZONE), so 31 Jan -> 28/29 Feb -> 31 Mar, and a missed cycle is caught up.
-//   - A decline is retried every RENEWAL_RETRY_HOURS up to RENEWAL_MAX_ATTEMPTS;
-//     a hard decline or the last attempt suspends the customer.
+//   - A soft decline is retried on the account's retry days, a MID's refusal
+//     on another MID of the group; a hard decline or the last retry suspends
+//     the customer (renewal-batch.ts retryState, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
 import type { BillingDeps } from "./deps";
 import { type CycleReport, type RenewalDeps, renewBatch } from "./renewal-batch";
 import { CustomerStatus } from "./states";
 
-export type { CycleReport, RenewalDeps, RenewalProduct } from "./renewal-batch";
+export type { CycleReport, RenewalDeps } from "./renewal-batch";
 
 export interface CycleOptions {
 	/** The cycle's time: everything due at or before it is charged. */

@@ -2,6 +2,7 @@
 // idempotency key: a repeated step (a retry, a node taking over) finds the one
 // already recorded instead of writing a second.
 import { insertAllOnce, isDuplicateKey } from "../../shared/persistence";
+import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc, RefundDoc, TransactionDoc } from "./models";
 import { listEvents, outboxEvent } from "./outbox";
@@ -41,6 +42,7 @@ function chargeFields(deps: BillingDeps, { customer, money, type, idempotencyKey
 		status,
 		paymentMethod: customer.cardType,
 		declineReason: outcome.reason,
+		declineCategory: declineCategory(outcome),
 		idempotencyKey,
 		refundableRemaining: refundable ? money.amountMinor : 0,
 		pendingRefunds: [],
@@ -106,6 +108,7 @@ export function recordRefundTransaction(
 		status: TransactionStatus.Approved,
 		paymentMethod: original.paymentMethod,
 		declineReason: null,
+		declineCategory: null,
 		idempotencyKey: refundTransactionKey(refund._id),
 		refundableRemaining: 0,
 		pendingRefunds: [],

@@ -3,6 +3,7 @@ import type { CustomerView, TransactionView } from "../../shared/contracts/billi
 import { findCurrency, toDecimal } from "../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
 import type { CustomerDoc, TransactionDoc } from "./models";
+import { TransactionStatus } from "./states";
 
 export function toCustomerView(doc: CustomerDoc): CustomerView {
 	return {
@@ -41,5 +42,7 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		refundStatus: doc.refundStatus,
 		status: doc.status,
 		paymentMethod: doc.paymentMethod,
+		declineReason: doc.status === TransactionStatus.Declined ? doc.declineReason : null,
+		declineCategory: doc.status === TransactionStatus.Declined ? (doc.declineCategory ?? null) : null,
 	};
 }

@@ -30,6 +30,8 @@ export interface AccountView {
 	name: string;
 	environment: Environment;
 	webhookUrl: string | null;
+	/** Days after a renewal's first decline on which it is retried (the service's default unless the account set its own). */
+	renewalRetryDays: number[];
 }
 
 /** Where and how to sign an account's webhooks. */
@@ -78,6 +80,14 @@ export interface CheckoutContext {
 	binBlacklisted: boolean;
 }
 
+/** What billing needs to renew a customer of the product. */
+export interface RenewalTerms {
+	product: ProductRecord;
+	retryDays: number[];
+	/** The MIDs of the product's group, active or not. */
+	merchantAccounts: MerchantAccountView[];
+}
+
 export interface AccountsActions {
 	"accounts.authenticate": { params: { tokenHash: string }; result: AuthenticatedAccount | null };
 	/** Answers 404 (ApiError NOT_FOUND) for an unknown account. */
@@ -86,6 +96,8 @@ export interface AccountsActions {
 	/** null for an unknown account. */
 	"accounts.checkoutContext": { params: { accountId: number; productId: number; cardPrefix: string }; result: CheckoutContext | null };
 	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };
+	/** null for an unknown account or product. */
+	"accounts.renewalTerms": { params: { accountId: number; productId: number }; result: RenewalTerms | null };
 	/** The demo account of `npm start`, or null when there is none. */
 	"accounts.demoAccount": { params: Record<string, never>; result: { accountId: number; products: ProductView[] } | null };
 }

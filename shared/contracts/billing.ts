@@ -39,6 +39,22 @@ export interface TransactionView {
 	refundStatus: string;
 	status: string;
 	paymentMethod: string;
+	/** Why the processor declined it (e.g. `insufficient_funds`); null unless DECLINED. */
+	declineReason: string | null;
+	/** What a decline means for retrying it; null unless DECLINED. */
+	declineCategory: DeclineCategory | null;
+}
+
+/**
+ * How billing treats a decline (services/billing/decline-reasons.ts):
+ * SOFT may pass on a later day and is retried on the account's schedule;
+ * HARD will not (lost, stolen, expired card) and stops retries at once;
+ * MERCHANT_ACCOUNT is a refusal by that MID alone, retried on another MID of the group.
+ */
+export enum DeclineCategory {
+	Soft = "SOFT",
+	Hard = "HARD",
+	MerchantAccount = "MERCHANT_ACCOUNT",
 }
 
 /** Why a card was not verified at checkout. */

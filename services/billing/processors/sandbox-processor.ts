@@ -21,6 +21,9 @@ interface VaultDoc extends SealedCard {
 	last4: string;
 	expiry: string;
 	createdAt: Date;
+	/** Test cards only: the MID that verified it (refusedByFirstMid) and the merchant charges declined so far (merchantDeclinesFirst). */
+	firstMidId?: number;
+	merchantDeclines?: number;
 }
 
 /** The processor's ledger: what it did, once per idempotency key. */
@@ -37,7 +40,18 @@ interface OperationDoc {
 }
 
 const vaultSchema = new Schema<VaultDoc>(
-	{ _id: String, iv: String, ciphertext: String, tag: String, bin: String, last4: String, expiry: String, createdAt: Date },
+	{
+		_id: String,
+		iv: String,
+		ciphertext: String,
+		tag: String,
+		bin: String,
+		last4: String,
+		expiry: String,
+		createdAt: Date,
+		firstMidId: Number,
+		merchantDeclines: Number,
+	},
 	{ versionKey: false },
 );
 const operationSchema = new Schema<OperationDoc>(
@@ -55,24 +69,48 @@ const operationSchema = new Schema<OperationDoc>(
 	{ versionKey: false },
 );
 
-/** Behaviour of the documented test cards; any other valid card approves everything. */
-const TEST_CARDS: Record<string, { verify?: string; charge?: string; merchantCharge?: string; error?: boolean; refund?: string }> = {
+/** Behaviour of the documented test cards (docs/api.md#test-cards); any other valid card approves everything. */
+interface TestCard {
+	verify?: string;
+	/** Declines charges and holds, by the buyer or the merchant. */
+	charge?: string;
+	/** Declines the merchant's charges (renewals) with this reason; the buyer's are approved. */
+	merchantCharge?: string;
+	/** Declines this many of the merchant's charges (insufficient_funds), then approves. */
+	merchantDeclinesFirst?: number;
+	/** The merchant's charges on the MID that verified the card are refused by that MID; other MIDs approve them. */
+	refusedByFirstMid?: boolean;
+	error?: boolean;
+	refund?: string;
+}
+
+const TEST_CARDS: Record<string, TestCard> = {
 	"4000000000000002": { verify: "card_verification_failed" },
 	"4000000000009995": { charge: "insufficient_funds" },
 	"4000000000000341": { merchantCharge: "card_declined" },
+	"4000000000001018": { merchantCharge: "insufficient_funds" },
+	"4000000000001026": { merchantCharge: "do_not_honor" },
+	"4000000000001034": { merchantCharge: "lost_card" },
+	"4000000000001042": { merchantCharge: "stolen_card" },
+	"4000000000001059": { merchantCharge: "expired_card" },
+	"4000000000001067": { refusedByFirstMid: true },
+	"4000000000001075": { merchantDeclinesFirst: 2 },
 	"4000000000000119": { error: true },
 	"4000000000005126": { refund: "refund_declined" },
 };
+
+/** Declines a card network calls final: the sandbox flags them hard, as a real processor does. */
+const HARD_REASONS = new Set(["lost_card", "stolen_card", "expired_card", "unknown_card", "card_verification_failed"]);
 
 /** An undecided operation this old was left by a caller that died (a decision takes milliseconds). */
 const ABANDONED_AFTER_MS = 1000;
 
 const approved = (id: number): ProcessorOutcome => ({ status: "APPROVED", processorTransactionId: id, reason: null, hardDecline: false });
-const declined = (id: number, reason: string, hardDecline = false): ProcessorOutcome => ({
+const declined = (id: number, reason: string): ProcessorOutcome => ({
 	status: "DECLINED",
 	processorTransactionId: id,
 	reason,
-	hardDecline,
+	hardDecline: HARD_REASONS.has(reason),
 });
 const failed = (reason: string): ProcessorOutcome => ({ status: "ERROR", processorTransactionId: null, reason, hardDecline: false });
 
@@ -102,9 +140,9 @@ export function createSandboxModels(connection: Connection): SandboxModels {
 }
 
 export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, now: () => Date = () => new Date()): PaymentProcessor {
-	async function cardOf(cardToken: string): Promise<{ pan: string; expiry: string } | null> {
+	async function cardOf(cardToken: string): Promise<{ pan: string; expiry: string; firstMidId?: number } | null> {
 		const doc = await models.vault.findById(cardToken).lean();
-		return doc ? { pan: unseal(vaultKey, doc), expiry: doc.expiry } : null;
+		return doc ? { pan: unseal(vaultKey, doc), expiry: doc.expiry, firstMidId: doc.firstMidId } : null;
 	}
 
 	/** The operation that produced a processor transaction, with its outcome. */
@@ -165,13 +203,24 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 	async function cardDecision(
 		cardToken: string,
 		id: number,
-		test: (behaviour: (typeof TEST_CARDS)[string]) => ProcessorOutcome | null,
+		test: (behaviour: TestCard, card: { pan: string; firstMidId?: number }) => ProcessorOutcome | null | Promise<ProcessorOutcome | null>,
 		at: Date = now(),
 	): Promise<ProcessorOutcome> {
 		const card = await cardOf(cardToken);
-		if (!card) return declined(id, "unknown_card", true);
-		if (isCardExpired(card.expiry, at)) return declined(id, "expired_card", true);
-		return test(TEST_CARDS[card.pan] ?? {}) ?? approved(id);
+		if (!card) return declined(id, "unknown_card");
+		if (isCardExpired(card.expiry, at)) return declined(id, "expired_card");
+		return (await test(TEST_CARDS[card.pan] ?? {}, card)) ?? approved(id);
+	}
+
+	/** The merchant's charge of a test card that declines some of them (once per key: `once` decides each operation once). */
+	async function merchantChargeDecision(cardToken: string, id: number, midId: number, b: TestCard, firstMidId?: number) {
+		if (b.merchantCharge) return declined(id, b.merchantCharge);
+		if (b.refusedByFirstMid && midId === firstMidId) return declined(id, "merchant_account_refused");
+		if (b.merchantDeclinesFirst) {
+			const before = await models.vault.findByIdAndUpdate(cardToken, { $inc: { merchantDeclines: 1 } }).lean();
+			if ((before?.merchantDeclines ?? 0) < b.merchantDeclinesFirst) return declined(id, "insufficient_funds");
+		}
+		return null;
 	}
 
 	const moneyRecord = (r: MoneyRequest, kind: OperationKind, initiator: OperationDoc["initiator"]) => ({
@@ -201,7 +250,14 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 			return once(
 				r.idempotencyKey,
 				{ kind: "verify", initiator: "customer", cardToken: r.cardToken, amount: 0, currency: null, midId: r.midId },
-				id => cardDecision(r.cardToken, id, b => (b.verify ? declined(id, b.verify) : null)),
+				id =>
+					cardDecision(r.cardToken, id, async (b, card) => {
+						if (b.verify) return declined(id, b.verify);
+						// The MID that will refuse this card's renewals: the one it was first verified on.
+						if (b.refusedByFirstMid && card.firstMidId === undefined)
+							await models.vault.updateOne({ _id: r.cardToken }, { $set: { firstMidId: r.midId } });
+						return null;
+					}),
 			);
 		},
 
@@ -210,11 +266,10 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 				cardDecision(
 					r.cardToken,
 					id,
-					b => {
+					(b, card) => {
 						if (b.error) return failed("processor_unavailable");
 						if (b.charge) return declined(id, b.charge);
-						if (b.merchantCharge && r.initiator === "merchant") return declined(id, b.merchantCharge);
-						return null;
+						return r.initiator === "merchant" ? merchantChargeDecision(r.cardToken, id, r.midId, b, card.firstMidId) : null;
 					},
 					r.initiator === "merchant" ? r.at : undefined,
 				),
@@ -237,9 +292,7 @@ export function createSandboxProcessor(models: SandboxModels, vaultKey: Buffer, 
 				{ kind: "capture", initiator: "merchant", cardToken: null, amount: r.amount, currency: null, midId: null },
 				async id => {
 					const hold = await operationOf(r.authorizationId);
-					return hold?.kind === "authorize" && hold.outcome?.status === "APPROVED"
-						? approved(id)
-						: declined(id, "authorization_not_found", true);
+					return hold?.kind === "authorize" && hold.outcome?.status === "APPROVED" ? approved(id) : declined(id, "authorization_not_found");
 				},
 			);
 		},

@@ -32,6 +32,7 @@ describe("POST /admin/accounts", () => {
 			name: "Shop",
 			environment: "production",
 			webhookUrl: "https://shop.example/hooks",
+			renewalRetryDays: [1, 3, 5, 7],
 			apiToken: expect.stringMatching(/^sk_live_/),
 			webhookSecret: expect.stringMatching(/^whsec_/),
 		});

@@ -12,7 +12,7 @@ let app: TestApp;
 let shop: Shop;
 
 beforeAll(async () => {
-	app = await startApp({ env: { RENEWAL_MAX_ATTEMPTS: "3" } });
+	app = await startApp({ env: { RENEWAL_RETRY_DAYS: "1,2" } });
 	shop = await createShop(app);
 });
 afterAll(() => app.stop());
@@ -83,7 +83,7 @@ describe("Renewals", () => {
 	});
 
 	test("When renewals keep being declined, then each retry is a day apart and the last attempt suspends the customer", async () => {
-		// Arrange: a card whose merchant-initiated charges decline; RENEWAL_MAX_ATTEMPTS is 3 here.
+		// Arrange: a card whose merchant-initiated charges decline; retried 1 and 2 days after the first decline here.
 		const declining = await createShop(app);
 		const { customerId } = (await submitCheckout(app, declining, { productId: declining.products.charge, card: CARDS.declinesRenewals }))
 			.body;

@@ -147,14 +147,14 @@ describe("Webhooks from renewals (through the sandbox test clock)", () => {
 	});
 
 	test("When every retry is declined, then a TRANSACTION arrives per attempt and one SUSPENSION after the last", async () => {
-		// RENEWAL_MAX_ATTEMPTS is 4 by default; retries are a day apart.
+		// The default retry days are 1, 3, 5 and 7 after the first decline: five attempts in all.
 		const own = await shopWithWebhooks();
 		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge, card: CARDS.declinesRenewals })).body;
 
-		for (const days of [31, 32.1, 33.2, 34.3]) await advance(own, days);
+		for (const days of [31, 32.1, 34.2, 36.3, 38.4]) await advance(own, days);
 
-		const events = await eventsOf(customerId, 7);
-		expect(outcomes(events)).toEqual(["SUBSCRIPTION_START APPROVED", ...Array(4).fill("RENEWAL DECLINED")]);
+		const events = await eventsOf(customerId, 8);
+		expect(outcomes(events)).toEqual(["SUBSCRIPTION_START APPROVED", ...Array(5).fill("RENEWAL DECLINED")]);
 		const suspensions = events.filter(e => e.type === "SUSPENSION");
 		expect(suspensions).toHaveLength(1);
 		expect(suspensions[0].data.customer).toMatchObject({ id: customerId, status: "SUSPENDED" });

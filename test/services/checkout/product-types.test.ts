@@ -48,6 +48,9 @@ const TRANSACTION_FIELDS = [
 	"refundStatus",
 	"status",
 	"paymentMethod",
+	// Our additions (docs/recovery.md): why a charge was declined.
+	"declineReason",
+	"declineCategory",
 ].sort();
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
 

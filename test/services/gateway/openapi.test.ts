@@ -5,6 +5,7 @@ import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from
 import { CVC_KEY_PATTERN } from "../../../services/checkout/buyer-input";
 import { adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
 import { DeliveryStatus } from "../../../services/notifications/states";
+import { DeclineCategory } from "../../../shared/contracts/billing";
 import { EVENT_TYPES } from "../../../shared/contracts/notifications";
 import { CURRENCY_CODES } from "../../../shared/money";
 import { startApp, type TestApp } from "../../setup/app";
@@ -161,6 +162,7 @@ describe("The document and the code's own lists", () => {
 		["DeliveryStatus", Object.values(DeliveryStatus)],
 		["WebhookEventType", [...EVENT_TYPES]],
 		["Currency", [...CURRENCY_CODES]],
+		["DeclineCategory", Object.values(DeclineCategory)],
 	])("When the document lists %s, then it lists exactly the code's values", (name, values) => {
 		// Act
 		const documented = documentedEnum(name);

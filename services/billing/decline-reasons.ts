@@ -1,0 +1,28 @@
+// What a processor's decline means for retrying it. The reasons are the
+// sandbox processor's (and the common card-network ones); a reason we do not
+// know is soft unless the processor itself calls the decline hard.
+import { DeclineCategory } from "../../shared/contracts/billing";
+import type { ProcessorOutcome } from "./processors/payment-processor";
+
+/** The card cannot be charged again as it is: retrying only adds declines (and network fees). */
+const HARD = new Set([
+	"expired_card",
+	"lost_card",
+	"stolen_card",
+	"pickup_card",
+	"invalid_account",
+	"unknown_card",
+	"card_verification_failed",
+	"authorization_not_found",
+]);
+
+/** Refused by this MID (its acquirer or its risk rules), not by the card: another MID may be approved. */
+const MERCHANT_ACCOUNT = new Set(["merchant_account_refused", "transaction_not_permitted"]);
+
+export function declineCategory(outcome: ProcessorOutcome): DeclineCategory | null {
+	if (outcome.status !== "DECLINED") return null;
+	const reason = outcome.reason ?? "";
+	if (outcome.hardDecline || HARD.has(reason)) return DeclineCategory.Hard;
+	if (MERCHANT_ACCOUNT.has(reason)) return DeclineCategory.MerchantAccount;
+	return DeclineCategory.Soft;
+}
