@@ -23,6 +23,8 @@ export interface Config {
 	checkoutsPerMinute: number;
 	/** When the renewal cycle runs (cron, in TIME_ZONE). */
 	renewalCron: string;
+	/** How many days before a renewal the card will have expired by the merchant hears of it (CARD_EXPIRING). */
+	cardExpiringDays: number;
 	/** Days after a renewal's first decline on which it is retried, unless an account sets its own (accounts' renewalRetryDays). */
 	renewalRetryDays: number[];
 	/** How long a billing node may hold a customer's renewal before another may take it over. */
@@ -223,6 +225,7 @@ export function loadConfig(env: Env = process.env): Config {
 		checkoutsPerMinute: integer(env, "CHECKOUTS_PER_MINUTE", 60, 1, 1_000_000),
 		renewalCron: cron(env),
 		renewalRetryDays: retryDays(env, "RENEWAL_RETRY_DAYS", [1, 3, 5, 7]),
+		cardExpiringDays: integer(env, "CARD_EXPIRING_DAYS", 30, 1, 365),
 		renewalLeaseMs: integer(env, "RENEWAL_LEASE_MS", 60_000, 1000, 3_600_000),
 		refundRecoveryIntervalMs: integer(env, "REFUND_RECOVERY_INTERVAL_MS", 30_000, 100, 3_600_000),
 		refundRecoveryGraceMs,

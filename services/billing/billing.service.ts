@@ -9,6 +9,7 @@ import { config } from "../../shared/config";
 import type { RenewalTerms } from "../../shared/contracts/accounts";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { createCardExpirySchedule, expiryListings } from "./card-expiry";
 import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
 import { type BillingDb, createBillingModels } from "./models";
@@ -215,10 +216,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		if (!vaultKey) throw new Error("VAULT_KEY is not set: the billing service needs it to seal card numbers (npm start generates one)");
 		const sandbox = createSandboxProcessor(this.db.sandbox, Buffer.from(vaultKey, "base64"));
 		const renewals = createRenewalSchedule(this.db);
+		const cardExpiry = createCardExpirySchedule(this.db);
 		this.deps = {
 			db: this.db,
 			renewals,
 			outbox: createOutboxSchedule(this.db),
+			cardExpiry,
 			// Production accounts need a real processor adapter; none is configured yet.
 			processorFor: environment => (environment === "sandbox" ? sandbox : null),
 			now: () => new Date(),
@@ -226,6 +229,10 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		};
 		const listed = await scheduleEarlierCustomers(this.db, renewals, this.deps.now());
 		if (listed) this.logger.info(`Renewal schedule: listed ${listed} customers of an earlier version's data`);
+		const expiring = await scheduleEarlierCustomers(this.db, cardExpiry, this.deps.now(), customers =>
+			expiryListings(customers, this.deps.now()),
+		);
+		if (expiring) this.logger.info(`Card expiry schedule: listed ${expiring} customers of an earlier version's data`);
 		const events = await listEarlierEvents(this.deps);
 		if (events) this.logger.info(`Outbox schedule: listed ${events} waiting events of an earlier version's data`);
 		this.relay = createOutboxRelay({
@@ -241,7 +248,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		this.cron = new Cron(config().renewalCron, { timezone: config().timeZone, protect: true }, async () => {
 			this.cycle = this.runCycle({ at: new Date() }).catch(err => {
 				this.logger.error("Renewal cycle failed:", (err as Error).message);
-				return { charged: 0, declined: 0, suspended: 0, skipped: 0 };
+				return { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0 };
 			});
 			await this.cycle;
 			this.cycle = null;

@@ -12,6 +12,7 @@ import {
 	VerifyCardError,
 } from "../../shared/contracts/billing";
 import { addDays, addPeriod } from "../../shared/time";
+import { listExpiryWarning } from "./card-expiry";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import { listedEvent } from "./outbox";
@@ -130,6 +131,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	if (product.billing === "SCHEDULE") {
 		const firstCharge = addDays(now, product.trialDays);
 		await deps.renewals.add(customer._id, firstCharge);
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: firstCharge });
 		const activated = await settle(deps, customer._id, {
 			status: CustomerStatus.Active,
 			nextRenewalTimestamp: firstCharge,
@@ -181,7 +183,10 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	// A hold is captured when the trial ends (the schedule's first charge); a charge now is the schedule's first.
 	const billingAnchor = hold ? addDays(now, product.trialDays) : now;
 	const nextRenewalTimestamp = hold ? billingAnchor : product.renewal ? addPeriod(now, product.renewal) : null;
-	if (nextRenewalTimestamp) await deps.renewals.add(customer._id, nextRenewalTimestamp);
+	if (nextRenewalTimestamp) {
+		await deps.renewals.add(customer._id, nextRenewalTimestamp);
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp });
+	}
 	const activated = await settle(
 		deps,
 		customer._id,

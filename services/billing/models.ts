@@ -51,6 +51,8 @@ export interface CustomerDoc {
 	cardFingerprint: string;
 	midId: number;
 	midName: string;
+	/** The card token a CARD_EXPIRING warning was sent for (once per card); see card-expiry.ts. */
+	expiryWarnedCard?: string | null;
 	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
 	refusedMids?: number[];
 	sessionId: string;
@@ -162,6 +164,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		midId: { type: Number, required: true },
 		midName: { type: String, required: true },
 		refusedMids: { type: [Number], default: undefined },
+		expiryWarnedCard: { type: String, default: null },
 		sessionId: { type: String, required: true },
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
@@ -243,6 +246,7 @@ export interface BillingDb {
 	renewalSchedule: Model<ScheduleSlotDoc>;
 	/** Outbox events by the time they were written (outbox.ts): the relay's sweep finds them by key. */
 	outboxSchedule: Model<ScheduleSlotDoc>;
+	cardExpirySchedule: Model<ScheduleSlotDoc>;
 	ids: { customers: IdAllocator; transactions: IdAllocator };
 }
 
@@ -254,6 +258,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		refunds: connection.model("Refund", refundSchema, "refunds"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
+		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),
 			transactions: createIdAllocator(connection, "transactions", 100),

@@ -9,6 +9,7 @@ import type { ProductRecord, RenewalTerms } from "../../shared/contracts/account
 import { DeclineCategory } from "../../shared/contracts/billing";
 import type { DueEntry } from "../../shared/schedule";
 import { addPeriod } from "../../shared/time";
+import { expiryListings } from "./card-expiry";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
@@ -43,6 +44,8 @@ export interface CycleReport {
 	suspended: number;
 	/** Claimed by another node first, or no longer due. */
 	skipped: number;
+	/** CARD_EXPIRING warnings sent. */
+	cardExpiryWarnings: number;
 }
 
 /** Processor calls in flight per batch: they are the slow part. */
@@ -208,6 +211,13 @@ async function settleAll(
 		state: nextState(deps, item, options),
 	}));
 	await deps.renewals.addAll(states.flatMap(({ item, state }) => (state.listAt ? [{ id: item.customer._id, at: state.listAt }] : [])));
+	// A renewal the card will have expired by is warned about beforehand (card-expiry.ts); a retry's date is not a renewal's.
+	await deps.cardExpiry.addAll(
+		expiryListings(
+			states.flatMap(({ item, state }) => (state.result === "charged" ? [{ ...item.customer, nextRenewalTimestamp: state.listAt }] : [])),
+			deps.now(),
+		),
+	);
 
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
 	const moved = moving.length

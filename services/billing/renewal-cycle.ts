@@ -15,6 +15,7 @@
 //     the customer (renewal-batch.ts retryState, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
+import { warnExpiringCards } from "./card-expiry";
 import type { BillingDeps } from "./deps";
 import { type CycleReport, type RenewalDeps, renewBatch } from "./renewal-batch";
 import { CustomerStatus } from "./states";
@@ -47,7 +48,7 @@ function fromRandomStart<T>(items: T[]): T[] {
 }
 
 export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions): Promise<CycleReport> {
-	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0 };
+	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0 };
 	const batchOptions = { at: options.at, owner: options.owner, accountId: options.accountId, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS };
 	const batchSize = options.batchSize ?? DEFAULT_BATCH;
 	const now = deps.now();
@@ -71,6 +72,16 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 			const { heldElsewhere } = await renewBatch(deps, batch, batchOptions, report);
 			if (heldElsewhere) break;
 		}
+	}
+	if (!options.signal?.aborted) {
+		const warned = await warnExpiringCards(deps, {
+			at: options.at,
+			accountId: options.accountId,
+			sandboxOnly: options.at > now,
+			moveCursor,
+		});
+		report.cardExpiryWarnings = warned.length;
+		if (warned.length) deps.relay({ customers: warned });
 	}
 	return report;
 }

@@ -52,20 +52,21 @@ afterAll(async () => {
 	rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function healthStatus(): Promise<{ status: number; database?: string }> {
+async function healthStatus(): Promise<{ status: number; database?: string; body: unknown }> {
 	const res = await app
 		.http()
 		.get("/actuator/health")
 		.timeout(REQUEST_TIMEOUT_MS * 4);
-	return { status: res.status, database: res.body.components?.database?.status };
+	return { status: res.status, database: res.body.components?.database?.status, body: res.body };
 }
 
-async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number; database?: string }> {
+async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number; database?: string; body: unknown }> {
 	const deadline = Date.now() + 60_000;
 	for (;;) {
 		const health = await healthStatus();
 		if (health.database === database) return health;
-		if (Date.now() > deadline) throw new Error(`health did not report the database ${database} within 60 s`);
+		if (Date.now() > deadline)
+			throw new Error(`health did not report the database ${database} within 60 s; it answered ${JSON.stringify(health.body)}`);
 		await new Promise(r => setTimeout(r, 200));
 	}
 }

@@ -1,0 +1,89 @@
+// CARD_EXPIRING: the merchant hears, CARD_EXPIRING_DAYS before a renewal the
+// customer's card will have expired by, that it should ask for a new card;
+// once per card. Customers are listed by key in the card expiry schedule (hour
+// slots) at the warning's time whenever their next renewal is set; each
+// renewal cycle (the test clock's too) sends the warnings due by its time,
+// checking again what the listing promised: the renewal still falls after the
+// expiry, the card is the same, and it was not warned about before.
+import { isCardExpired } from "../../shared/card-expiry";
+import { config } from "../../shared/config";
+import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
+import type { BillingDeps } from "./deps";
+import type { BillingDb, CustomerDoc } from "./models";
+import { listedEvent } from "./outbox";
+import { CustomerStatus } from "./states";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+export function createCardExpirySchedule(db: BillingDb): Schedule<number> {
+	return createSchedule<number>(db.cardExpirySchedule, { slotMs: HOUR_MS, shards: 4, firstLookBackMs: 400 * DAY_MS });
+}
+
+type Renewing = Pick<CustomerDoc, "_id" | "cardExpiredTime" | "nextRenewalTimestamp">;
+
+/** When to warn about this card before this renewal, or null: the card is still valid then. */
+export function warningTime(customer: Pick<Renewing, "cardExpiredTime" | "nextRenewalTimestamp">): Date | null {
+	const renewal = customer.nextRenewalTimestamp;
+	if (!renewal || !isCardExpired(customer.cardExpiredTime, renewal)) return null;
+	return new Date(renewal.getTime() - config().cardExpiringDays * DAY_MS);
+}
+
+/** The listings for customers whose next renewal was just set (one command for any number); a warning already due is listed now. */
+export function expiryListings(customers: Renewing[], now: Date): DueEntry<number>[] {
+	return customers.flatMap(customer => {
+		const at = warningTime(customer);
+		return at ? [{ id: customer._id, at: new Date(Math.max(at.getTime(), now.getTime())) }] : [];
+	});
+}
+
+/** Lists a customer whose next renewal is about to be set, if its card will have expired by then (no command otherwise). */
+export function listExpiryWarning(deps: Pick<BillingDeps, "cardExpiry" | "now">, customer: Renewing): Promise<void> {
+	return deps.cardExpiry.addAll(expiryListings([customer], deps.now()));
+}
+
+export interface WarningRun {
+	at: Date;
+	accountId?: number;
+	/** A run "in the future" (a test clock) warns sandbox customers only, as it bills them only. */
+	sandboxOnly: boolean;
+	moveCursor: boolean;
+}
+
+/** Sends the CARD_EXPIRING warnings due by the run's time; answers the customers whose events wait to be relayed. */
+export async function warnExpiringCards(deps: BillingDeps, run: WarningRun): Promise<number[]> {
+	const now = deps.now();
+	const due = await deps.cardExpiry.due(run.at, now, { moveCursor: run.moveCursor });
+	if (due.length === 0) return [];
+	const customers = new Map(
+		(await deps.db.customers.find({ _id: { $in: [...new Set(due.map(e => e.id))] } }).lean()).map(c => [c._id, c] as const),
+	);
+	const warned: number[] = [];
+	const done: (DueEntry<number> & { listedAt?: Date })[] = [];
+	for (const entry of due) {
+		const customer = customers.get(entry.id);
+		if (customer && !inThisRun(customer, run)) continue;
+		const at = customer && customer.status === CustomerStatus.Active && customer.renewalActive ? warningTime(customer) : null;
+		// The renewal moved later (a retry, or another card): listed again for its own time.
+		if (customer && at && at.getTime() > run.at.getTime() && customer.expiryWarnedCard !== customer.cardToken) {
+			await deps.cardExpiry.add(customer._id, at);
+			done.push({ ...entry, listedAt: at });
+			continue;
+		}
+		done.push(entry);
+		if (!customer || !at || customer.expiryWarnedCard === customer.cardToken) continue;
+		// Once per card: the update is conditional on the card and on not being warned about it yet.
+		const sent = await deps.db.customers.updateOne(
+			{ _id: customer._id, cardToken: customer.cardToken, expiryWarnedCard: { $ne: customer.cardToken } },
+			{ $set: { expiryWarnedCard: customer.cardToken }, $push: { outbox: await listedEvent(deps, "c", customer._id, "CARD_EXPIRING") } },
+		);
+		if (sent.modifiedCount === 1) warned.push(customer._id);
+	}
+	await deps.cardExpiry.removeAll(done);
+	return warned;
+}
+
+function inThisRun(customer: CustomerDoc, run: WarningRun): boolean {
+	if (run.accountId !== undefined && customer.accountId !== run.accountId) return false;
+	return !run.sandboxOnly || customer.environment === "sandbox";
+}
