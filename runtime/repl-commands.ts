@@ -100,6 +100,13 @@ export const replCommands: ReplCommand[] = [
 		},
 	},
 	{
+		command: "recovery <accountId>",
+		description: "An account's customers in recovery (retrying or suspended) and its monthly recovery rate and revenue recovered",
+		async action(broker, args) {
+			show(await broker.call("billing.recovery", { accountId: Number(args.accountId) }));
+		},
+	},
+	{
 		command: "renewals-run",
 		description: "Run a renewal cycle now on one billing node (every due customer is charged once, whatever else runs)",
 		options: [{ option: "-a, --at <iso>", description: "The cycle's time (default now)" }],

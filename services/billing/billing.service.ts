@@ -17,6 +17,8 @@ import { createOutboxSchedule, listEarlierEvents } from "./outbox";
 import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
 import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
+import { recoveryOf } from "./recovery";
+import { recoveryMetrics } from "./recovery-metrics";
 import { refundTransaction } from "./refund-ledger";
 import { type RecoveryReport, recoverRefunds } from "./refund-recovery";
 import { type CycleOptions, type CycleReport, type RenewalDeps, renewalStatus, runRenewalCycle } from "./renewal-cycle";
@@ -126,6 +128,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
 		listTransactions: idempotent(domainAction(schemas.listTransactions, listTransactions)),
 		// Ops: settle the refunds crashes left RESERVED now, instead of at the next timer (refund-recovery.ts).
+		// Ops: the account's customers in recovery and its recovery rate (recovery.ts).
+		recovery: idempotent(domainAction(schemas.recovery, recoveryOf)),
 		recoverRefunds: {
 			params: schemas.recoverRefunds,
 			handler() {
@@ -222,6 +226,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			renewals,
 			outbox: createOutboxSchedule(this.db),
 			cardExpiry,
+			metrics: recoveryMetrics(this.broker),
 			// Production accounts need a real processor adapter; none is configured yet.
 			processorFor: environment => (environment === "sandbox" ? sandbox : null),
 			now: () => new Date(),

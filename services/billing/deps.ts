@@ -8,6 +8,8 @@ export interface BillingDeps {
 	renewals: Schedule<number>;
 	/** Outbox events by the time they were written (billing/outbox.ts): the relay's sweep finds them by key. */
 	outbox: Schedule<string>;
+	/** The node's recovery counters (recovery.ts); absent when metrics are off. */
+	metrics?: { entered(): void; recovered(currency: string, amountMinor: number): void };
 	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
 	cardExpiry: Schedule<number>;
 	/** The processor for an account's environment, or null when none is configured. */

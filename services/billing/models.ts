@@ -242,6 +242,7 @@ export interface BillingDb {
 	transactions: Model<TransactionDoc>;
 	subscriptionLocks: Model<SubscriptionLockDoc>;
 	refunds: Model<RefundDoc>;
+	recoveryStats: Model<RecoveryStatsDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
 	renewalSchedule: Model<ScheduleSlotDoc>;
 	/** Outbox events by the time they were written (outbox.ts): the relay's sweep finds them by key. */
@@ -250,12 +251,31 @@ export interface BillingDb {
 	ids: { customers: IdAllocator; transactions: IdAllocator };
 }
 
+/** Recovery counts of an account for a month (recovery.ts), keyed `<accountId>:<YYYY-MM>`. */
+export interface RecoveryStatsDoc {
+	_id: string;
+	accountId: number;
+	month: string;
+	/** Renewals declined for the first time in their period. */
+	entered: number;
+	/** Renewals approved after a decline in their period. */
+	recovered: number;
+	/** Minor units recovered, by currency. */
+	revenue: Record<string, number>;
+}
+
+const recoveryStatsSchema = new Schema<RecoveryStatsDoc>(
+	{ _id: String, accountId: Number, month: String, entered: Number, recovered: Number, revenue: Schema.Types.Mixed },
+	{ versionKey: false, minimize: false },
+);
+
 export function createBillingModels(connection: Connection): BillingDb {
 	return {
 		customers: connection.model("Customer", customerSchema, "customers"),
 		transactions: connection.model("Transaction", transactionSchema, "transactions"),
 		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
 		refunds: connection.model("Refund", refundSchema, "refunds"),
+		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),

@@ -17,6 +17,7 @@ import { listedEvent } from "./outbox";
 import type { RelayTargets } from "./outbox-relay";
 import { withRetries } from "./processor-retries";
 import type { ProcessorOutcome } from "./processors/payment-processor";
+import { firstDecline, noteRecovery } from "./recovery";
 import { claimRenewals } from "./renewal-lease";
 import { CustomerStatus, TransactionType } from "./states";
 import { releaseLock } from "./subscription-lock";
@@ -244,6 +245,13 @@ async function settleAll(
 		}),
 	);
 	for (const { state } of states) report[state.result]++;
+	// Counted in the month the work was done (a test clock's run counts now, not in its future).
+	await noteRecovery(deps, deps.now(), {
+		entered: charged.filter(item => item.outcome.status !== "APPROVED" && firstDecline(item.customer)).map(item => item.customer),
+		recovered: charged
+			.filter(item => item.outcome.status === "APPROVED" && !firstDecline(item.customer))
+			.map(item => ({ customer: item.customer, amountMinor: item.terms.product.amountMinor, currency: item.terms.product.currency })),
+	});
 	return {
 		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
 		customers: states.flatMap(({ item, state }) => (state.result === "suspended" ? [item.customer._id] : [])),

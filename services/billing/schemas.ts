@@ -64,6 +64,7 @@ export const schemas = {
 	}),
 	runRenewals: params({ at: { type: "string", format: "date-time" } }, []),
 	recoverRefunds: params({}, []),
+	recovery: params({ accountId: id }),
 	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
 	releaseRenewal: params({ customerId: id, owner: { type: "string", minLength: 1, maxLength: 200 } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),

@@ -67,6 +67,7 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"DELETE /accounts/:accountId/bin-blacklist/:bin": { action: "accounts.removeBlacklistedBin" },
 	"GET /accounts/:accountId/customers": { action: "billing.listCustomers" },
 	"GET /accounts/:accountId/customers/:customerId/transactions": { action: "billing.listTransactions" },
+	"GET /accounts/:accountId/recovery": { action: "billing.recovery" },
 	"GET /sandbox/operations": { action: "billing.sandboxOperations" },
 	"GET /accounts/:accountId/webhooks": { action: "notifications.list" },
 	"POST /accounts/:accountId/webhooks/redeliver": { action: "notifications.redeliverAccount" },

@@ -51,6 +51,23 @@ export interface TransactionView {
  * HARD will not (lost, stolen, expired card) and stops retries at once;
  * MERCHANT_ACCOUNT is a refusal by that MID alone, retried on another MID of the group.
  */
+/** A customer in recovery: renewals being retried after a decline, or suspended after the last. */
+export interface RecoveryCustomer {
+	customer: CustomerView;
+	state: "RETRYING" | "SUSPENDED";
+}
+
+export interface RecoveryMonth {
+	/** YYYY-MM, in the service's time zone. */
+	month: string;
+	entered: number;
+	recovered: number;
+	/** recovered ÷ entered, or null when none entered. */
+	rate: number | null;
+	/** Decimal amounts recovered, by currency. */
+	revenueRecovered: Record<string, number>;
+}
+
 export enum DeclineCategory {
 	Soft = "SOFT",
 	Hard = "HARD",

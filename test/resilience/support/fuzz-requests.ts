@@ -731,6 +731,13 @@ export function endpointSpecs(): EndpointSpec[] {
 		},
 		{
 			...admin,
+			route: "GET /admin/accounts/:accountId/recovery",
+			changesState: false,
+			input: "query",
+			path: { accountId: { valid: w => String(w.accountId), type: "integer" } },
+		},
+		{
+			...admin,
 			route: "GET /admin/sandbox/operations",
 			changesState: false,
 			input: "query",

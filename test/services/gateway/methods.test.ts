@@ -152,6 +152,7 @@ beforeAll(async () => {
 		"DELETE /admin/accounts/:accountId/bin-blacklist/:bin": {},
 		"GET /admin/accounts/:accountId/customers": {},
 		"GET /admin/accounts/:accountId/customers/:customerId/transactions": {},
+		"GET /admin/accounts/:accountId/recovery": {},
 		"GET /admin/sandbox/operations": {},
 		"GET /admin/accounts/:accountId/webhooks": {},
 		"POST /admin/accounts/:accountId/webhooks/redeliver": {},
