@@ -17,6 +17,8 @@ const checkout = {
 	sessionId: params.get("sessionId") ?? "",
 	productId: Number(params.get("productId")),
 	domain: params.get("domain") ?? "",
+	// "update": a card update session's frame: only the card, sent to /api/card-update (docs/recovery.md).
+	update: params.get("mode") === "update",
 };
 
 // The merchant's origin: the only one we talk to. ancestorOrigins cannot be
@@ -37,9 +39,13 @@ const outcomeBox = $("outcome");
 
 /** Each input with its rule, its formatter and whether the buyer has left it once (then its errors show). */
 const fields = {
-	email: field("email", value => validateEmail(value)),
-	name: field("first-name", value => validateRequired(value, "Enter your first name.")),
-	lastName: field("last-name", () => ({ error: null })),
+	...(checkout.update
+		? {}
+		: {
+				email: field("email", value => validateEmail(value)),
+				name: field("first-name", value => validateRequired(value, "Enter your first name.")),
+				lastName: field("last-name", () => ({ error: null })),
+			}),
 	cardNumber: field("card-number", value => validateCardNumber(value), formatCardNumber),
 	expiry: field("expiry", value => validateExpiry(value), formatExpiry),
 	cvc: field("cvc", value => validateCvc(value, cardBrand()), formatCvc),
@@ -89,7 +95,7 @@ function render() {
 	brandLabel.textContent = brand ? BRANDS[brand].label : "";
 	brandLabel.dataset.brand = brand ?? "";
 	payButton.disabled = state !== "ready" || !allValid();
-	payButton.textContent = state === "submitting" ? "Processing…" : "Pay";
+	payButton.textContent = state === "submitting" ? "Processing…" : checkout.update ? "Update card" : "Pay";
 	form.setAttribute("aria-busy", String(state === "submitting"));
 	fieldset.disabled = state !== "ready";
 }
@@ -142,6 +148,15 @@ async function submitCheckout() {
 		encryptDigits(serviceKey, onlyDigits(fields.cardNumber.input.value)),
 		encryptDigits(serviceKey, onlyDigits(fields.cvc.input.value)),
 	]);
+	if (checkout.update) {
+		return post("/api/card-update", {
+			sessionId: checkout.sessionId,
+			landingDomain: checkout.domain,
+			encryptedCardNumber,
+			encryptedCvc,
+			cardExpiry: expiryMMYY(fields.expiry.input.value),
+		});
+	}
 	const lastName = fields.lastName.input.value.trim();
 	const body = {
 		sessionId: checkout.sessionId,
@@ -155,7 +170,12 @@ async function submitCheckout() {
 		encryptedCvc,
 		cardExpiry: expiryMMYY(fields.expiry.input.value),
 	};
-	const res = await fetch("/api/checkout", {
+	return post("/api/checkout", body);
+}
+
+/** Posts the checkout (or card update) and reads its answer. */
+async function post(path, body) {
+	const res = await fetch(path, {
 		method: "POST",
 		headers: { "Content-Type": "application/json", Accept: "application/json" },
 		body: JSON.stringify(body),
@@ -174,7 +194,7 @@ function showServiceErrors(errors) {
 	for (const { field: name, message } of Array.isArray(errors) ? errors : []) {
 		// Accept "email", "/email" or "body.email".
 		const key = byField[String(name ?? "").split(/[./]/).filter(Boolean).pop()];
-		if (key) fields[key].serviceError = String(message || "This value was not accepted.");
+		if (key && fields[key]) fields[key].serviceError = String(message || "This value was not accepted.");
 		else if (message) unplaced.push(String(message));
 	}
 	return unplaced;
@@ -194,7 +214,7 @@ async function pay() {
 		answer = { code: "NETWORK_ERROR" };
 	}
 
-	const outcome = outcomeFor(answer.code, answer.message);
+	const outcome = outcomeFor(answer.code, answer.message, checkout.update);
 	let text = outcome.text;
 	if (answer.code === "INVALID_REQUEST") text = [text, ...showServiceErrors(answer.errors)].join(" ");
 	state = outcome.final ? "closed" : "ready";
@@ -208,6 +228,7 @@ async function pay() {
 
 	const result = { type: "result", code: answer.code, message: answer.message ?? outcome.text };
 	if (answer.customerId !== undefined) result.customerId = answer.customerId;
+	if (typeof answer.recovered === "boolean") result.recovered = answer.recovered;
 	toParent(result);
 }
 
@@ -243,7 +264,8 @@ window.addEventListener("message", event => {
 const page = $("page");
 new ResizeObserver(() => toParent({ type: "height", height: Math.ceil(page.getBoundingClientRect().height) })).observe(page);
 
-if (!checkout.sessionId || !Number.isInteger(checkout.productId) || checkout.productId <= 0 || !checkout.domain) {
+if (checkout.update) $("buyer-fields").hidden = true;
+if (!checkout.sessionId || (!checkout.update && (!Number.isInteger(checkout.productId) || checkout.productId <= 0)) || !checkout.domain) {
 	close("This checkout is not set up correctly (session, product or domain missing). Please contact the merchant.");
 } else if (!window.isSecureContext || !globalThis.crypto?.subtle) {
 	// Web Crypto, which encrypts the card, exists only on HTTPS pages (and localhost).

@@ -18,14 +18,20 @@ const OUTCOMES = {
 	DOMAIN_MISMATCH: { text: "This checkout is not set up for this website. Please contact the merchant.", final: true },
 	PRODUCT_NOT_FOUND: { text: "This product is not available. Please contact the merchant.", final: true },
 	PRODUCT_INACTIVE: { text: "This product is no longer available.", final: true },
+	// A card update's own (POST /api/card-update).
+	CUSTOMER_NOT_UPDATABLE: { text: "This subscription has ended; its card cannot be updated.", final: true },
+	TRY_AGAIN: { text: "A payment of this subscription is in progress. Please try again in a minute." },
 	// Not codes of the service: the frame's own, for when no business answer arrived.
 	NETWORK_ERROR: { text: "We could not reach the payment service. Check your connection and try again." },
 	SERVICE_UNAVAILABLE: { text: "The payment service is not available right now. Please try again in a moment." },
 };
 
+/** A card update's success reads differently from a payment's. */
+const UPDATED = { text: "Your card is updated. Thank you!", final: true, success: true };
+
 /** { text, final, success } for a code; an unknown code shows the service's message when it sent one. */
-export function outcomeFor(code, serviceMessage) {
-	const known = Object.hasOwn(OUTCOMES, code) ? OUTCOMES[code] : null;
+export function outcomeFor(code, serviceMessage, update = false) {
+	const known = update && code === "OK" ? UPDATED : Object.hasOwn(OUTCOMES, code) ? OUTCOMES[code] : null;
 	return {
 		text: known?.text ?? (serviceMessage || "Something went wrong. Please try again."),
 		final: known?.final === true,

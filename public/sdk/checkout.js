@@ -2,6 +2,7 @@
 //
 //   <script src="https://<service>/sdk/checkout.js"></script>
 //   PaymentCheckout.mount(element, { sessionId, productId, domain, additionalData, onResult })
+//   PaymentCheckout.mount(element, { sessionId, mode: "update", domain, onResult })   a card update session
 //
 // It shows the service's card form in an iframe. The card is typed into, and
 // encrypted inside, that frame, which runs on the service's origin, so the
@@ -24,12 +25,16 @@
 		if (!(container instanceof Element)) throw new TypeError("PaymentCheckout.mount: element not found");
 
 		const { sessionId, additionalData, onResult } = options;
-		const productId = Number(options.productId);
+		// A card update session's frame takes only a card; it has no product.
+		const update = options.mode === "update";
+		if (options.mode !== undefined && !update) throw new TypeError('PaymentCheckout.mount: mode must be "update" or left out');
+		const productId = update ? null : Number(options.productId);
 		// The session is bound to a bare host name and the service compares it
 		// with this value: "shop.example.com", never a URL.
 		const domain = options.domain ?? location.hostname;
 		if (typeof sessionId !== "string" || sessionId === "") throw new TypeError("PaymentCheckout.mount: sessionId is required");
-		if (!Number.isInteger(productId) || productId <= 0) throw new TypeError("PaymentCheckout.mount: productId must be a positive integer");
+		if (!update && (!Number.isInteger(productId) || productId <= 0))
+			throw new TypeError("PaymentCheckout.mount: productId must be a positive integer");
 		if (typeof domain !== "string" || !/^[a-z0-9.-]+$/i.test(domain)) {
 			throw new TypeError("PaymentCheckout.mount: domain must be a host name like shop.example.com (no scheme, port or path)");
 		}
@@ -41,11 +46,13 @@
 		// additionalData is the merchant's own and may be personal, so it goes
 		// by postMessage to the service's origin once the frame has loaded.
 		const src = new URL("/checkout/frame.html", SERVICE_ORIGIN);
-		src.search = new URLSearchParams({ sessionId, productId: String(productId), domain }).toString();
+		src.search = new URLSearchParams(
+			update ? { sessionId, mode: "update", domain } : { sessionId, productId: String(productId), domain },
+		).toString();
 
 		const iframe = document.createElement("iframe");
 		iframe.src = src.href;
-		iframe.title = "Secure card payment";
+		iframe.title = update ? "Secure card update" : "Secure card payment";
 		// The frame learns our origin from this referrer where the browser has
 		// no location.ancestorOrigins; "origin" sends it without our path.
 		iframe.referrerPolicy = "origin";
@@ -66,7 +73,9 @@
 			if (data.type === "height" && Number.isFinite(data.height)) {
 				iframe.style.height = `${Math.min(Math.max(Math.ceil(data.height), 0), MAX_HEIGHT)}px`;
 			} else if (data.type === "result" && typeof data.code === "string" && typeof onResult === "function") {
-				onResult({ code: data.code, customerId: data.customerId, message: data.message });
+				const result = { code: data.code, customerId: data.customerId, message: data.message };
+				if (typeof data.recovered === "boolean") result.recovered = data.recovered;
+				onResult(result);
 			}
 		}
 

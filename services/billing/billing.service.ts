@@ -10,6 +10,7 @@ import type { RenewalTerms } from "../../shared/contracts/accounts";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createCardExpirySchedule, expiryListings } from "./card-expiry";
+import { cardUpdateTarget, updateCard } from "./card-update";
 import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
 import { type BillingDb, createBillingModels } from "./models";
@@ -90,6 +91,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			return { transactions: done ? [done.refundTransactionId] : [] };
 		}),
 		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe, input => ({ customers: [input.customerId] })),
+		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
+		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
+		updateCard: thenRelay(schemas.updateCard, updateCard, (input, result) => {
+			const done = ofObject(result);
+			return { customers: done ? [input.customerId] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
+		}),
 		// The renewal engine's claim and release, as an action so any billing node (or ops) can take part.
 		claimRenewal: {
 			params: schemas.claimRenewal,
@@ -230,6 +237,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			// Production accounts need a real processor adapter; none is configured yet.
 			processorFor: environment => (environment === "sandbox" ? sandbox : null),
 			now: () => new Date(),
+			productOf: (accountId, productId) => call(this.broker, "accounts.getProduct", { accountId, productId }),
 			refundGraceMs: config().refundRecoveryGraceMs,
 		};
 		const listed = await scheduleEarlierCustomers(this.db, renewals, this.deps.now());

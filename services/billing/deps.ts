@@ -1,3 +1,4 @@
+import type { ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { BillingDb } from "./models";
 import type { PaymentProcessor } from "./processors/payment-processor";
@@ -15,6 +16,8 @@ export interface BillingDeps {
 	/** The processor for an account's environment, or null when none is configured. */
 	processorFor(environment: "sandbox" | "production"): PaymentProcessor | null;
 	now: () => Date;
+	/** The account's product (accounts.getProduct), or null when it is gone. */
+	productOf(accountId: number, productId: number): Promise<ProductRecord | null>;
 	/** How long a refund's request may take before the recovery may settle it instead (REFUND_RECOVERY_GRACE_MS). */
 	refundGraceMs: number;
 }

@@ -6,6 +6,15 @@ const cardExpiry = { type: "string", pattern: "^(0[1-9]|1[0-2])[0-9]{2}$" };
 const cvc = { type: "string", pattern: "^[0-9]{3,4}$" };
 const period = params({ every: { type: "integer", minimum: 1 }, unit: { enum: ["day", "week", "month", "year"] } });
 
+const card = params({
+	cardToken: { type: "string", maxLength: 100 },
+	fingerprint: { type: "string", pattern: "^[0-9a-f]{64}$" },
+	bin: { type: "string", pattern: "^[0-9]{6}$" },
+	last4: { type: "string", pattern: "^[0-9]{4}$" },
+	brand: { type: "string", maxLength: 20 },
+	expiry: cardExpiry,
+});
+
 export const schemas = {
 	verifyCard: params({
 		environment,
@@ -18,19 +27,14 @@ export const schemas = {
 		environment,
 		product: params({ id, allowMultipleSubscriptions: { type: "boolean" } }),
 		buyer: params({ email: { type: "string", maxLength: 254 }, name: shortText, lastName: { type: "string", maxLength: 200 } }),
-		card: params({
-			cardToken: { type: "string", maxLength: 100 },
-			fingerprint: { type: "string", pattern: "^[0-9a-f]{64}$" },
-			bin: { type: "string", pattern: "^[0-9]{6}$" },
-			last4: { type: "string", pattern: "^[0-9]{4}$" },
-			brand: { type: "string", maxLength: 20 },
-			expiry: cardExpiry,
-		}),
+		card,
 		mid: params({ id, name: shortText }),
 		sessionId: { type: "string", maxLength: 36 },
 		additionalData: { anyOf: [{ type: "object" }, { type: "null" }] },
 	}),
 	abandonSubscription: params({ customerId: id }),
+	cardUpdateTarget: params({ accountId: id, customerId: id }),
+	updateCard: params({ accountId: id, customerId: id, attemptId, cvc, card, mid: params({ id, name: shortText }) }),
 	firstPayment: params({
 		customerId: id,
 		environment,

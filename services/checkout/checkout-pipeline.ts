@@ -71,7 +71,7 @@ export interface InvalidCheckout {
 	invalid: { field: string; message: string }[];
 }
 
-const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
+export const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
 	customerId === undefined ? { code, message: CHECKOUT_MESSAGES[code] } : { code, message: CHECKOUT_MESSAGES[code], customerId };
 
 const NO_PROCESSOR: CheckoutAnswer = {
@@ -79,14 +79,14 @@ const NO_PROCESSOR: CheckoutAnswer = {
 	message: "No payment processor is configured for this production account",
 };
 
-const SESSION_CODES: Record<SessionCheckoutError, CheckoutCode> = {
+export const SESSION_CODES: Record<SessionCheckoutError, CheckoutCode> = {
 	[SessionCheckoutError.NotFound]: CheckoutCode.SessionNotFound,
 	[SessionCheckoutError.Expired]: CheckoutCode.SessionExpired,
 	[SessionCheckoutError.Used]: CheckoutCode.SessionUsed,
 	[SessionCheckoutError.DomainMismatch]: CheckoutCode.DomainMismatch,
 };
 
-const UNVERIFIED: Record<VerifyCardError, CheckoutAnswer> = {
+export const UNVERIFIED: Record<VerifyCardError, CheckoutAnswer> = {
 	[VerifyCardError.NoProcessor]: NO_PROCESSOR,
 	[VerifyCardError.CardNotVerified]: answer(CheckoutCode.CreditCardValidation),
 	[VerifyCardError.ProcessorError]: answer(CheckoutCode.ProcessingError),

@@ -38,6 +38,7 @@ export const publicEndpoints: Record<string, Endpoint> = {
 	"GET /openapi.json": { action: "gateway.openapi" },
 	"GET /checkout/key": { action: "checkout.key" },
 	"POST /checkout": { action: "checkout.submit", checkoutErrors: true },
+	"POST /card-update": { action: "checkout.updateCard", checkoutErrors: true },
 };
 
 /** `/demo`, no token: the demo page's session (npm start only). */

@@ -1,6 +1,8 @@
 // Creating and reading checkout sessions.
 
 import { randomUUID } from "node:crypto";
+import { isFailure } from "../../shared/call";
+import { CardUpdateError } from "../../shared/contracts/billing";
 import { ownedBy } from "../../shared/persistence";
 import { formatDateTime } from "../../shared/time";
 import type { SessionsDeps } from "./deps";
@@ -29,15 +31,22 @@ function toSessionView(doc: SessionDoc, now: Date): SessionView {
 
 export async function createSession(
 	deps: SessionsDeps,
-	input: { accountId: number; domain?: unknown },
+	input: { accountId: number; domain?: unknown; customerId?: number },
 ): Promise<{ sessionId: string } | SessionsError> {
 	const domain = normalizeHostName(input.domain);
 	if (!domain) return SessionsError.InvalidDomain;
+	// A card update session is for a customer of the account whose card can still change.
+	if (input.customerId !== undefined) {
+		const target = await deps.cardUpdateTarget(input.accountId, input.customerId);
+		if (isFailure(target))
+			return target.error === CardUpdateError.UnknownCustomer ? SessionsError.UnknownCustomer : SessionsError.NotUpdatable;
+	}
 	const createdAt = deps.now();
 	const doc = await deps.db.sessions.create({
 		_id: randomUUID(),
 		accountId: input.accountId,
 		domain,
+		customerId: input.customerId ?? null,
 		status: SessionStatus.Valid,
 		createdAt,
 		expiresAt: new Date(createdAt.getTime() + SESSION_LIFETIME_MS),

@@ -2,22 +2,24 @@
 // money moves, and release it again if the payment fails so the buyer can
 // retry with another card. Consuming is one compare-and-set, so two checkouts
 // racing on one session cannot both pay.
-import { SessionCheckoutError } from "../../shared/contracts/sessions";
+import { SessionCheckoutError, type SessionPurpose } from "../../shared/contracts/sessions";
 import type { SessionsDeps } from "./deps";
 import { normalizeHostName } from "./host-name";
 import { SessionStatus, statusAt } from "./states";
 
 export async function checkForCheckout(
 	deps: SessionsDeps,
-	input: { sessionId: string; landingDomain: string },
-): Promise<{ accountId: number; domain: string } | SessionCheckoutError> {
+	input: { sessionId: string; landingDomain: string; purpose?: SessionPurpose },
+): Promise<{ accountId: number; domain: string; customerId: number | null } | SessionCheckoutError> {
 	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean();
-	if (!doc) return SessionCheckoutError.NotFound;
+	// A session of the other kind is no session for this use.
+	const purpose = doc?.customerId != null ? "cardUpdate" : "checkout";
+	if (!doc || purpose !== (input.purpose ?? "checkout")) return SessionCheckoutError.NotFound;
 	const status = statusAt(doc.status, doc.expiresAt, deps.now());
 	if (status === SessionStatus.Used) return SessionCheckoutError.Used;
 	if (status === SessionStatus.Expired) return SessionCheckoutError.Expired;
 	if (normalizeHostName(input.landingDomain) !== doc.domain) return SessionCheckoutError.DomainMismatch;
-	return { accountId: doc.accountId, domain: doc.domain };
+	return { accountId: doc.accountId, domain: doc.domain, customerId: doc.customerId ?? null };
 }
 
 /** VALID -> USED, only while the session has not expired. */

@@ -7,6 +7,8 @@ export interface SessionDoc {
 	accountId: number;
 	/** Lower-case host name the checkout must be shown on. */
 	domain: string;
+	/** A card update session's customer; null for a checkout session. */
+	customerId: number | null;
 	status: StoredSessionStatus;
 	createdAt: Date;
 	expiresAt: Date;
@@ -20,6 +22,7 @@ const sessionSchema = new Schema<SessionDoc>(
 		_id: String,
 		accountId: { type: Number, required: true },
 		domain: { type: String, required: true },
+		customerId: { type: Number, default: null },
 		status: { type: String, enum: [SessionStatus.Valid, SessionStatus.Used], required: true },
 		createdAt: { type: Date, required: true },
 		expiresAt: { type: Date, required: true },

@@ -5,9 +5,12 @@ export const sessionIdSchema = { type: "string", pattern: "^[0-9A-Fa-f]{8}-[0-9A
 
 export const schemas = {
 	// Any domain value reaches the domain logic, which answers the spec's 500 for a bad one.
-	create: params({ accountId: id, domain: {} }, ["accountId"]),
+	create: params({ accountId: id, domain: {}, customerId: id }, ["accountId"]),
 	get: params({ accountId: id, sessionId: sessionIdSchema }),
 	domain: params({ sessionId: sessionIdSchema }),
-	checkForCheckout: params({ sessionId: sessionIdSchema, landingDomain: { type: "string", maxLength: 253 } }),
+	checkForCheckout: params(
+		{ sessionId: sessionIdSchema, landingDomain: { type: "string", maxLength: 253 }, purpose: { enum: ["checkout", "cardUpdate"] } },
+		["sessionId", "landingDomain"],
+	),
 	use: params({ sessionId: sessionIdSchema, attemptId: { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" } }),
 };

@@ -2,6 +2,7 @@
 // for 5 minutes, consumed by the first successful checkout.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
+import { call } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createSession, getSession, sessionDomain } from "./checkout-sessions";
@@ -23,11 +24,14 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 	actions: {
 		create: {
 			params: schemas.create,
-			async handler(ctx: Context<{ accountId: number; domain?: unknown }>) {
+			async handler(ctx: Context<{ accountId: number; domain?: unknown; customerId?: number }>) {
 				const result = await createSession(this.deps, ctx.params);
 				if (result === SessionsError.InvalidDomain) {
 					throw new ApiError(ApiErrorType.InvalidSessionDomain, "Invalid session domain", { domain: ctx.params.domain });
 				}
+				if (result === SessionsError.UnknownCustomer) throw new ApiError(ApiErrorType.NotFound, "No such customer");
+				if (result === SessionsError.NotUpdatable)
+					throw new ApiError(ApiErrorType.Conflict, "This customer's card cannot be updated: it is unsubscribed or never became active");
 				return result.sessionId;
 			},
 		},
@@ -41,7 +45,11 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 	},
 
 	async started() {
-		this.deps = { db: this.db, now: () => new Date() };
+		this.deps = {
+			db: this.db,
+			now: () => new Date(),
+			cardUpdateTarget: (accountId, customerId) => call(this.broker, "billing.cardUpdateTarget", { accountId, customerId }),
+		};
 	},
 };
 

@@ -158,6 +158,47 @@ export interface RefundDone {
 	refundTransactionId: number;
 }
 
+/** Why a customer's card cannot be updated. */
+export enum CardUpdateError {
+	/** No such customer, or another account's. */
+	UnknownCustomer = "UNKNOWN_CUSTOMER",
+	/** UNSUBSCRIBED is final; a checkout that never became ACTIVE has no card to update. */
+	NotUpdatable = "NOT_UPDATABLE",
+	/** The new card already has this product for this email (another live subscription). */
+	AlreadySubscribed = "ALREADY_SUBSCRIBED",
+	/** A renewal of the customer stayed in flight; nothing was changed. */
+	Busy = "BUSY",
+}
+
+/** What a card update did: the card changed (and, for a customer who owed a renewal, it was charged). */
+export enum CardUpdateOutcome {
+	/** The card changed; nothing was owed. */
+	Updated = "UPDATED",
+	/** The card changed and the renewal owed was approved on it: ACTIVE again. */
+	Recovered = "RECOVERED",
+	/** The renewal owed was declined on the new card: nothing changed. */
+	RecoveryDeclined = "RECOVERY_DECLINED",
+	/** The processor failed on the renewal owed: nothing changed. */
+	RecoveryFailed = "RECOVERY_FAILED",
+}
+
+/** The customer a card update session or submission is for. */
+export interface CardUpdateTarget {
+	customerId: number;
+	productId: number;
+	environment: Environment;
+	email: string;
+}
+
+export interface CardUpdateInput {
+	accountId: number;
+	customerId: number;
+	attemptId: string;
+	cvc: string;
+	card: OpenSubscriptionInput["card"];
+	mid: { id: number; name: string };
+}
+
 export interface BillingActions {
 	"billing.verifyCard": {
 		params: { environment: Environment; midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };
@@ -167,4 +208,10 @@ export interface BillingActions {
 	"billing.abandonSubscription": { params: { customerId: number }; result: { customerId: number } | { error: CheckoutStepError } };
 	"billing.firstPayment": { params: FirstPaymentInput; result: FirstPaymentResult | { error: CheckoutStepError } };
 	"billing.refundTransaction": { params: RefundInput; result: RefundDone | { error: RefundError } };
+	/** Whether the account's customer may get a new card, and what the card must be checked against. */
+	"billing.cardUpdateTarget": { params: { accountId: number; customerId: number }; result: CardUpdateTarget | { error: CardUpdateError } };
+	"billing.updateCard": {
+		params: CardUpdateInput;
+		result: { outcome: CardUpdateOutcome; customer: CustomerView; transaction: TransactionView | null } | { error: CardUpdateError };
+	};
 }

@@ -1,6 +1,15 @@
 // The notifications service's contract: the events billing hands it. Types only.
 
-export const EVENT_TYPES = ["TRANSACTION", "CONVERSION", "REFUND", "CANCELLATION", "SUSPENSION", "CARD_EXPIRING"] as const;
+export const EVENT_TYPES = [
+	"TRANSACTION",
+	"CONVERSION",
+	"REFUND",
+	"CANCELLATION",
+	"SUSPENSION",
+	"CARD_EXPIRING",
+	"PAYMENT_METHOD_UPDATED",
+	"REACTIVATION",
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** A webhook event: exactly the envelope the merchant receives (transaction_id is left out when null). */

@@ -8,14 +8,18 @@ export enum SessionCheckoutError {
 	DomainMismatch = "DOMAIN_MISMATCH",
 }
 
+/** What a session is for: a checkout, or a customer's card update (a session created with a customerId). */
+export type SessionPurpose = "checkout" | "cardUpdate";
+
 export interface SessionsActions {
 	/** The session's id (lower-case UUID); the demo page's stand-in for a merchant's server. */
-	"sessions.create": { params: { accountId: number; domain: string }; result: string };
+	"sessions.create": { params: { accountId: number; domain: string; customerId?: number }; result: string };
 	/** The host name that may embed the session's card frame, or null for an unknown session. */
 	"sessions.domain": { params: { sessionId: string }; result: { domain: string } | null };
+	/** A checkout session (purpose "checkout") or a card update session (purpose "cardUpdate", bound to a customer). */
 	"sessions.checkForCheckout": {
-		params: { sessionId: string; landingDomain: string };
-		result: { accountId: number; domain: string } | { error: SessionCheckoutError };
+		params: { sessionId: string; landingDomain: string; purpose?: SessionPurpose };
+		result: { accountId: number; domain: string; customerId: number | null } | { error: SessionCheckoutError };
 	};
 	/** VALID -> USED, by one checkout attempt. */
 	"sessions.consume": { params: { sessionId: string; attemptId: string }; result: { sessionId: string } | { error: SessionCheckoutError } };

@@ -116,3 +116,26 @@ export async function submitCheckout(app: TestApp, merchant: TestMerchant, optio
 		.post("/api/checkout")
 		.send(await checkoutBody(app, merchant, options));
 }
+
+/** A card update session for the merchant's customer (POST /api/session with customerId). */
+export function cardUpdateSession(app: TestApp, merchant: TestMerchant, customerId: number, domain = "shop.example.com") {
+	return app.http().post(`/api/session?domain=${domain}&customerId=${customerId}`).set(bearer(merchant));
+}
+
+/** Submits a new card as the frame does in update mode (POST /api/card-update). */
+export async function submitCardUpdate(
+	app: TestApp,
+	sessionId: string,
+	options: { card?: string; expiry?: string; landingDomain?: string } = {},
+) {
+	return app
+		.http()
+		.post("/api/card-update")
+		.send({
+			sessionId,
+			landingDomain: options.landingDomain ?? "shop.example.com",
+			encryptedCardNumber: await encrypt(app, options.card ?? CARDS.mastercard),
+			encryptedCvc: await encrypt(app, options.card === CARDS.amex ? "1234" : "123"),
+			cardExpiry: options.expiry ?? "1234",
+		});
+}

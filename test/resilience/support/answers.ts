@@ -32,6 +32,9 @@ const CHECKOUT_CODES = [
 	"PROCESSING_ERROR",
 ];
 
+/** A card update's refusals (docs/recovery.md#card-update): the checkout's that apply, and its own. */
+const CARD_UPDATE_CODES = [...CHECKOUT_CODES.filter(code => !code.startsWith("PRODUCT_")), "CUSTOMER_NOT_UPDATABLE", "TRY_AGAIN"];
+
 /** Files outside public/ that a traversal must never reach. */
 const LEAKS = [/"name":\s*"subscription-payment-service"/, /root:x:0:0/, /PRIVATE KEY/, /"adminToken":\s*"/, /\[extensions\]/];
 
@@ -54,7 +57,8 @@ function errorShapeProblems(spec: EndpointSpec | null, req: FuzzRequest, res: Ra
 	if (req.method === "HEAD") return [];
 	const type = String(res.headers["content-type"] ?? "");
 	const body = parseJson(res.body);
-	if (spec?.route === "POST /api/checkout" && res.status === 400 && isObject(body) && "code" in body) {
+	const checkoutLike = spec?.route === "POST /api/checkout" || spec?.route === "POST /api/card-update";
+	if (checkoutLike && res.status === 400 && isObject(body) && "code" in body) {
 		const errors = body.errors;
 		const ok =
 			exactKeys(body, ["code", "errors"], ["code", "errors"]) &&
@@ -92,6 +96,8 @@ function isRefusal(spec: EndpointSpec, res: RawResponse): boolean {
 			return isObject(body) && body.success === false && typeof body.message === "string";
 		case "POST /api/checkout":
 			return isObject(body) && typeof body.code === "string" && CHECKOUT_CODES.includes(body.code) && typeof body.message === "string";
+		case "POST /api/card-update":
+			return isObject(body) && typeof body.code === "string" && CARD_UPDATE_CODES.includes(body.code) && typeof body.message === "string";
 		case "POST /admin/accounts/:accountId/webhooks/redeliver":
 			return isObject(body) && body.redelivered === 0;
 		default:

@@ -469,6 +469,20 @@ export function endpointSpecs(): EndpointSpec[] {
 		{ ...publicApi, route: "GET /api/checkout/key", changesState: false, input: "query" },
 		{
 			...publicApi,
+			route: "POST /api/card-update",
+			changesState: true,
+			input: "body",
+			fields: {
+				// A checkout session: the answer is SESSION_NOT_FOUND, so a valid-looking request changes nothing either.
+				sessionId: { valid: w => w.sessionId, type: "string", required: true, refused: () => ["not-a-uuid", ""] },
+				landingDomain: { valid: w => w.domain, type: "string", required: true, refused: () => ["", "x".repeat(254)] },
+				encryptedCardNumber: { valid: w => w.encryptedCard, type: "string", required: true },
+				encryptedCvc: { valid: w => w.encryptedCvc, type: "string", required: true },
+				cardExpiry: { valid: () => "1234", type: "string", required: true, refused: () => ["13/34", "1334", "ab34"] },
+			},
+		},
+		{
+			...publicApi,
 			route: "POST /api/checkout",
 			changesState: true,
 			input: "body",

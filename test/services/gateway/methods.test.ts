@@ -12,7 +12,7 @@ import {
 	type Endpoint,
 	publicEndpoints,
 } from "../../../services/gateway/endpoints";
-import { CARDS, checkoutBody, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { CARDS, cardUpdateSession, checkoutBody, createShop, encrypt, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
 import { ADMIN_TOKEN, startApp, type TestApp } from "../../setup/app";
 import { deliveriesOf, eventually } from "../notifications/webhook-events";
@@ -133,6 +133,15 @@ beforeAll(async () => {
 		"GET /api/openapi.json": {},
 		"GET /api/checkout/key": {},
 		"POST /api/checkout": { body: await checkoutBody(app, shop, { productId: shop.products.oneOff, card: CARDS.mastercard }) },
+		"POST /api/card-update": {
+			body: {
+				sessionId: (await cardUpdateSession(app, shop, Number(ids.customerId)).expect(200)).text,
+				landingDomain: "shop.example.com",
+				encryptedCardNumber: await encrypt(app, CARDS.mastercard),
+				encryptedCvc: await encrypt(app, "123"),
+				cardExpiry: "1234",
+			},
+		},
 		"GET /demo/session": {},
 		"GET /actuator/health": {},
 		"POST /admin/accounts": { body: { name: "Made by a wrong method", environment: "sandbox" } },
