@@ -6,11 +6,11 @@
 //   4. the session consumed, then billing makes the card the customer's (and
 //      charges the renewal owed, for a customer in recovery)
 // Every outcome is a code; nothing here throws for a business reason.
-import { randomBytes } from "node:crypto";
 import { isFailure } from "../../shared/call";
 import { CardUpdateError, CardUpdateOutcome } from "../../shared/contracts/billing";
-import { cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
-import { answer, CheckoutCode, SESSION_CODES, UNVERIFIED } from "./checkout-pipeline";
+import { checkCard, decryptCard } from "./card-checks";
+import { cardFingerprint } from "./card-data";
+import { answer, CheckoutCode, SESSION_CODES } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
 
 export interface CardUpdateInput {
@@ -54,18 +54,9 @@ export async function submitCardUpdate(
 	deps: CheckoutDeps,
 	input: CardUpdateInput,
 ): Promise<CardUpdateAnswer | { invalid: { field: string; message: string }[] }> {
-	const now = deps.now();
-	const [pan, cvc] = await Promise.all([
-		decryptDigits(deps.keys, input.encryptedCardNumber, now, 19),
-		decryptDigits(deps.keys, input.encryptedCvc, now, 4),
-	]);
-	const invalid = [
-		...(pan === null
-			? [{ field: "encryptedCardNumber", message: "encryptedCardNumber is not a card number encrypted to the current key" }]
-			: []),
-		...(cvc === null ? [{ field: "encryptedCvc", message: "encryptedCvc is not a CVC encrypted to the current key" }] : []),
-	];
-	if (pan === null || cvc === null) return { invalid };
+	const decrypted = await decryptCard(deps, input);
+	if ("invalid" in decrypted) return decrypted;
+	const { pan, cvc } = decrypted;
 
 	// 1. The session and its customer.
 	const session = await deps.call("sessions.checkForCheckout", {
@@ -83,24 +74,10 @@ export async function submitCardUpdate(
 	});
 	if (!context?.product) return updateAnswer(CardUpdateCode.CustomerNotUpdatable);
 
-	// 2. A MID of the product's group that takes the brand.
-	const brand = cardBrand(pan);
-	if (!brand) return answer(CheckoutCode.CreditCardValidation);
-	const eligible = context.merchantAccounts.filter(m => m.active && m.cardTypes.includes(brand));
-	if (eligible.length === 0) return answer(CheckoutCode.NoMerchantAccount);
-	const mid = deps.pickMerchantAccount(eligible);
-
-	// 3. Blocked BIN, the card itself, then a zero-amount verification.
-	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
-	if (!passesLocalChecks(pan, cvc, input.cardExpiry, now)) return answer(CheckoutCode.CreditCardValidation);
-	const attemptId = `cu_${randomBytes(12).toString("base64url")}`;
-	const verified = await deps.call("billing.verifyCard", {
-		environment: target.environment,
-		midId: mid.id,
-		attemptId,
-		card: { pan, expiry: input.cardExpiry, cvc },
-	});
-	if (isFailure(verified)) return UNVERIFIED[verified.error];
+	// 2. and 3. A MID of the product's group for the brand, the BIN blacklist, then the card itself.
+	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "cu");
+	if ("code" in checked) return checked;
+	const { brand, mid, attemptId } = checked;
 
 	// 4. One session, one update; then the card becomes the customer's.
 	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId });
@@ -111,7 +88,7 @@ export async function submitCardUpdate(
 		attemptId,
 		cvc,
 		card: {
-			cardToken: verified.cardToken,
+			cardToken: checked.cardToken,
 			fingerprint: cardFingerprint(deps.fingerprintKey, pan),
 			bin: pan.slice(0, 6),
 			last4: pan.slice(-4),

@@ -7,46 +7,14 @@
 //   5. charge, hold or schedule by product type (the session is consumed just before)
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
 // Every outcome is a code; nothing here throws for a business reason.
-import { randomBytes } from "node:crypto";
 import { isFailure } from "../../shared/call";
 import type { MerchantAccountView } from "../../shared/contracts/accounts";
-import { CheckoutStepError, FirstPaymentOutcome, VerifyCardError } from "../../shared/contracts/billing";
-import { SessionCheckoutError } from "../../shared/contracts/sessions";
+import { CheckoutStepError, FirstPaymentOutcome } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
-import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
+import { checkCard, decryptCard } from "./card-checks";
+import { cardFingerprint } from "./card-data";
+import { answer, type CheckoutAnswer, CheckoutCode, type InvalidCheckout, NO_PROCESSOR, SESSION_CODES } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
-
-export enum CheckoutCode {
-	Ok = "OK",
-	SessionNotFound = "SESSION_NOT_FOUND",
-	SessionExpired = "SESSION_EXPIRED",
-	SessionUsed = "SESSION_USED",
-	DomainMismatch = "DOMAIN_MISMATCH",
-	ProductNotFound = "PRODUCT_NOT_FOUND",
-	ProductInactive = "PRODUCT_INACTIVE",
-	NoMerchantAccount = "NO_MERCHANT_ACCOUNT",
-	BinBlacklist = "BIN_BLACKLIST",
-	CreditCardValidation = "CREDITCARD_VALIDATION",
-	AlreadySubscribed = "ALREADY_SUBSCRIBED",
-	PaymentDeclined = "PAYMENT_DECLINED",
-	ProcessingError = "PROCESSING_ERROR",
-}
-
-export const CHECKOUT_MESSAGES: Record<CheckoutCode, string> = {
-	[CheckoutCode.Ok]: "Payment accepted",
-	[CheckoutCode.SessionNotFound]: "This checkout session does not exist",
-	[CheckoutCode.SessionExpired]: "This checkout session has expired; reload the page to start again",
-	[CheckoutCode.SessionUsed]: "This checkout session has already been used",
-	[CheckoutCode.DomainMismatch]: "This checkout session belongs to another site",
-	[CheckoutCode.ProductNotFound]: "This product does not exist",
-	[CheckoutCode.ProductInactive]: "This product is not available",
-	[CheckoutCode.NoMerchantAccount]: "This card type is not accepted",
-	[CheckoutCode.BinBlacklist]: "This card cannot be used here",
-	[CheckoutCode.CreditCardValidation]: "The card could not be verified; check its details or use another card",
-	[CheckoutCode.AlreadySubscribed]: "This email and card already have this subscription",
-	[CheckoutCode.PaymentDeclined]: "The payment was declined; use another card",
-	[CheckoutCode.ProcessingError]: "The payment could not be processed; nothing was charged, please try again",
-};
 
 export interface CheckoutInput {
 	sessionId: string;
@@ -60,37 +28,6 @@ export interface CheckoutInput {
 	encryptedCvc: string;
 	cardExpiry: string;
 }
-
-export interface CheckoutAnswer {
-	code: CheckoutCode;
-	message: string;
-	customerId?: number;
-}
-
-export interface InvalidCheckout {
-	invalid: { field: string; message: string }[];
-}
-
-export const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
-	customerId === undefined ? { code, message: CHECKOUT_MESSAGES[code] } : { code, message: CHECKOUT_MESSAGES[code], customerId };
-
-const NO_PROCESSOR: CheckoutAnswer = {
-	code: CheckoutCode.ProcessingError,
-	message: "No payment processor is configured for this production account",
-};
-
-export const SESSION_CODES: Record<SessionCheckoutError, CheckoutCode> = {
-	[SessionCheckoutError.NotFound]: CheckoutCode.SessionNotFound,
-	[SessionCheckoutError.Expired]: CheckoutCode.SessionExpired,
-	[SessionCheckoutError.Used]: CheckoutCode.SessionUsed,
-	[SessionCheckoutError.DomainMismatch]: CheckoutCode.DomainMismatch,
-};
-
-export const UNVERIFIED: Record<VerifyCardError, CheckoutAnswer> = {
-	[VerifyCardError.NoProcessor]: NO_PROCESSOR,
-	[VerifyCardError.CardNotVerified]: answer(CheckoutCode.CreditCardValidation),
-	[VerifyCardError.ProcessorError]: answer(CheckoutCode.ProcessingError),
-};
 
 /** Every way a first payment ends but ACTIVE, after which the session is released for another try. */
 const UNPAID: Record<Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active> | CheckoutStepError, CheckoutAnswer> = {
@@ -110,18 +47,9 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	// Nothing that cannot be stored, or that holds card data in plaintext, goes any further.
 	const refused = buyerInputProblems(input);
 	if (refused.length) return { invalid: refused };
-	const now = deps.now();
-	const [pan, cvc] = await Promise.all([
-		decryptDigits(deps.keys, input.encryptedCardNumber, now, 19),
-		decryptDigits(deps.keys, input.encryptedCvc, now, 4),
-	]);
-	const invalid = [
-		...(pan === null
-			? [{ field: "encryptedCardNumber", message: "encryptedCardNumber is not a card number encrypted to the current key" }]
-			: []),
-		...(cvc === null ? [{ field: "encryptedCvc", message: "encryptedCvc is not a CVC encrypted to the current key" }] : []),
-	];
-	if (pan === null || cvc === null) return { invalid };
+	const decrypted = await decryptCard(deps, input);
+	if ("invalid" in decrypted) return decrypted;
+	const { pan, cvc } = decrypted;
 
 	// 1. Session and product.
 	const session = await deps.call("sessions.checkForCheckout", { sessionId: input.sessionId, landingDomain: input.landingDomain });
@@ -135,24 +63,10 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if (!context.product.active) return answer(CheckoutCode.ProductInactive);
 	const product = context.product;
 
-	// 2. A MID that accepts the brand. A number of no known brand is not a card.
-	const brand: CardBrand | null = cardBrand(pan);
-	if (!brand) return answer(CheckoutCode.CreditCardValidation);
-	const eligible = context.merchantAccounts.filter(m => m.active && m.cardTypes.includes(brand));
-	if (eligible.length === 0) return answer(CheckoutCode.NoMerchantAccount);
-	const mid = deps.pickMerchantAccount(eligible);
-
-	// 3. Blocked BIN before any processor call; then the card itself.
-	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
-	if (!passesLocalChecks(pan, cvc, input.cardExpiry, now)) return answer(CheckoutCode.CreditCardValidation);
-	const attemptId = `co_${randomBytes(12).toString("base64url")}`;
-	const verified = await deps.call("billing.verifyCard", {
-		environment: context.environment,
-		midId: mid.id,
-		attemptId,
-		card: { pan, expiry: input.cardExpiry, cvc },
-	});
-	if (isFailure(verified)) return UNVERIFIED[verified.error];
+	// 2. and 3. A MID for the brand, the BIN blacklist, then the card itself.
+	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "co");
+	if ("code" in checked) return checked;
+	const { brand, mid, attemptId } = checked;
 
 	// 4. One live subscription per (product, email, card) unless the product allows more.
 	const opened = await deps.call("billing.openSubscription", {
@@ -161,7 +75,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 		product: { id: product.id, allowMultipleSubscriptions: product.allowMultipleSubscriptions },
 		buyer: { email: input.email.trim().toLowerCase(), name: input.name, lastName: input.lastName ?? "" },
 		card: {
-			cardToken: verified.cardToken,
+			cardToken: checked.cardToken,
 			fingerprint: cardFingerprint(deps.fingerprintKey, pan),
 			bin: pan.slice(0, 6),
 			last4: pan.slice(-4),

@@ -1,0 +1,68 @@
+// The card steps a checkout and a card update share: decrypting the card
+// fields, then (spec steps 2 and 3) a MID of the product's group that takes
+// the brand, the BIN blacklist, the local checks and the processor's
+// zero-amount verification on that MID.
+import { randomBytes } from "node:crypto";
+import { isFailure } from "../../shared/call";
+import type { CheckoutContext, MerchantAccountView } from "../../shared/contracts/accounts";
+import { type CardBrand, cardBrand, decryptDigits, passesLocalChecks } from "./card-data";
+import { answer, type CheckoutAnswer, CheckoutCode, UNVERIFIED } from "./checkout-answers";
+import type { CheckoutDeps } from "./deps";
+
+export type FieldProblem = { field: string; message: string };
+
+/** The card number and CVC, or what is wrong with their encryption. */
+export async function decryptCard(
+	deps: CheckoutDeps,
+	input: { encryptedCardNumber: string; encryptedCvc: string },
+): Promise<{ pan: string; cvc: string } | { invalid: FieldProblem[] }> {
+	const now = deps.now();
+	const [pan, cvc] = await Promise.all([
+		decryptDigits(deps.keys, input.encryptedCardNumber, now, 19),
+		decryptDigits(deps.keys, input.encryptedCvc, now, 4),
+	]);
+	if (pan !== null && cvc !== null) return { pan, cvc };
+	return {
+		invalid: [
+			...(pan === null
+				? [{ field: "encryptedCardNumber", message: "encryptedCardNumber is not a card number encrypted to the current key" }]
+				: []),
+			...(cvc === null ? [{ field: "encryptedCvc", message: "encryptedCvc is not a CVC encrypted to the current key" }] : []),
+		],
+	};
+}
+
+export interface CheckedCard {
+	brand: CardBrand;
+	mid: MerchantAccountView;
+	attemptId: string;
+	cardToken: string;
+}
+
+/** Steps 2 and 3: the MID, the blacklist, the local checks and the verification; the card's token, or the answer that ends it. */
+export async function checkCard(
+	deps: CheckoutDeps,
+	context: CheckoutContext,
+	card: { pan: string; cvc: string; expiry: string },
+	attemptPrefix: "co" | "cu",
+): Promise<CheckedCard | CheckoutAnswer> {
+	// A MID that accepts the brand. A number of no known brand is not a card.
+	const brand = cardBrand(card.pan);
+	if (!brand) return answer(CheckoutCode.CreditCardValidation);
+	const eligible = context.merchantAccounts.filter(m => m.active && m.cardTypes.includes(brand));
+	if (eligible.length === 0) return answer(CheckoutCode.NoMerchantAccount);
+	const mid = deps.pickMerchantAccount(eligible);
+
+	// Blocked BIN before any processor call; then the card itself.
+	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
+	if (!passesLocalChecks(card.pan, card.cvc, card.expiry, deps.now())) return answer(CheckoutCode.CreditCardValidation);
+	const attemptId = `${attemptPrefix}_${randomBytes(12).toString("base64url")}`;
+	const verified = await deps.call("billing.verifyCard", {
+		environment: context.environment,
+		midId: mid.id,
+		attemptId,
+		card: { pan: card.pan, expiry: card.expiry, cvc: card.cvc },
+	});
+	if (isFailure(verified)) return UNVERIFIED[verified.error];
+	return { brand, mid, attemptId, cardToken: verified.cardToken };
+}

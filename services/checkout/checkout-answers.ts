@@ -1,0 +1,68 @@
+// The checkout's answers: the spec's codes (section 1) with their messages,
+// and how the other services' errors map to them. A card update answers with
+// the same codes where they apply (card-update-pipeline.ts).
+import { VerifyCardError } from "../../shared/contracts/billing";
+import { SessionCheckoutError } from "../../shared/contracts/sessions";
+
+export enum CheckoutCode {
+	Ok = "OK",
+	SessionNotFound = "SESSION_NOT_FOUND",
+	SessionExpired = "SESSION_EXPIRED",
+	SessionUsed = "SESSION_USED",
+	DomainMismatch = "DOMAIN_MISMATCH",
+	ProductNotFound = "PRODUCT_NOT_FOUND",
+	ProductInactive = "PRODUCT_INACTIVE",
+	NoMerchantAccount = "NO_MERCHANT_ACCOUNT",
+	BinBlacklist = "BIN_BLACKLIST",
+	CreditCardValidation = "CREDITCARD_VALIDATION",
+	AlreadySubscribed = "ALREADY_SUBSCRIBED",
+	PaymentDeclined = "PAYMENT_DECLINED",
+	ProcessingError = "PROCESSING_ERROR",
+}
+
+export const CHECKOUT_MESSAGES: Record<CheckoutCode, string> = {
+	[CheckoutCode.Ok]: "Payment accepted",
+	[CheckoutCode.SessionNotFound]: "This checkout session does not exist",
+	[CheckoutCode.SessionExpired]: "This checkout session has expired; reload the page to start again",
+	[CheckoutCode.SessionUsed]: "This checkout session has already been used",
+	[CheckoutCode.DomainMismatch]: "This checkout session belongs to another site",
+	[CheckoutCode.ProductNotFound]: "This product does not exist",
+	[CheckoutCode.ProductInactive]: "This product is not available",
+	[CheckoutCode.NoMerchantAccount]: "This card type is not accepted",
+	[CheckoutCode.BinBlacklist]: "This card cannot be used here",
+	[CheckoutCode.CreditCardValidation]: "The card could not be verified; check its details or use another card",
+	[CheckoutCode.AlreadySubscribed]: "This email and card already have this subscription",
+	[CheckoutCode.PaymentDeclined]: "The payment was declined; use another card",
+	[CheckoutCode.ProcessingError]: "The payment could not be processed; nothing was charged, please try again",
+};
+
+export interface CheckoutAnswer {
+	code: CheckoutCode;
+	message: string;
+	customerId?: number;
+}
+
+export interface InvalidCheckout {
+	invalid: { field: string; message: string }[];
+}
+
+export const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
+	customerId === undefined ? { code, message: CHECKOUT_MESSAGES[code] } : { code, message: CHECKOUT_MESSAGES[code], customerId };
+
+export const NO_PROCESSOR: CheckoutAnswer = {
+	code: CheckoutCode.ProcessingError,
+	message: "No payment processor is configured for this production account",
+};
+
+export const SESSION_CODES: Record<SessionCheckoutError, CheckoutCode> = {
+	[SessionCheckoutError.NotFound]: CheckoutCode.SessionNotFound,
+	[SessionCheckoutError.Expired]: CheckoutCode.SessionExpired,
+	[SessionCheckoutError.Used]: CheckoutCode.SessionUsed,
+	[SessionCheckoutError.DomainMismatch]: CheckoutCode.DomainMismatch,
+};
+
+export const UNVERIFIED: Record<VerifyCardError, CheckoutAnswer> = {
+	[VerifyCardError.NoProcessor]: NO_PROCESSOR,
+	[VerifyCardError.CardNotVerified]: answer(CheckoutCode.CreditCardValidation),
+	[VerifyCardError.ProcessorError]: answer(CheckoutCode.ProcessingError),
+};
