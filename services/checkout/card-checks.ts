@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { isFailure } from "../../shared/call";
 import type { CheckoutContext, MerchantAccountView } from "../../shared/contracts/accounts";
-import { type CardBrand, cardBrand, decryptDigits, passesLocalChecks } from "./card-data";
+import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
 import { answer, type CheckoutAnswer, CheckoutCode, UNVERIFIED } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
 
@@ -33,10 +33,10 @@ export async function decryptCard(
 }
 
 export interface CheckedCard {
-	brand: CardBrand;
 	mid: MerchantAccountView;
 	attemptId: string;
-	cardToken: string;
+	/** What billing keeps of the card: its token, keyed fingerprint, BIN, last four digits, brand and expiry. */
+	record: { cardToken: string; fingerprint: string; bin: string; last4: string; brand: CardBrand; expiry: string };
 }
 
 /** Steps 2 and 3: the MID, the blacklist, the local checks and the verification; the card's token, or the answer that ends it. */
@@ -64,5 +64,13 @@ export async function checkCard(
 		card: { pan: card.pan, expiry: card.expiry, cvc: card.cvc },
 	});
 	if (isFailure(verified)) return UNVERIFIED[verified.error];
-	return { brand, mid, attemptId, cardToken: verified.cardToken };
+	const record = {
+		cardToken: verified.cardToken,
+		fingerprint: cardFingerprint(deps.fingerprintKey, card.pan),
+		bin: card.pan.slice(0, 6),
+		last4: card.pan.slice(-4),
+		brand,
+		expiry: card.expiry,
+	};
+	return { mid, attemptId, record };
 }

@@ -9,7 +9,6 @@
 import { isFailure } from "../../shared/call";
 import { CardUpdateError, CardUpdateOutcome } from "../../shared/contracts/billing";
 import { checkCard, decryptCard } from "./card-checks";
-import { cardFingerprint } from "./card-data";
 import { answer, CheckoutCode, SESSION_CODES } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
 
@@ -77,7 +76,7 @@ export async function submitCardUpdate(
 	// 2. and 3. A MID of the product's group for the brand, the BIN blacklist, then the card itself.
 	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "cu");
 	if ("code" in checked) return checked;
-	const { brand, mid, attemptId } = checked;
+	const { mid, attemptId } = checked;
 
 	// 4. One session, one update; then the card becomes the customer's.
 	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId });
@@ -87,14 +86,7 @@ export async function submitCardUpdate(
 		customerId: target.customerId,
 		attemptId,
 		cvc,
-		card: {
-			cardToken: checked.cardToken,
-			fingerprint: cardFingerprint(deps.fingerprintKey, pan),
-			bin: pan.slice(0, 6),
-			last4: pan.slice(-4),
-			brand,
-			expiry: input.cardExpiry,
-		},
+		card: checked.record,
 		mid: { id: mid.id, name: mid.name },
 	});
 	if (!isFailure(updated) && [CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered].includes(updated.outcome)) {

@@ -12,7 +12,6 @@ import type { MerchantAccountView } from "../../shared/contracts/accounts";
 import { CheckoutStepError, FirstPaymentOutcome } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
 import { checkCard, decryptCard } from "./card-checks";
-import { cardFingerprint } from "./card-data";
 import { answer, type CheckoutAnswer, CheckoutCode, type InvalidCheckout, NO_PROCESSOR, SESSION_CODES } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
 
@@ -66,7 +65,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	// 2. and 3. A MID for the brand, the BIN blacklist, then the card itself.
 	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "co");
 	if ("code" in checked) return checked;
-	const { brand, mid, attemptId } = checked;
+	const { mid, attemptId } = checked;
 
 	// 4. One live subscription per (product, email, card) unless the product allows more.
 	const opened = await deps.call("billing.openSubscription", {
@@ -74,14 +73,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 		environment: context.environment,
 		product: { id: product.id, allowMultipleSubscriptions: product.allowMultipleSubscriptions },
 		buyer: { email: input.email.trim().toLowerCase(), name: input.name, lastName: input.lastName ?? "" },
-		card: {
-			cardToken: checked.cardToken,
-			fingerprint: cardFingerprint(deps.fingerprintKey, pan),
-			bin: pan.slice(0, 6),
-			last4: pan.slice(-4),
-			brand,
-			expiry: input.cardExpiry,
-		},
+		card: checked.record,
 		mid: { id: mid.id, name: mid.name },
 		sessionId: input.sessionId.toLowerCase(),
 		additionalData: input.additionalData ?? null,

@@ -29,3 +29,12 @@ export async function createMerchant(app: TestApp, overrides: { name?: string; e
 export function bearer(merchant: TestMerchant): Record<string, string> {
 	return { Authorization: `Bearer ${merchant.apiToken}` };
 }
+
+export const DAY_MS = 86_400_000;
+
+/** Moves a sandbox account's test clock `days` from now (POST /admin/accounts/{id}/clock): what falls due until then runs. */
+export function advanceClock(app: TestApp, merchant: Pick<TestMerchant, "accountId">, days: number) {
+	return admin(app)
+		.post(`/accounts/${merchant.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY_MS).toISOString() })
+		.expect(200);
+}

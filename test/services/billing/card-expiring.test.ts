@@ -1,7 +1,7 @@
 // CARD_EXPIRING through the sandbox test clock: the merchant hears, 30 days
 // (CARD_EXPIRING_DAYS) before a renewal the card will have expired by, once per card.
 import { createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, bearer } from "../../factories/merchant";
+import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -17,11 +17,7 @@ afterAll(async () => {
 	await receiver.stop();
 });
 
-const DAY = 86_400_000;
-const advance = (shop: Shop, days: number) =>
-	admin(app)
-		.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY).toISOString() })
-		.expect(200);
+const advance = (shop: Shop, days: number) => advanceClock(app, shop, days);
 
 /** MMYY of the month `months` from now (UTC): a card valid through the end of that month. */
 function expiryIn(months: number): string {

@@ -11,7 +11,7 @@ import {
 	submitCheckout,
 	uniqueEmail,
 } from "../../factories/checkout";
-import { admin, bearer } from "../../factories/merchant";
+import { admin, advanceClock, bearer, DAY_MS } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -27,11 +27,8 @@ afterAll(async () => {
 	await receiver.stop();
 });
 
-const DAY = 86_400_000;
-const advance = (shop: Shop, days: number) =>
-	admin(app)
-		.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY).toISOString() })
-		.expect(200);
+const DAY = DAY_MS;
+const advance = (shop: Shop, days: number) => advanceClock(app, shop, days);
 const customer = async (shop: Shop, id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop)).expect(200)).body;
 const transactions = async (shop: Shop, id: number) =>
 	(await admin(app).get(`/accounts/${shop.accountId}/customers/${id}/transactions`).expect(200)).body as {

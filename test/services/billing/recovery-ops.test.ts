@@ -2,7 +2,7 @@
 // recovery with the monthly recovery rate, and the node's Prometheus counters.
 import { createServer } from "node:net";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin } from "../../factories/merchant";
+import { admin, advanceClock } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -24,11 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.stop());
 
-const DAY = 86_400_000;
-const advance = (shop: Shop, days: number) =>
-	admin(app)
-		.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY).toISOString() })
-		.expect(200);
+const advance = (shop: Shop, days: number) => advanceClock(app, shop, days);
 const subscribe = async (shop: Shop, card: string) =>
 	(await submitCheckout(app, shop, { productId: shop.products.charge, card })).body.customerId as number;
 

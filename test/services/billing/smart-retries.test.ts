@@ -2,7 +2,7 @@
 // sandbox models and what it means (hard, soft, a MID's own refusal), the
 // account's retry days, recovery on a later retry, and cascading to another MID.
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, bearer } from "../../factories/merchant";
+import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -18,12 +18,7 @@ afterAll(async () => {
 	await receiver.stop();
 });
 
-const DAY = 86_400_000;
-const inDays = (days: number) => new Date(Date.now() + days * DAY).toISOString();
-const advance = (shop: Shop, days: number) =>
-	admin(app)
-		.post(`/accounts/${shop.accountId}/clock`, { advanceTo: inDays(days) })
-		.expect(200);
+const advance = (shop: Shop, days: number) => advanceClock(app, shop, days);
 
 interface TransactionView {
 	type: string;
