@@ -21,6 +21,19 @@ interface SentRequest {
 	body: string;
 }
 
+/** The service's answers to POST /api/checkout, so a failure shows what the service said (its fields, for INVALID_REQUEST). */
+function recordCheckoutAnswers(page: Page): string[] {
+	const answers: string[] = [];
+	page.on("response", response => {
+		if (response.request().method() === "POST" && new URL(response.url()).pathname === "/api/checkout")
+			void response.text().then(
+				text => answers.push(`${response.status()} ${text}`),
+				() => undefined,
+			);
+	});
+	return answers;
+}
+
 /** Every request the page and its frames send, with its body. */
 function recordRequests(page: Page): SentRequest[] {
 	const sent: SentRequest[] = [];
@@ -168,6 +181,7 @@ describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", ()
 		// Arrange: a fresh page load, so a fresh session.
 		const page = await context.newPage();
 		const sent = recordRequests(page);
+		const answers = recordCheckoutAnswers(page);
 		const frame = await openDemo(page);
 		await fillCheckout(frame, CARD_FAILS_VERIFICATION);
 
@@ -175,8 +189,8 @@ describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", ()
 		await frame.getByRole("button", { name: "Pay" }).click(WAIT);
 		const result = await resultOf(page);
 
-		// Assert
-		expect(result).toBe("CREDITCARD_VALIDATION");
+		// Assert (with the service's answer, should it be another)
+		expect({ result, answers }).toMatchObject({ result: "CREDITCARD_VALIDATION" });
 		await frame.getByText("Your card could not be verified").waitFor(WAIT);
 		expectNoPlaintextCard(sent, CARD_FAILS_VERIFICATION);
 	}, 60_000);
