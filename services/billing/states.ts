@@ -6,6 +6,7 @@
  *   PENDING  -> DECLINED     first charge or hold declined or failed (final)
  *   PENDING  -> ABANDONED    the checkout lost its session before paying (final)
  *   ACTIVE   -> SUSPENDED    renewal attempts exhausted, or a hard decline (lost, stolen, expired card)
+ *   SUSPENDED -> ACTIVE      a new card (card update session) paid the renewal owed (card-update.ts)
  *   ACTIVE, SUSPENDED, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
  * A PENDING customer is mid-checkout and cannot be unsubscribed until it settles,
  * unless it is older than 10 minutes: its checkout died, and it may be unsubscribed.
@@ -16,14 +17,14 @@ export enum CustomerStatus {
 	Declined = "DECLINED",
 	Abandoned = "ABANDONED",
 	Unsubscribed = "UNSUBSCRIBED",
-	/** Renewals failed until the retry schedule ran out; no more charges. */
+	/** Renewals failed until the retry days ran out, or a hard decline; no more charges until a new card pays what is owed. */
 	Suspended = "SUSPENDED",
 }
 
 export const CUSTOMER_TRANSITIONS: Record<CustomerStatus, CustomerStatus[]> = {
 	[CustomerStatus.Pending]: [CustomerStatus.Active, CustomerStatus.Declined, CustomerStatus.Abandoned],
 	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed, CustomerStatus.Suspended],
-	[CustomerStatus.Suspended]: [CustomerStatus.Unsubscribed],
+	[CustomerStatus.Suspended]: [CustomerStatus.Active, CustomerStatus.Unsubscribed],
 	[CustomerStatus.Declined]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Abandoned]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Unsubscribed]: [],
