@@ -42,12 +42,12 @@ async function waitForBillingNodes(names: string[]): Promise<void> {
 }
 
 /** Subscriptions to a SCHEDULE product with a 1-day trial, through the checkout's own billing steps. */
-async function seedCustomers(shop: RenewalShop, count: number): Promise<void> {
+async function seedCustomers(shop: RenewalShop, count: number, pan = "4242424242424242"): Promise<void> {
 	const { accountId, productId, midId } = shop;
 	let next = 0;
 	const one = async (i: number) => {
 		const attemptId = `seed_${accountId}_${i.toString().padStart(6, "0")}`;
-		const card = { pan: "4242424242424242", expiry: "1234", cvc: "123" };
+		const card = { pan, expiry: "1234", cvc: "123" };
 		const verified = await support.call<{ cardToken: string }, object>("billing.verifyCard", {
 			environment: "sandbox",
 			midId,
@@ -59,7 +59,14 @@ async function seedCustomers(shop: RenewalShop, count: number): Promise<void> {
 			environment: "sandbox",
 			product: { id: productId, allowMultipleSubscriptions: true },
 			buyer: { email: `renewal-${i}@example.com`, name: "Ada", lastName: "" },
-			card: { cardToken: verified.cardToken, fingerprint: "a".repeat(64), bin: "424242", last4: "4242", brand: "visa", expiry: "1234" },
+			card: {
+				cardToken: verified.cardToken,
+				fingerprint: "a".repeat(64),
+				bin: pan.slice(0, 6),
+				last4: pan.slice(-4),
+				brand: "visa",
+				expiry: "1234",
+			},
 			mid: { id: midId, name: "MID" },
 			sessionId: "6f1c1d2e-9a4b-4c1d-8e2f-3a4b5c6d7e8f",
 			additionalData: null,
@@ -257,3 +264,82 @@ test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, t
 		await client.close();
 	}
 }, 180_000);
+
+test("When a declined renewal's retry and card updates with recovery charges race on two billing processes, then no customer's period is charged twice, and each recovered one exactly once", async () => {
+	// Arrange: customers whose cards decline the merchant's charges (insufficient funds), their first charge declined once.
+	const count = 120;
+	const shop = await createRenewalShop();
+	await seedCustomers(shop, count, "4000000000001018");
+	const client = await MongoClient.connect(process.env.MONGO_URL!);
+	const billing = client.db(databaseNameFor("billing", process.env.MONGO_URL!));
+	const survivors = ["billing-1", "billing-3"];
+	const runOn = (days: number) =>
+		Promise.all(
+			survivors.map(nodeID =>
+				support.call("billing.runRenewals", { at: new Date(Date.now() + days * 86_400_000).toISOString() }, { nodeID, timeout: 120_000 }),
+			),
+		);
+	try {
+		await runOn(2);
+		const customers = await billing.collection("customers").find({ accountId: shop.accountId }).sort({ _id: 1 }).toArray();
+		expect(customers.filter(c => c.status !== "ACTIVE" || c.attempts !== 1)).toEqual([]);
+
+		// Act: the retry's cycle on both nodes while half the customers give a card that is approved, through either node.
+		const updating = customers.filter((_, i) => i % 2 === 0);
+		const updates = updating.map(async (customer, i) => {
+			const attemptId = `cu_race_${customer._id}`;
+			const { cardToken } = await support.call<{ cardToken: string }, object>("billing.verifyCard", {
+				environment: "sandbox",
+				midId: shop.midId,
+				attemptId,
+				card: { pan: "4242424242424242", expiry: "1234", cvc: "123" },
+			});
+			const fingerprint = Number(customer._id).toString(16).padStart(64, "b");
+			return support.call<{ outcome?: string; error?: string }, object>(
+				"billing.updateCard",
+				{
+					accountId: shop.accountId,
+					customerId: customer._id,
+					attemptId,
+					cvc: "123",
+					card: { cardToken, fingerprint, bin: "424242", last4: "4242", brand: "visa", expiry: "1234" },
+					mid: { id: shop.midId, name: "MID" },
+				},
+				{ nodeID: survivors[i % 2], timeout: 120_000 },
+			);
+		});
+		const [, answers] = await Promise.all([runOn(3.1), Promise.all(updates)]);
+
+		// Assert: per customer, at most one approved charge in the processor's own ledger and in the transactions;
+		// exactly one for each update that answered RECOVERED, which left the customer ACTIVE with attempts 0.
+		const approved = await billing
+			.collection("transactions")
+			.aggregate([{ $match: { accountId: shop.accountId, status: "APPROVED" } }, { $group: { _id: "$customerId", n: { $sum: 1 } } }])
+			.toArray();
+		expect(approved.filter(g => g.n !== 1)).toEqual([]);
+		const ledger = await billing
+			.collection("sandbox_operations")
+			.aggregate([
+				{ $match: { kind: "charge", "outcome.status": "APPROVED", midId: shop.midId } },
+				{ $group: { _id: "$cardToken", n: { $sum: 1 } } },
+			])
+			.toArray();
+		expect(ledger.filter(g => g.n !== 1)).toEqual([]);
+		const recovered = updating.filter((_, i) => answers[i].outcome === "RECOVERED").map(c => c._id);
+		expect(recovered.length + updating.filter((_, i) => answers[i].error === "BUSY").length).toBe(updating.length);
+		expect(new Set(approved.map(g => g._id))).toEqual(new Set(recovered));
+		const after = await billing
+			.collection("customers")
+			.find({ _id: { $in: recovered } })
+			.toArray();
+		expect(after.filter(c => c.status !== "ACTIVE" || c.attempts !== 0 || c.renewalLease !== null)).toEqual([]);
+		// The others were retried once on the nodes: a second decline each, no lease left.
+		const others = await billing
+			.collection("customers")
+			.find({ accountId: shop.accountId, _id: { $nin: recovered } })
+			.toArray();
+		expect(others.filter(c => c.attempts !== 2 || c.renewalLease !== null)).toEqual([]);
+	} finally {
+		await client.close();
+	}
+}, 240_000);
