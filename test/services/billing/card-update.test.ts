@@ -95,6 +95,18 @@ describe("Card update sessions", () => {
 		expect(res.status).toBe(409);
 	});
 
+	test("When the customer is unsubscribed after its session was made, then the update is CUSTOMER_NOT_UPDATABLE and nothing changes", async () => {
+		const shop = await createShop(app);
+		const customerId = await subscribed(shop);
+		const sessionId = await updateSession(shop, customerId);
+		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+
+		const res = await submitCardUpdate(app, sessionId, { card: CARDS.mastercard });
+
+		expect(res.body.code).toBe("CUSTOMER_NOT_UPDATABLE");
+		expect(await customer(shop, customerId)).toMatchObject({ status: "UNSUBSCRIBED", cardType: "visa" });
+	});
+
 	test("When a card update session is used for a checkout, or a checkout session for a card update, then SESSION_NOT_FOUND", async () => {
 		const shop = await createShop(app);
 		const customerId = await subscribed(shop);
