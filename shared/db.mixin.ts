@@ -66,7 +66,9 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 		},
 		methods: {
 			async pingDatabase(): Promise<boolean> {
-				if (this.connection.readyState !== 1 || !this.connection.db) return false;
+				// The ping decides, not readyState: after a database restart mongoose's readyState can stay "disconnected"
+				// while the driver has reconnected and every query works (seen on billing, the busiest connection).
+				if (!this.connection.db) return false;
 				try {
 					await this.connection.db.command({ ping: 1 }, { timeoutMS: 1000 });
 					return true;
