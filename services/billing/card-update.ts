@@ -136,8 +136,8 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 		// Unsubscribed meanwhile (an unsubscribe waits for the lease, so only before it was taken): nothing to change.
 		if (!updated) return CardUpdateError.NotUpdatable;
 		if (!sameCard && customer.status === CustomerStatus.Active) await releaseLock(deps, customer);
-		const next = updated.nextRenewalTimestamp;
-		if (next) await listExpiryWarning(deps, updated);
+		// The new card may expire before the next renewal (lists nothing when it does not, or when there is none).
+		await listExpiryWarning(deps, updated);
 		if (customer.nextRenewalTimestamp && schedule.nextRenewalTimestamp)
 			await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp, schedule.nextRenewalTimestamp);
 		return { outcome: owed ? CardUpdateOutcome.Recovered : CardUpdateOutcome.Updated, customer: toCustomerView(updated), transaction };

@@ -12,7 +12,7 @@ import { checkCard, decryptCard } from "./card-checks";
 import { answer, CheckoutCode, SESSION_CODES } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
 
-export interface CardUpdateInput {
+export interface CardUpdateRequest {
 	sessionId: string;
 	landingDomain: string;
 	encryptedCardNumber: string;
@@ -51,7 +51,7 @@ const REFUSED: Record<CardUpdateError, CardUpdateAnswer> = {
 
 export async function submitCardUpdate(
 	deps: CheckoutDeps,
-	input: CardUpdateInput,
+	input: CardUpdateRequest,
 ): Promise<CardUpdateAnswer | { invalid: { field: string; message: string }[] }> {
 	const decrypted = await decryptCard(deps, input);
 	if ("invalid" in decrypted) return decrypted;

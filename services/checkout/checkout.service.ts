@@ -6,7 +6,7 @@ import { callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { loadCardKeyRing } from "./card-keys";
-import { type CardUpdateInput, submitCardUpdate } from "./card-update-pipeline";
+import { type CardUpdateRequest, submitCardUpdate } from "./card-update-pipeline";
 import { type CheckoutInput, roundRobin, submitCheckout } from "./checkout-pipeline";
 import { demoSession } from "./demo-session";
 import type { CheckoutDeps } from "./deps";
@@ -42,7 +42,7 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		// The hosted frame's card update (card-update-pipeline.ts): the same answers' shape as a checkout.
 		updateCard: {
 			params: schemas.updateCard,
-			async handler(ctx: Context<CardUpdateInput>) {
+			async handler(ctx: Context<CardUpdateRequest>) {
 				const result = await submitCardUpdate(this.deps, ctx.params);
 				if ("invalid" in result) throw new ApiError(ApiErrorType.InvalidCheckout, "Invalid card update request", result.invalid);
 				return result;
