@@ -42,6 +42,8 @@ beforeAll(async () => {
 	});
 	built = await buildWorld(app);
 	watcher = await watchDatabases(process.env.MONGO_URL!.replace(/\/[^/]*$/, ""), database);
+	// A relay still in flight would change the database during the run.
+	await watcher.settled();
 }, 60_000);
 
 afterAll(async () => {

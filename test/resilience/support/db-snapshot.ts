@@ -9,8 +9,13 @@ export type DbSnapshot = Map<string, Map<string, string>>;
 
 export interface DbWatcher {
 	snapshot(): Promise<DbSnapshot>;
+	/** Waits until no outbox relay and no webhook attempt is listed: work the app still does on its own. */
+	settled(timeoutMs?: number): Promise<void>;
 	close(): Promise<void>;
 }
+
+/** Schedules whose listings the app works off by itself within seconds. */
+const SELF_DRAINING = ["outbox_schedule", "webhook_attempt_schedule"];
 
 /**
  * A schedule's cursor moves on as time passes, and a slot emptied by the work
@@ -38,6 +43,23 @@ export async function watchDatabases(serverUrl: string, base: string): Promise<D
 				}
 			}
 			return result;
+		},
+		async settled(timeoutMs = 20_000) {
+			const deadline = Date.now() + timeoutMs;
+			for (;;) {
+				const pending: string[] = [];
+				const { databases } = await client.db().admin().listDatabases({ nameOnly: true });
+				for (const { name } of databases.filter(d => d.name.startsWith(`${base}_`))) {
+					for (const { name: collection } of await client.db(name).listCollections({}, { nameOnly: true }).toArray()) {
+						if (!SELF_DRAINING.includes(collection)) continue;
+						for await (const doc of client.db(name).collection(collection).find())
+							if (!isTimeBookkeeping(doc)) pending.push(`${name}.${collection} ${JSON.stringify(doc)}`);
+					}
+				}
+				if (pending.length === 0) return;
+				if (Date.now() > deadline) throw new Error(`still pending after ${timeoutMs} ms:\n${pending.join("\n")}`);
+				await new Promise(resolve => setTimeout(resolve, 200));
+			}
 		},
 		close: () => client.close(),
 	};
