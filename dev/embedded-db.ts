@@ -100,7 +100,10 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 		);
 	}
 
-	const args = ["-cp", path.join(LIB_DIR, "*"), LAUNCHER];
+	// EMBEDDED_DB_JAVA_OPTS adds JVM options, e.g. -Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler=error
+	// to see why the server closed a connection (MongoLauncher.java turns that log off by default).
+	const javaOptions = (process.env.EMBEDDED_DB_JAVA_OPTS ?? "").split(/\s+/).filter(Boolean);
+	const args = [...javaOptions, "-cp", path.join(LIB_DIR, "*"), LAUNCHER];
 	if (options.persistent) {
 		fs.mkdirSync(options.dataDir, { recursive: true });
 		args.push("--data", path.join(options.dataDir, "mongo-java-server.mv"));

@@ -9,10 +9,12 @@ import { config } from "../../shared/config";
 import type { RenewalTerms } from "../../shared/contracts/accounts";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { pageOrBadRequest } from "../../shared/list-page";
 import { createCardExpirySchedule, expiryListings } from "./card-expiry";
 import { cardUpdateTarget, updateCard } from "./card-update";
 import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
+import { listCustomersPage, listTransactionsPage, type TransactionListQuery } from "./lists";
 import { type BillingDb, createBillingModels } from "./models";
 import { createOutboxSchedule, listEarlierEvents } from "./outbox";
 import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
@@ -134,6 +136,17 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
 		listTransactions: idempotent(domainAction(schemas.listTransactions, listTransactions)),
+		// The merchant's lists (lists.ts): a page, or a 400 for a bad cursor or date range.
+		customers: idempotent(domainAction(schemas.customers, listCustomersPage, pageOrBadRequest)),
+		transactions: idempotent(domainAction(schemas.transactions, listTransactionsPage, pageOrBadRequest)),
+		customerTransactions: idempotent(
+			domainAction(
+				schemas.customerTransactions,
+				(deps: BillingDeps, { id, ...query }: TransactionListQuery & { id: number }) =>
+					listTransactionsPage(deps, { ...query, customerId: id }),
+				pageOrBadRequest,
+			),
+		),
 		// Ops: settle the refunds crashes left RESERVED now, instead of at the next timer (refund-recovery.ts).
 		// Ops: the account's customers in recovery and its recovery rate (recovery.ts).
 		recovery: idempotent(domainAction(schemas.recovery, recoveryOf)),

@@ -14,6 +14,7 @@ import {
 import { addDays, addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
 import type { BillingDeps } from "./deps";
+import { listCustomer } from "./lists";
 import type { CustomerDoc } from "./models";
 import { listedEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
@@ -51,6 +52,13 @@ export async function openSubscription(
 		return OpenSubscriptionError.AlreadySubscribed;
 	}
 	const now = deps.now();
+	await listCustomer(deps, {
+		_id: customerId,
+		accountId: input.accountId,
+		productId: input.product.id,
+		email: input.buyer.email,
+		subscriptionTimestamp: now,
+	});
 	await deps.db.customers.create({
 		_id: customerId,
 		accountId: input.accountId,

@@ -8,6 +8,7 @@ import type { EventType } from "../../shared/contracts/notifications";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type Lease, leaseSchema } from "../../shared/persistence";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
+import { createTimelines, type Timelines } from "../../shared/timeline";
 import { CustomerStatus, RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /**
@@ -248,6 +249,8 @@ export interface BillingDb {
 	/** Outbox events by the time they were written (outbox.ts): the relay's sweep finds them by key. */
 	outboxSchedule: Model<ScheduleSlotDoc>;
 	cardExpirySchedule: Model<ScheduleSlotDoc>;
+	/** The merchant's lists of customers and transactions (lists.ts). */
+	timelines: Timelines;
 	ids: { customers: IdAllocator; transactions: IdAllocator };
 }
 
@@ -279,6 +282,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),
+		timelines: createTimelines(connection),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),
 			transactions: createIdAllocator(connection, "transactions", 100),

@@ -1,4 +1,6 @@
+import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params, shortText } from "../../shared/schemas";
+import { CustomerStatus, TransactionStatus, TransactionType } from "./states";
 
 const environment = { enum: ["sandbox", "production"] };
 const attemptId = { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" };
@@ -73,6 +75,39 @@ export const schemas = {
 	releaseRenewal: params({ customerId: id, owner: { type: "string", minLength: 1, maxLength: 200 } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
 	listTransactions: params({ accountId: id, customerId: id }),
+	customers: params(
+		{
+			accountId: id,
+			...listParams,
+			...dateRangeParams,
+			email: { type: "string", minLength: 1, maxLength: 254 },
+			status: { enum: Object.values(CustomerStatus) },
+			productId: id,
+		},
+		["accountId"],
+	),
+	transactions: params(
+		{
+			accountId: id,
+			...listParams,
+			...dateRangeParams,
+			customerId: id,
+			type: { enum: Object.values(TransactionType) },
+			status: { enum: Object.values(TransactionStatus) },
+		},
+		["accountId"],
+	),
+	customerTransactions: params(
+		{
+			accountId: id,
+			id,
+			...listParams,
+			...dateRangeParams,
+			type: { enum: Object.values(TransactionType) },
+			status: { enum: Object.values(TransactionStatus) },
+		},
+		["accountId", "id"],
+	),
 	sandboxOperations: params(
 		{
 			cardBin: { type: "string", pattern: "^[0-9]{6}$" },

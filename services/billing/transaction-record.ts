@@ -4,6 +4,7 @@
 import { insertAllOnce, isDuplicateKey } from "../../shared/persistence";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
+import { listTransactions } from "./lists";
 import type { CustomerDoc, RefundDoc, TransactionDoc } from "./models";
 import { listEvents, outboxEvent } from "./outbox";
 import type { ProcessorOutcome } from "./processors/payment-processor";
@@ -74,6 +75,7 @@ export async function recordTransactions(deps: BillingDeps, records: ChargeRecor
 	const timestamp = deps.now();
 	const docs: TransactionDoc[] = [];
 	for (const record of records) docs.push({ _id: await deps.db.ids.transactions.next(), timestamp, ...chargeFields(deps, record) });
+	await listTransactions(deps, docs);
 	await listEvents(
 		deps,
 		docs.flatMap(doc => doc.outbox.map(event => ({ kind: "t" as const, docId: doc._id, event }))),
@@ -125,11 +127,13 @@ export const refundTransactionKey = (refundId: string) => `refund:${refundId}`;
 async function createOnce(deps: BillingDeps, fields: TransactionFields): Promise<TransactionDoc> {
 	try {
 		const _id = await deps.db.ids.transactions.next();
+		const timestamp = deps.now();
+		await listTransactions(deps, [{ _id, accountId: fields.accountId, customerId: fields.customerId, timestamp }]);
 		await listEvents(
 			deps,
 			fields.outbox.map(event => ({ kind: "t", docId: _id, event })),
 		);
-		const doc = await deps.db.transactions.create({ _id, timestamp: deps.now(), ...fields });
+		const doc = await deps.db.transactions.create({ _id, timestamp, ...fields });
 		return doc.toObject();
 	} catch (err) {
 		if (!isDuplicateKey(err)) throw err;

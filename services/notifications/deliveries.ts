@@ -6,6 +6,7 @@ import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { insertAllOnce } from "../../shared/persistence";
 import type { NotificationsDeps } from "./deps";
 import { serializeEnvelope } from "./envelope";
+import { addToEvents } from "./events";
 import { DeliveryStatus } from "./states";
 
 /** The event's local createdAt as an instant; never later than now, so a fast clock cannot stretch the retry window. */
@@ -36,8 +37,13 @@ export async function enqueueEvents(deps: NotificationsDeps, events: WebhookEven
 			enqueuedAt: now,
 		};
 	});
-	// Listed before they are stored: a node that dies before the first attempt leaves them for any other to find.
-	await deps.attempts.addAll(deliveries.map(d => ({ id: d._id, at: now })));
-	await insertAllOnce(deps.db.deliveries, deliveries);
+	// A repeated enqueue (an at-least-once sender) adds nothing: not even a second place in the events API.
+	const stored = new Set((await deps.db.deliveries.find({ _id: { $in: deliveries.map(d => d._id) } }, { _id: 1 }).lean()).map(d => d._id));
+	const fresh = deliveries.filter(d => !stored.has(d._id));
+	// Listed before they are stored: in the events API (events.ts), and for the attempts, so a node that dies before
+	// the first attempt leaves them for any other to find.
+	const listed = await addToEvents(deps, fresh);
+	await deps.attempts.addAll(listed.map(d => ({ id: d._id, at: now })));
+	await insertAllOnce(deps.db.deliveries, listed);
 	return { deliveryIds: deliveries.map(d => d._id) };
 }

@@ -5,6 +5,7 @@ import { type Connection, type Model, Schema } from "mongoose";
 import { EVENT_TYPES, type EventType } from "../../shared/contracts/notifications";
 import { type Lease, leaseSchema } from "../../shared/persistence";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
+import { createTimelines, type Timelines } from "../../shared/timeline";
 import { DeliveryStatus } from "./states";
 
 export interface DeliveryDoc {
@@ -34,6 +35,13 @@ export interface DeliveryDoc {
 	lease: Lease | null;
 	enqueuedAt: Date;
 	deliveredAt: Date | null;
+	/**
+	 * Its place in the account's events (`e:<account>`) and the customer's
+	 * (`ec:<customer>`), see events.ts. An event listed twice (two senders
+	 * racing) appears only where its delivery says.
+	 */
+	position?: number;
+	customerPosition?: number;
 }
 
 export interface AttemptDoc {
@@ -72,6 +80,8 @@ const deliverySchema = new Schema<DeliveryDoc>(
 		lease: { type: leaseSchema(), default: null },
 		enqueuedAt: { type: Date, required: true },
 		deliveredAt: { type: Date, default: null },
+		position: Number,
+		customerPosition: Number,
 	},
 	options,
 );
@@ -99,6 +109,8 @@ export interface NotificationsDb {
 	attempts: Model<AttemptDoc>;
 	/** Deliveries by the second their next attempt is due (shared/schedule.ts): workers find due work by key. */
 	attemptSchedule: Model<ScheduleSlotDoc>;
+	/** The events API's lists (events.ts). */
+	timelines: Timelines;
 }
 
 export function createNotificationsDb(connection: Connection): NotificationsDb {
@@ -106,5 +118,6 @@ export function createNotificationsDb(connection: Connection): NotificationsDb {
 		deliveries: connection.model("WebhookDelivery", deliverySchema, "webhook_deliveries"),
 		attempts: connection.model("WebhookAttempt", attemptSchema, "webhook_attempts"),
 		attemptSchedule: connection.model("WebhookAttemptSchedule", scheduleSchema(), "webhook_attempt_schedule"),
+		timelines: createTimelines(connection),
 	};
 }

@@ -11,12 +11,14 @@ import type { WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { pageOrBadRequest } from "../../shared/list-page";
 import { createSchedule } from "../../shared/schedule";
 import { enqueueEvents } from "./deliveries";
 import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
 import { NotificationsError } from "./errors";
+import { getEvent, listEvents } from "./events";
 import { createNotificationsDb, type NotificationsDb } from "./models";
 import { redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
@@ -55,6 +57,9 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			},
 		},
 		list: idempotent(domainAction(schemas.list, listDeliveries)),
+		// The events API (events.ts).
+		events: idempotent(domainAction(schemas.events, listEvents, pageOrBadRequest)),
+		getEvent: idempotent(domainAction(schemas.getEvent, getEvent)),
 		redeliverAccount: {
 			params: schemas.redeliverAccount,
 			async handler(ctx: Context<{ accountId: number }>) {

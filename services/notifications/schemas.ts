@@ -1,4 +1,5 @@
 import { EVENT_TYPES } from "../../shared/contracts/notifications";
+import { listParams } from "../../shared/list-page";
 import { id, params } from "../../shared/schemas";
 import { LIST_FILTERS } from "./delivery-views";
 
@@ -27,4 +28,15 @@ export const schemas = {
 	list: params({ accountId: id, status: { enum: LIST_FILTERS }, limit: { type: "integer", minimum: 1, maximum: 1000 } }, ["accountId"]),
 	redeliverAccount: params({ accountId: id }),
 	redeliver: params({ eventId }),
+	events: params(
+		{
+			accountId: id,
+			...listParams,
+			after: { type: "string", minLength: 1, maxLength: 1000 },
+			type: { enum: EVENT_TYPES },
+			customerId: id,
+		},
+		["accountId"],
+	),
+	getEvent: params({ accountId: id, id: eventId }),
 };

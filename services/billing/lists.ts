@@ -1,0 +1,192 @@
+// The merchant's lists of customers and transactions (docs/api.md, "Lists"),
+// newest first, read by key from timelines (shared/timeline.ts):
+//   c:<account>              every customer, in signup order
+//   cp:<account>:<product>   the customers of a product
+//   ce:<account>:<email>     (bag) the customers with an email, lower-cased
+//   t:<account>              every transaction
+//   tc:<customer>            (bag) a customer's transactions
+// An item is listed before it is inserted, so no item exists unlisted; an
+// entry whose insert failed lists nothing and is skipped.
+import { DateTime } from "luxon";
+import { config } from "../../shared/config";
+import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
+import {
+	bagReader,
+	DEFAULT_LIMIT,
+	decodeCursor,
+	encodeCursor,
+	filtersKey,
+	ListError,
+	type Page,
+	type PageQuery,
+	pageNewestFirst,
+} from "../../shared/list-page";
+import { addToBags, append, CHUNK, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../shared/timeline";
+import type { BillingDeps } from "./deps";
+import type { CustomerDoc, TransactionDoc } from "./models";
+import type { CustomerStatus, TransactionStatus, TransactionType } from "./states";
+import { toCustomerView, toTransactionView } from "./views";
+
+const keys = {
+	customers: (accountId: number) => `c:${accountId}`,
+	productCustomers: (accountId: number, productId: number) => `cp:${accountId}:${productId}`,
+	emailCustomers: (accountId: number, email: string) => `ce:${accountId}:${email.toLowerCase()}`,
+	transactions: (accountId: number) => `t:${accountId}`,
+	customerTransactions: (customerId: number) => `tc:${customerId}`,
+};
+
+/**
+ * Entries are in append order, which follows the items' times to within a
+ * request's duration; a date range starts reading this much past its end and
+ * stops this much before its start, and checks each item's own time.
+ */
+const ORDER_SKEW_MS = 5 * 60_000;
+
+/** Lists a new customer (before it is inserted). */
+export async function listCustomer(
+	deps: BillingDeps,
+	customer: Pick<CustomerDoc, "_id" | "accountId" | "productId" | "email" | "subscriptionTimestamp">,
+): Promise<void> {
+	const entry: [number, number] = [customer._id, customer.subscriptionTimestamp.getTime()];
+	await append(deps.db.timelines, keys.customers(customer.accountId), [entry]);
+	await append(deps.db.timelines, keys.productCustomers(customer.accountId, customer.productId), [entry]);
+	await addToBags(deps.db.timelines, [{ key: keys.emailCustomers(customer.accountId, customer.email), entry }]);
+}
+
+/** Lists new transactions (before they are inserted): one append per account, one bulk write for the customers' bags. */
+export async function listTransactions(
+	deps: BillingDeps,
+	transactions: Pick<TransactionDoc, "_id" | "accountId" | "customerId" | "timestamp">[],
+): Promise<void> {
+	const byAccount = new Map<number, [number, number][]>();
+	for (const t of transactions) {
+		const entries = byAccount.get(t.accountId) ?? [];
+		entries.push([t._id, t.timestamp.getTime()]);
+		byAccount.set(t.accountId, entries);
+	}
+	for (const [accountId, entries] of byAccount) {
+		for (let i = 0; i < entries.length; i += CHUNK)
+			await append(deps.db.timelines, keys.transactions(accountId), entries.slice(i, i + CHUNK));
+	}
+	await addToBags(
+		deps.db.timelines,
+		transactions.map(t => ({ key: keys.customerTransactions(t.customerId), entry: [t._id, t.timestamp.getTime()] })),
+	);
+}
+
+export interface ListQuery {
+	accountId: number;
+	limit?: number;
+	cursor?: string;
+	/** YYYY-MM-DD, in the service's time zone (TIME_ZONE), inclusive. */
+	from?: string;
+	to?: string;
+}
+
+export interface CustomerListQuery extends ListQuery {
+	email?: string;
+	status?: CustomerStatus;
+	productId?: number;
+}
+
+export interface TransactionListQuery extends ListQuery {
+	customerId?: number;
+	type?: TransactionType;
+	status?: TransactionStatus;
+}
+
+interface DateRange {
+	/** Epoch ms, inclusive; the start of `from`. */
+	start?: number;
+	/** Epoch ms, exclusive; the start of the day after `to`. */
+	end?: number;
+}
+
+function dateRange(query: ListQuery): DateRange | ListError {
+	const zone = config().timeZone;
+	const day = (text: string) => DateTime.fromISO(text, { zone }).startOf("day");
+	const from = query.from === undefined ? undefined : day(query.from);
+	const to = query.to === undefined ? undefined : day(query.to).plus({ days: 1 });
+	if (from?.isValid === false || to?.isValid === false || (from && to && from >= to)) return ListError.BadDateRange;
+	return { start: from?.toMillis(), end: to?.toMillis() };
+}
+
+const within = (range: DateRange, at: number) =>
+	(range.start === undefined || at >= range.start) && (range.end === undefined || at < range.end);
+
+/** One page of a list of documents keyed by number, newest first. */
+async function newestFirst<Doc extends { _id: number; accountId: number }, View>(
+	deps: BillingDeps,
+	query: ListQuery,
+	filters: Record<string, unknown>,
+	source: { timeline: string } | { bag: string },
+	model: { find(filter: object): { lean<R>(): Promise<R> } },
+	keep: (doc: Doc) => boolean,
+	view: (doc: Doc) => View,
+): Promise<Page<View> | ListError> {
+	const range = dateRange(query);
+	if (typeof range === "string") return range;
+	const fingerprint = filtersKey(filters);
+	let below: number | null = null;
+	if (query.cursor !== undefined) {
+		const position = decodeCursor(query.cursor, query.accountId, fingerprint);
+		if (typeof position === "string") return position;
+		below = position;
+	} else if (range.end !== undefined && "timeline" in source) {
+		below = (await lastAtOrBefore(deps.db.timelines, source.timeline, range.end + ORDER_SKEW_MS)) + 1;
+	}
+	const timelines: Timelines = deps.db.timelines;
+	let read: PageQuery<Doc>["read"];
+	if ("timeline" in source) read = (from, count) => entriesBelow(timelines, source.timeline, from, count);
+	else {
+		const fromBag = bagReader(readBag(timelines, source.bag));
+		read = (from, count) => fromBag(from, count, "below");
+	}
+	const { items, next } = await pageNewestFirst<Doc>({
+		read,
+		load: async ids => new Map((await model.find({ _id: { $in: ids } }).lean<Doc[]>()).map(doc => [doc._id, doc])),
+		keep: (doc, at) => doc.accountId === query.accountId && within(range, at.entry[1]) && keep(doc),
+		limit: query.limit ?? DEFAULT_LIMIT,
+		below,
+		until: range.start === undefined ? undefined : range.start - ORDER_SKEW_MS,
+	});
+	return { data: items.map(view), nextCursor: next === null ? null : encodeCursor(query.accountId, fingerprint, next) };
+}
+
+export function listCustomersPage(deps: BillingDeps, query: CustomerListQuery): Promise<Page<CustomerView> | ListError> {
+	const { accountId, email, status, productId, from, to } = query;
+	const lowerEmail = email?.trim().toLowerCase();
+	const source =
+		lowerEmail !== undefined
+			? { bag: keys.emailCustomers(accountId, lowerEmail) }
+			: { timeline: productId !== undefined ? keys.productCustomers(accountId, productId) : keys.customers(accountId) };
+	return newestFirst<CustomerDoc, CustomerView>(
+		deps,
+		query,
+		{ list: "customers", email: lowerEmail, status, productId, from, to },
+		source,
+		deps.db.customers,
+		doc =>
+			(lowerEmail === undefined || doc.email.toLowerCase() === lowerEmail) &&
+			(status === undefined || doc.status === status) &&
+			(productId === undefined || doc.productId === productId),
+		toCustomerView,
+	);
+}
+
+export function listTransactionsPage(deps: BillingDeps, query: TransactionListQuery): Promise<Page<TransactionView> | ListError> {
+	const { accountId, customerId, type, status, from, to } = query;
+	const source = customerId !== undefined ? { bag: keys.customerTransactions(customerId) } : { timeline: keys.transactions(accountId) };
+	return newestFirst<TransactionDoc, TransactionView>(
+		deps,
+		query,
+		{ list: "transactions", customerId, type, status, from, to },
+		source,
+		deps.db.transactions,
+		doc =>
+			(customerId === undefined || doc.customerId === customerId) &&
+			(type === undefined || doc.type === type) &&
+			(status === undefined || doc.status === status),
+		toTransactionView,
+	);
+}

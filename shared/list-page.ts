@@ -1,0 +1,182 @@
+// A page of a merchant list (docs/api.md, "Lists"): items read from a
+// timeline or a bag (shared/timeline.ts) by key, filtered, and an opaque
+// cursor to the next page. The cursor names the account and the filters it
+// was made for, so it cannot be replayed against another list.
+import { ApiError, ApiErrorType } from "./errors";
+import type { Positioned } from "./timeline";
+
+export interface Page<T> {
+	data: T[];
+	/** Where the next page starts; null when there is nothing after this page. */
+	nextCursor: string | null;
+}
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+/**
+ * Entries one page may examine. A filter that matches few items (a rare
+ * status) can end a page early, with a cursor to go on: a page's cost is
+ * bounded whatever the data.
+ */
+export const MAX_SCAN = 1000;
+
+export enum ListError {
+	BadCursor = "BAD_CURSOR",
+	ForeignCursor = "FOREIGN_CURSOR",
+	BadDateRange = "BAD_DATE_RANGE",
+	UnknownEvent = "UNKNOWN_EVENT",
+}
+
+/** The 400's message for each (docs/api.md, "Lists"). */
+export const LIST_ERROR_MESSAGES: Record<ListError, string> = {
+	[ListError.BadCursor]: "cursor is not one this API gave out",
+	[ListError.ForeignCursor]: "cursor was given for another list: another account, or other filters",
+	[ListError.BadDateRange]: "from and to must be dates (YYYY-MM-DD), from not after to",
+	[ListError.UnknownEvent]: "after names no event of this account (unknown, or older than the retention)",
+};
+
+interface CursorBody {
+	/** The account. */
+	a: number;
+	/** The filters, as `filtersKey` wrote them. */
+	f: string;
+	/** The position the page ended at. */
+	p: number;
+}
+
+/** The filters of a request in a stable text (the order of query parameters does not matter). */
+export function filtersKey(filters: Record<string, unknown>): string {
+	return JSON.stringify(
+		Object.keys(filters)
+			.filter(name => filters[name] !== undefined)
+			.sort()
+			.map(name => [name, filters[name]]),
+	);
+}
+
+export function encodeCursor(accountId: number, filters: string, position: number): string {
+	return Buffer.from(JSON.stringify({ a: accountId, f: filters, p: position } satisfies CursorBody)).toString("base64url");
+}
+
+/** The position a cursor carries, if it was made for this account and these filters. */
+export function decodeCursor(cursor: string, accountId: number, filters: string): number | ListError {
+	let body: Partial<CursorBody>;
+	try {
+		if (!/^[A-Za-z0-9_-]{1,1000}$/.test(cursor)) return ListError.BadCursor;
+		body = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+	} catch {
+		return ListError.BadCursor;
+	}
+	if (typeof body !== "object" || body === null || !Number.isSafeInteger(body.a) || typeof body.f !== "string") return ListError.BadCursor;
+	if (!Number.isSafeInteger(body.p) || (body.p as number) < 0) return ListError.BadCursor;
+	if (body.a !== accountId || body.f !== filters) return ListError.ForeignCursor;
+	return body.p as number;
+}
+
+export interface PageQuery<T> {
+	/** Entries next to a position, in position order: below it (newest first) or above it (oldest first). */
+	read(from: number | null, count: number): Promise<{ n: number; entries: Positioned[] }>;
+	/** The items of these ids that exist. */
+	load(ids: (number | string)[]): Promise<Map<number | string, T>>;
+	/** Whether the item belongs on the page (its account, the filters). */
+	keep(item: T, at: Positioned): boolean;
+	limit: number;
+}
+
+/**
+ * Newest first: from just below `below` (null: the newest) downwards. An entry
+ * whose item does not exist is skipped (its insert failed or has not landed:
+ * entries are written before their items). `until` ends the list at the first
+ * entry older than it (a date range's start).
+ */
+export async function pageNewestFirst<T>(
+	query: PageQuery<T> & { below: number | null; until?: number },
+): Promise<{ items: T[]; next: number | null }> {
+	const items: T[] = [];
+	let below = query.below;
+	let scanned = 0;
+	for (;;) {
+		const want = Math.min(MAX_SCAN - scanned, scanned === 0 ? query.limit : 2 * query.limit);
+		const { entries } = await query.read(below, want);
+		if (entries.length === 0) return { items, next: null };
+		const found = await query.load(entries.map(e => e.entry[0]));
+		for (let i = entries.length - 1; i >= 0; i--) {
+			const at = entries[i];
+			if (query.until !== undefined && at.entry[1] < query.until) return { items, next: null };
+			const item = found.get(at.entry[0]);
+			if (item !== undefined && query.keep(item, at)) {
+				items.push(item);
+				if (items.length === query.limit) return { items, next: at.position > 1 ? at.position : null };
+			}
+		}
+		below = entries[0].position;
+		scanned += entries.length;
+		if (below <= 1) return { items, next: null };
+		if (scanned >= MAX_SCAN) return { items, next: below };
+	}
+}
+
+/**
+ * Oldest first: from just above `above` upwards, for catching up. An entry
+ * whose item does not exist yet is a write in flight (entries are written
+ * before their items): the page ends before it, so nothing is passed over,
+ * unless it is older than `inFlightMs` (its writer died; the item, when its
+ * sender retries, gets a new entry). `next` is null once the end was reached.
+ */
+export async function pageOldestFirst<T>(
+	query: PageQuery<T> & { above: number; now: number; inFlightMs: number },
+): Promise<{ items: T[]; next: number | null }> {
+	const items: T[] = [];
+	let above = query.above;
+	let scanned = 0;
+	for (;;) {
+		const want = Math.min(MAX_SCAN - scanned, scanned === 0 ? query.limit : 2 * query.limit);
+		const { n, entries } = await query.read(above, want);
+		if (entries.length === 0) return { items, next: null };
+		const found = await query.load(entries.map(e => e.entry[0]));
+		for (const at of entries) {
+			const item = found.get(at.entry[0]);
+			if (item === undefined) {
+				if (query.now - at.entry[1] < query.inFlightMs) return { items, next: above };
+			} else if (query.keep(item, at)) {
+				items.push(item);
+				if (items.length === query.limit) return { items, next: at.position < n ? at.position : null };
+			}
+			above = at.position;
+		}
+		scanned += entries.length;
+		if (above >= n) return { items, next: null };
+		if (scanned >= MAX_SCAN) return { items, next: above };
+	}
+}
+
+/** Positions of a bag's entries, 1 for the oldest: a bag pages like a timeline. */
+export function bagReader(
+	entries: Promise<Positioned["entry"][]>,
+): (from: number | null, count: number, direction: "below" | "above") => Promise<{ n: number; entries: Positioned[] }> {
+	return async (from, count, direction) => {
+		const all = (await entries).map((entry, i) => ({ position: i + 1, entry }));
+		const n = all.length;
+		if (direction === "above") return { n, entries: all.slice(from ?? 0, (from ?? 0) + count) };
+		const hi = Math.min(n, from === null ? n : from - 1);
+		return { n, entries: all.slice(Math.max(0, hi - count), hi) };
+	};
+}
+
+/** An action's answer: the page, or the 400 its error means. */
+export function pageOrBadRequest<T>(result: Page<T> | ListError): Page<T> {
+	if (typeof result === "string") throw new ApiError(ApiErrorType.BadRequest, LIST_ERROR_MESSAGES[result]);
+	return result;
+}
+
+/** JSON Schema fragments of the list parameters every list takes. */
+export const listParams = {
+	limit: { type: "integer", minimum: 1, maximum: MAX_LIMIT },
+	cursor: { type: "string", minLength: 1, maxLength: 1000 },
+};
+
+/** `from` and `to`: calendar dates (checked for real dates by the list). */
+export const dateRangeParams = {
+	from: { type: "string", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$" },
+	to: { type: "string", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$" },
+};

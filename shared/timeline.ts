@@ -1,0 +1,219 @@
+// Lists that page by key: an account's customers, transactions and events in
+// the order they were added, read a page at a time without a range query, so
+// a page costs the same at 1k items as at 50k (docs/capacity.md).
+//
+// A timeline numbers its entries 1, 2, 3, ... in the order the database
+// applied the appends. Its head document holds the count and the latest
+// entries; every CHUNK entries are copied, once complete, into a chunk
+// document keyed `<timeline>#<chunk>`. Reading positions reads the head and
+// at most a few chunks, all by `_id`.
+//
+// One append is one atomic update of the head: a position is never given
+// twice and never left empty, so a reader going forward (events) can trust
+// that nothing will later appear below the last position it read.
+//
+// A bag is the small sibling: every entry in one document, for lists that
+// stay short (a customer's transactions, an email's customers). Appends to
+// many bags go out as one bulk write.
+import { type Connection, type Model, Schema } from "mongoose";
+import { isDuplicateKey } from "./persistence";
+
+/** `[item id, time in epoch ms]`: what a page needs to fetch the item and to find a date. */
+export type TimelineEntry = [id: number | string, at: number];
+
+/** Entries per chunk document. */
+export const CHUNK = 100;
+/** The head keeps this many of the latest entries, so a chunk is still in the head for a while after it completes. */
+const RECENT = 3 * CHUNK;
+
+export interface TimelineHeadDoc {
+	/** The timeline's key, e.g. `c:<accountId>`; a bag's, e.g. `tc:<customerId>`. */
+	_id: string;
+	/** Entries appended so far (the last one's position); bags have none. */
+	n?: number;
+	/** A timeline's latest entries (position n last); a bag's entries, all of them. */
+	recent: TimelineEntry[];
+}
+
+export interface TimelineChunkDoc {
+	/** `<timeline>#<chunk>`; chunk c holds positions c*CHUNK+1 .. (c+1)*CHUNK. */
+	_id: string;
+	entries: TimelineEntry[];
+}
+
+export interface Timelines {
+	heads: Model<TimelineHeadDoc>;
+	chunks: Model<TimelineChunkDoc>;
+}
+
+/** The two collections of a service's timelines and bags. */
+export function createTimelines(connection: Connection): Timelines {
+	const options = { versionKey: false, minimize: false } as const;
+	return {
+		heads: connection.model(
+			"TimelineHead",
+			new Schema<TimelineHeadDoc>({ _id: String, n: Number, recent: { type: Schema.Types.Mixed, default: [] } }, options),
+			"timeline_heads",
+		),
+		chunks: connection.model(
+			"TimelineChunk",
+			new Schema<TimelineChunkDoc>({ _id: String, entries: { type: Schema.Types.Mixed, default: [] } }, options),
+			"timeline_chunks",
+		),
+	};
+}
+
+const chunkKey = (key: string, chunk: number) => `${key}#${chunk}`;
+const chunkOf = (position: number) => Math.floor((position - 1) / CHUNK);
+
+/** Appends entries (at most CHUNK) in one update; answers the position of the first. */
+export async function append(timelines: Timelines, key: string, entries: TimelineEntry[]): Promise<number> {
+	if (entries.length === 0 || entries.length > CHUNK) throw new RangeError(`append takes 1 to ${CHUNK} entries, not ${entries.length}`);
+	const head = (await timelines.heads
+		.findOneAndUpdate(
+			{ _id: key },
+			{ $inc: { n: entries.length }, $push: { recent: { $each: entries, $slice: -RECENT } } },
+			{ upsert: true, new: true, lean: true },
+		)
+		.exec()) as TimelineHeadDoc;
+	const last = head.n ?? 0;
+	const first = last - entries.length + 1;
+	// The append that completes a chunk copies it out; the one half a chunk later copies it again, in
+	// case the first died in between (the head still holds it: RECENT is 3 chunks).
+	for (let position = first; position <= last; position++) {
+		if (position % CHUNK === 0) await saveChunk(timelines, key, head, position / CHUNK - 1);
+		else if (position % CHUNK === CHUNK / 2 && position > CHUNK) await saveChunk(timelines, key, head, chunkOf(position) - 1);
+	}
+	return first;
+}
+
+async function saveChunk(timelines: Timelines, key: string, head: TimelineHeadDoc, chunk: number): Promise<void> {
+	const entries = fromHead(head, chunk * CHUNK + 1, (chunk + 1) * CHUNK);
+	if (entries.length !== CHUNK) return;
+	try {
+		await timelines.chunks.create({ _id: chunkKey(key, chunk), entries: entries.map(e => e.entry) });
+	} catch (err) {
+		if (!isDuplicateKey(err)) throw err;
+	}
+}
+
+export interface Positioned {
+	position: number;
+	entry: TimelineEntry;
+}
+
+/** The entries between the positions `from` and `to` (inclusive) that the head holds. */
+function fromHead(head: TimelineHeadDoc, from: number, to: number): Positioned[] {
+	const n = head.n ?? 0;
+	const firstInHead = n - head.recent.length + 1;
+	const result: Positioned[] = [];
+	for (let position = Math.max(from, firstInHead); position <= Math.min(to, n); position++) {
+		result.push({ position, entry: head.recent[position - firstInHead] });
+	}
+	return result;
+}
+
+/** How many entries the timeline holds (0 when it was never written). */
+export async function length(timelines: Timelines, key: string): Promise<number> {
+	return (await readHead(timelines, key))?.n ?? 0;
+}
+
+function readHead(timelines: Timelines, key: string): Promise<TimelineHeadDoc | null> {
+	return timelines.heads.findById(key).lean<TimelineHeadDoc>().exec();
+}
+
+/** The entries at positions `lo` to `hi` (already clamped to 1..n), by key: the head's, and the chunks the head no longer holds. */
+async function entriesBetween(timelines: Timelines, key: string, head: TimelineHeadDoc, lo: number, hi: number): Promise<Positioned[]> {
+	if (lo > hi) return [];
+	const inHead = fromHead(head, lo, hi);
+	const firstInHead = inHead[0]?.position ?? hi + 1;
+	const older: Positioned[] = [];
+	if (lo < firstInHead) {
+		const wanted: string[] = [];
+		for (let c = chunkOf(lo); c <= chunkOf(firstInHead - 1); c++) wanted.push(chunkKey(key, c));
+		const chunks = new Map<string, TimelineEntry[]>();
+		for (const doc of await timelines.chunks.find({ _id: { $in: wanted } }).lean<TimelineChunkDoc[]>()) chunks.set(doc._id, doc.entries);
+		for (let position = lo; position < firstInHead; position++) {
+			const entry = chunks.get(chunkKey(key, chunkOf(position)))?.[(position - 1) % CHUNK];
+			if (entry) older.push({ position, entry });
+		}
+	}
+	return [...older, ...inHead];
+}
+
+/** Up to `count` entries just below position `below` (null: from the newest), in position order, and the timeline's length. */
+export async function entriesBelow(
+	timelines: Timelines,
+	key: string,
+	below: number | null,
+	count: number,
+): Promise<{ n: number; entries: Positioned[] }> {
+	const head = await readHead(timelines, key);
+	const n = head?.n ?? 0;
+	if (!head) return { n, entries: [] };
+	const hi = Math.min(n, below === null ? n : below - 1);
+	return { n, entries: await entriesBetween(timelines, key, head, Math.max(1, hi - count + 1), hi) };
+}
+
+/** Up to `count` entries just above position `above` (0: from the oldest), in position order, and the timeline's length. */
+export async function entriesAbove(
+	timelines: Timelines,
+	key: string,
+	above: number,
+	count: number,
+): Promise<{ n: number; entries: Positioned[] }> {
+	const head = await readHead(timelines, key);
+	const n = head?.n ?? 0;
+	if (!head) return { n, entries: [] };
+	return { n, entries: await entriesBetween(timelines, key, head, Math.max(1, above + 1), Math.min(n, above + count)) };
+}
+
+/**
+ * The last position whose entry's time is at most `at` (0 when none is): a
+ * binary search over chunks, about log2(n / CHUNK) reads. Entries are in
+ * append order, which follows their times to within a request's duration;
+ * callers that need an exact date boundary check each item's own time.
+ */
+export async function lastAtOrBefore(timelines: Timelines, key: string, at: number): Promise<number> {
+	const head = await readHead(timelines, key);
+	const n = head?.n ?? 0;
+	if (!head || n === 0) return 0;
+	const inHead = fromHead(head, 1, n);
+	if (inHead[0].entry[1] <= at || inHead[0].position === 1) return lastIn(inHead, at);
+	// The chunks up to the one holding the position before the head's first: the last whose first entry is at most `at`.
+	let lo = 0;
+	let hi = chunkOf(inHead[0].position - 1);
+	let found: Positioned[] | null = null;
+	while (lo <= hi) {
+		const mid = (lo + hi) >> 1;
+		const chunk = await timelines.chunks.findById(chunkKey(key, mid)).lean<TimelineChunkDoc>();
+		const entries = (chunk?.entries ?? []).map((entry, i) => ({ position: mid * CHUNK + i + 1, entry }));
+		if (entries.length && entries[0].entry[1] <= at) {
+			found = entries;
+			lo = mid + 1;
+		} else hi = mid - 1;
+	}
+	return found ? lastIn(found, at) : 0;
+}
+
+function lastIn(entries: Positioned[], at: number): number {
+	let result = entries[0].position - 1;
+	for (const { position, entry } of entries) if (entry[1] <= at) result = position;
+	return result;
+}
+
+/** Appends to many bags in one bulk write; each bag keeps every entry. */
+export async function addToBags(timelines: Timelines, additions: { key: string; entry: TimelineEntry }[]): Promise<void> {
+	if (additions.length === 0) return;
+	await timelines.heads.bulkWrite(
+		additions.map(({ key, entry }) => ({
+			updateOne: { filter: { _id: key }, update: { $push: { recent: entry } }, upsert: true },
+		})),
+		{ ordered: false },
+	);
+}
+
+/** A bag's entries, oldest first (none when it was never written). */
+export async function bag(timelines: Timelines, key: string): Promise<TimelineEntry[]> {
+	return (await readHead(timelines, key))?.recent ?? [];
+}
