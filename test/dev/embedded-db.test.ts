@@ -72,6 +72,18 @@ describe("embedded db (memory mode)", () => {
 		expect((await jobs.findOne({ _id: "job-1" }))?.owner).toBe(winners[0]?.owner);
 	});
 
+	it("returns 300 distinct post-images for 300 parallel $inc, each a snapshot taken under the lock", async () => {
+		const counters = conn.collection<{ _id: string; n: number }>("post_images");
+
+		const after = await Promise.all(
+			Array.from({ length: 300 }, () =>
+				counters.findOneAndUpdate({ _id: "c" }, { $inc: { n: 1 } }, { upsert: true, returnDocument: "after" }),
+			),
+		);
+
+		expect(new Set(after.map(doc => doc?.n)).size).toBe(300);
+	});
+
 	it("returns 200 distinct pre-images for 200 parallel $inc (id allocator)", async () => {
 		const Counter = conn.model("Counter", new Schema({ _id: String, n: Number }));
 		await Counter.create({ _id: "c", n: 0 });
