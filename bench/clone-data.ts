@@ -56,6 +56,8 @@ export async function snapshotIds(client: MongoClient, base: string): Promise<Id
 
 /** A schedule's slot or cursor (shared/schedule.ts): keyed by time, their number follows the calendar, not the customers. */
 const isScheduleEntry = (doc: Document) => typeof doc._id === "string" && /^(-?\d+#\d+|cursor)$/.test(doc._id);
+/** Timelines (shared/timeline.ts) index the documents; the growth scenario lists the clones in them itself (listClones). */
+const INDEX_COLLECTIONS = new Set(["timeline_heads", "timeline_chunks"]);
 
 async function uniqueFields(client: MongoClient, db: string, collection: string, sample: Document): Promise<Template["unique"]> {
 	const indexes = await client.db(db).collection(collection).listIndexes().toArray();
@@ -73,7 +75,7 @@ export async function documentsSince(client: MongoClient, base: string, before: 
 	const templates: Template[] = [];
 	for (const db of await databasesOf(client, base)) {
 		for (const collection of await collectionsOf(client, db)) {
-			if (collection === SEQUENCES) continue;
+			if (collection === SEQUENCES || INDEX_COLLECTIONS.has(collection)) continue;
 			const known = before.get(`${db}.${collection}`) ?? new Set();
 			const docs = (await client.db(db).collection(collection).find({}).toArray()).filter(d => !known.has(JSON.stringify(d._id)));
 			if (docs.length === 0 || docs.every(isScheduleEntry)) continue;

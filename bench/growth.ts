@@ -6,14 +6,15 @@
 import { performance } from "node:perf_hooks";
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../shared/db.mixin";
+import { encodeCursor, filtersKey } from "../shared/list-page";
 import { sleep } from "../shared/poll";
 import { cloneTemplates, documentsSince, snapshotIds, type Template } from "./clone-data";
 import type { CheckoutLoadResult, ReadLoadResult } from "./load";
 import { checkoutLoad } from "./load";
-import { type Measured, measureCheckout, measureReads, outsideText, READ_CONNECTIONS } from "./measure";
+import { type Measured, measureCheckout, measurePaths, measureReads, outsideText, READ_CONNECTIONS } from "./measure";
 import type { BenchOptions } from "./options";
 import { type Row, type Target, target } from "./report";
-import { idsOf } from "./service-db";
+import { idsOf, listClones } from "./service-db";
 import { createShop, type Shop } from "./shop";
 import { medianOf, round } from "./stats";
 import { type BenchContext, deploy, embeddedSpec } from "./topology";
@@ -33,10 +34,28 @@ export interface GrowthStep {
 	cloned: number;
 	cloneSeconds: number;
 	checkout: Measured<CheckoutLoadResult>[];
-	reads: Record<"customer" | "transaction", Measured<ReadLoadResult>[]>;
+	/** GET /api/customer/{id}, /api/transaction/{id}, and pages of GET /api/customers (list). */
+	reads: Record<"customer" | "transaction" | "list", Measured<ReadLoadResult>[]>;
 }
 
 type Log = (line: string) => void;
+
+/** Items per page of the list scenario: the API's default. */
+const LIST_LIMIT = 20;
+
+/**
+ * GET /api/customers pages spread over the whole list: the first page, and
+ * pages starting at random places, as a merchant's cursor leads there.
+ */
+function listPages(accountId: number, customers: number): string[] {
+	const filters = filtersKey({ list: "customers" });
+	const pages = [`/api/customers?limit=${LIST_LIMIT}`];
+	for (let i = 0; i < 999; i++) {
+		const position = LIST_LIMIT + 1 + Math.floor(Math.random() * Math.max(1, customers - LIST_LIMIT));
+		pages.push(`/api/customers?limit=${LIST_LIMIT}&cursor=${encodeCursor(accountId, filters, position)}`);
+	}
+	return pages;
+}
 
 /** The documents a few real checkouts wrote, every one answered and its webhooks delivered, to be cloned. */
 async function templatesOf(client: MongoClient, shop: Shop, receiver: WebhookReceiver): Promise<Template[]> {
@@ -50,12 +69,14 @@ async function templatesOf(client: MongoClient, shop: Shop, receiver: WebhookRec
 }
 
 /** Clones copies of the templates until billing holds `size` customers. */
-async function growTo(client: MongoClient, mongoUrl: string, templates: Template[], size: number, copiesMade: number) {
+async function growTo(client: MongoClient, mongoUrl: string, accountId: number, templates: Template[], size: number, copiesMade: number) {
 	const customers = client.db(databaseNameFor("billing", mongoUrl)).collection("customers");
 	const perCopy = templates.find(t => t.db === customers.dbName && t.collection === "customers")?.docs.length ?? 0;
 	if (perCopy === 0) throw new Error("growth: the template checkouts wrote no customers");
 	const copies = Math.max(0, Math.ceil((size - (await customers.estimatedDocumentCount())) / perCopy));
+	const listed = new Set(await idsOf(mongoUrl, "customers", accountId));
 	const cloned = await cloneTemplates(client, templates, copiesMade + 1, copies);
+	await listClones(mongoUrl, accountId, listed);
 	return { copies, cloned, customers: await customers.estimatedDocumentCount() };
 }
 
@@ -63,11 +84,14 @@ async function growTo(client: MongoClient, mongoUrl: string, templates: Template
 async function measureSize(shop: Shop, mongoUrl: string, options: BenchOptions, receiver: WebhookReceiver) {
 	const checkout: GrowthStep["checkout"] = [];
 	for (let r = 0; r < options.repeat; r++) checkout.push((await measureCheckout(shop, GROWTH_CONCURRENCY, options, receiver)).result);
-	const reads: GrowthStep["reads"] = { customer: [], transaction: [] };
+	const reads: GrowthStep["reads"] = { customer: [], transaction: [], list: [] };
+	let customers = 0;
 	for (const kind of ["customer", "transaction"] as const) {
 		const ids = await idsOf(mongoUrl, kind === "customer" ? "customers" : "transactions", shop.accountId);
+		if (kind === "customer") customers = ids.length;
 		for (let r = 0; r < options.repeat; r++) reads[kind].push(await measureReads(shop, kind, ids, options));
 	}
+	for (let r = 0; r < options.repeat; r++) reads.list.push(await measurePaths(shop, listPages(shop.accountId, customers), options));
 	return { checkout, reads };
 }
 
@@ -84,7 +108,7 @@ export async function runGrowth(ctx: BenchContext, options: BenchOptions, receiv
 		let copiesMade = 0;
 		for (const size of options.growthSizes) {
 			const started = performance.now();
-			const { copies, cloned, customers } = await growTo(client, deployment.mongoUrl, templates, size, copiesMade);
+			const { copies, cloned, customers } = await growTo(client, deployment.mongoUrl, shop.accountId, templates, size, copiesMade);
 			copiesMade += copies;
 			const cloneSeconds = round((performance.now() - started) / 1000);
 			log(`growth ${size}: ${customers} customers (${cloned} documents cloned in ${cloneSeconds} s)`);
@@ -99,11 +123,11 @@ export async function runGrowth(ctx: BenchContext, options: BenchOptions, receiv
 }
 
 function stepLine(step: GrowthStep): string {
-	const reads = (kind: "customer" | "transaction") => step.reads[kind].map(r => r.requestsPerSecond).join(", ");
+	const reads = (kind: "customer" | "transaction" | "list") => step.reads[kind].map(r => r.requestsPerSecond).join(", ");
 	const failed =
 		step.checkout.reduce((n, r) => n + Object.values(r.failures).reduce((a, b) => a + b, 0), 0) +
-		[...step.reads.customer, ...step.reads.transaction].reduce((n, r) => n + r.failures, 0);
-	return `growth ${step.size}: checkouts ${step.checkout.map(r => r.checkoutsPerSecond).join(", ")}/s; customer reads ${reads("customer")} req/s; transaction reads ${reads("transaction")} req/s; ${failed} failed`;
+		[...step.reads.customer, ...step.reads.transaction, ...step.reads.list].reduce((n, r) => n + r.failures, 0);
+	return `growth ${step.size}: checkouts ${step.checkout.map(r => r.checkoutsPerSecond).join(", ")}/s; customer reads ${reads("customer")} req/s; transaction reads ${reads("transaction")} req/s; list pages ${reads("list")} req/s; ${failed} failed`;
 }
 
 /** Each figure wanted at the largest size, as a share of the smallest size's. */
@@ -118,10 +142,11 @@ export function growthSummary(steps: GrowthStep[]): { rows: Row[]; targets: Targ
 			unit: "checkouts/s",
 			runs: (s: GrowthStep) => s.checkout.map(r => ({ rate: r.checkoutsPerSecond, machine: r.machine, ...r.checkout })),
 		},
-		...(["customer", "transaction"] as const).map(kind => ({
-			name: `GET /api/${kind}/{id} c=${READ_CONNECTIONS}`,
+		...(["customer", "transaction", "list"] as const).map(kind => ({
+			name:
+				kind === "list" ? `GET /api/customers pages of ${LIST_LIMIT} c=${READ_CONNECTIONS}` : `GET /api/${kind}/{id} c=${READ_CONNECTIONS}`,
 			unit: "req/s",
-			runs: (s: GrowthStep) => s.reads[kind].map(r => ({ rate: r.requestsPerSecond, machine: r.machine, ...r.latency })),
+			runs: (s: GrowthStep) => (s.reads[kind] ?? []).map(r => ({ rate: r.requestsPerSecond, machine: r.machine, ...r.latency })),
 		})),
 	];
 	for (const figure of figures) {

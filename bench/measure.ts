@@ -52,7 +52,15 @@ export async function measureReads(
 	ids: number[],
 	options: BenchOptions,
 ): Promise<Measured<ReadLoadResult>> {
-	const paths = ids.map(id => `/api/${kind}/${id}`);
+	return measurePaths(
+		shop,
+		ids.map(id => `/api/${kind}/${id}`),
+		options,
+	);
+}
+
+/** GET requests spread at random over `paths`, READ_CONNECTIONS at a time, after the warm-up. */
+export async function measurePaths(shop: Shop, paths: string[], options: BenchOptions): Promise<Measured<ReadLoadResult>> {
 	if (options.warmup > 0) await readLoad(shop.url, shop.apiToken, paths, { connections: READ_CONNECTIONS, seconds: options.warmup });
 	const machine = machineMeter();
 	const result = await readLoad(shop.url, shop.apiToken, paths, { connections: READ_CONNECTIONS, seconds: options.duration });

@@ -95,6 +95,29 @@ export async function append(timelines: Timelines, key: string, entries: Timelin
 	return first;
 }
 
+/** Appends each entry to its timeline, one update per timeline (per CHUNK entries); answers each entry's position, in order. */
+export async function appendAll(timelines: Timelines, additions: { key: string; entry: TimelineEntry }[]): Promise<number[]> {
+	const byKey = new Map<string, number[]>();
+	additions.forEach(({ key }, i) => {
+		byKey.set(key, [...(byKey.get(key) ?? []), i]);
+	});
+	const positions: number[] = new Array(additions.length);
+	for (const [key, indexes] of byKey) {
+		for (let i = 0; i < indexes.length; i += CHUNK) {
+			const part = indexes.slice(i, i + CHUNK);
+			const first = await append(
+				timelines,
+				key,
+				part.map(index => additions[index].entry),
+			);
+			part.forEach((index, j) => {
+				positions[index] = first + j;
+			});
+		}
+	}
+	return positions;
+}
+
 async function saveChunk(timelines: Timelines, key: string, head: TimelineHeadDoc, chunk: number): Promise<void> {
 	const entries = fromHead(head, chunk * CHUNK + 1, (chunk + 1) * CHUNK);
 	if (entries.length !== CHUNK) return;

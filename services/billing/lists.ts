@@ -21,7 +21,7 @@ import {
 	type PageQuery,
 	pageNewestFirst,
 } from "../../shared/list-page";
-import { addToBags, append, CHUNK, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../shared/timeline";
+import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../shared/timeline";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc, TransactionDoc } from "./models";
 import type { CustomerStatus, TransactionStatus, TransactionType } from "./states";
@@ -58,19 +58,14 @@ export async function listTransactions(
 	deps: BillingDeps,
 	transactions: Pick<TransactionDoc, "_id" | "accountId" | "customerId" | "timestamp">[],
 ): Promise<void> {
-	const byAccount = new Map<number, [number, number][]>();
-	for (const t of transactions) {
-		const entries = byAccount.get(t.accountId) ?? [];
-		entries.push([t._id, t.timestamp.getTime()]);
-		byAccount.set(t.accountId, entries);
-	}
-	for (const [accountId, entries] of byAccount) {
-		for (let i = 0; i < entries.length; i += CHUNK)
-			await append(deps.db.timelines, keys.transactions(accountId), entries.slice(i, i + CHUNK));
-	}
+	const entry = (t: (typeof transactions)[number]): [number, number] => [t._id, t.timestamp.getTime()];
+	await appendAll(
+		deps.db.timelines,
+		transactions.map(t => ({ key: keys.transactions(t.accountId), entry: entry(t) })),
+	);
 	await addToBags(
 		deps.db.timelines,
-		transactions.map(t => ({ key: keys.customerTransactions(t.customerId), entry: [t._id, t.timestamp.getTime()] })),
+		transactions.map(t => ({ key: keys.customerTransactions(t.customerId), entry: entry(t) })),
 	);
 }
 

@@ -8,7 +8,7 @@
 // so catching up with `after` never passes over an event that lands late.
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, filtersKey, ListError, type Page, pageOldestFirst } from "../../shared/list-page";
-import { append, CHUNK, entriesAbove } from "../../shared/timeline";
+import { appendAll, entriesAbove, type TimelineEntry } from "../../shared/timeline";
 import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
 
@@ -24,24 +24,16 @@ type NewDelivery = Pick<DeliveryDoc, "_id" | "accountId" | "customerId" | "enque
 
 /** Lists new deliveries in their account's and customer's events and writes the positions on them (before they are inserted). */
 export async function addToEvents<D extends NewDelivery>(deps: NotificationsDeps, deliveries: D[]): Promise<D[]> {
-	const byAccount = new Map<number, D[]>();
-	for (const d of deliveries) byAccount.set(d.accountId, [...(byAccount.get(d.accountId) ?? []), d]);
-	const listed: D[] = [];
-	for (const [accountId, group] of byAccount) {
-		for (let i = 0; i < group.length; i += CHUNK) {
-			const part = group.slice(i, i + CHUNK);
-			const first = await append(
-				deps.db.timelines,
-				keys.account(accountId),
-				part.map(d => [d._id, d.enqueuedAt.getTime()]),
-			);
-			listed.push(...part.map((d, j) => ({ ...d, position: first + j })));
-		}
-	}
-	for (const d of listed) {
-		d.customerPosition = await append(deps.db.timelines, keys.customer(d.customerId), [[d._id, d.enqueuedAt.getTime()]]);
-	}
-	return listed;
+	const entry = (d: D): TimelineEntry => [d._id, d.enqueuedAt.getTime()];
+	const positions = await appendAll(
+		deps.db.timelines,
+		deliveries.map(d => ({ key: keys.account(d.accountId), entry: entry(d) })),
+	);
+	const customerPositions = await appendAll(
+		deps.db.timelines,
+		deliveries.map(d => ({ key: keys.customer(d.customerId), entry: entry(d) })),
+	);
+	return deliveries.map((d, i) => ({ ...d, position: positions[i], customerPosition: customerPositions[i] }));
 }
 
 export interface EventListQuery {

@@ -128,6 +128,11 @@ beforeAll(async () => {
 		"GET /api/session": { query: `sessionId=${sessionId}` },
 		"GET /api/customer/:id": {},
 		"GET /api/transaction/:id": {},
+		"GET /api/customers": { query: "limit=5" },
+		"GET /api/transactions": { query: "limit=5" },
+		"GET /api/customer/:id/transactions": {},
+		"GET /api/events": { query: "limit=5" },
+		"GET /api/events/:id": {},
 		"GET /api/refund/:id": { query: "amountToRefund=1.00" },
 		"POST /api/unsubscribe/:customerId": {},
 		"GET /api/openapi.json": {},
@@ -174,7 +179,15 @@ afterAll(() => app.stop());
 
 function urlOf(route: Route): string {
 	const path = route.path.replace(/:(\w+)/g, (_, name: string) =>
-		String(name === "id" ? (route.path.includes("/customer/") ? ids.customerId : ids.transactionId) : ids[name]),
+		String(
+			name !== "id"
+				? ids[name]
+				: route.path.includes("/customer/")
+					? ids.customerId
+					: route.path.includes("/events/")
+						? ids.eventId
+						: ids.transactionId,
+		),
 	);
 	const query = samples[`${route.method} ${route.path}`]?.query;
 	return query ? `${path}?${query}` : path;
