@@ -158,27 +158,40 @@ async function entriesBetween(timelines: Timelines, key: string, head: TimelineH
 	if (lo > hi) return [];
 	const inHead = fromHead(head, lo, hi);
 	const firstInHead = inHead[0]?.position ?? hi + 1;
-	const older: Positioned[] = [];
-	if (lo < firstInHead) {
-		const wanted: string[] = [];
-		for (let c = chunkOf(lo); c <= chunkOf(firstInHead - 1); c++) wanted.push(chunkKey(key, c));
-		const chunks = new Map<string, TimelineEntry[]>();
-		for (const doc of await timelines.chunks.find({ _id: { $in: wanted } }).lean<TimelineChunkDoc[]>()) chunks.set(doc._id, doc.entries);
-		for (let position = lo; position < firstInHead; position++) {
-			const entry = chunks.get(chunkKey(key, chunkOf(position)))?.[(position - 1) % CHUNK];
-			if (entry) older.push({ position, entry });
-		}
-	}
+	const older = lo < firstInHead ? await chunkEntries(timelines, key, lo, firstInHead - 1) : [];
 	return [...older, ...inHead];
 }
 
-/** Up to `count` entries just below position `below` (null: from the newest), in position order, and the timeline's length. */
+/** The entries at positions `lo` to `hi` that chunk documents hold. */
+async function chunkEntries(timelines: Timelines, key: string, lo: number, hi: number): Promise<Positioned[]> {
+	const wanted: string[] = [];
+	for (let c = chunkOf(lo); c <= chunkOf(hi); c++) wanted.push(chunkKey(key, c));
+	const chunks = new Map<string, TimelineEntry[]>();
+	for (const doc of await timelines.chunks.find({ _id: { $in: wanted } }).lean<TimelineChunkDoc[]>()) chunks.set(doc._id, doc.entries);
+	const result: Positioned[] = [];
+	for (let position = lo; position <= hi; position++) {
+		const entry = chunks.get(chunkKey(key, chunkOf(position)))?.[(position - 1) % CHUNK];
+		if (entry) result.push({ position, entry });
+	}
+	return result;
+}
+
+/**
+ * Up to `count` entries just below position `below` (null: from the newest),
+ * in position order, and the timeline's length (NaN when the page came from
+ * chunks alone and the head was not read).
+ */
 export async function entriesBelow(
 	timelines: Timelines,
 	key: string,
 	below: number | null,
 	count: number,
 ): Promise<{ n: number; entries: Positioned[] }> {
+	// Deep in the list, the chunks alone hold the page: the head (up to 300 entries) need not be read.
+	if (below !== null && below > count) {
+		const fromChunks = await chunkEntries(timelines, key, below - count, below - 1);
+		if (fromChunks.length === count) return { n: Number.NaN, entries: fromChunks };
+	}
 	const head = await readHead(timelines, key);
 	const n = head?.n ?? 0;
 	if (!head) return { n, entries: [] };
