@@ -28,7 +28,14 @@ let shop: Shop;
 let url: string;
 
 // A database server of its own that persists to disk (H2), so it can be stopped and started on the same port and data.
-const startDatabase = () => startEmbeddedDb({ persistent: true, dataDir, port });
+// Its errors go to the test's output: a connection the server closes is otherwise a silent "connection N closed".
+const startDatabase = () => {
+	process.env.EMBEDDED_DB_JAVA_OPTS ??= [
+		"-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler=error",
+		"-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoDatabaseHandler=error",
+	].join(" ");
+	return startEmbeddedDb({ persistent: true, dataDir, port });
+};
 
 beforeAll(async () => {
 	dataDir = mkdtempSync(path.join(os.tmpdir(), "db-restart-"));
