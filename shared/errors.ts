@@ -83,9 +83,17 @@ const TRANSIENT_SERVER_CODES = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 116
  */
 const SOCKET_ERROR_CODES = new Set(["EPIPE", "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT"]);
 const SOCKET_ERROR_MESSAGE = /socket has been ended by the other party|\b(EPIPE|ECONNRESET|ECONNREFUSED)\b/;
+/** The driver's own network errors, by message: "connection 4 to 127.0.0.1:27017 closed" (or "timed out"). */
+const BULK_NETWORK_MESSAGE = /^connection \S+ to \S+ (closed|timed out)$/;
 
-export function isOutageError(err: { name?: string; code?: unknown; message?: string }): boolean {
+export function isOutageError(err: { name?: string; code?: unknown; message?: string; errorResponse?: unknown }): boolean {
 	if (err.name && OUTAGE_ERRORS.has(err.name)) return true;
+	// A bulk write (insertMany, bulkWrite) cut off by the outage carries the network error it met, and its message
+	// (all that crosses the transporter from another node).
+	if (err.name === "MongoBulkWriteError") {
+		if (typeof err.errorResponse === "object" && err.errorResponse !== null) return isOutageError(err.errorResponse as { name?: string });
+		return BULK_NETWORK_MESSAGE.test(err.message ?? "") || SOCKET_ERROR_MESSAGE.test(err.message ?? "");
+	}
 	if (typeof err.code === "string" && SOCKET_ERROR_CODES.has(err.code)) return true;
 	if ((err.name === "Error" || err.name === "MoleculerError") && SOCKET_ERROR_MESSAGE.test(err.message ?? "")) return true;
 	if (err.name === "MongoServerError" && typeof err.code === "number") return TRANSIENT_SERVER_CODES.has(err.code);

@@ -18,6 +18,19 @@ describe("isOutageError (503 at the gateway, counted by the circuit breaker)", (
 	});
 
 	test.each([
+		["with the network error it met", { name: "MongoNetworkError", message: "connection 4 to 127.0.0.1:27017 closed" }],
+		["from another node (its message only)", undefined],
+	])("When a bulk write was cut off by the outage, %s, then it is an outage", (_, errorResponse) => {
+		expect(isOutageError({ name: "MongoBulkWriteError", message: "connection 4 to 127.0.0.1:27017 closed", errorResponse })).toBe(true);
+	});
+
+	test("When a bulk write failed on a duplicate key, then it is not an outage", () => {
+		const errorResponse = { name: "MongoServerError", code: 11000, message: "E11000 duplicate key error" };
+
+		expect(isOutageError({ name: "MongoBulkWriteError", message: "E11000 duplicate key error", errorResponse })).toBe(false);
+	});
+
+	test.each([
 		["MongoServerError", 11000, "E11000 duplicate key error"],
 		["MongoServerError", 2, "bad query"],
 		["MongooseError", undefined, "Model.findOne() no longer accepts a callback"],
