@@ -25,6 +25,7 @@ export enum ListError {
 	ForeignCursor = "FOREIGN_CURSOR",
 	BadDateRange = "BAD_DATE_RANGE",
 	UnknownEvent = "UNKNOWN_EVENT",
+	CursorAndAfter = "CURSOR_AND_AFTER",
 }
 
 /** The 400's message for each (docs/api.md, "Lists"). */
@@ -33,6 +34,7 @@ export const LIST_ERROR_MESSAGES: Record<ListError, string> = {
 	[ListError.ForeignCursor]: "cursor was given for another list: another account, or other filters",
 	[ListError.BadDateRange]: "from and to must be dates (YYYY-MM-DD), from not after to",
 	[ListError.UnknownEvent]: "after names no event of this account (unknown, or older than the retention)",
+	[ListError.CursorAndAfter]: "either cursor or after, not both",
 };
 
 interface CursorBody {

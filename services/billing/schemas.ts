@@ -80,7 +80,8 @@ export const schemas = {
 			accountId: id,
 			...listParams,
 			...dateRangeParams,
-			email: { type: "string", minLength: 1, maxLength: 254 },
+			// Something besides blanks: the filter is trimmed.
+			email: { type: "string", minLength: 1, maxLength: 254, pattern: "\\S" },
 			status: { enum: Object.values(CustomerStatus) },
 			productId: id,
 		},

@@ -53,6 +53,7 @@ export async function listEvents(deps: NotificationsDeps, query: EventListQuery)
 	const { accountId, type, customerId } = query;
 	const fingerprint = filtersKey({ list: "events", type, customerId });
 	const positionOf = (d: DeliveryDoc) => (customerId === undefined ? d.position : d.customerPosition);
+	if (query.cursor !== undefined && query.after !== undefined) return ListError.CursorAndAfter;
 	let above = 0;
 	const from = query.cursor ?? query.after;
 	if (from !== undefined && EVENT_ID.test(from)) {

@@ -5,7 +5,7 @@
 // the outage cut off halfway stays RESERVED until the recovery sweep settles
 // it (a grace period of 4 s here instead of 2 minutes); the amounts are
 // checked once none is left.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Db, MongoClient } from "mongodb";
@@ -26,6 +26,8 @@ let db: EmbeddedDb;
 let app: TestApp;
 let shop: Shop;
 let url: string;
+/** The app's latest log lines about billing or the database connection, for a failure's message. */
+const billingLog: string[] = [];
 
 // A database server of its own that persists to disk (H2), so it can be stopped and started on the same port and data.
 // Its errors go to the test's output: a connection the server closes is otherwise a silent "connection N closed".
@@ -42,7 +44,14 @@ beforeAll(async () => {
 	port = await freePort();
 	db = await startDatabase();
 	url = `mongodb://127.0.0.1:${port}/${uniqueDatabaseName()}`;
+	// The driver's view of the server (description changes, failed heartbeats) goes to a file; a failure prints its end.
+	process.env.MONGODB_LOG_TOPOLOGY = "debug";
+	process.env.MONGODB_LOG_PATH = path.join(dataDir, "driver.log");
 	app = await startApp({
+		onLog: line => {
+			if (/BILLING|MongoNetwork|closed/.test(line)) billingLog.push(line.slice(0, 300));
+			if (billingLog.length > 60) billingLog.shift();
+		},
 		env: {
 			MONGO_URL: url,
 			REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
@@ -54,6 +63,8 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+	delete process.env.MONGODB_LOG_TOPOLOGY;
+	delete process.env.MONGODB_LOG_PATH;
 	await app?.stop();
 	await db?.stop();
 	rmSync(dataDir, { recursive: true, force: true });
@@ -72,8 +83,14 @@ async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number;
 	for (;;) {
 		const health = await healthStatus();
 		if (health.database === database) return health;
-		if (Date.now() > deadline)
-			throw new Error(`health did not report the database ${database} within 60 s; it answered ${JSON.stringify(health.body)}`);
+		if (Date.now() > deadline) {
+			const driverLog = existsSync(process.env.MONGODB_LOG_PATH ?? "") ? readFileSync(process.env.MONGODB_LOG_PATH!, "utf8") : "";
+			throw new Error(
+				`health did not report the database ${database} within 60 s; it answered ${JSON.stringify(health.body)}\n` +
+					`the app's last billing and network lines:\n${billingLog.join("\n")}\n` +
+					`the driver's last topology lines:\n${driverLog.split("\n").slice(-40).join("\n")}`,
+			);
+		}
 		await new Promise(r => setTimeout(r, 200));
 	}
 }

@@ -356,6 +356,50 @@ const BAD_TOKENS = (r: Random): [string, string | undefined][] => [
 const text = (value: string, required = true): FieldSpec => ({ valid: () => value, type: "string", required });
 const futureIso = () => new Date(Date.now() + 3_600_000).toISOString();
 
+/**
+ * Cursors a list must refuse: text it never gave out, and cursors in its format
+ * (shared/list-page.ts) made for another account, for other filters, or with
+ * a position that cannot be one.
+ */
+const badCursors = (w: World): string[] => [
+	"zzz",
+	"not a cursor",
+	"",
+	"x".repeat(1001),
+	"eyJ%",
+	b64url("null"),
+	b64url('{"a":{"$gt":0},"f":"[]","p":1}'),
+	b64url(JSON.stringify({ a: w.otherAccountId, f: "[]", p: 1 })),
+	b64url(JSON.stringify({ a: w.accountId, f: '[["list","other"]]', p: 1 })),
+	b64url(JSON.stringify({ a: w.accountId, f: "[]", p: -1 })),
+	b64url(JSON.stringify({ a: w.accountId, f: "[]", p: 1.5 })),
+];
+
+/** The parameters every list takes (docs/openapi.json, ListLimit and ListCursor); the valid request sends no cursor. */
+const listFields = (): Record<string, FieldSpec> => ({
+	limit: { valid: () => 10, type: "integer", refused: () => [0, 101, -1, 1000] },
+	cursor: { valid: () => undefined, type: "string", refused: badCursors },
+});
+
+/** `from` and `to` (ListFrom, ListTo): real dates, `from` not after `to` (2100-01-01 and 2019-12-31 are, against the other's valid value). */
+const dateRangeFields = (): Record<string, FieldSpec> => ({
+	from: {
+		valid: () => "2020-01-01",
+		type: "string",
+		refused: () => ["2026-02-30", "2026-13-01", "20260101", "2026-1-1", "", "yesterday", "2026-11-22T00:00:00", "2100-01-01"],
+	},
+	to: {
+		valid: () => "2099-12-31",
+		type: "string",
+		refused: () => ["2026-02-30", "2026-00-10", "9999-99-99", "", "tomorrow", "2019-12-31"],
+	},
+});
+
+const transactionFilters = (): Record<string, FieldSpec> => ({
+	type: { valid: () => "SUBSCRIPTION_START", type: "string", refused: () => ["REFUND", "subscription_start", ""] },
+	status: { valid: () => "APPROVED", type: "string", refused: () => ["SUCCESS", "approved", ""] },
+});
+
 /** The endpoints, by the route tables (services/gateway/endpoints.ts) plus the health check and the static files. */
 export function endpointSpecs(): EndpointSpec[] {
 	const accountPath = (opts: { absentRejected: boolean }): Record<string, PathParamSpec> => ({
@@ -402,6 +446,81 @@ export function endpointSpecs(): EndpointSpec[] {
 			input: "query",
 			path: {
 				id: { valid: w => String(w.refundedTransactionId), type: "integer", absent: w => [String(w.otherTransactionId), "987654321"] },
+			},
+		},
+		{
+			...api,
+			route: "GET /api/customers",
+			changesState: false,
+			input: "query",
+			fields: {
+				...listFields(),
+				email: { valid: () => "fuzz@example.com", type: "string", refused: () => ["", "x".repeat(255)] },
+				status: { valid: () => "ACTIVE", type: "string", refused: () => ["active", "CANCELLED", "REFUNDED", ""] },
+				productId: { valid: w => w.productId, type: "integer", refused: () => [0, -1] },
+				...dateRangeFields(),
+			},
+		},
+		{
+			...api,
+			route: "GET /api/transactions",
+			changesState: false,
+			input: "query",
+			fields: {
+				...listFields(),
+				customerId: { valid: w => w.customerId, type: "integer", refused: () => [0, -1] },
+				...transactionFilters(),
+				...dateRangeFields(),
+			},
+		},
+		{
+			...api,
+			route: "GET /api/customer/:id/transactions",
+			changesState: false,
+			input: "query",
+			// No `absent`: another account's customer, or an unknown one, answers an empty list, not the empty 200 of a read by id.
+			path: { id: { valid: w => String(w.customerId), type: "integer" } },
+			fields: { ...listFields(), ...transactionFilters(), ...dateRangeFields() },
+		},
+		{
+			...api,
+			route: "GET /api/events",
+			changesState: false,
+			input: "query",
+			fields: {
+				...listFields(),
+				after: {
+					valid: w => w.eventId,
+					type: "string",
+					refused: w => ["00000000-0000-4000-8000-000000000000", `${w.eventId}x`, ...badCursors(w)],
+				},
+				type: { valid: () => "TRANSACTION", type: "string", refused: () => ["REFUNDED", "transaction", ""] },
+				customerId: { valid: () => undefined, type: "integer", refused: () => [0, -1] },
+			},
+			// The event `after` names is not another customer's: with that customer's filter, it names no event of the list.
+			special: w => [
+				{ defect: "after an event of another customer", patch: d => void d.query.push(["customerId", String(w.otherCustomerId)]) },
+			],
+		},
+		{
+			...api,
+			route: "GET /api/events/:id",
+			changesState: false,
+			input: "query",
+			path: {
+				id: {
+					valid: w => w.eventId,
+					type: "string",
+					absent: () => ["00000000-0000-4000-8000-000000000000", "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF"],
+					refused: [
+						"not-a-uuid",
+						"00000000-0000-4000-8000-00000000000g",
+						"00000000000040008000000000000000",
+						"{00000000-0000-4000-8000-000000000000}",
+						"%7B%22%24gt%22%3A%22%22%7D",
+						"..%2F..%2Fetc%2Fpasswd",
+					],
+				},
 			},
 		},
 		{

@@ -216,6 +216,7 @@ describe("Bad cursors and filters", () => {
 		["a date that does not exist", () => get("/customers?from=2026-02-30"), "from and to must be dates"],
 		["a date in another format", () => get("/customers?from=24.11.2026"), "from"],
 		["from after to", () => get("/customers?from=2026-11-24&to=2026-11-23"), "from and to must be dates"],
+		["an email of blanks", () => get("/customers?email=%20%20"), "email"],
 		["an unknown filter", () => get("/customers?sort=asc"), "sort"],
 		["the filter twice", () => get("/customers?status=ACTIVE&status=DECLINED"), "status"],
 	])("When a list is asked with %s, then 400 BAD_REQUEST saying what is wrong", async (_, send, message) => {

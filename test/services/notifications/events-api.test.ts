@@ -113,8 +113,13 @@ describe("GET /api/events", () => {
 			get("/events?customerId=abc"),
 			get("/events/not-an-id"),
 		]);
+		const [first] = await catchUp(undefined, 1);
+		const page = await get("/events?limit=1").expect(200);
+		const both = await get(`/events?after=${first.id}&cursor=${page.body.nextCursor}`);
 
 		expect(responses.map(r => r.status)).toEqual([400, 400, 400, 400, 400]);
+		expect(both.status).toBe(400);
+		expect(both.body.message).toBe("either cursor or after, not both");
 	});
 });
 
