@@ -15,6 +15,17 @@ export interface ReceivedRequest {
 	receivedAt: number;
 }
 
+/** The envelope every webhook carries (docs/webhooks.md), as a test reads it; `GET /api/events` answers the same. */
+export interface Envelope {
+	id: string;
+	type: string;
+	createdAt: string;
+	accountId: number;
+	customerId: number;
+	transaction_id?: number;
+	data: { customer?: { id: number; status: string }; transaction?: { id: number; type: string; amount: number } };
+}
+
 export interface WebhookReceiver {
 	/** The endpoint to configure as the account's webhookUrl. */
 	readonly url: string;

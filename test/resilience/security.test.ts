@@ -8,6 +8,7 @@ import { apiEndpoints } from "../../services/gateway/endpoints";
 import { CARDS, createShop, newSession, type Shop, submitCheckout } from "../factories/checkout";
 import { admin, bearer, createMerchant, type TestMerchant } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
+import { eventually } from "../services/notifications/webhook-events";
 import { ADMIN_TOKEN, startApp, type TestApp } from "../setup/app";
 import { findSecretsInLog, knownSecrets } from "../setup/log-scan";
 
@@ -48,13 +49,20 @@ describe("Cross-account access", () => {
 	let app: TestApp;
 	let mine: Shop;
 	let theirs: Shop;
-	let their: { customerId: number; transactionId: number; sessionId: string };
+	let their: { customerId: number; transactionId: number; sessionId: string; eventId: string };
 
 	beforeAll(async () => {
-		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications"] });
 		mine = await createShop(app);
 		theirs = await createShop(app);
-		their = { ...(await paid(app, theirs)), sessionId: await newSession(app, theirs) };
+		const paidOne = await paid(app, theirs);
+		// Their checkout's events are taken in a moment after it answers (the outbox relay).
+		const eventId = await eventually(async () => {
+			const [event] = (await app.http().get("/api/events?limit=1").set(bearer(theirs)).expect(200)).body.data;
+			expect(event).toBeDefined();
+			return event.id as string;
+		});
+		their = { ...paidOne, sessionId: await newSession(app, theirs), eventId };
 	});
 	afterAll(() => app.stop());
 
@@ -77,9 +85,28 @@ describe("Cross-account access", () => {
 			foreign: () => ["POST", `/api/unsubscribe/${their.customerId}`],
 			unknown: ["POST", `/api/unsubscribe/${UNKNOWN_ID}`],
 		},
+		"GET /events/:id": { foreign: () => ["GET", `/api/events/${their.eventId}`], unknown: ["GET", `/api/events/${UNKNOWN_SESSION}`] },
+		// The lists name a customer through a filter or the path: another account's lists nothing, as an unknown one.
+		"GET /customer/:id/transactions": {
+			foreign: () => ["GET", `/api/customer/${their.customerId}/transactions`],
+			unknown: ["GET", `/api/customer/${UNKNOWN_ID}/transactions`],
+		},
+		"GET /transactions": {
+			foreign: () => ["GET", `/api/transactions?customerId=${their.customerId}`],
+			unknown: ["GET", `/api/transactions?customerId=${UNKNOWN_ID}`],
+		},
+		"GET /events": {
+			foreign: () => ["GET", `/api/events?customerId=${their.customerId}`],
+			unknown: ["GET", `/api/events?customerId=${UNKNOWN_ID}`],
+		},
+		"GET /customers": {
+			foreign: () => ["GET", `/api/customers?productId=${theirs.products.charge}`],
+			unknown: ["GET", `/api/customers?productId=${UNKNOWN_ID}`],
+		},
 	};
 	/** Endpoints that name nothing of an account's: creating a session. */
 	const NAMES_NOTHING = ["POST /session"];
+	const LISTS = ["GET /customer/:id/transactions", "GET /transactions", "GET /events", "GET /customers"];
 
 	test("When an /api endpoint names a resource, then it is in this table", () => {
 		expect(
@@ -110,7 +137,8 @@ describe("Cross-account access", () => {
 			expect(foreign.status).toBe(200);
 			expect(foreign.body.split(idOf(path)).join("<id>")).toBe(unknown.body.split(idOf(unknownPath)).join("<id>"));
 			expect(foreign.headers["content-type"]).toBe(unknown.headers["content-type"]);
-			if (method === "GET" && !path.startsWith("/api/refund")) expect(foreign.body).toBe("");
+			if (LISTS.includes(route)) expect(JSON.parse(foreign.body)).toEqual({ data: [], nextCursor: null });
+			else if (method === "GET" && !path.startsWith("/api/refund")) expect(foreign.body).toBe("");
 			else expect(JSON.parse(foreign.body)).toEqual({ success: false, message: expect.stringMatching(/ not found with ID: \d+$/) });
 			expect((await app.http().get(`/api/customer/${their.customerId}`).set(bearer(theirs))).body).toEqual(before.customer);
 			expect((await app.http().get(`/api/transaction/${their.transactionId}`).set(bearer(theirs))).body).toEqual(before.transaction);

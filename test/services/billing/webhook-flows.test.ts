@@ -2,7 +2,13 @@
 // real webhook receiver, signatures checked as docs/webhooks.md tells merchants to.
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
-import { type ReceivedRequest, startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
+import {
+	type Envelope,
+	type ReceivedRequest,
+	startWebhookReceiver,
+	verifySignature,
+	type WebhookReceiver,
+} from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -19,16 +25,6 @@ afterAll(async () => {
 	await app.stop();
 	await receiver.stop();
 });
-
-interface Envelope {
-	id: string;
-	type: string;
-	createdAt: string;
-	accountId: number;
-	customerId: number;
-	transaction_id?: number;
-	data: { customer?: { id: number; status: string }; transaction?: { id: number; type: string; amount: number } };
-}
 
 const bodies = (requests: ReceivedRequest[]) => requests.map(r => JSON.parse(r.rawBody) as Envelope);
 

@@ -3,19 +3,9 @@
 // endpoint was down catches up with `after` and applies each event once.
 import { createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { bearer } from "../../factories/merchant";
-import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
+import { type Envelope, startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 import { eventually, setWebhookUrl } from "./webhook-events";
-
-interface Envelope {
-	id: string;
-	type: string;
-	createdAt: string;
-	accountId: number;
-	customerId: number;
-	transaction_id?: number;
-	data: object;
-}
 
 let app: TestApp;
 let receiver: WebhookReceiver;
