@@ -40,6 +40,13 @@ async function main(): Promise<void> {
 		if (created) {
 			secrets.demoAccountId = created.accountId;
 			secrets.demoApiToken = created.apiToken;
+			const user = await broker.call<{ email: string; password: string }, object>("dashboard.createUser", {
+				accountId: created.accountId,
+				email: "demo@example.com",
+				role: "operator",
+			});
+			secrets.demoDashboardEmail = user.email;
+			secrets.demoDashboardPassword = user.password;
 		}
 	}
 	writeLocalSecrets(dataDir, secrets);
@@ -51,6 +58,9 @@ async function main(): Promise<void> {
 	if (demo && secrets.demoApiToken) {
 		console.log(`Demo account ${secrets.demoAccountId} (sandbox) API token: ${secrets.demoApiToken}`);
 		console.log(`Try: curl -X POST -H "Authorization: Bearer ${secrets.demoApiToken}" "${url}/api/session?domain=localhost"`);
+	}
+	if (demo && secrets.demoDashboardPassword) {
+		console.log(`Dashboard: ${url}/dashboard/ (sign in as ${secrets.demoDashboardEmail}, password ${secrets.demoDashboardPassword})`);
 	}
 	console.log(`Health: ${url}/actuator/health   API reference: ${url}/api/openapi.json\n`);
 }

@@ -8,6 +8,9 @@ export interface LocalSecrets {
 	adminToken?: string;
 	demoApiToken?: string;
 	demoAccountId?: number;
+	/** The demo account's dashboard user (an operator), made with it. */
+	demoDashboardEmail?: string;
+	demoDashboardPassword?: string;
 	cardPrivateKey?: string;
 	cardFingerprintKey?: string;
 	vaultKey?: string;

@@ -43,6 +43,27 @@ export const replCommands: ReplCommand[] = [
 		},
 	},
 	{
+		command: "dashboard-users <accountId>",
+		description: "List an account's dashboard users",
+		async action(broker, args) {
+			show(await broker.call("dashboard.listUsers", { accountId: Number(args.accountId) }));
+		},
+	},
+	{
+		command: "dashboard-user-create <accountId> <email> <role>",
+		description: "Create a dashboard user (role: viewer or operator); prints a password once",
+		async action(broker, args) {
+			show(await broker.call("dashboard.createUser", { accountId: Number(args.accountId), email: args.email, role: args.role }));
+		},
+	},
+	{
+		command: "dashboard-user-disable <accountId> <userId>",
+		description: "Disable a dashboard user: its sessions end at their next request",
+		async action(broker, args) {
+			show(await broker.call("dashboard.updateUser", { accountId: Number(args.accountId), userId: Number(args.userId), disabled: true }));
+		},
+	},
+	{
 		command: "products <accountId>",
 		description: "List an account's products",
 		async action(broker, args) {

@@ -3,6 +3,7 @@ import type { ServiceSchema } from "moleculer";
 import AccountsService from "../services/accounts/accounts.service";
 import BillingService from "../services/billing/billing.service";
 import CheckoutService from "../services/checkout/checkout.service";
+import DashboardService from "../services/dashboard/dashboard.service";
 import GatewayService from "../services/gateway/gateway.service";
 import NotificationsService from "../services/notifications/notifications.service";
 import RefundsService from "../services/refunds/refunds.service";
@@ -17,4 +18,5 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	billing: BillingService as ServiceSchema,
 	refunds: RefundsService as ServiceSchema,
 	notifications: NotificationsService as ServiceSchema,
+	dashboard: DashboardService as ServiceSchema,
 };

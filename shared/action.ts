@@ -1,6 +1,7 @@
 // The shape of almost every action: validate (the broker's Ajv validator runs
 // `params`), call one domain function with the service's deps, map the result.
 import type { ActionSchema, Context, Service } from "moleculer";
+import { ApiError, type ApiErrorType } from "./errors";
 
 export function domainAction<Deps, P, R>(
 	params: object,
@@ -23,4 +24,20 @@ export function errorAsValue<T extends object | null, E extends string>(result: 
 /** Reads and other actions safe to run twice: the broker retries them after a timeout or a lost node (moleculer.config.ts). */
 export function idempotent<S extends ActionSchema<never>>(action: S): S {
 	return { ...action, retryPolicy: { enabled: true } };
+}
+
+/**
+ * A service's domain errors (a string enum with a message each) as the
+ * ApiErrors the gateway maps to HTTP: `orFail` throws the one a result is,
+ * `action` is a domainAction that does so.
+ */
+export function domainErrors<E extends string>(messages: Record<E, string>, typeOf: (error: E) => ApiErrorType) {
+	const orFail = <T>(result: T | E): T => {
+		if (typeof result !== "string" || !(result in messages)) return result as T;
+		throw new ApiError(typeOf(result as E), messages[result as E]);
+	};
+	return {
+		orFail,
+		action: <Deps, P, R>(params: object, fn: (deps: Deps, input: P) => Promise<R | E>) => domainAction(params, fn, orFail),
+	};
 }

@@ -2,7 +2,7 @@
 // validated once at start-up so a typo fails fast with the variable's name.
 import path from "node:path";
 
-export const ALL_SERVICES = ["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications"] as const;
+export const ALL_SERVICES = ["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
 export interface Config {
@@ -58,6 +58,11 @@ export interface Config {
 	metricsPort: number | undefined;
 	/** Tracing exporter: spans of every action call, printed to the console, or none. */
 	tracing: "off" | "console";
+	/** A dashboard session ends after this many minutes without a request. */
+	dashboardIdleMinutes: number;
+	/** Failed sign-ins in a row that lock an email, and for how many minutes. */
+	dashboardLockoutFailures: number;
+	dashboardLockoutMinutes: number;
 }
 
 export class ConfigError extends Error {
@@ -242,6 +247,9 @@ export function loadConfig(env: Env = process.env): Config {
 		requestTimeoutMs,
 		metricsPort: env.METRICS_PORT ? integer(env, "METRICS_PORT", 0, 1, 65535) : undefined,
 		tracing: oneOf(env, "TRACING", ["off", "console"] as const, "off"),
+		dashboardIdleMinutes: integer(env, "DASHBOARD_IDLE_MINUTES", 30, 1, 24 * 60),
+		dashboardLockoutFailures: integer(env, "DASHBOARD_LOCKOUT_FAILURES", 5, 1, 1000),
+		dashboardLockoutMinutes: integer(env, "DASHBOARD_LOCKOUT_MINUTES", 15, 1, 24 * 60),
 	};
 }
 

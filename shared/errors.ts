@@ -7,6 +7,8 @@ import { Errors } from "moleculer";
 export enum ApiErrorType {
 	BadRequest = "BAD_REQUEST",
 	Unauthorized = "UNAUTHORIZED",
+	/** The dashboard: signed in, but not allowed (a viewer's change, a missing CSRF token, another origin). */
+	Forbidden = "FORBIDDEN",
 	NotFound = "NOT_FOUND",
 	Conflict = "CONFLICT",
 	PayloadTooLarge = "PAYLOAD_TOO_LARGE",
@@ -22,6 +24,7 @@ export enum ApiErrorType {
 const STATUS: Record<ApiErrorType, number> = {
 	[ApiErrorType.BadRequest]: 400,
 	[ApiErrorType.Unauthorized]: 401,
+	[ApiErrorType.Forbidden]: 403,
 	[ApiErrorType.NotFound]: 404,
 	[ApiErrorType.Conflict]: 409,
 	[ApiErrorType.PayloadTooLarge]: 413,

@@ -2,16 +2,16 @@
 // products, merchant accounts (MIDs) and the BIN blacklist. The admin API
 // and the REPL call these actions; the gateway calls `authenticate`.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction, idempotent } from "../../shared/action";
+import { domainErrors, idempotent } from "../../shared/action";
 import { broadcast, emit } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
-import { ApiError, ApiErrorType } from "../../shared/errors";
+import { ApiErrorType } from "../../shared/errors";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
 import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
 import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
-import { AccountsError, accountsErrorMessages, isAccountsError } from "./errors";
+import { AccountsError, accountsErrorMessages } from "./errors";
 import { createMerchantAccount, keyEarlierData, listMerchantAccounts } from "./merchant-accounts";
 import { type AccountsDb, createAccountsDb } from "./models";
 import { createProduct, getProduct, listProducts, updateProduct } from "./products";
@@ -26,16 +26,10 @@ interface Locals {
 const NOT_FOUND = new Set([AccountsError.UnknownAccount, AccountsError.UnknownProduct, AccountsError.UnknownBin]);
 const CONFLICT = new Set([AccountsError.AmountConflictsWithCurrency, AccountsError.TrialConflictsWithBilling]);
 
-/** Turns a domain error into the admin API's 404, 409 or 400. */
-function orFail<T>(result: T | AccountsError): T {
-	if (!isAccountsError(result)) return result;
-	const type = NOT_FOUND.has(result) ? ApiErrorType.NotFound : CONFLICT.has(result) ? ApiErrorType.Conflict : ApiErrorType.BadRequest;
-	throw new ApiError(type, accountsErrorMessages[result]);
-}
-
-function action<P, R>(params: object, fn: (deps: AccountsDeps, input: P) => Promise<R | AccountsError>) {
-	return domainAction(params, fn, orFail);
-}
+/** A domain error as the admin API's 404, 409 or 400. */
+const { orFail, action } = domainErrors(accountsErrorMessages, error =>
+	NOT_FOUND.has(error) ? ApiErrorType.NotFound : CONFLICT.has(error) ? ApiErrorType.Conflict : ApiErrorType.BadRequest,
+);
 
 const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "accounts",

@@ -11,10 +11,6 @@ export enum AccountsError {
 	TrialConflictsWithBilling = "TRIAL_CONFLICTS_WITH_BILLING",
 }
 
-export function isAccountsError(value: unknown): value is AccountsError {
-	return Object.values(AccountsError).includes(value as AccountsError);
-}
-
 /** What the admin API says for each error (400, except the unknown-* ones: 404, and the conflicts: 409). */
 export const accountsErrorMessages: Record<AccountsError, string> = {
 	[AccountsError.UnknownAccount]: "No account with this accountId",

@@ -21,6 +21,8 @@ export interface Endpoint {
 	idempotencyKey?: boolean;
 	/** A GET that changes state (the spec's refund): HEAD is not routed to it. */
 	changesState?: boolean;
+	/** Dashboard: what the audit log calls it; only an operator may, with the session's CSRF token. */
+	change?: string;
 }
 
 /** `/api`, Bearer API token. */
@@ -74,12 +76,42 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"GET /accounts/:accountId/customers": { action: "billing.listCustomers" },
 	"GET /accounts/:accountId/customers/:customerId/transactions": { action: "billing.listTransactions" },
 	"GET /accounts/:accountId/recovery": { action: "billing.recovery" },
+	"POST /accounts/:accountId/dashboard-users": { action: "dashboard.createUser", status: 201, location: "list" },
+	"GET /accounts/:accountId/dashboard-users": { action: "dashboard.listUsers" },
+	"PATCH /accounts/:accountId/dashboard-users/:userId": { action: "dashboard.updateUser" },
 	"GET /sandbox/operations": { action: "billing.sandboxOperations" },
 	"GET /accounts/:accountId/webhooks": { action: "notifications.list" },
 	"POST /accounts/:accountId/webhooks/redeliver": { action: "notifications.redeliverAccount" },
 	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver" },
 	"POST /renewals/run": { action: "billing.runRenewals" },
 	"POST /accounts/:accountId/clock": { action: "billing.advanceClock" },
+};
+
+/** `/dashboard/api`, no session: signing in (dashboard-routes.ts). */
+export const dashboardSignInEndpoints: Record<string, Endpoint> = {
+	"POST /sign-in": { action: "dashboard.signIn" },
+};
+
+/**
+ * `/dashboard/api`, a dashboard session (cookie). Reads and changes go to the
+ * same actions as the REST API, with the session's account; `change` marks
+ * what only an operator may do, with the CSRF token, and what is audited.
+ */
+export const dashboardEndpoints: Record<string, Endpoint> = {
+	"POST /sign-out": { action: "dashboard.signOut" },
+	"GET /me": { action: "gateway.dashboardMe" },
+	"GET /customers": { action: "billing.customers" },
+	"GET /customers/:id": { action: "billing.getCustomer" },
+	"GET /customers/:id/transactions": { action: "billing.customerTransactions" },
+	"GET /transactions": { action: "billing.transactions" },
+	"GET /events": { action: "notifications.events" },
+	"GET /webhooks": { action: "notifications.list" },
+	"GET /products": { action: "accounts.listProducts" },
+	"GET /audit": { action: "dashboard.audit" },
+	"POST /transactions/:id/refund": { action: "refunds.refund", idempotencyKey: true, change: "refund" },
+	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
+	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver", change: "redeliver" },
+	"POST /clock": { action: "billing.advanceClock", change: "advance the test clock" },
 };
 
 /** The route table as moleculer-web aliases, with a HEAD beside every GET that is safe to repeat. */
@@ -101,4 +133,8 @@ export function endpointFor(action: string | undefined): Endpoint | undefined {
 }
 
 /** Services behind the gateway's endpoints: the health check reports each. */
-export const requiredServices = [...new Set([...byAction.keys()].map(a => a.split(".")[0]).filter(s => s !== "gateway"))].sort();
+export const requiredServices = [
+	...new Set(
+		[...byAction.keys(), ...Object.values(dashboardEndpoints).map(e => e.action)].map(a => a.split(".")[0]).filter(s => s !== "gateway"),
+	),
+].sort();

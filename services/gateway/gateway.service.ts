@@ -13,11 +13,14 @@ import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { projectRoot } from "../../shared/paths";
 import { type Authenticator, createAuthenticator } from "./api-auth";
+import { clearSessionCookie, createDashboardRoutes, type DashboardRoutes, type DashboardUser } from "./dashboard-routes";
 import {
 	actuatorEndpoints,
 	adminEndpoints,
 	aliasesOf,
 	apiEndpoints,
+	dashboardEndpoints,
+	dashboardSignInEndpoints,
 	demoEndpoints,
 	endpointFor,
 	publicEndpoints,
@@ -27,7 +30,7 @@ import { checkHealth } from "./health";
 import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 import { decideMethod, methodsFrom, routedPath } from "./methods";
 import { checkInputPlacement, checkParameterNames, type GatewayRequest, readUrlParameters } from "./request-params";
-import { DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS } from "./static-files";
+import { DASHBOARD_OPTIONS, DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS } from "./static-files";
 
 const SUPPORTED_API_VERSIONS = ["1.0"];
 
@@ -46,6 +49,7 @@ type Request = GatewayRequest;
 
 interface Locals {
 	auth: Authenticator;
+	dashboard: DashboardRoutes;
 	openapi: object;
 	server: import("node:http").Server;
 	writeCorsHeaders(route: { cors: typeof CORS }, req: IncomingMessage, res: ServerResponse, preflight: boolean): void;
@@ -205,6 +209,40 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 					req.$params.host = String(req.headers.host ?? "localhost");
 				},
 			},
+			// The dashboard's JSON API (dashboard-routes.ts): signing in, then everything else with a session.
+			{
+				...routeDefaults,
+				name: "dashboard-sign-in",
+				path: "/dashboard/api",
+				aliases: aliasesOf(dashboardSignInEndpoints),
+				async onBeforeCall(this: Locals, _ctx: Context, _route: unknown, req: Request) {
+					checkParameters(req);
+					await this.dashboard.limitSignIn(req);
+				},
+				onAfterCall(this: Locals, ctx: Context, _route: unknown, req: Request, _res: ServerResponse, data: unknown) {
+					return this.dashboard.signedIn(ctx, req, data as never, config().dashboardIdleMinutes);
+				},
+			},
+			{
+				...routeDefaults,
+				name: "dashboard-api",
+				path: "/dashboard/api",
+				aliases: aliasesOf(dashboardEndpoints),
+				authentication: "authenticateDashboard",
+				authorization: "checkDashboardRequest",
+				async onAfterCall(this: Locals, ctx: Context, _route: unknown, req: Request, res: ServerResponse, data: unknown) {
+					await this.dashboard.audit(ctx, req, data);
+					if (req.$alias?.action === "dashboard.signOut") clearSessionCookie(res);
+					return data;
+				},
+			},
+			// The dashboard's pages: static files with a strict CSP (no inline script or style).
+			{
+				name: "dashboard-pages",
+				path: "/dashboard",
+				mappingPolicy: "restrict" as const,
+				use: [serveStatic(path.join(projectRoot, "public/dashboard"), DASHBOARD_OPTIONS)],
+			},
 			// The card frame and its resources, with the frame's CSP for its session (static-files.ts).
 			{
 				name: "checkout-frame",
@@ -244,6 +282,15 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			visibility: "published",
 			handler() {
 				return this.openapi;
+			},
+		},
+		// GET /dashboard/api/me: who is signed in, and the CSRF token the pages send back.
+		dashboardMe: {
+			visibility: "published",
+			async handler(ctx: Context<unknown, { user: DashboardUser }>) {
+				const { userId, accountId, email, role, csrfToken } = ctx.meta.user;
+				const account = await call(ctx, "accounts.get", { accountId });
+				return { userId, email, role, csrfToken, account: { id: accountId, name: account.name, environment: account.environment } };
 			},
 		},
 	},
@@ -306,6 +353,13 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			const key = req.headers["idempotency-key"];
 			if (key !== undefined && endpointFor(req.$alias?.action)?.idempotencyKey) req.$params.idempotencyKey = key;
 		},
+		async authenticateDashboard(ctx: Context, _route: unknown, req: IncomingMessage) {
+			return this.dashboard.authenticate(ctx, req);
+		},
+		checkDashboardRequest(ctx: Context<unknown, { user: DashboardUser }>, _route: unknown, req: Request) {
+			checkParameters(req, [...API_SET_BY_GATEWAY, "token"]);
+			this.dashboard.authorize(ctx.meta.user, req);
+		},
 		async checkAdminRequest(ctx: Context, _route: unknown, req: Request) {
 			checkParameters(req);
 			// Everything under /admin/accounts/{accountId} answers an unknown account the same way: 404, before its action runs.
@@ -326,6 +380,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	created() {
 		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken } = config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
+		this.dashboard = createDashboardRoutes();
 		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));
 		// Requests Node's HTTP parser refuses never reach moleculer-web: answer them in the documented shape too.
 		this.server.on("clientError", (err: NodeJS.ErrnoException, socket: import("node:stream").Duplex) => answerClientError(err, socket));

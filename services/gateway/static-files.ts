@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServiceBroker } from "moleculer";
 import { call } from "../../shared/call";
+import { DASHBOARD_POLICY } from "./dashboard-routes";
 
 const COMMON = {
 	"X-Content-Type-Options": "nosniff",
@@ -45,6 +46,9 @@ const base = {
 
 /** serve-static options for the SDK, the frame's resources and jose. */
 export const STATIC_OPTIONS = { ...base, setHeaders: (res: ServerResponse) => setHeaders(res, RESOURCE_POLICY) };
+
+/** serve-static options for the dashboard's pages (dashboard-routes.ts has their policy). */
+export const DASHBOARD_OPTIONS = { ...base, redirect: false, setHeaders: (res: ServerResponse) => setHeaders(res, DASHBOARD_POLICY) };
 
 /** serve-static options for the demo shop. */
 export const DEMO_OPTIONS = { ...base, redirect: false, setHeaders: (res: ServerResponse) => setHeaders(res, DEMO_POLICY) };

@@ -8,10 +8,15 @@ import { NotificationsError } from "./errors";
 import { DeliveryStatus, statesLeadingTo } from "./states";
 
 /** PENDING/DELIVERED/DEAD/WAITING -> PENDING for one event. */
-export async function redeliver(deps: NotificationsDeps, input: { eventId: string }): Promise<DeliveryView | NotificationsError> {
+export async function redeliver(
+	deps: NotificationsDeps,
+	input: { eventId: string; accountId?: number },
+): Promise<DeliveryView | NotificationsError> {
 	const eventId = input.eventId.toLowerCase();
 	// Read first: an unknown id must not leave a listing behind (the attempt schedule lists before the update).
-	if (!(await deps.db.deliveries.exists({ _id: eventId }))) return NotificationsError.UnknownDelivery;
+	// With an account (the dashboard), another account's event is unknown too.
+	const delivery = await deps.db.deliveries.findById(eventId, { accountId: 1 }).lean();
+	if (!delivery || (input.accountId !== undefined && delivery.accountId !== input.accountId)) return NotificationsError.UnknownDelivery;
 	const doc = await returnToPending(deps, eventId, statesLeadingTo(DeliveryStatus.Pending));
 	if (!doc) return NotificationsError.UnknownDelivery;
 	return (await toDeliveryViews(deps, [doc]))[0];

@@ -27,7 +27,7 @@ export const schemas = {
 	enqueueAll: params({ events: { type: "array", minItems: 1, maxItems: MAX_EVENTS_PER_ENQUEUE, items: params(webhookEvent) } }),
 	list: params({ accountId: id, status: { enum: LIST_FILTERS }, limit: { type: "integer", minimum: 1, maximum: 1000 } }, ["accountId"]),
 	redeliverAccount: params({ accountId: id }),
-	redeliver: params({ eventId }),
+	redeliver: params({ eventId, accountId: id }, ["eventId"]),
 	events: params(
 		{
 			accountId: id,

@@ -4,11 +4,12 @@
 // shared/call.ts calls and emits by these types.
 import type { AccountsActions, AccountsEvents } from "./accounts";
 import type { BillingActions } from "./billing";
+import type { DashboardActions } from "./dashboard";
 import type { NotificationsActions } from "./notifications";
 import type { RuntimeEvents } from "./runtime";
 import type { SessionsActions } from "./sessions";
 
-export type Actions = AccountsActions & BillingActions & NotificationsActions & SessionsActions;
+export type Actions = AccountsActions & BillingActions & DashboardActions & NotificationsActions & SessionsActions;
 export type ActionName = keyof Actions;
 
 export type Events = AccountsEvents & RuntimeEvents;

@@ -62,6 +62,7 @@ test("When npm run cluster starts, then every service runs in its own process ov
 				"billing-1",
 				"billing-2",
 				"checkout",
+				"dashboard",
 				"gateway",
 				"notifications",
 				"refunds",

@@ -70,6 +70,14 @@ describe("npm start", () => {
 		const products = await request(first.url).get("/admin/accounts/1/products").set("Authorization", `Bearer ${adminToken}`);
 		expect(products.body.map((p: { billing: string }) => p.billing).sort()).toEqual(["CHARGE", "PREAUTHORIZE", "SCHEDULE"]);
 		expect(statSync(path.join(dataDir, "secrets.json")).mode & 0o777).toBe(0o600);
+		const [, dashboardUrl, demoEmail, demoPassword] = /Dashboard: (\S+) \(sign in as (\S+), password (\S+)\)/.exec(out)!;
+		expect(dashboardUrl).toBe(`${first.url}/dashboard/`);
+		const signIn = await request(first.url)
+			.post("/dashboard/api/sign-in")
+			.set("Origin", first.url)
+			.send({ email: demoEmail, password: demoPassword });
+		expect(signIn.status).toBe(200);
+		expect(signIn.body.user).toMatchObject({ accountId: 1, role: "operator" });
 
 		// Act: SIGTERM, then start again on the same folder.
 		expect(await stop(first)).toBe(0);

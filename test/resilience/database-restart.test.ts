@@ -5,10 +5,11 @@
 // the outage cut off halfway stays RESERVED until the recovery sweep settles
 // it (a grace period of 4 s here instead of 2 minutes); the amounts are
 // checked once none is left.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type Db, MongoClient } from "mongodb";
+import type { Connection } from "mongoose";
 import { type EmbeddedDb, startEmbeddedDb } from "../../dev/embedded-db";
 import { freePort } from "../../dev/net";
 import { databaseNameFor } from "../../shared/db.mixin";
@@ -28,6 +29,13 @@ let shop: Shop;
 let url: string;
 /** The app's latest log lines about billing or the database connection, for a failure's message. */
 const billingLog: string[] = [];
+/** What billing's MongoDB driver saw of the server, for the same message. */
+const billingDriver: string[] = [];
+
+function keep(lines: string[], line: string): void {
+	lines.push(`${new Date().toISOString()} ${line}`.slice(0, 300));
+	if (lines.length > 60) lines.shift();
+}
 
 // A database server of its own that persists to disk (H2), so it can be stopped and started on the same port and data.
 // Its errors go to the test's output: a connection the server closes is otherwise a silent "connection N closed".
@@ -44,13 +52,9 @@ beforeAll(async () => {
 	port = await freePort();
 	db = await startDatabase();
 	url = `mongodb://127.0.0.1:${port}/${uniqueDatabaseName()}`;
-	// The driver's view of the server (description changes, failed heartbeats) goes to a file; a failure prints its end.
-	process.env.MONGODB_LOG_TOPOLOGY = "debug";
-	process.env.MONGODB_LOG_PATH = path.join(dataDir, "driver.log");
 	app = await startApp({
 		onLog: line => {
-			if (/BILLING|MongoNetwork|closed/.test(line)) billingLog.push(line.slice(0, 300));
-			if (billingLog.length > 60) billingLog.shift();
+			if (/BILLING|MongoNetwork|closed/.test(line)) keep(billingLog, line);
 		},
 		env: {
 			MONGO_URL: url,
@@ -59,12 +63,20 @@ beforeAll(async () => {
 			REFUND_RECOVERY_INTERVAL_MS: "500",
 		},
 	});
+	const billing = app.broker.getLocalService("billing") as unknown as { connection: Connection };
+	const client = billing.connection.getClient();
+	client.on("serverDescriptionChanged", e =>
+		keep(billingDriver, `server ${e.previousDescription.type} -> ${e.newDescription.type} ${e.newDescription.error?.message ?? ""}`),
+	);
+	client.on("serverHeartbeatFailed", e => keep(billingDriver, `heartbeat failed: ${e.failure?.message}`));
+	client.on("connectionPoolCleared", () => keep(billingDriver, "pool cleared"));
+	client.on("connectionPoolReady", () => keep(billingDriver, "pool ready"));
+	client.on("connectionClosed", e => keep(billingDriver, `connection ${e.connectionId} closed: ${e.reason}`));
+	client.on("connectionCheckOutFailed", e => keep(billingDriver, `check-out failed: ${e.reason}`));
 	shop = await createShop(app);
 }, 90_000);
 
 afterAll(async () => {
-	delete process.env.MONGODB_LOG_TOPOLOGY;
-	delete process.env.MONGODB_LOG_PATH;
 	await app?.stop();
 	await db?.stop();
 	rmSync(dataDir, { recursive: true, force: true });
@@ -84,11 +96,10 @@ async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number;
 		const health = await healthStatus();
 		if (health.database === database) return health;
 		if (Date.now() > deadline) {
-			const driverLog = existsSync(process.env.MONGODB_LOG_PATH ?? "") ? readFileSync(process.env.MONGODB_LOG_PATH!, "utf8") : "";
 			throw new Error(
 				`health did not report the database ${database} within 60 s; it answered ${JSON.stringify(health.body)}\n` +
 					`the app's last billing and network lines:\n${billingLog.join("\n")}\n` +
-					`the driver's last topology lines:\n${driverLog.split("\n").slice(-40).join("\n")}`,
+					`billing's driver (server descriptions, heartbeats, pool):\n${billingDriver.join("\n")}`,
 			);
 		}
 		await new Promise(r => setTimeout(r, 200));

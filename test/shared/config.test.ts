@@ -20,7 +20,7 @@ describe("loadConfig", () => {
 			metricsPort: undefined,
 			tracing: "off",
 		});
-		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications"]);
+		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
 	});
 

@@ -29,6 +29,9 @@ export interface World {
 	eventId: string;
 	blockedBin: string;
 	midId: number;
+	/** A dashboard user of the account, and one of the other account. */
+	dashboardUserId: number;
+	otherDashboardUserId: number;
 	/** Card number and CVC encrypted to the service's key, as the SDK sends them. */
 	encryptedCard: string;
 	encryptedCvc: string;
@@ -398,6 +401,42 @@ const dateRangeFields = (): Record<string, FieldSpec> => ({
 const transactionFilters = (): Record<string, FieldSpec> => ({
 	type: { valid: () => "SUBSCRIPTION_START", type: "string", refused: () => ["REFUND", "subscription_start", ""] },
 	status: { valid: () => "APPROVED", type: "string", refused: () => ["SUCCESS", "approved", ""] },
+});
+
+/** A new dashboard user's email (services/dashboard/schemas.ts); the valid one is free, so a request is refused for its defect alone. */
+const dashboardEmail = (): FieldSpec => ({
+	valid: () => "new@fuzz-shop.example.com",
+	type: "string",
+	required: true,
+	refused: () => [
+		"not-an-email",
+		"@",
+		"a@",
+		"@example.com",
+		"a@b@example.com",
+		"ab",
+		"",
+		"new @fuzz-shop.example.com",
+		" new@fuzz-shop.example.com",
+		"new@fuzz-shop.example.com\n",
+		"new@fuzz-shop.example.com\u00a0",
+		`${"a".repeat(250)}@example.com`,
+	],
+});
+
+/** A dashboard user's `role` and `password`, required or not. */
+const dashboardUserFields = (opts: { roleRequired: boolean }): Record<string, FieldSpec> => ({
+	role: {
+		valid: () => "operator",
+		type: "string",
+		required: opts.roleRequired,
+		refused: () => ["admin", "owner", "Operator", "VIEWER", "", " viewer"],
+	},
+	password: {
+		valid: () => "a long enough passphrase",
+		type: "string",
+		refused: () => ["short", "x".repeat(11), "", "x".repeat(201)],
+	},
 });
 
 /** The endpoints, by the route tables (services/gateway/endpoints.ts) plus the health check and the static files. */
@@ -868,6 +907,36 @@ export function endpointSpecs(): EndpointSpec[] {
 			changesState: false,
 			input: "query",
 			path: { accountId: { valid: w => String(w.accountId), type: "integer" } },
+		},
+		{
+			...admin,
+			route: "POST /admin/accounts/:accountId/dashboard-users",
+			changesState: true,
+			input: "body",
+			path: accountPath({ absentRejected: true }),
+			fields: { email: dashboardEmail(), ...dashboardUserFields({ roleRequired: true }) },
+		},
+		{
+			...admin,
+			route: "GET /admin/accounts/:accountId/dashboard-users",
+			changesState: false,
+			input: "query",
+			path: accountPath({ absentRejected: true }),
+		},
+		{
+			...admin,
+			route: "PATCH /admin/accounts/:accountId/dashboard-users/:userId",
+			changesState: true,
+			input: "body",
+			path: {
+				// The user under another account, or an unknown one: not found either way.
+				accountId: { valid: w => String(w.accountId), type: "integer", absent: w => [String(w.otherAccountId), "987654321"] },
+				userId: { valid: w => String(w.dashboardUserId), type: "integer", absent: w => [String(w.otherDashboardUserId), "987654321"] },
+			},
+			fields: {
+				disabled: { valid: () => true, type: "boolean", refused: () => ["maybe", "yes", 2, {}, "true"] },
+				...dashboardUserFields({ roleRequired: false }),
+			},
 		},
 		{
 			...admin,

@@ -54,6 +54,12 @@ export async function buildWorld(app: TestApp): Promise<Built> {
 	if (refund.body.success !== true) throw new Error(`refund: ${refund.text}`);
 	const theirs = await paidCustomer(app, other, other.products.charge);
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "411111" }).expect(201);
+	const dashboardUser = await admin(app)
+		.post(`/accounts/${shop.accountId}/dashboard-users`, { email: "support@fuzz-shop.example.com", role: "operator" })
+		.expect(201);
+	const otherDashboardUser = await admin(app)
+		.post(`/accounts/${other.accountId}/dashboard-users`, { email: "support@fuzz-other.example.com", role: "viewer" })
+		.expect(201);
 
 	await webhooksSettled(app, [shop, other]);
 	const [event] = (await admin(app).get(`/accounts/${shop.accountId}/webhooks?limit=1`)).body as { id: string }[];
@@ -90,6 +96,8 @@ export async function buildWorld(app: TestApp): Promise<Built> {
 		eventId: event.id,
 		blockedBin: "411111",
 		midId: shop.mids[0],
+		dashboardUserId: dashboardUser.body.id,
+		otherDashboardUserId: otherDashboardUser.body.id,
 		encryptedCard: await encrypt(app, CARDS.visa),
 		encryptedCvc: await encrypt(app, "123"),
 		refusedJwes,

@@ -18,11 +18,14 @@ describe("GET /actuator/health", () => {
 		expect(res.body).toEqual({
 			status: "UP",
 			components: {
-				database: { status: "UP", details: { accounts: "UP", billing: "UP", notifications: "UP", refunds: "UP", sessions: "UP" } },
+				database: {
+					status: "UP",
+					details: { accounts: "UP", billing: "UP", dashboard: "UP", notifications: "UP", refunds: "UP", sessions: "UP" },
+				},
 				transporter: { status: "UP", details: { type: "none (single process)" } },
 				services: {
 					status: "UP",
-					details: { accounts: "UP", billing: "UP", checkout: "UP", notifications: "UP", refunds: "UP", sessions: "UP" },
+					details: { accounts: "UP", billing: "UP", checkout: "UP", dashboard: "UP", notifications: "UP", refunds: "UP", sessions: "UP" },
 				},
 			},
 		});
@@ -40,7 +43,15 @@ describe("GET /actuator/health", () => {
 		expect(res.body.status).toBe("DOWN");
 		expect(res.body.components.services).toEqual({
 			status: "DOWN",
-			details: { accounts: "UP", billing: "DOWN", checkout: "DOWN", notifications: "DOWN", refunds: "DOWN", sessions: "DOWN" },
+			details: {
+				accounts: "UP",
+				billing: "DOWN",
+				checkout: "DOWN",
+				dashboard: "DOWN",
+				notifications: "DOWN",
+				refunds: "DOWN",
+				sessions: "DOWN",
+			},
 		});
 	});
 
@@ -62,7 +73,7 @@ describe("GET /actuator/health", () => {
 			expect(health.status).toBe(503);
 			expect(health.body.components.database).toEqual({
 				status: "DOWN",
-				details: { accounts: "DOWN", billing: "DOWN", notifications: "DOWN", refunds: "DOWN", sessions: "DOWN" },
+				details: { accounts: "DOWN", billing: "DOWN", dashboard: "DOWN", notifications: "DOWN", refunds: "DOWN", sessions: "DOWN" },
 			});
 			expect(api.status).toBe(503);
 			expect(api.body).toEqual({ error: "SERVICE_UNAVAILABLE", status: 503, message: expect.any(String) });

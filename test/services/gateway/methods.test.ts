@@ -8,6 +8,8 @@ import {
 	actuatorEndpoints,
 	adminEndpoints,
 	apiEndpoints,
+	dashboardEndpoints,
+	dashboardSignInEndpoints,
 	demoEndpoints,
 	type Endpoint,
 	publicEndpoints,
@@ -25,7 +27,7 @@ interface Route {
 	method: string;
 	path: string;
 	endpoint: Endpoint;
-	auth: "api" | "admin" | "none";
+	auth: "api" | "admin" | "dashboard" | "none";
 }
 
 function routesOf(prefix: string, table: Record<string, Endpoint>, auth: Route["auth"]): Route[] {
@@ -41,6 +43,8 @@ const ROUTES: Route[] = [
 	...routesOf("/admin", adminEndpoints, "admin"),
 	...routesOf("/demo", demoEndpoints, "none"),
 	...routesOf("/actuator", actuatorEndpoints, "none"),
+	...routesOf("/dashboard/api", dashboardSignInEndpoints, "none"),
+	...routesOf("/dashboard/api", dashboardEndpoints, "dashboard"),
 ];
 
 /** The methods a route's path answers, in the order of `Allow`: every route's at that path, and HEAD beside a GET that is safe to repeat. */
@@ -74,6 +78,9 @@ function send(app: TestApp, method: string, path: string, headers: Record<string
 let app: TestApp;
 let shop: Shop;
 let ids: Record<string, string | number>;
+/** An operator's dashboard session: its cookie and CSRF token. */
+let dashboard: { cookie: string; csrf: string };
+const DASHBOARD_PASSWORD = "a dashboard password";
 /** A valid request of each route: its query string or its JSON body. */
 let samples: Record<string, { query?: string; body?: object }>;
 
@@ -91,6 +98,7 @@ async function readBack(): Promise<unknown> {
 		a.get(`${account}/customers/${ids.customerId}/transactions`),
 		a.get(`${account}/webhooks`),
 		a.get("/sandbox/operations?cardBin=424242"),
+		a.get(`${account}/dashboard-users`),
 		app.http().get(`/api/customer/${ids.customerId}`).set(bearer(shop)),
 		app.http().get(`/api/transaction/${ids.transactionId}`).set(bearer(shop)),
 		app.http().get(`/api/session?sessionId=${ids.sessionId}`).set(bearer(shop)),
@@ -113,7 +121,24 @@ beforeAll(async () => {
 		return waiting;
 	});
 	const sessionId = (await app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)).expect(200)).text;
+	const user = (
+		await admin(app)
+			.post(`/accounts/${shop.accountId}/dashboard-users`, {
+				email: "operator@shop.example.com",
+				role: "operator",
+				password: DASHBOARD_PASSWORD,
+			})
+			.expect(201)
+	).body;
+	const signedIn = await app
+		.http()
+		.post("/dashboard/api/sign-in")
+		.set("Origin", app.url)
+		.send({ email: user.email, password: DASHBOARD_PASSWORD })
+		.expect(200);
+	dashboard = { cookie: String(signedIn.headers["set-cookie"]).split(";")[0], csrf: signedIn.body.csrfToken };
 	ids = {
+		userId: user.id,
 		accountId: shop.accountId,
 		customerId,
 		transactionId: transaction.id,
@@ -171,6 +196,26 @@ beforeAll(async () => {
 		"GET /admin/accounts/:accountId/webhooks": {},
 		"POST /admin/accounts/:accountId/webhooks/redeliver": {},
 		"POST /admin/webhooks/:eventId/redeliver": {},
+		"POST /admin/accounts/:accountId/dashboard-users": {
+			body: { email: "made-by-a-wrong-method@shop.example.com", role: "viewer", password: DASHBOARD_PASSWORD },
+		},
+		"GET /admin/accounts/:accountId/dashboard-users": {},
+		"PATCH /admin/accounts/:accountId/dashboard-users/:userId": { body: { disabled: true } },
+		"POST /dashboard/api/sign-in": { body: { email: "operator@shop.example.com", password: DASHBOARD_PASSWORD } },
+		"POST /dashboard/api/sign-out": {},
+		"GET /dashboard/api/me": {},
+		"GET /dashboard/api/customers": {},
+		"GET /dashboard/api/customers/:id": {},
+		"GET /dashboard/api/customers/:id/transactions": {},
+		"GET /dashboard/api/transactions": {},
+		"GET /dashboard/api/events": {},
+		"GET /dashboard/api/webhooks": {},
+		"GET /dashboard/api/products": {},
+		"GET /dashboard/api/audit": {},
+		"POST /dashboard/api/transactions/:id/refund": { body: { amountToRefund: "1.00" } },
+		"POST /dashboard/api/customers/:customerId/unsubscribe": {},
+		"POST /dashboard/api/webhooks/:eventId/redeliver": {},
+		"POST /dashboard/api/clock": { body: { advanceTo: future } },
 		"POST /admin/renewals/run": { body: { at: future } },
 		"POST /admin/accounts/:accountId/clock": { body: { advanceTo: future } },
 	};
@@ -182,7 +227,7 @@ function urlOf(route: Route): string {
 		String(
 			name !== "id"
 				? ids[name]
-				: route.path.includes("/customer/")
+				: route.path.includes("/customer/") || route.path.includes("/customers/")
 					? ids.customerId
 					: route.path.includes("/events/")
 						? ids.eventId
@@ -196,6 +241,7 @@ function urlOf(route: Route): string {
 function credentials(route: Route): Record<string, string> {
 	if (route.auth === "admin") return { Authorization: `Bearer ${ADMIN_TOKEN}` };
 	if (route.auth === "api") return bearer(shop);
+	if (route.auth === "dashboard") return { Cookie: dashboard.cookie, "X-CSRF-Token": dashboard.csrf, Origin: app.url };
 	return {};
 }
 

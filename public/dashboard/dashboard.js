@@ -1,0 +1,481 @@
+// The merchant dashboard (docs/dashboard.md): a small client of /dashboard/api.
+// Pages are built with DOM calls and textContent only (no HTML from data), every
+// change sends the session's CSRF token, and the API token never reaches here.
+
+const view = document.getElementById("view");
+const statusLine = document.getElementById("status");
+let me = null;
+
+function el(tag, attributes = {}, ...children) {
+	const node = document.createElement(tag);
+	for (const [name, value] of Object.entries(attributes)) {
+		if (value === undefined || value === null || value === false) continue;
+		if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+		else node.setAttribute(name, value === true ? "" : String(value));
+	}
+	for (const child of children.flat()) {
+		if (child === null || child === undefined) continue;
+		node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+	}
+	return node;
+}
+
+function say(text, error = false) {
+	statusLine.textContent = text;
+	statusLine.classList.toggle("error", error);
+}
+
+class ApiFailure extends Error {
+	constructor(status, message) {
+		super(message);
+		this.status = status;
+	}
+}
+
+async function api(method, path, body, headers = {}) {
+	const response = await fetch(`/dashboard/api${path}`, {
+		method,
+		credentials: "same-origin",
+		headers: {
+			...(body === undefined ? {} : { "Content-Type": "application/json" }),
+			...(me && method !== "GET" ? { "X-CSRF-Token": me.csrfToken } : {}),
+			...headers,
+		},
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	const text = await response.text();
+	const data = text ? JSON.parse(text) : null;
+	if (!response.ok) throw new ApiFailure(response.status, data?.message ?? `${response.status} ${response.statusText}`);
+	return data;
+}
+
+/** Runs a page's work with a visible loading state and a readable error. */
+async function busy(label, work) {
+	say(`${label}…`);
+	view.setAttribute("aria-busy", "true");
+	try {
+		const result = await work();
+		say("");
+		return result;
+	} catch (err) {
+		if (err instanceof ApiFailure && err.status === 401) return showSignIn("Your session ended: sign in again.");
+		say(err.message, true);
+		return undefined;
+	} finally {
+		view.removeAttribute("aria-busy");
+	}
+}
+
+function confirmAction(text) {
+	const dialog = document.getElementById("confirm");
+	document.getElementById("confirm-text").textContent = text;
+	return new Promise(resolve => {
+		dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+		dialog.showModal();
+		document.getElementById("confirm-ok").focus();
+	});
+}
+
+const isOperator = () => me?.role === "operator";
+
+function table(columns, rows, caption) {
+	return el(
+		"div",
+		{ class: "table-wrap" },
+		el(
+			"table",
+			{},
+			el("caption", { class: "visually-hidden" }, caption),
+			el(
+				"thead",
+				{},
+				el(
+					"tr",
+					{},
+					columns.map(([title]) => el("th", { scope: "col" }, title)),
+				),
+			),
+			el(
+				"tbody",
+				{},
+				rows.length === 0
+					? el("tr", {}, el("td", { colspan: columns.length }, "Nothing here."))
+					: rows.map(row =>
+							el(
+								"tr",
+								{},
+								columns.map(([, cell]) => el("td", {}, cell(row) ?? "")),
+							),
+						),
+			),
+		),
+	);
+}
+
+function field(label, input) {
+	const id = `f-${label.toLowerCase().replace(/\W+/g, "-")}`;
+	input.id = id;
+	return el("div", {}, el("label", { for: id }, label), input);
+}
+
+function select(name, options) {
+	return el(
+		"select",
+		{ name },
+		el("option", { value: "" }, "Any"),
+		options.map(o => el("option", { value: o }, o)),
+	);
+}
+
+/** A list page: filters, a table, and a button for the next page while there is one. */
+function listPage({ title, path, filters = [], columns, query = () => ({}) }) {
+	const form = el(
+		"form",
+		{ class: "filters", "aria-label": `Filter ${title.toLowerCase()}` },
+		filters,
+		el("button", { type: "submit" }, "Show"),
+	);
+	const results = el("div");
+	const more = el("button", { type: "button", class: "secondary", hidden: true }, "Next page");
+	let cursor = null;
+	async function load(reset) {
+		if (reset) {
+			cursor = null;
+			results.replaceChildren();
+		}
+		const params = new URLSearchParams({ limit: "20", ...Object.fromEntries(Object.entries(query(form)).filter(([, v]) => v)) });
+		if (cursor) params.set("cursor", cursor);
+		const page = await busy(`Loading ${title.toLowerCase()}`, () => api("GET", `${path}?${params}`));
+		if (!page) return;
+		results.append(table(columns, page.data, title));
+		cursor = page.nextCursor;
+		more.hidden = !cursor;
+	}
+	form.addEventListener("submit", event => {
+		event.preventDefault();
+		void load(true);
+	});
+	more.addEventListener("click", () => void load(false));
+	view.replaceChildren(el("h1", {}, title), form, results, more);
+	void load(true);
+}
+
+const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));
+
+const pages = {
+	customers() {
+		listPage({
+			title: "Customers",
+			path: "/customers",
+			filters: [
+				field("Email", el("input", { name: "email", type: "email" })),
+				field("Status", select("status", ["PENDING", "ACTIVE", "SUSPENDED", "DECLINED", "ABANDONED", "UNSUBSCRIBED"])),
+			],
+			query: form => ({ email: form.elements.email.value.trim(), status: form.elements.status.value }),
+			columns: [
+				["Id", c => customerLink(c.id)],
+				["Email", c => c.email],
+				["Name", c => `${c.name} ${c.lastName}`.trim()],
+				["Status", c => c.status],
+				["Product", c => c.productId],
+				["Signed up", c => c.subscriptionTimestamp],
+				["Next renewal", c => c.nextRenewalTimestamp ?? "–"],
+			],
+		});
+	},
+
+	async customer(id) {
+		const customer = await busy("Loading the customer", () => api("GET", `/customers/${id}`));
+		if (customer === undefined) return;
+		if (customer === null) return view.replaceChildren(el("h1", {}, `Customer ${id}`), el("p", {}, "No such customer."));
+		const transactions = el("div");
+		const actions = el("div", { class: "actions" });
+		if (isOperator() && customer.status !== "UNSUBSCRIBED") {
+			actions.append(
+				el(
+					"button",
+					{
+						type: "button",
+						class: "danger",
+						onclick: async () => {
+							if (!(await confirmAction(`Unsubscribe customer ${id} (${customer.email})? Renewals stop.`))) return;
+							const answer = await busy("Unsubscribing", () => api("POST", `/customers/${id}/unsubscribe`));
+							if (answer) {
+								say(answer.message);
+								void pages.customer(id).then(() => say(answer.message));
+							}
+						},
+					},
+					"Unsubscribe",
+				),
+			);
+		}
+		view.replaceChildren(
+			el("h1", {}, `Customer ${id}`),
+			el(
+				"div",
+				{ class: "card" },
+				el(
+					"dl",
+					{},
+					[
+						["Email", customer.email],
+						["Name", `${customer.name} ${customer.lastName}`.trim()],
+						["Status", customer.status],
+						[
+							"Card",
+							`${customer.cardType} ${customer.cardBin}…, expires ${customer.cardExpiredTime.slice(0, 2)}/${customer.cardExpiredTime.slice(2)}`,
+						],
+						["Signed up", customer.subscriptionTimestamp],
+						["Renewals", customer.renewalActive ? "on" : "off"],
+						["Next renewal", customer.nextRenewalTimestamp ?? "–"],
+						["Last billed", customer.lastTimeBilled ?? "–"],
+						["Failed attempts this period", customer.attempts],
+					].flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]),
+				),
+				actions,
+			),
+			el("h2", {}, "Transactions"),
+			transactions,
+		);
+		const page = await busy("Loading transactions", () => api("GET", `/customers/${id}/transactions?limit=100`));
+		if (!page) return;
+		transactions.replaceChildren(
+			table(
+				[
+					["Id", t => t.id],
+					["Time", t => t.timestamp],
+					["Type", t => t.type],
+					["Status", t => t.status],
+					["Amount", t => t.amount],
+					["Refund status", t => t.refundStatus],
+					["", t => (isOperator() && t.refundStatus === "REFUNDABLE" ? refundForm(t, id) : null)],
+				],
+				page.data,
+				"Transactions",
+			),
+		);
+	},
+
+	transactions() {
+		listPage({
+			title: "Transactions",
+			path: "/transactions",
+			filters: [
+				field("Type", select("type", ["SUBSCRIPTION_START", "PREAUTHORIZATION", "RENEWAL", "REFUNDED"])),
+				field("Status", select("status", ["APPROVED", "DECLINED", "ERROR"])),
+			],
+			query: form => ({ type: form.elements.type.value, status: form.elements.status.value }),
+			columns: [
+				["Id", t => t.id],
+				["Time", t => t.timestamp],
+				["Type", t => t.type],
+				["Status", t => t.status],
+				["Amount", t => t.amount],
+				["Refund status", t => t.refundStatus],
+			],
+		});
+	},
+
+	events() {
+		listPage({
+			title: "Events",
+			path: "/events",
+			filters: [field("Type", select("type", ["TRANSACTION", "CONVERSION", "REFUND", "CANCELLATION", "SUSPENSION"]))],
+			query: form => ({ type: form.elements.type.value }),
+			columns: [
+				["Time", e => e.createdAt],
+				["Type", e => e.type],
+				["Customer", e => customerLink(e.customerId)],
+				["Transaction", e => e.transaction_id ?? "–"],
+				["Id", e => e.id],
+			],
+		});
+	},
+
+	async webhooks() {
+		const deliveries = await busy("Loading webhook deliveries", () => api("GET", "/webhooks?limit=100"));
+		if (!deliveries) return;
+		view.replaceChildren(
+			el("h1", {}, "Webhook deliveries"),
+			table(
+				[
+					["Event", d => d.type],
+					["Customer", d => customerLink(d.customerId)],
+					["Status", d => d.status],
+					["Attempts", d => d.attempts],
+					["Last error", d => d.lastError ?? "–"],
+					[
+						"Log",
+						d =>
+							el(
+								"details",
+								{},
+								el("summary", {}, "Attempts"),
+								el(
+									"pre",
+									{},
+									d.attemptLog.map(a => `#${a.attempt} ${a.time} ${a.statusCode ?? "no answer"} ${a.error ?? ""}`).join("\n") || "none",
+								),
+							),
+					],
+					[
+						"",
+						d =>
+							isOperator()
+								? el(
+										"button",
+										{
+											type: "button",
+											class: "secondary",
+											onclick: async () => {
+												const answer = await busy("Redelivering", () => api("POST", `/webhooks/${d.id}/redeliver`));
+												if (answer) say(`Event ${d.id} is ${answer.status} again.`);
+											},
+										},
+										"Redeliver",
+									)
+								: null,
+					],
+				],
+				deliveries,
+				"Webhook deliveries",
+			),
+		);
+	},
+
+	async products() {
+		const products = await busy("Loading products", () => api("GET", "/products"));
+		if (!products) return;
+		view.replaceChildren(
+			el("h1", {}, "Products"),
+			table(
+				[
+					["Id", p => p.id],
+					["Name", p => p.name],
+					["Amount", p => `${p.amount} ${p.currency}`],
+					["Billing", p => p.billing],
+					["Active", p => (p.active ? "yes" : "no")],
+				],
+				products,
+				"Products",
+			),
+		);
+	},
+
+	audit() {
+		listPage({
+			title: "Audit log",
+			path: "/audit",
+			columns: [
+				["When", a => a.at],
+				["Who", a => a.email],
+				["What", a => a.action],
+				["On", a => a.target ?? "–"],
+				["Outcome", a => a.outcome],
+				["From", a => a.from],
+			],
+		});
+	},
+
+	clock() {
+		const form = el(
+			"form",
+			{ "aria-label": "Advance the test clock" },
+			field("Run what falls due up to", el("input", { name: "advanceTo", type: "datetime-local", required: true })),
+			el("button", { type: "submit" }, "Advance"),
+		);
+		form.addEventListener("submit", async event => {
+			event.preventDefault();
+			const advanceTo = new Date(form.elements.advanceTo.value).toISOString();
+			if (!(await confirmAction(`Run every renewal due up to ${advanceTo} for this sandbox account?`))) return;
+			const report = await busy("Running renewals", () => api("POST", "/clock", { advanceTo }));
+			if (report) say(`Done: ${JSON.stringify(report)}`);
+		});
+		view.replaceChildren(el("h1", {}, "Test clock"), el("p", {}, "Sandbox accounts only: renewals run as if the date had come."), form);
+	},
+};
+
+function refundForm(transaction, customerId) {
+	const amount = el("input", {
+		name: "amount",
+		inputmode: "decimal",
+		size: 8,
+		value: String(transaction.amount),
+		"aria-label": `Amount to refund of transaction ${transaction.id}`,
+	});
+	const form = el("form", { class: "filters" }, amount, el("button", { type: "submit", class: "danger" }, "Refund"));
+	form.addEventListener("submit", async event => {
+		event.preventDefault();
+		const value = amount.value.trim();
+		if (!(await confirmAction(`Refund ${value} of transaction ${transaction.id} (${transaction.amount} charged)?`))) return;
+		// One key per confirmed refund: a repeated click or a retry refunds once.
+		const answer = await busy("Refunding", () =>
+			api("POST", `/transactions/${transaction.id}/refund`, { amountToRefund: value }, { "Idempotency-Key": crypto.randomUUID() }),
+		);
+		if (answer) await pages.customer(customerId).then(() => say(answer.message, !answer.success));
+	});
+	return form;
+}
+
+function showSignIn(message = "") {
+	me = null;
+	document.getElementById("sign-in").hidden = false;
+	document.getElementById("nav").hidden = true;
+	document.getElementById("sign-out").hidden = true;
+	document.getElementById("who").textContent = "";
+	view.replaceChildren();
+	say(message, Boolean(message));
+	document.getElementById("email").focus();
+}
+
+async function start() {
+	try {
+		me = await api("GET", "/me");
+	} catch (err) {
+		return showSignIn(err instanceof ApiFailure && err.status === 401 ? "" : err.message);
+	}
+	document.getElementById("sign-in").hidden = true;
+	document.getElementById("nav").hidden = false;
+	document.getElementById("sign-out").hidden = false;
+	document.getElementById("who").textContent = `${me.email} (${me.role}) · ${me.account.name} · ${me.account.environment}`;
+	for (const link of document.querySelectorAll("#nav a")) {
+		link.hidden =
+			(link.hasAttribute("data-operator") && !isOperator()) || (link.hasAttribute("data-sandbox") && me.account.environment !== "sandbox");
+	}
+	route();
+}
+
+function route() {
+	if (!me) return;
+	const [, name = "customers", arg] = location.hash.split("/");
+	for (const link of document.querySelectorAll("#nav a")) {
+		if (link.getAttribute("href") === `#/${name}`) link.setAttribute("aria-current", "page");
+		else link.removeAttribute("aria-current");
+	}
+	say("");
+	const page = pages[name] ?? pages.customers;
+	void page(arg);
+}
+
+document.getElementById("sign-in-form").addEventListener("submit", async event => {
+	event.preventDefault();
+	const form = event.target;
+	try {
+		say("Signing in…");
+		await api("POST", "/sign-in", { email: form.elements.email.value, password: form.elements.password.value });
+		form.reset();
+		say("");
+		await start();
+	} catch (err) {
+		say(err.message, true);
+	}
+});
+
+document.getElementById("sign-out").addEventListener("click", async () => {
+	await api("POST", "/sign-out").catch(() => undefined);
+	showSignIn("Signed out.");
+});
+
+window.addEventListener("hashchange", route);
+void start();

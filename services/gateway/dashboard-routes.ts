@@ -1,0 +1,164 @@
+// The merchant dashboard's HTTP side (docs/dashboard.md): its pages under
+// /dashboard and their JSON API under /dashboard/api. A session is a random
+// token in an HttpOnly, SameSite=Strict cookie, resolved by the dashboard
+// service on every request; the API token never reaches the browser. Every
+// change needs the operator role, the session's CSRF token in X-CSRF-Token
+// and a same-origin request, goes to the same action as the REST API with the
+// session's account, and is written to the audit log.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Context } from "moleculer";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { call } from "../../shared/call";
+import type { SessionUser } from "../../shared/contracts/dashboard";
+import { secretsEqual } from "../../shared/crypto";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+import { clientKey } from "./api-auth";
+import { dashboardEndpoints, type Endpoint } from "./endpoints";
+import type { GatewayRequest } from "./request-params";
+
+export const SESSION_COOKIE = "dashboard_session";
+
+/** The pages: their own scripts and styles only, talking to this origin only, never framed. */
+export const DASHBOARD_POLICY =
+	"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export interface DashboardUser extends SessionUser {
+	/** The cookie's token, for signing out. */
+	token: string;
+	from: string;
+}
+
+/** How the audit log names what a path parameter names. */
+const TARGET_NAMES: Record<string, string> = { id: "transaction", customerId: "customer", eventId: "event" };
+
+/** Sign-in attempts per minute per client address, on top of the per-email lockout (dashboard/sign-in.ts). */
+const SIGN_INS_PER_MINUTE = 20;
+
+export function cookieToken(req: IncomingMessage): string | undefined {
+	for (const part of (req.headers.cookie ?? "").split(";")) {
+		const [name, ...value] = part.trim().split("=");
+		if (name === SESSION_COOKIE) return value.join("=") || undefined;
+	}
+	return undefined;
+}
+
+/**
+ * Secure for a production account's users, when the request came over TLS, and
+ * when the gateway sits behind TLS (DASHBOARD_SECURE_COOKIE=1). Browsers keep a
+ * Secure cookie for http://localhost too, so a production account works in development.
+ */
+function sessionCookie(req: IncomingMessage, token: string, maxAgeSeconds: number, production: boolean): string {
+	const secure = production || (req.socket as { encrypted?: boolean }).encrypted || process.env.DASHBOARD_SECURE_COOKIE === "1";
+	return `${SESSION_COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
+}
+
+/** A state-changing request must come from a page of this origin: its Origin (or Referer) names this host. */
+function checkSameOrigin(req: IncomingMessage): void {
+	const origin = req.headers.origin ?? req.headers.referer;
+	const host = req.headers.host;
+	let sameOrigin = false;
+	try {
+		sameOrigin = origin !== undefined && host !== undefined && new URL(origin).host === host;
+	} catch {
+		sameOrigin = false;
+	}
+	if (!sameOrigin) throw new ApiError(ApiErrorType.Forbidden, "Changes are taken only from the dashboard's own pages");
+}
+
+/** The dashboard endpoint a request was routed to (moleculer-web's alias: its method, and its path without the route's). */
+function endpointOf(req: GatewayRequest & { $alias?: { method?: string } }): Endpoint | undefined {
+	const method = req.$alias?.method === "HEAD" ? "GET" : req.$alias?.method;
+	return dashboardEndpoints[`${method} /${req.$alias?.path ?? ""}`];
+}
+
+export function createDashboardRoutes() {
+	const signIns = new RateLimiterMemory({ points: SIGN_INS_PER_MINUTE, duration: 60 });
+
+	return {
+		/** Before the sign-in action: same origin, and not too many attempts from this address. */
+		async limitSignIn(req: IncomingMessage): Promise<void> {
+			checkSameOrigin(req);
+			await signIns.consume(clientKey(req.socket.remoteAddress)).catch((rejection: unknown) => {
+				const ms = rejection instanceof RateLimiterRes ? rejection.msBeforeNext : 1000;
+				throw new ApiError(ApiErrorType.TooManyRequests, "Too many sign-in attempts from this address: try again in a minute", {
+					retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)),
+				});
+			});
+		},
+
+		/** After signing in: the token goes into the cookie, never into the page; the sign-in goes into the audit log. */
+		async signedIn(
+			ctx: Context,
+			req: IncomingMessage,
+			data: { token: string; csrfToken: string; user: { id: number; accountId: number; email: string } },
+			idleMinutes: number,
+		) {
+			const account = await call(ctx, "accounts.get", { accountId: data.user.accountId });
+			const cookie = sessionCookie(req, data.token, idleMinutes * 60, account.environment === "production");
+			(ctx.meta as Record<string, unknown>).$responseHeaders = { "Set-Cookie": cookie };
+			await call(ctx, "dashboard.recordAudit", {
+				accountId: data.user.accountId,
+				userId: data.user.id,
+				email: data.user.email,
+				action: "sign-in",
+				target: null,
+				outcome: "signed in",
+				from: clientKey(req.socket.remoteAddress),
+			});
+			return { user: data.user, csrfToken: data.csrfToken };
+		},
+
+		/** The session's user, or 401. */
+		async authenticate(ctx: Context, req: IncomingMessage): Promise<DashboardUser> {
+			const token = cookieToken(req);
+			const session = token && /^[A-Za-z0-9_-]{43}$/.test(token) ? await call(ctx, "dashboard.session", { token }) : null;
+			if (!session || typeof session === "string") throw new ApiError(ApiErrorType.Unauthorized, "Not signed in, or the session expired");
+			return { ...session, token: token!, from: clientKey(req.socket.remoteAddress) };
+		},
+
+		/** Changes: an operator, the CSRF token, the same origin. Then the account (and the token, to sign out) go to the action. */
+		authorize(user: DashboardUser, req: GatewayRequest): void {
+			const endpoint = endpointOf(req);
+			// Fail closed: a route this table does not know runs nothing.
+			if (!endpoint) throw new ApiError(ApiErrorType.NotFound);
+			if (endpoint.change || req.method !== "GET") {
+				checkSameOrigin(req);
+				const csrf = req.headers["x-csrf-token"];
+				if (typeof csrf !== "string" || !secretsEqual(csrf, user.csrfToken)) {
+					throw new ApiError(ApiErrorType.Forbidden, "The CSRF token is missing or wrong: reload the page");
+				}
+			}
+			if (endpoint.change && user.role !== "operator") throw new ApiError(ApiErrorType.Forbidden, "Only an operator may do this");
+			if (endpoint.action === "dashboard.signOut") req.$params.token = user.token;
+			else if (endpoint.action !== "gateway.dashboardMe") req.$params.accountId = user.accountId;
+			const key = req.headers["idempotency-key"];
+			if (key !== undefined && endpoint.idempotencyKey) req.$params.idempotencyKey = key;
+		},
+
+		/** After a change: the audit log says who did what to what, from where, and what came of it. */
+		async audit(ctx: Context, req: GatewayRequest, data: unknown): Promise<void> {
+			const endpoint = endpointOf(req);
+			if (!endpoint?.change) return;
+			const user = (ctx.meta as { user: DashboardUser }).user;
+			const names = [...(req.$alias?.path ?? "").matchAll(/:(\w+)/g)].map(match => match[1]);
+			const target = names.map(name => `${TARGET_NAMES[name] ?? name} ${req.$params[name]}`).join(", ");
+			const answer = data as { message?: string; success?: boolean } | null;
+			await call(ctx, "dashboard.recordAudit", {
+				accountId: user.accountId,
+				userId: user.userId,
+				email: user.email,
+				action: endpoint.change,
+				target: target || null,
+				outcome: (answer?.message ?? JSON.stringify(data ?? null)).slice(0, 500),
+				from: user.from,
+			});
+		},
+	};
+}
+
+export type DashboardRoutes = ReturnType<typeof createDashboardRoutes>;
+
+/** The cookie that ends the session in the browser too. */
+export function clearSessionCookie(res: ServerResponse): void {
+	res.setHeader("Set-Cookie", `${SESSION_COOKIE}=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0`);
+}

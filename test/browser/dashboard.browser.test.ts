@@ -1,0 +1,230 @@
+// The merchant dashboard in Chromium (issue 18): an operator signs in with
+// the keyboard, finds a customer by email, refunds part of a transaction,
+// sees the REFUND event and its webhook delivery, and unsubscribes the
+// customer; a viewer cannot refund; a page's own script cannot change
+// anything without the CSRF token nor reach another account; repeated failed
+// sign-ins lock the email. Every page is saved to test-output/.
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
+import { admin } from "../factories/merchant";
+import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
+import { startApp, type TestApp } from "../setup/app";
+import { launchChromium, PROJECT_ROOT } from "./browser";
+
+const PASSWORD = "a long dashboard password";
+const WAIT = { timeout: 30_000 };
+const OUTPUT = path.join(PROJECT_ROOT, "test-output");
+
+let browser: Browser;
+let app: TestApp;
+let receiver: WebhookReceiver;
+let shop: Shop;
+let other: Shop;
+let context: BrowserContext;
+
+beforeAll(async () => {
+	mkdirSync(OUTPUT, { recursive: true });
+	browser = await launchChromium();
+	app = await startApp({ env: { DASHBOARD_LOCKOUT_FAILURES: "3" } });
+	receiver = await startWebhookReceiver();
+	[shop, other] = await Promise.all([createShop(app), createShop(app)]);
+	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+}, 60_000);
+
+afterAll(async () => {
+	await browser?.close();
+	await receiver?.stop();
+	await app?.stop();
+});
+
+beforeEach(async () => {
+	context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+});
+afterEach(async () => {
+	await context?.close();
+});
+
+let users = 0;
+async function newUser(who: Shop, role: "viewer" | "operator"): Promise<string> {
+	const email = `${role}-${++users}-${Date.now()}@shop.example.com`;
+	await admin(app).post(`/accounts/${who.accountId}/dashboard-users`, { email, role, password: PASSWORD }).expect(201);
+	return email;
+}
+
+async function paidCustomer(who: Shop): Promise<{ customerId: number; email: string }> {
+	const email = `buyer-${Date.now()}-${++users}@example.com`;
+	const res = await submitCheckout(app, who, { productId: who.products.oneOff, card: CARDS.visa, email });
+	return { customerId: res.body.customerId, email };
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(OUTPUT, `dashboard-${name}.png`), fullPage: true });
+
+/** Signs in with the keyboard only: Tab to each field, type, Enter. */
+async function signIn(page: Page, email: string): Promise<void> {
+	await page.goto(`${app.url}/dashboard/`);
+	await page.getByLabel("Email").waitFor(WAIT);
+	await page.getByLabel("Email").focus();
+	await page.keyboard.type(email);
+	await page.keyboard.press("Tab");
+	await page.keyboard.type(PASSWORD);
+	await page.keyboard.press("Enter");
+	await page.getByRole("navigation", { name: "Sections" }).waitFor(WAIT);
+}
+
+const statusText = (page: Page) => page.locator("#status").textContent();
+
+describe("The dashboard in Chromium", () => {
+	test("When an operator finds a customer by email, refunds part of a transaction and unsubscribes it, then the REFUND event and its delivery show and the customer is UNSUBSCRIBED", async () => {
+		// Arrange
+		const page = await context.newPage();
+		const buyer = await paidCustomer(shop);
+		await signIn(page, await newUser(shop, "operator"));
+		await shot(page, "customers");
+
+		// Act: find, open, refund 4.00 of the 25.00 charge (the confirmation shows the amount).
+		await page.getByRole("textbox", { name: "Email" }).fill(buyer.email);
+		await page.getByRole("button", { name: "Show" }).click();
+		await page.getByRole("link", { name: String(buyer.customerId), exact: true }).click();
+		await page.getByRole("heading", { name: `Customer ${buyer.customerId}` }).waitFor(WAIT);
+		await page.getByRole("button", { name: "Refund" }).waitFor(WAIT);
+		await shot(page, "customer");
+		await page.getByLabel(/Amount to refund of transaction/).fill("4.00");
+		await page.getByRole("button", { name: "Refund" }).click();
+		const confirmation = await page.locator("#confirm-text").textContent();
+		await page.getByRole("button", { name: "Confirm" }).click();
+		await page.getByText("Refund success with amount 4").waitFor(WAIT);
+		await shot(page, "refunded");
+
+		// Assert: the event and the delivery.
+		await page.getByRole("link", { name: "Events" }).click();
+		await page.getByRole("cell", { name: "REFUND", exact: true }).waitFor(WAIT);
+		await shot(page, "events");
+		await page.getByRole("link", { name: "Webhooks" }).click();
+		await page.getByRole("cell", { name: "REFUND", exact: true }).first().waitFor(WAIT);
+		await shot(page, "webhooks");
+		await page.getByRole("link", { name: "Products" }).click();
+		await page.getByRole("heading", { name: "Products" }).waitFor(WAIT);
+		await shot(page, "products");
+		await page.getByRole("link", { name: "Audit log" }).click();
+		await page.getByRole("cell", { name: "refund", exact: true }).waitFor(WAIT);
+		await shot(page, "audit");
+
+		// Act: unsubscribe, confirmed.
+		await page.goto(`${app.url}/dashboard/#/customer/${buyer.customerId}`);
+		await page.getByRole("button", { name: "Unsubscribe" }).click();
+		await page.getByRole("button", { name: "Confirm" }).click();
+		await page.getByText(`Customer ${buyer.customerId} unsubscribed`).waitFor(WAIT);
+
+		// Assert
+		const [charge] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${buyer.customerId}/transactions`)).body;
+		expect(confirmation).toBe(`Refund 4.00 of transaction ${charge.id} (25 charged)?`);
+		await page.getByRole("definition").filter({ hasText: "UNSUBSCRIBED" }).waitFor(WAIT);
+		const transactions = (await admin(app).get(`/accounts/${shop.accountId}/customers/${buyer.customerId}/transactions`)).body;
+		expect(transactions.map((t: { type: string; amount: number }) => [t.type, t.amount])).toEqual([
+			["SUBSCRIPTION_START", 25],
+			["REFUNDED", -4],
+		]);
+	});
+
+	test("When a viewer opens a customer, then no refund or unsubscribe is offered, and a refund its page sends anyway is refused", async () => {
+		const page = await context.newPage();
+		const buyer = await paidCustomer(shop);
+		await signIn(page, await newUser(shop, "viewer"));
+
+		await page.goto(`${app.url}/dashboard/#/customer/${buyer.customerId}`);
+		await page.getByRole("heading", { name: "Transactions" }).waitFor(WAIT);
+		await page.getByRole("cell", { name: "SUBSCRIPTION_START" }).waitFor(WAIT);
+		const forced = await page.evaluate(async customerId => {
+			const me = await (await fetch("/dashboard/api/me")).json();
+			const tx = (await (await fetch(`/dashboard/api/customers/${customerId}/transactions`)).json()).data[0];
+			const res = await fetch(`/dashboard/api/transactions/${tx.id}/refund`, {
+				method: "POST",
+				headers: { "Content-Type": "application/json", "X-CSRF-Token": me.csrfToken },
+				body: "{}",
+			});
+			return res.status;
+		}, buyer.customerId);
+
+		expect(await page.getByRole("button", { name: "Refund" }).count()).toBe(0);
+		expect(await page.getByRole("button", { name: "Unsubscribe" }).count()).toBe(0);
+		expect(forced).toBe(403);
+	});
+
+	test("When a page's script changes something without the CSRF token, or names another account's customer, then it is refused and nothing changes", async () => {
+		const page = await context.newPage();
+		const mine = await paidCustomer(shop);
+		const theirs = await paidCustomer(other);
+		await signIn(page, await newUser(shop, "operator"));
+
+		const answers = await page.evaluate(
+			async ({ mineId, theirsId }) => {
+				const noCsrf = await fetch(`/dashboard/api/customers/${mineId}/unsubscribe`, { method: "POST" });
+				const me = await (await fetch("/dashboard/api/me")).json();
+				const cross = await fetch(`/dashboard/api/customers/${theirsId}/unsubscribe`, {
+					method: "POST",
+					headers: { "X-CSRF-Token": me.csrfToken },
+				});
+				const read = await fetch(`/dashboard/api/customers/${theirsId}`);
+				return { noCsrf: `${noCsrf.status} ${await noCsrf.text()}`, cross: await cross.json(), read: await read.text() };
+			},
+			{ mineId: mine.customerId, theirsId: theirs.customerId },
+		);
+
+		expect(answers.noCsrf).toMatch(/^403 /);
+		expect(answers.cross).toEqual({ success: false, message: `Customer not found with ID: ${theirs.customerId}` });
+		expect(answers.read).toBe("");
+		expect(
+			(await admin(app).get(`/accounts/${shop.accountId}/customers`)).body.find((c: { id: number }) => c.id === mine.customerId).status,
+		).toBe("ACTIVE");
+		expect(
+			(await admin(app).get(`/accounts/${other.accountId}/customers`)).body.find((c: { id: number }) => c.id === theirs.customerId).status,
+		).toBe("ACTIVE");
+	});
+
+	test("When sign-in fails 3 times, then the page says the email is locked, even for the right password", async () => {
+		const page = await context.newPage();
+		const email = await newUser(shop, "operator");
+		await page.goto(`${app.url}/dashboard/`);
+
+		for (let i = 0; i < 3; i++) {
+			await page.getByLabel("Email").fill(email);
+			await page.getByLabel("Password").fill("not the password");
+			await page.getByRole("button", { name: "Sign in" }).click();
+			await page.getByText("Email or password is wrong").waitFor(WAIT);
+			await page.locator("#status").evaluate(node => {
+				node.textContent = "";
+			});
+		}
+		await page.getByLabel("Email").fill(email);
+		await page.getByLabel("Password").fill(PASSWORD);
+		await page.getByRole("button", { name: "Sign in" }).click();
+		await page.getByText("Too many failed sign-ins").waitFor(WAIT);
+		await shot(page, "locked");
+
+		expect(await statusText(page)).toBe("Too many failed sign-ins: try again in a few minutes");
+		expect(await page.getByRole("navigation", { name: "Sections" }).isVisible()).toBe(false);
+	});
+
+	test("When the dashboard is 360 px wide, then nothing overflows sideways and every control has a label", async () => {
+		await context.close();
+		context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+		const page = await context.newPage();
+		await paidCustomer(shop);
+		await signIn(page, await newUser(shop, "operator"));
+		await page.getByRole("cell").first().waitFor(WAIT);
+		await shot(page, "narrow");
+
+		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+		const unlabelled = await page.evaluate(
+			() =>
+				Array.from(document.querySelectorAll("input, select")).filter(
+					el => !(el.getAttribute("aria-label") || (el.id && document.querySelector(`label[for="${el.id}"]`))),
+				).length,
+		);
+
+		expect(overflow).toBeLessThanOrEqual(0);
+		expect(unlabelled).toBe(0);
+	});
+});
