@@ -5,7 +5,7 @@ import type { ServiceBroker } from "moleculer";
 import request from "supertest";
 import { createBroker } from "../../runtime/broker";
 import { replCommands } from "../../runtime/repl-commands";
-import type { ServiceName } from "../../shared/config";
+import { ALL_SERVICES, type ServiceName } from "../../shared/config";
 import { CARDS, createShop, submitCheckout } from "../factories/checkout";
 import { ADMIN_TOKEN, testEnvironment } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
@@ -31,7 +31,8 @@ beforeAll(async () => {
 	await startNode("billing");
 	await startNode("refunds");
 	await startNode("notifications");
-	await gateway.waitForServices(["accounts", "sessions", "checkout", "billing", "refunds", "notifications"], 10_000);
+	await startNode("dashboard");
+	await gateway.waitForServices(["accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"], 10_000);
 	const server = (gateway.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
 	url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 30_000);
@@ -58,7 +59,7 @@ describe("Cluster over NATS", () => {
 		expect(account.status).toBe(201);
 		expect(created.status).toBe(200);
 		expect(read.body).toMatchObject({ sessionId: created.text, domain: "shop.example.com", status: "VALID" });
-		expect(new Set(Object.values(nodes).map(n => n!.nodeID)).size).toBe(7);
+		expect(new Set(Object.values(nodes).map(n => n!.nodeID)).size).toBe(ALL_SERVICES.length);
 	});
 
 	test("When a bad request crosses NATS, then its error keeps its documented shape", async () => {
