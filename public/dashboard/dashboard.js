@@ -191,6 +191,29 @@ const pages = {
 		const transactions = el("div");
 		const actions = el("div", { class: "actions" });
 		if (isOperator() && customer.status !== "UNSUBSCRIBED") {
+			const linkOut = el("p", { class: "link", role: "status" });
+			actions.append(
+				el(
+					"button",
+					{
+						type: "button",
+						class: "secondary",
+						onclick: async () => {
+							const answer = await busy("Making a card update link", () => api("POST", `/customers/${id}/card-update-link`));
+							if (answer) {
+								linkOut.replaceChildren(
+									"Send this link to the customer (valid until ",
+									answer.expiresAt,
+									"): ",
+									el("code", {}, `${location.origin}${answer.link}`),
+								);
+							}
+						},
+					},
+					"Card update link",
+				),
+				linkOut,
+			);
 			actions.append(
 				el(
 					"button",

@@ -23,6 +23,8 @@ export interface Endpoint {
 	changesState?: boolean;
 	/** Dashboard: what the audit log calls it; only an operator may, with the session's CSRF token. */
 	change?: string;
+	/** The host name the request was sent to is the action's `domain` (a page of the service's own). */
+	hostAsDomain?: boolean;
 }
 
 /** `/api`, Bearer API token. */
@@ -46,6 +48,7 @@ export const publicEndpoints: Record<string, Endpoint> = {
 	"GET /checkout/key": { action: "checkout.key" },
 	"POST /checkout": { action: "checkout.submit", checkoutErrors: true },
 	"POST /card-update": { action: "checkout.updateCard", checkoutErrors: true },
+	"POST /card-update-link": { action: "sessions.openCardUpdateLink", hostAsDomain: true },
 };
 
 /** `/demo`, no token: the demo page's session (npm start only). */
@@ -110,6 +113,7 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /audit": { action: "dashboard.audit" },
 	"POST /transactions/:id/refund": { action: "refunds.refund", idempotencyKey: true, change: "refund" },
 	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
+	"POST /customers/:customerId/card-update-link": { action: "sessions.createCardUpdateLink", change: "card update link" },
 	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver", change: "redeliver" },
 	"POST /clock": { action: "billing.advanceClock", change: "advance the test clock" },
 };

@@ -30,7 +30,7 @@ import { checkHealth } from "./health";
 import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 import { decideMethod, methodsFrom, routedPath } from "./methods";
 import { checkInputPlacement, checkParameterNames, type GatewayRequest, readUrlParameters } from "./request-params";
-import { DASHBOARD_OPTIONS, DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS } from "./static-files";
+import { DASHBOARD_OPTIONS, DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS, UPDATE_CARD_OPTIONS } from "./static-files";
 
 const SUPPORTED_API_VERSIONS = ["1.0"];
 
@@ -181,7 +181,12 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				aliases: aliasesOf(publicEndpoints),
 				async onBeforeCall(this: Locals, _ctx: Context, _route: unknown, req: Request) {
 					checkApiVersion(req);
-					checkParameters(req);
+					const hostAsDomain = endpointFor(req.$alias?.action)?.hostAsDomain;
+					checkParameters(req, hostAsDomain ? ["domain"] : []);
+					if (hostAsDomain)
+						req.$params.domain = String(req.headers.host ?? "")
+							.replace(/:\d+$/, "")
+							.replace(/^\[|\]$/g, "");
 					if (req.method === "POST") await this.auth.limitCheckouts(req);
 				},
 			},
@@ -242,6 +247,13 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 				path: "/dashboard",
 				mappingPolicy: "restrict" as const,
 				use: [serveStatic(path.join(projectRoot, "public/dashboard"), DASHBOARD_OPTIONS)],
+			},
+			// The page a card update link opens: the SDK in update mode, on a session for this host.
+			{
+				name: "update-card",
+				path: "/update-card",
+				mappingPolicy: "restrict" as const,
+				use: [serveStatic(path.join(projectRoot, "public/update-card"), UPDATE_CARD_OPTIONS)],
 			},
 			// The card frame and its resources, with the frame's CSP for its session (static-files.ts).
 			{

@@ -50,6 +50,13 @@ export const STATIC_OPTIONS = { ...base, setHeaders: (res: ServerResponse) => se
 /** serve-static options for the dashboard's pages (dashboard-routes.ts has their policy). */
 export const DASHBOARD_OPTIONS = { ...base, redirect: false, setHeaders: (res: ServerResponse) => setHeaders(res, DASHBOARD_POLICY) };
 
+/** The card update page: its own script and styles, the SDK, and the card frame from this origin. */
+const UPDATE_CARD_POLICY =
+	"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** serve-static options for the page a card update link opens. */
+export const UPDATE_CARD_OPTIONS = { ...base, redirect: false, setHeaders: (res: ServerResponse) => setHeaders(res, UPDATE_CARD_POLICY) };
+
 /** serve-static options for the demo shop. */
 export const DEMO_OPTIONS = { ...base, redirect: false, setHeaders: (res: ServerResponse) => setHeaders(res, DEMO_POLICY) };
 

@@ -32,7 +32,7 @@ function toSessionView(doc: SessionDoc, now: Date): SessionView {
 export async function createSession(
 	deps: SessionsDeps,
 	input: { accountId: number; domain?: unknown; customerId?: number },
-): Promise<{ sessionId: string } | SessionsError> {
+): Promise<{ sessionId: string } | Exclude<SessionsError, SessionsError.UnknownLink>> {
 	const domain = normalizeHostName(input.domain);
 	if (!domain) return SessionsError.InvalidDomain;
 	// A card update session is for a customer of the account whose card can still change.

@@ -5,4 +5,6 @@ export enum SessionsError {
 	UnknownCustomer = "UNKNOWN_CUSTOMER",
 	/** A card update session for a customer whose card cannot change (UNSUBSCRIBED, or never ACTIVE). */
 	NotUpdatable = "NOT_UPDATABLE",
+	/** A card update link that is unknown or expired. */
+	UnknownLink = "UNKNOWN_LINK",
 }

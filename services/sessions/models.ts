@@ -32,10 +32,35 @@ const sessionSchema = new Schema<SessionDoc>(
 	{ versionKey: false },
 );
 
+/** A card update link (card-update-links.ts): a token a customer opens to give a new card, for days. */
+export interface CardUpdateLinkDoc {
+	/** SHA-256 of the link's token: the token itself is only in the link. */
+	_id: string;
+	accountId: number;
+	customerId: number;
+	createdAt: Date;
+	expiresAt: Date;
+}
+
+const cardUpdateLinkSchema = new Schema<CardUpdateLinkDoc>(
+	{
+		_id: String,
+		accountId: { type: Number, required: true },
+		customerId: { type: Number, required: true },
+		createdAt: { type: Date, required: true },
+		expiresAt: { type: Date, required: true },
+	},
+	{ versionKey: false },
+);
+
 export interface SessionsDb {
 	sessions: Model<SessionDoc>;
+	cardUpdateLinks: Model<CardUpdateLinkDoc>;
 }
 
 export function createSessionsDb(connection: Connection): SessionsDb {
-	return { sessions: connection.model("Session", sessionSchema, "sessions") };
+	return {
+		sessions: connection.model("Session", sessionSchema, "sessions"),
+		cardUpdateLinks: connection.model("CardUpdateLink", cardUpdateLinkSchema, "card_update_links"),
+	};
 }

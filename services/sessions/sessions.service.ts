@@ -5,12 +5,15 @@ import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { createCardUpdateLink, openCardUpdateLink } from "./card-update-links";
 import { createSession, getSession, sessionDomain } from "./checkout-sessions";
 import { checkForCheckout, consumeSession, releaseSession } from "./checkout-use";
 import type { SessionsDeps } from "./deps";
 import { SessionsError } from "./errors";
 import { createSessionsDb, type SessionsDb } from "./models";
 import { schemas } from "./schemas";
+
+const NOT_UPDATABLE = "This customer's card cannot be updated: it is unsubscribed or never became active";
 
 interface Locals {
 	db: SessionsDb;
@@ -30,12 +33,24 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 					throw new ApiError(ApiErrorType.InvalidSessionDomain, "Invalid session domain", { domain: ctx.params.domain });
 				}
 				if (result === SessionsError.UnknownCustomer) throw new ApiError(ApiErrorType.NotFound, "No such customer");
-				if (result === SessionsError.NotUpdatable)
-					throw new ApiError(ApiErrorType.Conflict, "This customer's card cannot be updated: it is unsubscribed or never became active");
+				if (result === SessionsError.NotUpdatable) throw new ApiError(ApiErrorType.Conflict, NOT_UPDATABLE);
 				return result.sessionId;
 			},
 		},
 		get: idempotent(domainAction(schemas.get, getSession)),
+		// The dashboard: a link the customer opens to give a new card (card-update-links.ts).
+		createCardUpdateLink: domainAction(schemas.createCardUpdateLink, createCardUpdateLink, result => {
+			if (result === SessionsError.NotUpdatable) throw new ApiError(ApiErrorType.Conflict, NOT_UPDATABLE);
+			return result;
+		}),
+		// POST /api/card-update-link: the link's page asks for a card update session for its own host.
+		openCardUpdateLink: domainAction(schemas.openCardUpdateLink, openCardUpdateLink, result => {
+			if (result === SessionsError.UnknownLink)
+				throw new ApiError(ApiErrorType.NotFound, "This card update link is unknown or has expired");
+			if (result === SessionsError.NotUpdatable) throw new ApiError(ApiErrorType.Conflict, NOT_UPDATABLE);
+			if (typeof result === "string") throw new ApiError(ApiErrorType.BadRequest, "This page's address cannot show a card update");
+			return result;
+		}),
 		// For the gateway: the site that may embed the session's checkout frame.
 		domain: idempotent(domainAction(schemas.domain, sessionDomain)),
 		// Used by the checkout service; errors come back as values it maps to checkout codes.

@@ -128,6 +128,49 @@ describe("The dashboard in Chromium", () => {
 		]);
 	});
 
+	test("When an operator makes a card update link and the customer opens it, then the customer gives a new card in the hosted frame", async () => {
+		// Arrange
+		const page = await context.newPage();
+		const buyer = await paidCustomer(shop);
+		await signIn(page, await newUser(shop, "operator"));
+		await page.goto(`${app.url}/dashboard/#/customer/${buyer.customerId}`);
+
+		// Act: the operator makes the link; the customer opens it in another browser.
+		await page.getByRole("button", { name: "Card update link" }).click();
+		const link = (await page.locator(".link code").textContent({ timeout: 30_000 })) ?? "";
+		await shot(page, "card-update-link");
+		const customerContext = await browser.newContext();
+		try {
+			const customerPage = await customerContext.newPage();
+			await customerPage.goto(link);
+			const frame = customerPage.frameLocator("iframe");
+			// Typed once the frame's script runs: it reports its height then (the SDK starts the iframe at 480 px).
+			await customerPage.waitForFunction(
+				() => {
+					const iframe = document.querySelector("iframe");
+					return iframe !== null && iframe.style.height !== "480px";
+				},
+				null,
+				WAIT,
+			);
+			await frame.getByLabel("Card number").pressSequentially("5555 5555 5555 4444", WAIT);
+			await frame.getByLabel("Expiry").fill("12/34");
+			await frame.getByLabel("Security code").fill("123");
+			await frame.getByRole("button", { name: "Update card" }).click(WAIT);
+			await customerPage.getByText("Your card is updated.").waitFor(WAIT);
+			await customerPage.screenshot({ path: path.join(OUTPUT, "dashboard-card-updated.png"), fullPage: true });
+		} finally {
+			await customerContext.close();
+		}
+
+		// Assert
+		expect(link).toMatch(new RegExp(`^${app.url}/update-card/#[A-Za-z0-9_-]{43}$`));
+		const customer = (await admin(app).get(`/accounts/${shop.accountId}/customers`)).body.find(
+			(c: { id: number }) => c.id === buyer.customerId,
+		);
+		expect(customer).toMatchObject({ cardBin: "555555", cardType: "mastercard" });
+	}, 90_000);
+
 	test("When a viewer opens a customer, then no refund or unsubscribe is offered, and a refund its page sends anyway is refused", async () => {
 		const page = await context.newPage();
 		const buyer = await paidCustomer(shop);

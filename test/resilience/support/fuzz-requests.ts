@@ -641,6 +641,21 @@ export function endpointSpecs(): EndpointSpec[] {
 		},
 		{
 			...publicApi,
+			route: "POST /api/card-update-link",
+			changesState: true,
+			input: "body",
+			fields: {
+				// A token of the right form that no link has: the answer is 404, so a valid-looking request changes nothing either.
+				token: {
+					valid: () => "A".repeat(43),
+					type: "string",
+					required: true,
+					refused: () => ["A".repeat(42), "A".repeat(44), "", `${"A".repeat(42)}=`, "../../etc/passwd", `${"A".repeat(42)}\n`],
+				},
+			},
+		},
+		{
+			...publicApi,
 			route: "POST /api/checkout",
 			changesState: true,
 			input: "body",

@@ -239,6 +239,53 @@ describe("What a session may do", () => {
 		expect(transaction.refundStatus).toBe("REFUNDABLE");
 	});
 
+	test("When an operator makes a card update link, then its token opens a card update session for the page's host, for 7 days, and the audit log keeps no token", async () => {
+		// Arrange
+		const session = await signIn((await newUser(shop, "operator")).email);
+		const { customerId } = await paidCustomer();
+
+		// Act
+		const made = await post(session, `/customers/${customerId}/card-update-link`).expect(200);
+		const token = String(made.body.link).split("#")[1];
+		const opened = await app.http().post("/api/card-update-link").send({ token }).expect(200);
+		const audit = (await get(session, "/audit")).body.data[0];
+
+		// Assert
+		expect(made.body).toEqual({
+			link: expect.stringMatching(/^\/update-card\/#[A-Za-z0-9_-]{43}$/),
+			expiresAt: expect.any(String),
+			message: expect.stringContaining("valid until"),
+		});
+		const days = (Date.parse(made.body.expiresAt) - Date.now()) / 86_400_000;
+		expect(days).toBeGreaterThan(6.9);
+		const read = await app.http().get(`/api/session?sessionId=${opened.body.sessionId}`).set("Authorization", `Bearer ${shop.apiToken}`);
+		expect(read.body).toMatchObject({ domain: "127.0.0.1", status: "VALID" });
+		expect(audit).toMatchObject({ action: "card update link", target: `customer ${customerId}` });
+		expect(JSON.stringify(audit)).not.toContain(token);
+	});
+
+	test("When a card update link is unknown or malformed, or a viewer asks for one, then 404, 400 and 403", async () => {
+		const viewer = await signIn((await newUser(shop, "viewer")).email);
+		const { customerId } = await paidCustomer();
+
+		const unknown = await app
+			.http()
+			.post("/api/card-update-link")
+			.send({ token: "A".repeat(43) });
+		const malformed = await app.http().post("/api/card-update-link").send({ token: "short" });
+		const withDomain = await app
+			.http()
+			.post("/api/card-update-link")
+			.send({ token: "A".repeat(43), domain: "evil.example" });
+		const refused = await post(viewer, `/customers/${customerId}/card-update-link`);
+
+		expect(unknown.status).toBe(404);
+		expect(unknown.body.message).toBe("This card update link is unknown or has expired");
+		expect(malformed.status).toBe(400);
+		expect(withDomain.status).toBe(400);
+		expect(refused.status).toBe(403);
+	});
+
 	test("When there is no session, then every API path but sign-in answers 401", async () => {
 		const responses = await Promise.all(
 			["/me", "/customers", "/transactions", "/events", "/webhooks", "/products", "/audit"].map(p => app.http().get(`/dashboard/api${p}`)),

@@ -172,6 +172,8 @@ beforeAll(async () => {
 				cardExpiry: "1234",
 			},
 		},
+		"POST /api/card-update-link": { body: { token: "A".repeat(43) } },
+		"POST /dashboard/api/customers/:customerId/card-update-link": {},
 		"GET /demo/session": {},
 		"GET /actuator/health": {},
 		"POST /admin/accounts": { body: { name: "Made by a wrong method", environment: "sandbox" } },
