@@ -160,6 +160,13 @@ function listPage({ title, path, filters = [], columns, query = () => ({}) }) {
 	void load(true);
 }
 
+/** Where a customer stands in recovery (docs/recovery.md), from its status and this period's failed attempts. */
+function recoveryState(customer) {
+	if (customer.status === "SUSPENDED") return "suspended: renewals stopped after declines; a new card (card update link) brings it back";
+	if (customer.status === "ACTIVE" && customer.attempts > 0) return `retrying: ${customer.attempts} declined attempt(s) this period`;
+	return "none";
+}
+
 const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));
 
 const pages = {
@@ -254,6 +261,7 @@ const pages = {
 						["Next renewal", customer.nextRenewalTimestamp ?? "–"],
 						["Last billed", customer.lastTimeBilled ?? "–"],
 						["Failed attempts this period", customer.attempts],
+						["Recovery", recoveryState(customer)],
 					].flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]),
 				),
 				actions,

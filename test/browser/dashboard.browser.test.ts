@@ -89,6 +89,12 @@ describe("The dashboard in Chromium", () => {
 		await page.getByRole("link", { name: String(buyer.customerId), exact: true }).click();
 		await page.getByRole("heading", { name: `Customer ${buyer.customerId}` }).waitFor(WAIT);
 		await page.getByRole("button", { name: "Refund" }).waitFor(WAIT);
+		expect(
+			await page
+				.getByRole("definition")
+				.filter({ hasText: /^none$/ })
+				.count(),
+		).toBe(1);
 		await shot(page, "customer");
 		await page.getByLabel(/Amount to refund of transaction/).fill("4.00");
 		await page.getByRole("button", { name: "Refund" }).click();
@@ -104,6 +110,12 @@ describe("The dashboard in Chromium", () => {
 		await page.getByRole("link", { name: "Webhooks" }).click();
 		await page.getByRole("cell", { name: "REFUND", exact: true }).first().waitFor(WAIT);
 		await shot(page, "webhooks");
+		await page.getByRole("link", { name: "Transactions" }).click();
+		await page.getByRole("cell", { name: "REFUNDED", exact: true }).first().waitFor(WAIT);
+		await shot(page, "transactions");
+		await page.getByRole("link", { name: "Test clock" }).click();
+		await page.getByRole("heading", { name: "Test clock" }).waitFor(WAIT);
+		await shot(page, "clock");
 		await page.getByRole("link", { name: "Products" }).click();
 		await page.getByRole("heading", { name: "Products" }).waitFor(WAIT);
 		await shot(page, "products");

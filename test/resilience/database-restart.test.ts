@@ -29,8 +29,9 @@ let shop: Shop;
 let url: string;
 /** The app's latest log lines about billing or the database connection, for a failure's message. */
 const billingLog: string[] = [];
-/** What billing's MongoDB driver saw of the server, for the same message. */
-const billingDriver: string[] = [];
+/** What each service's MongoDB driver saw of the server, for the same message. */
+const drivers = new Map<string, string[]>();
+const DB_SERVICES = ["accounts", "sessions", "billing", "refunds", "notifications", "dashboard"];
 
 function keep(lines: string[], line: string): void {
 	lines.push(`${new Date().toISOString()} ${line}`.slice(0, 300));
@@ -63,16 +64,20 @@ beforeAll(async () => {
 			REFUND_RECOVERY_INTERVAL_MS: "500",
 		},
 	});
-	const billing = app.broker.getLocalService("billing") as unknown as { connection: Connection };
-	const client = billing.connection.getClient();
-	client.on("serverDescriptionChanged", e =>
-		keep(billingDriver, `server ${e.previousDescription.type} -> ${e.newDescription.type} ${e.newDescription.error?.message ?? ""}`),
-	);
-	client.on("serverHeartbeatFailed", e => keep(billingDriver, `heartbeat failed: ${e.failure?.message}`));
-	client.on("connectionPoolCleared", () => keep(billingDriver, "pool cleared"));
-	client.on("connectionPoolReady", () => keep(billingDriver, "pool ready"));
-	client.on("connectionClosed", e => keep(billingDriver, `connection ${e.connectionId} closed: ${e.reason}`));
-	client.on("connectionCheckOutFailed", e => keep(billingDriver, `check-out failed: ${e.reason}`));
+	// Each service's driver: what it saw of the server, for a failure's message.
+	for (const name of DB_SERVICES) {
+		const lines: string[] = [];
+		drivers.set(name, lines);
+		const client = (app.broker.getLocalService(name) as unknown as { connection: Connection }).connection.getClient();
+		client.on("serverDescriptionChanged", e =>
+			keep(lines, `server ${e.previousDescription.type} -> ${e.newDescription.type} ${e.newDescription.error?.message ?? ""}`),
+		);
+		client.on("serverHeartbeatFailed", e => keep(lines, `heartbeat failed: ${e.failure?.message}`));
+		client.on("connectionPoolCleared", () => keep(lines, "pool cleared"));
+		client.on("connectionPoolReady", () => keep(lines, "pool ready"));
+		client.on("connectionClosed", e => keep(lines, `connection ${e.connectionId} closed: ${e.reason}`));
+		client.on("connectionCheckOutFailed", e => keep(lines, `check-out failed: ${e.reason}`));
+	}
 	shop = await createShop(app);
 }, 90_000);
 
@@ -99,7 +104,17 @@ async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number;
 			throw new Error(
 				`health did not report the database ${database} within 60 s; it answered ${JSON.stringify(health.body)}\n` +
 					`the app's last billing and network lines:\n${billingLog.join("\n")}\n` +
-					`billing's driver (server descriptions, heartbeats, pool):\n${billingDriver.join("\n")}`,
+					DB_SERVICES.filter(
+						name =>
+							(health.body as { components?: { database?: { details?: Record<string, string> } } }).components?.database?.details?.[
+								name
+							] === "DOWN",
+					)
+						.map(name => {
+							const service = app.broker.getLocalService(name) as unknown as { lastPingError?: string | null };
+							return `${name}'s last ping: ${service.lastPingError}\n${name}'s driver:\n${(drivers.get(name) ?? []).join("\n")}`;
+						})
+						.join("\n"),
 			);
 		}
 		await new Promise(r => setTimeout(r, 200));
