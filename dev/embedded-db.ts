@@ -14,6 +14,8 @@ export interface EmbeddedDb {
 	/** One sentence on why this database was chosen. */
 	reason: string;
 	stop(): Promise<void>;
+	/** mongo-java-server: what each of its threads is doing now (a JVM thread dump), for a test that finds it stuck. */
+	threadDump?(): Promise<string>;
 }
 
 export interface EmbeddedDbOptions {
@@ -117,8 +119,9 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 	process.on("exit", killOnExit);
 	void exited.then(() => process.off("exit", killOnExit));
 
+	// Everything the launcher printed on stdout: LISTENING, and thread dumps (threadDump).
+	let output = "";
 	const port = await new Promise<number>((resolve, reject) => {
-		let output = "";
 		let settled = false;
 		const fail = (message: string, hint = "") => {
 			if (settled) return; // a later exit is handled by stop()
@@ -160,6 +163,13 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 		url: `mongodb://127.0.0.1:${port}`,
 		kind: "mongo-java-server",
 		reason: `${whyNotMongod}; using mongo-java-server ${version} (${storage}).`,
+		threadDump: async () => {
+			const from = output.length;
+			// The JVM prints every thread's stack on SIGQUIT, to its stdout, and goes on.
+			child.kill("SIGQUIT");
+			await new Promise(resolve => setTimeout(resolve, 1500));
+			return output.slice(from);
+		},
 		stop: async () => {
 			if (child.exitCode !== null || child.signalCode !== null) return;
 			child.kill("SIGTERM");

@@ -101,6 +101,13 @@ async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number;
 		const health = await healthStatus();
 		if (health.database === database) return health;
 		if (Date.now() > deadline) {
+			// What the database server's threads are doing: a worker stuck would hang every connection it serves.
+			const dump = (await db.threadDump?.()) ?? "";
+			const workers = dump
+				.split("\n\n")
+				.filter(thread => /mongo-server|MVStore/.test(thread))
+				.join("\n\n")
+				.slice(0, 6000);
 			throw new Error(
 				`health did not report the database ${database} within 60 s; it answered ${JSON.stringify(health.body)}\n` +
 					`the app's last billing and network lines:\n${billingLog.join("\n")}\n` +
@@ -114,7 +121,8 @@ async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number;
 							const service = app.broker.getLocalService(name) as unknown as { lastPingError?: string | null };
 							return `${name}'s last ping: ${service.lastPingError}\n${name}'s driver:\n${(drivers.get(name) ?? []).join("\n")}`;
 						})
-						.join("\n"),
+						.join("\n") +
+					`\nthe database server's worker threads:\n${workers}`,
 			);
 		}
 		await new Promise(r => setTimeout(r, 200));
