@@ -167,6 +167,13 @@ function recoveryState(customer) {
 	return "none";
 }
 
+/** A page showing one list the API answers whole, as a table. */
+async function tablePage(title, path, columns) {
+	const rows = await busy(`Loading ${title.toLowerCase()}`, () => api("GET", path));
+	if (!rows) return;
+	view.replaceChildren(el("h1", {}, title), table(columns, rows, title));
+}
+
 const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));
 
 const pages = {
@@ -324,74 +331,56 @@ const pages = {
 		});
 	},
 
-	async webhooks() {
-		const deliveries = await busy("Loading webhook deliveries", () => api("GET", "/webhooks?limit=100"));
-		if (!deliveries) return;
-		view.replaceChildren(
-			el("h1", {}, "Webhook deliveries"),
-			table(
-				[
-					["Event", d => d.type],
-					["Customer", d => customerLink(d.customerId)],
-					["Status", d => d.status],
-					["Attempts", d => d.attempts],
-					["Last error", d => d.lastError ?? "–"],
-					[
-						"Log",
-						d =>
-							el(
-								"details",
-								{},
-								el("summary", {}, "Attempts"),
-								el(
-									"pre",
-									{},
-									d.attemptLog.map(a => `#${a.attempt} ${a.time} ${a.statusCode ?? "no answer"} ${a.error ?? ""}`).join("\n") || "none",
-								),
-							),
-					],
-					[
-						"",
-						d =>
-							isOperator()
-								? el(
-										"button",
-										{
-											type: "button",
-											class: "secondary",
-											onclick: async () => {
-												const answer = await busy("Redelivering", () => api("POST", `/webhooks/${d.id}/redeliver`));
-												if (answer) say(`Event ${d.id} is ${answer.status} again.`);
-											},
-										},
-										"Redeliver",
-									)
-								: null,
-					],
-				],
-				deliveries,
-				"Webhook deliveries",
-			),
-		);
+	webhooks() {
+		return tablePage("Webhook deliveries", "/webhooks?limit=100", [
+			["Event", d => d.type],
+			["Customer", d => customerLink(d.customerId)],
+			["Status", d => d.status],
+			["Attempts", d => d.attempts],
+			["Last error", d => d.lastError ?? "–"],
+			[
+				"Log",
+				d =>
+					el(
+						"details",
+						{},
+						el("summary", {}, "Attempts"),
+						el(
+							"pre",
+							{},
+							d.attemptLog.map(a => `#${a.attempt} ${a.time} ${a.statusCode ?? "no answer"} ${a.error ?? ""}`).join("\n") || "none",
+						),
+					),
+			],
+			[
+				"",
+				d =>
+					isOperator()
+						? el(
+								"button",
+								{
+									type: "button",
+									class: "secondary",
+									onclick: async () => {
+										const answer = await busy("Redelivering", () => api("POST", `/webhooks/${d.id}/redeliver`));
+										if (answer) say(`Event ${d.id} is ${answer.status} again.`);
+									},
+								},
+								"Redeliver",
+							)
+						: null,
+			],
+		]);
 	},
 
-	async products() {
-		const products = await busy("Loading products", () => api("GET", "/products"));
-		if (!products) return;
-		view.replaceChildren(
-			el("h1", {}, "Products"),
-			table(
-				[
-					["Id", p => p.id],
-					["Name", p => p.name],
-					["Amount", p => `${p.amount} ${p.currency}`],
-					["Billing", p => p.billing],
-					["Active", p => (p.active ? "yes" : "no")],
-				],
-				products,
-				"Products",
-			),
-		);
+	products() {
+		return tablePage("Products", "/products", [
+			["Id", p => p.id],
+			["Name", p => p.name],
+			["Amount", p => `${p.amount} ${p.currency}`],
+			["Billing", p => p.billing],
+			["Active", p => (p.active ? "yes" : "no")],
+		]);
 	},
 
 	audit() {
