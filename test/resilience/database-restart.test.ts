@@ -103,11 +103,10 @@ async function waitForHealth(database: "UP" | "DOWN"): Promise<{ status: number;
 		if (Date.now() > deadline) {
 			// What the database server's threads are doing: a worker stuck would hang every connection it serves.
 			const dump = (await db.threadDump?.()) ?? "";
-			const workers = dump
-				.split("\n\n")
-				.filter(thread => /mongo-server|MVStore/.test(thread))
-				.join("\n\n")
-				.slice(0, 6000);
+			const threads = dump.split("\n\n").filter(thread => /mongo-server-worker|MVStore/.test(thread));
+			// An idle worker waits in EPoll.wait; the others are the ones to read.
+			const busy = threads.filter(thread => !/EPoll\.wait/.test(thread));
+			const workers = `${threads.length} worker threads, ${busy.length} not idle:\n${busy.join("\n\n").slice(0, 8000)}`;
 			throw new Error(
 				`health did not report the database ${database} within 60 s; it answered ${JSON.stringify(health.body)}\n` +
 					`the app's last billing and network lines:\n${billingLog.join("\n")}\n` +
