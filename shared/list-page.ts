@@ -152,16 +152,12 @@ export async function pageOldestFirst<T>(
 	}
 }
 
-/** Positions of a bag's entries, 1 for the oldest: a bag pages like a timeline. */
-export function bagReader(
-	entries: Promise<Positioned["entry"][]>,
-): (from: number | null, count: number, direction: "below" | "above") => Promise<{ n: number; entries: Positioned[] }> {
-	return async (from, count, direction) => {
+/** A bag's entries as a timeline's, newest first: position 1 is the oldest entry. */
+export function bagReader(entries: Promise<Positioned["entry"][]>): PageQuery<never>["read"] {
+	return async (below, count) => {
 		const all = (await entries).map((entry, i) => ({ position: i + 1, entry }));
-		const n = all.length;
-		if (direction === "above") return { n, entries: all.slice(from ?? 0, (from ?? 0) + count) };
-		const hi = Math.min(n, from === null ? n : from - 1);
-		return { n, entries: all.slice(Math.max(0, hi - count), hi) };
+		const hi = Math.min(all.length, below === null ? all.length : below - 1);
+		return { n: all.length, entries: all.slice(Math.max(0, hi - count), hi) };
 	};
 }
 

@@ -144,11 +144,6 @@ function fromHead(head: TimelineHeadDoc, from: number, to: number): Positioned[]
 	return result;
 }
 
-/** How many entries the timeline holds (0 when it was never written). */
-export async function length(timelines: Timelines, key: string): Promise<number> {
-	return (await readHead(timelines, key))?.n ?? 0;
-}
-
 function readHead(timelines: Timelines, key: string): Promise<TimelineHeadDoc | null> {
 	return timelines.heads.findById(key).lean<TimelineHeadDoc>().exec();
 }

@@ -174,6 +174,16 @@ async function tablePage(title, path, columns) {
 	view.replaceChildren(el("h1", {}, title), table(columns, rows, title));
 }
 
+/** The columns of a transaction wherever one is listed. */
+const TRANSACTION_COLUMNS = [
+	["Id", t => t.id],
+	["Time", t => t.timestamp],
+	["Type", t => t.type],
+	["Status", t => t.status],
+	["Amount", t => t.amount],
+	["Refund status", t => t.refundStatus],
+];
+
 const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));
 
 const pages = {
@@ -280,15 +290,7 @@ const pages = {
 		if (!page) return;
 		transactions.replaceChildren(
 			table(
-				[
-					["Id", t => t.id],
-					["Time", t => t.timestamp],
-					["Type", t => t.type],
-					["Status", t => t.status],
-					["Amount", t => t.amount],
-					["Refund status", t => t.refundStatus],
-					["", t => (isOperator() && t.refundStatus === "REFUNDABLE" ? refundForm(t, id) : null)],
-				],
+				[...TRANSACTION_COLUMNS, ["", t => (isOperator() && t.refundStatus === "REFUNDABLE" ? refundForm(t, id) : null)]],
 				page.data,
 				"Transactions",
 			),
@@ -304,14 +306,7 @@ const pages = {
 				field("Status", select("status", ["APPROVED", "DECLINED", "ERROR"])),
 			],
 			query: form => ({ type: form.elements.type.value, status: form.elements.status.value }),
-			columns: [
-				["Id", t => t.id],
-				["Time", t => t.timestamp],
-				["Type", t => t.type],
-				["Status", t => t.status],
-				["Amount", t => t.amount],
-				["Refund status", t => t.refundStatus],
-			],
+			columns: TRANSACTION_COLUMNS,
 		});
 	},
 

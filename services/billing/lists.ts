@@ -133,10 +133,7 @@ async function newestFirst<Doc extends { _id: number; accountId: number }, View>
 	const timelines: Timelines = deps.db.timelines;
 	let read: PageQuery<Doc>["read"];
 	if ("timeline" in source) read = (from, count) => entriesBelow(timelines, source.timeline, from, count);
-	else {
-		const fromBag = bagReader(readBag(timelines, source.bag));
-		read = (from, count) => fromBag(from, count, "below");
-	}
+	else read = bagReader(readBag(timelines, source.bag));
 	const { items, next } = await pageNewestFirst<Doc>({
 		read,
 		load: async ids => new Map((await model.find({ _id: { $in: ids } }).lean<Doc[]>()).map(doc => [doc._id, doc])),
