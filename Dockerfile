@@ -2,6 +2,7 @@
 FROM node:22 AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN SKIP_EMBEDDED_DB=1 npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -10,7 +11,9 @@ FROM node:22-alpine
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY patches ./patches
+# The install scripts stay off; the driver's fix (patches/README.md) is applied on its own.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npx patch-package && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY docs ./docs
 COPY public ./public

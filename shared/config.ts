@@ -33,6 +33,8 @@ export interface Config {
 	refundRecoveryIntervalMs: number;
 	/** How long a refund may stay unsettled before the recovery settles it; above REQUEST_TIMEOUT_MS. */
 	refundRecoveryGraceMs: number;
+	/** How long a service may not reach its database before it logs that once at error level. */
+	dbOutageLogSeconds: number;
 	/** PEM private key that decrypts card data (checkout). */
 	cardPrivateKey: string | undefined;
 	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
@@ -234,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
 		renewalLeaseMs: integer(env, "RENEWAL_LEASE_MS", 60_000, 1000, 3_600_000),
 		refundRecoveryIntervalMs: integer(env, "REFUND_RECOVERY_INTERVAL_MS", 30_000, 100, 3_600_000),
 		refundRecoveryGraceMs,
+		dbOutageLogSeconds: integer(env, "DB_OUTAGE_LOG_SECONDS", 60, 1, 86_400),
 		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
 		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),

@@ -5,6 +5,7 @@
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import mongoose, { type Connection } from "mongoose";
 import { config } from "./config";
+import { type DbOutage, DbReachability } from "./db-reachability";
 
 // mongoose records `new Error().stack` on every query, only to explain a query
 // executed twice; formatting that stack (through tsx's source maps) cost about
@@ -16,6 +17,8 @@ const PING_TIMEOUT_MS = 1000;
 
 export interface DbHealth {
 	database: "UP" | "DOWN";
+	/** While the database is unreachable: since when, and the last error. */
+	outage?: DbOutage;
 }
 
 export function mongoUrlFor(service: string, env: Record<string, string | undefined> = process.env): string {
@@ -49,6 +52,23 @@ function countCommands(broker: ServiceBroker, service: string, connection: Conne
 	});
 }
 
+interface DbService {
+	connection: Connection;
+	logger: import("moleculer").Logger;
+	reachability: DbReachability;
+	reachabilityTimer: NodeJS.Timeout;
+}
+
+/** The driver says when it loses and finds the server; an outage that lasts is logged once (DB_OUTAGE_LOG_SECONDS). */
+function watchReachability(svc: DbService, service: string): void {
+	svc.reachability = new DbReachability(service, svc.logger, config().dbOutageLogSeconds * 1000);
+	svc.connection.getClient().on("serverDescriptionChanged", event => {
+		if (event.newDescription.type === "Unknown") svc.reachability.failed(event.newDescription.error ?? "the database server is unknown");
+		else svc.reachability.reached();
+	});
+	svc.reachabilityTimer = setInterval(() => svc.reachability.check(), 1000).unref();
+}
+
 export interface DbLocals {
 	connection: Connection;
 }
@@ -63,17 +83,15 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 			health: {
 				visibility: "public",
 				async handler(): Promise<DbHealth> {
-					return { database: (await this.pingDatabase()) ? "UP" : "DOWN" };
+					if (await this.pingDatabase()) return { database: "UP" };
+					return { database: "DOWN", ...(this.reachability.outage() ? { outage: this.reachability.outage() } : {}) };
 				},
 			},
 		},
 		methods: {
 			async pingDatabase(): Promise<boolean> {
-				// The ping decides, not readyState: after a database restart mongoose's readyState can stay "disconnected"
-				// while the driver has reconnected and every query works (seen on billing, the busiest connection).
-				// Its time limit is a timer of ours, not the driver's timeoutMS: with timeoutMS the ping kept failing for
-				// over a minute after a restart while the same service's queries worked (one service in about half of
-				// the CI runs of the database restart test; billing once, accounts once).
+				// The ping decides, not mongoose's readyState, which can lag behind the driver after a restart. Its
+				// time limit is a timer of ours, so health answers within a second while server selection waits.
 				if (!this.connection.db) return false;
 				const ping = this.connection.db.command({ ping: 1 });
 				let timer: NodeJS.Timeout | undefined;
@@ -82,12 +100,12 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 				});
 				try {
 					await Promise.race([ping, timeout]);
-					this.lastPingError = null;
+					this.reachability.reached();
 					return true;
 				} catch (err) {
 					// A ping left behind ends by itself (server selection gives up after 5 s).
 					ping.catch(() => undefined);
-					this.lastPingError = `${(err as Error).name}: ${(err as Error).message}`;
+					this.reachability.failed(err);
 					return false;
 				} finally {
 					clearTimeout(timer);
@@ -105,6 +123,7 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 				monitorCommands: true,
 			});
 			await this.connection.asPromise();
+			watchReachability(this as unknown as DbService, service);
 			countCommands(this.broker, service, this.connection);
 			this.db = createModels(this.connection);
 			await Promise.all(
@@ -112,6 +131,7 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 			);
 		},
 		async stopped() {
+			clearInterval(this.reachabilityTimer);
 			await this.connection?.close();
 		},
 	};

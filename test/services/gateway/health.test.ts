@@ -55,28 +55,49 @@ describe("GET /actuator/health", () => {
 		});
 	});
 
-	test("When the database server stops, then 503 with the database DOWN, and API requests fail with 503 JSON", async () => {
+	test("When the database server stops, then 503 with each database DOWN since when and why, API requests fail with 503 JSON, and each service logs the outage once", async () => {
 		// Arrange: a database server of this test's own, so stopping it harms no other test.
 		let db: EmbeddedDb | undefined = await startEmbeddedDb({ persistent: false, dataDir: os.tmpdir() });
+		const errors: string[] = [];
 		try {
-			app = await startApp({ env: { MONGO_URL: `${db.url}/healthdb` } });
+			app = await startApp({
+				env: { MONGO_URL: `${db.url}/healthdb`, DB_OUTAGE_LOG_SECONDS: "1" },
+				onLog: line => {
+					if (/ERROR/.test(line)) errors.push(line);
+				},
+			});
 			const token = (await app.broker.call<{ apiToken: string }, object>("accounts.create", { name: "x", environment: "sandbox" }))
 				.apiToken;
+			const port = new URL(db.url).port;
 
-			// Act
+			// Act: the outage lasts past DB_OUTAGE_LOG_SECONDS while health and the API are asked again and again.
+			const stoppedAt = Date.now();
 			await db.stop();
 			db = undefined;
-			const health = await app.http().get("/actuator/health");
+			let health = await app.http().get("/actuator/health");
 			const api = await app.http().post("/api/session?domain=a.com").set("Authorization", `Bearer ${token}`);
+			for (const until = Date.now() + 3000; Date.now() < until; ) {
+				health = await app.http().get("/actuator/health");
+				await new Promise(resolve => setTimeout(resolve, 200));
+			}
 
 			// Assert
+			const services = ["accounts", "billing", "dashboard", "notifications", "refunds", "sessions"];
 			expect(health.status).toBe(503);
 			expect(health.body.components.database).toEqual({
 				status: "DOWN",
-				details: { accounts: "DOWN", billing: "DOWN", dashboard: "DOWN", notifications: "DOWN", refunds: "DOWN", sessions: "DOWN" },
+				details: Object.fromEntries(services.map(name => [name, "DOWN"])),
+				outages: Object.fromEntries(services.map(name => [name, { since: expect.any(String), lastError: expect.any(String) }])),
 			});
+			for (const outage of Object.values(health.body.components.database.outages as Record<string, { since: string; lastError: string }>)) {
+				expect(Date.parse(outage.since)).toBeGreaterThanOrEqual(stoppedAt - 1000);
+				expect(outage.lastError).not.toContain(port); // no server address in an answer without a token
+			}
 			expect(api.status).toBe(503);
 			expect(api.body).toEqual({ error: "SERVICE_UNAVAILABLE", status: 503, message: expect.any(String) });
+			for (const name of services) {
+				expect(errors.filter(line => line.includes(`${name} has not reached its database for`))).toHaveLength(1);
+			}
 		} finally {
 			await db?.stop();
 		}
