@@ -24,6 +24,7 @@ async function npmStart(dataDir: string): Promise<Started> {
 	let output = "";
 	child.stdout!.on("data", chunk => (output += chunk));
 	child.stderr!.on("data", chunk => (output += chunk));
+	const startedAt = Date.now();
 	const url = await new Promise<string>((resolve, reject) => {
 		const timer = setTimeout(() => reject(new Error(`npm start did not come up in 60 s:\n${output}`)), 60_000);
 		child.stdout!.on("data", () => {
@@ -34,7 +35,13 @@ async function npmStart(dataDir: string): Promise<Started> {
 				resolve(match[1]);
 			}
 		});
-		child.once("exit", code => reject(new Error(`npm start exited with ${code}:\n${output}`)));
+		child.once("exit", (code, signal) =>
+			reject(new Error(`npm start exited with ${signal ?? `code ${code}`} after ${Date.now() - startedAt} ms:\n${output}`)),
+		);
+	}).catch(err => {
+		// A start that failed must not outlive the test (it would keep jest from exiting).
+		child.kill("SIGKILL");
+		throw err;
 	});
 	return { child, output: () => output, url };
 }
