@@ -65,6 +65,8 @@ export interface Config {
 	/** Failed sign-ins in a row that lock an email, and for how many minutes. */
 	dashboardLockoutFailures: number;
 	dashboardLockoutMinutes: number;
+	/** Sign-in attempts per minute per client address, on top of the per-email lockout. */
+	dashboardSignInsPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -253,6 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
 		dashboardIdleMinutes: integer(env, "DASHBOARD_IDLE_MINUTES", 30, 1, 24 * 60),
 		dashboardLockoutFailures: integer(env, "DASHBOARD_LOCKOUT_FAILURES", 5, 1, 1000),
 		dashboardLockoutMinutes: integer(env, "DASHBOARD_LOCKOUT_MINUTES", 15, 1, 24 * 60),
+		dashboardSignInsPerMinute: integer(env, "DASHBOARD_SIGN_INS_PER_MINUTE", 20, 1, 1_000_000),
 	};
 }
 

@@ -31,9 +31,6 @@ export interface DashboardUser extends SessionUser {
 /** How the audit log names what a path parameter names. */
 const TARGET_NAMES: Record<string, string> = { id: "transaction", customerId: "customer", eventId: "event" };
 
-/** Sign-in attempts per minute per client address, on top of the per-email lockout (dashboard/sign-in.ts). */
-const SIGN_INS_PER_MINUTE = 20;
-
 export function cookieToken(req: IncomingMessage): string | undefined {
 	for (const part of (req.headers.cookie ?? "").split(";")) {
 		const [name, ...value] = part.trim().split("=");
@@ -71,8 +68,13 @@ function endpointOf(req: GatewayRequest & { $alias?: { method?: string } }): End
 	return dashboardEndpoints[`${method} /${req.$alias?.path ?? ""}`];
 }
 
-export function createDashboardRoutes() {
-	const signIns = new RateLimiterMemory({ points: SIGN_INS_PER_MINUTE, duration: 60 });
+export interface DashboardRouteOptions {
+	/** Sign-in attempts per minute per client address, on top of the per-email lockout (dashboard/sign-in.ts). */
+	signInsPerMinute: number;
+}
+
+export function createDashboardRoutes({ signInsPerMinute }: DashboardRouteOptions) {
+	const signIns = new RateLimiterMemory({ points: signInsPerMinute, duration: 60 });
 
 	return {
 		/** Before the sign-in action: same origin, and not too many attempts from this address. */

@@ -390,9 +390,9 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	},
 
 	created() {
-		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken } = config();
+		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken, dashboardSignInsPerMinute } = config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
-		this.dashboard = createDashboardRoutes();
+		this.dashboard = createDashboardRoutes({ signInsPerMinute: dashboardSignInsPerMinute });
 		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));
 		// Requests Node's HTTP parser refuses never reach moleculer-web: answer them in the documented shape too.
 		this.server.on("clientError", (err: NodeJS.ErrnoException, socket: import("node:stream").Duplex) => answerClientError(err, socket));

@@ -47,6 +47,7 @@ export function testEnvironment(options: AppOptions = {}): void {
 		RATE_LIMIT_PER_SECOND: "100000",
 		AUTH_FAILURES_PER_MINUTE: "100000",
 		CHECKOUTS_PER_MINUTE: "100000",
+		DASHBOARD_SIGN_INS_PER_MINUTE: "100000",
 		...options.env,
 	});
 	resetConfig();

@@ -1,5 +1,5 @@
 import { checkoutBody, createShop } from "../../factories/checkout";
-import { bearer, createMerchant } from "../../factories/merchant";
+import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -60,5 +60,31 @@ describe("Rate limits", () => {
 		expect(answers.slice(0, 3).map(a => a.body.code)).toEqual(["OK", "OK", "OK"]);
 		expect(answers[3].status).toBe(429);
 		expect(answers[3].body.error).toBe("TOO_MANY_REQUESTS");
+	});
+
+	test("When a client address tries to sign in to the dashboard more than DASHBOARD_SIGN_INS_PER_MINUTE times, then 429 with Retry-After, whatever each attempt's outcome", async () => {
+		// Arrange: an app of its own, since a test above blocks this client address.
+		const own = await startApp({ env: { DASHBOARD_SIGN_INS_PER_MINUTE: "3" } });
+		const answers = [];
+		try {
+			const shop = await createMerchant(own);
+			const email = `limited-${Date.now()}@shop.example.com`;
+			const password = "a long dashboard password";
+			await admin(own).post(`/accounts/${shop.accountId}/dashboard-users`, { email, role: "viewer", password }).expect(201);
+			const attempt = (body: object) => own.http().post("/dashboard/api/sign-in").set("Origin", own.url).send(body);
+
+			// Act
+			answers.push(await attempt({ email, password }));
+			answers.push(await attempt({ email, password: "not the password" }));
+			answers.push(await attempt({ email: "nobody@example.com", password }));
+			answers.push(await attempt({ email, password }));
+		} finally {
+			await own.stop();
+		}
+
+		// Assert
+		expect(answers.map(a => a.status)).toEqual([200, 401, 401, 429]);
+		expect(answers[3].body.message).toBe("Too many sign-in attempts from this address: try again in a minute");
+		expect(Number(answers[3].headers["retry-after"])).toBeGreaterThanOrEqual(1);
 	});
 });
