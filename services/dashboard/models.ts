@@ -15,9 +15,6 @@ export interface UserDoc {
 	/** scrypt (passwords.ts); never the password. */
 	passwordHash: string;
 	disabled: boolean;
-	/** Failed sign-ins in a row; the lockout starts at LOCKOUT_FAILURES (sign-in.ts). */
-	failedSignIns: number;
-	lockedUntil: Date | null;
 	createdAt: Date;
 }
 
@@ -58,8 +55,6 @@ const userSchema = new Schema<UserDoc>(
 		role: { type: String, enum: ["viewer", "operator"], required: true },
 		passwordHash: { type: String, required: true },
 		disabled: { type: Boolean, default: false },
-		failedSignIns: { type: Number, default: 0 },
-		lockedUntil: { type: Date, default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,

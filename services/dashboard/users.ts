@@ -47,8 +47,6 @@ export async function createUser(
 		role: input.role,
 		passwordHash: await hashPassword(password),
 		disabled: false,
-		failedSignIns: 0,
-		lockedUntil: null,
 		createdAt: deps.now(),
 	};
 	await addToBags(deps.db.timelines, [{ key: usersOf(input.accountId), entry: [doc._id, doc.createdAt.getTime()] }]);
@@ -70,7 +68,10 @@ export async function listUsers(deps: DashboardDeps, input: { accountId: number 
 		.sort((a, b) => a.id - b.id);
 }
 
-/** Disables or enables a user, changes its role or its password; disabling ends its sessions at their next request. */
+/**
+ * Disables or enables a user, changes its role or its password; disabling ends
+ * its sessions at their next request, and a new password ends its email's lockout.
+ */
 export async function updateUser(
 	deps: DashboardDeps,
 	input: { accountId: number; userId: number; disabled?: boolean; role?: Role; password?: string },
@@ -80,8 +81,10 @@ export async function updateUser(
 	const changes: Partial<UserDoc> = {};
 	if (input.disabled !== undefined) changes.disabled = input.disabled;
 	if (input.role !== undefined) changes.role = input.role;
-	if (input.password !== undefined)
-		Object.assign(changes, { passwordHash: await hashPassword(input.password), failedSignIns: 0, lockedUntil: null });
+	if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
 	const doc = await deps.db.users.findOneAndUpdate({ _id: input.userId }, { $set: changes }, { returnDocument: "after" }).lean();
-	return doc ? toUserView(doc) : DashboardError.UnknownUser;
+	if (!doc) return DashboardError.UnknownUser;
+	// Failures are counted per email (sign-in.ts): the operator who sets the password vouches for the person.
+	if (input.password !== undefined) await deps.db.signInFailures.deleteOne({ _id: doc.email });
+	return toUserView(doc);
 }

@@ -134,6 +134,24 @@ describe("Dashboard users and signing in", () => {
 		expect(ghost.body).toEqual(locked.body);
 	});
 
+	test("When the operator sets a new password for a locked email, then the lockout ends and the new password signs in", async () => {
+		// Arrange
+		const user = await newUser(shop, "operator");
+		const attempt = (password: string) =>
+			app.http().post("/dashboard/api/sign-in").set("Origin", app.url).send({ email: user.email, password });
+		for (let i = 0; i < 3; i++) await attempt("wrong password!!");
+		const locked = await attempt(PASSWORD);
+
+		// Act
+		await admin(app).patch(`/accounts/${shop.accountId}/dashboard-users/${user.id}`, { password: "a brand new password" }).expect(200);
+		const signedIn = await attempt("a brand new password");
+
+		// Assert
+		expect(locked.status).toBe(429);
+		expect(signedIn.status).toBe(200);
+		expect(signedIn.body.user.email).toBe(user.email);
+	});
+
 	test("When an email is taken, in any account and letter case, then 409 and no user is added", async () => {
 		const user = await newUser(shop, "viewer");
 		const before = (await admin(app).get(`/accounts/${other.accountId}/dashboard-users`)).body;
