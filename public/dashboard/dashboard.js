@@ -463,14 +463,16 @@ async function start() {
 
 function route() {
 	if (!me) return;
-	const [, name = "customers", arg] = location.hash.split("/");
+	const [, wanted = "customers", arg] = location.hash.split("/");
+	// A page the navigation hides from this user (an operator's, a sandbox's) is not shown by its address either.
+	const hidden = document.querySelector(`#nav a[href="#/${wanted}"]`)?.hidden;
+	const name = pages[wanted] && !hidden ? wanted : "customers";
 	for (const link of document.querySelectorAll("#nav a")) {
 		if (link.getAttribute("href") === `#/${name}`) link.setAttribute("aria-current", "page");
 		else link.removeAttribute("aria-current");
 	}
 	say("");
-	const page = pages[name] ?? pages.customers;
-	void page(arg);
+	void pages[name](arg);
 }
 
 document.getElementById("sign-in-form").addEventListener("submit", async event => {

@@ -118,7 +118,7 @@ export function createDashboardRoutes({ signInsPerMinute }: DashboardRouteOption
 			return { ...session, token: token!, from: clientKey(req.socket.remoteAddress) };
 		},
 
-		/** Changes: an operator, the CSRF token, the same origin. Then the account (and the token, to sign out) go to the action. */
+		/** Changes: an operator, the CSRF token, the same origin; the audit log: an operator. Then the account (and the token, to sign out) go to the action. */
 		authorize(user: DashboardUser, req: GatewayRequest): void {
 			const endpoint = endpointOf(req);
 			// Fail closed: a route this table does not know runs nothing.
@@ -130,7 +130,8 @@ export function createDashboardRoutes({ signInsPerMinute }: DashboardRouteOption
 					throw new ApiError(ApiErrorType.Forbidden, "The CSRF token is missing or wrong: reload the page");
 				}
 			}
-			if (endpoint.change && user.role !== "operator") throw new ApiError(ApiErrorType.Forbidden, "Only an operator may do this");
+			if ((endpoint.change || endpoint.operatorOnly) && user.role !== "operator")
+				throw new ApiError(ApiErrorType.Forbidden, "Only an operator may do this");
 			if (endpoint.action === "dashboard.signOut") req.$params.token = user.token;
 			else if (endpoint.action !== "gateway.dashboardMe") req.$params.accountId = user.accountId;
 			const key = req.headers["idempotency-key"];

@@ -23,6 +23,8 @@ export interface Endpoint {
 	changesState?: boolean;
 	/** Dashboard: what the audit log calls it; only an operator may, with the session's CSRF token. */
 	change?: string;
+	/** Dashboard: a read only an operator may make. */
+	operatorOnly?: boolean;
 	/** The host name the request was sent to is the action's `domain` (a page of the service's own). */
 	hostAsDomain?: boolean;
 }
@@ -98,7 +100,8 @@ export const dashboardSignInEndpoints: Record<string, Endpoint> = {
 /**
  * `/dashboard/api`, a dashboard session (cookie). Reads and changes go to the
  * same actions as the REST API, with the session's account; `change` marks
- * what only an operator may do, with the CSRF token, and what is audited.
+ * what only an operator may do, with the CSRF token, and what is audited;
+ * `operatorOnly` what only an operator may read.
  */
 export const dashboardEndpoints: Record<string, Endpoint> = {
 	"POST /sign-out": { action: "dashboard.signOut" },
@@ -110,7 +113,7 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /events": { action: "notifications.events" },
 	"GET /webhooks": { action: "notifications.list" },
 	"GET /products": { action: "accounts.listProducts" },
-	"GET /audit": { action: "dashboard.audit" },
+	"GET /audit": { action: "dashboard.audit", operatorOnly: true },
 	"POST /transactions/:id/refund": { action: "refunds.refund", idempotencyKey: true, change: "refund" },
 	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
 	"POST /customers/:customerId/card-update-link": { action: "sessions.createCardUpdateLink", change: "card update link" },

@@ -1,7 +1,7 @@
 // The merchant dashboard in Chromium (issue 18): an operator signs in with
 // the keyboard, finds a customer by email, refunds part of a transaction,
 // sees the REFUND event and its webhook delivery, and unsubscribes the
-// customer; a viewer cannot refund; a page's own script cannot change
+// customer; a viewer cannot refund nor read the audit log; a page's own script cannot change
 // anything without the CSRF token nor reach another account; repeated failed
 // sign-ins lock the email. Every page is saved to test-output/.
 import { mkdirSync } from "node:fs";
@@ -205,6 +205,21 @@ describe("The dashboard in Chromium", () => {
 		expect(await page.getByRole("button", { name: "Refund" }).count()).toBe(0);
 		expect(await page.getByRole("button", { name: "Unsubscribe" }).count()).toBe(0);
 		expect(forced).toBe(403);
+	});
+
+	test("When a viewer opens the audit log's address, then the page shows customers instead, offers no audit log, and its API answers 403", async () => {
+		const page = await context.newPage();
+		await signIn(page, await newUser(shop, "viewer"));
+
+		// A fresh load of the address, as from a bookmark: the page routes once it knows the user.
+		await page.goto("about:blank");
+		await page.goto(`${app.url}/dashboard/#/audit`);
+		await page.locator("#view h1").waitFor(WAIT);
+		const status = await page.evaluate(async () => (await fetch("/dashboard/api/audit")).status);
+
+		expect(await page.locator("#view h1").textContent()).toBe("Customers");
+		expect(await page.getByRole("link", { name: "Audit log" }).isVisible()).toBe(false);
+		expect(status).toBe(403);
 	});
 
 	test("When a page's script changes something without the CSRF token, or names another account's customer, then it is refused and nothing changes", async () => {

@@ -226,6 +226,19 @@ describe("What a session may do", () => {
 		expect((await get(session, `/customers/${customerId}/transactions`)).body.data[0].refundStatus).toBe("REFUNDABLE");
 	});
 
+	test("When a viewer asks for the audit log, then 403, while an operator of the same account reads it", async () => {
+		const viewer = await signIn((await newUser(shop, "viewer")).email);
+		const operator = await signIn((await newUser(shop, "operator")).email);
+
+		const refused = await get(viewer, "/audit");
+		const read = await get(operator, "/audit");
+
+		expect(refused.status).toBe(403);
+		expect(refused.body).toEqual({ error: "FORBIDDEN", status: 403, message: "Only an operator may do this" });
+		expect(read.status).toBe(200);
+		expect(read.body.data.length).toBeGreaterThan(0);
+	});
+
 	test("When a change comes without the CSRF token, with a wrong one, or from another origin, then 403 and nothing changes", async () => {
 		const session = await signIn((await newUser(shop, "operator")).email);
 		const { customerId } = await paidCustomer();
