@@ -60,7 +60,7 @@ export interface Config {
 	metricsPort: number | undefined;
 	/** Tracing exporter: spans of every action call, printed to the console, or none. */
 	tracing: "off" | "console";
-	/** A dashboard session ends after this many minutes without a request. */
+	/** A dashboard session ends after this many minutes without a request (decimals allowed, for tests). */
 	dashboardIdleMinutes: number;
 	/** Failed sign-ins in a row that lock an email, and for how many minutes. */
 	dashboardLockoutFailures: number;
@@ -252,7 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
 		requestTimeoutMs,
 		metricsPort: env.METRICS_PORT ? integer(env, "METRICS_PORT", 0, 1, 65535) : undefined,
 		tracing: oneOf(env, "TRACING", ["off", "console"] as const, "off"),
-		dashboardIdleMinutes: integer(env, "DASHBOARD_IDLE_MINUTES", 30, 1, 24 * 60),
+		dashboardIdleMinutes: decimal(env, "DASHBOARD_IDLE_MINUTES", 30, 24 * 60),
 		dashboardLockoutFailures: integer(env, "DASHBOARD_LOCKOUT_FAILURES", 5, 1, 1000),
 		dashboardLockoutMinutes: integer(env, "DASHBOARD_LOCKOUT_MINUTES", 15, 1, 24 * 60),
 		dashboardSignInsPerMinute: integer(env, "DASHBOARD_SIGN_INS_PER_MINUTE", 20, 1, 1_000_000),

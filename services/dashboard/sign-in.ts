@@ -18,9 +18,6 @@ export interface SignedIn {
 	user: UserView;
 }
 
-/** A session's last request is written at most this often. */
-const TOUCH_MS = 60_000;
-
 export async function signIn(deps: DashboardDeps, input: { email: string; password: string }): Promise<SignedIn | DashboardError> {
 	const email = input.email.trim().toLowerCase();
 	const now = deps.now();
@@ -61,16 +58,15 @@ async function countFailure(deps: DashboardDeps, email: string, now: Date): Prom
 	}
 }
 
-/** The session's user, if the session is open, recent enough and its user still enabled. */
+/** The session's user, if the session is open, used within the idle limit and its user still enabled; this request counts as its use. */
 export async function sessionUser(deps: DashboardDeps, input: { token: string }): Promise<SessionUser | DashboardError> {
 	const now = deps.now();
 	const session = await deps.db.sessions.findById(sha256Hex(input.token)).lean();
 	if (!session || session.ended || session.lastSeenAt.getTime() + deps.settings.idleMs <= now.getTime()) return DashboardError.NoSession;
 	const user = await deps.db.users.findById(session.userId).lean();
 	if (!user || user.disabled || user.accountId !== session.accountId) return DashboardError.NoSession;
-	if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_MS) {
-		await deps.db.sessions.updateOne({ _id: session._id }, { $set: { lastSeenAt: now } });
-	}
+	// Every request, so that the session ends `idleMs` after the last one, however short the limit.
+	await deps.db.sessions.updateOne({ _id: session._id }, { $max: { lastSeenAt: now } });
 	return { userId: user._id, accountId: user.accountId, email: user.email, role: user.role, csrfToken: session.csrfToken };
 }
 

@@ -40,13 +40,16 @@ export function cookieToken(req: IncomingMessage): string | undefined {
 }
 
 /**
- * Secure for a production account's users, when the request came over TLS, and
- * when the gateway sits behind TLS (DASHBOARD_SECURE_COOKIE=1). Browsers keep a
- * Secure cookie for http://localhost too, so a production account works in development.
+ * A session cookie, without Max-Age: the dashboard service ends the session
+ * after its idle limit since the last request, which a lifetime fixed at
+ * sign-in would cut short. Secure for a production account's users, when the
+ * request came over TLS, and when the gateway sits behind TLS
+ * (DASHBOARD_SECURE_COOKIE=1). Browsers keep a Secure cookie for
+ * http://localhost too, so a production account works in development.
  */
-function sessionCookie(req: IncomingMessage, token: string, maxAgeSeconds: number, production: boolean): string {
+function sessionCookie(req: IncomingMessage, token: string, production: boolean): string {
 	const secure = production || (req.socket as { encrypted?: boolean }).encrypted || process.env.DASHBOARD_SECURE_COOKIE === "1";
-	return `${SESSION_COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
+	return `${SESSION_COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 }
 
 /** A state-changing request must come from a page of this origin: its Origin (or Referer) names this host. */
@@ -93,10 +96,9 @@ export function createDashboardRoutes({ signInsPerMinute }: DashboardRouteOption
 			ctx: Context,
 			req: IncomingMessage,
 			data: { token: string; csrfToken: string; user: { id: number; accountId: number; email: string } },
-			idleMinutes: number,
 		) {
 			const account = await call(ctx, "accounts.get", { accountId: data.user.accountId });
-			const cookie = sessionCookie(req, data.token, idleMinutes * 60, account.environment === "production");
+			const cookie = sessionCookie(req, data.token, account.environment === "production");
 			(ctx.meta as Record<string, unknown>).$responseHeaders = { "Set-Cookie": cookie };
 			await call(ctx, "dashboard.recordAudit", {
 				accountId: data.user.accountId,

@@ -225,7 +225,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 					await this.dashboard.limitSignIn(req);
 				},
 				onAfterCall(this: Locals, ctx: Context, _route: unknown, req: Request, _res: ServerResponse, data: unknown) {
-					return this.dashboard.signedIn(ctx, req, data as never, config().dashboardIdleMinutes);
+					return this.dashboard.signedIn(ctx, req, data as never);
 				},
 			},
 			{

@@ -19,6 +19,7 @@ describe("loadConfig", () => {
 			refundRecoveryGraceMs: 120_000,
 			metricsPort: undefined,
 			tracing: "off",
+			dashboardIdleMinutes: 30,
 			dashboardSignInsPerMinute: 20,
 		});
 		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"]);
@@ -47,10 +48,15 @@ describe("loadConfig", () => {
 		// A refund request still at work must never look crashed.
 		[{ REFUND_RECOVERY_GRACE_MS: "10000" }, "REFUND_RECOVERY_GRACE_MS"],
 		[{ REFUND_RECOVERY_GRACE_MS: "20000", REQUEST_TIMEOUT_MS: "30000" }, "REFUND_RECOVERY_GRACE_MS"],
+		[{ DASHBOARD_IDLE_MINUTES: "0" }, "DASHBOARD_IDLE_MINUTES"],
 		[{ DASHBOARD_SIGN_INS_PER_MINUTE: "0" }, "DASHBOARD_SIGN_INS_PER_MINUTE"],
 	])("When %p is set, then start-up fails naming %s", (env, variable) => {
 		expect(() => loadConfig(env)).toThrow(ConfigError);
 		expect(() => loadConfig(env)).toThrow(variable);
+	});
+
+	test("When DASHBOARD_IDLE_MINUTES has decimals, then they are taken", () => {
+		expect(loadConfig({ DASHBOARD_IDLE_MINUTES: "0.5" }).dashboardIdleMinutes).toBe(0.5);
 	});
 
 	test("When SERVICES names a subset, then only those run", () => {
