@@ -67,6 +67,8 @@ export interface Config {
 	dashboardLockoutMinutes: number;
 	/** Sign-in attempts per minute per client address, on top of the per-email lockout. */
 	dashboardSignInsPerMinute: number;
+	/** The service's address as buyers reach it (card update links); unset: the address the dashboard was opened at. */
+	publicBaseUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +136,16 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
 		throw new ConfigError(name, `must be a URL starting with ${schemes.map(s => `${s}://`).join(" or ")}`);
 	}
 	return raw;
+}
+
+/** An address such as https://pay.example.com: a scheme and a host, no path. */
+function baseUrl(env: Env, name: string): string | undefined {
+	const raw = url(env, name, ["https", "http"]);
+	if (raw === undefined) return undefined;
+	const parsed = URL.canParse(raw) ? new URL(raw) : undefined;
+	if (parsed?.pathname !== "/" || parsed.search || parsed.hash || parsed.username || parsed.password)
+		throw new ConfigError(name, `must be a scheme and a host only, such as https://pay.example.com, got "${raw}"`);
+	return parsed.origin;
 }
 
 function timeZone(env: Env): string {
@@ -256,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
 		dashboardLockoutFailures: integer(env, "DASHBOARD_LOCKOUT_FAILURES", 5, 1, 1000),
 		dashboardLockoutMinutes: integer(env, "DASHBOARD_LOCKOUT_MINUTES", 15, 1, 24 * 60),
 		dashboardSignInsPerMinute: integer(env, "DASHBOARD_SIGN_INS_PER_MINUTE", 20, 1, 1_000_000),
+		publicBaseUrl: baseUrl(env, "PUBLIC_BASE_URL"),
 	};
 }
 

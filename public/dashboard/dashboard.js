@@ -229,7 +229,7 @@ const pages = {
 									"Send this link to the customer (valid until ",
 									answer.expiresAt,
 									"): ",
-									el("code", {}, `${location.origin}${answer.link}`),
+									el("code", {}, answer.link),
 								);
 							}
 						},

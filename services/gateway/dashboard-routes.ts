@@ -52,17 +52,14 @@ function sessionCookie(req: IncomingMessage, token: string, production: boolean)
 	return `${SESSION_COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 }
 
-/** A state-changing request must come from a page of this origin: its Origin (or Referer) names this host. */
-function checkSameOrigin(req: IncomingMessage): void {
+/** A state-changing request must come from a page of this origin: its Origin (or Referer) names this host. Answers that origin. */
+function checkSameOrigin(req: IncomingMessage): string {
 	const origin = req.headers.origin ?? req.headers.referer;
 	const host = req.headers.host;
-	let sameOrigin = false;
-	try {
-		sameOrigin = origin !== undefined && host !== undefined && new URL(origin).host === host;
-	} catch {
-		sameOrigin = false;
-	}
-	if (!sameOrigin) throw new ApiError(ApiErrorType.Forbidden, "Changes are taken only from the dashboard's own pages");
+	const page = origin !== undefined && URL.canParse(origin) ? new URL(origin) : undefined;
+	if (!page || host === undefined || page.host !== host)
+		throw new ApiError(ApiErrorType.Forbidden, "Changes are taken only from the dashboard's own pages");
+	return page.origin;
 }
 
 /** The dashboard endpoint a request was routed to (moleculer-web's alias: its method, and its path without the route's). */
@@ -74,9 +71,11 @@ function endpointOf(req: GatewayRequest & { $alias?: { method?: string } }): End
 export interface DashboardRouteOptions {
 	/** Sign-in attempts per minute per client address, on top of the per-email lockout (dashboard/sign-in.ts). */
 	signInsPerMinute: number;
+	/** PUBLIC_BASE_URL: where links sent to buyers point; unset, the dashboard page's own origin. */
+	publicBaseUrl: string | undefined;
 }
 
-export function createDashboardRoutes({ signInsPerMinute }: DashboardRouteOptions) {
+export function createDashboardRoutes({ signInsPerMinute, publicBaseUrl }: DashboardRouteOptions) {
 	const signIns = new RateLimiterMemory({ points: signInsPerMinute, duration: 60 });
 
 	return {
@@ -134,6 +133,7 @@ export function createDashboardRoutes({ signInsPerMinute }: DashboardRouteOption
 			}
 			if ((endpoint.change || endpoint.operatorOnly) && user.role !== "operator")
 				throw new ApiError(ApiErrorType.Forbidden, "Only an operator may do this");
+			if (endpoint.publicBaseUrl) req.$params.baseUrl = publicBaseUrl ?? checkSameOrigin(req);
 			if (endpoint.action === "dashboard.signOut") req.$params.token = user.token;
 			else if (endpoint.action !== "gateway.dashboardMe") req.$params.accountId = user.accountId;
 			const key = req.headers["idempotency-key"];

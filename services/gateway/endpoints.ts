@@ -25,6 +25,8 @@ export interface Endpoint {
 	change?: string;
 	/** Dashboard: a read only an operator may make. */
 	operatorOnly?: boolean;
+	/** Dashboard: the action's `baseUrl` is the service's public address (PUBLIC_BASE_URL, else the page's own origin), for the links it answers. */
+	publicBaseUrl?: boolean;
 	/** The host name the request was sent to is the action's `domain` (a page of the service's own). */
 	hostAsDomain?: boolean;
 }
@@ -116,7 +118,11 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /audit": { action: "dashboard.audit", operatorOnly: true },
 	"POST /transactions/:id/refund": { action: "refunds.refund", idempotencyKey: true, change: "refund" },
 	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
-	"POST /customers/:customerId/card-update-link": { action: "sessions.createCardUpdateLink", change: "card update link" },
+	"POST /customers/:customerId/card-update-link": {
+		action: "sessions.createCardUpdateLink",
+		change: "card update link",
+		publicBaseUrl: true,
+	},
 	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver", change: "redeliver" },
 	"POST /clock": { action: "billing.advanceClock", change: "advance the test clock" },
 };

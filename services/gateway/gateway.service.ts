@@ -369,7 +369,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			return this.dashboard.authenticate(ctx, req);
 		},
 		checkDashboardRequest(ctx: Context<unknown, { user: DashboardUser }>, _route: unknown, req: Request) {
-			checkParameters(req, [...API_SET_BY_GATEWAY, "token"]);
+			checkParameters(req, [...API_SET_BY_GATEWAY, "token", "baseUrl"]);
 			this.dashboard.authorize(ctx.meta.user, req);
 		},
 		async checkAdminRequest(ctx: Context, _route: unknown, req: Request) {
@@ -390,9 +390,10 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	},
 
 	created() {
-		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken, dashboardSignInsPerMinute } = config();
+		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken, dashboardSignInsPerMinute, publicBaseUrl } =
+			config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
-		this.dashboard = createDashboardRoutes({ signInsPerMinute: dashboardSignInsPerMinute });
+		this.dashboard = createDashboardRoutes({ signInsPerMinute: dashboardSignInsPerMinute, publicBaseUrl });
 		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));
 		// Requests Node's HTTP parser refuses never reach moleculer-web: answer them in the documented shape too.
 		this.server.on("clientError", (err: NodeJS.ErrnoException, socket: import("node:stream").Duplex) => answerClientError(err, socket));

@@ -15,7 +15,7 @@ import { SessionsError } from "./errors";
 export const CARD_UPDATE_LINK_DAYS = 7;
 
 export interface CardUpdateLink {
-	/** The page and token to send, relative to the service's address. */
+	/** The page and token to send: `<baseUrl>/update-card/#<token>`. */
 	link: string;
 	expiresAt: string;
 	message: string;
@@ -23,7 +23,7 @@ export interface CardUpdateLink {
 
 export async function createCardUpdateLink(
 	deps: SessionsDeps,
-	input: { accountId: number; customerId: number },
+	input: { accountId: number; customerId: number; baseUrl: string },
 ): Promise<CardUpdateLink | SessionsError> {
 	const target = await deps.cardUpdateTarget(input.accountId, input.customerId);
 	if (isFailure(target)) return SessionsError.NotUpdatable;
@@ -39,7 +39,7 @@ export async function createCardUpdateLink(
 	});
 	// The token goes in the fragment: browsers do not send it to any server, so no access log keeps it.
 	return {
-		link: `/update-card/#${token}`,
+		link: `${input.baseUrl}/update-card/#${token}`,
 		expiresAt: formatDateTime(expiresAt),
 		message: `Card update link valid until ${formatDateTime(expiresAt)}`,
 	};

@@ -21,6 +21,7 @@ describe("loadConfig", () => {
 			tracing: "off",
 			dashboardIdleMinutes: 30,
 			dashboardSignInsPerMinute: 20,
+			publicBaseUrl: undefined,
 		});
 		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
@@ -50,6 +51,9 @@ describe("loadConfig", () => {
 		[{ REFUND_RECOVERY_GRACE_MS: "20000", REQUEST_TIMEOUT_MS: "30000" }, "REFUND_RECOVERY_GRACE_MS"],
 		[{ DASHBOARD_IDLE_MINUTES: "0" }, "DASHBOARD_IDLE_MINUTES"],
 		[{ DASHBOARD_SIGN_INS_PER_MINUTE: "0" }, "DASHBOARD_SIGN_INS_PER_MINUTE"],
+		[{ PUBLIC_BASE_URL: "pay.example.com" }, "PUBLIC_BASE_URL"],
+		[{ PUBLIC_BASE_URL: "https://pay.example.com/shop" }, "PUBLIC_BASE_URL"],
+		[{ PUBLIC_BASE_URL: "https://pay.example.com/?a=1" }, "PUBLIC_BASE_URL"],
 	])("When %p is set, then start-up fails naming %s", (env, variable) => {
 		expect(() => loadConfig(env)).toThrow(ConfigError);
 		expect(() => loadConfig(env)).toThrow(variable);
@@ -57,6 +61,10 @@ describe("loadConfig", () => {
 
 	test("When DASHBOARD_IDLE_MINUTES has decimals, then they are taken", () => {
 		expect(loadConfig({ DASHBOARD_IDLE_MINUTES: "0.5" }).dashboardIdleMinutes).toBe(0.5);
+	});
+
+	test("When PUBLIC_BASE_URL ends with a slash, then it is taken without it", () => {
+		expect(loadConfig({ PUBLIC_BASE_URL: "https://pay.example.com/" }).publicBaseUrl).toBe("https://pay.example.com");
 	});
 
 	test("When SERVICES names a subset, then only those run", () => {

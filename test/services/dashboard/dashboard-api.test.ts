@@ -10,9 +10,11 @@ let shop: Shop;
 let other: Shop;
 
 const PASSWORD = "correct horse battery staple";
+/** The service's address as buyers reach it (PUBLIC_BASE_URL), not the address the tests call. */
+const PUBLIC_URL = "https://pay.example.com";
 
 beforeAll(async () => {
-	app = await startApp({ env: { DASHBOARD_LOCKOUT_FAILURES: "3" } });
+	app = await startApp({ env: { DASHBOARD_LOCKOUT_FAILURES: "3", PUBLIC_BASE_URL: PUBLIC_URL } });
 	[shop, other] = await Promise.all([createShop(app), createShop(app)]);
 });
 afterAll(() => app.stop());
@@ -283,7 +285,7 @@ describe("What a session may do", () => {
 
 		// Assert
 		expect(made.body).toEqual({
-			link: expect.stringMatching(/^\/update-card\/#[A-Za-z0-9_-]{43}$/),
+			link: expect.stringMatching(/^https:\/\/pay\.example\.com\/update-card\/#[A-Za-z0-9_-]{43}$/),
 			expiresAt: expect.any(String),
 			message: expect.stringContaining("valid until"),
 		});
