@@ -4,10 +4,9 @@
 // valid CARD_UPDATE_LINK_DAYS; opening it on the service's own page
 // (/update-card/) makes a fresh card update session for that page's host.
 import { randomBytes } from "node:crypto";
-import { isFailure } from "../../shared/call";
 import { sha256Hex } from "../../shared/crypto";
 import { formatDateTime } from "../../shared/time";
-import { createSession } from "./checkout-sessions";
+import { cardUpdateRefusal, createSession } from "./checkout-sessions";
 import type { SessionsDeps } from "./deps";
 import { SessionsError } from "./errors";
 
@@ -24,9 +23,9 @@ export interface CardUpdateLink {
 export async function createCardUpdateLink(
 	deps: SessionsDeps,
 	input: { accountId: number; customerId: number; baseUrl: string },
-): Promise<CardUpdateLink | SessionsError> {
-	const target = await deps.cardUpdateTarget(input.accountId, input.customerId);
-	if (isFailure(target)) return SessionsError.NotUpdatable;
+): Promise<CardUpdateLink | SessionsError.UnknownCustomer | SessionsError.NotUpdatable> {
+	const refused = await cardUpdateRefusal(deps, input.accountId, input.customerId);
+	if (refused) return refused;
 	const token = randomBytes(32).toString("base64url");
 	const createdAt = deps.now();
 	const expiresAt = new Date(createdAt.getTime() + CARD_UPDATE_LINK_DAYS * 86_400_000);

@@ -35,11 +35,9 @@ export async function createSession(
 ): Promise<{ sessionId: string } | Exclude<SessionsError, SessionsError.UnknownLink>> {
 	const domain = normalizeHostName(input.domain);
 	if (!domain) return SessionsError.InvalidDomain;
-	// A card update session is for a customer of the account whose card can still change.
 	if (input.customerId !== undefined) {
-		const target = await deps.cardUpdateTarget(input.accountId, input.customerId);
-		if (isFailure(target))
-			return target.error === CardUpdateError.UnknownCustomer ? SessionsError.UnknownCustomer : SessionsError.NotUpdatable;
+		const refused = await cardUpdateRefusal(deps, input.accountId, input.customerId);
+		if (refused) return refused;
 	}
 	const createdAt = deps.now();
 	const doc = await deps.db.sessions.create({
@@ -52,6 +50,17 @@ export async function createSession(
 		expiresAt: new Date(createdAt.getTime() + SESSION_LIFETIME_MS),
 	});
 	return { sessionId: doc._id };
+}
+
+/** Why the account's customer may not get a card update (unknown, another account's, or its card cannot change), or null when it may. */
+export async function cardUpdateRefusal(
+	deps: SessionsDeps,
+	accountId: number,
+	customerId: number,
+): Promise<SessionsError.UnknownCustomer | SessionsError.NotUpdatable | null> {
+	const target = await deps.cardUpdateTarget(accountId, customerId);
+	if (!isFailure(target)) return null;
+	return target.error === CardUpdateError.UnknownCustomer ? SessionsError.UnknownCustomer : SessionsError.NotUpdatable;
 }
 
 /** The account's session, or null when it is unknown or another account's. */

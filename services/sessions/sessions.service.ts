@@ -15,6 +15,12 @@ import { schemas } from "./schemas";
 
 const NOT_UPDATABLE = "This customer's card cannot be updated: it is unsubscribed or never became active";
 
+/** A card update refused for its customer: the same answers for a session (POST /api/session?customerId=) and a link. */
+function refuseCardUpdate(refusal: SessionsError.UnknownCustomer | SessionsError.NotUpdatable): never {
+	if (refusal === SessionsError.UnknownCustomer) throw new ApiError(ApiErrorType.NotFound, "No such customer");
+	throw new ApiError(ApiErrorType.Conflict, NOT_UPDATABLE);
+}
+
 interface Locals {
 	db: SessionsDb;
 	deps: SessionsDeps;
@@ -32,22 +38,20 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				if (result === SessionsError.InvalidDomain) {
 					throw new ApiError(ApiErrorType.InvalidSessionDomain, "Invalid session domain", { domain: ctx.params.domain });
 				}
-				if (result === SessionsError.UnknownCustomer) throw new ApiError(ApiErrorType.NotFound, "No such customer");
-				if (result === SessionsError.NotUpdatable) throw new ApiError(ApiErrorType.Conflict, NOT_UPDATABLE);
+				if (typeof result === "string") refuseCardUpdate(result);
 				return result.sessionId;
 			},
 		},
 		get: idempotent(domainAction(schemas.get, getSession)),
 		// The dashboard: a link the customer opens to give a new card (card-update-links.ts).
-		createCardUpdateLink: domainAction(schemas.createCardUpdateLink, createCardUpdateLink, result => {
-			if (result === SessionsError.NotUpdatable) throw new ApiError(ApiErrorType.Conflict, NOT_UPDATABLE);
-			return result;
-		}),
+		createCardUpdateLink: domainAction(schemas.createCardUpdateLink, createCardUpdateLink, result =>
+			typeof result === "string" ? refuseCardUpdate(result) : result,
+		),
 		// POST /api/card-update-link: the link's page asks for a card update session for its own host.
 		openCardUpdateLink: domainAction(schemas.openCardUpdateLink, openCardUpdateLink, result => {
 			if (result === SessionsError.UnknownLink)
 				throw new ApiError(ApiErrorType.NotFound, "This card update link is unknown or has expired");
-			if (result === SessionsError.NotUpdatable) throw new ApiError(ApiErrorType.Conflict, NOT_UPDATABLE);
+			if (result === SessionsError.NotUpdatable) refuseCardUpdate(result);
 			if (typeof result === "string") throw new ApiError(ApiErrorType.BadRequest, "This page's address cannot show a card update");
 			return result;
 		}),

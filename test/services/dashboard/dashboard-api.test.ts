@@ -297,6 +297,23 @@ describe("What a session may do", () => {
 		expect(JSON.stringify(audit)).not.toContain(token);
 	});
 
+	test("When an operator asks for a card update link for an unknown customer or another account's, then 404, as a card update session answers", async () => {
+		const session = await signIn((await newUser(shop, "operator")).email);
+		const theirs = await paidCustomer(other);
+
+		const unknown = await post(session, "/customers/999999/card-update-link");
+		const foreign = await post(session, `/customers/${theirs.customerId}/card-update-link`);
+		const viaApi = await app
+			.http()
+			.post("/api/session?customerId=999999&domain=shop.example.com")
+			.set("Authorization", `Bearer ${shop.apiToken}`);
+
+		expect(unknown.status).toBe(404);
+		expect(unknown.body).toEqual(viaApi.body);
+		expect(foreign.status).toBe(404);
+		expect(foreign.body).toEqual(viaApi.body);
+	});
+
 	test("When a card update link is unknown or malformed, or a viewer asks for one, then 404, 400 and 403", async () => {
 		const viewer = await signIn((await newUser(shop, "viewer")).email);
 		const { customerId } = await paidCustomer();
