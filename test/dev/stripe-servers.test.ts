@@ -116,11 +116,28 @@ describe("localstripe", () => {
 		stripe = stripeClient(local!);
 	});
 
+	interface Payer {
+		customer: Stripe.Customer;
+		method: Stripe.PaymentMethod;
+	}
+
 	/** A customer with a card attached, as a subscription's first checkout leaves it. */
-	async function customerWithCard(number: string): Promise<{ customer: Stripe.Customer; method: Stripe.PaymentMethod }> {
+	async function customerWithCard(number: string): Promise<Payer> {
 		const customer = await stripe.customers.create({ email: "ada@example.com" });
 		const method = await stripe.paymentMethods.attach((await stripe.paymentMethods.create(card(number))).id, { customer: customer.id });
 		return { customer, method };
+	}
+
+	/** A PaymentIntent of 19.99 USD on the payer's card, confirmed at once. */
+	function confirmedIntent(payer: Payer, options: Partial<Stripe.PaymentIntentCreateParams> = {}): Promise<Stripe.PaymentIntent> {
+		return stripe.paymentIntents.create({
+			amount: 1999,
+			currency: "usd",
+			customer: payer.customer.id,
+			payment_method: payer.method.id,
+			confirm: true,
+			...options,
+		});
 	}
 
 	/** localstripe answers latest_charge expanded; Stripe answers its id unless asked to expand it. */
@@ -141,17 +158,10 @@ describe("localstripe", () => {
 
 	test("When an off-session PaymentIntent is confirmed with 4242424242424242, then it succeeds and its charge is captured", async () => {
 		// Arrange
-		const { customer, method } = await customerWithCard("4242424242424242");
+		const payer = await customerWithCard("4242424242424242");
 
 		// Act
-		const intent = await stripe.paymentIntents.create({
-			amount: 1999,
-			currency: "usd",
-			customer: customer.id,
-			payment_method: method.id,
-			off_session: true,
-			confirm: true,
-		});
+		const intent = await confirmedIntent(payer, { off_session: true });
 
 		// Assert
 		expect(intent.status).toBe("succeeded");
@@ -160,17 +170,10 @@ describe("localstripe", () => {
 
 	test("When the card is 4000000000000341, then it attaches but the confirm is refused with card_declined and the charge failed", async () => {
 		// Arrange
-		const { customer, method } = await customerWithCard("4000000000000341");
+		const payer = await customerWithCard("4000000000000341");
 
 		// Act
-		const confirming = stripe.paymentIntents.create({
-			amount: 1999,
-			currency: "usd",
-			customer: customer.id,
-			payment_method: method.id,
-			off_session: true,
-			confirm: true,
-		});
+		const confirming = confirmedIntent(payer, { off_session: true });
 
 		// Assert
 		const declined = await confirming.then(
@@ -183,15 +186,7 @@ describe("localstripe", () => {
 
 	test("When part of a charge is refunded, then the refund succeeds and the charge shows that part refunded", async () => {
 		// Arrange
-		const { customer, method } = await customerWithCard("4242424242424242");
-		const intent = await stripe.paymentIntents.create({
-			amount: 1999,
-			currency: "usd",
-			customer: customer.id,
-			payment_method: method.id,
-			off_session: true,
-			confirm: true,
-		});
+		const intent = await confirmedIntent(await customerWithCard("4242424242424242"), { off_session: true });
 
 		// Act
 		const refund = await stripe.refunds.create({ payment_intent: intent.id, amount: 500 });
@@ -203,17 +198,9 @@ describe("localstripe", () => {
 
 	test("When a manual-capture PaymentIntent is captured, then it succeeds; when another is cancelled, then it is canceled", async () => {
 		// Arrange
-		const { customer, method } = await customerWithCard("4242424242424242");
-		const authorize = () =>
-			stripe.paymentIntents.create({
-				amount: 1999,
-				currency: "usd",
-				customer: customer.id,
-				payment_method: method.id,
-				capture_method: "manual",
-				confirm: true,
-			});
-		const [toCapture, toCancel] = [await authorize(), await authorize()];
+		const payer = await customerWithCard("4242424242424242");
+		const toCapture = await confirmedIntent(payer, { capture_method: "manual" });
+		const toCancel = await confirmedIntent(payer, { capture_method: "manual" });
 		expect([toCapture.status, toCancel.status]).toEqual(["requires_capture", "requires_capture"]);
 
 		// Act
@@ -241,16 +228,10 @@ describe("localstripe", () => {
 
 	test("When a PaymentIntent is confirmed with the 3-D Secure card 4000002500003155, then it requires action", async () => {
 		// Arrange
-		const { customer, method } = await customerWithCard("4000002500003155");
+		const payer = await customerWithCard("4000002500003155");
 
 		// Act
-		const intent = await stripe.paymentIntents.create({
-			amount: 1999,
-			currency: "usd",
-			customer: customer.id,
-			payment_method: method.id,
-			confirm: true,
-		});
+		const intent = await confirmedIntent(payer);
 
 		// Assert
 		expect(intent.status).toBe("requires_action");
