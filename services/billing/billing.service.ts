@@ -13,6 +13,7 @@ import { pageOrBadRequest } from "../../shared/list-page";
 import { createCardExpirySchedule, expiryListings } from "./card-expiry";
 import { cardUpdateTarget, updateCard } from "./card-update";
 import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
+import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
 import { listCustomersPage, listTransactionsPage, type TransactionListQuery } from "./lists";
 import { type BillingDb, createBillingModels } from "./models";
@@ -44,6 +45,9 @@ interface Locals {
 	refundRecovery: NodeJS.Timeout;
 	recovery: Promise<RecoveryReport> | null;
 	recoverRefunds(): Promise<RecoveryReport>;
+	/** The sweep for checkouts left PENDING running on this node, if any (checkout-recovery.ts). */
+	checkoutRecovery: Promise<void> | null;
+	recoverCheckouts(): Promise<void>;
 }
 
 /** Actions that write outbox events relay the documents they wrote them on, so webhooks go out at once. */
@@ -207,6 +211,23 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			return index < 0 ? { index: 0, count: 1 } : { index, count: nodes.length };
 		},
 
+		/** One sweep for checkouts left PENDING on this node at a time. */
+		recoverCheckouts(): Promise<void> {
+			this.checkoutRecovery ??= recoverCheckouts(this.deps, {
+				signal: this.draining.signal,
+				onError: (customerId, err) =>
+					this.logger.warn(`Checkout recovery: customer ${customerId} stays PENDING for the next sweep:`, err.message),
+			})
+				.then(report => {
+					if (report.activated + report.declined + report.abandoned > 0) this.logger.info("Checkout recovery:", report);
+				})
+				.catch(err => this.logger.warn("Checkout recovery failed:", (err as Error).message))
+				.finally(() => {
+					this.checkoutRecovery = null;
+				});
+			return this.checkoutRecovery;
+		},
+
 		/** One recovery sweep on this node at a time; a call while one runs gets its report. */
 		recoverRefunds(): Promise<RecoveryReport> {
 			this.recovery ??= recoverRefunds(this.deps, {
@@ -245,6 +266,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			db: this.db,
 			renewals,
 			outbox: createOutboxSchedule(this.db),
+			checkouts: createCheckoutSchedule(this.db),
 			cardExpiry,
 			metrics: recoveryMetrics(this.broker),
 			// Production accounts need a real processor adapter; none is configured yet.
@@ -267,8 +289,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			logger: this.logger,
 		});
 		this.relay.start();
-		// Every billing node sweeps for refunds a crash left unsettled; the refunds' leases share the work.
-		this.refundRecovery = setInterval(() => void this.recoverRefunds().catch(() => undefined), config().refundRecoveryIntervalMs);
+		// Every billing node sweeps for refunds and checkouts an outage or a crash left unsettled; the refunds' leases
+		// and the customers' compare-and-set share the work.
+		this.refundRecovery = setInterval(() => {
+			void this.recoverRefunds().catch(() => undefined);
+			void this.recoverCheckouts();
+		}, config().refundRecoveryIntervalMs);
 		this.refundRecovery.unref();
 		// Every billing node runs the cycle; the leases share the work.
 		this.cron = new Cron(config().renewalCron, { timezone: config().timeZone, protect: true }, async () => {
@@ -285,8 +311,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		clearInterval(this.refundRecovery);
 		this.cron?.stop();
 		this.draining.abort();
-		// A recovery sweep in progress finishes the refund it holds.
+		// A recovery sweep in progress finishes the refund it holds, and the checkout it settles.
 		await this.recovery?.catch(() => undefined);
+		await this.checkoutRecovery;
 		// A cycle in progress finishes the renewals it holds before the node stops.
 		await this.cycle;
 		await this.relay?.stop();

@@ -18,7 +18,7 @@ import { listCustomer } from "./lists";
 import type { CustomerDoc } from "./models";
 import { listedEvent } from "./outbox";
 import { withRetries } from "./processor-retries";
-import type { PaymentProcessor } from "./processors/payment-processor";
+import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
 import { CustomerStatus, TransactionType } from "./states";
 import { claimLock, lockKey, releaseLock } from "./subscription-lock";
 import { recordTransaction } from "./transaction-record";
@@ -52,6 +52,8 @@ export async function openSubscription(
 		return OpenSubscriptionError.AlreadySubscribed;
 	}
 	const now = deps.now();
+	// Listed before the customer exists: a checkout an outage or a crash leaves PENDING is found by key (checkout-recovery.ts).
+	await deps.checkouts.add(customerId, now);
 	await listCustomer(deps, {
 		_id: customerId,
 		accountId: input.accountId,
@@ -83,6 +85,7 @@ export async function openSubscription(
 		midId: input.mid.id,
 		midName: input.mid.name,
 		sessionId: input.sessionId,
+		attemptId: input.attemptId,
 		additionalData: input.additionalData,
 		authorizationId: null,
 		outbox: [],
@@ -113,7 +116,7 @@ export async function abandonSubscription(
 }
 
 /** PENDING -> ACTIVE (with its CONVERSION event, naming the charge or hold) or DECLINED, compare-and-set on the expected state. */
-async function settle(
+export async function settle(
 	deps: BillingDeps,
 	customerId: number,
 	changes: Partial<CustomerDoc>,
@@ -158,7 +161,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	}
 
 	const hold = product.billing === "PREAUTHORIZE";
-	const idempotencyKey = `${input.attemptId}:${hold ? "authorize" : "charge"}`;
+	const idempotencyKey = firstPaymentKey(input.attemptId, product.billing);
 	const money = {
 		idempotencyKey,
 		cardToken: customer.cardToken,
@@ -169,6 +172,29 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	const outcome = await withRetries(() =>
 		hold ? cards.authorize({ ...money, cvc: input.cvc }) : cards.charge({ ...money, initiator: "customer", cvc: input.cvc }),
 	);
+	return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
+}
+
+/** The processor's key of a checkout's first charge or hold. */
+export function firstPaymentKey(attemptId: string, billing: FirstPaymentInput["product"]["billing"]): string {
+	return `${attemptId}:${billing === "PREAUTHORIZE" ? "authorize" : "charge"}`;
+}
+
+/**
+ * Records what the processor did with the first charge or hold and settles the PENDING customer by it: ACTIVE, or
+ * DECLINED with its lock released. Run by the checkout, and by the recovery for a checkout cut off after the
+ * processor answered; the transaction is written once (by its key) and the customer settled once (compare-and-set).
+ */
+export async function settleFirstPayment(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	product: FirstPaymentInput["product"],
+	idempotencyKey: string,
+	outcome: ProcessorOutcome,
+	/** When the processor charged: now, or for a recovered checkout when it opened. */
+	now = deps.now(),
+): Promise<FirstPaymentResult> {
+	const hold = product.billing === "PREAUTHORIZE";
 	const transaction = await recordTransaction(
 		deps,
 		customer,

@@ -11,6 +11,8 @@ export interface BillingDeps {
 	outbox: Schedule<string>;
 	/** The node's recovery counters (recovery.ts); absent when metrics are off. */
 	metrics?: { entered(): void; recovered(currency: string, amountMinor: number): void };
+	/** Checkouts by the time they opened (checkout-recovery.ts): one left PENDING is found by key. */
+	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
 	cardExpiry: Schedule<number>;
 	/** The processor for an account's environment, or null when none is configured. */

@@ -57,6 +57,8 @@ export interface CustomerDoc {
 	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
 	refusedMids?: number[];
 	sessionId: string;
+	/** The checkout attempt that opened it: names its first payment at the processor (checkout-recovery.ts). */
+	attemptId?: string | null;
 	additionalData: Record<string, unknown> | null;
 	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
 	authorizationId: number | null;
@@ -167,6 +169,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		refusedMids: { type: [Number], default: undefined },
 		expiryWarnedCard: { type: String, default: null },
 		sessionId: { type: String, required: true },
+		attemptId: { type: String, default: null },
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
@@ -249,6 +252,8 @@ export interface BillingDb {
 	/** Outbox events by the time they were written (outbox.ts): the relay's sweep finds them by key. */
 	outboxSchedule: Model<ScheduleSlotDoc>;
 	cardExpirySchedule: Model<ScheduleSlotDoc>;
+	/** Checkouts by the time they opened (checkout-recovery.ts): the recovery finds one left PENDING by key. */
+	checkoutSchedule: Model<ScheduleSlotDoc>;
 	/** The merchant's lists of customers and transactions (lists.ts). */
 	timelines: Timelines;
 	ids: { customers: IdAllocator; transactions: IdAllocator };
@@ -282,6 +287,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),
+		checkoutSchedule: connection.model("CheckoutSchedule", scheduleSchema(), "checkout_schedule"),
 		timelines: createTimelines(connection),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),

@@ -26,6 +26,7 @@ export const schemas = {
 	}),
 	openSubscription: params({
 		accountId: id,
+		attemptId,
 		environment,
 		product: params({ id, allowMultipleSubscriptions: { type: "boolean" } }),
 		buyer: params({ email: { type: "string", maxLength: 254 }, name: shortText, lastName: { type: "string", maxLength: 200 } }),

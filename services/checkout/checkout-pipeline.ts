@@ -70,6 +70,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	// 4. One live subscription per (product, email, card) unless the product allows more.
 	const opened = await deps.call("billing.openSubscription", {
 		accountId: session.accountId,
+		attemptId,
 		environment: context.environment,
 		product: { id: product.id, allowMultipleSubscriptions: product.allowMultipleSubscriptions },
 		buyer: { email: input.email.trim().toLowerCase(), name: input.name, lastName: input.lastName ?? "" },

@@ -101,6 +101,8 @@ export enum FirstPaymentOutcome {
 
 export interface OpenSubscriptionInput {
 	accountId: number;
+	/** The checkout attempt: its first payment's key is `<attemptId>:charge` or `:authorize` (checkout-recovery.ts). */
+	attemptId: string;
 	environment: Environment;
 	product: { id: number; allowMultipleSubscriptions: boolean };
 	buyer: { email: string; name: string; lastName: string };

@@ -1,0 +1,92 @@
+// Checkouts left PENDING by an outage or a crash. A checkout's first payment
+// is three writes after the processor's answer (its transaction, the renewal
+// listing, the customer's settlement); a database that goes away between them,
+// or a node that dies, left the customer PENDING for good: the buyer charged
+// (the answer was a 503) with no subscription, no CONVERSION, no renewals.
+// Every checkout is listed by the time it opened (checkout_schedule); every
+// billing node sweeps the listings older than the grace period
+// (REFUND_RECOVERY_GRACE_MS, above REQUEST_TIMEOUT_MS, so its request is over)
+// and settles a customer still PENDING by what the processor did with the
+// first payment's key (`lookup`, never a new charge):
+//   - approved or declined -> its transaction (once, by key) and ACTIVE or DECLINED, as the checkout would have
+//   - never seen (the checkout stopped before paying), or a SCHEDULE product -> ABANDONED, lock released
+// Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
+// request still at work, settle a customer once. A listing is dropped once its
+// customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
+import { FirstPaymentOutcome } from "../../shared/contracts/billing";
+import { createSchedule, type Schedule } from "../../shared/schedule";
+import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
+import type { BillingDeps } from "./deps";
+import type { BillingDb } from "./models";
+import { CustomerStatus } from "./states";
+
+/** 10-second slots, 2 documents each: a checkout is listed once and read once, a grace period later. */
+export function createCheckoutSchedule(db: BillingDb): Schedule<number> {
+	return createSchedule<number>(db.checkoutSchedule, { slotMs: 10_000, shards: 2, firstLookBackMs: 24 * 3_600_000 });
+}
+
+/** How late a listing's write may land (it waits for the database up to serverSelectionTimeoutMS, then retries). */
+const LATE_LISTING_MS = 60_000;
+
+export interface CheckoutRecoveryReport {
+	activated: number;
+	declined: number;
+	abandoned: number;
+	/** Not settled now (database, accounts or processor unavailable): listed for the next sweep. */
+	skipped: number;
+}
+
+export async function recoverCheckouts(
+	deps: BillingDeps,
+	options: { signal?: AbortSignal; onError?: (customerId: number, err: Error) => void } = {},
+): Promise<CheckoutRecoveryReport> {
+	const report: CheckoutRecoveryReport = { activated: 0, declined: 0, abandoned: 0, skipped: 0 };
+	const now = deps.now();
+	// A slot is read once its start is past the grace period; each checkout in it is judged by its own time. The
+	// cursor stays LATE_LISTING_MS behind: a listing whose write waited out an outage lands in a slot of its past.
+	const openedBefore = new Date(now.getTime() - deps.refundGraceMs);
+	const due = await deps.checkouts.due(openedBefore, new Date(openedBefore.getTime() - LATE_LISTING_MS));
+	for (const entry of due) {
+		if (options.signal?.aborted) break;
+		try {
+			const settled = await recoverCheckout(deps, entry.id, openedBefore);
+			if (settled === "later") continue;
+			if (settled) report[settled]++;
+			await deps.checkouts.remove(entry.id, entry.at);
+		} catch (err) {
+			report.skipped++;
+			options.onError?.(entry.id, err as Error);
+		}
+	}
+	return report;
+}
+
+/**
+ * Settles one listed checkout; null when it was no longer PENDING (nothing to do), "later" when its request may
+ * still be at work (opened within the grace period). Throws when it cannot decide now.
+ */
+async function recoverCheckout(
+	deps: BillingDeps,
+	customerId: number,
+	openedBefore: Date,
+): Promise<keyof Omit<CheckoutRecoveryReport, "skipped"> | "later" | null> {
+	const customer = await deps.db.customers.findById(customerId).lean();
+	if (customer?.status !== CustomerStatus.Pending) return null;
+	if (customer.createdAt > openedBefore) return "later";
+	const product = await deps.productOf(customer.accountId, customer.productId);
+	const processor = deps.processorFor(customer.environment);
+	if (!product || !processor || !customer.attemptId || product.billing === "SCHEDULE") {
+		// Nothing was charged: a SCHEDULE product charges at the trial's end, and without a processor or an attempt there was no charge.
+		return abandon(deps, customerId);
+	}
+	const key = firstPaymentKey(customer.attemptId, product.billing);
+	const outcome = await processor.lookup(key);
+	if (!outcome) return abandon(deps, customerId);
+	const settled = await settleFirstPayment(deps, customer, product, key, outcome, customer.createdAt);
+	return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
+}
+
+/** PENDING -> ABANDONED with its lock released; null when another settled it first. */
+async function abandon(deps: BillingDeps, customerId: number): Promise<"abandoned" | null> {
+	return typeof (await abandonSubscription(deps, { customerId })) === "object" ? "abandoned" : null;
+}

@@ -1,0 +1,150 @@
+// Checkouts an outage or a crash cut off are settled by billing's recovery
+// sweep (services/billing/checkout-recovery.ts). Each test leaves the state a
+// checkout stopped at one point leaves: a PENDING customer opened by billing's
+// own step (listed for the recovery), and, where the checkout had already paid,
+// the charge in the real sandbox processor's ledger under the checkout's key;
+// the step that would have recorded it never runs. The sweep runs every 200 ms
+// with a grace period of 2 s. What the merchant sees is asserted through the
+// API and a real webhook receiver.
+import { randomBytes, randomUUID } from "node:crypto";
+import mongoose, { type Connection } from "mongoose";
+import type { PaymentProcessor } from "../../../services/billing/processors/payment-processor";
+import { createSandboxModels, createSandboxProcessor } from "../../../services/billing/processors/sandbox-processor";
+import { cardFingerprint } from "../../../services/checkout/card-data";
+import type { OpenSubscriptionInput } from "../../../shared/contracts/billing";
+import { databaseNameFor } from "../../../shared/db.mixin";
+import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
+import { admin, bearer } from "../../factories/merchant";
+import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let shop: Shop;
+let receiver: WebhookReceiver;
+let processorConnection: Connection;
+/** The sandbox processor, as billing runs it, on billing's database: what "the processor charged" means here. */
+let processor: PaymentProcessor;
+
+beforeAll(async () => {
+	app = await startApp({
+		env: { REQUEST_TIMEOUT_MS: "1000", REFUND_RECOVERY_GRACE_MS: "2000", REFUND_RECOVERY_INTERVAL_MS: "200" },
+	});
+	receiver = await startWebhookReceiver();
+	shop = await createShop(app);
+	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+	const url = process.env.MONGO_URL!;
+	processorConnection = await mongoose
+		.createConnection(url, { dbName: databaseNameFor("billing", url), autoIndex: false, autoCreate: false })
+		.asPromise();
+	processor = createSandboxProcessor(createSandboxModels(processorConnection), Buffer.from(process.env.VAULT_KEY!, "base64"));
+});
+
+afterAll(async () => {
+	await app.stop();
+	await receiver.stop();
+	await processorConnection.close();
+});
+
+interface Opened {
+	customerId: number;
+	attemptId: string;
+	email: string;
+	cardToken: string;
+}
+
+/** Billing's step 4 of a checkout, as the checkout service calls it: a PENDING customer under the duplicate lock. */
+async function openedCheckout(card: string = CARDS.visa): Promise<Opened> {
+	const attemptId = `co_${randomBytes(8).toString("hex")}`;
+	const email = uniqueEmail();
+	const { cardToken } = await processor.tokenize({ pan: card, expiry: "1234" });
+	const input: OpenSubscriptionInput = {
+		accountId: shop.accountId,
+		attemptId,
+		environment: "sandbox",
+		product: { id: shop.products.charge, allowMultipleSubscriptions: false },
+		buyer: { email, name: "Ada", lastName: "Lovelace" },
+		card: {
+			cardToken,
+			// The checkout's own fingerprint, so the duplicate lock is the one a real checkout of this card meets.
+			fingerprint: cardFingerprint(Buffer.from(process.env.CARD_FINGERPRINT_KEY!, "base64"), card),
+			bin: card.slice(0, 6),
+			last4: card.slice(-4),
+			brand: card === CARDS.mastercard ? "mastercard" : "visa",
+			expiry: "1234",
+		},
+		mid: { id: shop.mids[0], name: "MID A" },
+		sessionId: randomUUID(),
+		additionalData: null,
+	};
+	const opened = await app.broker.call<{ customerId: number }, OpenSubscriptionInput>("billing.openSubscription", input);
+	return { customerId: opened.customerId, attemptId, email, cardToken };
+}
+
+const customerOf = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop))).body;
+const transactionsOf = async (customerId: number): Promise<{ id: number; type: string; status: string; amount: number }[]> =>
+	(await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
+const webhooksOf = (customerId: number) => receiver.requests.map(r => JSON.parse(r.rawBody)).filter(e => e.customerId === customerId);
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+	const deadline = Date.now() + 15_000;
+	for (;;) {
+		const value = await read();
+		if (done(value)) return value;
+		if (Date.now() > deadline) throw new Error(`${what} did not happen within 15 s; last seen: ${JSON.stringify(value)}`);
+		await new Promise(resolve => setTimeout(resolve, 200));
+	}
+}
+
+test("When a checkout stopped after the processor charged, before anything was recorded, then the sweep records the charge, activates the customer and sends TRANSACTION and CONVERSION, charging nothing more", async () => {
+	// Arrange: the charge the checkout made, with its key; then the checkout stops.
+	const opened = await openedCheckout();
+	const charged = await processor.charge({
+		idempotencyKey: `${opened.attemptId}:charge`,
+		cardToken: opened.cardToken,
+		amount: 999,
+		currency: "EUR",
+		midId: shop.mids[0],
+		initiator: "customer",
+		cvc: "123",
+	});
+	expect(charged.status).toBe("APPROVED");
+
+	// Act: the sweep, after the grace period.
+	const customer = await eventually(
+		() => customerOf(opened.customerId),
+		c => c.status !== "PENDING",
+		"the checkout's recovery",
+	);
+
+	// Assert
+	expect(customer).toMatchObject({ id: opened.customerId, status: "ACTIVE" });
+	const transactions = await transactionsOf(opened.customerId);
+	expect(transactions).toEqual([expect.objectContaining({ type: "SUBSCRIPTION_START", status: "APPROVED", amount: 9.99 })]);
+	const operations = (await admin(app).get("/sandbox/operations?kind=charge")).body as { idempotencyKey: string }[];
+	expect(operations.filter(o => o.idempotencyKey.startsWith(opened.attemptId))).toHaveLength(1);
+	const events = await eventually(
+		async () => webhooksOf(opened.customerId),
+		e => e.length >= 2,
+		"the TRANSACTION and CONVERSION webhooks",
+	);
+	expect(events.map(e => e.type).sort()).toEqual(["CONVERSION", "TRANSACTION"]);
+}, 30_000);
+
+test("When a checkout stopped before the processor was asked, then the sweep abandons the customer, charges nothing and frees the buyer to subscribe again", async () => {
+	// Arrange: no charge under the checkout's key.
+	const opened = await openedCheckout(CARDS.mastercard);
+
+	// Act
+	const customer = await eventually(
+		() => customerOf(opened.customerId),
+		c => c.status !== "PENDING",
+		"the checkout's recovery",
+	);
+
+	// Assert: abandoned, no transaction, no webhook, and the duplicate lock is released.
+	expect(customer).toMatchObject({ id: opened.customerId, status: "ABANDONED" });
+	expect(await transactionsOf(opened.customerId)).toEqual([]);
+	expect(webhooksOf(opened.customerId)).toEqual([]);
+	const again = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.mastercard, email: opened.email });
+	expect(again.body).toMatchObject({ code: "OK" });
+}, 30_000);
