@@ -14,7 +14,7 @@
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
 import { FirstPaymentOutcome } from "../../shared/contracts/billing";
-import { createSchedule, type Schedule } from "../../shared/schedule";
+import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
 import type { BillingDb } from "./models";
@@ -49,7 +49,7 @@ export async function recoverCheckouts(
 	for (const entry of due) {
 		if (options.signal?.aborted) break;
 		try {
-			const settled = await recoverCheckout(deps, entry.id, openedBefore);
+			const settled = await recoverCheckout(deps, entry, openedBefore);
 			if (settled === "later") continue;
 			if (settled) report[settled]++;
 			await deps.checkouts.remove(entry.id, entry.at);
@@ -62,16 +62,18 @@ export async function recoverCheckouts(
 }
 
 /**
- * Settles one listed checkout; null when it was no longer PENDING (nothing to do), "later" when its request may
- * still be at work (opened within the grace period). Throws when it cannot decide now.
+ * Settles one listed checkout; null when there is nothing to do (no longer PENDING, or never opened), "later" when
+ * its request may still be at work (opened within the grace period). Throws when it cannot decide now.
  */
 async function recoverCheckout(
 	deps: BillingDeps,
-	customerId: number,
+	{ id: customerId, at: listedIn }: DueEntry<number>,
 	openedBefore: Date,
 ): Promise<keyof Omit<CheckoutRecoveryReport, "skipped"> | "later" | null> {
 	const customer = await deps.db.customers.findById(customerId).lean();
-	if (customer?.status !== CustomerStatus.Pending) return null;
+	// Listed just before the customer is written: a young listing without its customer is a checkout still opening.
+	if (!customer) return listedIn.getTime() < openedBefore.getTime() - LATE_LISTING_MS ? null : "later";
+	if (customer.status !== CustomerStatus.Pending) return null;
 	if (customer.createdAt > openedBefore) return "later";
 	const product = await deps.productOf(customer.accountId, customer.productId);
 	const processor = deps.processorFor(customer.environment);

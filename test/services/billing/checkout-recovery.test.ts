@@ -7,21 +7,19 @@
 // with a grace period of 2 s. What the merchant sees is asserted through the
 // API and a real webhook receiver.
 import { randomBytes, randomUUID } from "node:crypto";
-import mongoose, { type Connection } from "mongoose";
 import type { PaymentProcessor } from "../../../services/billing/processors/payment-processor";
-import { createSandboxModels, createSandboxProcessor } from "../../../services/billing/processors/sandbox-processor";
 import { cardFingerprint } from "../../../services/checkout/card-data";
 import type { OpenSubscriptionInput } from "../../../shared/contracts/billing";
-import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
+import { openSandboxProcessor } from "../../factories/sandbox-processor";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
 let shop: Shop;
 let receiver: WebhookReceiver;
-let processorConnection: Connection;
+let sandbox: Awaited<ReturnType<typeof openSandboxProcessor>>;
 /** The sandbox processor, as billing runs it, on billing's database: what "the processor charged" means here. */
 let processor: PaymentProcessor;
 
@@ -32,17 +30,14 @@ beforeAll(async () => {
 	receiver = await startWebhookReceiver();
 	shop = await createShop(app);
 	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
-	const url = process.env.MONGO_URL!;
-	processorConnection = await mongoose
-		.createConnection(url, { dbName: databaseNameFor("billing", url), autoIndex: false, autoCreate: false })
-		.asPromise();
-	processor = createSandboxProcessor(createSandboxModels(processorConnection), Buffer.from(process.env.VAULT_KEY!, "base64"));
+	sandbox = await openSandboxProcessor();
+	processor = sandbox.processor;
 });
 
 afterAll(async () => {
 	await app.stop();
 	await receiver.stop();
-	await processorConnection.close();
+	await sandbox.close();
 });
 
 interface Opened {

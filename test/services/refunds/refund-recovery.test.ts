@@ -8,14 +8,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import { type Db, MongoClient } from "mongodb";
-import mongoose, { type Connection } from "mongoose";
 import { createBroker } from "../../../runtime/broker";
 import type { PaymentProcessor, ProcessorOutcome } from "../../../services/billing/processors/payment-processor";
-import { createSandboxModels, createSandboxProcessor } from "../../../services/billing/processors/sandbox-processor";
 import { keyRecordOf } from "../../../services/refunds/idempotent-refund";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
+import { openSandboxProcessor } from "../../factories/sandbox-processor";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -25,7 +24,7 @@ let receiver: WebhookReceiver;
 let client: MongoClient;
 let billingDb: Db;
 let refundsDb: Db;
-let processorConnection: Connection;
+let sandbox: Awaited<ReturnType<typeof openSandboxProcessor>>;
 /** The sandbox processor, as billing runs it, on billing's database: what "the processor did it" means here. */
 let processor: PaymentProcessor;
 
@@ -38,15 +37,13 @@ beforeAll(async () => {
 	client = await MongoClient.connect(url);
 	billingDb = client.db(databaseNameFor("billing", url));
 	refundsDb = client.db(databaseNameFor("refunds", url));
-	processorConnection = await mongoose
-		.createConnection(url, { dbName: databaseNameFor("billing", url), autoIndex: false, autoCreate: false })
-		.asPromise();
-	processor = createSandboxProcessor(createSandboxModels(processorConnection), Buffer.from(process.env.VAULT_KEY!, "base64"));
+	sandbox = await openSandboxProcessor();
+	processor = sandbox.processor;
 });
 afterAll(async () => {
 	await app.stop();
 	await receiver.stop();
-	await processorConnection.close();
+	await sandbox.close();
 	await client.close();
 });
 
