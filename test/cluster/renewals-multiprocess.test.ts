@@ -56,6 +56,7 @@ async function seedCustomers(shop: RenewalShop, count: number, pan = "4242424242
 		});
 		const opened = await support.call<{ customerId: number }, object>("billing.openSubscription", {
 			accountId,
+			attemptId,
 			environment: "sandbox",
 			product: { id: productId, allowMultipleSubscriptions: true },
 			buyer: { email: `renewal-${i}@example.com`, name: "Ada", lastName: "" },
