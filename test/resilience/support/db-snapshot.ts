@@ -9,13 +9,13 @@ export type DbSnapshot = Map<string, Map<string, string>>;
 
 export interface DbWatcher {
 	snapshot(): Promise<DbSnapshot>;
-	/** Waits until no outbox relay and no webhook attempt is listed: work the app still does on its own. */
+	/** Waits until no outbox relay, webhook attempt or checkout to recover is listed: work the app still does on its own. */
 	settled(timeoutMs?: number): Promise<void>;
 	close(): Promise<void>;
 }
 
-/** Schedules whose listings the app works off by itself within seconds. */
-const SELF_DRAINING = ["outbox_schedule", "webhook_attempt_schedule"];
+/** Schedules whose listings the app works off by itself: within seconds, or the checkout recovery's grace period. */
+const SELF_DRAINING = ["outbox_schedule", "webhook_attempt_schedule", "checkout_schedule"];
 
 /**
  * A schedule's cursor moves on as time passes, and a slot emptied by the work
