@@ -9,7 +9,7 @@
 // and settles a customer still PENDING by what the processor did with the
 // first payment's key (`lookup`, never a new charge):
 //   - approved or declined -> its transaction (once, by key) and ACTIVE or DECLINED, as the checkout would have
-//   - never seen (the checkout stopped before paying), or a SCHEDULE product -> ABANDONED, lock released
+//   - never seen (the checkout stopped before paying; a SCHEDULE product's pays nothing) -> ABANDONED, lock released
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
@@ -77,15 +77,19 @@ async function recoverCheckout(
 	if (customer.createdAt > openedBefore) return "later";
 	const product = await deps.productOf(customer.accountId, customer.productId);
 	const processor = deps.processorFor(customer.environment);
-	if (!product || !processor || !customer.attemptId || product.billing === "SCHEDULE") {
-		// Nothing was charged: a SCHEDULE product charges at the trial's end, and without a processor or an attempt there was no charge.
-		return abandon(deps, customerId);
+	// Without a processor or an attempt nothing was charged.
+	if (!product || !processor || !customer.attemptId) return abandon(deps, customerId);
+	// A charge or a hold, whatever the product's billing is now (a SCHEDULE checkout charged nothing: neither is found).
+	for (const billing of product.billing === "PREAUTHORIZE"
+		? (["PREAUTHORIZE", "CHARGE"] as const)
+		: (["CHARGE", "PREAUTHORIZE"] as const)) {
+		const key = firstPaymentKey(customer.attemptId, billing);
+		const outcome = await processor.lookup(key);
+		if (!outcome) continue;
+		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.createdAt);
+		return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
 	}
-	const key = firstPaymentKey(customer.attemptId, product.billing);
-	const outcome = await processor.lookup(key);
-	if (!outcome) return abandon(deps, customerId);
-	const settled = await settleFirstPayment(deps, customer, product, key, outcome, customer.createdAt);
-	return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
+	return abandon(deps, customerId);
 }
 
 /** PENDING -> ABANDONED with its lock released; null when another settled it first. */
