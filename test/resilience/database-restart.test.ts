@@ -234,12 +234,14 @@ test(`When the database server stops and starts again ${RESTARTS} times under ch
 	// After the last restart, checkouts and renewals work as before: a checkout goes through, and a run a month further
 	// charges what is due for each of the renewing customers. A run that outlived its request (503), or that an outage
 	// cut off, may still hold some of them (skipped) until their leases expire; a later run takes them.
-	let lastCheckout = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa });
-	for (let i = 0; i < 30 && lastCheckout.body.code !== "OK"; i++) {
+	// Its session may still answer 503 for a moment (the circuit breaker skips an endpoint that failed for 10 s).
+	const checkoutOnce = () => submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa }).catch(() => undefined);
+	let lastCheckout = await checkoutOnce();
+	for (let i = 0; i < 30 && lastCheckout?.body.code !== "OK"; i++) {
 		await pause(1000);
-		lastCheckout = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa });
+		lastCheckout = await checkoutOnce();
 	}
-	if (lastCheckout.body.code === "OK") acknowledged.push(lastCheckout.body.customerId as number);
+	if (lastCheckout?.body.code === "OK") acknowledged.push(lastCheckout.body.customerId as number);
 	const finalAdvance = new Date(Date.now() + (month + 1) * 31 * DAY_MS);
 	let lastRun = await admin(app).post(`/accounts/${renewing.accountId}/clock`, { advanceTo: finalAdvance.toISOString() });
 	for (let i = 0; i < 30 && (lastRun.status !== 200 || lastRun.body.skipped > 0); i++) {
@@ -264,7 +266,7 @@ test(`When the database server stops and starts again ${RESTARTS} times under ch
 	expect(answers.filter(a => a.status === 503 && a.body.error !== "SERVICE_UNAVAILABLE")).toEqual([]);
 	expect(answers.some(a => a.gap && a.status === 503)).toBe(true);
 	// How many checkouts fit between restarts depends on the machine; that one goes through after the last is the point.
-	expect(lastCheckout.body).toMatchObject({ code: "OK" });
+	expect(lastCheckout?.body).toMatchObject({ code: "OK" });
 	expect(lastRun.status).toBe(200);
 	expect(lastRun.body).toMatchObject({ declined: 0, suspended: 0, skipped: 0 });
 
