@@ -84,7 +84,8 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 				visibility: "public",
 				async handler(): Promise<DbHealth> {
 					if (await this.pingDatabase()) return { database: "UP" };
-					return { database: "DOWN", ...(this.reachability.outage() ? { outage: this.reachability.outage() } : {}) };
+					const outage = this.reachability.outage();
+					return { database: "DOWN", ...(outage ? { outage } : {}) };
 				},
 			},
 		},
