@@ -375,7 +375,9 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		async checkAdminRequest(ctx: Context, _route: unknown, req: Request) {
 			checkParameters(req);
 			// Everything under /admin/accounts/{accountId} answers an unknown account the same way: 404, before its action runs.
-			if (/:accountId\b/.test(req.$alias?.path ?? "")) await call(ctx, "accounts.get", { accountId: req.$params.accountId as number });
+			// Not retried: the request's retries belong to its action, so an outage answers 503 within the documented bound.
+			if (/:accountId\b/.test(req.$alias?.path ?? ""))
+				await call(ctx, "accounts.get", { accountId: req.$params.accountId as number }, { retries: 0 });
 		},
 	},
 
