@@ -1,0 +1,477 @@
+// The Stripe gateway, spoken to only through the official library. Each MID
+// is its own Stripe account (its secret key). A vault card is put on that
+// account once, as a Customer with an attached PaymentMethod made from the
+// raw card; the account must be allowed to send raw card numbers.
+//
+// Money moves in two steps, so that a lost answer never charges twice, even
+// on a server that ignores Idempotency-Key (localstripe): the intent is
+// created unconfirmed and remembered, then confirmed. A lookup finds a
+// remembered intent again, and cancels it if it was never confirmed.
+//
+// Decisions:
+// - 401/403 (the MID's key is wrong, revoked or restricted) is DECLINED with
+//   merchant_account_refused: the card is not at fault and this MID will not
+//   charge until its key is fixed, so billing moves to another MID
+//   (MERCHANT_ACCOUNT). A lookup answers ERROR instead: it could not tell.
+// - 3-D Secure is not supported yet (a later issue): an intent that requires
+//   action is cancelled, so it can never complete, and DECLINED with
+//   authentication_required.
+// - ERROR means nothing moved, or what moved is found by a lookup of the
+//   reference that was remembered: the ledger looks it up before a retry.
+import { randomBytes } from "node:crypto";
+import Stripe from "stripe";
+import type { Connector, ConnectorOutcome, MidContext, MoneyOperation, Remember, VaultCard } from "../connector";
+import { outcomeOfDecline } from "./decline-codes";
+
+/** Pinned, not the library's default: upgrading the library must not change what Stripe answers (its types follow it, so tsc tells). */
+export const STRIPE_API_VERSION = "2026-10-28.endive";
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** The most requests one operation makes one after another: a first charge's customer, payment method, attach, intent, confirm, cancel. */
+const MOST_REQUESTS = 6;
+
+/** What the connector made of one card on one MID's Stripe account. */
+export interface StripeCardKeys {
+	customer: string;
+	paymentMethod: string;
+}
+
+/** Where the connector keeps, per MID and vault card, what it made on that MID's Stripe account. */
+export interface StripeKeyStore {
+	get(midId: number, cardToken: string): Promise<StripeCardKeys | null>;
+	set(midId: number, cardToken: string, value: StripeCardKeys): Promise<void>;
+}
+
+export interface StripeConnectorOptions {
+	/** Another server speaking Stripe's API, e.g. http://127.0.0.1:12111; undefined: Stripe itself. */
+	apiBase?: string;
+	/** Per request. */
+	timeoutMs?: number;
+	keyStore: StripeKeyStore;
+	/**
+	 * "localstripe": leave out what localstripe 1.15.10 refuses ("Unexpected …") although Stripe needs it: no redirects
+	 * at creation (else Stripe wants a return_url to confirm) and off_session at confirmation. For tests only;
+	 * stripe-mock checks the full requests against Stripe's OpenAPI.
+	 */
+	dialect?: "stripe" | "localstripe";
+}
+
+export interface StripeConnector extends Connector {
+	/** How long an operation may take at most (every request timing out); the ledger's deciding time. */
+	readonly decidingMs: number;
+}
+
+type LookupOp = Parameters<Connector["lookup"]>[0];
+
+const approved = (reference: string): ConnectorOutcome => ({ status: "APPROVED", reference, reason: null, hardDecline: false });
+const declined = (reference: string | null, code: string | null | undefined): ConnectorOutcome => ({
+	status: "DECLINED",
+	reference,
+	...outcomeOfDecline(code),
+});
+/** Our own reasons, named as in services/billing/decline-reasons.ts. */
+const declinedAs = (reference: string | null, reason: string, hardDecline: boolean): ConnectorOutcome => ({
+	status: "DECLINED",
+	reference,
+	reason,
+	hardDecline,
+});
+const failed = (reason: string, reference: string | null = null): ConnectorOutcome => ({
+	status: "ERROR",
+	reference,
+	reason,
+	hardDecline: false,
+});
+
+const MERCHANT_REFUSED = "merchant_account_refused";
+const UNAVAILABLE = "processor_unavailable";
+
+/** What a failed request means. Only Stripe's errors are answers; anything else (our store, remember) is thrown on. */
+function outcomeOfError(err: unknown, reference: string | null, lookingUp = false): ConnectorOutcome {
+	if (!(err instanceof Stripe.errors.StripeError)) throw err;
+	if (err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError)
+		return lookingUp ? failed(MERCHANT_REFUSED, reference) : declinedAs(reference, MERCHANT_REFUSED, false);
+	if (err instanceof Stripe.errors.StripeCardError)
+		return lookingUp ? failed(err.code ?? "card_error", reference) : declined(reference, err.decline_code ?? err.code);
+	if (err instanceof Stripe.errors.StripeIdempotencyError) return failed("idempotency_error", reference);
+	// Our request was wrong (or the object's state did not allow it): Stripe did nothing.
+	if (err instanceof Stripe.errors.StripeInvalidRequestError) return failed(err.code ?? "invalid_request", reference);
+	// Unreachable, timed out, rate limited, 5xx: Stripe did nothing, or the remembered reference tells.
+	return failed(UNAVAILABLE, reference);
+}
+
+const isInvalidRequest = (err: unknown) => err instanceof Stripe.errors.StripeInvalidRequestError;
+
+/** Stripe's code for why a payment or setup failed: its decline_code, else its code. */
+function codeOf(error: { code?: string; decline_code?: string } | null | undefined): string | undefined {
+	return error?.decline_code ?? error?.code;
+}
+
+/** MM/YY → Stripe's month and four-digit year. */
+function expiryOf(card: VaultCard): { exp_month: number; exp_year: number } {
+	const [month, year] = card.expiry.split("/");
+	return { exp_month: Number(month), exp_year: 2000 + Number(year) };
+}
+
+export function createStripeConnector(options: StripeConnectorOptions): StripeConnector {
+	const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+	const server = serverOf(options.apiBase);
+	const clients = new Map<string, Stripe>();
+	const { keyStore } = options;
+	const fullStripe = (options.dialect ?? "stripe") === "stripe";
+	// A card needs no redirect; without this Stripe refuses a server-side confirm that has no return_url.
+	const noRedirects = fullStripe ? { automatic_payment_methods: { enabled: true, allow_redirects: "never" as const } } : {};
+
+	function clientOf(mid: MidContext): Stripe | null {
+		if (!mid.secretKey) return null;
+		let client = clients.get(mid.secretKey);
+		if (!client) {
+			// No retries by the library: a failure shows once, and the caller retries with the same key after a lookup.
+			client = new Stripe(mid.secretKey, { ...server, apiVersion: STRIPE_API_VERSION, maxNetworkRetries: 0, telemetry: false, timeout });
+			clients.set(mid.secretKey, client);
+		}
+		return client;
+	}
+
+	/**
+	 * Stripe's idempotency keys for one attempt: ours, the step and the attempt. Unique per attempt, because Stripe
+	 * replays a key's first answer for 24 h: a retry after a lookup cancelled the first intent (or after a 5xx) must make
+	 * a new one. Within the attempt they stop a request the library sends again (on a closed connection) from acting twice.
+	 */
+	function keysOf(idempotencyKey: string): (step: string) => Stripe.RequestOptions {
+		const attempt = randomBytes(6).toString("hex");
+		return step => ({ idempotencyKey: `${idempotencyKey}:${step}:${attempt}` });
+	}
+
+	/** The card on the MID's Stripe account: made on first use (Customer, PaymentMethod, attach), then kept. */
+	async function cardOnAccount(
+		stripe: Stripe,
+		op: { mid: MidContext; card: VaultCard; idempotencyKey: string },
+		cvc: string | undefined,
+		keys: (step: string) => Stripe.RequestOptions,
+	): Promise<StripeCardKeys> {
+		const kept = await keyStore.get(op.mid.midId, op.card.cardToken);
+		if (kept) return kept;
+		const customer = await stripe.customers.create({ metadata: { card_token: op.card.cardToken } }, keys("customer"));
+		const method = await stripe.paymentMethods.create(
+			{ type: "card", card: { number: op.card.pan, ...expiryOf(op.card), ...(cvc ? { cvc } : {}) } },
+			keys("payment_method"),
+		);
+		// Issuers may decline here already (402): the caller's answer is then that decline.
+		await stripe.paymentMethods.attach(method.id, { customer: customer.id }, keys("attach"));
+		const value = { customer: customer.id, paymentMethod: method.id };
+		await keyStore.set(op.mid.midId, op.card.cardToken, value);
+		return value;
+	}
+
+	/** Create unconfirmed, remember, confirm: a charge (automatic capture) or a hold (manual). */
+	async function payByIntent(op: MoneyOperation, hold: boolean, offSession: boolean, remember: Remember): Promise<ConnectorOutcome> {
+		const stripe = clientOf(op.mid);
+		if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
+		const keys = keysOf(op.idempotencyKey);
+		let reference: string | null = null;
+		try {
+			const card = await cardOnAccount(stripe, op, undefined, keys);
+			const created = await stripe.paymentIntents.create(
+				{
+					amount: op.amount,
+					currency: op.currency.toLowerCase(),
+					customer: card.customer,
+					payment_method: card.paymentMethod,
+					...noRedirects,
+					confirm: false,
+					metadata: { idempotency_key: op.idempotencyKey },
+					...(hold ? { capture_method: "manual" as const } : {}),
+				},
+				keys("intent"),
+			);
+			reference = created.id;
+			await remember(created.id);
+			const confirmed = await stripe.paymentIntents.confirm(
+				created.id,
+				offSession && fullStripe ? { off_session: true } : {},
+				keys("confirm"),
+			);
+			return (await judgeIntent(stripe, confirmed, keys, "confirmed")) ?? failed(confirmed.status, confirmed.id);
+		} catch (err) {
+			return outcomeOfError(err, reference);
+		}
+	}
+
+	/**
+	 * What a charge's or hold's intent says. `confirmed`: just confirmed by us; `lookup`: found later, and cancelled
+	 * when it was never confirmed (null: nothing moved); `recheck`: found again after that cancel failed. Undecided: null.
+	 */
+	async function judgeIntent(
+		stripe: Stripe,
+		intent: Stripe.PaymentIntent,
+		keys: (step: string) => Stripe.RequestOptions,
+		when: "confirmed" | "lookup" | "recheck",
+	): Promise<ConnectorOutcome | null> {
+		switch (intent.status) {
+			case "succeeded":
+			case "requires_capture":
+				return approved(intent.id);
+			case "requires_action":
+				// 3-D Secure, not supported yet (a later issue): cancelled, so that it never completes.
+				if (when !== "recheck") await cancelIntent(stripe, intent.id, keys, when === "lookup");
+				return declined(intent.id, "authentication_required");
+			case "requires_payment_method":
+				// Confirmed, it wants another payment method: declined (Stripe says why in last_payment_error).
+				if (intent.last_payment_error || when === "confirmed") return declined(intent.id, codeOf(intent.last_payment_error));
+				return when === "lookup" ? cancelUnconfirmed(stripe, intent, keys) : null;
+			case "requires_confirmation":
+				return when === "lookup" ? cancelUnconfirmed(stripe, intent, keys) : null;
+			case "canceled":
+				// Cancelled by a lookup (never confirmed), or after 3-D Secure, or voided: it moved no money.
+				return when === "confirmed" ? failed("canceled", intent.id) : null;
+			default:
+				// processing: the outcome is not known yet; a later lookup tells.
+				return failed(intent.status, intent.id);
+		}
+	}
+
+	/** Cancels an intent that was created but not confirmed. Cancel refused: someone confirmed it meanwhile, so it is judged again. */
+	async function cancelUnconfirmed(
+		stripe: Stripe,
+		intent: Stripe.PaymentIntent,
+		keys: (step: string) => Stripe.RequestOptions,
+	): Promise<ConnectorOutcome | null> {
+		try {
+			const canceled = await stripe.paymentIntents.cancel(intent.id, {}, keys("cancel"));
+			if (canceled.status === "canceled") return null;
+			return (await judgeIntent(stripe, canceled, keys, "recheck")) ?? failed(canceled.status, intent.id);
+		} catch (err) {
+			if (!isInvalidRequest(err)) throw err;
+			const now = await stripe.paymentIntents.retrieve(intent.id);
+			return (await judgeIntent(stripe, now, keys, "recheck")) ?? failed("operation_in_progress", intent.id);
+		}
+	}
+
+	/** A 3-D Secure intent's cancel. After a confirm its failure is ignored: no one holds its client secret, so it cannot complete. */
+	async function cancelIntent(stripe: Stripe, id: string, keys: (step: string) => Stripe.RequestOptions, mustCancel: boolean) {
+		try {
+			await stripe.paymentIntents.cancel(id, {}, keys("cancel"));
+		} catch (err) {
+			if (mustCancel || !(err instanceof Stripe.errors.StripeError)) throw err;
+		}
+	}
+
+	/** What a verification's SetupIntent says; `when` as for judgeIntent. */
+	async function judgeSetup(
+		stripe: Stripe,
+		setup: Stripe.SetupIntent,
+		keys: (step: string) => Stripe.RequestOptions,
+		when: "confirmed" | "lookup",
+	): Promise<ConnectorOutcome | null> {
+		switch (setup.status) {
+			case "succeeded":
+				return approved(setup.id);
+			case "requires_action":
+				// 3-D Secure, not supported yet (a later issue).
+				await cancelSetup(stripe, setup.id, keys, when === "lookup");
+				return declined(setup.id, "authentication_required");
+			case "requires_payment_method":
+			case "requires_confirmation":
+			case "canceled":
+				if (setup.last_setup_error || (when === "confirmed" && setup.status === "requires_payment_method"))
+					return declined(setup.id, codeOf(setup.last_setup_error));
+				if (when === "confirmed") return failed(setup.status, setup.id);
+				// Never confirmed: nothing was asked of the issuer.
+				if (setup.status !== "canceled") await cancelSetup(stripe, setup.id, keys, true);
+				return null;
+			default:
+				return failed(setup.status, setup.id);
+		}
+	}
+
+	async function cancelSetup(stripe: Stripe, id: string, keys: (step: string) => Stripe.RequestOptions, mustCancel: boolean) {
+		try {
+			await stripe.setupIntents.cancel(id, {}, keys("cancel"));
+		} catch (err) {
+			if (mustCancel || !(err instanceof Stripe.errors.StripeError)) throw err;
+		}
+	}
+
+	/** A capture's outcome by its intent; null while the hold is not captured. */
+	function judgeCapture(intent: Stripe.PaymentIntent): ConnectorOutcome | null {
+		if (intent.status === "succeeded") return approved(intent.id);
+		if (intent.status === "requires_capture") return null;
+		// Voided, expired (Stripe cancels a hold after 7 days) or never approved: there is no hold to capture.
+		return declinedAs(intent.id, "authorization_not_found", true);
+	}
+
+	/** A void's outcome by its intent; null while the hold stands. */
+	function judgeVoid(intent: Stripe.PaymentIntent): ConnectorOutcome | null {
+		if (intent.status === "canceled") return approved(intent.id);
+		if (intent.status === "requires_capture") return null;
+		return declinedAs(intent.id, "already_captured", true);
+	}
+
+	/** The refund made under our key, by its metadata: a refund's id is only known once Stripe answers. */
+	async function refundByKey(stripe: Stripe, chargeReference: string, idempotencyKey: string): Promise<Stripe.Refund | null> {
+		for await (const refund of stripe.refunds.list({ payment_intent: chargeReference, limit: 100 })) {
+			if (refund.metadata?.idempotency_key === idempotencyKey) return refund;
+		}
+		return null;
+	}
+
+	function judgeRefund(refund: Stripe.Refund): ConnectorOutcome {
+		switch (refund.status) {
+			case "succeeded":
+			case "pending":
+				return approved(refund.id);
+			case "failed":
+			case "canceled":
+				return declinedAs(refund.id, refund.failure_reason ?? "refund_failed", false);
+			default:
+				return failed(refund.status ?? "unknown_refund_status", refund.id);
+		}
+	}
+
+	async function lookupOn(stripe: Stripe, op: LookupOp, keys: (step: string) => Stripe.RequestOptions): Promise<ConnectorOutcome | null> {
+		switch (op.kind) {
+			case "verify":
+				return op.reference ? judgeSetup(stripe, await stripe.setupIntents.retrieve(op.reference), keys, "lookup") : null;
+			case "charge":
+			case "authorize":
+				// No reference: the intent was never remembered, so never confirmed.
+				return op.reference ? judgeIntent(stripe, await stripe.paymentIntents.retrieve(op.reference), keys, "lookup") : null;
+			// Without the hold's reference: null, since trying a capture or void again is judged by the hold's state and never moves money twice.
+			case "capture":
+				return op.reference ? judgeCapture(await stripe.paymentIntents.retrieve(op.reference)) : null;
+			case "void":
+				return op.reference ? judgeVoid(await stripe.paymentIntents.retrieve(op.reference)) : null;
+			case "refund": {
+				if (op.reference) return judgeRefund(await stripe.refunds.retrieve(op.reference));
+				if (!op.chargeReference) throw new Error(`lookup of refund ${op.idempotencyKey} needs the charge it refunds`);
+				const refund = await refundByKey(stripe, op.chargeReference, op.idempotencyKey);
+				return refund ? judgeRefund(refund) : null;
+			}
+		}
+	}
+
+	return {
+		decidingMs: MOST_REQUESTS * timeout + 5_000,
+
+		async verify(op, remember) {
+			const stripe = clientOf(op.mid);
+			if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
+			const keys = keysOf(op.idempotencyKey);
+			let reference: string | null = null;
+			try {
+				const card = await cardOnAccount(stripe, op, op.cvc, keys);
+				// Created, remembered, then confirmed, as a charge is (localstripe also takes no confirm at creation).
+				const setup = await stripe.setupIntents.create(
+					{
+						customer: card.customer,
+						...noRedirects,
+						usage: "off_session",
+						metadata: { idempotency_key: op.idempotencyKey },
+					},
+					keys("setup"),
+				);
+				reference = setup.id;
+				await remember(setup.id);
+				const confirmed = await stripe.setupIntents.confirm(setup.id, { payment_method: card.paymentMethod }, keys("confirm"));
+				return (await judgeSetup(stripe, confirmed, keys, "confirmed")) ?? failed(confirmed.status, confirmed.id);
+			} catch (err) {
+				return outcomeOfError(err, reference);
+			}
+		},
+
+		charge(op, remember) {
+			return payByIntent(op, false, op.initiator === "merchant", remember);
+		},
+
+		authorize(op, remember) {
+			// A hold is placed at checkout, the buyer present.
+			return payByIntent(op, true, false, remember);
+		},
+
+		async capture(op) {
+			const stripe = clientOf(op.mid);
+			if (!stripe) return declinedAs(op.reference, MERCHANT_REFUSED, false);
+			try {
+				const intent = await stripe.paymentIntents.capture(
+					op.reference,
+					{ amount_to_capture: op.amount },
+					keysOf(op.idempotencyKey)("capture"),
+				);
+				return judgeCapture(intent) ?? failed(intent.status, op.reference);
+			} catch (err) {
+				// Refused for the intent's state (captured already, voided): its state is the answer.
+				if (isInvalidRequest(err)) {
+					const judged = await judgeAfter(stripe, op.reference, judgeCapture);
+					if (judged) return judged;
+				}
+				return outcomeOfError(err, op.reference);
+			}
+		},
+
+		async void(op) {
+			const stripe = clientOf(op.mid);
+			if (!stripe) return declinedAs(op.reference, MERCHANT_REFUSED, false);
+			try {
+				const intent = await stripe.paymentIntents.cancel(op.reference, {}, keysOf(op.idempotencyKey)("void"));
+				return judgeVoid(intent) ?? failed(intent.status, op.reference);
+			} catch (err) {
+				if (isInvalidRequest(err)) {
+					const judged = await judgeAfter(stripe, op.reference, judgeVoid);
+					if (judged) return judged;
+				}
+				return outcomeOfError(err, op.reference);
+			}
+		},
+
+		async refund(op, remember) {
+			const stripe = clientOf(op.mid);
+			if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
+			try {
+				// Made already under our key (its answer was lost): that one is the answer, even where Idempotency-Key is ignored.
+				const made =
+					(await refundByKey(stripe, op.reference, op.idempotencyKey)) ??
+					(await stripe.refunds.create(
+						{ payment_intent: op.reference, amount: op.amount, metadata: { idempotency_key: op.idempotencyKey } },
+						// The same for every attempt: Stripe itself then never makes a second refund for our key.
+						{ idempotencyKey: `${op.idempotencyKey}:refund` },
+					));
+				await remember(made.id);
+				return judgeRefund(made);
+			} catch (err) {
+				return outcomeOfError(err, null);
+			}
+		},
+
+		async lookup(op) {
+			const stripe = clientOf(op.mid);
+			if (!stripe) return failed(MERCHANT_REFUSED, op.reference);
+			try {
+				return await lookupOn(stripe, op, keysOf(op.idempotencyKey));
+			} catch (err) {
+				return outcomeOfError(err, op.reference, true);
+			}
+		},
+	};
+}
+
+/** The intent's state judged after a refused request; null when it cannot be read or judged. */
+async function judgeAfter(
+	stripe: Stripe,
+	reference: string,
+	judge: (intent: Stripe.PaymentIntent) => ConnectorOutcome | null,
+): Promise<ConnectorOutcome | null> {
+	try {
+		return judge(await stripe.paymentIntents.retrieve(reference));
+	} catch (err) {
+		if (err instanceof Stripe.errors.StripeError) return null;
+		throw err;
+	}
+}
+
+/** The library's host, port and protocol for another server; none for Stripe itself. */
+function serverOf(apiBase: string | undefined): { host?: string; port?: string; protocol?: "http" | "https" } {
+	if (!apiBase) return {};
+	const url = new URL(apiBase);
+	const protocol = url.protocol === "http:" ? "http" : "https";
+	return { host: url.hostname, port: url.port || (protocol === "http" ? "80" : "443"), protocol };
+}

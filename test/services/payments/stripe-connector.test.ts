@@ -1,0 +1,545 @@
+// The Stripe connector against the two servers that speak Stripe's API (dev/stripe-servers.ts):
+// stripe-mock checks every request the connector sends against Stripe's OpenAPI document;
+// localstripe keeps state, so it shows what the requests did: charges, holds, refunds, declines,
+// and what a lookup finds after an answer was lost.
+import type Stripe from "stripe";
+import { freePort } from "../../../dev/net";
+import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } from "../../../dev/stripe-servers";
+import { declineCategory } from "../../../services/billing/decline-reasons";
+import type { ConnectorOutcome, MidContext, Remember, VaultCard } from "../../../services/payments/connectors/connector";
+import {
+	createStripeConnector,
+	type StripeCardKeys,
+	type StripeConnector,
+	type StripeKeyStore,
+} from "../../../services/payments/connectors/stripe/stripe-connector";
+import { DeclineCategory } from "../../../shared/contracts/billing";
+
+/** The first run also installs localstripe: about 15 s, twice that on a busy machine. */
+const START_TIMEOUT_MS = 180_000;
+const EXPIRY = `12/${String((new Date().getUTCFullYear() + 3) % 100).padStart(2, "0")}`;
+const MID: MidContext = { midId: 7, secretKey: "sk_test_connector" };
+
+let mock: StripeServer | undefined;
+let local: StripeServer | undefined;
+
+beforeAll(async () => {
+	// Each kept as soon as it runs, so that afterAll stops it even when the other did not start.
+	await Promise.all([startStripeMock().then(server => (mock = server)), startLocalstripe().then(server => (local = server))]);
+}, START_TIMEOUT_MS);
+
+afterAll(async () => {
+	await Promise.all([mock?.stop(), local?.stop()]);
+});
+
+/** What the payments service keeps per MID and card; a collection there, a Map here. */
+function memoryKeyStore(): StripeKeyStore & { entries: Map<string, StripeCardKeys> } {
+	const entries = new Map<string, StripeCardKeys>();
+	return {
+		entries,
+		async get(midId, cardToken) {
+			return entries.get(`${midId}:${cardToken}`) ?? null;
+		},
+		async set(midId, cardToken, value) {
+			entries.set(`${midId}:${cardToken}`, value);
+		},
+	};
+}
+
+let serial = 0;
+/** A card of its own per test, so each test has its own customer on the server. */
+function vaultCard(pan: string): VaultCard {
+	return { cardToken: `card_${++serial}`, pan, expiry: EXPIRY };
+}
+const keyFor = (name: string) => `${name}-${++serial}`;
+
+/** A remember that keeps what it was given, as the ledger does. */
+function rememberer(): { remember: Remember; references: string[] } {
+	const references: string[] = [];
+	return { references, remember: async reference => void references.push(reference) };
+}
+
+const approved = (prefix: string) => ({ status: "APPROVED", reference: expect.stringMatching(new RegExp(`^${prefix}_`)), reason: null });
+const unavailable = { status: "ERROR", reason: "processor_unavailable", hardDecline: false };
+
+/** A category as billing decides it (services/billing/decline-reasons.ts). */
+function categoryOf(outcome: ConnectorOutcome): DeclineCategory | null {
+	const { status, reference, reason, hardDecline } = outcome;
+	return declineCategory({ status, processorTransactionId: null, processorReference: reference, reason, hardDecline });
+}
+
+// stripe-mock answers fixtures (a confirmed intent still says requires_payment_method), so an accepted request
+// shows as an outcome that is not an ERROR: a refused one would be ERROR with the refusal's code.
+describe("stripe-mock: every request the connector makes is accepted", () => {
+	let connector: StripeConnector;
+	beforeEach(() => {
+		connector = createStripeConnector({ apiBase: mock!.url, keyStore: memoryKeyStore(), timeoutMs: 10_000 });
+	});
+
+	function expectAccepted(outcome: ConnectorOutcome | null, prefix: string): void {
+		expect(outcome?.status).not.toBe("ERROR");
+		expect(outcome?.reference).toMatch(new RegExp(`^${prefix}_`));
+	}
+
+	const money = (initiator: "customer" | "merchant") => ({
+		idempotencyKey: keyFor("mock"),
+		mid: MID,
+		card: vaultCard("4242424242424242"),
+		amount: 1999,
+		currency: "USD",
+		initiator,
+	});
+
+	test("When a card is verified, then its customer, payment method, attach and SetupIntent are accepted", async () => {
+		// Act
+		const outcome = await connector.verify(
+			{ idempotencyKey: keyFor("mock"), mid: MID, card: vaultCard("4242424242424242"), cvc: "123" },
+			rememberer().remember,
+		);
+
+		// Assert
+		expectAccepted(outcome, "seti");
+	});
+
+	test.each(["customer", "merchant"] as const)(
+		"When the %s charges a card, then the intent and its confirm are accepted",
+		async initiator => {
+			// Arrange
+			const { remember, references } = rememberer();
+
+			// Act
+			const outcome = await connector.charge(money(initiator), remember);
+
+			// Assert
+			expectAccepted(outcome, "pi");
+			expect(references).toEqual([outcome.reference]);
+		},
+	);
+
+	test("When a hold is placed, captured, and another voided, then all are accepted", async () => {
+		// Arrange
+		const hold = await connector.authorize(money("customer"), rememberer().remember);
+		const other = await connector.authorize(money("customer"), rememberer().remember);
+
+		// Act
+		const captured = await connector.capture({ idempotencyKey: keyFor("mock"), mid: MID, reference: hold.reference!, amount: 1500 });
+		const voided = await connector.void({ idempotencyKey: keyFor("mock"), mid: MID, reference: other.reference! });
+
+		// Assert
+		expectAccepted(hold, "pi");
+		expectAccepted(captured, "pi");
+		expectAccepted(voided, "pi");
+	});
+
+	test("When part of a charge is refunded, then the search for an earlier refund and the refund are accepted", async () => {
+		// Arrange
+		const charge = await connector.charge(money("merchant"), rememberer().remember);
+		expectAccepted(charge, "pi");
+
+		// Act
+		const refund = await connector.refund(
+			{ idempotencyKey: keyFor("mock"), mid: MID, reference: charge.reference!, amount: 500, cardToken: null },
+			rememberer().remember,
+		);
+
+		// Assert
+		expectAccepted(refund, "re");
+	});
+
+	test("When every kind of operation is looked up, then every lookup is accepted", async () => {
+		// Arrange
+		const verified = await connector.verify(
+			{ idempotencyKey: keyFor("mock"), mid: MID, card: vaultCard("4242424242424242"), cvc: "123" },
+			rememberer().remember,
+		);
+		const charge = await connector.charge(money("customer"), rememberer().remember);
+		const lookup = (kind: Parameters<StripeConnector["lookup"]>[0]["kind"], reference: string | null, chargeReference?: string) =>
+			connector.lookup({ idempotencyKey: keyFor("mock"), kind, mid: MID, reference, chargeReference });
+
+		// Act
+		const found = {
+			verify: await lookup("verify", verified.reference),
+			charge: await lookup("charge", charge.reference),
+			authorize: await lookup("authorize", charge.reference),
+			capture: await lookup("capture", charge.reference),
+			void: await lookup("void", charge.reference),
+			refund: await lookup("refund", "re_123"),
+			refundByKey: await lookup("refund", null, charge.reference!),
+		};
+
+		// Assert
+		expectAccepted(found.verify, "seti");
+		for (const kind of ["charge", "authorize", "capture", "void"] as const) expectAccepted(found[kind], "pi");
+		expectAccepted(found.refund, "re");
+		// The fixture refund does not carry our key: none was made under it.
+		expect(found.refundByKey).toBeNull();
+	});
+});
+
+describe("localstripe: what the connector's requests do", () => {
+	let connector: StripeConnector;
+	let keyStore: ReturnType<typeof memoryKeyStore>;
+	/** Reads what localstripe holds, as Stripe's dashboard would show it. */
+	let stripe: Stripe;
+	beforeAll(() => {
+		stripe = stripeClient(local!);
+	});
+	beforeEach(() => {
+		keyStore = memoryKeyStore();
+		connector = createStripeConnector({ apiBase: local!.url, keyStore, timeoutMs: 10_000, dialect: "localstripe" });
+	});
+
+	/** localstripe takes a raw card only with its CVC, so a card is verified before it is charged, as at checkout. */
+	async function verified(pan: string): Promise<VaultCard> {
+		const card = vaultCard(pan);
+		const outcome = await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember);
+		expect(outcome).toMatchObject(approved("seti"));
+		return card;
+	}
+
+	function charge(card: VaultCard, options: { idempotencyKey?: string; remember?: Remember; initiator?: "customer" | "merchant" } = {}) {
+		return connector.charge(
+			{
+				idempotencyKey: options.idempotencyKey ?? keyFor("charge"),
+				mid: MID,
+				card,
+				amount: 1999,
+				currency: "USD",
+				initiator: options.initiator ?? "customer",
+			},
+			options.remember ?? rememberer().remember,
+		);
+	}
+
+	function authorize(card: VaultCard) {
+		return connector.authorize({ idempotencyKey: keyFor("hold"), mid: MID, card, amount: 1999, currency: "USD" }, rememberer().remember);
+	}
+
+	async function customerOf(card: VaultCard): Promise<string> {
+		return (await keyStore.get(MID.midId, card.cardToken))!.customer;
+	}
+
+	/** The customer's charges; localstripe lists charges by customer. */
+	async function chargesOf(card: VaultCard): Promise<Stripe.Charge[]> {
+		return stripe.charges.list({ customer: await customerOf(card) }).autoPagingToArray({ limit: 1000 });
+	}
+
+	/** The customer's intents; localstripe lists intents only unfiltered. */
+	async function intentsOf(card: VaultCard): Promise<Stripe.PaymentIntent[]> {
+		const customer = await customerOf(card);
+		const all = await stripe.paymentIntents.list().autoPagingToArray({ limit: 10_000 });
+		return all.filter(intent => intent.customer === customer);
+	}
+
+	test("When a card is verified, then its customer holds it as a payment method and the SetupIntent succeeded", async () => {
+		// Arrange
+		const card = vaultCard("4242424242424242");
+		const { remember, references } = rememberer();
+
+		// Act
+		const outcome = await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, remember);
+
+		// Assert
+		expect(outcome).toMatchObject(approved("seti"));
+		expect(references).toEqual([outcome.reference]);
+		const kept = (await keyStore.get(MID.midId, card.cardToken))!;
+		const methods = await stripe.paymentMethods.list({ customer: kept.customer, type: "card" });
+		expect(methods.data.map(method => method.id)).toEqual([kept.paymentMethod]);
+		expect(await stripe.setupIntents.retrieve(outcome.reference!)).toMatchObject({ status: "succeeded", customer: kept.customer });
+		expect(await stripe.customers.retrieve(kept.customer)).toMatchObject({ metadata: { card_token: card.cardToken } });
+	});
+
+	test("When a verified card is charged by the buyer and then by the merchant, then each charges once and a lookup finds it approved", async () => {
+		// Arrange
+		const card = await verified("4242424242424242");
+		const { remember, references } = rememberer();
+
+		// Act
+		const byBuyer = await charge(card, { remember });
+		const byMerchant = await charge(card, { initiator: "merchant" });
+
+		// Assert
+		expect(byBuyer).toMatchObject(approved("pi"));
+		expect(byMerchant).toMatchObject(approved("pi"));
+		expect(references).toEqual([byBuyer.reference]);
+		const charges = await chargesOf(card);
+		expect(charges.map(made => [made.payment_intent, made.status, made.amount, made.currency])).toEqual(
+			expect.arrayContaining([
+				[byBuyer.reference, "succeeded", 1999, "usd"],
+				[byMerchant.reference, "succeeded", 1999, "usd"],
+			]),
+		);
+		expect(charges).toHaveLength(2);
+		const found = await connector.lookup({ idempotencyKey: "lost", kind: "charge", mid: MID, reference: byBuyer.reference });
+		expect(found).toEqual(byBuyer);
+	});
+
+	test("When a charge is refunded in full, then the refund succeeds and the charge is refunded", async () => {
+		// Arrange
+		const card = await verified("4242424242424242");
+		const paid = await charge(card);
+		const { remember, references } = rememberer();
+
+		// Act
+		const refund = await connector.refund(
+			{ idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount: 1999, cardToken: card.cardToken },
+			remember,
+		);
+
+		// Assert
+		expect(refund).toMatchObject(approved("re"));
+		expect(references).toEqual([refund.reference]);
+		expect(await stripe.refunds.retrieve(refund.reference!)).toMatchObject({ status: "succeeded", amount: 1999 });
+		expect((await chargesOf(card))[0]).toMatchObject({ amount_refunded: 1999, refunded: true });
+	});
+
+	test("When a charge is refunded in two parts, then both succeed and the charge is refunded once whole", async () => {
+		// Arrange
+		const card = await verified("4242424242424242");
+		const paid = await charge(card);
+		const refund = (amount: number) =>
+			connector.refund(
+				{ idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount, cardToken: card.cardToken },
+				rememberer().remember,
+			);
+
+		// Act
+		const first = await refund(500);
+		const afterFirst = (await chargesOf(card))[0];
+		const rest = await refund(1499);
+
+		// Assert
+		expect([first, rest]).toEqual([expect.objectContaining(approved("re")), expect.objectContaining(approved("re"))]);
+		expect(afterFirst).toMatchObject({ amount_refunded: 500, refunded: false });
+		expect((await chargesOf(card))[0]).toMatchObject({ amount_refunded: 1999, refunded: true });
+	});
+
+	test("When a refund is asked again under its key (its answer was lost), then the first refund is the answer and no second one is made", async () => {
+		// Arrange: localstripe ignores Idempotency-Key, so only the connector's search by our key stops a second refund.
+		const card = await verified("4242424242424242");
+		const paid = await charge(card);
+		const op = { idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount: 500, cardToken: card.cardToken };
+		const first = await connector.refund(op, rememberer().remember);
+
+		// Act
+		const again = await connector.refund(op, rememberer().remember);
+		const found = await connector.lookup({ ...op, kind: "refund", reference: null, chargeReference: paid.reference! });
+		const notMade = await connector.lookup({
+			...op,
+			idempotencyKey: "never-refunded",
+			kind: "refund",
+			reference: null,
+			chargeReference: paid.reference!,
+		});
+
+		// Assert
+		expect(again).toEqual(first);
+		expect(found).toEqual(first);
+		expect(notMade).toBeNull();
+		expect((await stripe.refunds.list({ payment_intent: paid.reference! })).data).toHaveLength(1);
+	});
+
+	test("When a hold is captured in part, then it succeeds; captured again (an answer lost), the answer is the same", async () => {
+		// Arrange
+		const card = await verified("4242424242424242");
+		const hold = await authorize(card);
+		const capture = () => connector.capture({ idempotencyKey: keyFor("capture"), mid: MID, reference: hold.reference!, amount: 1500 });
+
+		// Act
+		const captured = await capture();
+		const again = await capture();
+
+		// Assert
+		expect(hold).toMatchObject(approved("pi"));
+		expect(captured).toEqual({ status: "APPROVED", reference: hold.reference, reason: null, hardDecline: false });
+		expect(again).toEqual(captured);
+		expect(await stripe.paymentIntents.retrieve(hold.reference!)).toMatchObject({ status: "succeeded" });
+		expect(await chargesOf(card)).toEqual([expect.objectContaining({ captured: true, status: "succeeded" })]);
+		expect(await connector.lookup({ idempotencyKey: "lost", kind: "capture", mid: MID, reference: hold.reference })).toEqual(captured);
+	});
+
+	test("When a hold is voided, then its intent is canceled; voided again it is still approved, and a capture is declined as a hold not found", async () => {
+		// Arrange
+		const card = await verified("4242424242424242");
+		const hold = await authorize(card);
+		const voidIt = () => connector.void({ idempotencyKey: keyFor("void"), mid: MID, reference: hold.reference! });
+
+		// Act
+		const voided = await voidIt();
+		const again = await voidIt();
+		const captured = await connector.capture({ idempotencyKey: keyFor("capture"), mid: MID, reference: hold.reference!, amount: 1999 });
+
+		// Assert
+		expect(voided).toEqual({ status: "APPROVED", reference: hold.reference, reason: null, hardDecline: false });
+		expect(again).toEqual(voided);
+		expect(await stripe.paymentIntents.retrieve(hold.reference!)).toMatchObject({ status: "canceled" });
+		expect(captured).toMatchObject({ status: "DECLINED", reason: "authorization_not_found", hardDecline: true });
+		expect(await connector.lookup({ idempotencyKey: "lost", kind: "void", mid: MID, reference: hold.reference })).toEqual(voided);
+	});
+
+	test("When 4000000000000341 is charged, then the charge is declined with card_declined, soft, and a lookup finds the decline", async () => {
+		// Arrange
+		const card = await verified("4000000000000341");
+
+		// Act
+		const outcome = await charge(card);
+
+		// Assert
+		expect(outcome).toEqual({ status: "DECLINED", reference: expect.stringMatching(/^pi_/), reason: "card_declined", hardDecline: false });
+		expect(categoryOf(outcome)).toBe(DeclineCategory.Soft);
+		expect(await chargesOf(card)).toEqual([expect.objectContaining({ status: "failed", failure_code: "card_declined" })]);
+		expect(await connector.lookup({ idempotencyKey: "lost", kind: "charge", mid: MID, reference: outcome.reference })).toEqual(outcome);
+	});
+
+	test("When 4000000000000002 is verified, then attaching it is declined, nothing is kept, and trying again is declined again", async () => {
+		// Arrange
+		const card = vaultCard("4000000000000002");
+		const verify = () => connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember);
+
+		// Act
+		const first = await verify();
+		const again = await verify();
+
+		// Assert
+		const declined = { status: "DECLINED", reference: null, reason: "card_declined", hardDecline: false };
+		expect([first, again]).toEqual([declined, declined]);
+		expect(keyStore.entries.size).toBe(0);
+	});
+
+	test("When a 3-D Secure card (4000002500003155) is verified or charged, then each is declined with authentication_required and cancelled", async () => {
+		// Arrange: 3-D Secure is a later issue; until then an intent that requires action is cancelled, never left to complete.
+		const card = vaultCard("4000002500003155");
+
+		// Act
+		const verifiedOutcome = await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember);
+		const charged = await charge(card);
+
+		// Assert
+		expect(verifiedOutcome).toMatchObject({
+			status: "DECLINED",
+			reference: expect.stringMatching(/^seti_/),
+			reason: "authentication_required",
+		});
+		expect(charged).toMatchObject({ status: "DECLINED", reference: expect.stringMatching(/^pi_/), reason: "authentication_required" });
+		expect(categoryOf(charged)).toBe(DeclineCategory.Soft);
+		expect(await stripe.setupIntents.retrieve(verifiedOutcome.reference!)).toMatchObject({ status: "canceled" });
+		expect(await stripe.paymentIntents.retrieve(charged.reference!)).toMatchObject({ status: "canceled" });
+		expect(await chargesOf(card)).toEqual([]);
+	});
+
+	test("When the call dies between remembering the intent and confirming it, then a lookup cancels it and answers null, and the key then charges exactly once", async () => {
+		// Arrange
+		const card = await verified("4242424242424242");
+		const idempotencyKey = keyFor("charge");
+		let stored: string | null = null;
+		const dies: Remember = async reference => {
+			stored = reference;
+			throw new Error("the process died here");
+		};
+		await expect(charge(card, { idempotencyKey, remember: dies })).rejects.toThrow("the process died here");
+		expect(await stripe.paymentIntents.retrieve(stored!)).toMatchObject({ status: "requires_confirmation" });
+
+		// Act
+		const found = await connector.lookup({ idempotencyKey, kind: "charge", mid: MID, reference: stored });
+		const retried = await charge(card, { idempotencyKey });
+
+		// Assert
+		expect(found).toBeNull();
+		expect(retried).toMatchObject(approved("pi"));
+		const intents = await intentsOf(card);
+		expect(intents.map(intent => [intent.id, intent.status, intent.metadata.idempotency_key]).sort()).toEqual(
+			[
+				[stored, "canceled", idempotencyKey],
+				[retried.reference, "succeeded", idempotencyKey],
+			].sort(),
+		);
+		expect((await chargesOf(card)).map(made => [made.payment_intent, made.status])).toEqual([[retried.reference, "succeeded"]]);
+	});
+
+	test("When nothing was remembered for a charge, hold or verification, then a lookup answers null without asking", async () => {
+		// Act
+		const found = await Promise.all(
+			(["charge", "authorize", "verify"] as const).map(kind =>
+				connector.lookup({ idempotencyKey: keyFor("lost"), kind, mid: MID, reference: null }),
+			),
+		);
+
+		// Assert
+		expect(found).toEqual([null, null, null]);
+	});
+
+	test("When the MID's key is refused (401), then a charge is declined as merchant_account_refused (MERCHANT_ACCOUNT) and a lookup is an ERROR", async () => {
+		// Arrange: a publishable key configured where the secret key belongs.
+		const mid = { midId: 8, secretKey: "pk_test_not_a_secret_key" };
+		const card = vaultCard("4242424242424242");
+
+		// Act
+		const charged = await connector.charge(
+			{ idempotencyKey: keyFor("charge"), mid, card, amount: 1999, currency: "USD", initiator: "merchant" },
+			rememberer().remember,
+		);
+		const found = await connector.lookup({ idempotencyKey: keyFor("lost"), kind: "charge", mid, reference: "pi_123" });
+		const withoutKey = await connector.verify(
+			{ idempotencyKey: keyFor("verify"), mid: { midId: 9 }, card, cvc: "123" },
+			rememberer().remember,
+		);
+
+		// Assert
+		expect(charged).toEqual({ status: "DECLINED", reference: null, reason: "merchant_account_refused", hardDecline: false });
+		expect(categoryOf(charged)).toBe(DeclineCategory.MerchantAccount);
+		expect(found).toMatchObject({ status: "ERROR", reason: "merchant_account_refused" });
+		expect(withoutKey).toEqual(charged);
+	});
+
+	test("When localstripe is killed, then a charge and a lookup answer ERROR instead of throwing", async () => {
+		// Arrange: a server of this test's own, so the others keep theirs.
+		const doomed = await startLocalstripe();
+		const store = memoryKeyStore();
+		const onDoomed = createStripeConnector({ apiBase: doomed.url, keyStore: store, timeoutMs: 5000, dialect: "localstripe" });
+		const card = vaultCard("4242424242424242");
+		expect(await onDoomed.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember)).toMatchObject(
+			approved("seti"),
+		);
+		const { remember, references } = rememberer();
+		await doomed.stop();
+
+		// Act
+		const charged = await onDoomed.charge(
+			{ idempotencyKey: keyFor("charge"), mid: MID, card, amount: 1999, currency: "USD", initiator: "merchant" },
+			remember,
+		);
+		const found = await onDoomed.lookup({ idempotencyKey: keyFor("lost"), kind: "charge", mid: MID, reference: "pi_123" });
+
+		// Assert
+		expect(charged).toEqual({ ...unavailable, reference: null });
+		expect(references).toEqual([]);
+		expect(found).toEqual({ ...unavailable, reference: "pi_123" });
+	}, 60_000);
+});
+
+describe("no server at all", () => {
+	test("When nothing listens on the port, then every operation answers ERROR processor_unavailable", async () => {
+		// Arrange
+		const connector = createStripeConnector({
+			apiBase: `http://127.0.0.1:${await freePort()}`,
+			keyStore: memoryKeyStore(),
+			timeoutMs: 5000,
+		});
+		const card = vaultCard("4242424242424242");
+		const op = { idempotencyKey: keyFor("dead"), mid: MID, card, amount: 1999, currency: "USD" };
+
+		// Act
+		const outcomes = [
+			await connector.verify({ ...op, cvc: "123" }, rememberer().remember),
+			await connector.charge({ ...op, initiator: "customer" }, rememberer().remember),
+			await connector.authorize(op, rememberer().remember),
+			await connector.capture({ ...op, reference: "pi_123" }),
+			await connector.void({ ...op, reference: "pi_123" }),
+			await connector.refund({ ...op, reference: "pi_123", cardToken: card.cardToken }, rememberer().remember),
+			await connector.lookup({ ...op, kind: "charge", reference: "pi_123" }),
+		];
+
+		// Assert
+		expect(outcomes.map(outcome => [outcome?.status, outcome?.reason])).toEqual(Array(7).fill(["ERROR", "processor_unavailable"]));
+	});
+});
