@@ -5,14 +5,14 @@
 // validation, no card decryption, no reads. The benchmark runs it on the same
 // database server as the service, in the same run.
 //
-// The writes, in our order (services/sessions, services/billing, services/notifications):
+// The writes, in our order (services/sessions, services/payments, services/billing, services/notifications):
 //   session:  sessions insert
 //   checkout, before the answer:
-//     sandbox_vault insert (tokenize)
-//     sandbox_operations insert + update, sandbox_transactions insert (zero-amount verification)
+//     vault_cards insert (the sealed card)
+//     payment_operations insert + update, payment_transactions insert (zero-amount verification)
 //     subscription_locks insert (duplicate check), customers insert (PENDING)
 //     sessions update (consume)
-//     sandbox_operations insert + update, sandbox_transactions insert (charge)
+//     payment_operations insert + update, payment_transactions insert (charge)
 //     outbox_schedule listing, transactions insert (with its TRANSACTION event)
 //     outbox_schedule listing, customers update (ACTIVE + CONVERSION event), renewal_schedule listing
 //     sequences $inc once per 100 ids of each of 3 sequences (our id blocks)
@@ -30,6 +30,7 @@ const ID_BLOCK = 100;
 
 interface Databases {
 	sessions: Db;
+	payments: Db;
 	billing: Db;
 	notifications: Db;
 }
@@ -66,19 +67,19 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 function createHandlers(dbs: Databases) {
 	const sessions = dbs.sessions.collection("sessions");
-	const vault = dbs.billing.collection("sandbox_vault");
-	const operations = dbs.billing.collection("sandbox_operations");
+	const vault = dbs.payments.collection("vault_cards");
+	const operations = dbs.payments.collection("payment_operations");
 	const locks = dbs.billing.collection("subscription_locks");
 	const customers = dbs.billing.collection("customers");
 	const transactions = dbs.billing.collection("transactions");
-	const sandboxTransactions = dbs.billing.collection("sandbox_transactions");
+	const paymentTransactions = dbs.payments.collection("payment_transactions");
 	const outboxSchedule = dbs.billing.collection("outbox_schedule");
 	const renewalSchedule = dbs.billing.collection("renewal_schedule");
 	const attemptSchedule = dbs.notifications.collection("webhook_attempt_schedule");
 	const deliveries = dbs.notifications.collection("webhook_deliveries");
 	const attempts = dbs.notifications.collection("webhook_attempts");
 	const ids = {
-		operations: idBlocks(dbs.billing, "sandbox_operations"),
+		operations: idBlocks(dbs.payments, "payment_transactions"),
 		customers: idBlocks(dbs.billing, "customers"),
 		transactions: idBlocks(dbs.billing, "transactions"),
 	};
@@ -124,7 +125,7 @@ function createHandlers(dbs: Databases) {
 			{ _id: key as never },
 			{ $set: { outcome: { status: "APPROVED", processorTransactionId, reason: null, hardDecline: false } } },
 		);
-		await sandboxTransactions.insertOne({ _id: processorTransactionId as never, operation: key });
+		await paymentTransactions.insertOne({ _id: processorTransactionId as never, operation: key });
 		return processorTransactionId;
 	}
 
@@ -325,6 +326,7 @@ async function main(): Promise<void> {
 	const client = await MongoClient.connect(url);
 	const dbs: Databases = {
 		sessions: client.db(`${base}_sessions`),
+		payments: client.db(`${base}_payments`),
 		billing: client.db(`${base}_billing`),
 		notifications: client.db(`${base}_notifications`),
 	};

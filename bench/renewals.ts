@@ -15,9 +15,9 @@ import type { ServiceBroker } from "moleculer";
 import mongoose from "mongoose";
 import { createBroker } from "../runtime/broker";
 import { createBillingModels } from "../services/billing/models";
-import { seal } from "../services/billing/processors/card-vault";
 import type { CycleReport } from "../services/billing/renewal-batch";
 import { RENEWAL_SCHEDULE } from "../services/billing/renewal-schedule";
+import { masterKeys, sealEnvelope } from "../services/payments/sealing";
 import type { ServiceName } from "../shared/config";
 import { slotDocuments } from "../shared/schedule";
 import { type CpuUse, cpuMeter, machineMeter } from "./cpu-time";
@@ -80,7 +80,7 @@ function scheduleListings(customers: { _id: number; nextRenewalTimestamp: Date }
 	}));
 }
 
-/** Active monthly subscriptions whose next renewal was due a minute ago, with their cards in the sandbox vault. */
+/** Active monthly subscriptions whose next renewal was due a minute ago, with their cards in the payments vault. */
 async function seedDueCustomers(
 	mongoUrl: string,
 	vaultKey: Buffer,
@@ -93,6 +93,8 @@ async function seedDueCustomers(
 	const { customers: Customer } = createBillingModels(models);
 	await withServiceDbs(mongoUrl, async db => {
 		const billing = db("billing");
+		const payments = db("payments");
+		const keys = masterKeys(vaultKey);
 		const now = Date.now();
 		const anchor = new Date(now - 31 * 86_400_000);
 		// Due a minute ago, but in the current hour slot: the schedule's cursor may be there already (billing starts it at
@@ -105,7 +107,7 @@ async function seedDueCustomers(
 				const cardToken = `card_${randomBytes(16).toString("hex")}`;
 				vault.push({
 					_id: cardToken,
-					...seal(vaultKey, "4242424242424242"),
+					pan: sealEnvelope(keys, "4242424242424242"),
 					bin: "424242",
 					last4: "4242",
 					expiry: "1234",
@@ -145,7 +147,7 @@ async function seedDueCustomers(
 				});
 				customers.push(customer.toObject() as { _id: number; nextRenewalTimestamp: Date });
 			}
-			await billing.collection("sandbox_vault").insertMany(vault as never[], { ordered: false });
+			await payments.collection("vault_cards").insertMany(vault as never[], { ordered: false });
 			await billing.collection("customers").insertMany(customers as never[], { ordered: false });
 			await billing.collection("renewal_schedule").bulkWrite(scheduleListings(customers) as never[], { ordered: false });
 		}
@@ -159,9 +161,9 @@ function countRenewals(mongoUrl: string, accountId: number): Promise<number> {
 	);
 }
 
-/** accounts, notifications and `billingNodes` billing processes over NATS, in fresh databases. */
+/** accounts, notifications, payments and `billingNodes` billing processes over NATS, in fresh databases. */
 export function renewalSpec(database: string, billingNodes: number, options: { metrics?: boolean } = {}): DeploySpec {
-	const nodes: Record<string, ServiceName[]> = { accounts: ["accounts"], notifications: ["notifications"] };
+	const nodes: Record<string, ServiceName[]> = { accounts: ["accounts"], notifications: ["notifications"], payments: ["payments"] };
 	for (let i = 1; i <= billingNodes; i++) nodes[`billing-${i}`] = ["billing"];
 	return { database, nodes, transporter: true, ...options };
 }
@@ -240,7 +242,7 @@ export async function renewalRun(ctx: BenchContext, deployment: Deployment, opti
 	});
 	try {
 		await operator.start();
-		await operator.waitForServices(["accounts", "notifications", "billing"], 120_000);
+		await operator.waitForServices(["accounts", "notifications", "payments", "billing"], 120_000);
 		await waitForBillingNodes(operator, billingNodes);
 		const shop = await setUpShop(operator, options.receiver.url);
 		await seedDueCustomers(deployment.mongoUrl, Buffer.from(ctx.serviceEnv.VAULT_KEY!, "base64"), shop, options.customers, options.firstId);

@@ -10,7 +10,16 @@ import { freePort, waitForPort } from "./net";
 const STOP_TIMEOUT_MS = 15_000;
 
 /** The cluster topology: one process for each of these, plus one or more billing processes. */
-export const SINGLE_NODES: ServiceName[] = ["gateway", "accounts", "sessions", "checkout", "refunds", "notifications", "dashboard"];
+export const SINGLE_NODES: ServiceName[] = [
+	"gateway",
+	"accounts",
+	"sessions",
+	"checkout",
+	"payments",
+	"refunds",
+	"notifications",
+	"dashboard",
+];
 
 /** Writes a child's output line by line, each line prefixed with `[name]`. */
 export function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WritableStream): void {

@@ -6,6 +6,7 @@ import CheckoutService from "../services/checkout/checkout.service";
 import DashboardService from "../services/dashboard/dashboard.service";
 import GatewayService from "../services/gateway/gateway.service";
 import NotificationsService from "../services/notifications/notifications.service";
+import PaymentsService from "../services/payments/payments.service";
 import RefundsService from "../services/refunds/refunds.service";
 import SessionsService from "../services/sessions/sessions.service";
 import type { ServiceName } from "../shared/config";
@@ -15,6 +16,7 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	accounts: AccountsService as ServiceSchema,
 	sessions: SessionsService as ServiceSchema,
 	checkout: CheckoutService as ServiceSchema,
+	payments: PaymentsService as ServiceSchema,
 	billing: BillingService as ServiceSchema,
 	refunds: RefundsService as ServiceSchema,
 	notifications: NotificationsService as ServiceSchema,

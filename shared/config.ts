@@ -2,7 +2,17 @@
 // validated once at start-up so a typo fails fast with the variable's name.
 import path from "node:path";
 
-export const ALL_SERVICES = ["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"] as const;
+export const ALL_SERVICES = [
+	"gateway",
+	"accounts",
+	"sessions",
+	"checkout",
+	"payments",
+	"billing",
+	"refunds",
+	"notifications",
+	"dashboard",
+] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
 export interface Config {
@@ -44,6 +54,8 @@ export interface Config {
 	cardFingerprintKey: string | undefined;
 	/** AES-256 key (base64, 32 bytes) of the sandbox processor's card vault (billing). */
 	vaultKey: string | undefined;
+	/** Master keys the vault was sealed under before VAULT_KEY: they unseal until every card is re-wrapped. */
+	vaultPreviousKeys: string[];
 	/** Longest a webhook attempt may take, connection to answer (notifications). */
 	webhookTimeoutMs: number;
 	/** First retry delay of a failed webhook; it doubles per failure, capped at 1 h. */
@@ -256,6 +268,11 @@ export function loadConfig(env: Env = process.env): Config {
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),
 		cardFingerprintKey: secret(env, "CARD_FINGERPRINT_KEY", 32),
 		vaultKey: secret(env, "VAULT_KEY", 32),
+		vaultPreviousKeys: (env.VAULT_PREVIOUS_KEYS ?? "")
+			.split(",")
+			.map(k => k.trim())
+			.filter(Boolean)
+			.map(k => secret({ VAULT_PREVIOUS_KEYS: k }, "VAULT_PREVIOUS_KEYS", 32)!),
 		webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 120_000),
 		webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 1, 3_600_000),
 		webhookRetryHours: decimal(env, "WEBHOOK_RETRY_HOURS", 72, 24 * 365),

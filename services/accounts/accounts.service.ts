@@ -12,7 +12,7 @@ import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
 import { AccountsError, accountsErrorMessages } from "./errors";
-import { createMerchantAccount, keyEarlierData, listMerchantAccounts } from "./merchant-accounts";
+import { createMerchantAccount, keyEarlierData, listMerchantAccounts, merchantAccountProcessor } from "./merchant-accounts";
 import { type AccountsDb, createAccountsDb } from "./models";
 import { createProduct, getProduct, listProducts, updateProduct } from "./products";
 import { renewalTerms } from "./renewal-terms";
@@ -63,6 +63,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		authenticate: idempotent(action(schemas.authenticate, authenticate)),
 		createMerchantAccount: action(schemas.createMerchantAccount, createMerchantAccount),
 		listMerchantAccounts: idempotent(action(schemas.listMerchantAccounts, listMerchantAccounts)),
+		merchantAccountProcessor: idempotent(action(schemas.merchantAccountProcessor, merchantAccountProcessor)),
 		createProduct: action(schemas.createProduct, createProduct),
 		updateProduct: action(schemas.updateProduct, updateProduct),
 		getProduct: idempotent(action(schemas.getProduct, getProduct)),

@@ -1,4 +1,4 @@
-import type { CardType, MerchantAccountView } from "../../shared/contracts/accounts";
+import type { CardType, MerchantAccountProcessor, MerchantAccountView } from "../../shared/contracts/accounts";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { binKey, groupKey, type MerchantAccountDoc } from "./models";
@@ -72,4 +72,20 @@ export async function listMerchantAccounts(
 	const filter = input.group === undefined ? { accountId: input.accountId } : { accountId: input.accountId, group: input.group };
 	const docs = await deps.db.merchantAccounts.find(filter).sort({ _id: 1 }).lean();
 	return docs.map(toMerchantAccountView);
+}
+
+/**
+ * The MID's gateway, read by key. Until MIDs name their own, a sandbox account's MIDs use the sandbox and a
+ * production account's have none.
+ */
+export async function merchantAccountProcessor(deps: AccountsDeps, input: { midId: number }): Promise<MerchantAccountProcessor | null> {
+	const mid = await deps.db.merchantAccounts.findById(input.midId).lean();
+	const account = mid ? await deps.db.accounts.findById(mid.accountId).lean() : null;
+	if (!mid || !account) return null;
+	return {
+		midId: mid._id,
+		accountId: mid.accountId,
+		environment: account.environment,
+		processor: account.environment === "sandbox" ? { type: "sandbox" } : null,
+	};
 }

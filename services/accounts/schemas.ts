@@ -54,6 +54,7 @@ export const schemas = {
 		["accountId", "name", "group", "cardTypes"],
 	),
 	listMerchantAccounts: params({ accountId: id, group: shortText }, ["accountId"]),
+	merchantAccountProcessor: params({ midId: id }),
 	createProduct: params(
 		{
 			accountId: id,

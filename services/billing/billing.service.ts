@@ -4,7 +4,7 @@
 import { Cron } from "croner";
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
-import { call } from "../../shared/call";
+import { call, callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import type { RenewalTerms } from "../../shared/contracts/accounts";
 import { dbMixin } from "../../shared/db.mixin";
@@ -12,14 +12,14 @@ import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { createCardExpirySchedule, expiryListings } from "./card-expiry";
 import { cardUpdateTarget, updateCard } from "./card-update";
-import { abandonSubscription, firstPayment, openSubscription, verifyCard } from "./checkout-payments";
+import { abandonSubscription, firstPayment, openSubscription } from "./checkout-payments";
 import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
 import { listCustomersPage, listTransactionsPage, type TransactionListQuery } from "./lists";
 import { type BillingDb, createBillingModels } from "./models";
 import { createOutboxSchedule, listEarlierEvents } from "./outbox";
 import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
-import { createSandboxModels, createSandboxProcessor, listSandboxOperations, type SandboxModels } from "./processors/sandbox-processor";
+import { paymentsThrough } from "./payments";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
 import { recoveryOf } from "./recovery";
 import { recoveryMetrics } from "./recovery-metrics";
@@ -32,7 +32,7 @@ import { schemas } from "./schemas";
 import { unsubscribe } from "./unsubscribe";
 
 interface Locals {
-	db: BillingDb & { sandbox: SandboxModels };
+	db: BillingDb;
 	deps: BillingDeps;
 	relay: OutboxRelay;
 	cron: Cron;
@@ -82,10 +82,9 @@ function cycleTime(text: string, name: string): Date {
 
 const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "billing",
-	mixins: [dbMixin("billing", connection => ({ ...createBillingModels(connection), sandbox: createSandboxModels(connection) }))],
+	mixins: [dbMixin("billing", createBillingModels)],
 
 	actions: {
-		verifyCard: domainAction(schemas.verifyCard, verifyCard, errorAsValue),
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
 		firstPayment: thenRelay(schemas.firstPayment, firstPayment, (_, result) => {
@@ -158,12 +157,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			params: schemas.recoverRefunds,
 			handler() {
 				return this.recoverRefunds();
-			},
-		},
-		sandboxOperations: {
-			params: schemas.sandboxOperations,
-			handler(ctx: Context<Parameters<typeof listSandboxOperations>[1]>) {
-				return listSandboxOperations(this.db.sandbox, ctx.params);
 			},
 		},
 	},
@@ -257,9 +250,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	},
 
 	async started() {
-		const { vaultKey } = config();
-		if (!vaultKey) throw new Error("VAULT_KEY is not set: the billing service needs it to seal card numbers (npm start generates one)");
-		const sandbox = createSandboxProcessor(this.db.sandbox, Buffer.from(vaultKey, "base64"));
 		const renewals = createRenewalSchedule(this.db);
 		const cardExpiry = createCardExpirySchedule(this.db);
 		this.deps = {
@@ -269,8 +259,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			checkouts: createCheckoutSchedule(this.db),
 			cardExpiry,
 			metrics: recoveryMetrics(this.broker),
-			// Production accounts need a real processor adapter; none is configured yet.
-			processorFor: environment => (environment === "sandbox" ? sandbox : null),
+			payments: paymentsThrough(callsThrough(this.broker)),
 			now: () => new Date(),
 			productOf: (accountId, productId) => call(this.broker, "accounts.getProduct", { accountId, productId }),
 			refundGraceMs: config().refundRecoveryGraceMs,

@@ -17,12 +17,12 @@ import {
 	type TransactionView,
 } from "../../shared/contracts/billing";
 import { leaseFree, newLease } from "../../shared/persistence";
+import { withRetries } from "../../shared/processor-retries";
 import { addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import { listEvents, outboxEvent } from "./outbox";
-import { withRetries } from "./processor-retries";
 import { noteRecovery } from "./recovery";
 import { waitForRenewalInFlight } from "./renewal-lease";
 import { CustomerStatus, TransactionType } from "./states";
@@ -149,20 +149,16 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 /** The renewal owed, charged on the new card with one key per update attempt. */
 async function chargeOwed(deps: BillingDeps, customer: CustomerDoc, product: ProductRecord, input: CardUpdateInput) {
 	const key = `recovery:${customer._id}:${input.attemptId}`;
-	const processor = deps.processorFor(customer.environment);
-	const outcome = processor
-		? await withRetries(() =>
-				processor.charge({
-					idempotencyKey: key,
-					cardToken: customer.cardToken,
-					amount: product.amountMinor,
-					currency: product.currency,
-					midId: customer.midId,
-					initiator: "customer",
-					cvc: input.cvc,
-				}),
-			)
-		: { status: "ERROR" as const, processorTransactionId: null, reason: "no_processor", hardDecline: false };
+	const outcome = await withRetries(() =>
+		deps.payments.charge({
+			idempotencyKey: key,
+			cardToken: customer.cardToken,
+			amount: product.amountMinor,
+			currency: product.currency,
+			midId: customer.midId,
+			initiator: "customer",
+		}),
+	);
 	const type = customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal;
 	const transaction = await recordTransaction(deps, customer, product, type, key, outcome);
 	return { outcome: outcome.status, transaction };

@@ -1,7 +1,6 @@
 // Billing's part of a checkout, in the spec's order: verify the card (step 3),
 // open the subscription under the duplicate-check lock (step 4), then the
 // first payment by product type (step 5). The checkout service orchestrates.
-import type { Environment } from "../../shared/contracts/accounts";
 import {
 	CheckoutStepError,
 	type FirstPaymentInput,
@@ -9,38 +8,20 @@ import {
 	type FirstPaymentResult,
 	OpenSubscriptionError,
 	type OpenSubscriptionInput,
-	VerifyCardError,
 } from "../../shared/contracts/billing";
+import { NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
+import { withRetries } from "../../shared/processor-retries";
 import { addDays, addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
 import type { BillingDeps } from "./deps";
 import { listCustomer } from "./lists";
 import type { CustomerDoc } from "./models";
 import { listedEvent } from "./outbox";
-import { withRetries } from "./processor-retries";
-import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
+import type { ProcessorOutcome } from "./payments";
 import { CustomerStatus, TransactionType } from "./states";
 import { claimLock, lockKey, releaseLock } from "./subscription-lock";
 import { recordTransaction } from "./transaction-record";
 import { toCustomerView, toTransactionView } from "./views";
-
-function processor(deps: BillingDeps, environment: Environment): PaymentProcessor | VerifyCardError {
-	return deps.processorFor(environment) ?? VerifyCardError.NoProcessor;
-}
-
-export async function verifyCard(
-	deps: BillingDeps,
-	input: { environment: Environment; midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } },
-): Promise<{ cardToken: string } | VerifyCardError> {
-	const cards = processor(deps, input.environment);
-	if (typeof cards === "string") return cards;
-	const { cardToken } = await cards.tokenize({ pan: input.card.pan, expiry: input.card.expiry });
-	const outcome = await withRetries(() =>
-		cards.verify({ idempotencyKey: `${input.attemptId}:verify`, cardToken, cvc: input.card.cvc, midId: input.midId }),
-	);
-	if (outcome.status === "ERROR") return VerifyCardError.ProcessorError;
-	return outcome.status === "APPROVED" ? { cardToken } : VerifyCardError.CardNotVerified;
-}
 
 /** Step 4: the duplicate check, then a PENDING customer. */
 export async function openSubscription(
@@ -153,13 +134,6 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: null };
 	}
 
-	const cards = processor(deps, input.environment);
-	if (typeof cards === "string") {
-		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
-		await releaseLock(deps, customer);
-		return { outcome: FirstPaymentOutcome.NoProcessor, customer: toCustomerView(declined ?? customer), transaction: null };
-	}
-
 	const hold = product.billing === "PREAUTHORIZE";
 	const idempotencyKey = firstPaymentKey(input.attemptId, product.billing);
 	const money = {
@@ -170,7 +144,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		midId: customer.midId,
 	};
 	const outcome = await withRetries(() =>
-		hold ? cards.authorize({ ...money, cvc: input.cvc }) : cards.charge({ ...money, initiator: "customer", cvc: input.cvc }),
+		hold ? deps.payments.authorize(money) : deps.payments.charge({ ...money, initiator: "customer" }),
 	);
 	return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
 }
@@ -208,7 +182,12 @@ export async function settleFirstPayment(
 		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
 		await releaseLock(deps, customer);
 		return {
-			outcome: outcome.status === "ERROR" ? FirstPaymentOutcome.ProcessorError : FirstPaymentOutcome.Declined,
+			outcome:
+				outcome.status === "ERROR"
+					? FirstPaymentOutcome.ProcessorError
+					: outcome.reason === NO_PROCESSOR_REASON
+						? FirstPaymentOutcome.NoProcessor
+						: FirstPaymentOutcome.Declined,
 			customer: toCustomerView(declined ?? customer),
 			transaction: toTransactionView(transaction),
 		};

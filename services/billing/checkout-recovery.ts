@@ -76,16 +76,17 @@ async function recoverCheckout(
 	if (customer.status !== CustomerStatus.Pending) return null;
 	if (customer.createdAt > openedBefore) return "later";
 	const product = await deps.productOf(customer.accountId, customer.productId);
-	const processor = deps.processorFor(customer.environment);
-	// Without a processor or an attempt nothing was charged.
-	if (!product || !processor || !customer.attemptId) return abandon(deps, customerId);
+	// Without an attempt nothing was charged.
+	if (!product || !customer.attemptId) return abandon(deps, customerId);
 	// A charge or a hold, whatever the product's billing is now (a SCHEDULE checkout charged nothing: neither is found).
 	for (const billing of product.billing === "PREAUTHORIZE"
 		? (["PREAUTHORIZE", "CHARGE"] as const)
 		: (["CHARGE", "PREAUTHORIZE"] as const)) {
 		const key = firstPaymentKey(customer.attemptId, billing);
-		const outcome = await processor.lookup(key);
+		const outcome = await deps.payments.lookup(key);
 		if (!outcome) continue;
+		// Still being decided, or its gateway unreachable now: the next sweep asks again.
+		if (outcome.status === "ERROR") return "later";
 		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.createdAt);
 		return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
 	}

@@ -2,7 +2,7 @@
 // sandbox processor's (and the common card-network ones); a reason we do not
 // know is soft unless the processor itself calls the decline hard.
 import { DeclineCategory } from "../../shared/contracts/billing";
-import type { ProcessorOutcome } from "./processors/payment-processor";
+import type { ProcessorOutcome } from "./payments";
 
 /** The card cannot be charged again as it is: retrying only adds declines (and network fees). */
 const HARD = new Set([

@@ -1,7 +1,7 @@
 import type { ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { BillingDb } from "./models";
-import type { PaymentProcessor } from "./processors/payment-processor";
+import type { Payments } from "./payments";
 
 export interface BillingDeps {
 	db: BillingDb;
@@ -15,8 +15,8 @@ export interface BillingDeps {
 	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
 	cardExpiry: Schedule<number>;
-	/** The processor for an account's environment, or null when none is configured. */
-	processorFor(environment: "sandbox" | "production"): PaymentProcessor | null;
+	/** The payments service: charges, holds and refunds by card token, each on its MID's gateway. */
+	payments: Payments;
 	now: () => Date;
 	/** The account's product (accounts.getProduct), or null when it is gone. */
 	productOf(accountId: number, productId: number): Promise<ProductRecord | null>;

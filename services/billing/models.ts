@@ -86,8 +86,10 @@ export interface TransactionDoc {
 	currency: string;
 	currencyId: number;
 	productId: number;
-	/** The processor's transaction id. */
+	/** The payments service's id of the gateway operation (the API's `transactionId`). */
 	transactionId: number | null;
+	/** The gateway's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); absent on transactions of earlier versions. */
+	processorReference?: string | null;
 	midId: number;
 	midName: string;
 	refundStatus: RefundStatus;
@@ -199,6 +201,7 @@ const transactionSchema = new Schema<TransactionDoc>(
 		currencyId: { type: Number, required: true },
 		productId: { type: Number, required: true },
 		transactionId: { type: Number, default: null },
+		processorReference: { type: String, default: null },
 		midId: { type: Number, required: true },
 		midName: { type: String, required: true },
 		refundStatus: { type: String, enum: Object.values(RefundStatus), required: true },

@@ -25,21 +25,24 @@ import { type RefundDone, RefundError, type RefundInput } from "../../shared/con
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { insertOnce, leaseFree, newLease, ownedBy } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
+import { withRetries } from "../../shared/processor-retries";
 import type { BillingDeps } from "./deps";
 import type { RefundDoc, TransactionDoc } from "./models";
-import { withRetries } from "./processor-retries";
-import type { PaymentProcessor, ProcessorOutcome } from "./processors/payment-processor";
+import type { Payments, ProcessorOutcome } from "./payments";
 import { RefundRecordStatus, RefundStatus } from "./states";
 import { recordRefundTransaction, refundTransactionKey } from "./transaction-record";
 
 /** How a settling step learns what the processor did with the refund's key. */
-export type AskProcessor = (processor: PaymentProcessor, refund: RefundDoc, original: TransactionDoc) => Promise<ProcessorOutcome | null>;
+export type AskProcessor = (payments: Payments, refund: RefundDoc, original: TransactionDoc) => Promise<ProcessorOutcome | null>;
 
-/** Asks for the refund, retried with the same key; a processor error moved no money (the PaymentProcessor contract), nor did a failed call. */
-const requestRefund: AskProcessor = (processor, refund, original) =>
+/**
+ * Asks for the refund, retried with the same key; a gateway error moved no money. A call that fails (payments
+ * unreachable) is thrown: the refund may have been made, so it stays RESERVED for the recovery's lookup.
+ */
+const requestRefund: AskProcessor = (payments, refund, original) =>
 	withRetries(() =>
-		processor.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount }),
-	).catch(() => null);
+		payments.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount }),
+	);
 
 /** How long a repeat waits for a refund that someone else is settling. */
 const RESUME_WAIT_MS = 3000;
@@ -88,9 +91,9 @@ export async function completeRefund(
 	deps: BillingDeps,
 	refund: RefundDoc,
 	original: TransactionDoc,
-	processorTransactionId: number | null,
+	refunded: Pick<ProcessorOutcome, "processorTransactionId" | "processorReference"> | null,
 ): Promise<RefundDone> {
-	const refundTransaction = await recordRefundTransaction(deps, refund, original, processorTransactionId);
+	const refundTransaction = await recordRefundTransaction(deps, refund, original, refunded);
 	const after = await deps.db.transactions
 		.findOneAndUpdate(
 			{ _id: original._id },
@@ -138,10 +141,8 @@ async function settleByProcessor(
 	original: TransactionDoc,
 	ask: AskProcessor,
 ): Promise<RefundDone | RefundError> {
-	const customer = await deps.db.customers.findById(original.customerId, { environment: 1 }).lean();
-	const processor = deps.processorFor(customer?.environment ?? "sandbox");
-	const outcome = processor && original.transactionId !== null ? await ask(processor, refund, original) : null;
-	if (outcome?.status === "APPROVED") return completeRefund(deps, refund, original, outcome.processorTransactionId);
+	const outcome = original.transactionId !== null ? await ask(deps.payments, refund, original) : null;
+	if (outcome?.status === "APPROVED") return completeRefund(deps, refund, original, outcome);
 	return failRefund(deps, refund);
 }
 

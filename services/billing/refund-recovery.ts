@@ -38,7 +38,12 @@ export interface RecoveryReport {
 const DEFAULT_BATCH = 50;
 
 /** What the processor did with the refund's key; null if it never saw it. A lookup that fails throws: nothing is decided. */
-const lookUp: AskProcessor = (processor, refund) => processor.lookup(refund._id);
+const lookUp: AskProcessor = async (payments, refund) => {
+	const outcome = await payments.lookup(refund._id);
+	// Still being decided, or its gateway unreachable now: nothing is decided, the next sweep asks again.
+	if (outcome?.status === "ERROR") throw new Error(`refund ${refund._id}: ${outcome.reason}`);
+	return outcome;
+};
 
 export async function recoverRefunds(deps: BillingDeps, options: RecoveryOptions): Promise<RecoveryReport> {
 	const report: RecoveryReport = { completed: 0, failed: 0, skipped: 0, refundTransactionIds: [] };

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { ProductRecord, RenewalTerms } from "../../shared/contracts/accounts";
 import { DeclineCategory } from "../../shared/contracts/billing";
+import { withRetries } from "../../shared/processor-retries";
 import type { DueEntry } from "../../shared/schedule";
 import { addPeriod } from "../../shared/time";
 import { expiryListings } from "./card-expiry";
@@ -15,8 +16,7 @@ import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./models";
 import { listedEvent } from "./outbox";
 import type { RelayTargets } from "./outbox-relay";
-import { withRetries } from "./processor-retries";
-import type { ProcessorOutcome } from "./processors/payment-processor";
+import type { ProcessorOutcome } from "./payments";
 import { firstDecline, noteRecovery } from "./recovery";
 import { claimRenewals } from "./renewal-lease";
 import { CustomerStatus, TransactionType } from "./states";
@@ -77,11 +77,9 @@ interface Charged extends Claimed {
 }
 
 async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date): Promise<ProcessorOutcome> {
-	const processor = deps.processorFor(customer.environment);
-	if (!processor) return { status: "ERROR", processorTransactionId: null, reason: "no_processor", hardDecline: false };
 	if (customer.authorizationId !== null) {
 		return withRetries(() =>
-			processor.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
+			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
 		);
 	}
 	const money = {
@@ -91,7 +89,7 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Product
 		currency: product.currency,
 		midId: customer.midId,
 	};
-	return withRetries(() => processor.charge({ ...money, initiator: "merchant", at }));
+	return withRetries(() => deps.payments.charge({ ...money, initiator: "merchant", at }));
 }
 
 /** Charges the claimed customers, `CONCURRENCY` at a time; one that fails stays claimed until its lease ends, for a later cycle. */

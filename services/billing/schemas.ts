@@ -5,7 +5,6 @@ import { CustomerStatus, TransactionStatus, TransactionType } from "./states";
 const environment = { enum: ["sandbox", "production"] };
 const attemptId = { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" };
 const cardExpiry = { type: "string", pattern: "^(0[1-9]|1[0-2])[0-9]{2}$" };
-const cvc = { type: "string", pattern: "^[0-9]{3,4}$" };
 const period = params({ every: { type: "integer", minimum: 1 }, unit: { enum: ["day", "week", "month", "year"] } });
 
 const card = params({
@@ -18,12 +17,6 @@ const card = params({
 });
 
 export const schemas = {
-	verifyCard: params({
-		environment,
-		midId: id,
-		attemptId,
-		card: params({ pan: { type: "string", pattern: "^[0-9]{12,19}$" }, expiry: cardExpiry, cvc }),
-	}),
 	openSubscription: params({
 		accountId: id,
 		attemptId,
@@ -37,12 +30,11 @@ export const schemas = {
 	}),
 	abandonSubscription: params({ customerId: id }),
 	cardUpdateTarget: params({ accountId: id, customerId: id }),
-	updateCard: params({ accountId: id, customerId: id, attemptId, cvc, card, mid: params({ id, name: shortText }) }),
+	updateCard: params({ accountId: id, customerId: id, attemptId, card, mid: params({ id, name: shortText }) }),
 	firstPayment: params({
 		customerId: id,
 		environment,
 		attemptId,
-		cvc,
 		product: params({
 			billing: { enum: ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] },
 			amountMinor: { type: "integer", minimum: 1 },
@@ -109,15 +101,5 @@ export const schemas = {
 			status: { enum: Object.values(TransactionStatus) },
 		},
 		["accountId", "id"],
-	),
-	sandboxOperations: params(
-		{
-			cardBin: { type: "string", pattern: "^[0-9]{6}$" },
-			kind: { enum: ["verify", "charge", "authorize", "capture", "void", "refund"] },
-			// Processor errors are not kept (they moved no money), so only final outcomes can be filtered.
-			status: { enum: ["APPROVED", "DECLINED"] },
-			midId: id,
-		},
-		[],
 	),
 };

@@ -7,7 +7,7 @@ import type { BillingDeps } from "./deps";
 import { listTransactions } from "./lists";
 import type { CustomerDoc, RefundDoc, TransactionDoc } from "./models";
 import { listEvents, outboxEvent } from "./outbox";
-import type { ProcessorOutcome } from "./processors/payment-processor";
+import type { ProcessorOutcome } from "./payments";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /** A charge, hold or capture to record: its customer, its money and the processor's answer. */
@@ -37,6 +37,7 @@ function chargeFields(deps: BillingDeps, { customer, money, type, idempotencyKey
 		currencyId: money.currencyId,
 		productId: customer.productId,
 		transactionId: outcome.processorTransactionId,
+		processorReference: outcome.processorReference ?? null,
 		midId: customer.midId,
 		midName: customer.midName,
 		refundStatus: refundable ? RefundStatus.Refundable : RefundStatus.NotRefundable,
@@ -92,7 +93,7 @@ export function recordRefundTransaction(
 	deps: BillingDeps,
 	refund: RefundDoc,
 	original: TransactionDoc,
-	processorTransactionId: number | null,
+	refunded: Pick<ProcessorOutcome, "processorTransactionId" | "processorReference"> | null,
 ): Promise<TransactionDoc> {
 	return createOnce(deps, {
 		accountId: original.accountId,
@@ -103,7 +104,8 @@ export function recordRefundTransaction(
 		currency: original.currency,
 		currencyId: original.currencyId,
 		productId: original.productId,
-		transactionId: processorTransactionId,
+		transactionId: refunded?.processorTransactionId ?? null,
+		processorReference: refunded?.processorReference ?? null,
 		midId: original.midId,
 		midName: original.midName,
 		refundStatus: RefundStatus.NotRefundable,

@@ -20,7 +20,7 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 		if (!customer) return { success: false, message: `Customer not found with ID: ${input.customerId}` };
 		if (customer.status === CustomerStatus.Unsubscribed) {
 			// A hold whose release failed last time is released on the repeat.
-			if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId, customer.environment);
+			if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId);
 			return unsubscribed;
 		}
 		const abandonedCheckout = customer.status === CustomerStatus.Pending && isStalePending(deps, customer);
@@ -40,21 +40,14 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 		// A renewal claimed before the change may still be charging: answer only once it is done.
 		await waitForRenewalInFlight(deps, customer._id);
 		await releaseLock(deps, customer);
-		if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId, customer.environment);
+		if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId);
 		return unsubscribed;
 	}
 }
 
 /** The trial's hold is released rather than captured; its transaction shows VOIDED. */
-async function releaseHold(
-	deps: BillingDeps,
-	customerId: number,
-	authorizationId: number,
-	environment: "sandbox" | "production",
-): Promise<void> {
-	const processor = deps.processorFor(environment);
-	if (!processor) return;
-	const outcome = await processor.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId });
+async function releaseHold(deps: BillingDeps, customerId: number, authorizationId: number): Promise<void> {
+	const outcome = await deps.payments.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId });
 	if (outcome.status !== "APPROVED") return;
 	await deps.db.transactions.updateOne(
 		{ customerId, type: TransactionType.Preauthorization, transactionId: authorizationId },

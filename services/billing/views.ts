@@ -36,6 +36,7 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		amount: toDecimal(doc.amount, findCurrency(doc.currency)!),
 		productId: doc.productId,
 		transactionId: doc.transactionId,
+		processorReference: doc.processorReference ?? null,
 		midId: doc.midId,
 		midName: doc.midName,
 		currencyId: doc.currencyId,

@@ -57,8 +57,8 @@ export async function checkCard(
 	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
 	if (!passesLocalChecks(card.pan, card.cvc, card.expiry, deps.now())) return answer(CheckoutCode.CreditCardValidation);
 	const attemptId = `${attemptPrefix}_${randomBytes(12).toString("base64url")}`;
-	const verified = await deps.call("billing.verifyCard", {
-		environment: context.environment,
+	// The card number goes to the payments service alone, which vaults it and verifies it on the MID's gateway.
+	const verified = await deps.call("payments.saveCard", {
 		midId: mid.id,
 		attemptId,
 		card: { pan: card.pan, expiry: card.expiry, cvc: card.cvc },

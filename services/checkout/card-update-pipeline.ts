@@ -85,7 +85,6 @@ export async function submitCardUpdate(
 		accountId: session.accountId,
 		customerId: target.customerId,
 		attemptId,
-		cvc,
 		card: checked.record,
 		mid: { id: mid.id, name: mid.name },
 	});

@@ -1,7 +1,7 @@
 // The checkout's answers: the spec's codes (section 1) with their messages,
 // and how the other services' errors map to them. A card update answers with
 // the same codes where they apply (card-update-pipeline.ts).
-import { VerifyCardError } from "../../shared/contracts/billing";
+import { SaveCardError } from "../../shared/contracts/payments";
 import { SessionCheckoutError } from "../../shared/contracts/sessions";
 
 export enum CheckoutCode {
@@ -61,8 +61,8 @@ export const SESSION_CODES: Record<SessionCheckoutError, CheckoutCode> = {
 	[SessionCheckoutError.DomainMismatch]: CheckoutCode.DomainMismatch,
 };
 
-export const UNVERIFIED: Record<VerifyCardError, CheckoutAnswer> = {
-	[VerifyCardError.NoProcessor]: NO_PROCESSOR,
-	[VerifyCardError.CardNotVerified]: answer(CheckoutCode.CreditCardValidation),
-	[VerifyCardError.ProcessorError]: answer(CheckoutCode.ProcessingError),
+export const UNVERIFIED: Record<SaveCardError, CheckoutAnswer> = {
+	[SaveCardError.NoProcessor]: NO_PROCESSOR,
+	[SaveCardError.CardNotVerified]: answer(CheckoutCode.CreditCardValidation),
+	[SaveCardError.ProcessorError]: answer(CheckoutCode.ProcessingError),
 };

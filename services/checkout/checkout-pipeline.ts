@@ -91,7 +91,6 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 		customerId: opened.customerId,
 		environment: context.environment,
 		attemptId,
-		cvc,
 		product: {
 			billing: product.billing,
 			amountMinor: product.amountMinor,

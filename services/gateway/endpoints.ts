@@ -86,7 +86,7 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"POST /accounts/:accountId/dashboard-users": { action: "dashboard.createUser", status: 201, location: "list" },
 	"GET /accounts/:accountId/dashboard-users": { action: "dashboard.listUsers" },
 	"PATCH /accounts/:accountId/dashboard-users/:userId": { action: "dashboard.updateUser" },
-	"GET /sandbox/operations": { action: "billing.sandboxOperations" },
+	"GET /sandbox/operations": { action: "payments.sandboxOperations" },
 	"GET /accounts/:accountId/webhooks": { action: "notifications.list" },
 	"POST /accounts/:accountId/webhooks/redeliver": { action: "notifications.redeliverAccount" },
 	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver" },

@@ -72,6 +72,17 @@ export interface MerchantAccountView {
 	active: boolean;
 }
 
+/** The gateway a MID charges through, as the payments service needs it. */
+export type MidProcessor = { type: "sandbox" };
+
+/** A MID's account environment and gateway (null: it has none it may use). */
+export interface MerchantAccountProcessor {
+	midId: number;
+	accountId: number;
+	environment: Environment;
+	processor: MidProcessor | null;
+}
+
 /** Everything a checkout needs from the account in one call. */
 export interface CheckoutContext {
 	environment: Environment;
@@ -95,6 +106,8 @@ export interface AccountsActions {
 	"accounts.webhookTarget": { params: { accountId: number }; result: WebhookTarget };
 	/** null for an unknown account. */
 	"accounts.checkoutContext": { params: { accountId: number; productId: number; cardPrefix: string }; result: CheckoutContext | null };
+	/** The MID's gateway (payments); null for an unknown MID. */
+	"accounts.merchantAccountProcessor": { params: { midId: number }; result: MerchantAccountProcessor | null };
 	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };
 	/** null for an unknown account or product. */
 	"accounts.renewalTerms": { params: { accountId: number; productId: number }; result: RenewalTerms | null };

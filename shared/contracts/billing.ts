@@ -33,6 +33,8 @@ export interface TransactionView {
 	amount: number;
 	productId: number;
 	transactionId: number | null;
+	/** The gateway's own id of the operation (Stripe `pi_…`, `re_…`; the sandbox `sbx_…`); null when no gateway made one. */
+	processorReference: string | null;
 	midId: number;
 	midName: string;
 	currencyId: number;
@@ -74,14 +76,6 @@ export enum DeclineCategory {
 	MerchantAccount = "MERCHANT_ACCOUNT",
 }
 
-/** Why a card was not verified at checkout. */
-export enum VerifyCardError {
-	/** No processor serves the account's environment (production, until one is configured). */
-	NoProcessor = "NO_PROCESSOR",
-	CardNotVerified = "CARD_NOT_VERIFIED",
-	ProcessorError = "PROCESSOR_ERROR",
-}
-
 export enum OpenSubscriptionError {
 	AlreadySubscribed = "ALREADY_SUBSCRIBED",
 }
@@ -116,7 +110,6 @@ export interface FirstPaymentInput {
 	customerId: number;
 	environment: Environment;
 	attemptId: string;
-	cvc: string;
 	product: {
 		billing: BillingKind;
 		amountMinor: number;
@@ -196,16 +189,11 @@ export interface CardUpdateInput {
 	accountId: number;
 	customerId: number;
 	attemptId: string;
-	cvc: string;
 	card: OpenSubscriptionInput["card"];
 	mid: { id: number; name: string };
 }
 
 export interface BillingActions {
-	"billing.verifyCard": {
-		params: { environment: Environment; midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };
-		result: { cardToken: string } | { error: VerifyCardError };
-	};
 	"billing.openSubscription": { params: OpenSubscriptionInput; result: { customerId: number } | { error: OpenSubscriptionError } };
 	"billing.abandonSubscription": { params: { customerId: number }; result: { customerId: number } | { error: CheckoutStepError } };
 	"billing.firstPayment": { params: FirstPaymentInput; result: FirstPaymentResult | { error: CheckoutStepError } };

@@ -6,10 +6,11 @@ import type { AccountsActions, AccountsEvents } from "./accounts";
 import type { BillingActions } from "./billing";
 import type { DashboardActions } from "./dashboard";
 import type { NotificationsActions } from "./notifications";
+import type { PaymentsActions } from "./payments";
 import type { RuntimeEvents } from "./runtime";
 import type { SessionsActions } from "./sessions";
 
-export type Actions = AccountsActions & BillingActions & DashboardActions & NotificationsActions & SessionsActions;
+export type Actions = AccountsActions & BillingActions & DashboardActions & NotificationsActions & PaymentsActions & SessionsActions;
 export type ActionName = keyof Actions;
 
 export type Events = AccountsEvents & RuntimeEvents;

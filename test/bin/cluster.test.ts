@@ -65,6 +65,7 @@ test("When npm run cluster starts, then every service runs in its own process ov
 				"dashboard",
 				"gateway",
 				"notifications",
+				"payments",
 				"refunds",
 				"sessions",
 			]);

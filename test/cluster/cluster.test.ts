@@ -28,11 +28,15 @@ beforeAll(async () => {
 	await startNode("accounts");
 	await startNode("sessions");
 	await startNode("checkout");
+	await startNode("payments");
 	await startNode("billing");
 	await startNode("refunds");
 	await startNode("notifications");
 	await startNode("dashboard");
-	await gateway.waitForServices(["accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"], 10_000);
+	await gateway.waitForServices(
+		["accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications", "dashboard"],
+		10_000,
+	);
 	const server = (gateway.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
 	url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 30_000);
@@ -78,7 +82,7 @@ describe("Cluster over NATS", () => {
 		expect(badId.body.error).toBe("BAD_REQUEST");
 	});
 
-	test("When a buyer checks out, then the checkout, sessions, accounts and billing nodes complete it over NATS", async () => {
+	test("When a buyer checks out, then the checkout, sessions, accounts, payments and billing nodes complete it over NATS", async () => {
 		// Arrange: the factories take an app; here the "app" is the gateway node's URL.
 		const app = { url, http: () => request(url), broker: nodes.gateway!, stop: async () => {} };
 		const shop = await createShop(app);

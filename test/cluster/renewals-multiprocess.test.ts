@@ -48,12 +48,7 @@ async function seedCustomers(shop: RenewalShop, count: number, pan = "4242424242
 	const one = async (i: number) => {
 		const attemptId = `seed_${accountId}_${i.toString().padStart(6, "0")}`;
 		const card = { pan, expiry: "1234", cvc: "123" };
-		const verified = await support.call<{ cardToken: string }, object>("billing.verifyCard", {
-			environment: "sandbox",
-			midId,
-			attemptId,
-			card,
-		});
+		const verified = await support.call<{ cardToken: string }, object>("payments.saveCard", { midId, attemptId, card });
 		const opened = await support.call<{ customerId: number }, object>("billing.openSubscription", {
 			accountId,
 			attemptId,
@@ -76,7 +71,6 @@ async function seedCustomers(shop: RenewalShop, count: number, pan = "4242424242
 			customerId: opened.customerId,
 			environment: "sandbox",
 			attemptId,
-			cvc: "123",
 			product: {
 				billing: "SCHEDULE",
 				amountMinor: 499,
@@ -121,10 +115,10 @@ async function createRenewalShop(): Promise<RenewalShop> {
 	return { accountId: account.id, productId: product.id, midId: mid.id };
 }
 
-/** Approved charges in the sandbox processor's own ledger, per card token (one token per customer). */
-async function approvedChargesPerCard(billing: Db, midId: number): Promise<Map<string, number>> {
-	const groups = await billing
-		.collection("sandbox_operations")
+/** Approved charges in the payments service's own ledger, per card token (one token per customer). */
+async function approvedChargesPerCard(payments: Db, midId: number): Promise<Map<string, number>> {
+	const groups = await payments
+		.collection("payment_operations")
 		.aggregate([{ $match: { kind: "charge", "outcome.status": "APPROVED", midId } }, { $group: { _id: "$cardToken", n: { $sum: 1 } } }])
 		.toArray();
 	return new Map(groups.map(g => [g._id as string, g.n as number]));
@@ -138,7 +132,7 @@ beforeAll(async () => {
 	nats = await startNats();
 	testEnvironment({ env: { TRANSPORTER: nats.url, RENEWAL_LEASE_MS: String(LEASE_MS), RENEWAL_CRON: "0 0 1 1 *" } });
 	// Everything but billing runs in this process; billing runs in three processes of its own.
-	support = createBroker(["accounts", "notifications"], { nodeID: "support", logger: false, requestTimeout: 120_000 });
+	support = createBroker(["accounts", "notifications", "payments"], { nodeID: "support", logger: false, requestTimeout: 120_000 });
 	await support.start();
 	for (const name of BILLING_NODES) startBillingNode(name);
 	await waitForBillingNodes(BILLING_NODES);
@@ -175,7 +169,7 @@ test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2
 		await Promise.all(["billing-1", "billing-3"].map(nodeID => support.call("billing.runRenewals", { at }, { nodeID, timeout: 120_000 })));
 
 		// Assert: the processor's own ledger: one approved charge per card token (one per customer).
-		const ledger = await approvedChargesPerCard(billing, shop.midId);
+		const ledger = await approvedChargesPerCard(client.db(databaseNameFor("payments", process.env.MONGO_URL!)), shop.midId);
 		expect(ledger.size).toBe(CUSTOMERS);
 		expect([...ledger.values()].filter(n => n !== 1)).toEqual([]);
 		// The transactions: one SUBSCRIPTION_START per customer.
@@ -249,7 +243,7 @@ test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, t
 		const all = await customers.find({ accountId: shop.accountId }).toArray();
 		expect(all.filter(c => c.renewalLease !== null)).toEqual([]);
 		// Everyone who stayed was charged exactly once, in the ledger and in the transactions.
-		const ledger = await approvedChargesPerCard(billing, shop.midId);
+		const ledger = await approvedChargesPerCard(client.db(databaseNameFor("payments", process.env.MONGO_URL!)), shop.midId);
 		const stayed = all.filter(c => !leaving.includes(c._id));
 		expect(stayed.filter(c => ledger.get(c.cardToken) !== 1 || c.periodsBilled !== 1 || c.status !== "ACTIVE")).toEqual([]);
 		// Whoever left was charged at most once, and never after the answer.
@@ -289,8 +283,7 @@ test("When a declined renewal's retry and card updates with recovery charges rac
 		const updating = customers.filter((_, i) => i % 2 === 0);
 		const updates = updating.map(async (customer, i) => {
 			const attemptId = `cu_race_${customer._id}`;
-			const { cardToken } = await support.call<{ cardToken: string }, object>("billing.verifyCard", {
-				environment: "sandbox",
+			const { cardToken } = await support.call<{ cardToken: string }, object>("payments.saveCard", {
 				midId: shop.midId,
 				attemptId,
 				card: { pan: "4242424242424242", expiry: "1234", cvc: "123" },
@@ -302,7 +295,6 @@ test("When a declined renewal's retry and card updates with recovery charges rac
 					accountId: shop.accountId,
 					customerId: customer._id,
 					attemptId,
-					cvc: "123",
 					card: { cardToken, fingerprint, bin: "424242", last4: "4242", brand: "visa", expiry: "1234" },
 					mid: { id: shop.midId, name: "MID" },
 				},
@@ -318,8 +310,9 @@ test("When a declined renewal's retry and card updates with recovery charges rac
 			.aggregate([{ $match: { accountId: shop.accountId, status: "APPROVED" } }, { $group: { _id: "$customerId", n: { $sum: 1 } } }])
 			.toArray();
 		expect(approved.filter(g => g.n !== 1)).toEqual([]);
-		const ledger = await billing
-			.collection("sandbox_operations")
+		const ledger = await client
+			.db(databaseNameFor("payments", process.env.MONGO_URL!))
+			.collection("payment_operations")
 			.aggregate([
 				{ $match: { kind: "charge", "outcome.status": "APPROVED", midId: shop.midId } },
 				{ $group: { _id: "$cardToken", n: { $sum: 1 } } },

@@ -35,7 +35,7 @@ const HANG_AFTER_MS = 4 * REQUEST_TIMEOUT_MS + 300 + 2000;
 const REFUND_RECOVERY_GRACE_MS = 4000;
 /** Customers of a shop of their own whom the test clock renews month after month during the restarts. */
 const RENEWING = 5;
-const DB_SERVICES = ["accounts", "sessions", "billing", "refunds", "notifications", "dashboard"];
+const DB_SERVICES = ["accounts", "sessions", "payments", "billing", "refunds", "notifications", "dashboard"];
 
 let dataDir: string;
 let port: number;

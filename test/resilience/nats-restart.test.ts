@@ -29,11 +29,11 @@ beforeAll(async () => {
 	testEnvironment({ database, env });
 	others = [
 		createBroker(["accounts", "sessions", "checkout"], { nodeID: "checkout-side", logger: false }),
-		createBroker(["billing", "refunds", "notifications"], { nodeID: "money-side", logger: false }),
+		createBroker(["payments", "billing", "refunds", "notifications"], { nodeID: "money-side", logger: false }),
 	];
 	await Promise.all(others.map(b => b.start()));
 	app = await startApp({ database, env, services: ["gateway"], broker: { nodeID: "gateway" } });
-	await app.broker.waitForServices(["accounts", "sessions", "checkout", "billing", "refunds", "notifications"], 30_000);
+	await app.broker.waitForServices(["accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"], 30_000);
 	receiver = await startWebhookReceiver();
 	shop = await createShop(app);
 	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);

@@ -52,7 +52,7 @@ describe("Cross-account access", () => {
 	let their: { customerId: number; transactionId: number; sessionId: string; eventId: string };
 
 	beforeAll(async () => {
-		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications"] });
+		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"] });
 		mine = await createShop(app);
 		theirs = await createShop(app);
 		const paidOne = await paid(app, theirs);
@@ -391,7 +391,7 @@ describe("Requests no merchant meant to send cannot move money", () => {
 	let shop: Shop;
 
 	beforeAll(async () => {
-		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds"] });
 		shop = await createShop(app);
 	});
 	afterAll(() => app.stop());

@@ -23,7 +23,17 @@ describe("loadConfig", () => {
 			dashboardSignInsPerMinute: 20,
 			publicBaseUrl: undefined,
 		});
-		expect(config.services).toEqual(["gateway", "accounts", "sessions", "checkout", "billing", "refunds", "notifications", "dashboard"]);
+		expect(config.services).toEqual([
+			"gateway",
+			"accounts",
+			"sessions",
+			"checkout",
+			"payments",
+			"billing",
+			"refunds",
+			"notifications",
+			"dashboard",
+		]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
 	});
 
@@ -32,7 +42,7 @@ describe("loadConfig", () => {
 		[{ PORT: "70000" }, "PORT"],
 		[{ MONGO_URL: "localhost:27017" }, "MONGO_URL"],
 		[{ TRANSPORTER: "redis://x" }, "TRANSPORTER"],
-		[{ SERVICES: "gateway,payments" }, "SERVICES"],
+		[{ SERVICES: "gateway,ledger" }, "SERVICES"],
 		[{ TIME_ZONE: "Mars/Olympus" }, "TIME_ZONE"],
 		[{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
 		[{ ADMIN_TOKEN: "short" }, "ADMIN_TOKEN"],

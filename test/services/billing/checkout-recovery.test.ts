@@ -7,21 +7,19 @@
 // with a grace period of 2 s. What the merchant sees is asserted through the
 // API and a real webhook receiver.
 import { randomBytes, randomUUID } from "node:crypto";
-import type { PaymentProcessor } from "../../../services/billing/processors/payment-processor";
 import { cardFingerprint } from "../../../services/checkout/card-data";
 import type { OpenSubscriptionInput } from "../../../shared/contracts/billing";
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
-import { openSandboxProcessor } from "../../factories/sandbox-processor";
+import { type SandboxPayments, sandboxPayments } from "../../factories/sandbox-processor";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
 let shop: Shop;
 let receiver: WebhookReceiver;
-let sandbox: Awaited<ReturnType<typeof openSandboxProcessor>>;
-/** The sandbox processor, as billing runs it, on billing's database: what "the processor charged" means here. */
-let processor: PaymentProcessor;
+/** The payments service, as billing calls it: what "the processor charged" means here. */
+let processor: SandboxPayments;
 
 beforeAll(async () => {
 	app = await startApp({
@@ -30,14 +28,12 @@ beforeAll(async () => {
 	receiver = await startWebhookReceiver();
 	shop = await createShop(app);
 	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
-	sandbox = await openSandboxProcessor();
-	processor = sandbox.processor;
+	processor = sandboxPayments(app);
 });
 
 afterAll(async () => {
 	await app.stop();
 	await receiver.stop();
-	await sandbox.close();
 });
 
 interface Opened {
@@ -51,7 +47,7 @@ interface Opened {
 async function openedCheckout(card: string = CARDS.visa): Promise<Opened> {
 	const attemptId = `co_${randomBytes(8).toString("hex")}`;
 	const email = uniqueEmail();
-	const { cardToken } = await processor.tokenize({ pan: card, expiry: "1234" });
+	const { cardToken } = await processor.tokenize({ pan: card, expiry: "1234" }, shop.mids[0]);
 	const input: OpenSubscriptionInput = {
 		accountId: shop.accountId,
 		attemptId,
@@ -100,7 +96,6 @@ test("When a checkout stopped after the processor charged, before anything was r
 		currency: "EUR",
 		midId: shop.mids[0],
 		initiator: "customer",
-		cvc: "123",
 	});
 	expect(charged.status).toBe("APPROVED");
 

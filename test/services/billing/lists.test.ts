@@ -10,7 +10,7 @@ let shop: Shop;
 let other: Shop;
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds"] });
 	[shop, other] = await Promise.all([createShop(app), createShop(app)]);
 });
 afterAll(() => app.stop());

@@ -12,7 +12,7 @@ let receiver: WebhookReceiver;
 
 beforeAll(async () => {
 	// Every service but notifications.
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds"] });
 	receiver = await startWebhookReceiver();
 });
 afterAll(async () => {

@@ -9,7 +9,7 @@ let shop: Shop;
 beforeAll(async () => {
 	// The checkout recovery's sweep stays away: a test below moves the clock past its grace period on purpose.
 	app = await startApp({
-		services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"],
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds"],
 		env: { REFUND_RECOVERY_INTERVAL_MS: "3600000" },
 	});
 	shop = await createShop(app);

@@ -51,6 +51,8 @@ const TRANSACTION_FIELDS = [
 	// Our additions (docs/recovery.md): why a charge was declined.
 	"declineReason",
 	"declineCategory",
+	// The gateway's own id of the operation (issue 23).
+	"processorReference",
 ].sort();
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
 
@@ -105,6 +107,7 @@ describe("CHARGE", () => {
 			amount: 9.99,
 			productId: shop.products.charge,
 			transactionId: expect.any(Number),
+			processorReference: expect.stringMatching(/^sbx_[0-9a-f]{24}$/),
 			midId: expect.any(Number),
 			midName: expect.stringMatching(/^MID [AB]$/),
 			currencyId: 978,

@@ -20,12 +20,21 @@ describe("GET /actuator/health", () => {
 			components: {
 				database: {
 					status: "UP",
-					details: { accounts: "UP", billing: "UP", dashboard: "UP", notifications: "UP", refunds: "UP", sessions: "UP" },
+					details: { accounts: "UP", billing: "UP", dashboard: "UP", notifications: "UP", payments: "UP", refunds: "UP", sessions: "UP" },
 				},
 				transporter: { status: "UP", details: { type: "none (single process)" } },
 				services: {
 					status: "UP",
-					details: { accounts: "UP", billing: "UP", checkout: "UP", dashboard: "UP", notifications: "UP", refunds: "UP", sessions: "UP" },
+					details: {
+						accounts: "UP",
+						billing: "UP",
+						checkout: "UP",
+						dashboard: "UP",
+						notifications: "UP",
+						payments: "UP",
+						refunds: "UP",
+						sessions: "UP",
+					},
 				},
 			},
 		});
@@ -49,6 +58,7 @@ describe("GET /actuator/health", () => {
 				checkout: "DOWN",
 				dashboard: "DOWN",
 				notifications: "DOWN",
+				payments: "DOWN",
 				refunds: "DOWN",
 				sessions: "DOWN",
 			},
@@ -82,7 +92,7 @@ describe("GET /actuator/health", () => {
 			}
 
 			// Assert
-			const services = ["accounts", "billing", "dashboard", "notifications", "refunds", "sessions"];
+			const services = ["accounts", "billing", "dashboard", "notifications", "payments", "refunds", "sessions"];
 			expect(health.status).toBe(503);
 			expect(health.body.components.database).toEqual({
 				status: "DOWN",

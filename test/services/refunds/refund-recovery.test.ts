@@ -9,12 +9,12 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import { type Db, MongoClient } from "mongodb";
 import { createBroker } from "../../../runtime/broker";
-import type { PaymentProcessor, ProcessorOutcome } from "../../../services/billing/processors/payment-processor";
 import { keyRecordOf } from "../../../services/refunds/idempotent-refund";
+import type { PaymentOutcome as ProcessorOutcome } from "../../../shared/contracts/payments";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
-import { openSandboxProcessor } from "../../factories/sandbox-processor";
+import { type SandboxPayments, sandboxPayments } from "../../factories/sandbox-processor";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -24,9 +24,8 @@ let receiver: WebhookReceiver;
 let client: MongoClient;
 let billingDb: Db;
 let refundsDb: Db;
-let sandbox: Awaited<ReturnType<typeof openSandboxProcessor>>;
-/** The sandbox processor, as billing runs it, on billing's database: what "the processor did it" means here. */
-let processor: PaymentProcessor;
+/** The payments service, as billing calls it: what "the processor did it" means here. */
+let processor: SandboxPayments;
 
 beforeAll(async () => {
 	app = await startApp({ env: { REFUND_RECOVERY_INTERVAL_MS: "200" } });
@@ -37,13 +36,11 @@ beforeAll(async () => {
 	client = await MongoClient.connect(url);
 	billingDb = client.db(databaseNameFor("billing", url));
 	refundsDb = client.db(databaseNameFor("refunds", url));
-	sandbox = await openSandboxProcessor();
-	processor = sandbox.processor;
+	processor = sandboxPayments(app);
 });
 afterAll(async () => {
 	await app.stop();
 	await receiver.stop();
-	await sandbox.close();
 	await client.close();
 });
 

@@ -8,7 +8,7 @@ let app: TestApp;
 let shop: Shop;
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "billing", "refunds"] });
+	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds"] });
 	shop = await createShop(app);
 });
 afterAll(() => app.stop());

@@ -1,0 +1,82 @@
+// What the payments service asks of a gateway (a connector: the sandbox,
+// Stripe, …). The service keeps the ledger: it records every operation under
+// our idempotency key before a connector runs, assigns the integer
+// transaction ids, and maps ids back to the gateway's references. A connector
+// only talks to its gateway, and is handed the card from the vault.
+
+/**
+ * What a gateway did. ERROR: it did not do it, or cannot tell yet (unreachable, timed out, 5xx); the same key may be
+ * tried again, and the ledger looks up first what a connector remembered for it.
+ */
+export interface ConnectorOutcome {
+	status: "APPROVED" | "DECLINED" | "ERROR";
+	/** The gateway's own id of what it did (Stripe: `pi_…`, `seti_…`, `re_…`); null when it did nothing. */
+	reference: string | null;
+	/** Why it was declined or failed, in our words (services/billing/decline-reasons.ts decides retries by them): a connector maps its gateway's codes (Stripe: decline-codes.ts). */
+	reason: string | null;
+	/** A decline that retrying cannot fix (lost, stolen, expired card). */
+	hardDecline: boolean;
+}
+
+/** The card as the vault unseals it for one operation; never stored by a connector. */
+export interface VaultCard {
+	/** The vault's token: a connector keys what it keeps of the card (a gateway's customer, payment method) by it. */
+	cardToken: string;
+	pan: string;
+	/** MM/YY */
+	expiry: string;
+}
+
+/** Which merchant account an operation runs on, with its gateway credentials (unsealed for this call only). */
+export interface MidContext {
+	midId: number;
+	/** The MID's secret key at its gateway; absent for the sandbox. */
+	secretKey?: string;
+}
+
+export interface MoneyOperation {
+	/** Ours; a connector derives the gateway's idempotency key from it and records it on the gateway's object. */
+	idempotencyKey: string;
+	mid: MidContext;
+	card: VaultCard;
+	/** Integer minor units. */
+	amount: number;
+	/** ISO 4217, upper case. */
+	currency: string;
+}
+
+/**
+ * A connector remembers the gateway object it created for a key before it
+ * asks the gateway to move money, so an answer lost in between is found again.
+ */
+export type Remember = (reference: string) => Promise<void>;
+
+export interface Connector {
+	/** Zero-amount verification, with the CVC (used here, never kept). */
+	verify(op: Omit<MoneyOperation, "amount" | "currency"> & { cvc: string }, remember: Remember): Promise<ConnectorOutcome>;
+	/** `customer`: at checkout or a card update, the buyer present. `merchant`: a renewal, off session; `at` is the cycle's time (the sandbox judges expiry by it). */
+	charge(op: MoneyOperation & { initiator: "customer" | "merchant"; at?: Date }, remember: Remember): Promise<ConnectorOutcome>;
+	/** A hold (PREAUTHORIZE), captured or voided later. */
+	authorize(op: MoneyOperation, remember: Remember): Promise<ConnectorOutcome>;
+	/** `reference`: the hold's. */
+	capture(op: { idempotencyKey: string; mid: MidContext; reference: string; amount: number }): Promise<ConnectorOutcome>;
+	void(op: { idempotencyKey: string; mid: MidContext; reference: string }): Promise<ConnectorOutcome>;
+	/** `reference`: the charge's (or the captured hold's); `cardToken`: its card, not unsealed. */
+	refund(
+		op: { idempotencyKey: string; mid: MidContext; reference: string; amount: number; cardToken: string | null },
+		remember: Remember,
+	): Promise<ConnectorOutcome>;
+	/**
+	 * What became of an operation whose answer was lost (our process died, or the call timed out). `reference` is what
+	 * `remember` stored, if it was called. Answers null when the gateway moved no money for it: the operation may be
+	 * tried again with the same key. Never moves money itself: an operation left unconfirmed is cancelled.
+	 */
+	lookup(op: {
+		idempotencyKey: string;
+		kind: "verify" | "charge" | "authorize" | "capture" | "void" | "refund";
+		mid: MidContext;
+		reference: string | null;
+		/** For a refund: the charge it refunds (a refund's id is only known once the gateway answers). */
+		chargeReference?: string;
+	}): Promise<ConnectorOutcome | null>;
+}

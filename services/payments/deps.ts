@@ -1,0 +1,12 @@
+import type { Ledger } from "./ledger";
+import type { PaymentsDb } from "./models";
+import type { Processors } from "./processors";
+import type { Vault } from "./vault";
+
+export interface PaymentsDeps {
+	db: PaymentsDb;
+	vault: Vault;
+	ledger: Ledger;
+	processors: Processors;
+	now: () => Date;
+}

@@ -1,0 +1,169 @@
+// The ledger: every gateway operation is recorded under our idempotency key
+// before its gateway is asked, and decided once. A repeat of the key answers
+// the first outcome. A call that died while deciding is taken over once its
+// time is up: what it remembered of the gateway's object is looked up first,
+// so an answer that was lost is found again instead of charging twice.
+import type { PaymentOutcome } from "../../shared/contracts/payments";
+import { insertOnce } from "../../shared/persistence";
+import { pollUntil } from "../../shared/poll";
+import type { ConnectorOutcome, Remember } from "./connectors/connector";
+import type { OperationDoc, PaymentsDb } from "./models";
+
+export type OperationRecord = Omit<OperationDoc, "_id" | "reference" | "outcome" | "decidingUntil" | "createdAt">;
+
+export const failed = (reason: string): PaymentOutcome => ({
+	status: "ERROR",
+	processorTransactionId: null,
+	processorReference: null,
+	reason,
+	hardDecline: false,
+});
+
+/** How a connector finds out what a call that died did (null: no money moved for it). */
+export interface Resumption {
+	resume(operation: OperationDoc): Promise<ConnectorOutcome | null>;
+	/** How long a call may take to decide before another call may take it over. */
+	decidingMs: number;
+}
+
+/** How a connector decides an operation. */
+export interface Decision extends Resumption {
+	decide(remember: Remember): Promise<ConnectorOutcome>;
+}
+
+export interface Ledger {
+	once(key: string, record: OperationRecord, decision: Decision): Promise<PaymentOutcome>;
+	/** The recorded outcome; an undecided operation whose caller died is looked up (never moved again); null when no money moved. */
+	lookup(key: string, resumptionOf: (operation: OperationDoc) => Promise<Resumption | null>): Promise<PaymentOutcome | null>;
+	/** The operation a transaction id belongs to. */
+	operationOf(processorTransactionId: number): Promise<OperationDoc | null>;
+}
+
+export function createLedger(db: PaymentsDb, now: () => Date = () => new Date()): Ledger {
+	const until = (ms: number) => new Date(now().getTime() + ms);
+
+	/** Takes over an undecided operation whose time is up (compare-and-set): the taken document, or null. */
+	async function takeOver(previous: OperationDoc, ms: number): Promise<OperationDoc | null> {
+		if (previous.outcome || previous.decidingUntil.getTime() > now().getTime()) return null;
+		const decidingUntil = until(ms);
+		const taken = await db.operations.updateOne(
+			{ _id: previous._id, outcome: null, decidingUntil: previous.decidingUntil },
+			{ $set: { decidingUntil } },
+		);
+		return taken.modifiedCount === 1 ? { ...previous, decidingUntil } : null;
+	}
+
+	/** Writes the outcome once, with a transaction id of ours; a concurrent writer's outcome wins. */
+	async function record(mine: OperationDoc, outcome: ConnectorOutcome): Promise<PaymentOutcome> {
+		const id = await db.ids.next();
+		// Indexed before it is recorded: an index entry without an outcome finds nothing, never the wrong operation.
+		await insertOnce(db.transactions, { _id: id, operation: mine._id });
+		const recorded: PaymentOutcome = {
+			status: outcome.status,
+			processorTransactionId: id,
+			processorReference: outcome.reference,
+			reason: outcome.reason,
+			hardDecline: outcome.hardDecline,
+		};
+		const done = await db.operations.updateOne({ _id: mine._id, outcome: null }, { $set: { outcome: recorded } });
+		if (done.modifiedCount === 1) return recorded;
+		return (await db.operations.findById(mine._id).lean())?.outcome ?? recorded;
+	}
+
+	/** Gives an undecided operation up: forgotten if no gateway object was made for it, else left for a lookup. */
+	async function giveUp(mine: OperationDoc): Promise<void> {
+		const deleted = await db.operations.deleteOne({ _id: mine._id, outcome: null, reference: null, decidingUntil: mine.decidingUntil });
+		if (deleted.deletedCount === 0)
+			await db.operations.updateOne(
+				{ _id: mine._id, outcome: null, decidingUntil: mine.decidingUntil },
+				{ $set: { decidingUntil: now() } },
+			);
+	}
+
+	/** `takenOver`: another call recorded it and died; what it may have done at the gateway is looked up first. */
+	async function decideOwned(mine: OperationDoc, decision: Decision, takenOver: boolean): Promise<PaymentOutcome> {
+		if (takenOver) {
+			const found = await decision.resume(mine);
+			if (found && found.status !== "ERROR") return record(mine, found);
+			if (found?.status === "ERROR") {
+				await giveUp(mine);
+				return failed(found.reason ?? "processor_unavailable");
+			}
+		}
+		const remember = async (reference: string) => {
+			const kept = await db.operations.updateOne(
+				{ _id: mine._id, outcome: null, decidingUntil: mine.decidingUntil },
+				{ $set: { reference } },
+			);
+			if (kept.modifiedCount !== 1) throw new Error("the operation was taken over while it was being decided");
+			mine = { ...mine, reference };
+		};
+		let outcome: ConnectorOutcome;
+		try {
+			outcome = await decision.decide(remember);
+		} catch {
+			outcome = { status: "ERROR", reference: null, reason: "processor_error", hardDecline: false };
+		}
+		// An error moved no money, or left an object the next attempt looks up: either way the key may be tried again.
+		if (outcome.status === "ERROR") {
+			await giveUp(mine);
+			return failed(outcome.reason ?? "processor_unavailable");
+		}
+		return record(mine, outcome);
+	}
+
+	async function once(key: string, fields: OperationRecord, decision: Decision): Promise<PaymentOutcome> {
+		const fresh: OperationDoc = {
+			_id: key,
+			...fields,
+			reference: null,
+			outcome: null,
+			decidingUntil: until(decision.decidingMs),
+			createdAt: now(),
+		};
+		if (await insertOnce(db.operations, fresh)) return decideOwned(fresh, decision, false);
+		const waited = await pollUntil<PaymentOutcome | OperationDoc | "gone">(
+			async () => {
+				const previous = await db.operations.findById(key).lean();
+				if (!previous) return "gone";
+				if (previous.outcome) return previous.outcome;
+				return (await takeOver(previous, decision.decidingMs)) ?? undefined;
+			},
+			{ intervalMs: 50, timeoutMs: 1000 },
+		);
+		if (waited === "gone") return once(key, fields, decision);
+		// Still being decided by a live call: the caller tries again later with the same key.
+		if (waited === undefined) return failed("operation_in_progress");
+		if ("status" in waited) return waited;
+		return decideOwned(waited, decision, true);
+	}
+
+	return {
+		once,
+
+		async lookup(key, resumptionOf) {
+			const previous = await db.operations.findById(key).lean();
+			if (!previous) return null;
+			if (previous.outcome) return previous.outcome;
+			const resumption = await resumptionOf(previous);
+			if (!resumption) return failed("no_processor");
+			const mine = await takeOver(previous, resumption.decidingMs);
+			if (!mine) return failed("operation_in_progress");
+			const found = await resumption.resume(mine);
+			if (found && found.status !== "ERROR") return record(mine, found);
+			if (found?.status === "ERROR") {
+				await giveUp(mine);
+				return failed(found.reason ?? "processor_unavailable");
+			}
+			// Nothing moved: the key is free again.
+			await db.operations.deleteOne({ _id: key, outcome: null, decidingUntil: mine.decidingUntil });
+			return null;
+		},
+
+		async operationOf(processorTransactionId) {
+			const entry = await db.transactions.findById(processorTransactionId).lean();
+			const operation = entry ? await db.operations.findById(entry.operation).lean() : null;
+			return operation?.outcome?.processorTransactionId === processorTransactionId ? operation : null;
+		},
+	};
+}

@@ -1,0 +1,105 @@
+// The payments service's collections: the card vault, the ledger of every
+// gateway operation (by our idempotency key) with its integer transaction id,
+// and what the connectors keep of a card at their gateway.
+import { type Connection, type Model, Schema } from "mongoose";
+import type { PaymentOutcome } from "../../shared/contracts/payments";
+import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
+import type { Envelope } from "./sealing";
+
+export type OperationKind = "verify" | "charge" | "authorize" | "capture" | "void" | "refund";
+
+/** A card in the vault: its number envelope-sealed (sealing.ts), and what may be shown of it. */
+export interface VaultCardDoc {
+	/** The card token (`card_…`): all that billing keeps. */
+	_id: string;
+	pan: Envelope;
+	/** First 6 and last 4 digits. */
+	bin: string;
+	last4: string;
+	/** MM/YY */
+	expiry: string;
+	createdAt: Date;
+}
+
+/** The ledger: one operation per idempotency key, recorded before its gateway is asked, decided once. */
+export interface OperationDoc {
+	_id: string;
+	kind: OperationKind;
+	initiator: "customer" | "merchant" | null;
+	midId: number | null;
+	/** The gateway the MID used for it ("sandbox", "stripe"): a later capture or refund goes to the same one. */
+	processor: string | null;
+	cardToken: string | null;
+	amount: number;
+	currency: string | null;
+	/** What a capture, void or refund acts on: the operation of the hold or charge, by key. */
+	target: string | null;
+	/** The gateway's object for it, remembered before money moves (connectors/connector.ts). */
+	reference: string | null;
+	outcome: PaymentOutcome | null;
+	/** Until when the call that recorded it may still be deciding it; after that another call takes it over. */
+	decidingUntil: Date;
+	createdAt: Date;
+}
+
+/** Which operation a transaction id belongs to: captures and refunds find theirs by key. */
+export interface TransactionIndexDoc {
+	_id: number;
+	operation: string;
+}
+
+/** What a connector keeps of a card at its gateway, by `<connector>:<midId>:<cardToken>` (Stripe: customer and payment method). */
+export interface GatewayCardDoc {
+	_id: string;
+	value: Record<string, string | number>;
+	createdAt: Date;
+}
+
+const sealed = { iv: String, ciphertext: String, tag: String };
+const envelopeSchema = new Schema<Envelope>({ kid: String, wrappedKey: sealed, secret: sealed }, { _id: false, versionKey: false });
+
+const vaultSchema = new Schema<VaultCardDoc>(
+	{ _id: String, pan: envelopeSchema, bin: String, last4: String, expiry: String, createdAt: Date },
+	{ versionKey: false },
+);
+
+const operationSchema = new Schema<OperationDoc>(
+	{
+		_id: String,
+		kind: String,
+		initiator: { type: String, default: null },
+		midId: { type: Number, default: null },
+		processor: { type: String, default: null },
+		cardToken: { type: String, default: null },
+		amount: Number,
+		currency: { type: String, default: null },
+		target: { type: String, default: null },
+		reference: { type: String, default: null },
+		outcome: { type: Schema.Types.Mixed, default: null },
+		decidingUntil: Date,
+		createdAt: Date,
+	},
+	{ versionKey: false },
+);
+
+const transactionIndexSchema = new Schema<TransactionIndexDoc>({ _id: Number, operation: String }, { versionKey: false });
+const gatewayCardSchema = new Schema<GatewayCardDoc>({ _id: String, value: Schema.Types.Mixed, createdAt: Date }, { versionKey: false });
+
+export interface PaymentsDb {
+	vault: Model<VaultCardDoc>;
+	operations: Model<OperationDoc>;
+	transactions: Model<TransactionIndexDoc>;
+	gatewayCards: Model<GatewayCardDoc>;
+	/** Transaction ids, in blocks per node. */
+	ids: IdAllocator;
+}
+
+export function createPaymentsModels(connection: Connection): PaymentsDb {
+	return {
+		vault: connection.model("VaultCard", vaultSchema, "vault_cards"),
+		operations: connection.model("PaymentOperation", operationSchema, "payment_operations"),
+		transactions: connection.model("PaymentTransaction", transactionIndexSchema, "payment_transactions"),
+		gatewayCards: connection.model("GatewayCard", gatewayCardSchema, "gateway_cards"),
+		ids: createIdAllocator(connection, "payment_transactions", 100),
+	};
+}

@@ -1,0 +1,236 @@
+// The payments service's actions: save a card (vault it, then verify it on
+// the MID's gateway), and move money by the card's token. Each operation goes
+// through the ledger under our idempotency key, so a repeat moves no money.
+import {
+	type MoneyParams,
+	NO_PROCESSOR_REASON,
+	type PaymentOutcome,
+	type PaymentsActions,
+	SaveCardError,
+} from "../../shared/contracts/payments";
+import { withRetries } from "../../shared/processor-retries";
+import type { ConnectorOutcome, Remember, VaultCard } from "./connectors/connector";
+import type { PaymentsDeps } from "./deps";
+import type { Decision, OperationRecord, Resumption } from "./ledger";
+import type { OperationDoc } from "./models";
+import type { Gateway } from "./processors";
+
+/** The answer for a MID without a gateway it may use: a refusal by that MID, recorded nowhere (nothing was asked). */
+const noProcessor: PaymentOutcome = {
+	status: "DECLINED",
+	processorTransactionId: null,
+	processorReference: null,
+	reason: NO_PROCESSOR_REASON,
+	hardDecline: false,
+};
+
+const declined = (reason: string): ConnectorOutcome => ({ status: "DECLINED", reference: null, reason, hardDecline: false });
+
+/** How the gateway finds out what a call that died did; `chargeReference`: a refund's charge. */
+function resumption(gateway: Gateway, chargeReference?: string): Resumption {
+	return {
+		resume: op =>
+			gateway.connector.lookup({ idempotencyKey: op._id, kind: op.kind, mid: gateway.mid, reference: op.reference, chargeReference }),
+		decidingMs: gateway.decidingMs,
+	};
+}
+
+/** How the gateway decides one operation. */
+function decision(gateway: Gateway, decide: Decision["decide"], chargeReference?: string): Decision {
+	return { ...resumption(gateway, chargeReference), decide };
+}
+
+/** A decision made without a gateway (what it acts on does not exist): recorded, so a repeat answers the same. */
+function refusal(reason: string): Decision {
+	return { decide: async () => declined(reason), resume: async () => null, decidingMs: 1000 };
+}
+
+/** The card for one operation, or the decline for a token the vault does not hold. */
+async function withCard(
+	deps: PaymentsDeps,
+	cardToken: string,
+	then: (card: VaultCard) => Promise<ConnectorOutcome>,
+): Promise<ConnectorOutcome> {
+	const card = await deps.vault.unseal(cardToken);
+	return card ? then(card) : { ...declined("unknown_card"), hardDecline: true };
+}
+
+const moneyRecord = (
+	gateway: Gateway,
+	kind: OperationDoc["kind"],
+	p: Pick<MoneyParams, "cardToken" | "amount" | "currency">,
+	initiator: OperationDoc["initiator"],
+): OperationRecord => ({
+	kind,
+	initiator,
+	midId: gateway.mid.midId,
+	processor: gateway.name,
+	cardToken: p.cardToken,
+	amount: p.amount,
+	currency: p.currency,
+	target: null,
+});
+
+export async function saveCard(
+	deps: PaymentsDeps,
+	input: PaymentsActions["payments.saveCard"]["params"],
+): Promise<{ cardToken: string } | SaveCardError> {
+	const gateway = await deps.processors.gatewayFor(input.midId);
+	if (!gateway) return SaveCardError.NoProcessor;
+	const cardToken = await deps.vault.store({ pan: input.card.pan, expiry: input.card.expiry });
+	const key = `${input.attemptId}:verify`;
+	const record = { ...moneyRecord(gateway, "verify", { cardToken, amount: 0, currency: null as never }, "customer"), currency: null };
+	const outcome = await withRetries(() =>
+		deps.ledger.once(
+			key,
+			record,
+			decision(gateway, remember =>
+				withCard(deps, cardToken, card =>
+					gateway.connector.verify({ idempotencyKey: key, mid: gateway.mid, card, cvc: input.card.cvc }, remember),
+				),
+			),
+		),
+	);
+	if (outcome.status === "ERROR") return SaveCardError.ProcessorError;
+	return outcome.status === "APPROVED" ? { cardToken } : SaveCardError.CardNotVerified;
+}
+
+export async function charge(deps: PaymentsDeps, input: PaymentsActions["payments.charge"]["params"]): Promise<PaymentOutcome> {
+	const gateway = await deps.processors.gatewayFor(input.midId);
+	if (!gateway) return noProcessor;
+	const key = input.idempotencyKey;
+	const at = input.at ? new Date(input.at) : undefined;
+	return deps.ledger.once(
+		key,
+		moneyRecord(gateway, "charge", input, input.initiator),
+		decision(gateway, (remember: Remember) =>
+			withCard(deps, input.cardToken, card =>
+				gateway.connector.charge(
+					{ idempotencyKey: key, mid: gateway.mid, card, amount: input.amount, currency: input.currency, initiator: input.initiator, at },
+					remember,
+				),
+			),
+		),
+	);
+}
+
+export async function authorize(deps: PaymentsDeps, input: PaymentsActions["payments.authorize"]["params"]): Promise<PaymentOutcome> {
+	const gateway = await deps.processors.gatewayFor(input.midId);
+	if (!gateway) return noProcessor;
+	const key = input.idempotencyKey;
+	return deps.ledger.once(
+		key,
+		moneyRecord(gateway, "authorize", input, "customer"),
+		decision(gateway, remember =>
+			withCard(deps, input.cardToken, card =>
+				gateway.connector.authorize(
+					{ idempotencyKey: key, mid: gateway.mid, card, amount: input.amount, currency: input.currency },
+					remember,
+				),
+			),
+		),
+	);
+}
+
+/** The approved operation a capture, void or refund acts on, with its gateway; or the reason it cannot. */
+async function targetOf(
+	deps: PaymentsDeps,
+	processorTransactionId: number,
+	kinds: OperationDoc["kind"][],
+	missing: string,
+): Promise<{ target: OperationDoc; gateway: Gateway } | string> {
+	const target = await deps.ledger.operationOf(processorTransactionId);
+	if (!target || !kinds.includes(target.kind) || target.outcome?.status !== "APPROVED" || target.midId === null) return missing;
+	const gateway = await deps.processors.gatewayFor(target.midId);
+	// The MID's gateway changed since: the operation stays with the gateway that made it.
+	if (!gateway || gateway.name !== target.processor) return NO_PROCESSOR_REASON;
+	return { target, gateway };
+}
+
+/** Captures, voids and refunds: recorded under their key, acting on their target's gateway object. */
+async function onTarget(
+	deps: PaymentsDeps,
+	key: string,
+	kind: "capture" | "void" | "refund",
+	amount: number,
+	found: { target: OperationDoc; gateway: Gateway } | string,
+	act: (gateway: Gateway, target: OperationDoc, remember: Remember) => Promise<ConnectorOutcome>,
+): Promise<PaymentOutcome> {
+	if (typeof found === "string") {
+		const record: OperationRecord = {
+			kind,
+			initiator: "merchant",
+			midId: null,
+			processor: null,
+			cardToken: null,
+			amount,
+			currency: null,
+			target: null,
+		};
+		return deps.ledger.once(key, record, refusal(found));
+	}
+	const { target, gateway } = found;
+	const record: OperationRecord = {
+		kind,
+		initiator: "merchant",
+		midId: target.midId,
+		processor: target.processor,
+		cardToken: target.cardToken,
+		amount,
+		currency: target.currency,
+		target: target._id,
+	};
+	const chargeReference = kind === "refund" ? (target.outcome?.processorReference ?? undefined) : undefined;
+	return deps.ledger.once(
+		key,
+		record,
+		decision(gateway, remember => act(gateway, target, remember), chargeReference),
+	);
+}
+
+export async function capture(deps: PaymentsDeps, input: PaymentsActions["payments.capture"]["params"]): Promise<PaymentOutcome> {
+	const found = await targetOf(deps, input.authorizationId, ["authorize"], "authorization_not_found");
+	return onTarget(deps, input.idempotencyKey, "capture", input.amount, found, (gateway, target) =>
+		gateway.connector.capture({
+			idempotencyKey: input.idempotencyKey,
+			mid: gateway.mid,
+			reference: target.outcome!.processorReference!,
+			amount: input.amount,
+		}),
+	);
+}
+
+export async function voidHold(deps: PaymentsDeps, input: PaymentsActions["payments.void"]["params"]): Promise<PaymentOutcome> {
+	const found = await targetOf(deps, input.authorizationId, ["authorize"], "authorization_not_found");
+	return onTarget(deps, input.idempotencyKey, "void", 0, found, (gateway, target) =>
+		gateway.connector.void({ idempotencyKey: input.idempotencyKey, mid: gateway.mid, reference: target.outcome!.processorReference! }),
+	);
+}
+
+export async function refund(deps: PaymentsDeps, input: PaymentsActions["payments.refund"]["params"]): Promise<PaymentOutcome> {
+	const found = await targetOf(deps, input.processorTransactionId, ["charge", "capture"], "charge_not_found");
+	return onTarget(deps, input.idempotencyKey, "refund", input.amount, found, (gateway, target, remember) =>
+		gateway.connector.refund(
+			{
+				idempotencyKey: input.idempotencyKey,
+				mid: gateway.mid,
+				reference: target.outcome!.processorReference!,
+				amount: input.amount,
+				cardToken: target.cardToken,
+			},
+			remember,
+		),
+	);
+}
+
+/** What became of a key whose answer was lost: its outcome, or null when no money moved (the key may be used again). */
+export function lookup(deps: PaymentsDeps, input: { idempotencyKey: string }): Promise<PaymentOutcome | null> {
+	return deps.ledger.lookup(input.idempotencyKey, async op => {
+		// Recorded without a gateway (its target did not exist): nothing was asked of any.
+		if (op.midId === null) return { resume: async () => null, decidingMs: 1000 };
+		const gateway = await deps.processors.gatewayFor(op.midId);
+		if (!gateway || gateway.name !== op.processor) return null;
+		const target = op.kind === "refund" && op.target ? await deps.db.operations.findById(op.target).lean() : null;
+		return resumption(gateway, target?.outcome?.processorReference ?? undefined);
+	});
+}

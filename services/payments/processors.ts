@@ -1,0 +1,57 @@
+// Which gateway a MID charges through, with its credentials: asked of the
+// accounts service (which owns MIDs) and kept for a few seconds, so a
+// renewal batch does not ask once per customer.
+import type { MerchantAccountProcessor } from "../../shared/contracts/accounts";
+import type { Connector, MidContext } from "./connectors/connector";
+import { SANDBOX_DECIDING_MS } from "./connectors/sandbox/sandbox-connector";
+
+/** How long a MID's gateway is kept: a change to a MID reaches every payments node this soon. */
+export const MID_CACHE_MS = 10_000;
+
+export interface Gateway {
+	/** The connector's name, recorded on each operation ("sandbox", "stripe"). */
+	name: string;
+	connector: Connector;
+	mid: MidContext;
+	/** How long one of its calls may take to decide (ledger.ts). */
+	decidingMs: number;
+}
+
+export interface Processors {
+	/** The MID's gateway, or null when it has none it may use. */
+	gatewayFor(midId: number): Promise<Gateway | null>;
+}
+
+export function createProcessors(deps: {
+	midProcessor(midId: number): Promise<MerchantAccountProcessor | null>;
+	sandbox: Connector;
+	now?: () => number;
+}): Processors {
+	const now = deps.now ?? Date.now;
+	const cache = new Map<number, { until: number; gateway: Promise<Gateway | null> }>();
+
+	async function resolve(midId: number): Promise<Gateway | null> {
+		const mid = await deps.midProcessor(midId);
+		if (!mid?.processor) return null;
+		switch (mid.processor.type) {
+			case "sandbox":
+				// A production account never charges through the sandbox, whatever a MID says.
+				if (mid.environment !== "sandbox") return null;
+				return { name: "sandbox", connector: deps.sandbox, mid: { midId }, decidingMs: SANDBOX_DECIDING_MS };
+			default:
+				return null;
+		}
+	}
+
+	return {
+		gatewayFor(midId) {
+			const cached = cache.get(midId);
+			if (cached && cached.until > now()) return cached.gateway;
+			const gateway = resolve(midId);
+			cache.set(midId, { until: now() + MID_CACHE_MS, gateway });
+			// A failed lookup (an outage) is not kept.
+			gateway.catch(() => cache.delete(midId));
+			return gateway;
+		},
+	};
+}

@@ -1,0 +1,38 @@
+import { id, params } from "../../shared/schemas";
+
+const key = { type: "string", minLength: 1, maxLength: 200 };
+const cardToken = { type: "string", pattern: "^card_[0-9a-f]{32}$" };
+const amount = { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
+const currency = { type: "string", pattern: "^[A-Z]{3}$" };
+const money = { idempotencyKey: key, midId: id, cardToken, amount, currency };
+
+export const schemas = {
+	saveCard: params({
+		midId: id,
+		attemptId: { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" },
+		card: params({
+			pan: { type: "string", pattern: "^[0-9]{12,19}$" },
+			expiry: { type: "string", pattern: "^(0[1-9]|1[0-2])[0-9]{2}$" },
+			cvc: { type: "string", pattern: "^[0-9]{3,4}$" },
+		}),
+	}),
+	charge: params({ ...money, initiator: { enum: ["customer", "merchant"] }, at: { type: "string", format: "date-time" } }, [
+		...Object.keys(money),
+		"initiator",
+	]),
+	authorize: params(money),
+	capture: params({ idempotencyKey: key, authorizationId: id, amount }),
+	void: params({ idempotencyKey: key, authorizationId: id }),
+	refund: params({ idempotencyKey: key, processorTransactionId: id, amount }),
+	lookup: params({ idempotencyKey: key }),
+	sandboxOperations: params(
+		{
+			cardBin: { type: "string", pattern: "^[0-9]{6}$" },
+			kind: { enum: ["verify", "charge", "authorize", "capture", "void", "refund"] },
+			// Gateway errors are not kept (they moved no money), so only final outcomes can be filtered.
+			status: { enum: ["APPROVED", "DECLINED"] },
+			midId: id,
+		},
+		[],
+	),
+};

@@ -1,0 +1,51 @@
+// The payments service's contract: the card vault and the gateways. Checkout
+// hands it the card number once (saveCard); billing and refunds move money by
+// the card's token and our idempotency keys. Types only.
+
+/** What a gateway did with one operation, as the payments service's ledger recorded it. */
+export interface PaymentOutcome {
+	/** ERROR: the gateway did not do it (unreachable, timed out); the same key may be tried again and never moves money twice. */
+	status: "APPROVED" | "DECLINED" | "ERROR";
+	/** Ours, an integer per gateway operation: the API's `transactionId`. Null for an ERROR. */
+	processorTransactionId: number | null;
+	/** The gateway's own id of the operation (Stripe `pi_…`, `re_…`; the sandbox `sbx_…`); null for an ERROR. */
+	processorReference: string | null;
+	/** Why it was declined or failed, e.g. `insufficient_funds`; `no_processor` when the MID has no gateway. */
+	reason: string | null;
+	/** A decline that retrying cannot fix (lost, stolen, expired card). */
+	hardDecline: boolean;
+}
+
+/** The reason of a decline by a MID that has no gateway it may use (a production account's MID without one). */
+export const NO_PROCESSOR_REASON = "no_processor";
+
+export enum SaveCardError {
+	/** The MID has no gateway (a production account before it goes live). */
+	NoProcessor = "NO_PROCESSOR",
+	CardNotVerified = "CARD_NOT_VERIFIED",
+	ProcessorError = "PROCESSOR_ERROR",
+}
+
+export interface MoneyParams {
+	idempotencyKey: string;
+	midId: number;
+	cardToken: string;
+	amount: number;
+	currency: string;
+}
+
+export interface PaymentsActions {
+	/** Vaults the card and verifies it with a zero amount on the MID's gateway (the CVC is used there, never kept). */
+	"payments.saveCard": {
+		params: { midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };
+		result: { cardToken: string } | { error: SaveCardError };
+	};
+	/** `at`: a renewal cycle's time; the sandbox judges the card's expiry by it, so test clocks reach expired cards. */
+	"payments.charge": { params: MoneyParams & { initiator: "customer" | "merchant"; at?: string }; result: PaymentOutcome };
+	"payments.authorize": { params: MoneyParams; result: PaymentOutcome };
+	"payments.capture": { params: { idempotencyKey: string; authorizationId: number; amount: number }; result: PaymentOutcome };
+	"payments.void": { params: { idempotencyKey: string; authorizationId: number }; result: PaymentOutcome };
+	"payments.refund": { params: { idempotencyKey: string; processorTransactionId: number; amount: number }; result: PaymentOutcome };
+	/** The outcome recorded for a key, or null when no money moved for it (the key may be used again). */
+	"payments.lookup": { params: { idempotencyKey: string }; result: PaymentOutcome | null };
+}
