@@ -14,6 +14,8 @@ export interface LocalSecrets {
 	cardPrivateKey?: string;
 	cardFingerprintKey?: string;
 	vaultKey?: string;
+	credentialsPrivateKey?: string;
+	credentialsKey?: string;
 }
 
 function file(dataDir: string): string {
@@ -33,13 +35,18 @@ export function newAdminToken(): string {
 	return `admin_${randomBytes(24).toString("base64url")}`;
 }
 
-/** The keys the checkout and billing services need, for a machine that has none configured. */
-export function newCardSecrets(): Required<Pick<LocalSecrets, "cardPrivateKey" | "cardFingerprintKey" | "vaultKey">> {
-	const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const newRsaKey = () => generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+
+/** The keys the checkout and payments services need, for a machine that has none configured. */
+export function newCardSecrets(): Required<
+	Pick<LocalSecrets, "cardPrivateKey" | "cardFingerprintKey" | "vaultKey" | "credentialsPrivateKey" | "credentialsKey">
+> {
 	return {
-		cardPrivateKey: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+		cardPrivateKey: newRsaKey(),
 		cardFingerprintKey: randomBytes(32).toString("base64"),
 		vaultKey: randomBytes(32).toString("base64"),
+		credentialsPrivateKey: newRsaKey(),
+		credentialsKey: randomBytes(32).toString("base64"),
 	};
 }
 
@@ -47,6 +54,8 @@ const CARD_SECRET_VARIABLES = {
 	cardPrivateKey: "CARD_PRIVATE_KEY",
 	cardFingerprintKey: "CARD_FINGERPRINT_KEY",
 	vaultKey: "VAULT_KEY",
+	credentialsPrivateKey: "CREDENTIALS_PRIVATE_KEY",
+	credentialsKey: "CREDENTIALS_KEY",
 } as const;
 
 /** Sets every card secret the environment lacks from `secrets` (generating what is missing there too); returns the names it set. */

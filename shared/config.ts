@@ -56,6 +56,15 @@ export interface Config {
 	vaultKey: string | undefined;
 	/** Master keys the vault was sealed under before VAULT_KEY: they unseal until every card is re-wrapped. */
 	vaultPreviousKeys: string[];
+	/** The payments service's RSA key: the gateway seals a MID's gateway key to it before the key crosses the transporter. */
+	credentialsPrivateKey: string | undefined;
+	/** The key-encryption key of MIDs' gateway keys at rest, and the ones before it during a rotation. */
+	credentialsKey: string | undefined;
+	credentialsPreviousKeys: string[];
+	/** Where Stripe is reached, for every MID (a test server's address in tests); undefined: Stripe itself. */
+	stripeApiBase: string | undefined;
+	/** "localstripe" leaves out the parameters that emulator refuses (tests only). */
+	stripeApiDialect: "stripe" | "localstripe";
 	/** Longest a webhook attempt may take, connection to answer (notifications). */
 	webhookTimeoutMs: number;
 	/** First retry delay of a failed webhook; it doubles per failure, capped at 1 h. */
@@ -202,6 +211,15 @@ function secret(env: Env, name: string, bytes: number): string | undefined {
 	return raw;
 }
 
+/** A comma list of 32-byte keys in base64 (a rotation's previous keys). */
+function secretList(env: Env, name: string): string[] {
+	return (env[name] ?? "")
+		.split(",")
+		.map(k => k.trim())
+		.filter(Boolean)
+		.map(k => secret({ [name]: k }, name, 32)!);
+}
+
 function cron(env: Env): string {
 	const raw = env.RENEWAL_CRON || "0 * * * *";
 	if (!/^(\S+\s+){4,5}\S+$/.test(raw.trim()))
@@ -268,11 +286,12 @@ export function loadConfig(env: Env = process.env): Config {
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),
 		cardFingerprintKey: secret(env, "CARD_FINGERPRINT_KEY", 32),
 		vaultKey: secret(env, "VAULT_KEY", 32),
-		vaultPreviousKeys: (env.VAULT_PREVIOUS_KEYS ?? "")
-			.split(",")
-			.map(k => k.trim())
-			.filter(Boolean)
-			.map(k => secret({ VAULT_PREVIOUS_KEYS: k }, "VAULT_PREVIOUS_KEYS", 32)!),
+		vaultPreviousKeys: secretList(env, "VAULT_PREVIOUS_KEYS"),
+		credentialsPrivateKey: pem(env, "CREDENTIALS_PRIVATE_KEY"),
+		credentialsKey: secret(env, "CREDENTIALS_KEY", 32),
+		credentialsPreviousKeys: secretList(env, "CREDENTIALS_PREVIOUS_KEYS"),
+		stripeApiBase: url(env, "STRIPE_API_BASE", ["http", "https"]),
+		stripeApiDialect: oneOf(env, "STRIPE_API_DIALECT", ["stripe", "localstripe"] as const, "stripe"),
 		webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 120_000),
 		webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 1, 3_600_000),
 		webhookRetryHours: decimal(env, "WEBHOOK_RETRY_HOURS", 72, 24 * 365),

@@ -19,6 +19,8 @@ export function redactCardNumbers(text: string): string {
 const SECRETS: [RegExp, string][] = [
 	// API tokens keep their prefix, so a log still tells sandbox from production.
 	[/\b(sk_(?:test|live)_)[A-Za-z0-9_-]+/g, "$1[redacted]"],
+	// A MID's restricted Stripe key.
+	[/\b(rk_(?:test|live)_)[A-Za-z0-9_-]+/g, "$1[redacted]"],
 	[/\bwhsec_[A-Za-z0-9_-]+/g, "whsec_[redacted]"],
 	[/\b(Bearer|Basic)\s+[^\s,;"']+/gi, "$1 [redacted]"],
 	[/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g, "[redacted private key]"],
@@ -29,8 +31,10 @@ const SECRETS: [RegExp, string][] = [
 /** The configured secrets, as they would appear in a line (at least 8 characters, so nothing short is masked by accident). */
 function configuredSecrets(): string[] {
 	try {
-		const { adminToken, cardFingerprintKey, vaultKey } = config();
-		return [adminToken, cardFingerprintKey, vaultKey].filter((s): s is string => typeof s === "string" && s.length >= 8);
+		const { adminToken, cardFingerprintKey, vaultKey, vaultPreviousKeys, credentialsKey, credentialsPreviousKeys } = config();
+		return [adminToken, cardFingerprintKey, vaultKey, credentialsKey, ...vaultPreviousKeys, ...credentialsPreviousKeys].filter(
+			(s): s is string => typeof s === "string" && s.length >= 8,
+		);
 	} catch {
 		// An invalid configuration is reported when the broker starts; logging must not fail before that.
 		return [];

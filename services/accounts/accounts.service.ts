@@ -3,7 +3,7 @@
 // and the REPL call these actions; the gateway calls `authenticate`.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainErrors, idempotent } from "../../shared/action";
-import { broadcast, emit } from "../../shared/call";
+import { broadcast, callsThrough, emit } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiErrorType } from "../../shared/errors";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
@@ -12,7 +12,13 @@ import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
 import { AccountsError, accountsErrorMessages } from "./errors";
-import { createMerchantAccount, keyEarlierData, listMerchantAccounts, merchantAccountProcessor } from "./merchant-accounts";
+import {
+	createMerchantAccount,
+	keyEarlierData,
+	listMerchantAccounts,
+	merchantAccountProcessor,
+	updateMerchantAccount,
+} from "./merchant-accounts";
 import { type AccountsDb, createAccountsDb } from "./models";
 import { createProduct, getProduct, listProducts, updateProduct } from "./products";
 import { renewalTerms } from "./renewal-terms";
@@ -23,8 +29,19 @@ interface Locals {
 	deps: AccountsDeps;
 }
 
-const NOT_FOUND = new Set([AccountsError.UnknownAccount, AccountsError.UnknownProduct, AccountsError.UnknownBin]);
-const CONFLICT = new Set([AccountsError.AmountConflictsWithCurrency, AccountsError.TrialConflictsWithBilling]);
+const NOT_FOUND = new Set([
+	AccountsError.UnknownAccount,
+	AccountsError.UnknownProduct,
+	AccountsError.UnknownBin,
+	AccountsError.UnknownMerchantAccount,
+]);
+const CONFLICT = new Set([
+	AccountsError.AmountConflictsWithCurrency,
+	AccountsError.TrialConflictsWithBilling,
+	AccountsError.SandboxInProduction,
+	AccountsError.TestKeyInProduction,
+	AccountsError.LiveKeyInSandbox,
+]);
 
 /** A domain error as the admin API's 404, 409 or 400. */
 const { orFail, action } = domainErrors(accountsErrorMessages, error =>
@@ -62,6 +79,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		},
 		authenticate: idempotent(action(schemas.authenticate, authenticate)),
 		createMerchantAccount: action(schemas.createMerchantAccount, createMerchantAccount),
+		updateMerchantAccount: action(schemas.updateMerchantAccount, updateMerchantAccount),
 		listMerchantAccounts: idempotent(action(schemas.listMerchantAccounts, listMerchantAccounts)),
 		merchantAccountProcessor: idempotent(action(schemas.merchantAccountProcessor, merchantAccountProcessor)),
 		createProduct: action(schemas.createProduct, createProduct),
@@ -79,7 +97,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 	},
 
 	async started() {
-		this.deps = { db: this.db, now: () => new Date() };
+		this.deps = { db: this.db, call: callsThrough(this.broker), now: () => new Date() };
 		await keyEarlierData(this.deps);
 	},
 };

@@ -24,7 +24,7 @@ export async function checkoutContext(
 	return {
 		environment: account.environment,
 		product: product ? toProductRecord(product) : null,
-		merchantAccounts: merchantAccounts.map(toMerchantAccountView),
+		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid, account.environment)),
 		binBlacklisted,
 	};
 }

@@ -1,6 +1,9 @@
+import type { Call } from "../../shared/call";
 import type { AccountsDb } from "./models";
 
 export interface AccountsDeps {
 	db: AccountsDb;
+	/** The payments service keeps MIDs' gateway keys (storeCredentials). */
+	call: Call;
 	now: () => Date;
 }

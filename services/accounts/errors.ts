@@ -9,6 +9,13 @@ export enum AccountsError {
 	/** A product change that is valid alone but not with the product's stored fields (409). */
 	AmountConflictsWithCurrency = "AMOUNT_CONFLICTS_WITH_CURRENCY",
 	TrialConflictsWithBilling = "TRIAL_CONFLICTS_WITH_BILLING",
+	UnknownMerchantAccount = "UNKNOWN_MERCHANT_ACCOUNT",
+	/** A MID's gateway that its account's environment may not use (409): docs/api.md#merchant-accounts. */
+	SandboxInProduction = "SANDBOX_IN_PRODUCTION",
+	TestKeyInProduction = "TEST_KEY_IN_PRODUCTION",
+	LiveKeyInSandbox = "LIVE_KEY_IN_SANDBOX",
+	/** The gateway's sealed key could not be read by payments (a key rotation in between): send it again. */
+	UnreadableGatewayKey = "UNREADABLE_GATEWAY_KEY",
 }
 
 /** What the admin API says for each error (400, except the unknown-* ones: 404, and the conflicts: 409). */
@@ -25,4 +32,12 @@ export const accountsErrorMessages: Record<AccountsError, string> = {
 		"The product's amount would have more decimals than its currency allows: send amount and currency together",
 	[AccountsError.TrialConflictsWithBilling]:
 		"trialDays does not fit the product's billing (0 for CHARGE, 1 to 365 for SCHEDULE, 1 to 7 for PREAUTHORIZE): send billing and trialDays together",
+	[AccountsError.UnknownMerchantAccount]: "No merchant account with this id in the account",
+	[AccountsError.SandboxInProduction]:
+		"A production account's merchant accounts need a real gateway: processor type sandbox is for sandbox accounts only",
+	[AccountsError.TestKeyInProduction]:
+		"A production account's Stripe merchant account needs a live key (sk_live_… or rk_live_…), not a test key",
+	[AccountsError.LiveKeyInSandbox]:
+		"A sandbox account's Stripe merchant account takes test keys only (sk_test_… or rk_test_…): live keys move real money",
+	[AccountsError.UnreadableGatewayKey]: "The gateway key could not be stored: send it again",
 };

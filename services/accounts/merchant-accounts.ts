@@ -1,31 +1,119 @@
-import type { CardType, MerchantAccountProcessor, MerchantAccountView } from "../../shared/contracts/accounts";
+import { isFailure } from "../../shared/call";
+import type { CardType, Environment, MerchantAccountProcessor, MerchantAccountView, MidProcessor } from "../../shared/contracts/accounts";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { binKey, groupKey, type MerchantAccountDoc } from "./models";
 
-export function toMerchantAccountView(doc: MerchantAccountDoc): MerchantAccountView {
-	return { id: doc._id, accountId: doc.accountId, name: doc.name, group: doc.group, cardTypes: doc.cardTypes, active: doc.active };
+/**
+ * A MID's gateway as the gateway service hands it over: the sandbox, or Stripe with its key already sealed to the
+ * payments service (its mode and last 4 characters beside it, read before it was sealed).
+ */
+export type ProcessorInput =
+	| { type: "sandbox" }
+	| { type: "stripe"; sealedSecretKey: string; keyMode: "test" | "live"; secretKeyLast4: string };
+
+/** A MID stored before MIDs named their gateway: the sandbox for a sandbox account, none for a production one. */
+function processorOf(doc: MerchantAccountDoc, environment: Environment): MidProcessor | null {
+	if (doc.processor !== undefined) return doc.processor;
+	return environment === "sandbox" ? { type: "sandbox" } : null;
+}
+
+export function toMerchantAccountView(doc: MerchantAccountDoc, environment: Environment): MerchantAccountView {
+	return {
+		id: doc._id,
+		accountId: doc.accountId,
+		name: doc.name,
+		group: doc.group,
+		cardTypes: doc.cardTypes,
+		active: doc.active,
+		processor: processorOf(doc, environment),
+	};
 }
 
 export async function accountExists(deps: AccountsDeps, accountId: number): Promise<boolean> {
 	return (await deps.db.accounts.countDocuments({ _id: accountId })) > 0;
 }
 
+/**
+ * Which gateways an environment may use: a production account real ones with live keys, a sandbox account the
+ * sandbox or a gateway's test keys. Without one named, a sandbox MID uses the sandbox and a production MID has none.
+ */
+function allowedProcessor(environment: Environment, input: ProcessorInput | null | undefined): ProcessorInput | null | AccountsError {
+	if (input === undefined) return environment === "sandbox" ? { type: "sandbox" } : null;
+	if (input === null) return null;
+	if (input.type === "sandbox") return environment === "sandbox" ? input : AccountsError.SandboxInProduction;
+	if (environment === "production" && input.keyMode !== "live") return AccountsError.TestKeyInProduction;
+	if (environment === "sandbox" && input.keyMode !== "test") return AccountsError.LiveKeyInSandbox;
+	return input;
+}
+
+/** Stores a Stripe key with payments before any MID names it; what the MID itself keeps of its gateway. */
+async function keepProcessor(
+	deps: AccountsDeps,
+	midId: number,
+	input: ProcessorInput | null,
+): Promise<MidProcessor | null | AccountsError> {
+	if (input?.type !== "stripe") return input;
+	const stored = await deps.call("payments.storeCredentials", { midId, type: "stripe", sealedSecretKey: input.sealedSecretKey });
+	if (isFailure(stored)) return AccountsError.UnreadableGatewayKey;
+	return { type: "stripe", keyMode: input.keyMode, secretKeyLast4: input.secretKeyLast4 };
+}
+
 export async function createMerchantAccount(
 	deps: AccountsDeps,
-	input: { accountId: number; name: string; group: string; cardTypes: CardType[]; active: boolean },
+	input: { accountId: number; name: string; group: string; cardTypes: CardType[]; active: boolean; processor?: ProcessorInput | null },
 ): Promise<MerchantAccountView | AccountsError> {
-	if (!(await accountExists(deps, input.accountId))) return AccountsError.UnknownAccount;
+	const account = await deps.db.accounts.findById(input.accountId).lean();
+	if (!account) return AccountsError.UnknownAccount;
+	const allowed = allowedProcessor(account.environment, input.processor);
+	if (typeof allowed === "string") return allowed;
 	const id = await deps.db.ids.merchantAccounts.next();
+	const processor = await keepProcessor(deps, id, allowed);
+	if (typeof processor === "string") return processor;
 	// Listed in its group first: a crash in between leaves the group naming a MID that does not exist, which a checkout skips.
 	await addToGroup(deps, input.accountId, input.group, id);
 	const doc = await deps.db.merchantAccounts.create({
 		_id: id,
-		...input,
+		accountId: input.accountId,
+		name: input.name,
+		group: input.group,
 		cardTypes: [...new Set(input.cardTypes)],
+		active: input.active,
+		processor,
 		createdAt: deps.now(),
 	});
-	return toMerchantAccountView(doc.toObject());
+	return toMerchantAccountView(doc.toObject(), account.environment);
+}
+
+/** Renames, (de)activates, changes the brands of, or gives another gateway or key to one MID; the group stays. */
+export async function updateMerchantAccount(
+	deps: AccountsDeps,
+	input: {
+		accountId: number;
+		id: number;
+		name?: string;
+		cardTypes?: CardType[];
+		active?: boolean;
+		processor?: ProcessorInput | null;
+	},
+): Promise<MerchantAccountView | AccountsError> {
+	const { accountId, id, processor: processorInput, ...fields } = input;
+	if (Object.keys(fields).length === 0 && processorInput === undefined) return AccountsError.NothingToChange;
+	const account = await deps.db.accounts.findById(accountId).lean();
+	if (!account) return AccountsError.UnknownAccount;
+	const mid = await deps.db.merchantAccounts.findById(id).lean();
+	if (mid?.accountId !== accountId) return AccountsError.UnknownMerchantAccount;
+	const changes: Partial<MerchantAccountDoc> = { ...fields };
+	if (fields.cardTypes) changes.cardTypes = [...new Set(fields.cardTypes)];
+	if (processorInput !== undefined) {
+		const allowed = allowedProcessor(account.environment, processorInput);
+		if (typeof allowed === "string") return allowed;
+		const processor = await keepProcessor(deps, id, allowed);
+		if (typeof processor === "string") return processor;
+		changes.processor = processor;
+	}
+	const doc = await deps.db.merchantAccounts.findOneAndUpdate({ _id: id }, { $set: changes }, { returnDocument: "after" }).lean();
+	return toMerchantAccountView(doc ?? { ...mid, ...changes }, account.environment);
 }
 
 function addToGroup(deps: AccountsDeps, accountId: number, group: string, merchantAccountId: number): Promise<unknown> {
@@ -68,24 +156,17 @@ export async function listMerchantAccounts(
 	deps: AccountsDeps,
 	input: { accountId: number; group?: string },
 ): Promise<MerchantAccountView[] | AccountsError> {
-	if (!(await accountExists(deps, input.accountId))) return AccountsError.UnknownAccount;
+	const account = await deps.db.accounts.findById(input.accountId).lean();
+	if (!account) return AccountsError.UnknownAccount;
 	const filter = input.group === undefined ? { accountId: input.accountId } : { accountId: input.accountId, group: input.group };
 	const docs = await deps.db.merchantAccounts.find(filter).sort({ _id: 1 }).lean();
-	return docs.map(toMerchantAccountView);
+	return docs.map(doc => toMerchantAccountView(doc, account.environment));
 }
 
-/**
- * The MID's gateway, read by key. Until MIDs name their own, a sandbox account's MIDs use the sandbox and a
- * production account's have none.
- */
+/** The MID's gateway, read by key (payments asks, and keeps it 10 s). */
 export async function merchantAccountProcessor(deps: AccountsDeps, input: { midId: number }): Promise<MerchantAccountProcessor | null> {
 	const mid = await deps.db.merchantAccounts.findById(input.midId).lean();
 	const account = mid ? await deps.db.accounts.findById(mid.accountId).lean() : null;
 	if (!mid || !account) return null;
-	return {
-		midId: mid._id,
-		accountId: mid.accountId,
-		environment: account.environment,
-		processor: account.environment === "sandbox" ? { type: "sandbox" } : null,
-	};
+	return { midId: mid._id, accountId: mid.accountId, environment: account.environment, processor: processorOf(mid, account.environment) };
 }

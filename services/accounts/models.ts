@@ -9,6 +9,7 @@ import {
 	type CardType,
 	ENVIRONMENTS,
 	type Environment,
+	type MidProcessor,
 	PERIOD_UNITS,
 	type RenewalPeriod,
 } from "../../shared/contracts/accounts";
@@ -59,6 +60,8 @@ export interface MerchantAccountDoc {
 	group: string;
 	cardTypes: CardType[];
 	active: boolean;
+	/** Its gateway; absent on MIDs of earlier versions (the sandbox for a sandbox account, none for production). */
+	processor?: MidProcessor | null;
 	createdAt: Date;
 }
 
@@ -122,6 +125,7 @@ const merchantAccountSchema = new Schema<MerchantAccountDoc>(
 		group: { type: String, required: true },
 		cardTypes: { type: [String], enum: CARD_TYPES, required: true },
 		active: { type: Boolean, required: true },
+		processor: { type: Schema.Types.Mixed, default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,

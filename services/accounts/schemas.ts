@@ -35,6 +35,20 @@ const productFields = {
 	active: { type: "boolean" },
 };
 
+/** A MID's gateway as the gateway service hands it over (the Stripe key already sealed to payments: gateway-keys.ts); null: none. */
+const processorInput = {
+	anyOf: [
+		params({ type: { const: "sandbox" } }),
+		params({
+			type: { const: "stripe" },
+			sealedSecretKey: { type: "string", maxLength: 4096 },
+			keyMode: { enum: ["test", "live"] },
+			secretKeyLast4: { type: "string", pattern: "^[A-Za-z0-9]{4}$" },
+		}),
+		{ type: "null" },
+	],
+};
+
 export const schemas = {
 	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays }, ["name", "environment"]),
 	update: params({ accountId: id, webhookUrl, environment, renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] } }, [
@@ -50,8 +64,20 @@ export const schemas = {
 			group: shortText,
 			cardTypes: { type: "array", items: { enum: CARD_TYPES }, minItems: 1, maxItems: CARD_TYPES.length },
 			active: { type: "boolean", default: true },
+			processor: processorInput,
 		},
 		["accountId", "name", "group", "cardTypes"],
+	),
+	updateMerchantAccount: params(
+		{
+			accountId: id,
+			id,
+			name: shortText,
+			cardTypes: { type: "array", items: { enum: CARD_TYPES }, minItems: 1, maxItems: CARD_TYPES.length },
+			active: { type: "boolean" },
+			processor: processorInput,
+		},
+		["accountId", "id"],
 	),
 	listMerchantAccounts: params({ accountId: id, group: shortText }, ["accountId"]),
 	merchantAccountProcessor: params({ midId: id }),

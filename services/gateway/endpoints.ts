@@ -29,6 +29,8 @@ export interface Endpoint {
 	publicBaseUrl?: boolean;
 	/** The host name the request was sent to is the action's `domain` (a page of the service's own). */
 	hostAsDomain?: boolean;
+	/** `processor.secretKey` is sealed to the payments service before the request goes on (gateway-keys.ts). */
+	sealsGatewayKey?: boolean;
 }
 
 /** `/api`, Bearer API token. */
@@ -72,7 +74,13 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"GET /accounts/:accountId": { action: "accounts.get" },
 	"PATCH /accounts/:accountId": { action: "accounts.update" },
 	"POST /accounts/:accountId/tokens": { action: "accounts.rotateToken", status: 201, location: "parent" },
-	"POST /accounts/:accountId/merchant-accounts": { action: "accounts.createMerchantAccount", status: 201, location: "list" },
+	"POST /accounts/:accountId/merchant-accounts": {
+		action: "accounts.createMerchantAccount",
+		status: 201,
+		location: "list",
+		sealsGatewayKey: true,
+	},
+	"PATCH /accounts/:accountId/merchant-accounts/:id": { action: "accounts.updateMerchantAccount", sealsGatewayKey: true },
 	"GET /accounts/:accountId/merchant-accounts": { action: "accounts.listMerchantAccounts" },
 	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201, location: "list" },
 	"GET /accounts/:accountId/products": { action: "accounts.listProducts" },

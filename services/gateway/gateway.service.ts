@@ -26,6 +26,7 @@ import {
 	publicEndpoints,
 	requiredServices,
 } from "./endpoints";
+import { createGatewayKeySealer } from "./gateway-keys";
 import { checkHealth } from "./health";
 import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 import { decideMethod, methodsFrom, routedPath } from "./methods";
@@ -50,6 +51,8 @@ type Request = GatewayRequest;
 interface Locals {
 	auth: Authenticator;
 	dashboard: DashboardRoutes;
+	/** Seals a MID's Stripe key to payments (gateway-keys.ts). */
+	sealProcessor(processor: unknown): Promise<unknown>;
 	openapi: object;
 	server: import("node:http").Server;
 	writeCorsHeaders(route: { cors: typeof CORS }, req: IncomingMessage, res: ServerResponse, preflight: boolean): void;
@@ -378,6 +381,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			// Not retried: the request's retries belong to its action, so an outage answers 503 within the documented bound.
 			if (/:accountId\b/.test(req.$alias?.path ?? ""))
 				await call(ctx, "accounts.get", { accountId: req.$params.accountId as number }, { retries: 0 });
+			if (endpointFor(req.$alias?.action)?.sealsGatewayKey && req.$params.processor !== undefined)
+				req.$params.processor = await this.sealProcessor(req.$params.processor);
 		},
 	},
 
@@ -396,6 +401,9 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
 		this.dashboard = createDashboardRoutes({ signInsPerMinute: dashboardSignInsPerMinute, publicBaseUrl });
+		this.sealProcessor = createGatewayKeySealer(
+			async () => (await call(this.broker, "payments.credentialsKey", {})).publicJwk as unknown as import("jose").JWK,
+		);
 		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));
 		// Requests Node's HTTP parser refuses never reach moleculer-web: answer them in the documented shape too.
 		this.server.on("clientError", (err: NodeJS.ErrnoException, socket: import("node:stream").Duplex) => answerClientError(err, socket));

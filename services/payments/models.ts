@@ -48,6 +48,15 @@ export interface TransactionIndexDoc {
 	operation: string;
 }
 
+/** A MID's gateway key, envelope-sealed under CREDENTIALS_KEY (credentials.ts). */
+export interface CredentialsDoc {
+	/** The MID's id. */
+	_id: number;
+	type: "stripe";
+	secret: Envelope;
+	updatedAt: Date;
+}
+
 /** What a connector keeps of a card at its gateway, by `<connector>:<midId>:<cardToken>` (Stripe: customer and payment method). */
 export interface GatewayCardDoc {
 	_id: string;
@@ -82,6 +91,11 @@ const operationSchema = new Schema<OperationDoc>(
 	{ versionKey: false },
 );
 
+const credentialsSchema = new Schema<CredentialsDoc>(
+	{ _id: Number, type: String, secret: envelopeSchema, updatedAt: Date },
+	{ versionKey: false },
+);
+
 const transactionIndexSchema = new Schema<TransactionIndexDoc>({ _id: Number, operation: String }, { versionKey: false });
 const gatewayCardSchema = new Schema<GatewayCardDoc>({ _id: String, value: Schema.Types.Mixed, createdAt: Date }, { versionKey: false });
 
@@ -90,6 +104,7 @@ export interface PaymentsDb {
 	operations: Model<OperationDoc>;
 	transactions: Model<TransactionIndexDoc>;
 	gatewayCards: Model<GatewayCardDoc>;
+	credentials: Model<CredentialsDoc>;
 	/** Transaction ids, in blocks per node. */
 	ids: IdAllocator;
 }
@@ -100,6 +115,7 @@ export function createPaymentsModels(connection: Connection): PaymentsDb {
 		operations: connection.model("PaymentOperation", operationSchema, "payment_operations"),
 		transactions: connection.model("PaymentTransaction", transactionIndexSchema, "payment_transactions"),
 		gatewayCards: connection.model("GatewayCard", gatewayCardSchema, "gateway_cards"),
+		credentials: connection.model("GatewayCredentials", credentialsSchema, "gateway_credentials"),
 		ids: createIdAllocator(connection, "payment_transactions", 100),
 	};
 }

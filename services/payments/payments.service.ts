@@ -2,12 +2,14 @@
 // is the only service that holds its number: it seals it (vault.ts), and
 // every gateway operation goes through its ledger (ledger.ts) to the MID's
 // connector (processors.ts). Billing and refunds see card tokens only.
-import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
+import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
 import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
+import { createStripeConnector, type StripeCardKeys, type StripeKeyStore } from "./connectors/stripe/stripe-connector";
+import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, storeCredentials } from "./credentials";
 import type { PaymentsDeps } from "./deps";
 import { createLedger } from "./ledger";
 import { createPaymentsModels, type PaymentsDb } from "./models";
@@ -21,9 +23,28 @@ import { createVault } from "./vault";
 interface Locals {
 	db: PaymentsDb;
 	deps: PaymentsDeps;
+	credentialKeys: CredentialKeys;
 }
 
 const UNSEALS = "payments.vault.unseals";
+
+/** What the Stripe connector made of a card on a MID's Stripe account, in gateway_cards under `stripe:<midId>:<cardToken>`. */
+function stripeKeyStore(db: PaymentsDb, now: () => Date): StripeKeyStore {
+	const key = (midId: number, cardToken: string) => `stripe:${midId}:${cardToken}`;
+	return {
+		async get(midId, cardToken) {
+			const doc = await db.gatewayCards.findById(key(midId, cardToken)).lean();
+			return doc ? (doc.value as unknown as StripeCardKeys) : null;
+		},
+		async set(midId, cardToken, value) {
+			await db.gatewayCards.updateOne(
+				{ _id: key(midId, cardToken) },
+				{ $set: { value: { ...value } }, $setOnInsert: { createdAt: now() } },
+				{ upsert: true },
+			);
+		},
+	};
+}
 
 const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "payments",
@@ -39,11 +60,34 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		// A read, and never moves money: safe to retry.
 		lookup: idempotent(domainAction(schemas.lookup, lookup)),
 		sandboxOperations: idempotent(domainAction(schemas.sandboxOperations, listSandboxOperations)),
+		// What the gateway seals a MID's gateway key to before it crosses the transporter (credentials.ts).
+		credentialsKey: {
+			params: schemas.none,
+			handler() {
+				return { publicJwk: this.credentialKeys.publicJwk };
+			},
+		},
+		storeCredentials: {
+			params: schemas.storeCredentials,
+			async handler(ctx: Context<{ midId: number; type: "stripe"; sealedSecretKey: string }>) {
+				return errorAsValue(await storeCredentials(this.db, this.credentialKeys, ctx.params, new Date()));
+			},
+		},
 	},
 
 	async started() {
-		const { vaultKey, vaultPreviousKeys } = config();
+		const { vaultKey, vaultPreviousKeys, credentialsPrivateKey, credentialsKey, credentialsPreviousKeys, stripeApiBase, stripeApiDialect } =
+			config();
 		if (!vaultKey) throw new Error("VAULT_KEY is not set: the payments service needs it to seal card numbers (npm start generates one)");
+		if (!credentialsPrivateKey || !credentialsKey)
+			throw new Error(
+				"CREDENTIALS_PRIVATE_KEY and CREDENTIALS_KEY must be set: the payments service seals MIDs' gateway keys with them (npm start generates them)",
+			);
+		const fromBase64 = (k: string) => Buffer.from(k, "base64");
+		this.credentialKeys = await loadCredentialKeys(
+			credentialsPrivateKey,
+			masterKeys(fromBase64(credentialsKey), credentialsPreviousKeys.map(fromBase64)),
+		);
 		const keys = masterKeys(
 			Buffer.from(vaultKey, "base64"),
 			vaultPreviousKeys.map(k => Buffer.from(k, "base64")),
@@ -59,10 +103,20 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			ledger: createLedger(this.db, now),
 			processors: createProcessors({
 				midProcessor: midId => call(this.broker, "accounts.merchantAccountProcessor", { midId }),
+				secretKeyOf: midId => secretKeyOf(this.db, this.credentialKeys, midId),
 				sandbox: createSandboxConnector(this.db, vault, now),
+				stripe: createStripeConnector({
+					apiBase: stripeApiBase,
+					dialect: stripeApiDialect,
+					keyStore: stripeKeyStore(this.db, now),
+				}),
 			}),
 			now,
 		};
+		if (credentialsPreviousKeys.length > 0)
+			void rewrapCredentials(this.db, this.credentialKeys)
+				.then(n => n > 0 && this.logger.info(`Credentials: re-wrapped ${n} gateway keys under the current CREDENTIALS_KEY`))
+				.catch(err => this.logger.warn("Credentials re-wrap stopped:", (err as Error).message));
 		// A rotated master key: the cards sealed under a previous one are re-wrapped in the background.
 		if (vaultPreviousKeys.length > 0)
 			void vault

@@ -4,6 +4,7 @@
 import type { MerchantAccountProcessor } from "../../shared/contracts/accounts";
 import type { Connector, MidContext } from "./connectors/connector";
 import { SANDBOX_DECIDING_MS } from "./connectors/sandbox/sandbox-connector";
+import type { StripeConnector } from "./connectors/stripe/stripe-connector";
 
 /** How long a MID's gateway is kept: a change to a MID reaches every payments node this soon. */
 export const MID_CACHE_MS = 10_000;
@@ -24,7 +25,10 @@ export interface Processors {
 
 export function createProcessors(deps: {
 	midProcessor(midId: number): Promise<MerchantAccountProcessor | null>;
+	/** The MID's gateway key, unsealed; null when none is stored. */
+	secretKeyOf(midId: number): Promise<string | null>;
 	sandbox: Connector;
+	stripe: StripeConnector;
 	now?: () => number;
 }): Processors {
 	const now = deps.now ?? Date.now;
@@ -38,6 +42,13 @@ export function createProcessors(deps: {
 				// A production account never charges through the sandbox, whatever a MID says.
 				if (mid.environment !== "sandbox") return null;
 				return { name: "sandbox", connector: deps.sandbox, mid: { midId }, decidingMs: SANDBOX_DECIDING_MS };
+			case "stripe": {
+				// Live keys for production accounts, test keys for sandbox ones (accounts refuses the rest; checked again here).
+				if ((mid.environment === "production") !== (mid.processor.keyMode === "live")) return null;
+				const secretKey = await deps.secretKeyOf(midId);
+				if (!secretKey) return null;
+				return { name: "stripe", connector: deps.stripe, mid: { midId, secretKey }, decidingMs: deps.stripe.decidingMs };
+			}
 			default:
 				return null;
 		}

@@ -25,6 +25,13 @@ export const schemas = {
 	void: params({ idempotencyKey: key, authorizationId: id }),
 	refund: params({ idempotencyKey: key, processorTransactionId: id, amount }),
 	lookup: params({ idempotencyKey: key }),
+	none: params({}),
+	storeCredentials: params({
+		midId: id,
+		type: { enum: ["stripe"] },
+		// A compact JWE: five base64url parts.
+		sealedSecretKey: { type: "string", maxLength: 4096, pattern: "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]*){4}$" },
+	}),
 	sandboxOperations: params(
 		{
 			cardBin: { type: "string", pattern: "^[0-9]{6}$" },

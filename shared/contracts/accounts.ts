@@ -70,10 +70,15 @@ export interface MerchantAccountView {
 	group: string;
 	cardTypes: CardType[];
 	active: boolean;
+	/** Its gateway; null: it has none (a production account's MID before it goes live), and cannot charge. */
+	processor: MidProcessor | null;
 }
 
-/** The gateway a MID charges through, as the payments service needs it. */
-export type MidProcessor = { type: "sandbox" };
+/**
+ * The gateway a MID charges through, as the admin API shows it: the sandbox, or Stripe with the last 4 characters of
+ * its key (the key itself is write-only, kept by the payments service).
+ */
+export type MidProcessor = { type: "sandbox" } | { type: "stripe"; keyMode: "test" | "live"; secretKeyLast4: string };
 
 /** A MID's account environment and gateway (null: it has none it may use). */
 export interface MerchantAccountProcessor {

@@ -16,6 +16,9 @@ export interface PaymentOutcome {
 	hardDecline: boolean;
 }
 
+/** A MID's gateway key as the admin API takes it: Stripe's secret or restricted key, test or live. */
+export const GATEWAY_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
+
 /** The reason of a decline by a MID that has no gateway it may use (a production account's MID without one). */
 export const NO_PROCESSOR_REASON = "no_processor";
 
@@ -34,7 +37,20 @@ export interface MoneyParams {
 	currency: string;
 }
 
+/** Why payments refused a MID's sealed gateway key. */
+export enum CredentialsError {
+	/** Not sealed to the payments service's current key, or no gateway key inside. */
+	Unreadable = "UNREADABLE",
+}
+
 export interface PaymentsActions {
+	/** The public key (JWK, RSA-OAEP-256) the gateway seals a MID's gateway key to, so it never crosses the transporter in clear. */
+	"payments.credentialsKey": { params: Record<string, never>; result: { publicJwk: Record<string, unknown> & { kid?: string } } };
+	/** Keeps a MID's gateway key, sealed at rest; replaces an earlier one. */
+	"payments.storeCredentials": {
+		params: { midId: number; type: "stripe"; sealedSecretKey: string };
+		result: { midId: number } | { error: CredentialsError };
+	};
 	/** Vaults the card and verifies it with a zero amount on the MID's gateway (the CVC is used there, never kept). */
 	"payments.saveCard": {
 		params: { midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };

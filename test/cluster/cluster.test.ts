@@ -2,6 +2,7 @@
 // real NATS server, as `npm run node` runs them.
 import type { AddressInfo } from "node:net";
 import type { ServiceBroker } from "moleculer";
+import { connect, type NatsConnection } from "nats";
 import request from "supertest";
 import { createBroker } from "../../runtime/broker";
 import { replCommands } from "../../runtime/repl-commands";
@@ -11,6 +12,9 @@ import { ADMIN_TOKEN, testEnvironment } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
 
 let nats: NatsServer;
+/** Every message any node sent over NATS, read by a client of our own subscribed to all subjects. */
+const wire: { subject: string; data: string }[] = [];
+let spy: NatsConnection;
 const nodes: Partial<Record<ServiceName, ServiceBroker>> = {};
 let url: string;
 
@@ -24,6 +28,11 @@ async function startNode(service: ServiceName): Promise<ServiceBroker> {
 beforeAll(async () => {
 	nats = await startNats();
 	testEnvironment({ env: { TRANSPORTER: nats.url } });
+	spy = await connect({ servers: nats.url });
+	const everything = spy.subscribe(">");
+	void (async () => {
+		for await (const message of everything) wire.push({ subject: message.subject, data: new TextDecoder().decode(message.data) });
+	})();
 	const gateway = await startNode("gateway");
 	await startNode("accounts");
 	await startNode("sessions");
@@ -43,6 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	await Promise.all(Object.values(nodes).map(node => node?.stop()));
+	await spy?.close();
 	await nats?.stop();
 });
 
@@ -95,6 +105,32 @@ describe("Cluster over NATS", () => {
 		expect([ok.body.code, declined.body.code]).toEqual(["OK", "PAYMENT_DECLINED"]);
 		const customer = await request(url).get(`/api/customer/${ok.body.customerId}`).set("Authorization", `Bearer ${shop.apiToken}`);
 		expect(customer.body).toMatchObject({ id: ok.body.customerId, status: "ACTIVE", cardBin: "424242" });
+	});
+
+	test("When buyers check out and an operator gives a MID a Stripe key, then only the payments node is sent a card number, and the key crosses NATS only sealed", async () => {
+		// Arrange
+		const app = { url, http: () => request(url), broker: nodes.gateway!, stop: async () => {} };
+		const shop = await createShop(app);
+		const key = `sk_test_${Date.now().toString(36)}WireScan${Math.random().toString(36).slice(2)}`;
+		wire.length = 0;
+
+		// Act: a paid checkout, a declined one, and a Stripe MID.
+		const paid = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.mastercard });
+		const declined = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.insufficientFunds });
+		const mid = await request(url)
+			.post(`/admin/accounts/${shop.accountId}/merchant-accounts`)
+			.set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+			.send({ name: "Stripe", group: "stripe", cardTypes: ["visa"], processor: { type: "stripe", secretKey: key } });
+		await new Promise(resolve => setTimeout(resolve, 500));
+
+		// Assert: the numbers travelled, to payments only (the checkout node sent them; the browser's JWE went to checkout).
+		expect([paid.body.code, declined.body.code, mid.status]).toEqual(["OK", "PAYMENT_DECLINED", 201]);
+		for (const pan of [CARDS.mastercard, CARDS.insufficientFunds]) {
+			const carrying = wire.filter(m => m.data.includes(pan)).map(m => m.subject);
+			expect(carrying.length).toBeGreaterThan(0);
+			expect(carrying.filter(subject => !subject.endsWith(".payments-node"))).toEqual([]);
+		}
+		expect(wire.filter(m => m.data.includes(key.slice(8)))).toEqual([]);
 	});
 
 	test("When all nodes are up, then health names the NATS transporter UP", async () => {

@@ -804,6 +804,46 @@ export function endpointSpecs(): EndpointSpec[] {
 					],
 				},
 				active: { valid: () => true, type: "boolean", refused: () => ["maybe", "yes", 2] },
+				processor: {
+					valid: () => ({ type: "sandbox" }),
+					type: "nullable-object",
+					refused: () => [
+						{ type: "stripe" },
+						{ type: "stripe", secretKey: "pk_test_1234567890" },
+						{ type: "stripe", secretKey: 12 },
+						{ type: "stripe", secretKey: "sk_live_1234567890" },
+						{ type: "paypal" },
+						{ type: "sandbox", secretKey: "sk_test_1234567890" },
+						{ type: { $ne: "x" } },
+					],
+				},
+			},
+		},
+		{
+			...admin,
+			route: "PATCH /admin/accounts/:accountId/merchant-accounts/:id",
+			changesState: true,
+			input: "body",
+			path: {
+				accountId: { valid: w => String(w.accountId), type: "integer", absent: () => ["987654321"] },
+				id: { valid: w => String(w.midId), type: "integer", absent: () => ["987654321"] },
+			},
+			fields: {
+				name: text("MID A", false),
+				active: { valid: () => true, type: "boolean", refused: () => ["maybe", "yes", 2] },
+				processor: {
+					valid: () => ({ type: "sandbox" }),
+					type: "nullable-object",
+					refused: () => [
+						{ type: "stripe" },
+						{ type: "stripe", secretKey: "pk_test_1234567890" },
+						{ type: "stripe", secretKey: 12 },
+						{ type: "stripe", secretKey: "sk_live_1234567890" },
+						{ type: "paypal" },
+						{ type: "sandbox", secretKey: "sk_test_1234567890" },
+						{ type: { $ne: "x" } },
+					],
+				},
 			},
 		},
 		{

@@ -100,6 +100,7 @@ describe("Merchant accounts (MIDs)", () => {
 			group: "eu",
 			cardTypes: ["visa", "mastercard"],
 			active: true,
+			processor: { type: "sandbox" },
 		});
 		const list = await admin(app).get(`/accounts/${merchant.accountId}/merchant-accounts?group=eu`);
 		expect(list.body).toEqual([res.body]);

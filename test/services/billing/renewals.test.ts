@@ -211,7 +211,7 @@ describe("Exactly once", () => {
 		const busy = await createShop(app);
 		const ids: number[] = [];
 		for (let i = 0; i < 30; i++) ids.push((await submitCheckout(app, busy, { productId: busy.products.charge })).body.customerId);
-		const second = createBroker(["billing", "accounts"], { nodeID: "billing-2", logger: false });
+		const second = createBroker(["billing", "accounts", "payments"], { nodeID: "billing-2", logger: false });
 		await second.start();
 
 		try {

@@ -143,6 +143,7 @@ beforeAll(async () => {
 		customerId,
 		transactionId: transaction.id,
 		productId: shop.products.charge,
+		midId: shop.mids[0],
 		bin: "400000",
 		eventId: delivery.id,
 		sessionId,
@@ -183,6 +184,7 @@ beforeAll(async () => {
 		"POST /admin/accounts/:accountId/tokens": { body: { graceSeconds: 0 } },
 		"POST /admin/accounts/:accountId/merchant-accounts": { body: { name: "MID X", group: "default", cardTypes: ["visa"] } },
 		"GET /admin/accounts/:accountId/merchant-accounts": {},
+		"PATCH /admin/accounts/:accountId/merchant-accounts/:id": { body: { name: "MID A" } },
 		"POST /admin/accounts/:accountId/products": {
 			body: { name: "X", amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default" },
 		},
@@ -229,11 +231,13 @@ function urlOf(route: Route): string {
 		String(
 			name !== "id"
 				? ids[name]
-				: route.path.includes("/customer/") || route.path.includes("/customers/")
-					? ids.customerId
-					: route.path.includes("/events/")
-						? ids.eventId
-						: ids.transactionId,
+				: route.path.includes("/merchant-accounts/")
+					? ids.midId
+					: route.path.includes("/customer/") || route.path.includes("/customers/")
+						? ids.customerId
+						: route.path.includes("/events/")
+							? ids.eventId
+							: ids.transactionId,
 		),
 	);
 	const query = samples[`${route.method} ${route.path}`]?.query;

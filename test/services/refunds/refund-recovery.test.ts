@@ -333,8 +333,8 @@ describe("Recovery on several billing nodes", () => {
 	let second: ServiceBroker;
 
 	beforeAll(async () => {
-		// A second billing node on the same database (no transporter: its webhooks leave through the first node's relay).
-		second = createBroker(["billing"], { nodeID: "billing-2", logger: false });
+		// A second billing node (with the payments and accounts it asks) on the same database (no transporter: its webhooks leave through the first node's relay).
+		second = createBroker(["billing", "payments", "accounts"], { nodeID: "billing-2", logger: false });
 		await second.start();
 	});
 	afterAll(() => second.stop());

@@ -1,0 +1,45 @@
+// A MID's gateway key (Stripe's secret key) is sealed here, the moment the
+// admin request arrives, to the payments service's public key (JWE,
+// RSA-OAEP-256 + A256GCM): it crosses the transporter and the accounts
+// service sealed, and only payments can read it. What the rules need of it
+// (test or live, the last 4 characters) travels beside it.
+import { CompactEncrypt, importJWK, type JWK } from "jose";
+import { GATEWAY_KEY_PATTERN } from "../../shared/contracts/payments";
+import { ApiError, ApiErrorType } from "../../shared/errors";
+
+const GATEWAY_KEY = new RegExp(GATEWAY_KEY_PATTERN);
+/** payments' key is asked again after this long, so a rotation of CREDENTIALS_PRIVATE_KEY reaches every gateway. */
+const KEY_CACHE_MS = 60_000;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+export function createGatewayKeySealer(fetchKey: () => Promise<JWK>, now: () => number = Date.now) {
+	let cached: { until: number; key: Promise<{ key: CryptoKey | Uint8Array; kid?: string }> } | null = null;
+
+	function publicKey() {
+		if (!cached || cached.until <= now()) {
+			const key = fetchKey().then(async jwk => ({ key: (await importJWK(jwk, "RSA-OAEP-256")) as CryptoKey, kid: jwk.kid }));
+			cached = { until: now() + KEY_CACHE_MS, key };
+			key.catch(() => {
+				cached = null;
+			});
+		}
+		return cached.key;
+	}
+
+	/** The request's `processor`, its Stripe key sealed; anything else is passed on for the action's own validation. */
+	return async function sealProcessor(processor: unknown): Promise<unknown> {
+		if (!isObject(processor) || processor.type !== "stripe") return processor;
+		const { secretKey, ...rest } = processor;
+		if (typeof secretKey !== "string" || !GATEWAY_KEY.test(secretKey))
+			throw new ApiError(
+				ApiErrorType.BadRequest,
+				"processor.secretKey must be a Stripe secret or restricted key: sk_test_…, sk_live_…, rk_test_… or rk_live_…",
+			);
+		const { key, kid } = await publicKey();
+		const sealedSecretKey = await new CompactEncrypt(new TextEncoder().encode(secretKey))
+			.setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid })
+			.encrypt(key);
+		return { ...rest, sealedSecretKey, keyMode: secretKey.split("_")[1], secretKeyLast4: secretKey.slice(-4) };
+	};
+}
