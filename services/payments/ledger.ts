@@ -39,7 +39,8 @@ export interface Ledger {
 	operationOf(processorTransactionId: number): Promise<OperationDoc | null>;
 }
 
-export function createLedger(db: PaymentsDb, now: () => Date = () => new Date()): Ledger {
+/** `threw`: told of a connector call that threw instead of answering (a bug, or our database): it answers ERROR. */
+export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(), threw: (err: Error) => void = () => undefined): Ledger {
 	const until = (ms: number) => new Date(now().getTime() + ms);
 
 	/** Takes over an undecided operation whose time is up (compare-and-set): the taken document, or null. */
@@ -101,7 +102,8 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date())
 		let outcome: ConnectorOutcome;
 		try {
 			outcome = await decision.decide(remember);
-		} catch {
+		} catch (err) {
+			threw(err as Error);
 			outcome = { status: "ERROR", reference: null, reason: "processor_error", hardDecline: false };
 		}
 		// An error moved no money, or left an object the next attempt looks up: either way the key may be tried again.

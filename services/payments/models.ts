@@ -16,7 +16,7 @@ export interface VaultCardDoc {
 	/** First 6 and last 4 digits. */
 	bin: string;
 	last4: string;
-	/** MM/YY */
+	/** MMYY */
 	expiry: string;
 	createdAt: Date;
 }

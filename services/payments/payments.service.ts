@@ -100,7 +100,7 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		this.deps = {
 			db: this.db,
 			vault,
-			ledger: createLedger(this.db, now),
+			ledger: createLedger(this.db, now, err => this.logger.error("A gateway call failed instead of answering:", err.message)),
 			processors: createProcessors({
 				midProcessor: midId => call(this.broker, "accounts.merchantAccountProcessor", { midId }),
 				secretKeyOf: midId => secretKeyOf(this.db, this.credentialKeys, midId),

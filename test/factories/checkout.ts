@@ -29,13 +29,18 @@ export interface Shop extends TestMerchant {
 	mids: number[];
 }
 
-export async function createShop(app: TestApp): Promise<Shop> {
-	const merchant = await createMerchant(app);
+/** A shop of a sandbox account on the sandbox processor, unless named: a production account, or its MIDs' gateway. */
+export async function createShop(
+	app: TestApp,
+	options: { environment?: "sandbox" | "production"; processor?: object } = {},
+): Promise<Shop> {
+	const merchant = await createMerchant(app, { environment: options.environment ?? "sandbox" });
 	const a = admin(app);
 	const mids = [];
+	const processor = options.processor ? { processor: options.processor } : {};
 	for (const body of [
-		{ name: "MID A", group: "default", cardTypes: ["visa", "mastercard"] },
-		{ name: "MID B", group: "default", cardTypes: ["visa", "mastercard", "amex"] },
+		{ name: "MID A", group: "default", cardTypes: ["visa", "mastercard"], ...processor },
+		{ name: "MID B", group: "default", cardTypes: ["visa", "mastercard", "amex"], ...processor },
 	]) {
 		mids.push((await a.post(`/accounts/${merchant.accountId}/merchant-accounts`, body).expect(201)).body.id);
 	}

@@ -23,7 +23,7 @@ export interface VaultCard {
 	/** The vault's token: a connector keys what it keeps of the card (a gateway's customer, payment method) by it. */
 	cardToken: string;
 	pan: string;
-	/** MM/YY */
+	/** MMYY, as the checkout takes it (`cardExpiry`). */
 	expiry: string;
 }
 

@@ -17,7 +17,7 @@ import { DeclineCategory } from "../../../shared/contracts/billing";
 
 /** The first run also installs localstripe: about 15 s, twice that on a busy machine. */
 const START_TIMEOUT_MS = 180_000;
-const EXPIRY = `12/${String((new Date().getUTCFullYear() + 3) % 100).padStart(2, "0")}`;
+const EXPIRY = `12${String((new Date().getUTCFullYear() + 3) % 100).padStart(2, "0")}`;
 const MID: MidContext = { midId: 7, secretKey: "sk_test_connector" };
 
 let mock: StripeServer | undefined;

@@ -106,10 +106,10 @@ function codeOf(error: { code?: string; decline_code?: string } | null | undefin
 	return error?.decline_code ?? error?.code;
 }
 
-/** MM/YY → Stripe's month and four-digit year. */
+/** MMYY → Stripe's month and four-digit year. */
 function expiryOf(card: VaultCard): { exp_month: number; exp_year: number } {
-	const [month, year] = card.expiry.split("/");
-	return { exp_month: Number(month), exp_year: 2000 + Number(year) };
+	// MMYY, as the checkout takes it (cardExpiry).
+	return { exp_month: Number(card.expiry.slice(0, 2)), exp_year: 2000 + Number(card.expiry.slice(2, 4)) };
 }
 
 export function createStripeConnector(options: StripeConnectorOptions): StripeConnector {
