@@ -3,7 +3,7 @@
 // unreachable, timed out) is thrown, not taken for "nothing happened": the
 // operation may have run, and the recovery looks its key up later.
 import type { Call } from "../../shared/call";
-import type { MoneyParams, PaymentOutcome } from "../../shared/contracts/payments";
+import { type MoneyParams, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
 
 export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/payments";
 
@@ -18,13 +18,27 @@ export interface Payments {
 	lookup(idempotencyKey: string): Promise<PaymentOutcome | null>;
 }
 
+/** Money may have moved and the gateway cannot tell yet: thrown like a call that failed, so nothing is settled on it. */
+export class OutcomeUnknownError extends Error {
+	constructor(idempotencyKey: string) {
+		super(`The gateway's outcome for ${idempotencyKey} is unknown for now: it is looked up later`);
+		this.name = "OutcomeUnknownError";
+	}
+}
+
+function known<T extends PaymentOutcome | null>(idempotencyKey: string, outcome: T): T {
+	if (outcome?.status === "ERROR" && outcome.reason === OUTCOME_UNKNOWN_REASON) throw new OutcomeUnknownError(idempotencyKey);
+	return outcome;
+}
+
 export function paymentsThrough(call: Call): Payments {
 	return {
-		charge: ({ at, ...request }) => call("payments.charge", { ...request, ...(at ? { at: at.toISOString() } : {}) }),
-		authorize: request => call("payments.authorize", request),
-		capture: request => call("payments.capture", request),
-		void: request => call("payments.void", request),
-		refund: request => call("payments.refund", request),
-		lookup: idempotencyKey => call("payments.lookup", { idempotencyKey }),
+		charge: async ({ at, ...request }) =>
+			known(request.idempotencyKey, await call("payments.charge", { ...request, ...(at ? { at: at.toISOString() } : {}) })),
+		authorize: async request => known(request.idempotencyKey, await call("payments.authorize", request)),
+		capture: async request => known(request.idempotencyKey, await call("payments.capture", request)),
+		void: async request => known(request.idempotencyKey, await call("payments.void", request)),
+		refund: async request => known(request.idempotencyKey, await call("payments.refund", request)),
+		lookup: async idempotencyKey => known(idempotencyKey, await call("payments.lookup", { idempotencyKey })),
 	};
 }

@@ -47,8 +47,9 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 
 /** The trial's hold is released rather than captured; its transaction shows VOIDED. */
 async function releaseHold(deps: BillingDeps, customerId: number, authorizationId: number): Promise<void> {
-	const outcome = await deps.payments.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId });
-	if (outcome.status !== "APPROVED") return;
+	// A hold the gateway cannot release now is never captured (the customer is unsubscribed) and lapses by itself.
+	const outcome = await deps.payments.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId }).catch(() => null);
+	if (outcome?.status !== "APPROVED") return;
 	await deps.db.transactions.updateOne(
 		{ customerId, type: TransactionType.Preauthorization, transactionId: authorizationId },
 		{ $set: { refundStatus: RefundStatus.Voided } },

@@ -3,7 +3,7 @@
 // the first outcome. A call that died while deciding is taken over once its
 // time is up: what it remembered of the gateway's object is looked up first,
 // so an answer that was lost is found again instead of charging twice.
-import type { PaymentOutcome } from "../../shared/contracts/payments";
+import { OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
 import { insertOnce } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
 import type { ConnectorOutcome, Remember } from "./connectors/connector";
@@ -40,6 +40,8 @@ export interface Ledger {
 }
 
 /** `threw`: told of a connector call that threw instead of answering (a bug, or our database): it answers ERROR. */
+const failedOutcome: ConnectorOutcome = { status: "ERROR", reference: null, reason: "processor_unavailable", hardDecline: false };
+
 export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(), threw: (err: Error) => void = () => undefined): Ledger {
 	const until = (ms: number) => new Date(now().getTime() + ms);
 
@@ -71,14 +73,14 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 		return (await db.operations.findById(mine._id).lean())?.outcome ?? recorded;
 	}
 
-	/** Gives an undecided operation up: forgotten if no gateway object was made for it, else left for a lookup. */
-	async function giveUp(mine: OperationDoc): Promise<void> {
-		const deleted = await db.operations.deleteOne({ _id: mine._id, outcome: null, reference: null, decidingUntil: mine.decidingUntil });
-		if (deleted.deletedCount === 0)
-			await db.operations.updateOne(
-				{ _id: mine._id, outcome: null, decidingUntil: mine.decidingUntil },
-				{ $set: { decidingUntil: now() } },
-			);
+	/**
+	 * Gives an undecided operation up. `forget`: nothing moved for it (its gateway said so), so the key is free again;
+	 * else the record stays with what was remembered, free to be taken over at once and looked up.
+	 */
+	async function giveUp(mine: OperationDoc, forget: boolean): Promise<void> {
+		const held = { _id: mine._id, outcome: null, decidingUntil: mine.decidingUntil };
+		if (forget) await db.operations.deleteOne(held);
+		else await db.operations.updateOne(held, { $set: { decidingUntil: now() } });
 	}
 
 	/** `takenOver`: another call recorded it and died; what it may have done at the gateway is looked up first. */
@@ -87,8 +89,8 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 			const found = await decision.resume(mine);
 			if (found && found.status !== "ERROR") return record(mine, found);
 			if (found?.status === "ERROR") {
-				await giveUp(mine);
-				return failed(found.reason ?? "processor_unavailable");
+				await giveUp(mine, false);
+				return failed(OUTCOME_UNKNOWN_REASON);
 			}
 		}
 		const remember = async (reference: string) => {
@@ -106,10 +108,13 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 			threw(err as Error);
 			outcome = { status: "ERROR", reference: null, reason: "processor_error", hardDecline: false };
 		}
-		// An error moved no money, or left an object the next attempt looks up: either way the key may be tried again.
+		// An error: whether money moved is asked at once. Nothing moved: the key may be tried again. The gateway cannot tell
+		// now: the record stays, its object remembered, and the caller is told the outcome is unknown (looked up later).
 		if (outcome.status === "ERROR") {
-			await giveUp(mine);
-			return failed(outcome.reason ?? "processor_unavailable");
+			const found = await decision.resume(mine).catch(() => failedOutcome);
+			if (found && found.status !== "ERROR") return record(mine, found);
+			await giveUp(mine, found === null);
+			return failed(found ? OUTCOME_UNKNOWN_REASON : (outcome.reason ?? "processor_unavailable"));
 		}
 		return record(mine, outcome);
 	}
@@ -154,11 +159,11 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 			const found = await resumption.resume(mine);
 			if (found && found.status !== "ERROR") return record(mine, found);
 			if (found?.status === "ERROR") {
-				await giveUp(mine);
-				return failed(found.reason ?? "processor_unavailable");
+				await giveUp(mine, false);
+				return failed(OUTCOME_UNKNOWN_REASON);
 			}
 			// Nothing moved: the key is free again.
-			await db.operations.deleteOne({ _id: key, outcome: null, decidingUntil: mine.decidingUntil });
+			await giveUp(mine, true);
 			return null;
 		},
 

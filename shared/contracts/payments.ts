@@ -19,6 +19,12 @@ export interface PaymentOutcome {
 /** A MID's gateway key as the admin API takes it: Stripe's secret or restricted key, test or live. */
 export const GATEWAY_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
 
+/**
+ * The reason of an ERROR after which money may have moved (the gateway took the request, then could not be reached to
+ * tell): the caller must not take it for a failure, but look the key up later (payments.lookup) or retry it.
+ */
+export const OUTCOME_UNKNOWN_REASON = "outcome_unknown";
+
 /** The reason of a decline by a MID that has no gateway it may use (a production account's MID without one). */
 export const NO_PROCESSOR_REASON = "no_processor";
 

@@ -1,0 +1,85 @@
+// The network between the service and a server, cut on purpose: a TCP relay
+// that passes everything until told to lose the answer to one request (the
+// request reaches the server and is done there; its answer never comes back)
+// and then refuses every connection until healed. A real outage seen from
+// our side, with the server's records kept: localstripe keeps its state in
+// memory, so killing its process would lose exactly what the test counts.
+import net from "node:net";
+import { freePort } from "../../dev/net";
+
+export interface NetworkCut {
+	/** The relay's address, to use instead of the server's. */
+	readonly url: string;
+	/** The next request whose first line matches is sent on, its answer dropped, and the network cut. */
+	loseAnswerTo(requestLine: RegExp): Promise<void>;
+	/** Whether the cut has happened. */
+	readonly isCut: boolean;
+	/** Connections are accepted and relayed again. */
+	heal(): Promise<void>;
+	close(): Promise<void>;
+}
+
+export async function cutBetween(target: string): Promise<NetworkCut> {
+	const { hostname, port: targetPort } = new URL(target);
+	const port = await freePort();
+	const sockets = new Set<net.Socket>();
+	let watch: RegExp | null = null;
+	let cut = false;
+	let cutDone: () => void = () => undefined;
+
+	const server = net.createServer(client => {
+		if (cut) return client.destroy();
+		const upstream = net.connect(Number(targetPort), hostname);
+		sockets.add(client).add(upstream);
+		let dropAnswers = false;
+		client.on("data", chunk => {
+			if (watch?.test(chunk.toString("latin1").split("\r\n", 1)[0])) {
+				watch = null;
+				dropAnswers = true;
+			}
+			upstream.write(chunk);
+		});
+		upstream.on("data", chunk => {
+			if (!dropAnswers) return void client.write(chunk);
+			// The server answered: it did the request. The answer is lost, and so is the network.
+			cutAll();
+		});
+		const end = () => {
+			client.destroy();
+			upstream.destroy();
+			sockets.delete(client);
+			sockets.delete(upstream);
+		};
+		client.on("close", end).on("error", end);
+		upstream.on("close", end).on("error", end);
+	});
+
+	function cutAll(): void {
+		cut = true;
+		for (const socket of sockets) socket.destroy();
+		sockets.clear();
+		cutDone();
+	}
+
+	await new Promise<void>(resolve => server.listen(port, "127.0.0.1", resolve));
+	return {
+		url: `http://127.0.0.1:${port}`,
+		get isCut() {
+			return cut;
+		},
+		loseAnswerTo(requestLine) {
+			watch = requestLine;
+			return new Promise(resolve => {
+				cutDone = resolve;
+			});
+		},
+		async heal() {
+			cut = false;
+		},
+		close: () =>
+			new Promise(resolve => {
+				for (const socket of sockets) socket.destroy();
+				server.close(() => resolve());
+			}),
+	};
+}
