@@ -1,9 +1,12 @@
 // After the whole suite: no test card number may be stored in plaintext
-// anywhere on the test database server, and no document may hold a CVC.
+// anywhere on the test database server, no document may hold a CVC, and no
+// API token or gateway key (sk_…, rk_…) may be stored in clear.
 import { MongoClient } from "mongodb";
 import { CARDS } from "../factories/checkout";
 
 const EXTRA_NUMBERS = ["4242424242424241", "6011111111111117"];
+/** Our API tokens and a MID's Stripe key share this shape: both are kept only hashed or sealed. */
+const KEY = /\b(sk|rk)_(test|live)_[A-Za-z0-9_-]{8,}/;
 
 export async function findCardDataAtRest(url: string): Promise<string[]> {
 	const numbers = [...Object.values(CARDS), ...EXTRA_NUMBERS];
@@ -18,6 +21,7 @@ export async function findCardDataAtRest(url: string): Promise<string[]> {
 					const where = `${name}.${collection} ${JSON.stringify(doc._id)}`;
 					for (const number of numbers) if (text.includes(number)) findings.push(`${where}: card number ${number.slice(0, 6)}…`);
 					if (/"(cvc|cvv|cvn|cid|securityCode)"\s*:/i.test(text)) findings.push(`${where}: a CVC field`);
+					if (KEY.test(text)) findings.push(`${where}: an API token or gateway key in clear`);
 				}
 			}
 		}

@@ -10,7 +10,8 @@ const EXTRA_NUMBERS = ["4242424242424241", "6011111111111117"];
 
 /** Patterns of secrets whatever their value; the values known to this process are added by `knownSecrets`. */
 const SECRET_PATTERNS: [what: string, pattern: RegExp][] = [
-	["an API token", /\bsk_(test|live)_[A-Za-z0-9_-]{20,}/],
+	["an API token or a Stripe secret key", /\bsk_(test|live)_[A-Za-z0-9_-]{20,}/],
+	["a Stripe restricted key", /\brk_(test|live)_[A-Za-z0-9_-]{8,}/],
 	["a webhook secret", /\bwhsec_[A-Za-z0-9_-]{16,}/],
 	["a private key", /-----BEGIN [A-Z ]*PRIVATE KEY-----/],
 	["a bearer credential", /\bBearer\s+[A-Za-z0-9._~+/-]{16,}/],
@@ -23,6 +24,7 @@ export function knownSecrets(env: NodeJS.ProcessEnv = process.env): [what: strin
 		["the admin token", ADMIN_TOKEN],
 		["CARD_FINGERPRINT_KEY", env.CARD_FINGERPRINT_KEY],
 		["VAULT_KEY", env.VAULT_KEY],
+		["CREDENTIALS_KEY", env.CREDENTIALS_KEY],
 		// A line of the PEM body is enough to give the key away.
 		[
 			"CARD_PRIVATE_KEY",
