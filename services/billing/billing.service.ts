@@ -10,11 +10,13 @@ import type { RenewalTerms } from "../../shared/contracts/accounts";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
+import { sleep } from "../../shared/poll";
 import { createCardExpirySchedule, expiryListings } from "./card-expiry";
 import { cardUpdateTarget, updateCard } from "./card-update";
 import { abandonSubscription, firstPayment, openSubscription } from "./checkout-payments";
 import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
+import { handOverLegacySandbox } from "./legacy-sandbox";
 import { listCustomersPage, listTransactionsPage, type TransactionListQuery } from "./lists";
 import { type BillingDb, createBillingModels } from "./models";
 import { createOutboxSchedule, listEarlierEvents } from "./outbox";
@@ -33,6 +35,7 @@ import { unsubscribe } from "./unsubscribe";
 
 interface Locals {
 	db: BillingDb;
+	connection: import("mongoose").Connection;
 	deps: BillingDeps;
 	relay: OutboxRelay;
 	cron: Cron;
@@ -270,6 +273,19 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			expiryListings(customers, this.deps.now()),
 		);
 		if (expiring) this.logger.info(`Card expiry schedule: listed ${expiring} customers of an earlier version's data`);
+		// Earlier versions' sandbox vault and ledger go to payments, in the background: payments may start later.
+		void (async () => {
+			while (!this.draining.signal.aborted) {
+				try {
+					const moved = await handOverLegacySandbox(this.connection, callsThrough(this.broker));
+					if (moved.cards + moved.operations > 0)
+						this.logger.info(`Sandbox data of an earlier version handed to payments: ${moved.cards} cards, ${moved.operations} operations`);
+					return;
+				} catch {
+					await sleep(2000);
+				}
+			}
+		})();
 		const events = await listEarlierEvents(this.deps);
 		if (events) this.logger.info(`Outbox schedule: listed ${events} waiting events of an earlier version's data`);
 		this.relay = createOutboxRelay({

@@ -26,6 +26,10 @@ export const schemas = {
 	refund: params({ idempotencyKey: key, processorTransactionId: id, amount }),
 	lookup: params({ idempotencyKey: key }),
 	none: params({}),
+	importLegacySandbox: params({
+		cards: { type: "array", maxItems: 500, items: { type: "object" } },
+		operations: { type: "array", maxItems: 500, items: { type: "object" } },
+	}),
 	storeCredentials: params({
 		midId: id,
 		type: { enum: ["stripe"] },

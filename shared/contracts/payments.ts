@@ -52,6 +52,11 @@ export enum CredentialsError {
 export interface PaymentsActions {
 	/** The public key (JWK, RSA-OAEP-256) the gateway seals a MID's gateway key to, so it never crosses the transporter in clear. */
 	"payments.credentialsKey": { params: Record<string, never>; result: { publicJwk: Record<string, unknown> & { kid?: string } } };
+	/** Billing hands over the sandbox vault and ledger documents of versions before the payments service, as they were stored. */
+	"payments.importLegacySandbox": {
+		params: { cards: Record<string, unknown>[]; operations: Record<string, unknown>[] };
+		result: { cards: number; operations: number };
+	};
 	/** Keeps a MID's gateway key, sealed at rest; replaces an earlier one. */
 	"payments.storeCredentials": {
 		params: { midId: number; type: "stripe"; sealedSecretKey: string };
