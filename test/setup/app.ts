@@ -37,8 +37,20 @@ export function uniqueDatabaseName(): string {
 	return `t${randomBytes(6).toString("hex")}`;
 }
 
-/** Sets the environment a broker reads when its services are created. */
+/**
+ * What an earlier app's `env` replaced, as it was before (null: unset). Kept in the environment itself: jest runs
+ * test files one after another in one process, with fresh modules but the same process.env.
+ */
+const REPLACED = "TEST_APP_ENV_REPLACED";
+
+/** Sets the environment a broker reads when its services are created; an earlier app's `env` is undone first. */
 export function testEnvironment(options: AppOptions = {}): void {
+	const replaced = JSON.parse(process.env[REPLACED] ?? "{}") as Record<string, string | null>;
+	for (const [name, value] of Object.entries(replaced)) {
+		if (value === null) delete process.env[name];
+		else process.env[name] = value;
+	}
+	process.env[REPLACED] = JSON.stringify(Object.fromEntries(Object.keys(options.env ?? {}).map(name => [name, process.env[name] ?? null])));
 	Object.assign(process.env, {
 		PORT: "0",
 		ADMIN_TOKEN,
