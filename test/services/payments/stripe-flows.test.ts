@@ -6,7 +6,7 @@
 // against Stripe's OpenAPI document and answers fixtures.
 import type Stripe from "stripe";
 import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } from "../../../dev/stripe-servers";
-import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { CARDS, cardUpdateSession, createShop, type Shop, submitCardUpdate, submitCheckout } from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -158,6 +158,27 @@ describe("On localstripe", () => {
 		]);
 		const [first, renewal] = await Promise.all(list.map(t => stripe.paymentIntents.retrieve(t.processorReference!)));
 		expect(renewal).toMatchObject({ status: "succeeded", amount: 999, customer: first.customer, payment_method: first.payment_method });
+	});
+	test("When a customer of a Stripe MID gives a new card, then the card is verified on Stripe, nothing is charged, and the next renewal is charged on the new card", async () => {
+		// Arrange: a sandbox account with a Stripe test key (its test clock renews).
+		const rehearsal = await createShop(app, { processor: { type: "stripe", secretKey: testKey() } });
+		const { customerId } = (await submitCheckout(app, rehearsal, { productId: rehearsal.products.charge, card: CARDS.visa })).body;
+		const sessionId = (await cardUpdateSession(app, rehearsal, customerId).expect(200)).text;
+
+		// Act
+		const update = await submitCardUpdate(app, sessionId, { card: CARDS.mastercard });
+		await advanceClock(app, rehearsal, 32);
+
+		// Assert
+		expect(update.body.code).toBe("OK");
+		const list = (await admin(app).get(`/accounts/${rehearsal.accountId}/customers/${customerId}/transactions`)).body as TransactionView[];
+		expect(list.map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "APPROVED"],
+		]);
+		const [first, renewal] = await Promise.all(list.map(t => stripe.paymentIntents.retrieve(t.processorReference!)));
+		const card = async (intent: Stripe.PaymentIntent) => (await stripe.paymentMethods.retrieve(String(intent.payment_method))).card?.last4;
+		expect([await card(first), await card(renewal)]).toEqual(["4242", "4444"]);
 	});
 });
 
