@@ -58,7 +58,7 @@ async function withCard(
 const moneyRecord = (
 	gateway: Gateway,
 	kind: OperationDoc["kind"],
-	p: Pick<MoneyParams, "cardToken" | "amount" | "currency">,
+	p: Pick<MoneyParams, "cardToken" | "amount"> & { currency: string | null },
 	initiator: OperationDoc["initiator"],
 ): OperationRecord => ({
 	kind,
@@ -79,7 +79,7 @@ export async function saveCard(
 	if (!gateway) return SaveCardError.NoProcessor;
 	const cardToken = await deps.vault.store({ pan: input.card.pan, expiry: input.card.expiry });
 	const key = `${input.attemptId}:verify`;
-	const record = { ...moneyRecord(gateway, "verify", { cardToken, amount: 0, currency: null as never }, "customer"), currency: null };
+	const record = moneyRecord(gateway, "verify", { cardToken, amount: 0, currency: null }, "customer");
 	const outcome = await withRetries(() =>
 		deps.ledger.once(
 			key,
