@@ -52,6 +52,15 @@ test("When the compose topology is read, then every service runs in its own cont
 	}
 });
 
+test("When the compose file is read, then the checkout and payments nodes get the keys they need, and no other node gets them", () => {
+	const keysOf = (service: string) =>
+		Object.keys(nodes.find(([, s]) => s.environment!.SERVICES === service)![1].environment!).filter(name => /KEY$/.test(name));
+	expect(keysOf("checkout").sort()).toEqual(["CARD_FINGERPRINT_KEY", "CARD_PRIVATE_KEY"]);
+	expect(keysOf("payments").sort()).toEqual(["CREDENTIALS_KEY", "CREDENTIALS_PRIVATE_KEY", "VAULT_KEY"]);
+	for (const [, node] of nodes.filter(([, s]) => !["checkout", "payments"].includes(s.environment!.SERVICES)))
+		expect(Object.keys(node.environment!).filter(name => /KEY$/.test(name))).toEqual([]);
+});
+
 test("When billing is scaled (--scale billing=3), then nothing in its definition is unique to one container", () => {
 	const [, billing] = nodes.find(([, s]) => s.environment!.SERVICES === "billing")!;
 	expect(billing.container_name).toBeUndefined();
