@@ -248,9 +248,11 @@ test(`When the database server stops and starts again ${RESTARTS} times under ch
 	}
 	if (lastCheckout?.body.code === "OK") acknowledged.push(lastCheckout.body.customerId as number);
 	const finalAdvance = new Date(Date.now() + (month + 1) * 31 * DAY_MS);
+	// A run charges each due customer one period. Runs the restarts cut off (most, on a busy machine) left periods
+	// unbilled: runs go on until one finds nothing due and nothing held.
 	let lastRun = await admin(app).post(`/accounts/${renewing.accountId}/clock`, { advanceTo: finalAdvance.toISOString() });
-	for (let i = 0; i < 30 && (lastRun.status !== 200 || lastRun.body.skipped > 0); i++) {
-		await pause(1000);
+	for (let i = 0; i < 60 && (lastRun.status !== 200 || lastRun.body.skipped > 0 || lastRun.body.charged > 0); i++) {
+		if (lastRun.status !== 200 || lastRun.body.skipped > 0) await pause(1000);
 		lastRun = await admin(app).post(`/accounts/${renewing.accountId}/clock`, { advanceTo: finalAdvance.toISOString() });
 	}
 	const sorted = [...timesToUp].sort((a, b) => a - b);
