@@ -357,6 +357,20 @@ const BAD_TOKENS = (r: Random): [string, string | undefined][] => [
 // --- The endpoints --------------------------------------------------------------
 
 const text = (value: string, required = true): FieldSpec => ({ valid: () => value, type: "string", required });
+/** A MID's gateway (POST and PATCH of a MID): the Stripe key's shape, the environment's rules and the object's own. */
+const midProcessor: FieldSpec = {
+	valid: () => ({ type: "sandbox" }),
+	type: "nullable-object",
+	refused: () => [
+		{ type: "stripe" },
+		{ type: "stripe", secretKey: "pk_test_1234567890" },
+		{ type: "stripe", secretKey: 12 },
+		{ type: "stripe", secretKey: "sk_live_1234567890" },
+		{ type: "paypal" },
+		{ type: "sandbox", secretKey: "sk_test_1234567890" },
+		{ type: { $ne: "x" } },
+	],
+};
 const futureIso = () => new Date(Date.now() + 3_600_000).toISOString();
 
 /**
@@ -804,19 +818,7 @@ export function endpointSpecs(): EndpointSpec[] {
 					],
 				},
 				active: { valid: () => true, type: "boolean", refused: () => ["maybe", "yes", 2] },
-				processor: {
-					valid: () => ({ type: "sandbox" }),
-					type: "nullable-object",
-					refused: () => [
-						{ type: "stripe" },
-						{ type: "stripe", secretKey: "pk_test_1234567890" },
-						{ type: "stripe", secretKey: 12 },
-						{ type: "stripe", secretKey: "sk_live_1234567890" },
-						{ type: "paypal" },
-						{ type: "sandbox", secretKey: "sk_test_1234567890" },
-						{ type: { $ne: "x" } },
-					],
-				},
+				processor: midProcessor,
 			},
 		},
 		{
@@ -831,19 +833,7 @@ export function endpointSpecs(): EndpointSpec[] {
 			fields: {
 				name: text("MID A", false),
 				active: { valid: () => true, type: "boolean", refused: () => ["maybe", "yes", 2] },
-				processor: {
-					valid: () => ({ type: "sandbox" }),
-					type: "nullable-object",
-					refused: () => [
-						{ type: "stripe" },
-						{ type: "stripe", secretKey: "pk_test_1234567890" },
-						{ type: "stripe", secretKey: 12 },
-						{ type: "stripe", secretKey: "sk_live_1234567890" },
-						{ type: "paypal" },
-						{ type: "sandbox", secretKey: "sk_test_1234567890" },
-						{ type: { $ne: "x" } },
-					],
-				},
+				processor: midProcessor,
 			},
 		},
 		{

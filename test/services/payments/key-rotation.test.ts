@@ -10,6 +10,7 @@ import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, submitCheckout } from "../../factories/checkout";
 import { admin, advanceClock } from "../../factories/merchant";
 import { startApp, type TestApp, uniqueDatabaseName } from "../../setup/app";
+import { eventually } from "../notifications/webhook-events";
 
 jest.setTimeout(90_000);
 
@@ -28,14 +29,6 @@ afterAll(async () => {
 	await app?.stop();
 	await client.close();
 });
-
-async function eventually(read: () => Promise<boolean>, what: string): Promise<void> {
-	const deadline = Date.now() + 20_000;
-	while (!(await read())) {
-		if (Date.now() > deadline) throw new Error(`${what} did not happen within 20 s`);
-		await new Promise(resolve => setTimeout(resolve, 200));
-	}
-}
 
 test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as previous, then every card and gateway key is re-wrapped under the new ones, and the old customer renews", async () => {
 	// Arrange: a customer and a MID with a Stripe key, sealed under the old keys.
@@ -67,13 +60,15 @@ test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as p
 	});
 	const newVaultKid = keyId(Buffer.from(newVaultKey, "base64"));
 	const newCredentialsKid = keyId(Buffer.from(newCredentialsKey, "base64"));
+	// The re-wraps: no card and no gateway key left under an old key.
 	await eventually(
-		async () => (await payments.collection("vault_cards").countDocuments({ "pan.kid": { $ne: newVaultKid } })) === 0,
-		"the vault's re-wrap",
+		async () => expect(await payments.collection("vault_cards").countDocuments({ "pan.kid": { $ne: newVaultKid } })).toBe(0),
+		20_000,
 	);
 	await eventually(
-		async () => (await payments.collection("gateway_credentials").countDocuments({ "secret.kid": { $ne: newCredentialsKid } })) === 0,
-		"the gateway keys' re-wrap",
+		async () =>
+			expect(await payments.collection("gateway_credentials").countDocuments({ "secret.kid": { $ne: newCredentialsKid } })).toBe(0),
+		20_000,
 	);
 
 	// Assert: the old card still charges, under the new key only.

@@ -9,6 +9,7 @@ import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } fr
 import { CARDS, cardUpdateSession, createShop, type Shop, submitCardUpdate, submitCheckout } from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
+import { eventually } from "../notifications/webhook-events";
 
 jest.setTimeout(60_000);
 
@@ -50,15 +51,6 @@ describe("On localstripe", () => {
 			type: string;
 			data: { transaction?: { processorReference: string | null } };
 		}[];
-	async function eventually<T>(read: () => T | Promise<T>, done: (value: T) => boolean): Promise<T> {
-		const deadline = Date.now() + 15_000;
-		for (;;) {
-			const value = await read();
-			if (done(value) || Date.now() > deadline) return value;
-			await new Promise(resolve => setTimeout(resolve, 100));
-		}
-	}
-
 	test("When a buyer pays a CHARGE product, then Stripe holds one succeeded PaymentIntent for the amount, the transaction names it, and the TRANSACTION and CONVERSION events carry it", async () => {
 		// Act
 		const res = await submitCheckout(app, shop, { productId: shop.products.charge });
@@ -74,10 +66,11 @@ describe("On localstripe", () => {
 		});
 		const intent = await stripe.paymentIntents.retrieve(charge.processorReference!);
 		expect(intent).toMatchObject({ status: "succeeded", amount: 999, currency: "eur" });
-		const events = await eventually(
-			() => eventsOf(res.body.customerId),
-			e => e.length >= 2,
-		);
+		const events = await eventually(async () => {
+			const found = await eventsOf(res.body.customerId);
+			expect(found.length).toBeGreaterThanOrEqual(2);
+			return found;
+		}, 15_000);
 		for (const type of ["TRANSACTION", "CONVERSION"])
 			expect(events.find(e => e.type === type)?.data.transaction?.processorReference).toBe(charge.processorReference);
 	});
@@ -101,10 +94,11 @@ describe("On localstripe", () => {
 		const atStripe = await stripe.refunds.list({ payment_intent: charge.processorReference! });
 		expect(atStripe.data.map(r => r.amount).sort()).toEqual([400, 599]);
 		expect(atStripe.data.map(r => r.id).sort()).toEqual(refunds.map(r => r.processorReference).sort());
-		const events = await eventually(
-			async () => (await eventsOf(customerId)).filter(e => e.type === "REFUND"),
-			e => e.length >= 2,
-		);
+		const events = await eventually(async () => {
+			const found = (await eventsOf(customerId)).filter(e => e.type === "REFUND");
+			expect(found.length).toBeGreaterThanOrEqual(2);
+			return found;
+		}, 15_000);
 		expect(events.map(e => e.data.transaction?.processorReference).sort()).toEqual(atStripe.data.map(r => r.id).sort());
 	});
 
