@@ -143,3 +143,114 @@ test("When the answer to a renewal's charge is lost with the network, then the n
 	]);
 	expect(await chargesOfBuyer(transactions[0].processorReference!)).toHaveLength(2);
 });
+
+/** What Stripe holds since `since` (ids seen before): the PaymentIntents of succeeded charges, and the refunds. */
+async function stripeRecords(since: { charges: Set<string>; refunds: Set<string> }) {
+	const charges = await stripe.charges.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 });
+	const refunds = await stripe.refunds.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 });
+	return {
+		charged: charges
+			.filter(c => !since.charges.has(c.id) && c.status === "succeeded")
+			.map(c => String(c.payment_intent))
+			.sort(),
+		refunded: refunds
+			.filter(r => !since.refunds.has(r.id))
+			.map(r => r.id)
+			.sort(),
+	};
+}
+
+test("When the Stripe server goes away during checkouts, renewals and refunds at once, then every request answers a documented code, everything is settled afterwards, and Stripe's records match ours: nobody charged or refunded twice", async () => {
+	// Arrange: a sandbox account on Stripe's test mode (its test clock renews), six subscribers, and what Stripe held before.
+	const shop = await shopOn("sandbox");
+	const existing: number[] = [];
+	for (let i = 0; i < 6; i++) {
+		const res = await submitCheckout(app, shop, { productId: shop.products.charge });
+		expect(res.body).toMatchObject({ code: "OK" });
+		existing.push(res.body.customerId);
+	}
+	const toRefund = await Promise.all(existing.slice(0, 3).map(async id => (await transactionsOf(shop, id))[0]));
+	const before = await stripe.charges.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 });
+	const beforeRefunds = await stripe.refunds.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 });
+	const since = { charges: new Set(before.map(c => c.id)), refunds: new Set(beforeRefunds.map(r => r.id)) };
+	const chargedBefore = new Set(before.map(c => String(c.payment_intent)));
+	const emails = Array.from({ length: 6 }, () => uniqueEmail());
+	const advanceTo = new Date(Date.now() + 32 * DAY_MS).toISOString();
+
+	// Act: all at once; the first charge confirmed loses its answer and the network with it, for 2 s, whatever else is in flight.
+	const lost = cut.loseAnswerTo(CONFIRM).then(() => new Promise(resolve => setTimeout(resolve, 2000)).then(() => cut.heal()));
+	const [checkouts, refunds, clock] = await Promise.all([
+		Promise.all(emails.map(email => submitCheckout(app, shop, { productId: shop.products.charge, email }))),
+		Promise.all(toRefund.map(charge => app.http().get(`/api/refund/${charge.id}`).set(bearer(shop)))),
+		admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo }),
+	]);
+	await lost;
+
+	// Assert: each answer is one the spec or our docs name.
+	const answers = [...checkouts, ...refunds, clock].map(r => ({ status: r.status, body: r.body }));
+	const documented = (a: { status: number; body: { code?: string; error?: string } }) =>
+		(a.status === 503 && a.body.error === "SERVICE_UNAVAILABLE") ||
+		(a.status === 200 && ["OK", "PROCESSING_ERROR", undefined].includes(a.body.code));
+	expect(answers.filter(a => !documented(a))).toEqual([]);
+	expect(answers.some(a => a.status === 503 || a.body.code === "PROCESSING_ERROR")).toBe(true);
+
+	// The renewals the cut left behind are taken by later runs of the clock, until one finds nothing due.
+	let run = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo });
+	for (let i = 0; i < 30 && (run.status !== 200 || run.body.charged > 0 || run.body.skipped > 0); i++) {
+		await new Promise(resolve => setTimeout(resolve, 1000));
+		run = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo });
+	}
+	expect(run.status).toBe(200);
+	expect(run.body).toMatchObject({ charged: 0, skipped: 0 });
+
+	// Every checkout is settled (none left PENDING) and Stripe's records are ours, one for one.
+	const buyers = () =>
+		Promise.all(
+			emails.map(async email => {
+				const found = await app
+					.http()
+					.get(`/api/customers?email=${encodeURIComponent(email)}`)
+					.set(bearer(shop))
+					.expect(200);
+				return { email, customer: found.body.data[0] as { id: number; status: string } | undefined };
+			}),
+		);
+	const ours = async () => {
+		const ids = [...existing, ...(await buyers()).flatMap(b => (b.customer ? [b.customer.id] : []))];
+		const transactions = (await Promise.all(ids.map(id => transactionsOf(shop, id)))).flat();
+		return {
+			charged: transactions
+				.filter(t => ["SUBSCRIPTION_START", "RENEWAL"].includes(t.type) && t.status === "APPROVED")
+				.map(t => String(t.processorReference))
+				.filter(reference => !chargedBefore.has(reference))
+				.sort(),
+			refunded: transactions
+				.filter(t => t.type === "REFUNDED")
+				.map(t => String(t.processorReference))
+				.sort(),
+		};
+	};
+	await eventually(async () => {
+		expect((await buyers()).filter(b => b.customer?.status === "PENDING")).toEqual([]);
+		expect(await stripeRecords(since)).toEqual(await ours());
+	}, 60_000);
+	await new Promise(resolve => setTimeout(resolve, 1500));
+	const settled = await ours();
+	expect(await stripeRecords(since)).toEqual(settled);
+	expect(new Set(settled.charged).size).toBe(settled.charged.length);
+
+	// Each subscriber active now was charged for its start and renewed once; anyone else (a buyer told
+	// PROCESSING_ERROR, "nothing was charged", among them) has no approved charge.
+	const approvedCharges = async (customerId: number) =>
+		(await transactionsOf(shop, customerId)).filter(t => t.status === "APPROVED" && t.type !== "REFUNDED").map(t => t.type);
+	for (const { email, customer } of await buyers()) {
+		const charges = customer ? await approvedCharges(customer.id) : [];
+		const expected = customer?.status === "ACTIVE" ? ["SUBSCRIPTION_START", "RENEWAL"] : [];
+		expect({ email, charges }).toEqual({ email, charges: expected });
+	}
+	const settledBuyers = await buyers();
+	for (const [i, { email, customer }] of settledBuyers.entries()) {
+		if (checkouts[i].body.code === "PROCESSING_ERROR") expect({ email, status: customer?.status }).not.toEqual({ email, status: "ACTIVE" });
+	}
+	for (const id of existing) expect(await approvedCharges(id)).toEqual(["SUBSCRIPTION_START", "RENEWAL"]);
+}, 180_000);
