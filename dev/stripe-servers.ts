@@ -9,7 +9,8 @@
 //   memory. The first test that needs it installs the pins of
 //   dev/localstripe-requirements.txt (its venv's whole `pip freeze`) into .venv-localstripe/.
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Stripe from "stripe";
 import { projectRoot } from "../shared/paths";
@@ -18,6 +19,7 @@ import { freePort, waitForPort } from "./net";
 import { stopProcess } from "./processes";
 
 const PROJECT_STRIPE_MOCK = path.join(projectRoot, ".stripe-mock", "stripe-mock");
+const STRIPE_MOCK_FIXTURES = path.join(projectRoot, ".stripe-mock", "fixtures3.json");
 const VENV = path.join(projectRoot, ".venv-localstripe");
 const REQUIREMENTS = path.join(projectRoot, "dev", "localstripe-requirements.txt");
 /** The pins the venv holds, written last: a venv without it is unfinished. */
@@ -71,13 +73,34 @@ export function stripeMockBin(env: NodeJS.ProcessEnv = process.env): string {
 	return PROJECT_STRIPE_MOCK;
 }
 
-/** stripe-mock on a free port of 127.0.0.1; ready about 1 s later, once it has loaded Stripe's OpenAPI document. */
-export async function startStripeMock(): Promise<StripeServer> {
+/**
+ * stripe-mock on a free port of 127.0.0.1; ready about 1 s later, once it has loaded Stripe's OpenAPI document.
+ * `intentsSucceed`: its own bundled fixtures (.stripe-mock/fixtures3.json, kept there by npm install), with one
+ * change: a PaymentIntent and a SetupIntent answer `succeeded`, as a card that passes does, instead of the bundled
+ * `requires_payment_method`. A flow then goes past the card's verification, every request still checked against
+ * Stripe's OpenAPI document; every other answer is the bundled fixture.
+ */
+export async function startStripeMock(options: { intentsSucceed?: boolean } = {}): Promise<StripeServer> {
 	const bin = stripeMockBin();
 	const port = await freePort();
 	// HTTPS on a port the system picks: left at its default (12112) it would collide with another run's.
 	const args = ["-http-addr", `127.0.0.1:${port}`, "-https-addr", "127.0.0.1:"];
+	if (options.intentsSucceed) args.push("-fixtures", succeedingFixtures());
 	return startServer("stripe-mock", bin, args, port, "re-run npm install, or set STRIPE_MOCK_BIN");
+}
+
+function succeedingFixtures(): string {
+	if (!existsSync(STRIPE_MOCK_FIXTURES)) {
+		throw new Error(
+			`No ${STRIPE_MOCK_FIXTURES}: \`npm install\` keeps stripe-mock's fixtures there (re-run it and read its [stripe-mock] lines)`,
+		);
+	}
+	const fixtures = JSON.parse(readFileSync(STRIPE_MOCK_FIXTURES, "utf8"));
+	fixtures.resources.payment_intent.status = "succeeded";
+	fixtures.resources.setup_intent.status = "succeeded";
+	const file = path.join(mkdtempSync(path.join(os.tmpdir(), "stripe-mock-")), "fixtures.json");
+	writeFileSync(file, JSON.stringify(fixtures));
+	return file;
 }
 
 /** localstripe on a free port with an empty store, installed first if needed. */

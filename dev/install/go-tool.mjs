@@ -20,7 +20,9 @@ function findGo() {
  * Builds `${module}@${version}` into `folder` unless `envVar` is set or `installedVersion()`
  * already answers `version`; otherwise says why not and how to fix it.
  * @param {{ tag: string, what: string, module: string, version: string, folder: string, goVersion: string,
- *   envVar: string, orAnother: string, neededBy: string, duration: string, installedVersion: () => string | null }} tool
+ *   envVar: string, orAnother: string, neededBy: string, duration: string, installedVersion: () => string | null,
+ *   alsoKeep?: (go: string, target: string) => void }} tool
+ *   alsoKeep: runs once the pinned version is in `folder`, to copy more of the module there.
  */
 export function installGoTool(tool) {
 	const { tag, what, module, version, folder, goVersion, envVar, orAnother, neededBy, duration } = tool;
@@ -31,6 +33,7 @@ export function installGoTool(tool) {
 			console.log(`${tag} ${envVar} is set (${process.env[envVar]}): nothing to build`);
 		} else if (tool.installedVersion() === version) {
 			console.log(`${tag} ${version} already built in ${folder}`);
+			if (go) tool.alsoKeep?.(go.go, target);
 		} else if (!go) {
 			console.warn(
 				`${tag} Go not found, so ${what} was not built. To fix: install Go ${goVersion} or newer and re-run npm install, ${orAnother}.`,
@@ -46,6 +49,7 @@ export function installGoTool(tool) {
 			});
 			if (res.status === 0 && tool.installedVersion() === version) {
 				console.log(`${tag} ${version} installed in ${folder}`);
+				tool.alsoKeep?.(go.go, target);
 			} else {
 				console.warn(
 					`${tag} WARNING: 'go install ${target}' failed; ${neededBy}.\n` +

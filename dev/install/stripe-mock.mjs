@@ -2,7 +2,8 @@
 // Go module into .stripe-mock/, with the machine's Go, through the Go module proxy. The
 // tests run it (dev/stripe-servers.ts finds it).
 // Best effort only: it must never fail `npm install`.
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { installGoTool, repo } from "./go-tool.mjs";
 
@@ -26,5 +27,18 @@ installGoTool({
 		const line = "\nmod\tgithub.com/stripe/stripe-mock\t";
 		const at = bytes.indexOf(line);
 		return at < 0 ? null : bytes.subarray(at + line.length, bytes.indexOf("\t", at + line.length)).toString();
+	},
+	/** Its bundled fixtures, next to it: the flow tests start it with them, the intents' status set (dev/stripe-servers.ts). */
+	alsoKeep(go, target) {
+		const res = spawnSync(go, ["mod", "download", "-json", target], { cwd: repo, encoding: "utf8" });
+		const dir = res.status === 0 ? JSON.parse(res.stdout).Dir : null;
+		if (!dir)
+			return console.warn(
+				`[stripe-mock] WARNING: 'go mod download ${target}' failed; the stripe-mock flow tests need its fixtures.\n${res.stderr}`,
+			);
+		// Written anew: the module cache's files are read-only, and a copy would be too.
+		const fixtures = join(repo, ".stripe-mock", "fixtures3.json");
+		rmSync(fixtures, { force: true });
+		writeFileSync(fixtures, readFileSync(join(dir, "embedded", "openapi", "fixtures3.json")));
 	},
 });
