@@ -271,4 +271,30 @@ describe("On stripe-mock", () => {
 			["RENEWAL", "APPROVED", "pi_"],
 		]);
 	});
+
+	test("When the sandbox MID that took the card refuses a renewal, then the renewal cascades to a Stripe MID of the same group, which charges the vault's card", async () => {
+		// Arrange: MID A on the sandbox, MID B of the same group on Stripe's test mode; the card is refused by the MID that
+		// verified it. On stripe-mock, not localstripe: Stripe gets the card from the vault without its CVC (never stored),
+		// and localstripe refuses a card PaymentMethod without one, where Stripe's OpenAPI document (and Stripe) take it.
+		const mixed = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${mixed.accountId}/merchant-accounts/${mixed.mids[1]}`, { processor: { type: "stripe", secretKey: testKey() } })
+			.expect(200);
+		const { customerId } = (await submitCheckout(app, mixed, { productId: mixed.products.charge, card: CARDS.renewalsRefusedByFirstMid }))
+			.body;
+
+		// Act: the renewal, refused; an hour later, the next try.
+		await advanceClock(app, mixed, 32);
+		await advanceClock(app, mixed, 32.1);
+
+		// Assert
+		const list = (await admin(app).get(`/accounts/${mixed.accountId}/customers/${customerId}/transactions`)).body as (TransactionView & {
+			midId: number;
+		})[];
+		expect(list.map(t => [t.type, t.status, t.midId, t.processorReference?.slice(0, 3) ?? null])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED", mixed.mids[0], "sbx"],
+			["RENEWAL", "DECLINED", mixed.mids[0], "sbx"],
+			["RENEWAL", "APPROVED", mixed.mids[1], "pi_"],
+		]);
+	});
 });
