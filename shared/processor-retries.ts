@@ -1,13 +1,13 @@
-import type { PaymentOutcome } from "./contracts/payments";
 import { sleep } from "./poll";
 
 /** Gateway errors are retried with the same idempotency key, so a retry never charges twice. */
 const PROCESSOR_RETRY_DELAYS_MS = [50, 250];
 
-export async function withRetries<T extends Pick<PaymentOutcome, "status">>(call: () => Promise<T>): Promise<T> {
+/** `null` (nothing recorded for a lookup) is an answer too, and is not retried. */
+export async function withRetries<T extends { status: string } | null>(call: () => Promise<T>): Promise<T> {
 	let outcome = await call();
 	for (const delay of PROCESSOR_RETRY_DELAYS_MS) {
-		if (outcome.status !== "ERROR") break;
+		if (outcome?.status !== "ERROR") break;
 		await sleep(delay);
 		outcome = await call();
 	}

@@ -213,7 +213,47 @@ async function pay() {
 		// Deliberately not logged: nothing here may ever print form data.
 		answer = { code: "NETWORK_ERROR" };
 	}
+	finish(answer);
+}
 
+// --- 3-D Secure ----------------------------------------------------------------
+// The issuer's challenge is shown here, inside the frame: the merchant's page
+// never sees it, and learns only the final outcome (docs/authentication.md).
+
+let challengeFrame = null;
+
+function showChallenge(url) {
+	state = "challenge";
+	fieldset.hidden = true;
+	outcomeBox.hidden = true;
+	challengeFrame = document.createElement("iframe");
+	challengeFrame.id = "challenge";
+	challengeFrame.title = "Your bank: confirm the payment";
+	challengeFrame.src = url;
+	form.before(challengeFrame);
+	render();
+}
+
+/** The challenge ended: the service says what the payment came to (the same answer however often it is asked). */
+async function afterChallenge() {
+	if (state !== "challenge") return;
+	state = "submitting";
+	challengeFrame?.remove();
+	challengeFrame = null;
+	fieldset.hidden = false;
+	render();
+	let answer;
+	try {
+		answer = await post("/api/checkout/continue", { sessionId: checkout.sessionId, landingDomain: checkout.domain });
+	} catch {
+		answer = { code: "NETWORK_ERROR" };
+	}
+	finish(answer);
+}
+
+/** Shows a checkout's answer and tells the merchant's page; a challenge is shown here instead. */
+function finish(answer) {
+	if (answer.code === "CHALLENGE" && typeof answer.challengeUrl === "string") return showChallenge(answer.challengeUrl);
 	const outcome = outcomeFor(answer.code, answer.message, checkout.update);
 	let text = outcome.text;
 	if (answer.code === "INVALID_REQUEST") text = [text, ...showServiceErrors(answer.errors)].join(" ");
@@ -252,6 +292,11 @@ form.addEventListener("submit", event => {
 });
 
 window.addEventListener("message", event => {
+	// The sandbox's challenge page, on this origin, inside this frame.
+	if (event.origin === location.origin && event.source === challengeFrame?.contentWindow && event.data?.type === "challenge-ended") {
+		afterChallenge();
+		return;
+	}
 	if (!parentOrigin || event.origin !== parentOrigin || event.source !== window.parent) return;
 	const data = event.data;
 	if (data?.type !== "init") return;

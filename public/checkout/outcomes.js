@@ -11,6 +11,7 @@ const OUTCOMES = {
 	NO_MERCHANT_ACCOUNT: { text: "This type of card is not accepted here. Please use another card." },
 	PAYMENT_DECLINED: { text: "Your payment was declined. Please use another card or contact your bank." },
 	PROCESSING_ERROR: { text: "We could not process your payment right now. Please try again in a moment." },
+	AUTHENTICATION_FAILED: { text: "Your bank could not confirm this payment, so nothing was charged. Please try again or use another card." },
 	INVALID_REQUEST: { text: "Some details were not accepted. Please check them and try again." },
 	SESSION_NOT_FOUND: { text: "This checkout is not valid. Please reload the page and try again.", final: true },
 	SESSION_EXPIRED: { text: "This checkout has expired. Please reload the page to start again.", final: true },

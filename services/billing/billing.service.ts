@@ -7,13 +7,14 @@ import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { call, callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import type { RenewalTerms } from "../../shared/contracts/accounts";
+import type { FirstPaymentResult } from "../../shared/contracts/billing";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { sleep } from "../../shared/poll";
 import { createCardExpirySchedule, expiryListings } from "./card-expiry";
 import { cardUpdateTarget, updateCard } from "./card-update";
-import { abandonSubscription, firstPayment, openSubscription } from "./checkout-payments";
+import { abandonSubscription, continueFirstPayment, firstPayment, openSubscription } from "./checkout-payments";
 import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
 import { handOverLegacySandbox } from "./legacy-sandbox";
@@ -71,6 +72,11 @@ function thenRelay<P, R>(
 
 const ofObject = <R extends object>(result: R | string): R | null => (typeof result === "object" ? result : null);
 
+const firstPaymentChanges = (_: unknown, result: FirstPaymentResult | string): RelayTargets => {
+	const done = ofObject(result);
+	return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
+};
+
 /**
  * A renewal run goes at most two years ahead (a yearly product renews twice): further is a typing slip, and would charge each
  * sandbox customer for every period up to it. 409, as for a clock moved backwards: the limit depends on the time now, not on the request alone.
@@ -90,10 +96,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	actions: {
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
-		firstPayment: thenRelay(schemas.firstPayment, firstPayment, (_, result) => {
-			const done = ofObject(result);
-			return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
-		}),
+		firstPayment: thenRelay(schemas.firstPayment, firstPayment, firstPaymentChanges),
+		continueFirstPayment: thenRelay(schemas.continueFirstPayment, continueFirstPayment, firstPaymentChanges),
 		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction, (_, result) => {
 			const done = ofObject(result);
 			return { transactions: done ? [done.refundTransactionId] : [] };

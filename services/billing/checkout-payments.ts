@@ -9,7 +9,7 @@ import {
 	OpenSubscriptionError,
 	type OpenSubscriptionInput,
 } from "../../shared/contracts/billing";
-import { NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
+import { AUTHENTICATION_FAILED_REASON, NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
 import { withRetries } from "../../shared/processor-retries";
 import { addDays, addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
@@ -22,6 +22,12 @@ import { CustomerStatus, TransactionType } from "./states";
 import { claimLock, lockKey, releaseLock } from "./subscription-lock";
 import { recordTransaction } from "./transaction-record";
 import { toCustomerView, toTransactionView } from "./views";
+
+/** Declines the checkout answers with a code of their own. */
+const UNPAID_REASONS: Record<string, FirstPaymentOutcome> = {
+	[NO_PROCESSOR_REASON]: FirstPaymentOutcome.NoProcessor,
+	[AUTHENTICATION_FAILED_REASON]: FirstPaymentOutcome.AuthenticationFailed,
+};
 
 /** Step 4: the duplicate check, then a PENDING customer. */
 export async function openSubscription(
@@ -144,8 +150,45 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		midId: customer.midId,
 	};
 	const outcome = await withRetries(() =>
-		hold ? deps.payments.authorize(money) : deps.payments.charge({ ...money, initiator: "customer" }),
+		deps.payments.firstPayment({ ...money, kind: hold ? "authorize" : "charge", challengeUntil: input.challengeUntil }),
 	);
+	if (outcome.status !== "AWAITING_BUYER") return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
+	// The buyer takes the issuer's challenge; the product's terms are kept for the payment's end (continueFirstPayment).
+	await deps.db.customers.updateOne({ _id: customer._id, status: CustomerStatus.Pending }, { $set: { awaitingChallenge: { product } } });
+	return {
+		outcome: FirstPaymentOutcome.AwaitingBuyer,
+		customer: toCustomerView(customer),
+		transaction: null,
+		challengeUrl: outcome.challengeUrl,
+	};
+}
+
+/**
+ * A first payment after the buyer's challenge: settled by what the gateway recorded, as firstPayment would have.
+ * A repeat (a second tab, a reload) reads the same outcome and settles nothing again. Nothing moved before the
+ * challenge's time ran out: the customer is ABANDONED, as the checkout recovery would make it.
+ */
+export async function continueFirstPayment(
+	deps: BillingDeps,
+	input: { customerId: number; attemptId: string },
+): Promise<FirstPaymentResult | CheckoutStepError> {
+	const customer = await deps.db.customers.findById(input.customerId).lean();
+	const product = customer?.awaitingChallenge?.product;
+	if (!customer || !product || customer.attemptId !== input.attemptId) return CheckoutStepError.WrongState;
+	const idempotencyKey = firstPaymentKey(input.attemptId, product.billing);
+	const outcome = await withRetries(() => deps.payments.afterChallenge(idempotencyKey));
+	if (outcome === null) {
+		await abandonSubscription(deps, { customerId: customer._id });
+		const after = await deps.db.customers.findById(customer._id).lean();
+		return { outcome: FirstPaymentOutcome.Abandoned, customer: toCustomerView(after ?? customer), transaction: null };
+	}
+	if (outcome.status === "AWAITING_BUYER")
+		return {
+			outcome: FirstPaymentOutcome.AwaitingBuyer,
+			customer: toCustomerView(customer),
+			transaction: null,
+			challengeUrl: outcome.challengeUrl,
+		};
 	return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
 }
 
@@ -185,9 +228,7 @@ export async function settleFirstPayment(
 			outcome:
 				outcome.status === "ERROR"
 					? FirstPaymentOutcome.ProcessorError
-					: outcome.reason === NO_PROCESSOR_REASON
-						? FirstPaymentOutcome.NoProcessor
-						: FirstPaymentOutcome.Declined,
+					: (UNPAID_REASONS[outcome.reason ?? ""] ?? FirstPaymentOutcome.Declined),
 			customer: toCustomerView(declined ?? customer),
 			transaction: toTransactionView(transaction),
 		};

@@ -3,7 +3,7 @@
 // (product, email, card). The sandbox processor's own collections are in
 // processors/sandbox-processor.ts.
 import { type Connection, type Model, Schema } from "mongoose";
-import { DeclineCategory } from "../../shared/contracts/billing";
+import { DeclineCategory, type FirstPaymentInput } from "../../shared/contracts/billing";
 import type { EventType } from "../../shared/contracts/notifications";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type Lease, leaseSchema } from "../../shared/persistence";
@@ -62,6 +62,8 @@ export interface CustomerDoc {
 	additionalData: Record<string, unknown> | null;
 	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
 	authorizationId: number | null;
+	/** A first payment waiting for the buyer's challenge (3-D Secure): the product's terms it settles by afterwards. */
+	awaitingChallenge?: { product: FirstPaymentInput["product"] } | null;
 	outbox: OutboxEvent[];
 	/** The ids of the events relayed so far: a listing whose event is here is done. */
 	relayed: string[];
@@ -174,6 +176,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		attemptId: { type: String, default: null },
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
+		awaitingChallenge: { type: Schema.Types.Mixed, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
 		billingAnchor: { type: Date, default: null },

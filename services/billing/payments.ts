@@ -3,7 +3,7 @@
 // unreachable, timed out) is thrown, not taken for "nothing happened": the
 // operation may have run, and the recovery looks its key up later.
 import type { Call } from "../../shared/call";
-import { type MoneyParams, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
+import { type AwaitingBuyer, type MoneyParams, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
 
 export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/payments";
 
@@ -11,6 +11,10 @@ export interface Payments {
 	/** `at`: a renewal cycle's time (the sandbox judges the card's expiry by it). */
 	charge(request: MoneyParams & { initiator: "customer" | "merchant"; at?: Date }): Promise<PaymentOutcome>;
 	authorize(request: MoneyParams): Promise<PaymentOutcome>;
+	/** The checkout's first charge or hold: the issuer may ask the buyer for a challenge until `challengeUntil`. */
+	firstPayment(request: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string }): Promise<PaymentOutcome | AwaitingBuyer>;
+	/** A first payment after its challenge; null when no money moved (the challenge's time ran out). */
+	afterChallenge(idempotencyKey: string): Promise<PaymentOutcome | AwaitingBuyer | null>;
 	capture(request: { idempotencyKey: string; authorizationId: number; amount: number }): Promise<PaymentOutcome>;
 	void(request: { idempotencyKey: string; authorizationId: number }): Promise<PaymentOutcome>;
 	refund(request: { idempotencyKey: string; processorTransactionId: number; amount: number }): Promise<PaymentOutcome>;
@@ -26,7 +30,7 @@ export class OutcomeUnknownError extends Error {
 	}
 }
 
-function known<T extends PaymentOutcome | null>(idempotencyKey: string, outcome: T): T {
+function known<T extends PaymentOutcome | AwaitingBuyer | null>(idempotencyKey: string, outcome: T): T {
 	if (outcome?.status === "ERROR" && outcome.reason === OUTCOME_UNKNOWN_REASON) throw new OutcomeUnknownError(idempotencyKey);
 	return outcome;
 }
@@ -36,6 +40,8 @@ export function paymentsThrough(call: Call): Payments {
 		charge: async ({ at, ...request }) =>
 			known(request.idempotencyKey, await call("payments.charge", { ...request, ...(at ? { at: at.toISOString() } : {}) })),
 		authorize: async request => known(request.idempotencyKey, await call("payments.authorize", request)),
+		firstPayment: async request => known(request.idempotencyKey, await call("payments.firstPayment", request)),
+		afterChallenge: async idempotencyKey => known(idempotencyKey, await call("payments.afterChallenge", { idempotencyKey })),
 		capture: async request => known(request.idempotencyKey, await call("payments.capture", request)),
 		void: async request => known(request.idempotencyKey, await call("payments.void", request)),
 		refund: async request => known(request.idempotencyKey, await call("payments.refund", request)),

@@ -31,10 +31,12 @@ export const schemas = {
 	abandonSubscription: params({ customerId: id }),
 	cardUpdateTarget: params({ accountId: id, customerId: id }),
 	updateCard: params({ accountId: id, customerId: id, attemptId, card, mid: params({ id, name: shortText }) }),
+	continueFirstPayment: params({ customerId: id, attemptId }),
 	firstPayment: params({
 		customerId: id,
 		environment,
 		attemptId,
+		challengeUntil: { type: "string", format: "date-time" },
 		product: params({
 			billing: { enum: ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] },
 			amountMinor: { type: "integer", minimum: 1 },

@@ -18,6 +18,10 @@ export enum CheckoutCode {
 	AlreadySubscribed = "ALREADY_SUBSCRIBED",
 	PaymentDeclined = "PAYMENT_DECLINED",
 	ProcessingError = "PROCESSING_ERROR",
+	/** The buyer failed the issuer's challenge (3-D Secure): nothing was charged. */
+	AuthenticationFailed = "AUTHENTICATION_FAILED",
+	/** To the frame only, never the SDK: the issuer asks the buyer for a challenge, shown at `challengeUrl`. */
+	Challenge = "CHALLENGE",
 }
 
 export const CHECKOUT_MESSAGES: Record<CheckoutCode, string> = {
@@ -34,12 +38,16 @@ export const CHECKOUT_MESSAGES: Record<CheckoutCode, string> = {
 	[CheckoutCode.AlreadySubscribed]: "This email and card already have this subscription",
 	[CheckoutCode.PaymentDeclined]: "The payment was declined; use another card",
 	[CheckoutCode.ProcessingError]: "The payment could not be processed; nothing was charged, please try again",
+	[CheckoutCode.AuthenticationFailed]: "The card's authentication failed; nothing was charged",
+	[CheckoutCode.Challenge]: "Your bank asks you to confirm this payment",
 };
 
 export interface CheckoutAnswer {
 	code: CheckoutCode;
 	message: string;
 	customerId?: number;
+	/** CHALLENGE: the page the frame shows. */
+	challengeUrl?: string;
 }
 
 export interface InvalidCheckout {

@@ -9,7 +9,7 @@
 // Every outcome is a code; nothing here throws for a business reason.
 import { isFailure } from "../../shared/call";
 import type { MerchantAccountView } from "../../shared/contracts/accounts";
-import { CheckoutStepError, FirstPaymentOutcome } from "../../shared/contracts/billing";
+import { CheckoutStepError, FirstPaymentOutcome, type FirstPaymentResult } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
 import { checkCard, decryptCard } from "./card-checks";
 import { answer, type CheckoutAnswer, CheckoutCode, type InvalidCheckout, NO_PROCESSOR, SESSION_CODES } from "./checkout-answers";
@@ -28,13 +28,41 @@ export interface CheckoutInput {
 	cardExpiry: string;
 }
 
-/** Every way a first payment ends but ACTIVE, after which the session is released for another try. */
-const UNPAID: Record<Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active> | CheckoutStepError, CheckoutAnswer> = {
+/** Every way a first payment ends unpaid, after which the session is released for another try. */
+const UNPAID: Record<
+	| Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active | FirstPaymentOutcome.AwaitingBuyer | FirstPaymentOutcome.Abandoned>
+	| CheckoutStepError,
+	CheckoutAnswer
+> = {
 	[FirstPaymentOutcome.Declined]: answer(CheckoutCode.PaymentDeclined),
 	[FirstPaymentOutcome.NoProcessor]: NO_PROCESSOR,
 	[FirstPaymentOutcome.ProcessorError]: answer(CheckoutCode.ProcessingError),
+	[FirstPaymentOutcome.AuthenticationFailed]: answer(CheckoutCode.AuthenticationFailed),
 	[CheckoutStepError.WrongState]: answer(CheckoutCode.ProcessingError),
 };
+
+/** The frame's challenge page: the sandbox's own page names the session, which decides who may embed it. */
+function challengeFor(url: string, sessionId: string): CheckoutAnswer {
+	const challengeUrl = url.startsWith("/checkout/") ? `${url}&sessionId=${encodeURIComponent(sessionId.toLowerCase())}` : url;
+	return { ...answer(CheckoutCode.Challenge), challengeUrl };
+}
+
+/** What a first payment (or its continuation after a challenge) answers; an unpaid one releases the session. */
+async function answerFirstPayment(
+	deps: CheckoutDeps,
+	session: { sessionId: string; attemptId: string },
+	paid: FirstPaymentResult | { error: CheckoutStepError },
+): Promise<CheckoutAnswer> {
+	if (!isFailure(paid)) {
+		if (paid.outcome === FirstPaymentOutcome.Active) return answer(CheckoutCode.Ok, paid.customer.id);
+		if (paid.outcome === FirstPaymentOutcome.AwaitingBuyer) return challengeFor(paid.challengeUrl ?? "", session.sessionId);
+		// The challenge's time ran out: the session has expired with it.
+		if (paid.outcome === FirstPaymentOutcome.Abandoned) return answer(CheckoutCode.SessionExpired);
+	}
+	// The payment failed: the buyer may try again with the same session.
+	await deps.call("sessions.release", session);
+	return UNPAID[isFailure(paid) ? paid.error : (paid.outcome as keyof typeof UNPAID)];
+}
 
 /** Round robin over the eligible MIDs, per checkout node. */
 export function roundRobin(): (eligible: MerchantAccountView[]) => MerchantAccountView {
@@ -82,7 +110,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if (isFailure(opened)) return answer(CheckoutCode.AlreadySubscribed);
 
 	// 5. The session is consumed just before money moves, so one session pays once.
-	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId });
+	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId, customerId: opened.customerId });
 	if (isFailure(consumed)) {
 		await deps.call("billing.abandonSubscription", { customerId: opened.customerId });
 		return answer(SESSION_CODES[consumed.error]);
@@ -91,6 +119,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 		customerId: opened.customerId,
 		environment: context.environment,
 		attemptId,
+		challengeUntil: consumed.expiresAt,
 		product: {
 			billing: product.billing,
 			amountMinor: product.amountMinor,
@@ -100,9 +129,16 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 			renewal: product.renewal,
 		},
 	});
-	if (!isFailure(paid) && paid.outcome === FirstPaymentOutcome.Active) return answer(CheckoutCode.Ok, paid.customer.id);
+	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId }, paid);
+}
 
-	// The payment failed: the buyer may try again with the same session.
-	await deps.call("sessions.release", { sessionId: input.sessionId, attemptId });
-	return UNPAID[isFailure(paid) ? paid.error : (paid.outcome as Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active>)];
+/**
+ * The frame's call once the buyer's challenge ended (docs/authentication.md): the payment goes on from where the
+ * checkout left it, and answers as the checkout would have. Repeated (a second tab, a reload), it answers the same.
+ */
+export async function continueCheckout(deps: CheckoutDeps, input: { sessionId: string; landingDomain: string }): Promise<CheckoutAnswer> {
+	const inProgress = await deps.call("sessions.paymentInProgress", input);
+	if (isFailure(inProgress)) return answer(SESSION_CODES[inProgress.error]);
+	const paid = await deps.call("billing.continueFirstPayment", { customerId: inProgress.customerId, attemptId: inProgress.attemptId });
+	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId: inProgress.attemptId }, paid);
 }

@@ -7,7 +7,7 @@ import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { loadCardKeyRing } from "./card-keys";
 import { type CardUpdateRequest, submitCardUpdate } from "./card-update-pipeline";
-import { type CheckoutInput, roundRobin, submitCheckout } from "./checkout-pipeline";
+import { type CheckoutInput, continueCheckout, roundRobin, submitCheckout } from "./checkout-pipeline";
 import { demoSession } from "./demo-session";
 import type { CheckoutDeps } from "./deps";
 import { schemas } from "./schemas";
@@ -37,6 +37,13 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				const result = await submitCheckout(this.deps, ctx.params);
 				if ("invalid" in result) throw new ApiError(ApiErrorType.InvalidCheckout, "Invalid checkout request", result.invalid);
 				return result;
+			},
+		},
+		// The frame, after the buyer's challenge (docs/authentication.md).
+		continue: {
+			params: schemas.continue,
+			handler(ctx: Context<{ sessionId: string; landingDomain: string }>) {
+				return continueCheckout(this.deps, ctx.params);
 			},
 		},
 		// The hosted frame's card update (card-update-pipeline.ts): the same answers' shape as a checkout.

@@ -22,6 +22,7 @@ export const schemas = {
 		["sessionId", "productId", "email", "name", "landingDomain", "encryptedCardNumber", "encryptedCvc", "cardExpiry"],
 	),
 	updateCard: params({ sessionId, landingDomain, encryptedCardNumber: jwe, encryptedCvc: jwe, cardExpiry }),
+	continue: params({ sessionId, landingDomain }),
 	demoSession: params({ host: { type: "string", maxLength: 300 } }),
 	none: params({}),
 };

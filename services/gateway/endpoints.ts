@@ -53,6 +53,10 @@ export const publicEndpoints: Record<string, Endpoint> = {
 	"GET /openapi.json": { action: "gateway.openapi" },
 	"GET /checkout/key": { action: "checkout.key" },
 	"POST /checkout": { action: "checkout.submit", checkoutErrors: true },
+	// The frame, once the buyer's 3-D Secure challenge ended (docs/authentication.md).
+	"POST /checkout/continue": { action: "checkout.continue", checkoutErrors: true },
+	// The sandbox's challenge page: the tester's choice.
+	"POST /sandbox/challenges/:challengeId": { action: "payments.sandboxChallenge" },
 	"POST /card-update": { action: "checkout.updateCard", checkoutErrors: true },
 	"POST /card-update-link": { action: "sessions.openCardUpdateLink", hostAsDomain: true },
 };

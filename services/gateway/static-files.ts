@@ -27,8 +27,10 @@ const DEMO_POLICY =
  * sites: the session's host name, on any port; with no scheme the frame's own
  * applies, so a frame served over HTTPS may only be embedded by HTTPS pages.
  */
-export function framePolicy(domain: string | null): string {
-	const ancestors = domain && /^[a-z0-9.-]+$/.test(domain) ? `${domain}:*` : "'none'";
+export function framePolicy(domain: string | null, inFrame = false): string {
+	const site = domain && /^[a-z0-9.-]+$/.test(domain) ? `${domain}:*` : null;
+	// The sandbox's 3-D Secure page is shown inside the card frame (this origin), itself on the session's site.
+	const ancestors = inFrame ? (site ? `'self' ${site}` : "'self'") : (site ?? "'none'");
 	return `default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors ${ancestors}`;
 }
 
@@ -78,8 +80,9 @@ export function frameAncestors(
 	const lookup = SESSION_ID.test(sessionId)
 		? call(this.broker, "sessions.domain", { sessionId }, { timeout: 2000 }).catch(() => null)
 		: Promise.resolve(null);
+	const inFrame = (req.url ?? "").split("?")[0].endsWith("/challenge.html");
 	void lookup.then(found => {
-		res.setHeader("Content-Security-Policy", framePolicy(found?.domain ?? null));
+		res.setHeader("Content-Security-Policy", framePolicy(found?.domain ?? null, inFrame));
 		next();
 	});
 }

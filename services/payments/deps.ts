@@ -1,3 +1,4 @@
+import type { SandboxConnector } from "./connectors/sandbox/sandbox-connector";
 import type { Ledger } from "./ledger";
 import type { PaymentsDb } from "./models";
 import type { Processors } from "./processors";
@@ -8,5 +9,7 @@ export interface PaymentsDeps {
 	vault: Vault;
 	ledger: Ledger;
 	processors: Processors;
+	/** The sandbox gateway, for its challenge page. */
+	sandbox: SandboxConnector;
 	now: () => Date;
 }

@@ -37,8 +37,19 @@ export interface OperationDoc {
 	/** The gateway's object for it, remembered before money moves (connectors/connector.ts). */
 	reference: string | null;
 	outcome: PaymentOutcome | null;
+	/** A first payment whose issuer asked the buyer for a challenge: where, and until when (then `decidingUntil` too). */
+	awaiting?: { challengeUrl: string; until: Date } | null;
 	/** Until when the call that recorded it may still be deciding it; after that another call takes it over. */
 	decidingUntil: Date;
+	createdAt: Date;
+}
+
+/** A challenge of the sandbox's 3-D Secure (connectors/sandbox/challenges.ts): the tester's choice, once. */
+export interface SandboxChallengeDoc {
+	/** `sbx3ds_…`: the challenge page's address names it, and the operation remembers it. */
+	_id: string;
+	choice: "complete" | "fail" | null;
+	until: Date;
 	createdAt: Date;
 }
 
@@ -85,6 +96,7 @@ const operationSchema = new Schema<OperationDoc>(
 		target: { type: String, default: null },
 		reference: { type: String, default: null },
 		outcome: { type: Schema.Types.Mixed, default: null },
+		awaiting: { type: Schema.Types.Mixed, default: null },
 		decidingUntil: Date,
 		createdAt: Date,
 	},
@@ -93,6 +105,11 @@ const operationSchema = new Schema<OperationDoc>(
 
 const credentialsSchema = new Schema<CredentialsDoc>(
 	{ _id: Number, type: String, secret: envelopeSchema, updatedAt: Date },
+	{ versionKey: false },
+);
+
+const sandboxChallengeSchema = new Schema<SandboxChallengeDoc>(
+	{ _id: String, choice: { type: String, default: null }, until: Date, createdAt: Date },
 	{ versionKey: false },
 );
 
@@ -105,6 +122,7 @@ export interface PaymentsDb {
 	transactions: Model<TransactionIndexDoc>;
 	gatewayCards: Model<GatewayCardDoc>;
 	credentials: Model<CredentialsDoc>;
+	sandboxChallenges: Model<SandboxChallengeDoc>;
 	/** Transaction ids, in blocks per node. */
 	ids: IdAllocator;
 }
@@ -116,6 +134,7 @@ export function createPaymentsModels(connection: Connection): PaymentsDb {
 		transactions: connection.model("PaymentTransaction", transactionIndexSchema, "payment_transactions"),
 		gatewayCards: connection.model("GatewayCard", gatewayCardSchema, "gateway_cards"),
 		credentials: connection.model("GatewayCredentials", credentialsSchema, "gateway_credentials"),
+		sandboxChallenges: connection.model("SandboxChallenge", sandboxChallengeSchema, "sandbox_challenges"),
 		ids: createIdAllocator(connection, "payment_transactions", 100),
 	};
 }

@@ -2,6 +2,7 @@
 // the MID's gateway), and move money by the card's token. Each operation goes
 // through the ledger under our idempotency key, so a repeat moves no money.
 import {
+	type AwaitingBuyer,
 	type MoneyParams,
 	NO_PROCESSOR_REASON,
 	type PaymentOutcome,
@@ -46,11 +47,11 @@ function refusal(reason: string): Decision {
 }
 
 /** The card for one operation, or the decline for a token the vault does not hold. */
-async function withCard(
+async function withCard<T extends { status: string }>(
 	deps: PaymentsDeps,
 	cardToken: string,
-	then: (card: VaultCard) => Promise<ConnectorOutcome>,
-): Promise<ConnectorOutcome> {
+	then: (card: VaultCard) => Promise<T>,
+): Promise<T | ConnectorOutcome> {
 	const card = await deps.vault.unseal(cardToken);
 	return card ? then(card) : { ...declined("unknown_card"), hardDecline: true };
 }
@@ -130,6 +131,71 @@ export async function authorize(deps: PaymentsDeps, input: PaymentsActions["paym
 			),
 		),
 	);
+}
+
+/** The checkout's first payment (a charge or a hold), the buyer present: the issuer may ask for a challenge first. */
+export async function firstPayment(
+	deps: PaymentsDeps,
+	input: PaymentsActions["payments.firstPayment"]["params"],
+): Promise<PaymentOutcome | AwaitingBuyer> {
+	const gateway = await deps.processors.gatewayFor(input.midId);
+	if (!gateway) return noProcessor;
+	const key = input.idempotencyKey;
+	const challengeUntil = new Date(input.challengeUntil);
+	return deps.ledger.pay(
+		key,
+		moneyRecord(gateway, input.kind, input, "customer"),
+		{
+			...resumption(gateway),
+			decide: remember =>
+				withCard(deps, input.cardToken, card =>
+					gateway.connector.pay(
+						{
+							idempotencyKey: key,
+							mid: gateway.mid,
+							card,
+							amount: input.amount,
+							currency: input.currency,
+							kind: input.kind,
+							challengeUntil,
+						},
+						remember,
+					),
+				),
+		},
+		challengeUntil,
+	);
+}
+
+/** A first payment after the buyer's challenge (docs/authentication.md). */
+export function afterChallenge(deps: PaymentsDeps, input: { idempotencyKey: string }): Promise<PaymentOutcome | AwaitingBuyer | null> {
+	return deps.ledger.afterChallenge(
+		input.idempotencyKey,
+		async op => {
+			const gateway = await gatewayOfOperation(deps, op);
+			if (!gateway || (op.kind !== "charge" && op.kind !== "authorize")) return null;
+			const kind = op.kind;
+			return found => gateway.connector.afterChallenge({ idempotencyKey: found._id, kind, mid: gateway.mid, reference: found.reference });
+		},
+		async op => {
+			const gateway = await gatewayOfOperation(deps, op);
+			return gateway ? resumption(gateway) : null;
+		},
+	);
+}
+
+export async function chooseSandboxChallenge(
+	deps: PaymentsDeps,
+	input: PaymentsActions["payments.sandboxChallenge"]["params"],
+): Promise<{ accepted: boolean }> {
+	return { accepted: await deps.sandbox.chooseChallenge(input.challengeId, input.result) };
+}
+
+/** The gateway an operation was made on, if the MID still uses it. */
+async function gatewayOfOperation(deps: PaymentsDeps, op: OperationDoc): Promise<Gateway | null> {
+	if (op.midId === null) return null;
+	const gateway = await deps.processors.gatewayFor(op.midId);
+	return gateway && gateway.name === op.processor ? gateway : null;
 }
 
 /** The approved operation a capture, void or refund acts on, with its gateway; or the reason it cannot. */

@@ -15,7 +15,18 @@ import type { PaymentsDeps } from "./deps";
 import { createLedger } from "./ledger";
 import { importLegacySandbox, type LegacyCard, type LegacyOperation, TRANSACTION_ID_FLOOR } from "./legacy-sandbox";
 import { createPaymentsModels, type PaymentsDb } from "./models";
-import { authorize, capture, charge, lookup, refund, saveCard, voidHold } from "./operations";
+import {
+	afterChallenge,
+	authorize,
+	capture,
+	charge,
+	chooseSandboxChallenge,
+	firstPayment,
+	lookup,
+	refund,
+	saveCard,
+	voidHold,
+} from "./operations";
 import { createProcessors } from "./processors";
 import { listSandboxOperations } from "./sandbox-operations";
 import { schemas } from "./schemas";
@@ -58,6 +69,10 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		saveCard: domainAction(schemas.saveCard, saveCard, errorAsValue),
 		charge: domainAction(schemas.charge, charge),
 		authorize: domainAction(schemas.authorize, authorize),
+		firstPayment: domainAction(schemas.firstPayment, firstPayment),
+		// Reads the gateway and records once: safe to retry.
+		afterChallenge: idempotent(domainAction(schemas.lookup, afterChallenge)),
+		sandboxChallenge: domainAction(schemas.sandboxChallenge, chooseSandboxChallenge),
 		capture: domainAction(schemas.capture, capture),
 		void: domainAction(schemas.void, voidHold),
 		refund: domainAction(schemas.refund, refund),
@@ -118,14 +133,16 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			metrics.register({ type: "counter", name: UNSEALS, description: "Card numbers unsealed from the vault for a gateway operation" });
 		const now = () => new Date();
 		const vault = createVault(this.db, keys, () => metrics?.increment(UNSEALS), now);
+		const sandbox = createSandboxConnector(this.db, vault, now);
 		this.deps = {
 			db: this.db,
 			vault,
+			sandbox,
 			ledger: createLedger(this.db, now, err => this.logger.error("A gateway call failed instead of answering:", err.message)),
 			processors: createProcessors({
 				midProcessor: midId => call(this.broker, "accounts.merchantAccountProcessor", { midId }),
 				secretKeyOf: midId => secretKeyOf(this.db, this.credentialKeys, midId),
-				sandbox: createSandboxConnector(this.db, vault, now),
+				sandbox,
 				stripe: createStripeConnector({
 					apiBase: stripeApiBase,
 					dialect: stripeApiDialect,

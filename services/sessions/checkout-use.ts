@@ -25,21 +25,37 @@ export async function checkForCheckout(
 /** VALID -> USED, only while the session has not expired. */
 export async function consumeSession(
 	deps: SessionsDeps,
-	input: { sessionId: string; attemptId: string },
-): Promise<{ sessionId: string } | SessionCheckoutError> {
+	input: { sessionId: string; attemptId: string; customerId?: number },
+): Promise<{ sessionId: string; expiresAt: string } | SessionCheckoutError> {
 	const now = deps.now();
 	const sessionId = input.sessionId.toLowerCase();
 	const doc = await deps.db.sessions
 		.findOneAndUpdate(
 			{ _id: sessionId, status: SessionStatus.Valid, expiresAt: { $gt: now } },
-			{ $set: { status: SessionStatus.Used, usedAt: now, usedBy: input.attemptId } },
+			{ $set: { status: SessionStatus.Used, usedAt: now, usedBy: input.attemptId, usedFor: input.customerId ?? null } },
 			{ returnDocument: "after" },
 		)
 		.lean();
-	if (doc) return { sessionId };
+	if (doc) return { sessionId, expiresAt: doc.expiresAt.toISOString() };
 	const current = await deps.db.sessions.findById(sessionId).lean();
 	if (!current) return SessionCheckoutError.NotFound;
 	return current.status === SessionStatus.Used ? SessionCheckoutError.Used : SessionCheckoutError.Expired;
+}
+
+/** A USED session's checkout, whose payment waits for the buyer's challenge: on the session's own site only. */
+export async function paymentInProgress(
+	deps: SessionsDeps,
+	input: { sessionId: string; landingDomain: string },
+): Promise<{ accountId: number; attemptId: string; customerId: number } | SessionCheckoutError> {
+	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean();
+	if (!doc || doc.customerId != null) return SessionCheckoutError.NotFound;
+	if (normalizeHostName(input.landingDomain) !== doc.domain) return SessionCheckoutError.DomainMismatch;
+	// Expired too: what the payment came to is still the answer (nothing moved, or what the buyer did in time).
+	if (doc.status !== SessionStatus.Used || !doc.usedBy || doc.usedFor == null)
+		return statusAt(doc.status, doc.expiresAt, deps.now()) === SessionStatus.Expired
+			? SessionCheckoutError.Expired
+			: SessionCheckoutError.NotFound;
+	return { accountId: doc.accountId, attemptId: doc.usedBy, customerId: doc.usedFor };
 }
 
 /** USED -> VALID, by the attempt that consumed it, after its payment failed. */

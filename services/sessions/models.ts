@@ -15,6 +15,8 @@ export interface SessionDoc {
 	usedAt: Date | null;
 	/** The checkout attempt that consumed the session; only it may release it again. */
 	usedBy: string | null;
+	/** The customer that attempt opened: its payment continues after a challenge. */
+	usedFor?: number | null;
 }
 
 const sessionSchema = new Schema<SessionDoc>(
@@ -28,6 +30,7 @@ const sessionSchema = new Schema<SessionDoc>(
 		expiresAt: { type: Date, required: true },
 		usedAt: { type: Date, default: null },
 		usedBy: { type: String, default: null },
+		usedFor: { type: Number, default: null },
 	},
 	{ versionKey: false },
 );

@@ -15,4 +15,9 @@ export const schemas = {
 		["sessionId", "landingDomain"],
 	),
 	use: params({ sessionId: sessionIdSchema, attemptId: { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" } }),
+	consume: params({ sessionId: sessionIdSchema, attemptId: { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" }, customerId: id }, [
+		"sessionId",
+		"attemptId",
+	]),
+	paymentInProgress: params({ sessionId: sessionIdSchema, landingDomain: { type: "string", maxLength: 253 } }),
 };

@@ -7,7 +7,7 @@ import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createCardUpdateLink, openCardUpdateLink } from "./card-update-links";
 import { createSession, getSession, sessionDomain } from "./checkout-sessions";
-import { checkForCheckout, consumeSession, releaseSession } from "./checkout-use";
+import { checkForCheckout, consumeSession, paymentInProgress, releaseSession } from "./checkout-use";
 import type { SessionsDeps } from "./deps";
 import { SessionsError } from "./errors";
 import { createSessionsDb, type SessionsDb } from "./models";
@@ -59,7 +59,9 @@ const SessionsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		domain: idempotent(domainAction(schemas.domain, sessionDomain)),
 		// Used by the checkout service; errors come back as values it maps to checkout codes.
 		checkForCheckout: domainAction(schemas.checkForCheckout, checkForCheckout, errorAsValue),
-		consume: domainAction(schemas.use, consumeSession, errorAsValue),
+		consume: domainAction(schemas.consume, consumeSession, errorAsValue),
+		// A read: safe to retry.
+		paymentInProgress: idempotent(domainAction(schemas.paymentInProgress, paymentInProgress, errorAsValue)),
 		release: domainAction(schemas.use, releaseSession),
 	},
 

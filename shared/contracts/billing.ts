@@ -91,6 +91,12 @@ export enum FirstPaymentOutcome {
 	Declined = "DECLINED",
 	ProcessorError = "PROCESSOR_ERROR",
 	NoProcessor = "NO_PROCESSOR",
+	/** The issuer asked the buyer for a challenge (3-D Secure): the payment waits for it (`challengeUrl`). */
+	AwaitingBuyer = "AWAITING_BUYER",
+	/** The buyer failed the challenge: nothing was charged. */
+	AuthenticationFailed = "AUTHENTICATION_FAILED",
+	/** The challenge was not finished before the session ended: nothing was charged, the customer is ABANDONED. */
+	Abandoned = "ABANDONED",
 }
 
 export interface OpenSubscriptionInput {
@@ -110,6 +116,8 @@ export interface FirstPaymentInput {
 	customerId: number;
 	environment: Environment;
 	attemptId: string;
+	/** Until when the buyer may take a challenge the issuer asks for: the checkout session's end. */
+	challengeUntil: string;
 	product: {
 		billing: BillingKind;
 		amountMinor: number;
@@ -125,6 +133,8 @@ export interface FirstPaymentResult {
 	customer: CustomerView;
 	/** The charge or hold, when one was attempted. */
 	transaction: TransactionView | null;
+	/** AWAITING_BUYER: where the frame shows the challenge. */
+	challengeUrl?: string;
 }
 
 /** Why a refund was not made. */
@@ -197,6 +207,11 @@ export interface BillingActions {
 	"billing.openSubscription": { params: OpenSubscriptionInput; result: { customerId: number } | { error: OpenSubscriptionError } };
 	"billing.abandonSubscription": { params: { customerId: number }; result: { customerId: number } | { error: CheckoutStepError } };
 	"billing.firstPayment": { params: FirstPaymentInput; result: FirstPaymentResult | { error: CheckoutStepError } };
+	/** A first payment after the buyer's challenge (docs/authentication.md); the same answer again for a repeat. */
+	"billing.continueFirstPayment": {
+		params: { customerId: number; attemptId: string };
+		result: FirstPaymentResult | { error: CheckoutStepError };
+	};
 	"billing.refundTransaction": { params: RefundInput; result: RefundDone | { error: RefundError } };
 	/** Whether the account's customer may get a new card, and what the card must be checked against. */
 	"billing.cardUpdateTarget": { params: { accountId: number; customerId: number }; result: CardUpdateTarget | { error: CardUpdateError } };

@@ -14,7 +14,42 @@ export interface PaymentOutcome {
 	reason: string | null;
 	/** A decline that retrying cannot fix (lost, stolen, expired card). */
 	hardDecline: boolean;
+	/** How the buyer was authenticated (3-D Secure) for a first payment; absent or null where none applies. */
+	authentication?: Authentication | null;
 }
+
+/** How a payment's cardholder was authenticated (docs/authentication.md). */
+export enum AuthenticationOutcome {
+	Frictionless = "FRICTIONLESS",
+	Challenged = "CHALLENGED",
+	Failed = "FAILED",
+	NotRequired = "NOT_REQUIRED",
+	/** The issuer does not take part (not enrolled): a proof of the attempt stands in. */
+	Attempted = "ATTEMPTED",
+	/** The authentication service did not answer: the payment went on unauthenticated. */
+	Unavailable = "UNAVAILABLE",
+}
+
+export interface Authentication {
+	/** The 3-D Secure protocol version, e.g. "2.2.0"; null when none ran. */
+	version: string | null;
+	outcome: AuthenticationOutcome;
+	/** Electronic Commerce Indicator: "05" authenticated, "06" attempted, "07" not authenticated; null when none ran. */
+	eci: string | null;
+}
+
+/** The issuer asked the buyer to authenticate: the payment waits for the challenge's end, until `until` at most. */
+export interface AwaitingBuyer {
+	status: "AWAITING_BUYER";
+	/** Where the frame shows the challenge (the sandbox's own page, or the issuer's). */
+	challengeUrl: string;
+	until: string;
+}
+
+/** The decline reason when the buyer failed the challenge. */
+export const AUTHENTICATION_FAILED_REASON = "authentication_failed";
+/** The decline reason when the issuer wants an authentication the payment could not have (a renewal, off session). */
+export const AUTHENTICATION_REQUIRED_REASON = "authentication_required";
 
 /** A MID's gateway key as the admin API takes it: Stripe's secret or restricted key, test or live. */
 export const GATEWAY_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
@@ -73,6 +108,18 @@ export interface PaymentsActions {
 	"payments.capture": { params: { idempotencyKey: string; authorizationId: number; amount: number }; result: PaymentOutcome };
 	"payments.void": { params: { idempotencyKey: string; authorizationId: number }; result: PaymentOutcome };
 	"payments.refund": { params: { idempotencyKey: string; processorTransactionId: number; amount: number }; result: PaymentOutcome };
+	/**
+	 * The checkout's first payment, the buyer present: a charge, or a hold (PREAUTHORIZE). The issuer may ask for a
+	 * challenge, which the buyer may take until `challengeUntil` (the checkout session's end).
+	 */
+	"payments.firstPayment": {
+		params: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string };
+		result: PaymentOutcome | AwaitingBuyer;
+	};
+	/** A first payment after its challenge ended: its outcome, or AWAITING_BUYER while the buyer has not finished. */
+	"payments.afterChallenge": { params: { idempotencyKey: string }; result: PaymentOutcome | AwaitingBuyer | null };
+	/** The sandbox's challenge page: the tester's choice (docs/authentication.md); false when it is over or unknown. */
+	"payments.sandboxChallenge": { params: { challengeId: string; result: "complete" | "fail" }; result: { accepted: boolean } };
 	/** The outcome recorded for a key, or null when no money moved for it (the key may be used again). */
 	"payments.lookup": { params: { idempotencyKey: string }; result: PaymentOutcome | null };
 }

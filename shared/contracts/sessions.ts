@@ -21,8 +21,16 @@ export interface SessionsActions {
 		params: { sessionId: string; landingDomain: string; purpose?: SessionPurpose };
 		result: { accountId: number; domain: string; customerId: number | null } | { error: SessionCheckoutError };
 	};
-	/** VALID -> USED, by one checkout attempt. */
-	"sessions.consume": { params: { sessionId: string; attemptId: string }; result: { sessionId: string } | { error: SessionCheckoutError } };
+	/** VALID -> USED, by one checkout attempt, for its customer; `expiresAt`: the end of a challenge the issuer may ask for. */
+	"sessions.consume": {
+		params: { sessionId: string; attemptId: string; customerId?: number };
+		result: { sessionId: string; expiresAt: string } | { error: SessionCheckoutError };
+	};
+	/** The checkout a USED session's payment belongs to, for its continuation after a challenge (docs/authentication.md). */
+	"sessions.paymentInProgress": {
+		params: { sessionId: string; landingDomain: string };
+		result: { accountId: number; attemptId: string; customerId: number } | { error: SessionCheckoutError };
+	};
 	/** USED -> VALID, by the attempt that consumed it, after its payment failed. */
 	"sessions.release": { params: { sessionId: string; attemptId: string }; result: { released: boolean } };
 }

@@ -71,6 +71,7 @@ async function seedCustomers(shop: RenewalShop, count: number, pan = "4242424242
 			customerId: opened.customerId,
 			environment: "sandbox",
 			attemptId,
+			challengeUntil: new Date(Date.now() + 300_000).toISOString(),
 			product: {
 				billing: "SCHEDULE",
 				amountMinor: 499,

@@ -18,6 +18,12 @@ export const CARDS = {
 	renewalsStolenCard: "4000000000001042",
 	renewalsExpiredCard: "4000000000001059",
 	renewalsRefusedByFirstMid: "4000000000001067",
+	/** 3-D Secure (docs/authentication.md). */
+	frictionless: "4000000000003055",
+	challenge: "4000000000003220",
+	notEnrolled: "4000000000003238",
+	authenticationUnavailable: "4000000000003246",
+	renewalsNeedAuthentication: "4000000000003253",
 	renewalsDeclinedTwice: "4000000000001075",
 	processorError: "4000000000000119",
 	refundsDeclined: "4000000000005126",

@@ -132,9 +132,11 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 	const reconnectMs = Date.now() - restarted;
 	phase = "after";
 	// An endpoint whose circuit breaker opened in the gap answers 503 until the breaker half-opens, 10 s later
-	// (docs/operations.md): traffic goes on until a request is served after that, 20 s at most, then 2 s more.
-	const servedBy = Date.now() + 20_000;
-	while (Date.now() < servedBy && !outcomes.some(o => o.phase === "after" && o.status === 200)) await new Promise(r => setTimeout(r, 200));
+	// (docs/operations.md), each endpoint on its own: a session may be served while checkouts still answer 503. Traffic
+	// goes on until a checkout is paid after the restart, 30 s at most, then 2 s more.
+	const servedBy = Date.now() + 30_000;
+	const paidAfter = () => outcomes.some(o => o.phase === "after" && o.status === 200 && o.body.code === "OK");
+	while (Date.now() < servedBy && !paidAfter()) await new Promise(r => setTimeout(r, 200));
 	await new Promise(r => setTimeout(r, 2000));
 	running = false;
 	await Promise.all(buyers);
@@ -144,7 +146,7 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 	expect(outcomes.filter(o => o.status !== 200 && o.status !== 503)).toEqual([]);
 	expect(outcomes.filter(o => o.status === 503 && o.body.error !== "SERVICE_UNAVAILABLE")).toEqual([]);
 	expect(outcomes.some(o => o.phase === "gap" && o.status === 503)).toBe(true);
-	expect(outcomes.filter(o => o.phase === "after" && o.status === 200).length).toBeGreaterThan(0);
+	expect(paidAfter()).toBe(true);
 
 	// Every acknowledged change is stored.
 	for (const customerId of acknowledged.checkouts) {

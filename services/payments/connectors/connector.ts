@@ -3,6 +3,7 @@
 // our idempotency key before a connector runs, assigns the integer
 // transaction ids, and maps ids back to the gateway's references. A connector
 // only talks to its gateway, and is handed the card from the vault.
+import type { Authentication } from "../../../shared/contracts/payments";
 
 /**
  * What a gateway did. ERROR: it did not do it, or cannot tell yet (unreachable, timed out, 5xx); the same key may be
@@ -16,7 +17,18 @@ export interface ConnectorOutcome {
 	reason: string | null;
 	/** A decline that retrying cannot fix (lost, stolen, expired card). */
 	hardDecline: boolean;
+	/** How the buyer was authenticated, for a first payment (pay, afterChallenge). */
+	authentication?: Authentication | null;
 }
+
+/** The issuer asked for a challenge (3-D Secure): the buyer takes it at `challengeUrl`; `reference` is remembered. */
+export interface ChallengeAsked {
+	status: "AWAITING_BUYER";
+	reference: string;
+	challengeUrl: string;
+}
+
+export type FirstPaymentKind = "charge" | "authorize";
 
 /** The card as the vault unseals it for one operation; never stored by a connector. */
 export interface VaultCard {
@@ -56,6 +68,21 @@ export interface Connector {
 	verify(op: Omit<MoneyOperation, "amount" | "currency"> & { cvc: string }, remember: Remember): Promise<ConnectorOutcome>;
 	/** `customer`: at checkout or a card update, the buyer present. `merchant`: a renewal, off session; `at` is the cycle's time (the sandbox judges expiry by it). */
 	charge(op: MoneyOperation & { initiator: "customer" | "merchant"; at?: Date }, remember: Remember): Promise<ConnectorOutcome>;
+	/**
+	 * The checkout's first payment, the buyer present: a charge or a hold, authenticated as the issuer asks
+	 * (docs/authentication.md). A challenge may be taken until `challengeUntil`; its end is read by afterChallenge.
+	 */
+	pay(
+		op: MoneyOperation & { kind: FirstPaymentKind; challengeUntil: Date },
+		remember: Remember,
+	): Promise<ConnectorOutcome | ChallengeAsked>;
+	/** What a first payment whose challenge was asked (`reference`) came to: its outcome, or still awaiting the buyer. */
+	afterChallenge(op: {
+		idempotencyKey: string;
+		kind: FirstPaymentKind;
+		mid: MidContext;
+		reference: string;
+	}): Promise<ConnectorOutcome | ChallengeAsked>;
 	/** A hold (PREAUTHORIZE), captured or voided later. */
 	authorize(op: MoneyOperation, remember: Remember): Promise<ConnectorOutcome>;
 	/** `reference`: the hold's. */

@@ -57,7 +57,8 @@ function errorShapeProblems(spec: EndpointSpec | null, req: FuzzRequest, res: Ra
 	if (req.method === "HEAD") return [];
 	const type = String(res.headers["content-type"] ?? "");
 	const body = parseJson(res.body);
-	const checkoutLike = spec?.route === "POST /api/checkout" || spec?.route === "POST /api/card-update";
+	const checkoutLike =
+		spec?.route === "POST /api/checkout" || spec?.route === "POST /api/card-update" || spec?.route === "POST /api/checkout/continue";
 	if (checkoutLike && res.status === 400 && isObject(body) && "code" in body) {
 		const errors = body.errors;
 		const ok =
@@ -98,6 +99,12 @@ function isRefusal(spec: EndpointSpec, res: RawResponse): boolean {
 			return isObject(body) && typeof body.code === "string" && CHECKOUT_CODES.includes(body.code) && typeof body.message === "string";
 		case "POST /api/card-update":
 			return isObject(body) && typeof body.code === "string" && CARD_UPDATE_CODES.includes(body.code) && typeof body.message === "string";
+		// A session with no payment in progress (the world's sessions have none).
+		case "POST /api/checkout/continue":
+			return isObject(body) && typeof body.code === "string" && body.code.startsWith("SESSION_") && typeof body.message === "string";
+		// A challenge no checkout asked for.
+		case "POST /api/sandbox/challenges/:challengeId":
+			return isObject(body) && body.accepted === false;
 		case "POST /admin/accounts/:accountId/webhooks/redeliver":
 			return isObject(body) && body.redelivered === 0;
 		default:

@@ -655,6 +655,26 @@ export function endpointSpecs(): EndpointSpec[] {
 		},
 		{
 			...publicApi,
+			route: "POST /api/checkout/continue",
+			changesState: true,
+			input: "body",
+			fields: {
+				// A session with no payment in progress: SESSION_NOT_FOUND, so a valid-looking request changes nothing either.
+				sessionId: { valid: w => w.sessionId, type: "string", required: true, refused: () => ["not-a-uuid", ""] },
+				landingDomain: { valid: w => w.domain, type: "string", required: true, refused: () => ["", "x".repeat(254)] },
+			},
+		},
+		{
+			...publicApi,
+			route: "POST /api/sandbox/challenges/:challengeId",
+			changesState: true,
+			input: "body",
+			// A well-formed id no checkout asked for: {accepted: false}, so a valid-looking request changes nothing either.
+			path: { challengeId: { valid: () => `sbx3ds_${"0".repeat(32)}`, type: "string" } },
+			fields: { result: { valid: () => "complete", type: "string", required: true, refused: () => ["completed", "", "COMPLETE"] } },
+		},
+		{
+			...publicApi,
 			route: "POST /api/card-update-link",
 			changesState: true,
 			input: "body",

@@ -137,7 +137,17 @@ beforeAll(async () => {
 		.send({ email: user.email, password: DASHBOARD_PASSWORD })
 		.expect(200);
 	dashboard = { cookie: String(signedIn.headers["set-cookie"]).split(";")[0], csrf: signedIn.body.csrfToken };
+	// A checkout stopped at its 3-D Secure challenge, for the continuation and the sandbox's challenge page.
+	const challengedSession = (await app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)).expect(200)).text;
+	const challenge = (
+		await app
+			.http()
+			.post("/api/checkout")
+			.send(await checkoutBody(app, shop, { productId: shop.products.charge, card: CARDS.challenge, sessionId: challengedSession }))
+			.expect(200)
+	).body as { challengeUrl: string };
 	ids = {
+		challengeId: String(new URL(challenge.challengeUrl, app.url).searchParams.get("challenge")),
 		userId: user.id,
 		accountId: shop.accountId,
 		customerId,
@@ -174,6 +184,8 @@ beforeAll(async () => {
 			},
 		},
 		"POST /api/card-update-link": { body: { token: "A".repeat(43) } },
+		"POST /api/checkout/continue": { body: { sessionId: challengedSession, landingDomain: "shop.example.com" } },
+		"POST /api/sandbox/challenges/:challengeId": { body: { result: "complete" } },
 		"POST /dashboard/api/customers/:customerId/card-update-link": {},
 		"GET /demo/session": {},
 		"GET /actuator/health": {},

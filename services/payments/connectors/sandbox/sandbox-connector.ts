@@ -4,9 +4,11 @@
 // renewals it declined so far) is in gateway_cards under `sandbox:<cardToken>`.
 import { randomBytes } from "node:crypto";
 import { isCardExpired } from "../../../../shared/card-expiry";
+import { AUTHENTICATION_FAILED_REASON, type Authentication, AuthenticationOutcome } from "../../../../shared/contracts/payments";
 import type { PaymentsDb } from "../../models";
 import type { Vault } from "../../vault";
-import type { Connector, ConnectorOutcome, VaultCard } from "../connector";
+import type { Connector, ConnectorOutcome, MoneyOperation, VaultCard } from "../connector";
+import { challengeUrl, createSandboxChallenges, isSandboxChallenge } from "./challenges";
 import { HARD_REASONS, TEST_CARDS, type TestCard } from "./test-cards";
 
 /** It decides in milliseconds: a call silent this long has died, and its operation is taken over. */
@@ -22,12 +24,34 @@ const declined = (reason: string): ConnectorOutcome => ({
 });
 const unavailable = (): ConnectorOutcome => ({ status: "ERROR", reference: null, reason: "processor_unavailable", hardDecline: false });
 
+/** How the sandbox authenticates a first payment by its test card (docs/authentication.md). */
+const AUTHENTICATIONS: Record<NonNullable<TestCard["threeDS"]> | "none", Authentication> = {
+	frictionless: { version: "2.2.0", outcome: AuthenticationOutcome.Frictionless, eci: "05" },
+	challenge: { version: "2.2.0", outcome: AuthenticationOutcome.Challenged, eci: "05" },
+	notEnrolled: { version: "2.2.0", outcome: AuthenticationOutcome.Attempted, eci: "06" },
+	// The directory server did not answer: the payment goes on unauthenticated (the documented fallback).
+	unavailable: { version: null, outcome: AuthenticationOutcome.Unavailable, eci: "07" },
+	none: { version: null, outcome: AuthenticationOutcome.NotRequired, eci: null },
+};
+const FAILED: Authentication = { version: "2.2.0", outcome: AuthenticationOutcome.Failed, eci: "07" };
+
+/** What a challenge came to: approved when completed, declined when failed, nothing yet (null) when not chosen. */
+function afterChoice(choice: "complete" | "fail" | null): ConnectorOutcome | null {
+	if (choice === "complete") return { ...approved(), authentication: AUTHENTICATIONS.challenge };
+	if (choice === "fail") return { ...declined(AUTHENTICATION_FAILED_REASON), authentication: FAILED };
+	return null;
+}
+
 interface SandboxCardState {
 	firstMidId?: number;
 	merchantDeclines?: number;
 }
 
-export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => Date = () => new Date()): Connector {
+export interface SandboxConnector extends Connector {
+	chooseChallenge(challengeId: string, choice: "complete" | "fail"): Promise<boolean>;
+}
+
+export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => Date = () => new Date()): SandboxConnector {
 	const stateKey = (cardToken: string) => `sandbox:${cardToken}`;
 	async function stateOf(cardToken: string): Promise<SandboxCardState> {
 		return ((await db.gatewayCards.findById(stateKey(cardToken)).lean())?.value ?? {}) as SandboxCardState;
@@ -60,6 +84,26 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 		return null;
 	}
 
+	const challenges = createSandboxChallenges(db, now);
+
+	const charge: Connector["charge"] = op =>
+		decideFor(
+			op.card,
+			b => {
+				if (b.error) return unavailable();
+				if (b.charge) return declined(b.charge);
+				return op.initiator === "merchant" ? merchantChargeDecision(op.card, op.mid.midId, b) : null;
+			},
+			op.initiator === "merchant" ? op.at : undefined,
+		);
+
+	const authorize = (op: MoneyOperation) =>
+		decideFor(op.card, b => {
+			if (b.error) return unavailable();
+			if (b.charge) return declined(b.charge);
+			return null;
+		});
+
 	return {
 		verify(op) {
 			return decideFor(op.card, async b => {
@@ -75,24 +119,26 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 			});
 		},
 
-		charge(op) {
-			return decideFor(
-				op.card,
-				b => {
-					if (b.error) return unavailable();
-					if (b.charge) return declined(b.charge);
-					return op.initiator === "merchant" ? merchantChargeDecision(op.card, op.mid.midId, b) : null;
-				},
-				op.initiator === "merchant" ? op.at : undefined,
-			);
+		charge,
+		authorize,
+
+		async pay(op, remember) {
+			const threeDS = TEST_CARDS[op.card.pan]?.threeDS;
+			if (threeDS === "challenge") {
+				const challengeId = await challenges.open(op.challengeUntil);
+				await remember(challengeId);
+				return { status: "AWAITING_BUYER", reference: challengeId, challengeUrl: challengeUrl(challengeId) };
+			}
+			const outcome = await (op.kind === "charge" ? charge({ ...op, initiator: "customer" }, remember) : authorize(op));
+			return { ...outcome, authentication: AUTHENTICATIONS[threeDS ?? "none"] };
 		},
 
-		authorize(op) {
-			return decideFor(op.card, b => {
-				if (b.error) return unavailable();
-				if (b.charge) return declined(b.charge);
-				return null;
-			});
+		async afterChallenge(op) {
+			const challenge = await challenges.get(op.reference);
+			if (!challenge) return { status: "ERROR", reference: null, reason: "challenge_not_found", hardDecline: false };
+			return (
+				afterChoice(challenge.choice) ?? { status: "AWAITING_BUYER", reference: op.reference, challengeUrl: challengeUrl(op.reference) }
+			);
 		},
 
 		async capture() {
@@ -110,9 +156,14 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 			return reason ? declined(reason) : approved();
 		},
 
-		// The sandbox makes no object before it decides: an operation whose caller died moved nothing.
-		async lookup() {
-			return null;
+		// The sandbox makes no object before it decides: an operation whose caller died moved nothing. A challenge's time
+		// is over when it is looked up: what the tester chose stands, and nothing chosen moved nothing.
+		async lookup(op) {
+			if (!isSandboxChallenge(op.reference)) return null;
+			return afterChoice((await challenges.get(op.reference))?.choice ?? null);
 		},
+
+		/** The tester's choice on the challenge page. */
+		chooseChallenge: (challengeId: string, choice: "complete" | "fail") => challenges.choose(challengeId, choice),
 	};
 }

@@ -13,6 +13,8 @@ export interface TestCard {
 	refusedByFirstMid?: boolean;
 	error?: boolean;
 	refund?: string;
+	/** 3-D Secure at the first payment (docs/authentication.md); any other card: not required. */
+	threeDS?: "frictionless" | "challenge" | "notEnrolled" | "unavailable";
 }
 
 export const TEST_CARDS: Record<string, TestCard> = {
@@ -28,6 +30,12 @@ export const TEST_CARDS: Record<string, TestCard> = {
 	"4000000000001075": { merchantDeclinesFirst: 2 },
 	"4000000000000119": { error: true },
 	"4000000000005126": { refund: "refund_declined" },
+	"4000000000003055": { threeDS: "frictionless" },
+	"4000000000003220": { threeDS: "challenge" },
+	"4000000000003238": { threeDS: "notEnrolled" },
+	"4000000000003246": { threeDS: "unavailable" },
+	// Authenticated without a challenge at checkout; its renewals are refused for want of authentication.
+	"4000000000003253": { threeDS: "frictionless", merchantCharge: "authentication_required" },
 };
 
 /** Declines a card network calls final: the sandbox flags them hard, as a real processor does. */

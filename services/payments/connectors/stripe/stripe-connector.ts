@@ -388,6 +388,16 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 			return payByIntent(op, true, false, remember);
 		},
 
+		// The buyer present. 3-D Secure's requires_action is still a decline here (authentication_required), so no
+		// challenge is asked yet (docs/authentication.md, "Status").
+		pay(op, remember) {
+			return payByIntent(op, op.kind === "authorize", false, remember);
+		},
+
+		async afterChallenge(op) {
+			return (await this.lookup({ ...op })) ?? failed("challenge_not_found", op.reference);
+		},
+
 		async capture(op) {
 			const stripe = clientOf(op.mid);
 			if (!stripe) return declinedAs(op.reference, MERCHANT_REFUSED, false);

@@ -1,0 +1,200 @@
+// 3-D Secure in the sandbox, over HTTP: the checkout pauses for the issuer's
+// challenge (answering the frame CHALLENGE), the tester's choice on the
+// sandbox's challenge page, and the frame's continuation (docs/authentication.md).
+import { CARDS, checkoutBody, createShop, newSession, type Shop, submitCheckout } from "../../factories/checkout";
+import { admin } from "../../factories/merchant";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let shop: Shop;
+
+beforeAll(async () => {
+	app = await startApp();
+	shop = await createShop(app);
+});
+afterAll(() => app.stop());
+afterEach(() => jest.useRealTimers());
+
+const transactionsOf = async (customerId: number) =>
+	(await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body as {
+		type: string;
+		status: string;
+		declineReason: string | null;
+	}[];
+const customersByEmail = async (email: string) =>
+	(
+		await admin(app)
+			.get(`/accounts/${shop.accountId}/customers?email=${encodeURIComponent(email)}`)
+			.expect(200)
+	).body as { id: number; status: string }[];
+const continueCheckout = (sessionId: string) =>
+	app.http().post("/api/checkout/continue").send({ sessionId, landingDomain: "shop.example.com" });
+const choose = (challengeUrl: string, result: string) =>
+	app
+		.http()
+		.post(`/api/sandbox/challenges/${new URL(challengeUrl, "http://x").searchParams.get("challenge")}`)
+		.send({ result });
+
+/** A checkout of a CHARGE product with the challenge card, stopped at its challenge. */
+async function challenged() {
+	const sessionId = await newSession(app, shop);
+	const body = await checkoutBody(app, shop, { productId: shop.products.charge, sessionId, card: CARDS.challenge });
+	const res = await app.http().post("/api/checkout").send(body).expect(200);
+	return { sessionId, email: body.email as string, answer: res.body as { code: string; challengeUrl: string } };
+}
+
+describe("A challenge the buyer completes", () => {
+	test("When the issuer asks for a challenge, then the frame is answered CHALLENGE with the sandbox's page, and nothing is charged yet", async () => {
+		// Act
+		const { sessionId, email, answer } = await challenged();
+
+		// Assert
+		expect(answer).toEqual({
+			code: "CHALLENGE",
+			message: expect.any(String),
+			challengeUrl: expect.stringMatching(
+				new RegExp(`^/checkout/challenge\\.html\\?challenge=sbx3ds_[0-9a-f]{32}&sessionId=${sessionId}$`),
+			),
+		});
+		const [customer] = await customersByEmail(email);
+		expect(customer.status).toBe("PENDING");
+		expect(await transactionsOf(customer.id)).toEqual([]);
+	});
+
+	test("When the challenge page is served, then only the frame's origin and the session's site may embed it", async () => {
+		const { answer } = await challenged();
+
+		const page = await app.http().get(answer.challengeUrl).expect(200);
+
+		expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'self' shop.example.com:*");
+		expect(page.text).toContain("Complete authentication");
+	});
+
+	test("When the buyer completes the challenge, then the payment goes on: OK, one approved charge, and the same answer for a repeat", async () => {
+		// Arrange
+		const { sessionId, email, answer } = await challenged();
+
+		// Act
+		const chosen = await choose(answer.challengeUrl, "complete");
+		const first = await continueCheckout(sessionId);
+		const again = await continueCheckout(sessionId);
+
+		// Assert
+		expect(chosen.body).toEqual({ accepted: true });
+		const [customer] = await customersByEmail(email);
+		expect(first.body).toEqual({ code: "OK", message: expect.any(String), customerId: customer.id });
+		expect(again.body).toEqual(first.body);
+		expect(customer.status).toBe("ACTIVE");
+		expect((await transactionsOf(customer.id)).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"]]);
+	});
+
+	test("When two tabs continue the same completed challenge at once, then both answer OK and the buyer is charged once", async () => {
+		const { sessionId, email, answer } = await challenged();
+		await choose(answer.challengeUrl, "complete");
+
+		const both = await Promise.all([continueCheckout(sessionId), continueCheckout(sessionId)]);
+
+		const [customer] = await customersByEmail(email);
+		expect(both.map(r => r.body.code)).toEqual(["OK", "OK"]);
+		expect(await transactionsOf(customer.id)).toHaveLength(1);
+	});
+
+	test("When the frame continues before the buyer has chosen, then it is answered CHALLENGE again, and a second choice changes nothing", async () => {
+		const { sessionId, email, answer } = await challenged();
+
+		const early = await continueCheckout(sessionId);
+		const first = await choose(answer.challengeUrl, "fail");
+		const second = await choose(answer.challengeUrl, "complete");
+		const done = await continueCheckout(sessionId);
+
+		expect(early.body).toMatchObject({ code: "CHALLENGE", challengeUrl: answer.challengeUrl });
+		expect([first.body, second.body]).toEqual([{ accepted: true }, { accepted: false }]);
+		expect(done.body.code).toBe("AUTHENTICATION_FAILED");
+		expect((await customersByEmail(email))[0].status).toBe("DECLINED");
+	});
+});
+
+describe("A challenge the buyer fails or abandons", () => {
+	test("When the buyer fails the challenge, then AUTHENTICATION_FAILED, nothing is charged, and the session is free for another card", async () => {
+		// Arrange
+		const { sessionId, email, answer } = await challenged();
+
+		// Act
+		await choose(answer.challengeUrl, "fail");
+		const failed = await continueCheckout(sessionId);
+		const retry = await submitCheckout(app, shop, { productId: shop.products.charge, sessionId, card: CARDS.visa, email });
+
+		// Assert
+		expect(failed.body).toEqual({ code: "AUTHENTICATION_FAILED", message: expect.any(String) });
+		const [declined, retried] = (await customersByEmail(email)).sort((a, b) => a.id - b.id);
+		expect(declined.status).toBe("DECLINED");
+		expect(await transactionsOf(declined.id)).toMatchObject([
+			{ type: "SUBSCRIPTION_START", status: "DECLINED", declineReason: "authentication_failed" },
+		]);
+		expect(retry.body).toMatchObject({ code: "OK", customerId: retried.id });
+	});
+
+	test("When the session ends before the buyer finishes the challenge, then nothing is charged, the customer is ABANDONED, and a late choice is refused", async () => {
+		// Arrange
+		const { sessionId, email, answer } = await challenged();
+		jest.useFakeTimers({
+			doNotFake: [
+				"nextTick",
+				"setImmediate",
+				"setTimeout",
+				"setInterval",
+				"clearTimeout",
+				"clearInterval",
+				"queueMicrotask",
+				"hrtime",
+				"performance",
+			],
+		});
+		jest.setSystemTime(Date.now() + 5 * 60 * 1000 + 1);
+
+		// Act
+		const late = await choose(answer.challengeUrl, "complete");
+		const continued = await continueCheckout(sessionId);
+
+		// Assert
+		expect(late.body).toEqual({ accepted: false });
+		expect(continued.body.code).toBe("SESSION_EXPIRED");
+		const [customer] = await customersByEmail(email);
+		expect(customer.status).toBe("ABANDONED");
+		expect(await transactionsOf(customer.id)).toEqual([]);
+	});
+});
+
+describe("Authentication without a challenge", () => {
+	test.each([
+		["frictionless", CARDS.frictionless],
+		["not enrolled", CARDS.notEnrolled],
+		["authentication service unavailable (the payment goes on unauthenticated)", CARDS.authenticationUnavailable],
+	])("When the card is %s, then the checkout answers OK at once", async (_, card) => {
+		const res = await submitCheckout(app, shop, { productId: shop.products.charge, card });
+
+		expect(res.body).toMatchObject({ code: "OK" });
+	});
+
+	test("When the product is PREAUTHORIZE and the buyer completes the challenge, then the hold is placed", async () => {
+		const sessionId = await newSession(app, shop);
+		const body = await checkoutBody(app, shop, { productId: shop.products.preauthorize, sessionId, card: CARDS.challenge });
+		const challenge = (await app.http().post("/api/checkout").send(body)).body;
+
+		await choose(challenge.challengeUrl, "complete");
+		const done = await continueCheckout(sessionId);
+
+		expect(challenge.code).toBe("CHALLENGE");
+		expect(done.body.code).toBe("OK");
+		expect((await transactionsOf(done.body.customerId)).map(t => [t.type, t.status])).toEqual([["PREAUTHORIZATION", "APPROVED"]]);
+	});
+});
+
+test("When a continue names a session with no payment in progress, then the session's code", async () => {
+	const sessionId = await newSession(app, shop);
+
+	const res = await continueCheckout(sessionId);
+	const unknown = await continueCheckout("6f1c1d2e-9a4b-4c1d-8e2f-3a4b5c6d7e8f");
+
+	expect([res.body.code, unknown.body.code]).toEqual(["SESSION_NOT_FOUND", "SESSION_NOT_FOUND"]);
+});
