@@ -3,6 +3,7 @@
 // sandbox's challenge page, and the frame's continuation (docs/authentication.md).
 import { CARDS, checkoutBody, createShop, newSession, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin } from "../../factories/merchant";
+import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -137,20 +138,7 @@ describe("A challenge the buyer fails or abandons", () => {
 	test("When the session ends before the buyer finishes the challenge, then nothing is charged, the customer is ABANDONED, and a late choice is refused", async () => {
 		// Arrange
 		const { sessionId, email, answer } = await challenged();
-		jest.useFakeTimers({
-			doNotFake: [
-				"nextTick",
-				"setImmediate",
-				"setTimeout",
-				"setInterval",
-				"clearTimeout",
-				"clearInterval",
-				"queueMicrotask",
-				"hrtime",
-				"performance",
-			],
-		});
-		jest.setSystemTime(Date.now() + 5 * 60 * 1000 + 1);
+		setWallClock(Date.now() + 5 * 60 * 1000 + 1);
 
 		// Act
 		const late = await choose(answer.challengeUrl, "complete");

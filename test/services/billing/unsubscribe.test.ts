@@ -1,6 +1,7 @@
 // POST /api/unsubscribe/{customerId}, as the spec's state table and the issue describe it.
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
+import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -145,20 +146,7 @@ describe("POST /api/unsubscribe/{customerId}", () => {
 			additionalData: null,
 		});
 		const early = await unsubscribe(customerId);
-		jest.useFakeTimers({
-			doNotFake: [
-				"nextTick",
-				"setImmediate",
-				"setTimeout",
-				"setInterval",
-				"clearTimeout",
-				"clearInterval",
-				"queueMicrotask",
-				"hrtime",
-				"performance",
-			],
-		});
-		jest.setSystemTime(Date.now() + 11 * 60 * 1000);
+		setWallClock(Date.now() + 11 * 60 * 1000);
 
 		// Act
 		const late = await unsubscribe(customerId);

@@ -1,6 +1,7 @@
 // Every outcome of the spec's checkout processing order, through HTTP.
 import { CARDS, checkoutBody, createShop, encrypt, newSession, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
+import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -38,20 +39,7 @@ describe("POST /api/checkout: 1. session and product", () => {
 		// Arrange
 		const sessionId = await newSession(app, shop);
 		const body = await checkoutBody(app, shop, { productId: shop.products.charge, sessionId });
-		jest.useFakeTimers({
-			doNotFake: [
-				"nextTick",
-				"setImmediate",
-				"setTimeout",
-				"setInterval",
-				"clearTimeout",
-				"clearInterval",
-				"queueMicrotask",
-				"hrtime",
-				"performance",
-			],
-		});
-		jest.setSystemTime(Date.now() + 5 * 60 * 1000 + 1);
+		setWallClock(Date.now() + 5 * 60 * 1000 + 1);
 
 		// Act
 		const res = await app.http().post("/api/checkout").send(body);

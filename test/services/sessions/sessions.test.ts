@@ -1,4 +1,5 @@
 import { bearer, createMerchant, type TestMerchant } from "../../factories/merchant";
+import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -103,20 +104,7 @@ describe("GET /api/session", () => {
 		const notBefore = Date.now();
 		const sessionId = (await createSession("shop.example.com")).text;
 		const notAfter = Date.now();
-		jest.useFakeTimers({
-			doNotFake: [
-				"nextTick",
-				"setImmediate",
-				"setTimeout",
-				"setInterval",
-				"clearTimeout",
-				"clearInterval",
-				"queueMicrotask",
-				"hrtime",
-				"performance",
-			],
-		});
-		jest.setSystemTime(notBefore + 5 * 60 * 1000 - 50);
+		setWallClock(notBefore + 5 * 60 * 1000 - 50);
 		const justBefore = await app.http().get(`/api/session?sessionId=${sessionId}`).set(bearer(merchant));
 		jest.setSystemTime(notAfter + 5 * 60 * 1000 + 50);
 
