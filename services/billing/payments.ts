@@ -10,7 +10,6 @@ export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/
 export interface Payments {
 	/** `at`: a renewal cycle's time (the sandbox judges the card's expiry by it). */
 	charge(request: MoneyParams & { initiator: "customer" | "merchant"; at?: Date }): Promise<PaymentOutcome>;
-	authorize(request: MoneyParams): Promise<PaymentOutcome>;
 	/** The checkout's first charge or hold: the issuer may ask the buyer for a challenge until `challengeUntil`. */
 	firstPayment(request: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string }): Promise<PaymentOutcome | AwaitingBuyer>;
 	/** A first payment after its challenge; null when no money moved (the challenge's time ran out). */
@@ -39,7 +38,6 @@ export function paymentsThrough(call: Call): Payments {
 	return {
 		charge: async ({ at, ...request }) =>
 			known(request.idempotencyKey, await call("payments.charge", { ...request, ...(at ? { at: at.toISOString() } : {}) })),
-		authorize: async request => known(request.idempotencyKey, await call("payments.authorize", request)),
 		firstPayment: async request => known(request.idempotencyKey, await call("payments.firstPayment", request)),
 		afterChallenge: async idempotencyKey => known(idempotencyKey, await call("payments.afterChallenge", { idempotencyKey })),
 		capture: async request => known(request.idempotencyKey, await call("payments.capture", request)),

@@ -115,24 +115,6 @@ export async function charge(deps: PaymentsDeps, input: PaymentsActions["payment
 	);
 }
 
-export async function authorize(deps: PaymentsDeps, input: PaymentsActions["payments.authorize"]["params"]): Promise<PaymentOutcome> {
-	const gateway = await deps.processors.gatewayFor(input.midId);
-	if (!gateway) return noProcessor;
-	const key = input.idempotencyKey;
-	return deps.ledger.once(
-		key,
-		moneyRecord(gateway, "authorize", input, "customer"),
-		decision(gateway, remember =>
-			withCard(deps, input.cardToken, card =>
-				gateway.connector.authorize(
-					{ idempotencyKey: key, mid: gateway.mid, card, amount: input.amount, currency: input.currency },
-					remember,
-				),
-			),
-		),
-	);
-}
-
 /** The checkout's first payment (a charge or a hold), the buyer present: the issuer may ask for a challenge first. */
 export async function firstPayment(
 	deps: PaymentsDeps,

@@ -15,18 +15,7 @@ import type { PaymentsDeps } from "./deps";
 import { createLedger } from "./ledger";
 import { importLegacySandbox, type LegacyCard, type LegacyOperation, TRANSACTION_ID_FLOOR } from "./legacy-sandbox";
 import { createPaymentsModels, type PaymentsDb } from "./models";
-import {
-	afterChallenge,
-	authorize,
-	capture,
-	charge,
-	chooseSandboxChallenge,
-	firstPayment,
-	lookup,
-	refund,
-	saveCard,
-	voidHold,
-} from "./operations";
+import { afterChallenge, capture, charge, chooseSandboxChallenge, firstPayment, lookup, refund, saveCard, voidHold } from "./operations";
 import { createProcessors } from "./processors";
 import { listSandboxOperations } from "./sandbox-operations";
 import { schemas } from "./schemas";
@@ -68,7 +57,6 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 	actions: {
 		saveCard: domainAction(schemas.saveCard, saveCard, errorAsValue),
 		charge: domainAction(schemas.charge, charge),
-		authorize: domainAction(schemas.authorize, authorize),
 		firstPayment: domainAction(schemas.firstPayment, firstPayment),
 		// Reads the gateway and records once: safe to retry.
 		afterChallenge: idempotent(domainAction(schemas.lookup, afterChallenge)),

@@ -20,7 +20,6 @@ export const schemas = {
 		...Object.keys(money),
 		"initiator",
 	]),
-	authorize: params(money),
 	firstPayment: params({ ...money, kind: { enum: ["charge", "authorize"] }, challengeUntil: { type: "string", format: "date-time" } }),
 	sandboxChallenge: params({ challengeId: { type: "string", pattern: "^sbx3ds_[0-9a-f]{32}$" }, result: { enum: ["complete", "fail"] } }),
 	capture: params({ idempotencyKey: key, authorizationId: id, amount }),

@@ -104,7 +104,6 @@ export interface PaymentsActions {
 	};
 	/** `at`: a renewal cycle's time; the sandbox judges the card's expiry by it, so test clocks reach expired cards. */
 	"payments.charge": { params: MoneyParams & { initiator: "customer" | "merchant"; at?: string }; result: PaymentOutcome };
-	"payments.authorize": { params: MoneyParams; result: PaymentOutcome };
 	"payments.capture": { params: { idempotencyKey: string; authorizationId: number; amount: number }; result: PaymentOutcome };
 	"payments.void": { params: { idempotencyKey: string; authorizationId: number }; result: PaymentOutcome };
 	"payments.refund": { params: { idempotencyKey: string; processorTransactionId: number; amount: number }; result: PaymentOutcome };
