@@ -8,12 +8,11 @@ import path from "node:path";
 import type { Browser, BrowserContext, FrameLocator, Page } from "playwright-core";
 import { startApp, type TestApp } from "../setup/app";
 import { launchChromium, PROJECT_ROOT } from "./browser";
+import { CVC, fillCheckout, openDemoCheckout, resultOf, WAIT } from "./demo-page";
 
 const CARD_APPROVED = "4242424242424242";
 const CARD_FAILS_VERIFICATION = "4000000000000002";
-const CVC = "123";
 const JWE_COMPACT = /^[\w-]+\.[\w-]+\.[\w-]+\.[\w-]+\.[\w-]+$/;
-const WAIT = { timeout: 30_000 };
 
 interface SentRequest {
 	url: string;
@@ -85,28 +84,6 @@ function expectNoPlaintextCard(sent: SentRequest[], cardNumber: string): void {
 	expect(leaks.map(r => `${r.method} ${r.url}`)).toEqual([]);
 }
 
-let buyers = 0;
-/** A new email per checkout, so no test meets ALREADY_SUBSCRIBED from another. */
-function buyerEmail(): string {
-	buyers += 1;
-	return `buyer-${process.pid}-${Date.now()}-${buyers}@example.com`;
-}
-
-async function fillCheckout(frame: FrameLocator, cardNumber: string): Promise<void> {
-	await frame.getByLabel("Email").fill(buyerEmail());
-	await frame.getByLabel("First name").fill("Ada");
-	await frame.getByLabel("Last name").fill("Lovelace");
-	// Typed key by key, spaces included, as a buyer would.
-	await frame.getByLabel("Card number").pressSequentially(cardNumber.replace(/(\d{4})(?=\d)/g, "$1 "));
-	await frame.getByLabel("Expiry").fill("12/34");
-	await frame.getByLabel("Security code").fill(CVC);
-}
-
-async function resultOf(page: Page): Promise<string> {
-	await page.waitForFunction(() => (document.querySelector("#result")?.textContent ?? "").trim() !== "", null, WAIT);
-	return ((await page.locator("#result").textContent()) ?? "").trim();
-}
-
 describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", () => {
 	let browser: Browser;
 	let app: TestApp;
@@ -135,18 +112,7 @@ describe("Hosted checkout in Chromium (demo page, SDK, card frame, service)", ()
 		await context?.close();
 	});
 
-	/** Opens the demo page with the CHARGE product chosen; returns the checkout frame. */
-	async function openDemo(page: Page): Promise<FrameLocator> {
-		const response = await page.goto(demoUrl);
-		expect(response?.status()).toBe(200); // the gateway serves public/demo/index.html at /demo
-		// The page says "Starting…" until GET /demo/session answered, then shows
-		// the products, or says why it could not: fail with that, not a timeout.
-		await page.waitForFunction(() => !(document.querySelector("#status")?.textContent ?? "").startsWith("Starting"), null, WAIT);
-		const problem = await page.evaluate(() => document.querySelector("#status")?.textContent ?? null);
-		if (problem) throw new Error(`The demo page could not start: ${problem}`);
-		await page.getByRole("radio", { name: /\(CHARGE:/ }).check();
-		return page.frameLocator("iframe");
-	}
+	const openDemo = (page: Page) => openDemoCheckout(page, demoUrl);
 
 	test("When the buyer pays the CHARGE product with 4242 4242 4242 4242, then the demo shows OK with a customer id, and the card number and CVC travel only encrypted", async () => {
 		// Arrange
