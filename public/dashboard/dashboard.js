@@ -182,6 +182,11 @@ const TRANSACTION_COLUMNS = [
 	["Status", t => t.status],
 	["Amount", t => t.amount],
 	["Refund status", t => t.refundStatus],
+	// 3-D Secure (docs/authentication.md): the outcome and its ECI, for a checkout's charge or hold.
+	[
+		"Authentication",
+		t => (t.authentication ? `${t.authentication.outcome}${t.authentication.eci ? ` (ECI ${t.authentication.eci})` : ""}` : "–"),
+	],
 ];
 
 const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));

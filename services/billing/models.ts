@@ -5,6 +5,7 @@
 import { type Connection, type Model, Schema } from "mongoose";
 import { DeclineCategory, type FirstPaymentInput } from "../../shared/contracts/billing";
 import type { EventType } from "../../shared/contracts/notifications";
+import type { Authentication } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type Lease, leaseSchema } from "../../shared/persistence";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
@@ -92,6 +93,8 @@ export interface TransactionDoc {
 	transactionId: number | null;
 	/** The gateway's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); absent on transactions of earlier versions. */
 	processorReference?: string | null;
+	/** A first payment's 3-D Secure authentication; absent on the others and on transactions of earlier versions. */
+	authentication?: Authentication | null;
 	midId: number;
 	midName: string;
 	refundStatus: RefundStatus;
@@ -205,6 +208,7 @@ const transactionSchema = new Schema<TransactionDoc>(
 		productId: { type: Number, required: true },
 		transactionId: { type: Number, default: null },
 		processorReference: { type: String, default: null },
+		authentication: { type: Schema.Types.Mixed, default: null },
 		midId: { type: Number, required: true },
 		midName: { type: String, required: true },
 		refundStatus: { type: String, enum: Object.values(RefundStatus), required: true },

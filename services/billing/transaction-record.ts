@@ -38,6 +38,7 @@ function chargeFields(deps: BillingDeps, { customer, money, type, idempotencyKey
 		productId: customer.productId,
 		transactionId: outcome.processorTransactionId,
 		processorReference: outcome.processorReference ?? null,
+		authentication: outcome.authentication ?? null,
 		midId: customer.midId,
 		midName: customer.midName,
 		refundStatus: refundable ? RefundStatus.Refundable : RefundStatus.NotRefundable,

@@ -37,6 +37,7 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		productId: doc.productId,
 		transactionId: doc.transactionId,
 		processorReference: doc.processorReference ?? null,
+		authentication: doc.authentication ?? null,
 		midId: doc.midId,
 		midName: doc.midName,
 		currencyId: doc.currencyId,

@@ -2,6 +2,7 @@
 // steps, refunds, and the customer and transaction as the spec's tables show
 // them. Types only; billing and its callers both import them.
 import type { BillingKind, Environment, RenewalPeriod } from "./accounts";
+import type { Authentication } from "./payments";
 
 /** The spec's Customer (section 2). */
 export interface CustomerView {
@@ -35,6 +36,8 @@ export interface TransactionView {
 	transactionId: number | null;
 	/** The gateway's own id of the operation (Stripe `pi_…`, `re_…`; the sandbox `sbx_…`); null when no gateway made one. */
 	processorReference: string | null;
+	/** How the buyer was authenticated (3-D Secure) for a first payment; null for the others (docs/authentication.md). */
+	authentication: Authentication | null;
 	midId: number;
 	midName: string;
 	currencyId: number;

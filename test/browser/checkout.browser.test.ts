@@ -5,7 +5,7 @@ import { mkdirSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import type { Browser, BrowserContext, FrameLocator, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startApp, type TestApp } from "../setup/app";
 import { launchChromium, PROJECT_ROOT } from "./browser";
 import { CVC, fillCheckout, openDemoCheckout, resultOf, WAIT } from "./demo-page";

@@ -2,9 +2,10 @@
 // challenge (answering the frame CHALLENGE), the tester's choice on the
 // sandbox's challenge page, and the frame's continuation (docs/authentication.md).
 import { CARDS, checkoutBody, createShop, newSession, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin } from "../../factories/merchant";
+import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
+import { eventually } from "../notifications/webhook-events";
 
 let app: TestApp;
 let shop: Shop;
@@ -21,6 +22,7 @@ const transactionsOf = async (customerId: number) =>
 		type: string;
 		status: string;
 		declineReason: string | null;
+		authentication: { version: string | null; outcome: string; eci: string | null } | null;
 	}[];
 const customersByEmail = async (email: string) =>
 	(
@@ -86,7 +88,9 @@ describe("A challenge the buyer completes", () => {
 		expect(first.body).toEqual({ code: "OK", message: expect.any(String), customerId: customer.id });
 		expect(again.body).toEqual(first.body);
 		expect(customer.status).toBe("ACTIVE");
-		expect((await transactionsOf(customer.id)).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"]]);
+		expect(await transactionsOf(customer.id)).toMatchObject([
+			{ type: "SUBSCRIPTION_START", status: "APPROVED", authentication: { version: "2.2.0", outcome: "CHALLENGED", eci: "05" } },
+		]);
 	});
 
 	test("When two tabs continue the same completed challenge at once, then both answer OK and the buyer is charged once", async () => {
@@ -130,7 +134,12 @@ describe("A challenge the buyer fails or abandons", () => {
 		const [declined, retried] = (await customersByEmail(email)).sort((a, b) => a.id - b.id);
 		expect(declined.status).toBe("DECLINED");
 		expect(await transactionsOf(declined.id)).toMatchObject([
-			{ type: "SUBSCRIPTION_START", status: "DECLINED", declineReason: "authentication_failed" },
+			{
+				type: "SUBSCRIPTION_START",
+				status: "DECLINED",
+				declineReason: "authentication_failed",
+				authentication: { version: "2.2.0", outcome: "FAILED", eci: "07" },
+			},
 		]);
 		expect(retry.body).toMatchObject({ code: "OK", customerId: retried.id });
 	});
@@ -155,13 +164,42 @@ describe("A challenge the buyer fails or abandons", () => {
 
 describe("Authentication without a challenge", () => {
 	test.each([
-		["frictionless", CARDS.frictionless],
-		["not enrolled", CARDS.notEnrolled],
-		["authentication service unavailable (the payment goes on unauthenticated)", CARDS.authenticationUnavailable],
-	])("When the card is %s, then the checkout answers OK at once", async (_, card) => {
-		const res = await submitCheckout(app, shop, { productId: shop.products.charge, card });
+		["frictionless", CARDS.frictionless, { version: "2.2.0", outcome: "FRICTIONLESS", eci: "05" }],
+		["not enrolled", CARDS.notEnrolled, { version: "2.2.0", outcome: "ATTEMPTED", eci: "06" }],
+		[
+			"authentication service unavailable (the payment goes on unauthenticated)",
+			CARDS.authenticationUnavailable,
+			{ version: null, outcome: "UNAVAILABLE", eci: "07" },
+		],
+		["not asked for authentication", CARDS.visa, { version: null, outcome: "NOT_REQUIRED", eci: null }],
+	])(
+		"When the card is %s, then the checkout answers OK at once and the charge records its authentication",
+		async (_, card, authentication) => {
+			const res = await submitCheckout(app, shop, { productId: shop.products.charge, card });
 
-		expect(res.body).toMatchObject({ code: "OK" });
+			expect(res.body).toMatchObject({ code: "OK" });
+			expect(await transactionsOf(res.body.customerId)).toMatchObject([{ status: "APPROVED", authentication }]);
+		},
+	);
+
+	test("When a renewal is charged, then it records no authentication (merchant-initiated), and the first charge's TRANSACTION event carries its own", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.frictionless })).body;
+
+		await advanceClock(app, shop, 32);
+
+		const [first, renewal] = await transactionsOf(customerId);
+		expect([first.authentication?.outcome, renewal.authentication]).toEqual(["FRICTIONLESS", null]);
+		const events = await eventually(async () => {
+			const found = (await app.http().get(`/api/events?customerId=${customerId}&limit=100`).set(bearer(shop)).expect(200)).body.data as {
+				type: string;
+				data: { transaction?: { type: string; authentication: unknown } };
+			}[];
+			expect(found.filter(e => e.type === "TRANSACTION")).toHaveLength(2);
+			return found;
+		}, 15_000);
+		expect(events.find(e => e.data.transaction?.type === "SUBSCRIPTION_START")?.data.transaction?.authentication).toEqual(
+			first.authentication,
+		);
 	});
 
 	test("When the product is PREAUTHORIZE and the buyer completes the challenge, then the hold is placed", async () => {

@@ -53,6 +53,8 @@ const TRANSACTION_FIELDS = [
 	"declineCategory",
 	// The gateway's own id of the operation (issue 23).
 	"processorReference",
+	// How the buyer was authenticated (3-D Secure, docs/authentication.md).
+	"authentication",
 ].sort();
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
 
@@ -114,6 +116,7 @@ describe("CHARGE", () => {
 			refundStatus: "REFUNDABLE",
 			status: "APPROVED",
 			paymentMethod: "visa",
+			authentication: { version: null, outcome: "NOT_REQUIRED", eci: null },
 		});
 		expect(transactions[0].timestamp).toMatch(LOCAL);
 	});
