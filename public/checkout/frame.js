@@ -251,6 +251,20 @@ async function afterChallenge() {
 	finish(answer);
 }
 
+/**
+ * A frame loaded again (reloaded by the buyer) while its session's payment waits for a challenge, or has just been
+ * paid: the challenge is shown again, or the outcome. A session with no payment in progress leaves the form as it is.
+ */
+async function resumePayment() {
+	let answer;
+	try {
+		answer = await post("/api/checkout/continue", { sessionId: checkout.sessionId, landingDomain: checkout.domain });
+	} catch {
+		return;
+	}
+	if (state === "ready" && (answer.code === "CHALLENGE" || answer.code === "OK")) finish(answer);
+}
+
 /** Shows a checkout's answer and tells the merchant's page; a challenge is shown here instead. */
 function finish(answer) {
 	if (answer.code === "CHALLENGE" && typeof answer.challengeUrl === "string") return showChallenge(answer.challengeUrl);
@@ -317,4 +331,5 @@ if (!checkout.sessionId || (!checkout.update && (!Number.isInteger(checkout.prod
 	close("Card payments need a secure (HTTPS) page. Please contact the merchant.");
 } else {
 	render();
+	if (!checkout.update) resumePayment();
 }

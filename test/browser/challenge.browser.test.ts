@@ -97,3 +97,20 @@ test("When the buyer fails the challenge, then the demo page gets AUTHENTICATION
 	await frame.getByText("nothing was charged").waitFor(WAIT);
 	await page.screenshot({ path: path.join(OUTPUT, "challenge-failed.png"), fullPage: true });
 }, 90_000);
+
+test("When the buyer reloads the frame during the challenge, then the challenge shows again, and completing it pays once", async () => {
+	// Arrange
+	const page = await context.newPage();
+	const { frame } = await atChallenge(page);
+
+	// Act
+	const cardFrame = page.frames().find(f => f.url().includes("/checkout/frame.html"));
+	await cardFrame?.evaluate(() => location.reload());
+	const again = frame.frameLocator("#challenge");
+	await again.getByRole("button", { name: "Complete authentication" }).click(WAIT);
+	const result = await resultOf(page);
+
+	// Assert
+	expect(result).toMatch(/^OK customer \d+$/);
+	expect((await transactionsOf(result)).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"]]);
+}, 90_000);
