@@ -11,7 +11,8 @@ let app: TestApp;
 let shop: Shop;
 
 beforeAll(async () => {
-	app = await startApp();
+	// The checkout recovery sweeps every 300 ms: a challenge still open must survive its sweeps.
+	app = await startApp({ env: { REQUEST_TIMEOUT_MS: "3000", REFUND_RECOVERY_GRACE_MS: "4000", REFUND_RECOVERY_INTERVAL_MS: "300" } });
 	shop = await createShop(app);
 });
 afterAll(() => app.stop());
@@ -160,6 +161,26 @@ describe("A challenge the buyer fails or abandons", () => {
 		expect(customer.status).toBe("ABANDONED");
 		expect(await transactionsOf(customer.id)).toEqual([]);
 	});
+});
+
+test("When the buyer leaves during the challenge and nothing more is asked, then the checkout recovery makes the customer ABANDONED once the session has ended, and nothing is charged", async () => {
+	// Arrange: the challenge outlives several recovery sweeps while its session is open.
+	const { email, answer } = await challenged();
+	await new Promise(resolve => setTimeout(resolve, 5000));
+	const [during] = await customersByEmail(email);
+
+	// Act: the session's 5 minutes pass.
+	setWallClock(Date.now() + 5 * 60 * 1000 + 1);
+
+	// Assert
+	expect(during.status).toBe("PENDING");
+	const customer = await eventually(async () => {
+		const [found] = await customersByEmail(email);
+		expect(found.status).toBe("ABANDONED");
+		return found;
+	}, 20_000);
+	expect(await transactionsOf(customer.id)).toEqual([]);
+	expect((await choose(answer.challengeUrl, "complete")).body).toEqual({ accepted: false });
 });
 
 describe("Authentication without a challenge", () => {
