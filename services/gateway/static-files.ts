@@ -31,8 +31,15 @@ export function framePolicy(domain: string | null, inFrame = false): string {
 	const site = domain && /^[a-z0-9.-]+$/.test(domain) ? `${domain}:*` : null;
 	// The sandbox's 3-D Secure page is shown inside the card frame (this origin), itself on the session's site.
 	const ancestors = inFrame ? (site ? `'self' ${site}` : "'self'") : (site ?? "'none'");
-	return `default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors ${ancestors}`;
+	// frame-src: the issuer's 3-D Secure page, which the frame shows inside itself (docs/authentication.md).
+	return `default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-src 'self' https:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors ${ancestors}`;
 }
+
+/**
+ * The page the issuer's 3-D Secure challenge returns to, inside the card frame: it has no content and only tells
+ * the frame that the challenge ended, so any page may embed it (the issuer's redirect carries no session).
+ */
+export const CHALLENGE_RETURN_POLICY = "default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *";
 
 function setHeaders(res: ServerResponse, policy: string): void {
 	for (const [name, value] of Object.entries(COMMON)) res.setHeader(name, value);
@@ -80,9 +87,13 @@ export function frameAncestors(
 	const lookup = SESSION_ID.test(sessionId)
 		? call(this.broker, "sessions.domain", { sessionId }, { timeout: 2000 }).catch(() => null)
 		: Promise.resolve(null);
-	const inFrame = (req.url ?? "").split("?")[0].endsWith("/challenge.html");
+	const file = (req.url ?? "").split("?")[0];
+	const inFrame = file.endsWith("/challenge.html");
 	void lookup.then(found => {
-		res.setHeader("Content-Security-Policy", framePolicy(found?.domain ?? null, inFrame));
+		res.setHeader(
+			"Content-Security-Policy",
+			file.endsWith("/challenge-return.html") ? CHALLENGE_RETURN_POLICY : framePolicy(found?.domain ?? null, inFrame),
+		);
 		next();
 	});
 }

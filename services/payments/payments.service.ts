@@ -91,8 +91,16 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 	},
 
 	async started() {
-		const { vaultKey, vaultPreviousKeys, credentialsPrivateKey, credentialsKey, credentialsPreviousKeys, stripeApiBase, stripeApiDialect } =
-			config();
+		const {
+			vaultKey,
+			vaultPreviousKeys,
+			credentialsPrivateKey,
+			credentialsKey,
+			credentialsPreviousKeys,
+			stripeApiBase,
+			stripeApiDialect,
+			publicBaseUrl,
+		} = config();
 		if (!vaultKey) throw new Error("VAULT_KEY is not set: the payments service needs it to seal card numbers (npm start generates one)");
 		if (!credentialsPrivateKey || !credentialsKey)
 			throw new Error(
@@ -135,6 +143,8 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 					apiBase: stripeApiBase,
 					dialect: stripeApiDialect,
 					keyStore: stripeKeyStore(this.db, now),
+					// The issuer's 3-D Secure page returns the buyer into the card frame (docs/authentication.md).
+					returnUrl: publicBaseUrl ? `${publicBaseUrl}/checkout/challenge-return.html` : undefined,
 				}),
 			}),
 			now,

@@ -283,7 +283,7 @@ describe("Security headers of the SDK, the card frame and the demo", () => {
 	afterAll(() => app.stop());
 
 	const FRAME_POLICY =
-		"default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors";
+		"default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-src 'self' https:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors";
 
 	test.each([
 		"/sdk/checkout.js",
@@ -291,6 +291,8 @@ describe("Security headers of the SDK, the card frame and the demo", () => {
 		"/checkout/frame.js",
 		"/checkout/card.js",
 		"/checkout/frame.css",
+		"/checkout/challenge.html",
+		"/checkout/challenge-return.html",
 		"/demo/",
 		"/demo/demo.js",
 		"/vendor/jose/index.js",

@@ -116,6 +116,26 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 		},
 	);
 
+	test("When the buyer pays with a return address for 3-D Secure, then the card-only intent and its confirm with return_url are accepted", async () => {
+		// Arrange: as the payments service makes it with PUBLIC_BASE_URL set.
+		const withReturn = createStripeConnector({
+			apiBase: mock!.url,
+			keyStore: memoryKeyStore(),
+			timeoutMs: 10_000,
+			returnUrl: "https://pay.example.com/checkout/challenge-return.html",
+		});
+
+		// Act
+		const outcome = await withReturn.pay(
+			{ ...money("customer"), kind: "charge", challengeUntil: new Date(Date.now() + 300_000) },
+			rememberer().remember,
+		);
+
+		// Assert: stripe-mock's intent fixture asks for nothing, so the answer is its status; a refused request would be an ERROR.
+		expect(outcome.status).not.toBe("ERROR");
+		expect(outcome).toMatchObject({ reference: expect.stringMatching(/^pi_/) });
+	});
+
 	test("When a hold is placed, captured, and another voided, then all are accepted", async () => {
 		// Arrange
 		const hold = await connector.authorize(money("customer"), rememberer().remember);
@@ -425,6 +445,90 @@ describe("localstripe: what the connector's requests do", () => {
 		expect(await stripe.setupIntents.retrieve(verifiedOutcome.reference!)).toMatchObject({ status: "canceled" });
 		expect(await stripe.paymentIntents.retrieve(charged.reference!)).toMatchObject({ status: "canceled" });
 		expect(await chargesOf(card)).toEqual([]);
+	});
+
+	describe("3-D Secure with the buyer present (the checkout's first payment, docs/authentication.md)", () => {
+		/** A 3-D Secure card on the MID's account: its verification asks for authentication too, but the card stays attached. */
+		async function threeDSCard(): Promise<VaultCard> {
+			const card = vaultCard("4000002500003155");
+			await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember);
+			expect(keyStore.entries.size).toBe(1);
+			return card;
+		}
+		const pay = (card: VaultCard, kind: "charge" | "authorize", idempotencyKey = keyFor("pay")) =>
+			connector.pay(
+				{ idempotencyKey, mid: MID, card, amount: 1999, currency: "USD", kind, challengeUntil: new Date(Date.now() + 300_000) },
+				rememberer().remember,
+			);
+		/** The issuer's part, as localstripe's own stripe.js plays it: its `_authenticate` route (not Stripe's API). */
+		async function issuer(intentId: string, success: boolean): Promise<void> {
+			const { client_secret } = await stripe.paymentIntents.retrieve(intentId);
+			const res = await fetch(`${local!.url}/v1/payment_intents/${intentId}/_authenticate`, {
+				method: "POST",
+				headers: { Authorization: "Bearer sk_test_issuer", "Content-Type": "application/x-www-form-urlencoded" },
+				body: new URLSearchParams({ client_secret: String(client_secret), success: String(success) }),
+			});
+			expect(res.status).toBe(200);
+		}
+		const afterChallenge = (reference: string, kind: "charge" | "authorize" = "charge") =>
+			connector.afterChallenge({ idempotencyKey: keyFor("after"), kind, mid: MID, reference });
+
+		test("When the issuer asks for a challenge and the buyer completes it, then the payment waits for it, and afterwards it is approved, charged once", async () => {
+			// Arrange
+			const card = await threeDSCard();
+
+			// Act
+			const asked = await pay(card, "charge");
+			const before = await afterChallenge(asked.reference!);
+			await issuer(asked.reference!, true);
+			const after = await afterChallenge(asked.reference!);
+
+			// Assert
+			expect(asked).toMatchObject({ status: "AWAITING_BUYER", reference: expect.stringMatching(/^pi_/), challengeUrl: "about:blank" });
+			expect(before).toMatchObject({ status: "AWAITING_BUYER", reference: asked.reference });
+			expect(after).toMatchObject({ status: "APPROVED", reference: asked.reference, authentication: { outcome: "CHALLENGED" } });
+			expect((await chargesOf(card)).filter(c => c.status === "succeeded")).toHaveLength(1);
+		});
+
+		test("When the buyer completes the challenge of a hold, then the hold is placed, uncaptured", async () => {
+			const card = await threeDSCard();
+
+			const asked = await pay(card, "authorize");
+			await issuer(asked.reference!, true);
+			const after = await afterChallenge(asked.reference!, "authorize");
+
+			expect(after).toMatchObject({ status: "APPROVED", authentication: { outcome: "CHALLENGED" } });
+			expect(await stripe.paymentIntents.retrieve(asked.reference!)).toMatchObject({ status: "requires_capture" });
+		});
+
+		test("When the buyer fails the challenge, then the payment is declined authentication_failed and nothing is charged", async () => {
+			const card = await threeDSCard();
+
+			const asked = await pay(card, "charge");
+			await issuer(asked.reference!, false);
+			const after = await afterChallenge(asked.reference!);
+
+			expect(after).toMatchObject({ status: "DECLINED", reason: "authentication_failed", authentication: { outcome: "FAILED" } });
+			expect((await chargesOf(card)).filter(c => c.status === "succeeded")).toEqual([]);
+		});
+
+		test("When the buyer abandons the challenge, then a lookup (the session over) cancels the intent and answers that nothing moved", async () => {
+			const card = await threeDSCard();
+			const key = keyFor("pay");
+
+			const asked = await pay(card, "charge", key);
+			const found = await connector.lookup({ idempotencyKey: key, kind: "charge", mid: MID, reference: asked.reference! });
+
+			expect(found).toBeNull();
+			expect(await stripe.paymentIntents.retrieve(asked.reference!)).toMatchObject({ status: "canceled" });
+			expect((await chargesOf(card)).filter(c => c.status === "succeeded")).toEqual([]);
+		});
+
+		test("When a card needs no authentication, then the buyer's payment is approved at once", async () => {
+			const card = await verified("4242424242424242");
+
+			expect(await pay(card, "charge")).toMatchObject({ status: "APPROVED", reference: expect.stringMatching(/^pi_/) });
+		});
 	});
 
 	test("When the call dies between remembering the intent and confirming it, then a lookup cancels it and answers null, and the key then charges exactly once", async () => {

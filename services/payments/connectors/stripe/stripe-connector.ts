@@ -20,7 +20,13 @@
 //   reference that was remembered: the ledger looks it up before a retry.
 import { randomBytes } from "node:crypto";
 import Stripe from "stripe";
-import type { Connector, ConnectorOutcome, MidContext, MoneyOperation, Remember, VaultCard } from "../connector";
+import {
+	AUTHENTICATION_FAILED_REASON,
+	AUTHENTICATION_REQUIRED_REASON,
+	type Authentication,
+	AuthenticationOutcome,
+} from "../../../../shared/contracts/payments";
+import type { ChallengeAsked, Connector, ConnectorOutcome, MidContext, MoneyOperation, Remember, VaultCard } from "../connector";
 import { outcomeOfDecline } from "./decline-codes";
 
 /** Pinned, not the library's default: upgrading the library must not change what Stripe answers (its types follow it, so tsc tells). */
@@ -53,6 +59,12 @@ export interface StripeConnectorOptions {
 	 * stripe-mock checks the full requests against Stripe's OpenAPI.
 	 */
 	dialect?: "stripe" | "localstripe";
+	/**
+	 * Where the issuer's 3-D Secure page sends the buyer back, inside the card frame (PUBLIC_BASE_URL's
+	 * /checkout/challenge-return.html). Unset: a first payment the issuer wants authenticated is declined
+	 * `authentication_required`, as before 3-D Secure was supported.
+	 */
+	returnUrl?: string;
 }
 
 export interface StripeConnector extends Connector {
@@ -83,6 +95,9 @@ const failed = (reason: string, reference: string | null = null): ConnectorOutco
 });
 
 const MERCHANT_REFUSED = "merchant_account_refused";
+/** Stripe reports a challenge's details on the charge (payment_method_details.card.three_d_secure), not read yet. */
+const CHALLENGED: Authentication = { version: null, outcome: AuthenticationOutcome.Challenged, eci: null };
+const FAILED_AUTHENTICATION: Authentication = { version: null, outcome: AuthenticationOutcome.Failed, eci: null };
 const UNAVAILABLE = "processor_unavailable";
 
 /** What a failed request means. Only Stripe's errors are answers; anything else (our store, remember) is thrown on. */
@@ -163,11 +178,30 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 		return value;
 	}
 
-	/** Create unconfirmed, remember, confirm: a charge (automatic capture) or a hold (manual). */
-	async function payByIntent(op: MoneyOperation, hold: boolean, offSession: boolean, remember: Remember): Promise<ConnectorOutcome> {
+	/**
+	 * Create unconfirmed, remember, confirm: a charge (automatic capture) or a hold (manual). `challenge`: the buyer is
+	 * present to take the issuer's 3-D Secure challenge (the checkout's first payment), which is then asked for instead
+	 * of a decline: the issuer's page (`redirect_to_url`), which returns to `returnUrl` inside the card frame.
+	 */
+	function payByIntent(op: MoneyOperation, hold: boolean, offSession: boolean, remember: Remember): Promise<ConnectorOutcome>;
+	function payByIntent(
+		op: MoneyOperation,
+		hold: boolean,
+		offSession: boolean,
+		remember: Remember,
+		challenge: true,
+	): Promise<ConnectorOutcome | ChallengeAsked>;
+	async function payByIntent(
+		op: MoneyOperation,
+		hold: boolean,
+		offSession: boolean,
+		remember: Remember,
+		challenge = false,
+	): Promise<ConnectorOutcome | ChallengeAsked> {
 		const stripe = clientOf(op.mid);
 		if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
 		const keys = keysOf(op.idempotencyKey);
+		const redirect = challenge && fullStripe && options.returnUrl ? options.returnUrl : null;
 		let reference: string | null = null;
 		try {
 			const card = await cardOnAccount(stripe, op, undefined, keys);
@@ -177,7 +211,8 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 					currency: op.currency.toLowerCase(),
 					customer: card.customer,
 					payment_method: card.paymentMethod,
-					...noRedirects,
+					// A card only: its 3-D Secure redirect returns to our page (a return_url is given at confirmation).
+					...(redirect ? { payment_method_types: ["card"] } : noRedirects),
 					confirm: false,
 					metadata: { idempotency_key: op.idempotencyKey },
 					...(hold ? { capture_method: "manual" as const } : {}),
@@ -188,12 +223,42 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 			await remember(created.id);
 			const confirmed = await stripe.paymentIntents.confirm(
 				created.id,
-				offSession && fullStripe ? { off_session: true } : {},
+				offSession && fullStripe ? { off_session: true } : redirect ? { return_url: redirect } : {},
 				keys("confirm"),
 			);
+			if (challenge && confirmed.status === "requires_action") {
+				const url = challengeUrlOf(confirmed);
+				if (url) return { status: "AWAITING_BUYER", reference: confirmed.id, challengeUrl: url };
+			}
 			return (await judgeIntent(stripe, confirmed, keys, "confirmed")) ?? failed(confirmed.status, confirmed.id);
 		} catch (err) {
 			return outcomeOfError(err, reference);
+		}
+	}
+
+	/**
+	 * The issuer's page for a PaymentIntent that requires action. localstripe has none (its `use_stripe_sdk` action is
+	 * settled through its own `_authenticate` route, as its stripe.js does), so its dialect shows an empty page and the
+	 * tests act as the issuer.
+	 */
+	function challengeUrlOf(intent: Stripe.PaymentIntent): string | null {
+		const url = intent.next_action?.redirect_to_url?.url;
+		if (url) return url;
+		return fullStripe ? null : "about:blank";
+	}
+
+	/** What a first payment's intent came to after its challenge: the buyer authenticated, failed, or is still at it. */
+	function afterChallengeOf(intent: Stripe.PaymentIntent): ConnectorOutcome | ChallengeAsked {
+		switch (intent.status) {
+			case "succeeded":
+			case "requires_capture":
+				return { ...approved(intent.id), authentication: CHALLENGED };
+			case "requires_action":
+				return { status: "AWAITING_BUYER", reference: intent.id, challengeUrl: challengeUrlOf(intent) ?? "" };
+			case "requires_payment_method":
+				return { ...declined(intent.id, AUTHENTICATION_FAILED_REASON), authentication: FAILED_AUTHENTICATION };
+			default:
+				return failed(intent.status, intent.id);
 		}
 	}
 
@@ -212,9 +277,10 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 			case "requires_capture":
 				return approved(intent.id);
 			case "requires_action":
-				// 3-D Secure, not supported yet (a later issue): cancelled, so that it never completes.
+				// 3-D Secure that no buyer can take (off session, or a challenge whose time is over): cancelled, so that it
+				// never completes. Found by a lookup, it moved nothing; just confirmed, the issuer wants an authentication.
 				if (when !== "recheck") await cancelIntent(stripe, intent.id, keys, when === "lookup");
-				return declined(intent.id, "authentication_required");
+				return when === "lookup" ? null : declined(intent.id, AUTHENTICATION_REQUIRED_REASON);
 			case "requires_payment_method":
 				// Confirmed, it wants another payment method: declined (Stripe says why in last_payment_error).
 				if (intent.last_payment_error || when === "confirmed") return declined(intent.id, codeOf(intent.last_payment_error));
@@ -388,14 +454,21 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 			return payByIntent(op, true, false, remember);
 		},
 
-		// The buyer present. 3-D Secure's requires_action is still a decline here (authentication_required), so no
-		// challenge is asked yet (docs/authentication.md, "Status").
-		pay(op, remember) {
-			return payByIntent(op, op.kind === "authorize", false, remember);
+		// The buyer present: the issuer may ask for a challenge (docs/authentication.md).
+		async pay(op, remember) {
+			const outcome = await payByIntent(op, op.kind === "authorize", false, remember, true);
+			// Approved or declined without a challenge: whether it was authenticated, Stripe says on the charge (not read yet).
+			return outcome.status === "AWAITING_BUYER" || outcome.authentication ? outcome : { ...outcome, authentication: null };
 		},
 
 		async afterChallenge(op) {
-			return (await this.lookup({ ...op })) ?? failed("challenge_not_found", op.reference);
+			const stripe = clientOf(op.mid);
+			if (!stripe) return declinedAs(op.reference, MERCHANT_REFUSED, false);
+			try {
+				return afterChallengeOf(await stripe.paymentIntents.retrieve(op.reference));
+			} catch (err) {
+				return outcomeOfError(err, op.reference, true);
+			}
 		},
 
 		async capture(op) {
