@@ -2,6 +2,7 @@
 // sandbox processor's (and the common card-network ones); a reason we do not
 // know is soft unless the processor itself calls the decline hard.
 import { DeclineCategory } from "../../shared/contracts/billing";
+import { AUTHENTICATION_REQUIRED_REASON } from "../../shared/contracts/payments";
 import type { ProcessorOutcome } from "./payments";
 
 /** The card cannot be charged again as it is: retrying only adds declines (and network fees). */
@@ -19,10 +20,14 @@ const HARD = new Set([
 /** Refused by this MID (its acquirer or its risk rules), not by the card: another MID may be approved. */
 const MERCHANT_ACCOUNT = new Set(["merchant_account_refused", "transaction_not_permitted"]);
 
+/** The issuer wants the buyer to authenticate (3-D Secure, docs/authentication.md): only the buyer can fix it. */
+const AUTHENTICATION = new Set([AUTHENTICATION_REQUIRED_REASON]);
+
 export function declineCategory(outcome: ProcessorOutcome): DeclineCategory | null {
 	if (outcome.status !== "DECLINED") return null;
 	const reason = outcome.reason ?? "";
 	if (outcome.hardDecline || HARD.has(reason)) return DeclineCategory.Hard;
 	if (MERCHANT_ACCOUNT.has(reason)) return DeclineCategory.MerchantAccount;
+	if (AUTHENTICATION.has(reason)) return DeclineCategory.Authentication;
 	return DeclineCategory.Soft;
 }

@@ -86,9 +86,11 @@ async function customerEvent(
 	event: OutboxEvent,
 	transactions: Map<number, TransactionDoc>,
 ): Promise<WebhookEvent> {
-	// A CONVERSION names the checkout's charge or hold, when there was one (events written before it was recorded: search).
+	// A CONVERSION names the checkout's charge or hold, when there was one (events written before it was recorded: search);
+	// an AUTHENTICATION_REQUIRED the renewal refused for it.
+	const named = event.type === "CONVERSION" || event.type === "AUTHENTICATION_REQUIRED";
 	const first =
-		event.type !== "CONVERSION" || event.transactionId === null
+		!named || event.transactionId === null
 			? null
 			: event.transactionId === undefined
 				? await db.transactions.findOne({ customerId: customer._id }).sort({ _id: 1 }).lean()
@@ -139,7 +141,9 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 			byId(customers),
 		);
 		const conversions = customers.flatMap(c =>
-			c.outbox.flatMap(e => (e.type === "CONVERSION" && e.transactionId ? [e.transactionId] : [])),
+			c.outbox.flatMap(e =>
+				(e.type === "CONVERSION" || e.type === "AUTHENTICATION_REQUIRED") && e.transactionId ? [e.transactionId] : [],
+			),
 		);
 		const related = await readByIds(
 			deps.db.transactions,

@@ -13,7 +13,7 @@ import { addPeriod } from "../../shared/time";
 import { expiryListings } from "./card-expiry";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./models";
+import type { CustomerDoc, OutboxEvent } from "./models";
 import { listedEvent } from "./outbox";
 import type { RelayTargets } from "./outbox-relay";
 import type { ProcessorOutcome } from "./payments";
@@ -147,7 +147,9 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
  * After a declined renewal (docs/recovery.md): a hard decline suspends at once; a
  * MID's refusal is tried again in an hour on another eligible MID of the group, without using up
  * a retry; a soft decline (or one with no MID left) is retried on the account's retry days, counted
- * from the first decline, and suspends once they are used up.
+ * from the first decline, and suspends once they are used up. A decline for want of authentication is retried
+ * as a soft one (an issuer may exempt a later try), and the merchant hears AUTHENTICATION_REQUIRED, so the buyer can
+ * authenticate with a card update.
  */
 function retryState({ customer, outcome, terms }: Charged, at: Date) {
 	const category = declineCategory(outcome) ?? DeclineCategory.Soft;
@@ -219,11 +221,23 @@ async function settleAll(
 	);
 
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
+	// The merchant hears of a renewal refused for want of authentication, naming it (docs/authentication.md).
+	const asked = new Map<number, OutboxEvent>();
+	for (const { item, state } of moving)
+		if (state.result === "declined" && declineCategory(item.outcome) === DeclineCategory.Authentication)
+			asked.set(
+				item.customer._id,
+				await listedEvent(deps, "c", item.customer._id, "AUTHENTICATION_REQUIRED", {
+					transactionId: transactions.get(item.key)?._id ?? null,
+				}),
+			);
 	const moved = moving.length
 		? await deps.db.customers.bulkWrite(
-				moving.map(({ lease, state }) => ({
-					updateOne: { filter: { ...lease, status: CustomerStatus.Active }, update: { $set: state.ifActive } },
-				})),
+				moving.map(({ item, lease, state }) => {
+					const event = asked.get(item.customer._id);
+					const update = event ? { $set: state.ifActive, $push: { outbox: event } } : { $set: state.ifActive };
+					return { updateOne: { filter: { ...lease, status: CustomerStatus.Active }, update } };
+				}),
 				{ ordered: false },
 			)
 		: null;
@@ -252,7 +266,9 @@ async function settleAll(
 	});
 	return {
 		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
-		customers: states.flatMap(({ item, state }) => (state.result === "suspended" ? [item.customer._id] : [])),
+		customers: states.flatMap(({ item, state }) =>
+			state.result === "suspended" || asked.has(item.customer._id) ? [item.customer._id] : [],
+		),
 	};
 }
 

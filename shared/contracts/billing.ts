@@ -77,6 +77,8 @@ export enum DeclineCategory {
 	Soft = "SOFT",
 	Hard = "HARD",
 	MerchantAccount = "MERCHANT_ACCOUNT",
+	/** The issuer wants the buyer to authenticate (3-D Secure), which a renewal cannot: retried as a soft decline, and the merchant is told (AUTHENTICATION_REQUIRED). */
+	Authentication = "AUTHENTICATION",
 }
 
 export enum OpenSubscriptionError {

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
 	"CARD_EXPIRING",
 	"PAYMENT_METHOD_UPDATED",
 	"REACTIVATION",
+	"AUTHENTICATION_REQUIRED",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -1,7 +1,16 @@
 // 3-D Secure in the sandbox, over HTTP: the checkout pauses for the issuer's
 // challenge (answering the frame CHALLENGE), the tester's choice on the
 // sandbox's challenge page, and the frame's continuation (docs/authentication.md).
-import { CARDS, checkoutBody, createShop, newSession, type Shop, submitCheckout } from "../../factories/checkout";
+import {
+	CARDS,
+	cardUpdateSession,
+	checkoutBody,
+	createShop,
+	newSession,
+	type Shop,
+	submitCardUpdate,
+	submitCheckout,
+} from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
@@ -24,6 +33,8 @@ const transactionsOf = async (customerId: number) =>
 		status: string;
 		declineReason: string | null;
 		authentication: { version: string | null; outcome: string; eci: string | null } | null;
+		id: number;
+		declineCategory: string | null;
 	}[];
 const customersByEmail = async (email: string) =>
 	(
@@ -244,4 +255,42 @@ test("When a continue names a session with no payment in progress, then the sess
 	const unknown = await continueCheckout("6f1c1d2e-9a4b-4c1d-8e2f-3a4b5c6d7e8f");
 
 	expect([res.body.code, unknown.body.code]).toEqual(["SESSION_NOT_FOUND", "SESSION_NOT_FOUND"]);
+});
+
+describe("Renewals", () => {
+	test("When the issuer refuses a renewal for want of authentication, then it is an AUTHENTICATION decline, the customer is in recovery, the merchant gets AUTHENTICATION_REQUIRED naming it, and the buyer's card update pays what is owed", async () => {
+		// Arrange
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.renewalsNeedAuthentication }))
+			.body;
+
+		// Act: the renewal, then the buyer's new card.
+		await advanceClock(app, shop, 32);
+		const [, refused] = await transactionsOf(customerId);
+		const inRecovery = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200)).body;
+		const sessionId = (await cardUpdateSession(app, shop, customerId).expect(200)).text;
+		const updated = await submitCardUpdate(app, sessionId, { card: CARDS.mastercard });
+
+		// Assert
+		expect(refused).toMatchObject({
+			type: "RENEWAL",
+			status: "DECLINED",
+			declineReason: "authentication_required",
+			declineCategory: "AUTHENTICATION",
+		});
+		expect(inRecovery).toMatchObject({ status: "ACTIVE", attempts: 1 });
+		const event = await eventually(async () => {
+			const found = (await app.http().get(`/api/events?customerId=${customerId}&limit=100`).set(bearer(shop)).expect(200)).body.data.find(
+				(e: { type: string }) => e.type === "AUTHENTICATION_REQUIRED",
+			);
+			expect(found).toBeDefined();
+			return found;
+		}, 15_000);
+		expect(event).toMatchObject({ transaction_id: refused.id, data: { customer: { id: customerId }, transaction: { id: refused.id } } });
+		expect(updated.body).toMatchObject({ code: "OK", recovered: true });
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "DECLINED"],
+			["RENEWAL", "APPROVED"],
+		]);
+	});
 });
