@@ -20,7 +20,14 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 	await createMerchantAccount(deps, { accountId, name: "Demo MID A", group: "default", cardTypes: ["visa", "mastercard"], active: true });
 	await createMerchantAccount(deps, { accountId, name: "Demo MID B", group: "default", cardTypes: [...CARD_TYPES], active: true });
 	const monthly = { every: 1, unit: "month" } as const;
-	const common = { accountId, currency: "EUR", allowMultipleSubscriptions: false, merchantAccountGroup: "default", active: true };
+	const common = {
+		accountId,
+		currency: "EUR",
+		allowMultipleSubscriptions: false,
+		authentication: "WHEN_REQUIRED" as const,
+		merchantAccountGroup: "default",
+		active: true,
+	};
 	const products = [
 		await createProduct(deps, { ...common, name: "Monthly plan (charged now)", amount: 9.99, billing: "CHARGE", renewal: monthly }),
 		await createProduct(deps, {

@@ -3,6 +3,8 @@
 // blacklist. Only this service imports this file.
 import { type Connection, type Model, Schema } from "mongoose";
 import {
+	AUTHENTICATION_POLICIES,
+	type AuthenticationPolicy,
 	BILLING_KINDS,
 	type BillingKind,
 	CARD_TYPES,
@@ -48,6 +50,8 @@ export interface ProductDoc {
 	trialDays: number;
 	renewal: RenewalPeriod | null;
 	allowMultipleSubscriptions: boolean;
+	/** Absent on products of earlier versions: WHEN_REQUIRED. */
+	authentication?: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
 	createdAt: Date;
@@ -110,6 +114,7 @@ const productSchema = new Schema<ProductDoc>(
 		trialDays: { type: Number, required: true, min: 0 },
 		renewal: { type: new Schema({ every: Number, unit: { type: String, enum: PERIOD_UNITS } }, { _id: false }), default: null },
 		allowMultipleSubscriptions: { type: Boolean, required: true },
+		authentication: { type: String, enum: AUTHENTICATION_POLICIES, default: "WHEN_REQUIRED" },
 		merchantAccountGroup: { type: String, required: true },
 		active: { type: Boolean, required: true },
 		createdAt: { type: Date, required: true },

@@ -2,7 +2,7 @@
 // hold captured when the trial ends, SCHEDULE the first charge after the
 // trial) and how often it renews.
 
-import type { BillingKind, ProductRecord, ProductView, RenewalPeriod } from "../../shared/contracts/accounts";
+import type { AuthenticationPolicy, BillingKind, ProductRecord, ProductView, RenewalPeriod } from "../../shared/contracts/accounts";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { ownedBy } from "../../shared/persistence";
 import type { AccountsDeps } from "./deps";
@@ -18,6 +18,7 @@ export interface ProductInput {
 	trialDays?: number;
 	renewal: RenewalPeriod | null;
 	allowMultipleSubscriptions: boolean;
+	authentication: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
 }
@@ -42,6 +43,7 @@ export function toProductRecord(doc: ProductDoc): ProductRecord {
 		trialDays: doc.trialDays,
 		renewal: doc.renewal ? { every: doc.renewal.every, unit: doc.renewal.unit } : null,
 		allowMultipleSubscriptions: doc.allowMultipleSubscriptions,
+		authentication: doc.authentication ?? "WHEN_REQUIRED",
 		merchantAccountGroup: doc.merchantAccountGroup,
 		active: doc.active,
 	};
@@ -101,6 +103,7 @@ export async function updateProduct(
 		trialDays: current.trialDays,
 		renewal: current.renewal,
 		allowMultipleSubscriptions: current.allowMultipleSubscriptions,
+		authentication: current.authentication ?? "WHEN_REQUIRED",
 		merchantAccountGroup: current.merchantAccountGroup,
 		active: current.active,
 	};

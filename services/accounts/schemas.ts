@@ -1,5 +1,5 @@
 import { RETRY_DAYS_LIMITS } from "../../shared/config";
-import { BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "../../shared/contracts/accounts";
+import { AUTHENTICATION_POLICIES, BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
 
@@ -31,6 +31,7 @@ const productFields = {
 	trialDays: { type: "integer", minimum: 0, maximum: 365 },
 	renewal,
 	allowMultipleSubscriptions: { type: "boolean" },
+	authentication: { enum: AUTHENTICATION_POLICIES },
 	merchantAccountGroup: shortText,
 	active: { type: "boolean" },
 };
@@ -87,6 +88,7 @@ export const schemas = {
 			...productFields,
 			renewal: { ...renewal, default: null },
 			allowMultipleSubscriptions: { type: "boolean", default: false },
+			authentication: { enum: AUTHENTICATION_POLICIES, default: "WHEN_REQUIRED" },
 			active: { type: "boolean", default: true },
 		},
 		["accountId", "name", "amount", "currency", "billing", "merchantAccountGroup"],

@@ -150,7 +150,12 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		midId: customer.midId,
 	};
 	const outcome = await withRetries(() =>
-		deps.payments.firstPayment({ ...money, kind: hold ? "authorize" : "charge", challengeUntil: input.challengeUntil }),
+		deps.payments.firstPayment({
+			...money,
+			kind: hold ? "authorize" : "charge",
+			challengeUntil: input.challengeUntil,
+			authenticate: product.authentication ?? "WHEN_REQUIRED",
+		}),
 	);
 	if (outcome.status !== "AWAITING_BUYER") return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
 	// The buyer takes the issuer's challenge; the product's terms are kept for the payment's end (continueFirstPayment).

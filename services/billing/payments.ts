@@ -11,7 +11,9 @@ export interface Payments {
 	/** `at`: a renewal cycle's time (the sandbox judges the card's expiry by it). */
 	charge(request: MoneyParams & { initiator: "customer" | "merchant"; at?: Date }): Promise<PaymentOutcome>;
 	/** The checkout's first charge or hold: the issuer may ask the buyer for a challenge until `challengeUntil`. */
-	firstPayment(request: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string }): Promise<PaymentOutcome | AwaitingBuyer>;
+	firstPayment(
+		request: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string; authenticate: "ALWAYS" | "WHEN_REQUIRED" },
+	): Promise<PaymentOutcome | AwaitingBuyer>;
 	/** A first payment after its challenge; null when no money moved (the challenge's time ran out). */
 	afterChallenge(idempotencyKey: string): Promise<PaymentOutcome | AwaitingBuyer | null>;
 	capture(request: { idempotencyKey: string; authorizationId: number; amount: number }): Promise<PaymentOutcome>;

@@ -37,14 +37,18 @@ export const schemas = {
 		environment,
 		attemptId,
 		challengeUntil: { type: "string", format: "date-time" },
-		product: params({
-			billing: { enum: ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] },
-			amountMinor: { type: "integer", minimum: 1 },
-			currency: { type: "string", pattern: "^[A-Z]{3}$" },
-			currencyId: { type: "integer" },
-			trialDays: { type: "integer", minimum: 0 },
-			renewal: { anyOf: [period, { type: "null" }] },
-		}),
+		product: params(
+			{
+				billing: { enum: ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] },
+				amountMinor: { type: "integer", minimum: 1 },
+				currency: { type: "string", pattern: "^[A-Z]{3}$" },
+				currencyId: { type: "integer" },
+				trialDays: { type: "integer", minimum: 0 },
+				renewal: { anyOf: [period, { type: "null" }] },
+				authentication: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
+			},
+			["billing", "amountMinor", "currency", "currencyId", "trialDays", "renewal"],
+		),
 	}),
 	getById: params({ accountId: id, id }),
 	refundTransaction: params(

@@ -127,6 +127,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 			currencyId: product.currencyId,
 			trialDays: product.trialDays,
 			renewal: product.renewal,
+			authentication: product.authentication,
 		},
 	});
 	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId }, paid);

@@ -140,6 +140,7 @@ export async function firstPayment(
 							currency: input.currency,
 							kind: input.kind,
 							challengeUntil,
+							authenticate: input.authenticate ?? "WHEN_REQUIRED",
 						},
 						remember,
 					),

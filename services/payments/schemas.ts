@@ -20,7 +20,15 @@ export const schemas = {
 		...Object.keys(money),
 		"initiator",
 	]),
-	firstPayment: params({ ...money, kind: { enum: ["charge", "authorize"] }, challengeUntil: { type: "string", format: "date-time" } }),
+	firstPayment: params(
+		{
+			...money,
+			kind: { enum: ["charge", "authorize"] },
+			challengeUntil: { type: "string", format: "date-time" },
+			authenticate: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
+		},
+		[...Object.keys(money), "kind", "challengeUntil"],
+	),
 	sandboxChallenge: params({ challengeId: { type: "string", pattern: "^sbx3ds_[0-9a-f]{32}$" }, result: { enum: ["complete", "fail"] } }),
 	capture: params({ idempotencyKey: key, authorizationId: id, amount }),
 	void: params({ idempotencyKey: key, authorizationId: id }),

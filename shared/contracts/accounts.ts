@@ -54,9 +54,14 @@ export interface ProductView {
 	trialDays: number;
 	renewal: RenewalPeriod | null;
 	allowMultipleSubscriptions: boolean;
+	/** 3-D Secure at checkout (docs/authentication.md): ALWAYS asked for, or only WHEN_REQUIRED by the issuer. */
+	authentication: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
 }
+
+export const AUTHENTICATION_POLICIES = ["ALWAYS", "WHEN_REQUIRED"] as const;
+export type AuthenticationPolicy = (typeof AUTHENTICATION_POLICIES)[number];
 
 /** What other services get of a product: the view plus the amount in minor units. */
 export interface ProductRecord extends ProductView {

@@ -1,7 +1,7 @@
 // The billing service's contract with the other services: the checkout's
 // steps, refunds, and the customer and transaction as the spec's tables show
 // them. Types only; billing and its callers both import them.
-import type { BillingKind, Environment, RenewalPeriod } from "./accounts";
+import type { AuthenticationPolicy, BillingKind, Environment, RenewalPeriod } from "./accounts";
 import type { Authentication } from "./payments";
 
 /** The spec's Customer (section 2). */
@@ -130,6 +130,8 @@ export interface FirstPaymentInput {
 		currencyId: number;
 		trialDays: number;
 		renewal: RenewalPeriod | null;
+		/** 3-D Secure at checkout; absent: WHEN_REQUIRED. */
+		authentication?: AuthenticationPolicy;
 	};
 }
 

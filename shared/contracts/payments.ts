@@ -112,7 +112,7 @@ export interface PaymentsActions {
 	 * challenge, which the buyer may take until `challengeUntil` (the checkout session's end).
 	 */
 	"payments.firstPayment": {
-		params: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string };
+		params: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string; authenticate?: "ALWAYS" | "WHEN_REQUIRED" };
 		result: PaymentOutcome | AwaitingBuyer;
 	};
 	/** A first payment after its challenge ended: its outcome, or AWAITING_BUYER while the buyer has not finished. */

@@ -73,7 +73,12 @@ export interface Connector {
 	 * (docs/authentication.md). A challenge may be taken until `challengeUntil`; its end is read by afterChallenge.
 	 */
 	pay(
-		op: MoneyOperation & { kind: FirstPaymentKind; challengeUntil: Date },
+		op: MoneyOperation & {
+			kind: FirstPaymentKind;
+			challengeUntil: Date;
+			/** The product's policy: ALWAYS ask the issuer to authenticate, or only WHEN_REQUIRED by it (the default). */
+			authenticate?: "ALWAYS" | "WHEN_REQUIRED";
+		},
 		remember: Remember,
 	): Promise<ConnectorOutcome | ChallengeAsked>;
 	/** What a first payment whose challenge was asked (`reference`) came to: its outcome, or still awaiting the buyer. */

@@ -888,6 +888,7 @@ export function endpointSpecs(): EndpointSpec[] {
 					],
 				},
 				merchantAccountGroup: text("default"),
+				authentication: { valid: () => "ALWAYS", type: "string", refused: () => ["always", "SOMETIMES", ""] },
 			},
 		},
 		{
@@ -909,6 +910,7 @@ export function endpointSpecs(): EndpointSpec[] {
 			fields: {
 				active: { valid: () => false, type: "boolean", refused: () => ["maybe", "yes", 2, {}] },
 				billing: { valid: () => "CHARGE", type: "string", refused: () => ["FREE", "PREAUTHORIZE"] },
+				authentication: { valid: () => "WHEN_REQUIRED", type: "string", refused: () => ["when_required", "NEVER"] },
 			},
 		},
 		{

@@ -135,6 +135,8 @@ describe("Products", () => {
 			...product(),
 			currencyId: 978,
 			trialDays: 0,
+			// The default: 3-D Secure only when the issuer asks (docs/authentication.md).
+			authentication: "WHEN_REQUIRED",
 		});
 	});
 

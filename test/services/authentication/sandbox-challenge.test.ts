@@ -257,6 +257,44 @@ test("When a continue names a session with no payment in progress, then the sess
 	expect([res.body.code, unknown.body.code]).toEqual(["SESSION_NOT_FOUND", "SESSION_NOT_FOUND"]);
 });
 
+describe("The product's policy", () => {
+	test("When a product authenticates ALWAYS, then a card the issuer would not ask about is authenticated (frictionless in the sandbox), and the product says so", async () => {
+		// Arrange
+		const created = await admin(app)
+			.post(`/accounts/${shop.accountId}/products`, {
+				name: "Always authenticated",
+				amount: 9.99,
+				currency: "EUR",
+				billing: "CHARGE",
+				renewal: { every: 1, unit: "month" },
+				merchantAccountGroup: "default",
+				authentication: "ALWAYS",
+			})
+			.expect(201);
+
+		// Act
+		const res = await submitCheckout(app, shop, { productId: created.body.id, card: CARDS.visa });
+
+		// Assert
+		expect(created.body.authentication).toBe("ALWAYS");
+		expect(res.body).toMatchObject({ code: "OK" });
+		expect(await transactionsOf(res.body.customerId)).toMatchObject([
+			{ status: "APPROVED", authentication: { version: "2.2.0", outcome: "FRICTIONLESS", eci: "05" } },
+		]);
+	});
+
+	test("When a product is made without a policy, then it authenticates WHEN_REQUIRED; a policy that is not one of the two is refused", async () => {
+		const products = (await admin(app).get(`/accounts/${shop.accountId}/products`).expect(200)).body as {
+			id: number;
+			authentication: string;
+		}[];
+		const refused = await admin(app).patch(`/accounts/${shop.accountId}/products/${shop.products.charge}`, { authentication: "SOMETIMES" });
+
+		expect(products.find(p => p.id === shop.products.charge)?.authentication).toBe("WHEN_REQUIRED");
+		expect(refused.status).toBe(400);
+	});
+});
+
 describe("Renewals", () => {
 	test("When the issuer refuses a renewal for want of authentication, then it is an AUTHENTICATION decline, the customer is in recovery, the merchant gets AUTHENTICATION_REQUIRED naming it, and the buyer's card update pays what is owed", async () => {
 		// Arrange

@@ -116,7 +116,7 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 		},
 	);
 
-	test("When the buyer pays with a return address for 3-D Secure, then the card-only intent and its confirm with return_url are accepted", async () => {
+	test("When the buyer pays with a return address for 3-D Secure, for a product asking always, then the card-only intent (request_three_d_secure any) and its confirm with return_url are accepted", async () => {
 		// Arrange: as the payments service makes it with PUBLIC_BASE_URL set.
 		const withReturn = createStripeConnector({
 			apiBase: mock!.url,
@@ -127,7 +127,7 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 
 		// Act
 		const outcome = await withReturn.pay(
-			{ ...money("customer"), kind: "charge", challengeUntil: new Date(Date.now() + 300_000) },
+			{ ...money("customer"), kind: "charge", challengeUntil: new Date(Date.now() + 300_000), authenticate: "ALWAYS" },
 			rememberer().remember,
 		);
 

@@ -130,7 +130,8 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 				return { status: "AWAITING_BUYER", reference: challengeId, challengeUrl: challengeUrl(challengeId) };
 			}
 			const outcome = await (op.kind === "charge" ? charge({ ...op, initiator: "customer" }, remember) : authorize(op));
-			return { ...outcome, authentication: AUTHENTICATIONS[threeDS ?? "none"] };
+			// Asked always, an issuer that does not insist authenticates without a challenge.
+			return { ...outcome, authentication: AUTHENTICATIONS[threeDS ?? (op.authenticate === "ALWAYS" ? "frictionless" : "none")] };
 		},
 
 		async afterChallenge(op) {

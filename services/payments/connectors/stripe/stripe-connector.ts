@@ -190,6 +190,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 		offSession: boolean,
 		remember: Remember,
 		challenge: true,
+		always: boolean,
 	): Promise<ConnectorOutcome | ChallengeAsked>;
 	async function payByIntent(
 		op: MoneyOperation,
@@ -197,6 +198,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 		offSession: boolean,
 		remember: Remember,
 		challenge = false,
+		always = false,
 	): Promise<ConnectorOutcome | ChallengeAsked> {
 		const stripe = clientOf(op.mid);
 		if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
@@ -216,6 +218,8 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 					confirm: false,
 					metadata: { idempotency_key: op.idempotencyKey },
 					...(hold ? { capture_method: "manual" as const } : {}),
+					// The product asks for 3-D Secure whatever the issuer's rules (docs/authentication.md).
+					...(always ? { payment_method_options: { card: { request_three_d_secure: "any" as const } } } : {}),
 				},
 				keys("intent"),
 			);
@@ -456,7 +460,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 
 		// The buyer present: the issuer may ask for a challenge (docs/authentication.md).
 		async pay(op, remember) {
-			const outcome = await payByIntent(op, op.kind === "authorize", false, remember, true);
+			const outcome = await payByIntent(op, op.kind === "authorize", false, remember, true, op.authenticate === "ALWAYS");
 			// Approved or declined without a challenge: whether it was authenticated, Stripe says on the charge (not read yet).
 			return outcome.status === "AWAITING_BUYER" || outcome.authentication ? outcome : { ...outcome, authentication: null };
 		},
