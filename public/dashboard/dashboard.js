@@ -379,6 +379,8 @@ const pages = {
 			["Name", p => p.name],
 			["Amount", p => `${p.amount} ${p.currency}`],
 			["Billing", p => p.billing],
+			// 3-D Secure at checkout (docs/authentication.md).
+			["Authentication", p => p.authentication],
 			["Active", p => (p.active ? "yes" : "no")],
 		]);
 	},
