@@ -6,7 +6,9 @@
 //
 // It shows the service's card form in an iframe. The card is typed into, and
 // encrypted inside, that frame, which runs on the service's origin, so the
-// merchant's page never holds card data; the page only learns the outcome.
+// merchant's page never holds card data; the page only learns the outcome
+// (onResult: the final code, AUTHENTICATION_FAILED included; a 3-D Secure
+// challenge happens inside the frame, docs/authentication.md).
 // A classic script (not a module) so a plain <script src> tag is enough.
 (() => {
 	"use strict";
