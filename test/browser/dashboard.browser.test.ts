@@ -54,7 +54,8 @@ async function newUser(who: Shop, role: "viewer" | "operator"): Promise<string> 
 }
 
 async function paidCustomer(who: Shop): Promise<{ customerId: number; email: string }> {
-	const email = `buyer-${Date.now()}-${++users}@example.com`;
+	// Base 36: decimal digits joined by dashes could read as a card number, which the checkout refuses in any field.
+	const email = `buyer-${Date.now().toString(36)}-${++users}@example.com`;
 	const res = await submitCheckout(app, who, { productId: who.products.oneOff, card: CARDS.visa, email });
 	return { customerId: res.body.customerId, email };
 }

@@ -7,10 +7,14 @@ export const CVC = "123";
 export const WAIT = { timeout: 30_000 };
 
 let buyers = 0;
-/** A new email per checkout, so no test meets ALREADY_SUBSCRIBED from another. */
+/**
+ * A new email per checkout, so no test meets ALREADY_SUBSCRIBED from another. In base 36: the checkout refuses a
+ * field holding a card number, and decimal digits joined by dashes could make one (a pid starting with 4, then a
+ * timestamp, then the counter: 19 digits, a valid Visa number one time in ten).
+ */
 function buyerEmail(): string {
 	buyers += 1;
-	return `buyer-${process.pid}-${Date.now()}-${buyers}@example.com`;
+	return `buyer-${process.pid.toString(36)}-${Date.now().toString(36)}-${buyers}@example.com`;
 }
 
 export async function fillCheckout(frame: FrameLocator, cardNumber: string): Promise<void> {
