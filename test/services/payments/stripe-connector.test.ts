@@ -441,7 +441,7 @@ describe("localstripe: what the connector's requests do", () => {
 			reason: "authentication_required",
 		});
 		expect(charged).toMatchObject({ status: "DECLINED", reference: expect.stringMatching(/^pi_/), reason: "authentication_required" });
-		expect(categoryOf(charged)).toBe(DeclineCategory.Soft);
+		expect(categoryOf(charged)).toBe(DeclineCategory.Authentication);
 		expect(await stripe.setupIntents.retrieve(verifiedOutcome.reference!)).toMatchObject({ status: "canceled" });
 		expect(await stripe.paymentIntents.retrieve(charged.reference!)).toMatchObject({ status: "canceled" });
 		expect(await chargesOf(card)).toEqual([]);

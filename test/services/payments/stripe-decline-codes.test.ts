@@ -6,11 +6,11 @@ import { declineCategory } from "../../../services/billing/decline-reasons";
 import { outcomeOfDecline, STRIPE_DECLINES } from "../../../services/payments/connectors/stripe/decline-codes";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 
-const { Hard, MerchantAccount, Soft } = DeclineCategory;
+const { Authentication, Hard, MerchantAccount, Soft } = DeclineCategory;
 
 /** Every decline code Stripe documents, with our reason for it and billing's category. */
 const DOCUMENTED: [code: string, reason: string, category: DeclineCategory][] = [
-	["authentication_required", "authentication_required", Soft],
+	["authentication_required", "authentication_required", Authentication],
 	["approve_with_id", "approve_with_id", Soft],
 	["call_issuer", "call_issuer", Soft],
 	["card_not_supported", "transaction_not_permitted", MerchantAccount],
