@@ -160,10 +160,7 @@ export function afterChallenge(deps: PaymentsDeps, input: { idempotencyKey: stri
 			const kind = op.kind;
 			return found => gateway.connector.afterChallenge({ idempotencyKey: found._id, kind, mid: gateway.mid, reference: found.reference });
 		},
-		async op => {
-			const gateway = await gatewayOfOperation(deps, op);
-			return gateway ? resumption(gateway) : null;
-		},
+		op => resumptionOfOperation(deps, op),
 	);
 }
 
@@ -274,12 +271,15 @@ export async function refund(deps: PaymentsDeps, input: PaymentsActions["payment
 
 /** What became of a key whose answer was lost: its outcome, or null when no money moved (the key may be used again). */
 export function lookup(deps: PaymentsDeps, input: { idempotencyKey: string }): Promise<PaymentOutcome | null> {
-	return deps.ledger.lookup(input.idempotencyKey, async op => {
-		// Recorded without a gateway (its target did not exist): nothing was asked of any.
-		if (op.midId === null) return { resume: async () => null, decidingMs: 1000 };
-		const gateway = await deps.processors.gatewayFor(op.midId);
-		if (!gateway || gateway.name !== op.processor) return null;
-		const target = op.kind === "refund" && op.target ? await deps.db.operations.findById(op.target).lean() : null;
-		return resumption(gateway, target?.outcome?.processorReference ?? undefined);
-	});
+	return deps.ledger.lookup(input.idempotencyKey, op => resumptionOfOperation(deps, op));
+}
+
+/** How a recorded operation is looked up at its gateway; null when its MID no longer uses that gateway. */
+async function resumptionOfOperation(deps: PaymentsDeps, op: OperationDoc): Promise<Resumption | null> {
+	// Recorded without a gateway (its target did not exist): nothing was asked of any.
+	if (op.midId === null) return { resume: async () => null, decidingMs: 1000 };
+	const gateway = await gatewayOfOperation(deps, op);
+	if (!gateway) return null;
+	const target = op.kind === "refund" && op.target ? await deps.db.operations.findById(op.target).lean() : null;
+	return resumption(gateway, target?.outcome?.processorReference ?? undefined);
 }
