@@ -599,7 +599,8 @@ describe("localstripe: what the connector's requests do", () => {
 		// Arrange: a server of this test's own, so the others keep theirs.
 		const doomed = await startLocalstripe();
 		const store = memoryKeyStore();
-		const onDoomed = createStripeConnector({ apiBase: doomed.url, keyStore: store, timeoutMs: 5000, dialect: "localstripe" });
+		// The same 10 s per request as the other connectors here: a fresh localstripe compiles its modules on its first requests.
+		const onDoomed = createStripeConnector({ apiBase: doomed.url, keyStore: store, timeoutMs: 10_000, dialect: "localstripe" });
 		const card = vaultCard("4242424242424242");
 		expect(await onDoomed.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember)).toMatchObject(
 			approved("seti"),
