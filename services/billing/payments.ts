@@ -3,7 +3,13 @@
 // unreachable, timed out) is thrown, not taken for "nothing happened": the
 // operation may have run, and the recovery looks its key up later.
 import type { Call } from "../../shared/call";
-import { type AwaitingBuyer, type MoneyParams, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
+import {
+	type AwaitingBuyer,
+	type MoneyParams,
+	OPERATION_IN_PROGRESS_REASON,
+	OUTCOME_UNKNOWN_REASON,
+	type PaymentOutcome,
+} from "../../shared/contracts/payments";
 
 export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/payments";
 
@@ -23,7 +29,10 @@ export interface Payments {
 	lookup(idempotencyKey: string): Promise<PaymentOutcome | null>;
 }
 
-/** Money may have moved and the gateway cannot tell yet: thrown like a call that failed, so nothing is settled on it. */
+/**
+ * Money may have moved and the gateway cannot tell yet, or another call still decides the key: thrown like a call that
+ * failed, so nothing is settled (or recorded) on it, and the key is asked again later.
+ */
 export class OutcomeUnknownError extends Error {
 	constructor(idempotencyKey: string) {
 		super(`The gateway's outcome for ${idempotencyKey} is unknown for now: it is looked up later`);
@@ -32,7 +41,9 @@ export class OutcomeUnknownError extends Error {
 }
 
 function known<T extends PaymentOutcome | AwaitingBuyer | null>(idempotencyKey: string, outcome: T): T {
-	if (outcome?.status === "ERROR" && outcome.reason === OUTCOME_UNKNOWN_REASON) throw new OutcomeUnknownError(idempotencyKey);
+	const unknown =
+		outcome?.status === "ERROR" && (outcome.reason === OUTCOME_UNKNOWN_REASON || outcome.reason === OPERATION_IN_PROGRESS_REASON);
+	if (unknown) throw new OutcomeUnknownError(idempotencyKey);
 	return outcome;
 }
 

@@ -6,7 +6,7 @@ import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import { listTransactions } from "./lists";
 import type { CustomerDoc, RefundDoc, TransactionDoc } from "./models";
-import { listEvents, outboxEvent } from "./outbox";
+import { listEvents, listedEvent, outboxEvent } from "./outbox";
 import type { ProcessorOutcome } from "./payments";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
@@ -83,8 +83,39 @@ export async function recordTransactions(deps: BillingDeps, records: ChargeRecor
 		docs.flatMap(doc => doc.outbox.map(event => ({ kind: "t" as const, docId: doc._id, event }))),
 	);
 	if (await insertAllOnce(deps.db.transactions, docs)) return new Map(docs.map(doc => [doc.idempotencyKey, doc]));
-	const recorded = await deps.db.transactions.find({ idempotencyKey: { $in: docs.map(doc => doc.idempotencyKey) } }).lean();
-	return new Map(recorded.map(doc => [doc.idempotencyKey, doc]));
+	const fresh = new Map(docs.map(doc => [doc.idempotencyKey, doc]));
+	const recorded = await deps.db.transactions.find({ idempotencyKey: { $in: [...fresh.keys()] } }).lean();
+	const completed = await Promise.all(recorded.map(doc => completeErrored(deps, doc, fresh.get(doc.idempotencyKey)!)));
+	return new Map(completed.map(doc => [doc.idempotencyKey, doc]));
+}
+
+/** What a transaction takes from its processor's answer. */
+const OUTCOME_FIELDS = [
+	"success",
+	"status",
+	"transactionId",
+	"processorReference",
+	"authentication",
+	"refundStatus",
+	"refundableRemaining",
+	"declineReason",
+	"declineCategory",
+] as const;
+
+/**
+ * An ERROR transaction moved no money, and its key was free again at the processor. When the same attempt is asked
+ * again under that key (the customer's move after the ERROR was lost to an outage) and the processor now answers, the
+ * transaction is completed with that answer, once, and the merchant hears TRANSACTION again (docs/webhooks.md).
+ * Without it the customer would move on an approval that no transaction shows.
+ */
+async function completeErrored(deps: BillingDeps, recorded: TransactionDoc, fresh: TransactionFields): Promise<TransactionDoc> {
+	if (recorded.status !== TransactionStatus.Error || fresh.status === TransactionStatus.Error) return recorded;
+	const outcome = Object.fromEntries(OUTCOME_FIELDS.map(field => [field, fresh[field]]));
+	const event = await listedEvent(deps, "t", recorded._id, "TRANSACTION");
+	const completed = await deps.db.transactions
+		.findOneAndUpdate({ _id: recorded._id, status: TransactionStatus.Error }, { $set: outcome, $push: { outbox: event } }, { new: true })
+		.lean();
+	return completed ?? (await deps.db.transactions.findById(recorded._id).lean()) ?? recorded;
 }
 
 /** The REFUNDED transaction of a refund: negative, approved, and the original's product, MID, currency and card brand. */
@@ -140,6 +171,7 @@ async function createOnce(deps: BillingDeps, fields: TransactionFields): Promise
 		return doc.toObject();
 	} catch (err) {
 		if (!isDuplicateKey(err)) throw err;
-		return (await deps.db.transactions.findOne({ idempotencyKey: fields.idempotencyKey }).lean())!;
+		const recorded = (await deps.db.transactions.findOne({ idempotencyKey: fields.idempotencyKey }).lean())!;
+		return completeErrored(deps, recorded, fields);
 	}
 }

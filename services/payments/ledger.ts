@@ -6,7 +6,12 @@
 // A first payment may wait for the buyer's challenge (3-D Secure): it is then
 // held until the challenge's end (`awaiting`), and read again afterwards
 // (docs/authentication.md).
-import { type AwaitingBuyer, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
+import {
+	type AwaitingBuyer,
+	OPERATION_IN_PROGRESS_REASON,
+	OUTCOME_UNKNOWN_REASON,
+	type PaymentOutcome,
+} from "../../shared/contracts/payments";
 import { insertOnce } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
 import type { ChallengeAsked, ConnectorOutcome, Remember } from "./connectors/connector";
@@ -119,7 +124,7 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 		);
 		if (held.modifiedCount === 1) return awaitingOf({ ...mine, awaiting })!;
 		const now = await db.operations.findById(mine._id).lean();
-		return now?.outcome ?? (now && awaitingOf(now)) ?? failed("operation_in_progress");
+		return now?.outcome ?? (now && awaitingOf(now)) ?? failed(OPERATION_IN_PROGRESS_REASON);
 	}
 
 	/** `takenOver`: another call recorded it and died; what it may have done at the gateway is looked up first. */
@@ -198,7 +203,7 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 		);
 		if (waited === "gone") return run(key, fields, decision, challengeUntil);
 		// Still being decided by a live call: the caller tries again later with the same key.
-		if (waited === undefined) return failed("operation_in_progress");
+		if (waited === undefined) return failed(OPERATION_IN_PROGRESS_REASON);
 		if ("status" in waited) return waited;
 		return decideOwned(waited, decision, true, challengeUntil);
 	}
@@ -207,7 +212,7 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 	async function lookUp(previous: OperationDoc, resumption: Resumption | null): Promise<PaymentOutcome | null> {
 		if (!resumption) return failed("no_processor");
 		const mine = await takeOver(previous, resumption.decidingMs);
-		if (!mine) return failed("operation_in_progress");
+		if (!mine) return failed(OPERATION_IN_PROGRESS_REASON);
 		const found = await resumption.resume(mine);
 		if (found && found.status !== "ERROR") return record(mine, found);
 		if (found?.status === "ERROR") {
@@ -228,7 +233,7 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 			if (!previous) return null;
 			if (previous.outcome) return previous.outcome;
 			const awaiting = awaitingOf(previous);
-			if (!awaiting || !previous.reference) return failed("operation_in_progress");
+			if (!awaiting || !previous.reference) return failed(OPERATION_IN_PROGRESS_REASON);
 			// The challenge's time is over: the buyer's answer comes too late, and the operation is looked up.
 			if (new Date(awaiting.until).getTime() <= now().getTime()) return lookUp(previous, await resumptionOf(previous));
 			const read = await readerOf(previous);

@@ -60,6 +60,12 @@ export const GATEWAY_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
  */
 export const OUTCOME_UNKNOWN_REASON = "outcome_unknown";
 
+/**
+ * The reason of an ERROR answered while another call still decides the same key: not an outcome either. The caller
+ * asks again later with the same key, as after OUTCOME_UNKNOWN_REASON.
+ */
+export const OPERATION_IN_PROGRESS_REASON = "operation_in_progress";
+
 /** The reason of a decline by a MID that has no gateway it may use (a production account's MID without one). */
 export const NO_PROCESSOR_REASON = "no_processor";
 

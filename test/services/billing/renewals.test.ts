@@ -7,6 +7,7 @@ import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
+import { eventually } from "../notifications/webhook-events";
 
 let app: TestApp;
 let shop: Shop;
@@ -236,4 +237,123 @@ describe("Exactly once", () => {
 			await second.stop();
 		}
 	}, 60_000);
+
+	/** What an outage can leave behind, written straight into the services' databases: the test's only way to stage it. */
+	const withDatabases = async <T>(work: (db: { billing: import("mongodb").Db; payments: import("mongodb").Db }) => Promise<T>) => {
+		const url = process.env.MONGO_URL!;
+		const client = await MongoClient.connect(url);
+		try {
+			return await work({ billing: client.db(databaseNameFor("billing", url)), payments: client.db(databaseNameFor("payments", url)) });
+		} finally {
+			await client.close();
+		}
+	};
+	const renewalKey = (c: { _id: number; nextRenewalTimestamp: Date; attempts: number }) =>
+		`renewal:${c._id}:${c.nextRenewalTimestamp.toISOString()}:${c.attempts}`;
+
+	test("When a renewal's attempt was recorded as ERROR (nothing moved) but its customer's move was lost, then the same attempt asked again and approved completes that transaction: APPROVED, and the merchant hears it", async () => {
+		// Arrange: a due customer, and the ERROR its renewal's earlier attempt recorded before an outage cut the cycle off.
+		const own = await createShop(app);
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge })).body;
+		const errored = 900_000_000 + customerId;
+		await withDatabases(async ({ billing }) => {
+			const customers = billing.collection<{ _id: number; nextRenewalTimestamp: Date; attempts: number }>("customers");
+			const due = (await customers.findOne({ _id: customerId }))!;
+			const transactions = billing.collection<Record<string, unknown>>("transactions");
+			const start = (await transactions.findOne({ customerId, type: "SUBSCRIPTION_START" }))!;
+			await transactions.insertOne({
+				...start,
+				_id: errored,
+				type: "RENEWAL",
+				success: false,
+				status: "ERROR",
+				transactionId: null,
+				processorReference: null,
+				refundStatus: "NOT_REFUNDABLE",
+				refundableRemaining: 0,
+				declineReason: "processor_error",
+				idempotencyKey: renewalKey(due),
+				outbox: [],
+				relayed: [],
+			});
+		});
+
+		// Act
+		const res = await advance(32, own);
+
+		// Assert: the customer moved on one period, and the transaction that shows it is the one recorded, now APPROVED.
+		expect(res.body).toMatchObject({ charged: 1, declined: 0 });
+		const transaction = (await app.http().get(`/api/transaction/${errored}`).set(bearer(own)).expect(200)).body;
+		expect(transaction).toMatchObject({ id: errored, type: "RENEWAL", status: "APPROVED", success: true });
+		expect(transaction.transactionId).toEqual(expect.any(Number));
+		const periods = await withDatabases(async ({ billing }) => {
+			const c = await billing.collection("customers").findOne({ _id: customerId as never });
+			const approved = await billing.collection("transactions").countDocuments({ customerId, status: "APPROVED" });
+			return { billed: c?.periodsBilled, approved };
+		});
+		expect(periods).toEqual({ billed: 2, approved: 2 });
+		await eventually(async () => {
+			const events = (await app.http().get(`/api/events?customerId=${customerId}&limit=100`).set(bearer(own)).expect(200)).body.data as {
+				type: string;
+				data: { transaction?: { id: number; status: string } };
+			}[];
+			expect(events.filter(e => e.data.transaction?.id === errored).map(e => [e.type, e.data.transaction?.status])).toEqual([
+				["TRANSACTION", "APPROVED"],
+			]);
+		}, 15_000);
+	});
+
+	test("When another call still decides a renewal's key, then the cycle records nothing and moves nobody; once that call's time is up a later cycle charges it once", async () => {
+		// Arrange: a due customer whose renewal's payment an earlier cycle's call (cut off, still deciding) holds.
+		const own = await createShop(app);
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge })).body;
+		const key = await withDatabases(async ({ billing, payments }) => {
+			const due = (await billing
+				.collection<{ _id: number; nextRenewalTimestamp: Date; attempts: number; midId: number; cardToken: string }>("customers")
+				.findOne({ _id: customerId }))!;
+			await payments.collection<{ _id: string; [field: string]: unknown }>("payment_operations").insertOne({
+				_id: renewalKey(due),
+				kind: "charge",
+				initiator: "merchant",
+				midId: due.midId,
+				processor: "sandbox",
+				cardToken: due.cardToken,
+				amount: 999,
+				currency: "EUR",
+				target: null,
+				reference: null,
+				outcome: null,
+				awaiting: null,
+				decidingUntil: new Date(Date.now() + 600_000),
+				createdAt: new Date(),
+			});
+			return renewalKey(due);
+		});
+		const ownCustomer = async () => (await app.http().get(`/api/customer/${customerId}`).set(bearer(own))).body;
+		const before = await ownCustomer();
+
+		// Act
+		const held = await advance(32, own);
+
+		// Assert: no transaction, and the customer still due, not counted as declined.
+		expect(held.body).toMatchObject({ charged: 0, declined: 0, suspended: 0 });
+		const ownTransactions = async () =>
+			(await admin(app).get(`/accounts/${own.accountId}/customers/${customerId}/transactions`)).body as { type: string; status: string }[];
+		expect((await ownTransactions()).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"]]);
+		expect(await ownCustomer()).toMatchObject({ status: "ACTIVE", attempts: 0, nextRenewalTimestamp: before.nextRenewalTimestamp });
+
+		// Act: that call's time and the cycle's lease both run out (written, instead of waiting for them).
+		await withDatabases(async ({ billing, payments }) => {
+			await payments.collection<{ _id: string }>("payment_operations").updateOne({ _id: key }, { $set: { decidingUntil: new Date(0) } });
+			await billing.collection("customers").updateOne({ _id: customerId as never }, { $set: { renewalLease: null } });
+		});
+		const later = await advance(32, own);
+
+		// Assert
+		expect(later.body).toMatchObject({ charged: 1, declined: 0 });
+		expect((await ownTransactions()).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "APPROVED"],
+		]);
+	}, 30_000);
 });

@@ -25,6 +25,7 @@ import {
 	AUTHENTICATION_REQUIRED_REASON,
 	type Authentication,
 	AuthenticationOutcome,
+	OPERATION_IN_PROGRESS_REASON,
 } from "../../../../shared/contracts/payments";
 import type { ChallengeAsked, Connector, ConnectorOutcome, MidContext, MoneyOperation, Remember, VaultCard } from "../connector";
 import { outcomeOfDecline } from "./decline-codes";
@@ -313,7 +314,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 		} catch (err) {
 			if (!isInvalidRequest(err)) throw err;
 			const now = await stripe.paymentIntents.retrieve(intent.id);
-			return (await judgeIntent(stripe, now, keys, "recheck")) ?? failed("operation_in_progress", intent.id);
+			return (await judgeIntent(stripe, now, keys, "recheck")) ?? failed(OPERATION_IN_PROGRESS_REASON, intent.id);
 		}
 	}
 
