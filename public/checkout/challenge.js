@@ -1,7 +1,7 @@
 // The sandbox's challenge page: the tester's choice goes to the service once
 // (a second click, or a second tab, changes nothing), then the card frame
 // around this page is told that the challenge ended. It never learns the
-// outcome from here: the frame asks the service (POST /api/checkout/continue).
+// outcome from here: the frame asks the service (POST /api/checkout/continue, or /api/card-update/continue).
 const challengeId = new URLSearchParams(location.search).get("challenge") ?? "";
 const buttons = [document.getElementById("complete"), document.getElementById("fail")];
 const status = document.getElementById("status");

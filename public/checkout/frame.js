@@ -234,6 +234,12 @@ function showChallenge(url) {
 	render();
 }
 
+/** What the session's payment came to, or CHALLENGE again: a checkout's, or a card update's renewal owed. */
+function continuePayment() {
+	const path = checkout.update ? "/api/card-update/continue" : "/api/checkout/continue";
+	return post(path, { sessionId: checkout.sessionId, landingDomain: checkout.domain });
+}
+
 /** The challenge ended: the service says what the payment came to (the same answer however often it is asked). */
 async function afterChallenge() {
 	if (state !== "challenge") return;
@@ -244,7 +250,7 @@ async function afterChallenge() {
 	render();
 	let answer;
 	try {
-		answer = await post("/api/checkout/continue", { sessionId: checkout.sessionId, landingDomain: checkout.domain });
+		answer = await continuePayment();
 	} catch {
 		answer = { code: "NETWORK_ERROR" };
 	}
@@ -258,7 +264,7 @@ async function afterChallenge() {
 async function resumePayment() {
 	let answer;
 	try {
-		answer = await post("/api/checkout/continue", { sessionId: checkout.sessionId, landingDomain: checkout.domain });
+		answer = await continuePayment();
 	} catch {
 		return;
 	}
@@ -331,5 +337,5 @@ if (!checkout.sessionId || (!checkout.update && (!Number.isInteger(checkout.prod
 	close("Card payments need a secure (HTTPS) page. Please contact the merchant.");
 } else {
 	render();
-	if (!checkout.update) resumePayment();
+	resumePayment();
 }

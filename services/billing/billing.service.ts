@@ -13,7 +13,7 @@ import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { sleep } from "../../shared/poll";
 import { createCardExpirySchedule, expiryListings } from "./card-expiry";
-import { cardUpdateTarget, updateCard } from "./card-update";
+import { cardUpdateTarget, continueCardUpdate, updateCard } from "./card-update";
 import { abandonSubscription, continueFirstPayment, firstPayment, openSubscription } from "./checkout-payments";
 import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
@@ -72,7 +72,8 @@ function thenRelay<P, R>(
 
 const ofObject = <R extends object>(result: R | string): R | null => (typeof result === "object" ? result : null);
 
-const firstPaymentChanges = (_: unknown, result: FirstPaymentResult | string): RelayTargets => {
+/** A first payment's or a card update's: its customer, and its charge or hold when one was attempted. */
+const paymentChanges = (_: unknown, result: Pick<FirstPaymentResult, "customer" | "transaction"> | string): RelayTargets => {
 	const done = ofObject(result);
 	return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
 };
@@ -96,8 +97,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	actions: {
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
-		firstPayment: thenRelay(schemas.firstPayment, firstPayment, firstPaymentChanges),
-		continueFirstPayment: thenRelay(schemas.continueFirstPayment, continueFirstPayment, firstPaymentChanges),
+		firstPayment: thenRelay(schemas.firstPayment, firstPayment, paymentChanges),
+		continueFirstPayment: thenRelay(schemas.continueFirstPayment, continueFirstPayment, paymentChanges),
 		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction, (_, result) => {
 			const done = ofObject(result);
 			return { transactions: done ? [done.refundTransactionId] : [] };
@@ -105,10 +106,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe, input => ({ customers: [input.customerId] })),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
 		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
-		updateCard: thenRelay(schemas.updateCard, updateCard, (input, result) => {
-			const done = ofObject(result);
-			return { customers: done ? [input.customerId] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
-		}),
+		updateCard: thenRelay(schemas.updateCard, updateCard, paymentChanges),
+		continueCardUpdate: thenRelay(schemas.continueCardUpdate, continueCardUpdate, paymentChanges),
 		// The renewal engine's claim and release, as an action so any billing node (or ops) can take part.
 		claimRenewal: {
 			params: schemas.claimRenewal,

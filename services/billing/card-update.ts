@@ -4,7 +4,9 @@
 //      in flight is waited for): an update and a renewal never both charge.
 //   2. The duplicate-subscription lock moves to the new card's fingerprint.
 //   3. A customer who owes a renewal (retrying, or SUSPENDED after declines)
-//      is charged it on the new card first. Declined: nothing changes.
+//      is charged it on the new card first, the buyer present: the issuer may
+//      ask for a challenge (3-D Secure), and the update then waits for it,
+//      holding the lease (continueCardUpdate). Declined: nothing changes.
 //   4. The card, its MID and (after a recovery) the schedule are written in one
 //      update with PAYMENT_METHOD_UPDATED (and REACTIVATION) in the outbox.
 import type { ProductRecord } from "../../shared/contracts/accounts";
@@ -12,17 +14,19 @@ import {
 	CardUpdateError,
 	type CardUpdateInput,
 	CardUpdateOutcome,
+	type CardUpdateResult,
 	type CardUpdateTarget,
-	type CustomerView,
 	type TransactionView,
 } from "../../shared/contracts/billing";
+import { AUTHENTICATION_FAILED_REASON } from "../../shared/contracts/payments";
 import { leaseFree, newLease } from "../../shared/persistence";
 import { withRetries } from "../../shared/processor-retries";
 import { addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./models";
+import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "./models";
 import { listEvents, outboxEvent } from "./outbox";
+import type { ProcessorOutcome } from "./payments";
 import { noteRecovery } from "./recovery";
 import { waitForRenewalInFlight } from "./renewal-lease";
 import { CustomerStatus, TransactionType } from "./states";
@@ -68,13 +72,31 @@ async function claimForUpdate(deps: BillingDeps, input: CardUpdateInput, owner: 
 	return null;
 }
 
-type UpdateResult = { outcome: CardUpdateOutcome; customer: CustomerView; transaction: TransactionView | null } | CardUpdateError;
+type UpdateResult = CardUpdateResult | CardUpdateError;
+
+const ownerOf = (attemptId: string) => `card-update:${attemptId}`;
+const heldBy = (customerId: number, attemptId: string) => ({ _id: customerId, "renewalLease.owner": ownerOf(attemptId) });
+/** The renewal owed's key: one per update attempt. */
+const recoveryKey = (customerId: number, attemptId: string) => `recovery:${customerId}:${attemptId}`;
+/**
+ * How long after its challenge's end a paused update still holds the customer's renewal: the recovery sweep settles
+ * an update whose buyer never came back within its grace period, so no renewal charges the old card meanwhile.
+ */
+const AFTER_CHALLENGE_MS = 15 * 60_000;
+
+interface CardChange {
+	attemptId: string;
+	card: CardFields;
+	newLock: string | null;
+	/** The customer while this update holds its renewal lease. */
+	held: object;
+}
 
 export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Promise<UpdateResult> {
-	const owner = `card-update:${input.attemptId}`;
-	const customer = await claimForUpdate(deps, input, owner);
+	const customer = await claimForUpdate(deps, input, ownerOf(input.attemptId));
 	if (!customer) return CardUpdateError.Busy;
-	const held = { _id: customer._id, "renewalLease.owner": owner };
+	const held = heldBy(customer._id, input.attemptId);
+	let paused = false;
 	try {
 		if (!UPDATABLE.includes(customer.status)) return CardUpdateError.NotUpdatable;
 		const product = await deps.productOf(customer.accountId, customer.productId);
@@ -91,7 +113,7 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 		const newLock = needsLock && !product?.allowMultipleSubscriptions ? lockOf(input.card.fingerprint) : null;
 		if (newLock && !(await claimLock(deps, newLock, customer._id))) return CardUpdateError.AlreadySubscribed;
 
-		const card = {
+		const card: CardFields = {
 			cardToken: input.card.cardToken,
 			cardFingerprint: input.card.fingerprint,
 			cardBin: input.card.bin,
@@ -102,66 +124,172 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 			midName: input.mid.name,
 			refusedMids: [],
 		};
-		let schedule: Partial<CustomerDoc> = {};
-		let transaction: TransactionView | null = null;
+		const change = { attemptId: input.attemptId, card, newLock, held };
 		const owed = owesRenewal(customer) && product?.renewal ? product : null;
-		if (owed) {
-			const charged = await chargeOwed(deps, { ...customer, ...card }, owed, input);
-			transaction = toTransactionView(charged.transaction);
-			if (charged.outcome !== "APPROVED") {
-				// Nothing changes: the lock this update took is let go (a SUSPENDED customer holds none).
-				if (newLock) await deps.db.subscriptionLocks.deleteOne({ _id: newLock, customerId: customer._id });
-				const outcome = charged.outcome === "DECLINED" ? CardUpdateOutcome.RecoveryDeclined : CardUpdateOutcome.RecoveryFailed;
-				return { outcome, customer: toCustomerView(customer), transaction };
-			}
-			schedule = resumedSchedule(deps, customer, owed);
-			await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);
-			await noteRecovery(deps, deps.now(), {
-				entered: [],
-				recovered: [{ customer, amountMinor: owed.amountMinor, currency: owed.currency }],
-			});
-		}
-		const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED"), ...(owed ? [outboxEvent(deps, "REACTIVATION")] : [])];
-		await listEvents(
-			deps,
-			events.map(event => ({ kind: "c" as const, docId: customer._id, event })),
+		if (!owed) return await applyCard(deps, customer, change, null);
+		const key = recoveryKey(customer._id, input.attemptId);
+		// The buyer is here: the renewal owed is a customer-initiated payment, which the issuer may want authenticated.
+		const paid = await withRetries(() =>
+			deps.payments.firstPayment({
+				idempotencyKey: key,
+				cardToken: card.cardToken,
+				amount: owed.amountMinor,
+				currency: owed.currency,
+				midId: card.midId,
+				kind: "charge",
+				challengeUntil: input.challengeUntil,
+				authenticate: owed.authentication ?? "WHEN_REQUIRED",
+			}),
 		);
-		const updated = await deps.db.customers
-			.findOneAndUpdate(
-				{ ...held, status: { $in: UPDATABLE } },
-				{ $set: { ...card, ...schedule, renewalLease: null }, $push: { outbox: { $each: events } } },
-				{ returnDocument: "after" },
-			)
-			.lean();
-		// Unsubscribed meanwhile (an unsubscribe waits for the lease, so only before it was taken): nothing to change.
-		if (!updated) return CardUpdateError.NotUpdatable;
-		if (!sameCard && customer.status === CustomerStatus.Active) await releaseLock(deps, customer);
-		// The new card may expire before the next renewal (lists nothing when it does not, or when there is none).
-		await listExpiryWarning(deps, updated);
-		if (customer.nextRenewalTimestamp && schedule.nextRenewalTimestamp)
-			await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp, schedule.nextRenewalTimestamp);
-		return { outcome: owed ? CardUpdateOutcome.Recovered : CardUpdateOutcome.Updated, customer: toCustomerView(updated), transaction };
+		if (paid.status !== "AWAITING_BUYER") return await settleOwed(deps, customer, change, owed, key, paid);
+		const until = new Date(input.challengeUntil);
+		const awaiting: AwaitingCardUpdate = { attemptId: input.attemptId, card, newLock, until };
+		// Settled by the recovery sweep if the frame never comes back (checkout-recovery.ts).
+		await deps.checkouts.add(customer._id, until);
+		await deps.db.customers.updateOne(held, {
+			$set: { awaitingCardUpdate: awaiting, "renewalLease.until": new Date(until.getTime() + AFTER_CHALLENGE_MS) },
+		});
+		paused = true;
+		return {
+			outcome: CardUpdateOutcome.AwaitingBuyer,
+			customer: toCustomerView(customer),
+			transaction: null,
+			challengeUrl: paid.challengeUrl,
+		};
 	} finally {
-		await deps.db.customers.updateOne(held, { $set: { renewalLease: null } });
+		if (!paused) await deps.db.customers.updateOne(held, { $set: { renewalLease: null } });
 	}
 }
 
-/** The renewal owed, charged on the new card with one key per update attempt. */
-async function chargeOwed(deps: BillingDeps, customer: CustomerDoc, product: ProductRecord, input: CardUpdateInput) {
-	const key = `recovery:${customer._id}:${input.attemptId}`;
-	const outcome = await withRetries(() =>
-		deps.payments.charge({
-			idempotencyKey: key,
-			cardToken: customer.cardToken,
-			amount: product.amountMinor,
-			currency: product.currency,
-			midId: customer.midId,
-			initiator: "customer",
-		}),
-	);
+/**
+ * A card update after the buyer's challenge on the renewal owed: settled by what the gateway recorded, as the update
+ * would have been. Nothing moved before the challenge's time ran out: ABANDONED, nothing changed. A repeat (a second
+ * tab, a reload, the recovery sweep) finds the update settled and changes nothing again.
+ */
+export async function continueCardUpdate(deps: BillingDeps, input: { customerId: number; attemptId: string }): Promise<UpdateResult> {
+	const customer = await deps.db.customers.findById(input.customerId).lean();
+	if (!customer) return CardUpdateError.NotUpdatable;
+	const awaiting = customer.awaitingCardUpdate;
+	if (awaiting?.attemptId !== input.attemptId) {
+		// Settled already (a second tab, the recovery sweep): the same answer again.
+		const last = customer.lastCardUpdate;
+		return last?.attemptId === input.attemptId
+			? { outcome: last.outcome, customer: toCustomerView(customer), transaction: null }
+			: CardUpdateError.NotUpdatable;
+	}
+	const key = recoveryKey(customer._id, input.attemptId);
+	const paid = await withRetries(() => deps.payments.afterChallenge(key));
+	if (paid?.status === "AWAITING_BUYER")
+		return {
+			outcome: CardUpdateOutcome.AwaitingBuyer,
+			customer: toCustomerView(customer),
+			transaction: null,
+			challengeUrl: paid.challengeUrl,
+		};
+	const change = {
+		attemptId: input.attemptId,
+		card: awaiting.card,
+		newLock: awaiting.newLock,
+		held: heldBy(customer._id, input.attemptId),
+	};
+	let result: UpdateResult = CardUpdateError.NotUpdatable;
+	try {
+		if (paid === null) {
+			await letLockGo(deps, customer, change.newLock);
+			result = { outcome: CardUpdateOutcome.Abandoned, customer: toCustomerView(customer), transaction: null };
+			return result;
+		}
+		const owed = await deps.productOf(customer.accountId, customer.productId);
+		if (owed) result = await settleOwed(deps, customer, change, owed, key, paid);
+		return result;
+	} finally {
+		// Unpaid (an approved one was written with the card): what it came to is kept for a repeat.
+		const lastCardUpdate = typeof result === "object" ? { attemptId: input.attemptId, outcome: result.outcome } : null;
+		await deps.db.customers.updateOne(change.held, { $set: { renewalLease: null, awaitingCardUpdate: null, lastCardUpdate } });
+	}
+}
+
+/** The lock an update took for the new card, let go when the card does not become the customer's. */
+async function letLockGo(deps: BillingDeps, customer: CustomerDoc, newLock: string | null): Promise<void> {
+	if (newLock) await deps.db.subscriptionLocks.deleteOne({ _id: newLock, customerId: customer._id });
+}
+
+/** Records the renewal owed, charged on the new card; approved, the card becomes the customer's and it is ACTIVE again. */
+async function settleOwed(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	change: CardChange,
+	owed: ProductRecord,
+	key: string,
+	paid: ProcessorOutcome,
+): Promise<UpdateResult> {
 	const type = customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal;
-	const transaction = await recordTransaction(deps, customer, product, type, key, outcome);
-	return { outcome: outcome.status, transaction };
+	const transaction = toTransactionView(await recordTransaction(deps, { ...customer, ...change.card }, owed, type, key, paid));
+	if (paid.status !== "APPROVED") {
+		// Nothing changes: the lock this update took is let go (a SUSPENDED customer holds none).
+		await letLockGo(deps, customer, change.newLock);
+		const outcome =
+			paid.reason === AUTHENTICATION_FAILED_REASON
+				? CardUpdateOutcome.AuthenticationFailed
+				: paid.status === "DECLINED"
+					? CardUpdateOutcome.RecoveryDeclined
+					: CardUpdateOutcome.RecoveryFailed;
+		return { outcome, customer: toCustomerView(customer), transaction };
+	}
+	const schedule = resumedSchedule(deps, customer, owed);
+	await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);
+	return applyCard(deps, customer, change, { schedule, transaction, owed });
+}
+
+/** The card (and after a recovery the schedule) in one update, with PAYMENT_METHOD_UPDATED (and REACTIVATION). */
+async function applyCard(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	{ attemptId, card, held }: CardChange,
+	recovery: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: ProductRecord } | null,
+): Promise<UpdateResult> {
+	const schedule = recovery?.schedule ?? {};
+	const outcome = recovery ? CardUpdateOutcome.Recovered : CardUpdateOutcome.Updated;
+	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED"), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
+	await listEvents(
+		deps,
+		events.map(event => ({ kind: "c" as const, docId: customer._id, event })),
+	);
+	const updated = await deps.db.customers
+		.findOneAndUpdate(
+			{ ...held, status: { $in: UPDATABLE } },
+			{
+				$set: { ...card, ...schedule, renewalLease: null, awaitingCardUpdate: null, lastCardUpdate: { attemptId, outcome } },
+				$push: { outbox: { $each: events } },
+			},
+			{ returnDocument: "after" },
+		)
+		.lean();
+	if (!updated) {
+		// Applied by another call of the same update (a second tab), or unsubscribed meanwhile (an unsubscribe waits for
+		// the lease, so only before it was taken): nothing to change.
+		const now = await deps.db.customers.findById(customer._id).lean();
+		const last = now?.lastCardUpdate;
+		return now && last?.attemptId === attemptId
+			? { outcome: last.outcome, customer: toCustomerView(now), transaction: recovery?.transaction ?? null }
+			: CardUpdateError.NotUpdatable;
+	}
+	// Counted by the one call that applied it (two tabs continuing at once both get this far).
+	if (recovery)
+		await noteRecovery(deps, deps.now(), {
+			entered: [],
+			recovered: [{ customer, amountMinor: recovery.owed.amountMinor, currency: recovery.owed.currency }],
+		});
+	if (card.cardFingerprint !== customer.cardFingerprint && customer.status === CustomerStatus.Active) await releaseLock(deps, customer);
+	// The new card may expire before the next renewal (lists nothing when it does not, or when there is none).
+	await listExpiryWarning(deps, updated);
+	if (customer.nextRenewalTimestamp && schedule.nextRenewalTimestamp)
+		await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp, schedule.nextRenewalTimestamp);
+	return {
+		outcome,
+		customer: toCustomerView(updated),
+		transaction: recovery?.transaction ?? null,
+	};
 }
 
 /**

@@ -10,14 +10,17 @@
 // first payment's key (`lookup`, never a new charge):
 //   - approved or declined -> its transaction (once, by key) and ACTIVE or DECLINED, as the checkout would have
 //   - never seen (the checkout stopped before paying; a SCHEDULE product's pays nothing) -> ABANDONED, lock released
+// A card update paused for the buyer's challenge is listed too, at the challenge's end, and settled the same way.
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
-import { FirstPaymentOutcome } from "../../shared/contracts/billing";
+import { CardUpdateOutcome, FirstPaymentOutcome } from "../../shared/contracts/billing";
 import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
+import { continueCardUpdate } from "./card-update";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
 import type { BillingDeps } from "./deps";
-import type { BillingDb } from "./models";
+import type { BillingDb, CustomerDoc } from "./models";
+import { OutcomeUnknownError } from "./payments";
 import { CustomerStatus } from "./states";
 
 /** 10-second slots, 2 documents each: a checkout is listed once and read once, a grace period later. */
@@ -73,6 +76,8 @@ async function recoverCheckout(
 	const customer = await deps.db.customers.findById(customerId).lean();
 	// Listed just before the customer is written: a young listing without its customer is a checkout still opening.
 	if (!customer) return listedIn.getTime() < openedBefore.getTime() - LATE_LISTING_MS ? null : "later";
+	// A card update paused for a challenge is listed at the challenge's end: its buyer never came back.
+	if (customer.awaitingCardUpdate) return settleCardUpdate(deps, customer, openedBefore);
 	if (customer.status !== CustomerStatus.Pending) return null;
 	if (customer.createdAt > openedBefore) return "later";
 	const product = await deps.productOf(customer.accountId, customer.productId);
@@ -83,10 +88,10 @@ async function recoverCheckout(
 		? (["PREAUTHORIZE", "CHARGE"] as const)
 		: (["CHARGE", "PREAUTHORIZE"] as const)) {
 		const key = firstPaymentKey(customer.attemptId, billing);
-		const outcome = await deps.payments.lookup(key);
+		// Still being decided (a challenge still open), or its gateway unreachable now: the next sweep asks again.
+		const outcome = await deps.payments.lookup(key).catch(laterIfUnknown);
+		if (outcome === "later" || outcome?.status === "ERROR") return "later";
 		if (!outcome) continue;
-		// Still being decided, or its gateway unreachable now: the next sweep asks again.
-		if (outcome.status === "ERROR") return "later";
 		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.createdAt);
 		return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
 	}
@@ -96,4 +101,17 @@ async function recoverCheckout(
 /** PENDING -> ABANDONED with its lock released; null when another settled it first. */
 async function abandon(deps: BillingDeps, customerId: number): Promise<"abandoned" | null> {
 	return typeof (await abandonSubscription(deps, { customerId })) === "object" ? "abandoned" : null;
+}
+
+const laterIfUnknown = (err: Error): "later" => {
+	if (err instanceof OutcomeUnknownError) return "later";
+	throw err;
+};
+
+/** A card update whose buyer left during the challenge: settled by what the gateway did (card-update.ts). */
+async function settleCardUpdate(deps: BillingDeps, customer: CustomerDoc, openedBefore: Date): Promise<"later" | null> {
+	const awaiting = customer.awaitingCardUpdate!;
+	if (new Date(awaiting.until) > openedBefore) return "later";
+	const settled = await continueCardUpdate(deps, { customerId: customer._id, attemptId: awaiting.attemptId }).catch(laterIfUnknown);
+	return settled === "later" || (typeof settled === "object" && settled.outcome === CardUpdateOutcome.AwaitingBuyer) ? "later" : null;
 }

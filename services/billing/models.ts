@@ -3,7 +3,7 @@
 // (product, email, card). The sandbox processor's own collections are in
 // processors/sandbox-processor.ts.
 import { type Connection, type Model, Schema } from "mongoose";
-import { DeclineCategory, type FirstPaymentInput } from "../../shared/contracts/billing";
+import { type CardUpdateOutcome, DeclineCategory, type FirstPaymentInput } from "../../shared/contracts/billing";
 import type { EventType } from "../../shared/contracts/notifications";
 import type { Authentication } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
@@ -24,6 +24,22 @@ export interface OutboxEvent {
 	createdAt: Date;
 	/** A CONVERSION's charge or hold (null: none, e.g. a scheduled first charge), so the relay need not search for it. */
 	transactionId?: number | null;
+}
+
+/** What a card update makes the customer's: the card, and the MID that takes it. */
+export type CardFields = Pick<
+	CustomerDoc,
+	"cardToken" | "cardFingerprint" | "cardBin" | "cardLast4" | "cardType" | "cardExpiredTime" | "midId" | "midName" | "refusedMids"
+>;
+
+/** A card update paused for the buyer's challenge on the renewal owed (card-update.ts). */
+export interface AwaitingCardUpdate {
+	attemptId: string;
+	card: CardFields;
+	/** The duplicate-subscription lock the update took for the new card; let go if it ends unpaid. */
+	newLock: string | null;
+	/** The challenge's end (the card update session's). */
+	until: Date;
 }
 
 export interface CustomerDoc {
@@ -65,6 +81,10 @@ export interface CustomerDoc {
 	authorizationId: number | null;
 	/** A first payment waiting for the buyer's challenge (3-D Secure): the product's terms it settles by afterwards. */
 	awaitingChallenge?: { product: FirstPaymentInput["product"] } | null;
+	/** A card update whose renewal owed waits for the buyer's challenge: what it writes once paid (card-update.ts). */
+	awaitingCardUpdate?: AwaitingCardUpdate | null;
+	/** The last card update that paid or paused, and what it came to: a repeated continuation answers it again. */
+	lastCardUpdate?: { attemptId: string; outcome: CardUpdateOutcome } | null;
 	outbox: OutboxEvent[];
 	/** The ids of the events relayed so far: a listing whose event is here is done. */
 	relayed: string[];
@@ -180,6 +200,8 @@ const customerSchema = new Schema<CustomerDoc>(
 		additionalData: { type: Schema.Types.Mixed, default: null },
 		authorizationId: { type: Number, default: null },
 		awaitingChallenge: { type: Schema.Types.Mixed, default: null },
+		awaitingCardUpdate: { type: Schema.Types.Mixed, default: null },
+		lastCardUpdate: { type: Schema.Types.Mixed, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
 		billingAnchor: { type: Date, default: null },

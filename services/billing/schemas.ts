@@ -30,7 +30,15 @@ export const schemas = {
 	}),
 	abandonSubscription: params({ customerId: id }),
 	cardUpdateTarget: params({ accountId: id, customerId: id }),
-	updateCard: params({ accountId: id, customerId: id, attemptId, card, mid: params({ id, name: shortText }) }),
+	updateCard: params({
+		accountId: id,
+		customerId: id,
+		attemptId,
+		card,
+		mid: params({ id, name: shortText }),
+		challengeUntil: { type: "string", format: "date-time" },
+	}),
+	continueCardUpdate: params({ customerId: id, attemptId }),
 	continueFirstPayment: params({ customerId: id, attemptId }),
 	firstPayment: params({
 		customerId: id,

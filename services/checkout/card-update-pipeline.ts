@@ -7,9 +7,9 @@
 //      charges the renewal owed, for a customer in recovery)
 // Every outcome is a code; nothing here throws for a business reason.
 import { isFailure } from "../../shared/call";
-import { CardUpdateError, CardUpdateOutcome } from "../../shared/contracts/billing";
+import { CardUpdateError, CardUpdateOutcome, type CardUpdateResult } from "../../shared/contracts/billing";
 import { checkCard, decryptCard } from "./card-checks";
-import { answer, CheckoutCode, SESSION_CODES } from "./checkout-answers";
+import { answer, CheckoutCode, challengeFor, SESSION_CODES } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
 
 export interface CardUpdateRequest {
@@ -33,6 +33,8 @@ export interface CardUpdateAnswer {
 	customerId?: number;
 	/** True when the renewal the customer owed was charged on the new card (ACTIVE again). */
 	recovered?: boolean;
+	/** CHALLENGE: the page the frame shows. */
+	challengeUrl?: string;
 }
 
 const MESSAGES: Record<CardUpdateCode, string> = {
@@ -79,7 +81,7 @@ export async function submitCardUpdate(
 	const { mid, attemptId } = checked;
 
 	// 4. One session, one update; then the card becomes the customer's.
-	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId });
+	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId, customerId: target.customerId });
 	if (isFailure(consumed)) return answer(SESSION_CODES[consumed.error]);
 	const updated = await deps.call("billing.updateCard", {
 		accountId: session.accountId,
@@ -87,12 +89,47 @@ export async function submitCardUpdate(
 		attemptId,
 		card: checked.record,
 		mid: { id: mid.id, name: mid.name },
+		challengeUntil: consumed.expiresAt,
 	});
-	if (!isFailure(updated) && [CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered].includes(updated.outcome)) {
-		return { ...answer(CheckoutCode.Ok, target.customerId), recovered: updated.outcome === CardUpdateOutcome.Recovered };
+	return answerCardUpdate(deps, { sessionId: input.sessionId, attemptId, customerId: target.customerId }, updated);
+}
+
+/**
+ * The frame's call once the buyer's challenge on the renewal owed ended (docs/authentication.md): the update goes on
+ * from where it paused, and answers as the update would have. Repeated (a second tab, a reload), it answers the same.
+ */
+export async function continueCardUpdate(
+	deps: CheckoutDeps,
+	input: { sessionId: string; landingDomain: string },
+): Promise<CardUpdateAnswer> {
+	const inProgress = await deps.call("sessions.paymentInProgress", { ...input, purpose: "cardUpdate" });
+	if (isFailure(inProgress)) return answer(SESSION_CODES[inProgress.error]);
+	const { attemptId, customerId } = inProgress;
+	const updated = await deps.call("billing.continueCardUpdate", { customerId, attemptId });
+	return answerCardUpdate(deps, { sessionId: input.sessionId, attemptId, customerId }, updated);
+}
+
+/** What an update (or its continuation) answers; one that changed nothing releases the session for another card. */
+async function answerCardUpdate(
+	deps: CheckoutDeps,
+	session: { sessionId: string; attemptId: string; customerId: number },
+	updated: CardUpdateResult | { error: CardUpdateError },
+): Promise<CardUpdateAnswer> {
+	if (!isFailure(updated)) {
+		if ([CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered].includes(updated.outcome))
+			return { ...answer(CheckoutCode.Ok, session.customerId), recovered: updated.outcome === CardUpdateOutcome.Recovered };
+		if (updated.outcome === CardUpdateOutcome.AwaitingBuyer) return challengeFor(updated.challengeUrl ?? "", session.sessionId);
+		// The challenge's time ran out: the session has expired with it.
+		if (updated.outcome === CardUpdateOutcome.Abandoned) return answer(CheckoutCode.SessionExpired);
 	}
 	// Nothing changed: the buyer may try another card with the same session.
-	await deps.call("sessions.release", { sessionId: input.sessionId, attemptId });
+	await deps.call("sessions.release", { sessionId: session.sessionId, attemptId: session.attemptId });
 	if (isFailure(updated)) return REFUSED[updated.error];
-	return answer(updated.outcome === CardUpdateOutcome.RecoveryDeclined ? CheckoutCode.PaymentDeclined : CheckoutCode.ProcessingError);
+	return answer(UNCHANGED[updated.outcome as keyof typeof UNCHANGED]);
 }
+
+const UNCHANGED = {
+	[CardUpdateOutcome.RecoveryDeclined]: CheckoutCode.PaymentDeclined,
+	[CardUpdateOutcome.RecoveryFailed]: CheckoutCode.ProcessingError,
+	[CardUpdateOutcome.AuthenticationFailed]: CheckoutCode.AuthenticationFailed,
+};

@@ -57,6 +57,12 @@ export interface InvalidCheckout {
 export const answer = (code: CheckoutCode, customerId?: number): CheckoutAnswer =>
 	customerId === undefined ? { code, message: CHECKOUT_MESSAGES[code] } : { code, message: CHECKOUT_MESSAGES[code], customerId };
 
+/** The frame's challenge page: the sandbox's own page names the session, which decides who may embed it. */
+export function challengeFor(url: string, sessionId: string): CheckoutAnswer {
+	const challengeUrl = url.startsWith("/checkout/") ? `${url}&sessionId=${encodeURIComponent(sessionId.toLowerCase())}` : url;
+	return { ...answer(CheckoutCode.Challenge), challengeUrl };
+}
+
 export const NO_PROCESSOR: CheckoutAnswer = {
 	code: CheckoutCode.ProcessingError,
 	message: "No payment processor is configured for this production account",

@@ -12,7 +12,15 @@ import type { MerchantAccountView } from "../../shared/contracts/accounts";
 import { CheckoutStepError, FirstPaymentOutcome, type FirstPaymentResult } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
 import { checkCard, decryptCard } from "./card-checks";
-import { answer, type CheckoutAnswer, CheckoutCode, type InvalidCheckout, NO_PROCESSOR, SESSION_CODES } from "./checkout-answers";
+import {
+	answer,
+	type CheckoutAnswer,
+	CheckoutCode,
+	challengeFor,
+	type InvalidCheckout,
+	NO_PROCESSOR,
+	SESSION_CODES,
+} from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
 
 export interface CheckoutInput {
@@ -40,12 +48,6 @@ const UNPAID: Record<
 	[FirstPaymentOutcome.AuthenticationFailed]: answer(CheckoutCode.AuthenticationFailed),
 	[CheckoutStepError.WrongState]: answer(CheckoutCode.ProcessingError),
 };
-
-/** The frame's challenge page: the sandbox's own page names the session, which decides who may embed it. */
-function challengeFor(url: string, sessionId: string): CheckoutAnswer {
-	const challengeUrl = url.startsWith("/checkout/") ? `${url}&sessionId=${encodeURIComponent(sessionId.toLowerCase())}` : url;
-	return { ...answer(CheckoutCode.Challenge), challengeUrl };
-}
 
 /** What a first payment (or its continuation after a challenge) answers; an unpaid one releases the session. */
 async function answerFirstPayment(

@@ -6,7 +6,7 @@ import { callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { loadCardKeyRing } from "./card-keys";
-import { type CardUpdateRequest, submitCardUpdate } from "./card-update-pipeline";
+import { type CardUpdateRequest, continueCardUpdate, submitCardUpdate } from "./card-update-pipeline";
 import { type CheckoutInput, continueCheckout, roundRobin, submitCheckout } from "./checkout-pipeline";
 import { demoSession } from "./demo-session";
 import type { CheckoutDeps } from "./deps";
@@ -53,6 +53,13 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				const result = await submitCardUpdate(this.deps, ctx.params);
 				if ("invalid" in result) throw new ApiError(ApiErrorType.InvalidCheckout, "Invalid card update request", result.invalid);
 				return result;
+			},
+		},
+		// The frame, after the buyer's challenge on the renewal a card update owed.
+		continueCardUpdate: {
+			params: schemas.continue,
+			handler(ctx: Context<{ sessionId: string; landingDomain: string }>) {
+				return continueCardUpdate(this.deps, ctx.params);
 			},
 		},
 		demoSession: {

@@ -58,6 +58,8 @@ export const publicEndpoints: Record<string, Endpoint> = {
 	// The sandbox's challenge page: the tester's choice.
 	"POST /sandbox/challenges/:challengeId": { action: "payments.sandboxChallenge" },
 	"POST /card-update": { action: "checkout.updateCard", checkoutErrors: true },
+	// The frame, once the buyer's challenge on a card update's renewal owed ended.
+	"POST /card-update/continue": { action: "checkout.continueCardUpdate", checkoutErrors: true },
 	"POST /card-update-link": { action: "sessions.openCardUpdateLink", hostAsDomain: true },
 };
 

@@ -7,14 +7,16 @@ import type { SessionsDeps } from "./deps";
 import { normalizeHostName } from "./host-name";
 import { SessionStatus, statusAt } from "./states";
 
+/** A session created for a customer is a card update's. */
+const purposeOf = (doc: { customerId?: number | null }): SessionPurpose => (doc.customerId != null ? "cardUpdate" : "checkout");
+
 export async function checkForCheckout(
 	deps: SessionsDeps,
 	input: { sessionId: string; landingDomain: string; purpose?: SessionPurpose },
 ): Promise<{ accountId: number; domain: string; customerId: number | null } | SessionCheckoutError> {
 	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean();
 	// A session of the other kind is no session for this use.
-	const purpose = doc?.customerId != null ? "cardUpdate" : "checkout";
-	if (!doc || purpose !== (input.purpose ?? "checkout")) return SessionCheckoutError.NotFound;
+	if (!doc || purposeOf(doc) !== (input.purpose ?? "checkout")) return SessionCheckoutError.NotFound;
 	const status = statusAt(doc.status, doc.expiresAt, deps.now());
 	if (status === SessionStatus.Used) return SessionCheckoutError.Used;
 	if (status === SessionStatus.Expired) return SessionCheckoutError.Expired;
@@ -42,13 +44,13 @@ export async function consumeSession(
 	return current.status === SessionStatus.Used ? SessionCheckoutError.Used : SessionCheckoutError.Expired;
 }
 
-/** A USED session's checkout, whose payment waits for the buyer's challenge: on the session's own site only. */
+/** A USED session's checkout (or card update), whose payment waits for the buyer's challenge: on the session's own site only. */
 export async function paymentInProgress(
 	deps: SessionsDeps,
-	input: { sessionId: string; landingDomain: string },
+	input: { sessionId: string; landingDomain: string; purpose?: SessionPurpose },
 ): Promise<{ accountId: number; attemptId: string; customerId: number } | SessionCheckoutError> {
 	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean();
-	if (!doc || doc.customerId != null) return SessionCheckoutError.NotFound;
+	if (!doc || purposeOf(doc) !== (input.purpose ?? "checkout")) return SessionCheckoutError.NotFound;
 	if (normalizeHostName(input.landingDomain) !== doc.domain) return SessionCheckoutError.DomainMismatch;
 	// Expired too: what the payment came to is still the answer (nothing moved, or what the buyer did in time).
 	if (doc.status !== SessionStatus.Used || !doc.usedBy || doc.usedFor == null)

@@ -19,5 +19,8 @@ export const schemas = {
 		"sessionId",
 		"attemptId",
 	]),
-	paymentInProgress: params({ sessionId: sessionIdSchema, landingDomain: { type: "string", maxLength: 253 } }),
+	paymentInProgress: params(
+		{ sessionId: sessionIdSchema, landingDomain: { type: "string", maxLength: 253 }, purpose: { enum: ["checkout", "cardUpdate"] } },
+		["sessionId", "landingDomain"],
+	),
 };

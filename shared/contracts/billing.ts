@@ -192,6 +192,20 @@ export enum CardUpdateOutcome {
 	RecoveryDeclined = "RECOVERY_DECLINED",
 	/** The processor failed on the renewal owed: nothing changed. */
 	RecoveryFailed = "RECOVERY_FAILED",
+	/** The buyer failed the issuer's challenge on the renewal owed: nothing charged, nothing changed. */
+	AuthenticationFailed = "AUTHENTICATION_FAILED",
+	/** The issuer asks the buyer for a challenge on the renewal owed (`challengeUrl`); continued afterwards. */
+	AwaitingBuyer = "AWAITING_BUYER",
+	/** The challenge's time ran out: nothing charged, nothing changed. */
+	Abandoned = "ABANDONED",
+}
+
+export interface CardUpdateResult {
+	outcome: CardUpdateOutcome;
+	customer: CustomerView;
+	transaction: TransactionView | null;
+	/** AWAITING_BUYER: where the frame shows the challenge. */
+	challengeUrl?: string;
 }
 
 /** The customer a card update session or submission is for. */
@@ -208,6 +222,8 @@ export interface CardUpdateInput {
 	attemptId: string;
 	card: OpenSubscriptionInput["card"];
 	mid: { id: number; name: string };
+	/** The session's end: the renewal owed may wait for the buyer's challenge until then. */
+	challengeUntil: string;
 }
 
 export interface BillingActions {
@@ -224,6 +240,11 @@ export interface BillingActions {
 	"billing.cardUpdateTarget": { params: { accountId: number; customerId: number }; result: CardUpdateTarget | { error: CardUpdateError } };
 	"billing.updateCard": {
 		params: CardUpdateInput;
-		result: { outcome: CardUpdateOutcome; customer: CustomerView; transaction: TransactionView | null } | { error: CardUpdateError };
+		result: CardUpdateResult | { error: CardUpdateError };
+	};
+	/** A card update after the buyer's challenge on the renewal owed; the same answer again for a repeat. */
+	"billing.continueCardUpdate": {
+		params: { customerId: number; attemptId: string };
+		result: CardUpdateResult | { error: CardUpdateError };
 	};
 }

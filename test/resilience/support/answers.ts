@@ -58,7 +58,10 @@ function errorShapeProblems(spec: EndpointSpec | null, req: FuzzRequest, res: Ra
 	const type = String(res.headers["content-type"] ?? "");
 	const body = parseJson(res.body);
 	const checkoutLike =
-		spec?.route === "POST /api/checkout" || spec?.route === "POST /api/card-update" || spec?.route === "POST /api/checkout/continue";
+		spec?.route === "POST /api/checkout" ||
+		spec?.route === "POST /api/card-update" ||
+		spec?.route === "POST /api/checkout/continue" ||
+		spec?.route === "POST /api/card-update/continue";
 	if (checkoutLike && res.status === 400 && isObject(body) && "code" in body) {
 		const errors = body.errors;
 		const ok =
@@ -101,6 +104,7 @@ function isRefusal(spec: EndpointSpec, res: RawResponse): boolean {
 			return isObject(body) && typeof body.code === "string" && CARD_UPDATE_CODES.includes(body.code) && typeof body.message === "string";
 		// A session with no payment in progress (the world's sessions have none).
 		case "POST /api/checkout/continue":
+		case "POST /api/card-update/continue":
 			return isObject(body) && typeof body.code === "string" && body.code.startsWith("SESSION_") && typeof body.message === "string";
 		// A challenge no checkout asked for.
 		case "POST /api/sandbox/challenges/:challengeId":

@@ -666,6 +666,17 @@ export function endpointSpecs(): EndpointSpec[] {
 		},
 		{
 			...publicApi,
+			route: "POST /api/card-update/continue",
+			changesState: true,
+			input: "body",
+			fields: {
+				// A checkout session, no card update's: SESSION_NOT_FOUND, so a valid-looking request changes nothing either.
+				sessionId: { valid: w => w.sessionId, type: "string", required: true, refused: () => ["not-a-uuid", ""] },
+				landingDomain: { valid: w => w.domain, type: "string", required: true, refused: () => ["", "x".repeat(254)] },
+			},
+		},
+		{
+			...publicApi,
 			route: "POST /api/sandbox/challenges/:challengeId",
 			changesState: true,
 			input: "body",

@@ -332,3 +332,116 @@ describe("Renewals", () => {
 		]);
 	});
 });
+
+describe("A card update's challenge on the renewal owed", () => {
+	const continueUpdate = (sessionId: string) =>
+		app.http().post("/api/card-update/continue").send({ sessionId, landingDomain: "shop.example.com" });
+	const customerOf = async (customerId: number) => (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200)).body;
+
+	/** The new card's expiry: the customer's card is the new one once it shows. */
+	const NEW_EXPIRY = "1130";
+	const OLD_CARD = { cardExpiredTime: expect.not.stringContaining("30") };
+
+	/** A customer whose renewal the issuer refused for want of authentication, and its card update stopped at the challenge. */
+	async function updateChallenged() {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.renewalsNeedAuthentication }))
+			.body;
+		await advanceClock(app, shop, 32);
+		const sessionId = (await cardUpdateSession(app, shop, customerId).expect(200)).text;
+		const res = await submitCardUpdate(app, sessionId, { card: CARDS.challenge, expiry: NEW_EXPIRY });
+		return { customerId, sessionId, answer: res.body as { code: string; challengeUrl: string } };
+	}
+
+	test("When the issuer asks the buyer to authenticate the renewal owed, then the frame is answered CHALLENGE, nothing is charged, and the customer keeps its card", async () => {
+		const { customerId, answer } = await updateChallenged();
+
+		expect(answer).toMatchObject({
+			code: "CHALLENGE",
+			challengeUrl: expect.stringMatching(/^\/checkout\/challenge\.html\?challenge=sbx3ds_/),
+		});
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "DECLINED"],
+		]);
+		expect(await customerOf(customerId)).toMatchObject({ status: "ACTIVE", attempts: 1, ...OLD_CARD });
+	});
+
+	test("When the buyer completes it and two tabs continue at once, then both answer OK recovered, the renewal owed is charged once, authenticated, and the card is the new one", async () => {
+		// Arrange
+		const { customerId, sessionId, answer } = await updateChallenged();
+		await choose(answer.challengeUrl, "complete");
+
+		// Act
+		const answers = await Promise.all([continueUpdate(sessionId), continueUpdate(sessionId)]);
+		const again = await continueUpdate(sessionId);
+
+		// Assert
+		for (const res of [...answers, again]) expect(res.body).toMatchObject({ code: "OK", customerId, recovered: true });
+		const transactions = await transactionsOf(customerId);
+		expect(transactions.map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "DECLINED"],
+			["RENEWAL", "APPROVED"],
+		]);
+		expect(transactions[2].authentication).toEqual({ version: "2.2.0", outcome: "CHALLENGED", eci: "05" });
+		expect(await customerOf(customerId)).toMatchObject({ status: "ACTIVE", attempts: 0, cardExpiredTime: expect.stringContaining("30") });
+		const events = await eventually(async () => {
+			const found = (await app.http().get(`/api/events?customerId=${customerId}&limit=100`).set(bearer(shop)).expect(200)).body.data as {
+				type: string;
+			}[];
+			expect(found.map(e => e.type)).toEqual(expect.arrayContaining(["PAYMENT_METHOD_UPDATED", "REACTIVATION"]));
+			return found;
+		}, 15_000);
+		expect(events.filter(e => e.type === "REACTIVATION")).toHaveLength(1);
+	});
+
+	test("When the buyer fails it, then AUTHENTICATION_FAILED, nothing is charged, the customer keeps its card, and the session takes another card", async () => {
+		// Arrange
+		const { customerId, sessionId, answer } = await updateChallenged();
+
+		// Act
+		await choose(answer.challengeUrl, "fail");
+		const failed = await continueUpdate(sessionId);
+		const retry = await submitCardUpdate(app, sessionId, { card: CARDS.mastercard });
+
+		// Assert
+		expect(failed.body).toEqual({ code: "AUTHENTICATION_FAILED", message: expect.any(String) });
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status, t.declineReason])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED", null],
+			["RENEWAL", "DECLINED", "authentication_required"],
+			["RENEWAL", "DECLINED", "authentication_failed"],
+			["RENEWAL", "APPROVED", null],
+		]);
+		expect(retry.body).toMatchObject({ code: "OK", recovered: true });
+		expect(await customerOf(customerId)).toMatchObject({ attempts: 0, cardType: "mastercard" });
+	});
+
+	test("When the buyer leaves during it, then once the session has ended the recovery settles the update: nothing charged, nothing changed, and a late choice is refused", async () => {
+		// Arrange
+		const { customerId, sessionId, answer } = await updateChallenged();
+
+		// Act: the session's 5 minutes, and the recovery's grace, pass.
+		setWallClock(Date.now() + 5 * 60 * 1000 + 5000);
+
+		// Assert
+		await eventually(async () => {
+			expect((await continueUpdate(sessionId)).body.code).toBe("SESSION_EXPIRED");
+		}, 20_000);
+		expect((await choose(answer.challengeUrl, "complete")).body).toEqual({ accepted: false });
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "DECLINED"],
+		]);
+		expect(await customerOf(customerId)).toMatchObject({ status: "ACTIVE", attempts: 1, ...OLD_CARD });
+	});
+
+	test("When the customer owes nothing, then a card update with a 3-D Secure card asks for no challenge: nothing is paid, the card changes", async () => {
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
+		const sessionId = (await cardUpdateSession(app, shop, customerId).expect(200)).text;
+
+		const updated = await submitCardUpdate(app, sessionId, { card: CARDS.challenge, expiry: NEW_EXPIRY });
+
+		expect(updated.body).toMatchObject({ code: "OK", recovered: false });
+		expect(await customerOf(customerId)).toMatchObject({ cardExpiredTime: expect.stringContaining("30") });
+	});
+});

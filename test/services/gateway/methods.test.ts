@@ -185,6 +185,9 @@ beforeAll(async () => {
 		},
 		"POST /api/card-update-link": { body: { token: "A".repeat(43) } },
 		"POST /api/checkout/continue": { body: { sessionId: challengedSession, landingDomain: "shop.example.com" } },
+		"POST /api/card-update/continue": {
+			body: { sessionId: (await cardUpdateSession(app, shop, Number(ids.customerId)).expect(200)).text, landingDomain: "shop.example.com" },
+		},
 		"POST /api/sandbox/challenges/:challengeId": { body: { result: "complete" } },
 		"POST /dashboard/api/customers/:customerId/card-update-link": {},
 		"GET /demo/session": {},
