@@ -5,6 +5,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { admin } from "../factories/merchant";
+import { setWallClock } from "../factories/wall-clock";
+import { eventually } from "../services/notifications/webhook-events";
 import { startApp, type TestApp } from "../setup/app";
 import { launchChromium, PROJECT_ROOT } from "./browser";
 import { fillCheckout, openDemoCheckout, resultOf, WAIT } from "./demo-page";
@@ -19,7 +21,10 @@ let context: BrowserContext;
 
 beforeAll(async () => {
 	browser = await launchChromium();
-	app = await startApp({ env: { DEMO: "1" } });
+	// The checkout recovery sweeps every 300 ms, 4 s after a checkout's session ended: it settles a checkout left at its challenge.
+	app = await startApp({
+		env: { DEMO: "1", REQUEST_TIMEOUT_MS: "3000", REFUND_RECOVERY_GRACE_MS: "4000", REFUND_RECOVERY_INTERVAL_MS: "300" },
+	});
 	await app.broker.call("accounts.seedDemo");
 	demoUrl = `${app.url.replace("127.0.0.1", "localhost")}/demo`;
 	mkdirSync(OUTPUT, { recursive: true });
@@ -32,6 +37,7 @@ beforeEach(async () => {
 	context = await browser.newContext();
 });
 afterEach(async () => {
+	jest.useRealTimers();
 	await context?.close();
 });
 
@@ -113,4 +119,35 @@ test("When the buyer reloads the frame during the challenge, then the challenge 
 	// Assert
 	expect(result).toMatch(/^OK customer \d+$/);
 	expect((await transactionsOf(result)).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"]]);
+}, 90_000);
+
+test("When the buyer closes the page during the challenge, then once the session has ended the customer is ABANDONED and nothing is charged", async () => {
+	// Arrange
+	const page = await context.newPage();
+	const { frame } = await atChallenge(page);
+	const email = await frame.getByLabel("Email").inputValue();
+	const demo = (await app.broker.call("accounts.demoAccount", {})) as { accountId: number };
+	const customers = async () =>
+		(
+			await admin(app)
+				.get(`/accounts/${demo.accountId}/customers?email=${encodeURIComponent(email)}`)
+				.expect(200)
+		).body as {
+			id: number;
+			status: string;
+		}[];
+	const during = await customers();
+
+	// Act: the buyer leaves; the session's 5 minutes and the recovery's grace pass.
+	await page.close();
+	setWallClock(Date.now() + 5 * 60 * 1000 + 5000);
+
+	// Assert
+	expect(during.map(c => c.status)).toEqual(["PENDING"]);
+	const [customer] = await eventually(async () => {
+		const found = await customers();
+		expect(found.map(c => c.status)).toEqual(["ABANDONED"]);
+		return found;
+	}, 20_000);
+	expect((await admin(app).get(`/accounts/${demo.accountId}/customers/${customer.id}/transactions`).expect(200)).body).toEqual([]);
 }, 90_000);
