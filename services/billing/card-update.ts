@@ -76,8 +76,9 @@ type UpdateResult = CardUpdateResult | CardUpdateError;
 
 const ownerOf = (attemptId: string) => `card-update:${attemptId}`;
 const heldBy = (customerId: number, attemptId: string) => ({ _id: customerId, "renewalLease.owner": ownerOf(attemptId) });
-/** The renewal owed's key: one per update attempt. */
-const recoveryKey = (customerId: number, attemptId: string) => `recovery:${customerId}:${attemptId}`;
+/** The update's payment's key, one per attempt: the renewal owed, or the new card's set-up for later charges. */
+const paymentKey = (customerId: number, attemptId: string, owes: boolean) =>
+	`${owes ? "recovery" : "card-setup"}:${customerId}:${attemptId}`;
 /**
  * How long after its challenge's end a paused update still holds the customer's renewal: the recovery sweep settles
  * an update whose buyer never came back within its grace period, so no renewal charges the old card meanwhile.
@@ -125,25 +126,27 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 			refusedMids: [],
 		};
 		const change = { attemptId: input.attemptId, card, newLock, held };
-		const owed = owesRenewal(customer) && product?.renewal ? product : null;
-		if (!owed) return await applyCard(deps, customer, change, null);
-		const key = recoveryKey(customer._id, input.attemptId);
-		// The buyer is here: the renewal owed is a customer-initiated payment, which the issuer may want authenticated.
+		// Nothing will be charged later (a one-off product, or one gone): the card only changes.
+		if (!product?.renewal) return await applyCard(deps, customer, change, { networkTransactionId: null });
+		const owes = owesRenewal(customer);
+		const key = paymentKey(customer._id, input.attemptId, owes);
+		// The buyer is here: the renewal owed, or else the card's set-up for the renewals to come (amount 0), is a
+		// customer-initiated payment the issuer may want authenticated, and the one later renewals refer to.
 		const paid = await withRetries(() =>
 			deps.payments.firstPayment({
 				idempotencyKey: key,
 				cardToken: card.cardToken,
-				amount: owed.amountMinor,
-				currency: owed.currency,
+				amount: owes ? product.amountMinor : 0,
+				currency: product.currency,
 				midId: card.midId,
-				kind: "charge",
+				kind: owes ? "charge" : "setup",
 				challengeUntil: input.challengeUntil,
-				authenticate: owed.authentication ?? "WHEN_REQUIRED",
+				authenticate: product.authentication ?? "WHEN_REQUIRED",
 			}),
 		);
-		if (paid.status !== "AWAITING_BUYER") return await settleOwed(deps, customer, change, owed, key, paid);
+		if (paid.status !== "AWAITING_BUYER") return await settlePayment(deps, customer, change, { product, owes, key, paid });
 		const until = new Date(input.challengeUntil);
-		const awaiting: AwaitingCardUpdate = { attemptId: input.attemptId, card, newLock, until };
+		const awaiting: AwaitingCardUpdate = { attemptId: input.attemptId, card, newLock, owes, until };
 		// Settled by the recovery sweep if the frame never comes back (checkout-recovery.ts).
 		await deps.checkouts.add(customer._id, until);
 		await deps.db.customers.updateOne(held, {
@@ -177,7 +180,7 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 			? { outcome: last.outcome, customer: toCustomerView(customer), transaction: null }
 			: CardUpdateError.NotUpdatable;
 	}
-	const key = recoveryKey(customer._id, input.attemptId);
+	const key = paymentKey(customer._id, input.attemptId, awaiting.owes);
 	const paid = await withRetries(() => deps.payments.afterChallenge(key));
 	if (paid?.status === "AWAITING_BUYER")
 		return {
@@ -199,8 +202,8 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 			result = { outcome: CardUpdateOutcome.Abandoned, customer: toCustomerView(customer), transaction: null };
 			return result;
 		}
-		const owed = await deps.productOf(customer.accountId, customer.productId);
-		if (owed) result = await settleOwed(deps, customer, change, owed, key, paid);
+		const product = await deps.productOf(customer.accountId, customer.productId);
+		if (product) result = await settlePayment(deps, customer, change, { product, owes: awaiting.owes, key, paid });
 		return result;
 	} finally {
 		// Unpaid (an approved one was written with the card): what it came to is kept for a repeat.
@@ -214,17 +217,20 @@ async function letLockGo(deps: BillingDeps, customer: CustomerDoc, newLock: stri
 	if (newLock) await deps.db.subscriptionLocks.deleteOne({ _id: newLock, customerId: customer._id });
 }
 
-/** Records the renewal owed, charged on the new card; approved, the card becomes the customer's and it is ACTIVE again. */
-async function settleOwed(
+/**
+ * Settles the update by its payment: the renewal owed (recorded as a transaction) or the card's set-up (no money, no
+ * transaction). Approved, the card becomes the customer's, and after a renewal owed the customer is ACTIVE again.
+ */
+async function settlePayment(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	change: CardChange,
-	owed: ProductRecord,
-	key: string,
-	paid: ProcessorOutcome,
+	{ product: owed, owes, key, paid }: { product: ProductRecord; owes: boolean; key: string; paid: ProcessorOutcome },
 ): Promise<UpdateResult> {
 	const type = customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal;
-	const transaction = toTransactionView(await recordTransaction(deps, { ...customer, ...change.card }, owed, type, key, paid));
+	const recorded = owes ? await recordTransaction(deps, { ...customer, ...change.card }, owed, type, key, paid) : null;
+	const transaction = recorded && toTransactionView(recorded);
+	const networkTransactionId = paid.networkTransactionId ?? null;
 	if (paid.status !== "APPROVED") {
 		// Nothing changes: the lock this update took is let go (a SUSPENDED customer holds none).
 		await letLockGo(deps, customer, change.newLock);
@@ -236,9 +242,11 @@ async function settleOwed(
 					: CardUpdateOutcome.RecoveryFailed;
 		return { outcome, customer: toCustomerView(customer), transaction };
 	}
+	// The card set up: it only changes.
+	if (!transaction) return applyCard(deps, customer, change, { networkTransactionId });
 	const schedule = resumedSchedule(deps, customer, owed);
 	await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);
-	return applyCard(deps, customer, change, { schedule, transaction, owed });
+	return applyCard(deps, customer, change, { networkTransactionId, recovery: { schedule, transaction, owed } });
 }
 
 /** The card (and after a recovery the schedule) in one update, with PAYMENT_METHOD_UPDATED (and REACTIVATION). */
@@ -246,8 +254,13 @@ async function applyCard(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	{ attemptId, card, held }: CardChange,
-	recovery: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: ProductRecord } | null,
+	paid: {
+		/** The new card's first payment's or set-up's, which later renewals refer to. */
+		networkTransactionId: string | null;
+		recovery?: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: ProductRecord };
+	},
 ): Promise<UpdateResult> {
+	const { recovery, networkTransactionId } = paid;
 	const schedule = recovery?.schedule ?? {};
 	const outcome = recovery ? CardUpdateOutcome.Recovered : CardUpdateOutcome.Updated;
 	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED"), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
@@ -259,7 +272,14 @@ async function applyCard(
 		.findOneAndUpdate(
 			{ ...held, status: { $in: UPDATABLE } },
 			{
-				$set: { ...card, ...schedule, renewalLease: null, awaitingCardUpdate: null, lastCardUpdate: { attemptId, outcome } },
+				$set: {
+					...card,
+					...schedule,
+					networkTransactionId,
+					renewalLease: null,
+					awaitingCardUpdate: null,
+					lastCardUpdate: { attemptId, outcome },
+				},
 				$push: { outbox: { $each: events } },
 			},
 			{ returnDocument: "after" },

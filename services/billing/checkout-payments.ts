@@ -9,7 +9,7 @@ import {
 	OpenSubscriptionError,
 	type OpenSubscriptionInput,
 } from "../../shared/contracts/billing";
-import { AUTHENTICATION_FAILED_REASON, NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
+import { AUTHENTICATION_FAILED_REASON, type FirstPaymentKind, NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
 import { withRetries } from "../../shared/processor-retries";
 import { addDays, addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
@@ -123,36 +123,21 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	const customer = await deps.db.customers.findById(input.customerId).lean();
 	if (!customer) return CheckoutStepError.WrongState;
 	if (customer.status !== CustomerStatus.Pending) return CheckoutStepError.WrongState;
-	const now = deps.now();
 	const { product } = input;
-
-	if (product.billing === "SCHEDULE") {
-		const firstCharge = addDays(now, product.trialDays);
-		await deps.renewals.add(customer._id, firstCharge);
-		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: firstCharge });
-		const activated = await settle(deps, customer._id, {
-			status: CustomerStatus.Active,
-			nextRenewalTimestamp: firstCharge,
-			renewalActive: true,
-			billingAnchor: firstCharge,
-			periodsBilled: 0,
-		});
-		return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: null };
-	}
-
-	const hold = product.billing === "PREAUTHORIZE";
+	const kind = FIRST_PAYMENT_KINDS[product.billing];
 	const idempotencyKey = firstPaymentKey(input.attemptId, product.billing);
 	const money = {
 		idempotencyKey,
 		cardToken: customer.cardToken,
-		amount: product.amountMinor,
+		// A SCHEDULE checkout charges nothing now: its card is set up for the charge after the trial.
+		amount: kind === "setup" ? 0 : product.amountMinor,
 		currency: product.currency,
 		midId: customer.midId,
 	};
 	const outcome = await withRetries(() =>
 		deps.payments.firstPayment({
 			...money,
-			kind: hold ? "authorize" : "charge",
+			kind,
 			challengeUntil: input.challengeUntil,
 			authenticate: product.authentication ?? "WHEN_REQUIRED",
 		}),
@@ -197,9 +182,16 @@ export async function continueFirstPayment(
 	return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
 }
 
-/** The processor's key of a checkout's first charge or hold. */
+/** What step 5 asks of the processor, by the product's billing kind. */
+const FIRST_PAYMENT_KINDS: Record<FirstPaymentInput["product"]["billing"], FirstPaymentKind> = {
+	CHARGE: "charge",
+	PREAUTHORIZE: "authorize",
+	SCHEDULE: "setup",
+};
+
+/** The processor's key of a checkout's first charge, hold or set-up. */
 export function firstPaymentKey(attemptId: string, billing: FirstPaymentInput["product"]["billing"]): string {
-	return `${attemptId}:${billing === "PREAUTHORIZE" ? "authorize" : "charge"}`;
+	return `${attemptId}:${FIRST_PAYMENT_KINDS[billing]}`;
 }
 
 /**
@@ -217,14 +209,18 @@ export async function settleFirstPayment(
 	now = deps.now(),
 ): Promise<FirstPaymentResult> {
 	const hold = product.billing === "PREAUTHORIZE";
-	const transaction = await recordTransaction(
-		deps,
-		customer,
-		product,
-		hold ? TransactionType.Preauthorization : TransactionType.SubscriptionStart,
-		idempotencyKey,
-		outcome,
-	);
+	// A set-up (SCHEDULE) moves no money: no transaction; the charge after the trial is its SUBSCRIPTION_START.
+	const setUp = product.billing === "SCHEDULE";
+	const transaction = setUp
+		? null
+		: await recordTransaction(
+				deps,
+				customer,
+				product,
+				hold ? TransactionType.Preauthorization : TransactionType.SubscriptionStart,
+				idempotencyKey,
+				outcome,
+			);
 
 	if (outcome.status !== "APPROVED") {
 		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
@@ -235,8 +231,25 @@ export async function settleFirstPayment(
 					? FirstPaymentOutcome.ProcessorError
 					: (UNPAID_REASONS[outcome.reason ?? ""] ?? FirstPaymentOutcome.Declined),
 			customer: toCustomerView(declined ?? customer),
-			transaction: toTransactionView(transaction),
+			transaction: transaction && toTransactionView(transaction),
 		};
+	}
+	// Renewals refer to this payment (docs/authentication.md).
+	const networkTransactionId = outcome.networkTransactionId ?? null;
+
+	if (setUp) {
+		const firstCharge = addDays(now, product.trialDays);
+		await deps.renewals.add(customer._id, firstCharge);
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: firstCharge });
+		const activated = await settle(deps, customer._id, {
+			status: CustomerStatus.Active,
+			nextRenewalTimestamp: firstCharge,
+			renewalActive: true,
+			billingAnchor: firstCharge,
+			periodsBilled: 0,
+			networkTransactionId,
+		});
+		return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: null };
 	}
 
 	// A hold is captured when the trial ends (the schedule's first charge); a charge now is the schedule's first.
@@ -257,12 +270,13 @@ export async function settleFirstPayment(
 			authorizationId: hold ? outcome.processorTransactionId : null,
 			billingAnchor,
 			periodsBilled: hold ? 0 : 1,
+			networkTransactionId,
 		},
-		transaction._id,
+		transaction!._id,
 	);
 	return {
 		outcome: FirstPaymentOutcome.Active,
 		customer: toCustomerView(activated ?? customer),
-		transaction: toTransactionView(transaction),
+		transaction: toTransactionView(transaction!),
 	};
 }

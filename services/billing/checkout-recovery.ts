@@ -9,7 +9,7 @@
 // and settles a customer still PENDING by what the processor did with the
 // first payment's key (`lookup`, never a new charge):
 //   - approved or declined -> its transaction (once, by key) and ACTIVE or DECLINED, as the checkout would have
-//   - never seen (the checkout stopped before paying; a SCHEDULE product's pays nothing) -> ABANDONED, lock released
+//   - never seen (the checkout stopped before paying, or before a SCHEDULE product's card was set up) -> ABANDONED, lock released
 // A card update paused for the buyer's challenge is listed too, at the challenge's end, and settled the same way.
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
@@ -27,6 +27,8 @@ import { CustomerStatus } from "./states";
 export function createCheckoutSchedule(db: BillingDb): Schedule<number> {
 	return createSchedule<number>(db.checkoutSchedule, { slotMs: 10_000, shards: 2, firstLookBackMs: 24 * 3_600_000 });
 }
+
+const BILLING_KINDS = ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] as const;
 
 /** How late a listing's write may land (it waits for the database up to serverSelectionTimeoutMS, then retries). */
 const LATE_LISTING_MS = 60_000;
@@ -83,10 +85,9 @@ async function recoverCheckout(
 	const product = await deps.productOf(customer.accountId, customer.productId);
 	// Without an attempt nothing was charged.
 	if (!product || !customer.attemptId) return abandon(deps, customerId);
-	// A charge or a hold, whatever the product's billing is now (a SCHEDULE checkout charged nothing: neither is found).
-	for (const billing of product.billing === "PREAUTHORIZE"
-		? (["PREAUTHORIZE", "CHARGE"] as const)
-		: (["CHARGE", "PREAUTHORIZE"] as const)) {
+	// A charge, a hold or a set-up, the product's billing kind first, whatever it is now (it may have changed since).
+	const kinds = [product.billing, ...BILLING_KINDS.filter(billing => billing !== product.billing)];
+	for (const billing of kinds) {
 		const key = firstPaymentKey(customer.attemptId, billing);
 		// Still being decided (a challenge still open), or its gateway unreachable now: the next sweep asks again.
 		const outcome = await deps.payments.lookup(key).catch(laterIfUnknown);

@@ -36,6 +36,8 @@ export type CardFields = Pick<
 export interface AwaitingCardUpdate {
 	attemptId: string;
 	card: CardFields;
+	/** True when it pays the renewal owed; false when it only sets the card up for later charges. */
+	owes: boolean;
 	/** The duplicate-subscription lock the update took for the new card; let go if it ends unpaid. */
 	newLock: string | null;
 	/** The challenge's end (the card update session's). */
@@ -83,6 +85,11 @@ export interface CustomerDoc {
 	awaitingChallenge?: { product: FirstPaymentInput["product"] } | null;
 	/** A card update whose renewal owed waits for the buyer's challenge: what it writes once paid (card-update.ts). */
 	awaitingCardUpdate?: AwaitingCardUpdate | null;
+	/**
+	 * The card network's id of the card's first payment or set-up, the buyer present: each renewal refers to it, which
+	 * keeps renewals exempt from authentication (docs/authentication.md). Null when the gateway keeps it itself.
+	 */
+	networkTransactionId?: string | null;
 	/** The last card update that paid or paused, and what it came to: a repeated continuation answers it again. */
 	lastCardUpdate?: { attemptId: string; outcome: CardUpdateOutcome } | null;
 	outbox: OutboxEvent[];
@@ -202,6 +209,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		awaitingChallenge: { type: Schema.Types.Mixed, default: null },
 		awaitingCardUpdate: { type: Schema.Types.Mixed, default: null },
 		lastCardUpdate: { type: Schema.Types.Mixed, default: null },
+		networkTransactionId: { type: String, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
 		billingAnchor: { type: Date, default: null },

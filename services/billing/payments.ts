@@ -5,6 +5,7 @@
 import type { Call } from "../../shared/call";
 import {
 	type AwaitingBuyer,
+	type FirstPaymentKind,
 	type MoneyParams,
 	OPERATION_IN_PROGRESS_REASON,
 	OUTCOME_UNKNOWN_REASON,
@@ -15,10 +16,11 @@ export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/
 
 export interface Payments {
 	/** `at`: a renewal cycle's time (the sandbox judges the card's expiry by it). */
-	charge(request: MoneyParams & { initiator: "customer" | "merchant"; at?: Date }): Promise<PaymentOutcome>;
+	/** `networkTransactionId`: a renewal's reference to the card's first payment or set-up (docs/authentication.md). */
+	charge(request: MoneyParams & { initiator: "customer" | "merchant"; at?: Date; networkTransactionId?: string }): Promise<PaymentOutcome>;
 	/** The checkout's first charge or hold: the issuer may ask the buyer for a challenge until `challengeUntil`. */
 	firstPayment(
-		request: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string; authenticate: "ALWAYS" | "WHEN_REQUIRED" },
+		request: MoneyParams & { kind: FirstPaymentKind; challengeUntil: string; authenticate: "ALWAYS" | "WHEN_REQUIRED" },
 	): Promise<PaymentOutcome | AwaitingBuyer>;
 	/** A first payment after its challenge; null when no money moved (the challenge's time ran out). */
 	afterChallenge(idempotencyKey: string): Promise<PaymentOutcome | AwaitingBuyer | null>;

@@ -89,7 +89,9 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Product
 		currency: product.currency,
 		midId: customer.midId,
 	};
-	return withRetries(() => deps.payments.charge({ ...money, initiator: "merchant", at }));
+	// Merchant-initiated, referring to the card's first payment or set-up: exempt from authentication.
+	const reference = customer.networkTransactionId ? { networkTransactionId: customer.networkTransactionId } : {};
+	return withRetries(() => deps.payments.charge({ ...money, ...reference, initiator: "merchant", at }));
 }
 
 /** Charges the claimed customers, `CONCURRENCY` at a time; one that fails stays claimed until its lease ends, for a later cycle. */

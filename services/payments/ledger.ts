@@ -99,6 +99,7 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 			reason: outcome.reason,
 			hardDecline: outcome.hardDecline,
 			...(outcome.authentication !== undefined ? { authentication: outcome.authentication } : {}),
+			...(outcome.networkTransactionId ? { networkTransactionId: outcome.networkTransactionId } : {}),
 		};
 		const done = await db.operations.updateOne({ _id: mine._id, outcome: null }, { $set: { outcome: recorded } });
 		if (done.modifiedCount === 1) return recorded;

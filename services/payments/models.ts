@@ -6,7 +6,7 @@ import type { PaymentOutcome } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import type { Envelope } from "./sealing";
 
-export type OperationKind = "verify" | "charge" | "authorize" | "capture" | "void" | "refund";
+export type OperationKind = "verify" | "setup" | "charge" | "authorize" | "capture" | "void" | "refund";
 
 /** A card in the vault: its number envelope-sealed (sealing.ts), and what may be shown of it. */
 export interface VaultCardDoc {

@@ -101,13 +101,14 @@ export async function charge(deps: PaymentsDeps, input: PaymentsActions["payment
 	if (!gateway) return noProcessor;
 	const key = input.idempotencyKey;
 	const at = input.at ? new Date(input.at) : undefined;
+	const { amount, currency, initiator, networkTransactionId } = input;
 	return deps.ledger.once(
 		key,
-		moneyRecord(gateway, "charge", input, input.initiator),
+		moneyRecord(gateway, "charge", input, initiator),
 		decision(gateway, (remember: Remember) =>
 			withCard(deps, input.cardToken, card =>
 				gateway.connector.charge(
-					{ idempotencyKey: key, mid: gateway.mid, card, amount: input.amount, currency: input.currency, initiator: input.initiator, at },
+					{ idempotencyKey: key, mid: gateway.mid, card, amount, currency, initiator, at, networkTransactionId },
 					remember,
 				),
 			),
@@ -156,7 +157,7 @@ export function afterChallenge(deps: PaymentsDeps, input: { idempotencyKey: stri
 		input.idempotencyKey,
 		async op => {
 			const gateway = await gatewayOfOperation(deps, op);
-			if (!gateway || (op.kind !== "charge" && op.kind !== "authorize")) return null;
+			if (!gateway || (op.kind !== "charge" && op.kind !== "authorize" && op.kind !== "setup")) return null;
 			const kind = op.kind;
 			return found => gateway.connector.afterChallenge({ idempotencyKey: found._id, kind, mid: gateway.mid, reference: found.reference });
 		},

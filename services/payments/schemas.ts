@@ -16,14 +16,19 @@ export const schemas = {
 			cvc: { type: "string", pattern: "^[0-9]{3,4}$" },
 		}),
 	}),
-	charge: params({ ...money, initiator: { enum: ["customer", "merchant"] }, at: { type: "string", format: "date-time" } }, [
-		...Object.keys(money),
-		"initiator",
-	]),
+	charge: params(
+		{
+			...money,
+			initiator: { enum: ["customer", "merchant"] },
+			at: { type: "string", format: "date-time" },
+			networkTransactionId: { type: "string", minLength: 1, maxLength: 100 },
+		},
+		[...Object.keys(money), "initiator"],
+	),
 	firstPayment: params(
 		{
 			...money,
-			kind: { enum: ["charge", "authorize"] },
+			kind: { enum: ["charge", "authorize", "setup"] },
 			challengeUntil: { type: "string", format: "date-time" },
 			authenticate: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
 		},
@@ -48,7 +53,7 @@ export const schemas = {
 	sandboxOperations: params(
 		{
 			cardBin: { type: "string", pattern: "^[0-9]{6}$" },
-			kind: { enum: ["verify", "charge", "authorize", "capture", "void", "refund"] },
+			kind: { enum: ["verify", "setup", "charge", "authorize", "capture", "void", "refund"] },
 			// Gateway errors are not kept (they moved no money), so only final outcomes can be filtered.
 			status: { enum: ["APPROVED", "DECLINED"] },
 			midId: id,

@@ -16,6 +16,12 @@ export interface PaymentOutcome {
 	hardDecline: boolean;
 	/** How the buyer was authenticated (3-D Secure) for a first payment; absent or null where none applies. */
 	authentication?: Authentication | null;
+	/**
+	 * The card network's id of an approved first payment or set-up, the buyer present: later merchant-initiated charges
+	 * (renewals) refer to it, which keeps them exempt from authentication. Absent or null where the gateway keeps it
+	 * itself (Stripe) or none applies.
+	 */
+	networkTransactionId?: string | null;
 }
 
 /** How a payment's cardholder was authenticated (docs/authentication.md). */
@@ -76,6 +82,9 @@ export enum SaveCardError {
 	ProcessorError = "PROCESSOR_ERROR",
 }
 
+/** What a payment the buyer is present for does: charge, hold, or set the card up for later charges (no money). */
+export type FirstPaymentKind = "charge" | "authorize" | "setup";
+
 export interface MoneyParams {
 	idempotencyKey: string;
 	midId: number;
@@ -109,16 +118,21 @@ export interface PaymentsActions {
 		result: { cardToken: string } | { error: SaveCardError };
 	};
 	/** `at`: a renewal cycle's time; the sandbox judges the card's expiry by it, so test clocks reach expired cards. */
-	"payments.charge": { params: MoneyParams & { initiator: "customer" | "merchant"; at?: string }; result: PaymentOutcome };
+	/** `networkTransactionId`: a merchant-initiated charge's reference to the card's first payment or set-up. */
+	"payments.charge": {
+		params: MoneyParams & { initiator: "customer" | "merchant"; at?: string; networkTransactionId?: string };
+		result: PaymentOutcome;
+	};
 	"payments.capture": { params: { idempotencyKey: string; authorizationId: number; amount: number }; result: PaymentOutcome };
 	"payments.void": { params: { idempotencyKey: string; authorizationId: number }; result: PaymentOutcome };
 	"payments.refund": { params: { idempotencyKey: string; processorTransactionId: number; amount: number }; result: PaymentOutcome };
 	/**
-	 * The checkout's first payment, the buyer present: a charge, or a hold (PREAUTHORIZE). The issuer may ask for a
-	 * challenge, which the buyer may take until `challengeUntil` (the checkout session's end).
+	 * A payment the buyer is present for: a charge, a hold (PREAUTHORIZE), or the card's set-up for later charges
+	 * (`setup`, amount 0: a SCHEDULE checkout, a card update with nothing owed). The issuer may ask for a challenge,
+	 * which the buyer may take until `challengeUntil` (the session's end).
 	 */
 	"payments.firstPayment": {
-		params: MoneyParams & { kind: "charge" | "authorize"; challengeUntil: string; authenticate?: "ALWAYS" | "WHEN_REQUIRED" };
+		params: MoneyParams & { kind: FirstPaymentKind; challengeUntil: string; authenticate?: "ALWAYS" | "WHEN_REQUIRED" };
 		result: PaymentOutcome | AwaitingBuyer;
 	};
 	/** A first payment after its challenge ended: its outcome, or AWAITING_BUYER while the buyer has not finished. */

@@ -3,7 +3,9 @@
 // our idempotency key before a connector runs, assigns the integer
 // transaction ids, and maps ids back to the gateway's references. A connector
 // only talks to its gateway, and is handed the card from the vault.
-import type { Authentication } from "../../../shared/contracts/payments";
+import type { Authentication, FirstPaymentKind } from "../../../shared/contracts/payments";
+
+export type { FirstPaymentKind };
 
 /**
  * What a gateway did. ERROR: it did not do it, or cannot tell yet (unreachable, timed out, 5xx); the same key may be
@@ -19,6 +21,8 @@ export interface ConnectorOutcome {
 	hardDecline: boolean;
 	/** How the buyer was authenticated, for a first payment (pay, afterChallenge). */
 	authentication?: Authentication | null;
+	/** The card network's id of an approved first payment (pay, afterChallenge), when the gateway gives it. */
+	networkTransactionId?: string | null;
 }
 
 /** The issuer asked for a challenge (3-D Secure): the buyer takes it at `challengeUrl`; `reference` is remembered. */
@@ -27,8 +31,6 @@ export interface ChallengeAsked {
 	reference: string;
 	challengeUrl: string;
 }
-
-export type FirstPaymentKind = "charge" | "authorize";
 
 /** The card as the vault unseals it for one operation; never stored by a connector. */
 export interface VaultCard {
@@ -67,10 +69,18 @@ export interface Connector {
 	/** Zero-amount verification, with the CVC (used here, never kept). */
 	verify(op: Omit<MoneyOperation, "amount" | "currency"> & { cvc: string }, remember: Remember): Promise<ConnectorOutcome>;
 	/** `customer`: at checkout or a card update, the buyer present. `merchant`: a renewal, off session; `at` is the cycle's time (the sandbox judges expiry by it). */
-	charge(op: MoneyOperation & { initiator: "customer" | "merchant"; at?: Date }, remember: Remember): Promise<ConnectorOutcome>;
+	charge(
+		op: MoneyOperation & {
+			initiator: "customer" | "merchant";
+			at?: Date;
+			/** A merchant-initiated charge's reference to the card's first payment or set-up (sent as the network asks). */
+			networkTransactionId?: string;
+		},
+		remember: Remember,
+	): Promise<ConnectorOutcome>;
 	/**
-	 * The checkout's first payment, the buyer present: a charge or a hold, authenticated as the issuer asks
-	 * (docs/authentication.md). A challenge may be taken until `challengeUntil`; its end is read by afterChallenge.
+	 * A payment the buyer is present for: a charge, a hold, or the card's set-up for later charges (amount 0),
+	 * authenticated as the issuer asks (docs/authentication.md). A challenge may be taken until `challengeUntil`; its end is read by afterChallenge.
 	 */
 	pay(
 		op: MoneyOperation & {
@@ -105,7 +115,7 @@ export interface Connector {
 	 */
 	lookup(op: {
 		idempotencyKey: string;
-		kind: "verify" | "charge" | "authorize" | "capture" | "void" | "refund";
+		kind: "verify" | "setup" | "charge" | "authorize" | "capture" | "void" | "refund";
 		mid: MidContext;
 		reference: string | null;
 		/** For a refund: the charge it refunds (a refund's id is only known once the gateway answers). */

@@ -1,6 +1,8 @@
 // 3-D Secure in the sandbox, over HTTP: the checkout pauses for the issuer's
 // challenge (answering the frame CHALLENGE), the tester's choice on the
 // sandbox's challenge page, and the frame's continuation (docs/authentication.md).
+import { MongoClient } from "mongodb";
+import { databaseNameFor } from "../../../shared/db.mixin";
 import {
 	CARDS,
 	cardUpdateSession,
@@ -15,6 +17,16 @@ import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
+
+/** A customer's state as an outage or an older version left it, written straight into billing's database. */
+async function withBillingDb(work: (db: import("mongodb").Db) => Promise<unknown>) {
+	const client = await MongoClient.connect(process.env.MONGO_URL!);
+	try {
+		await work(client.db(databaseNameFor("billing", process.env.MONGO_URL!)));
+	} finally {
+		await client.close();
+	}
+}
 
 let app: TestApp;
 let shop: Shop;
@@ -435,13 +447,91 @@ describe("A card update's challenge on the renewal owed", () => {
 		expect(await customerOf(customerId)).toMatchObject({ status: "ACTIVE", attempts: 1, ...OLD_CARD });
 	});
 
-	test("When the customer owes nothing, then a card update with a 3-D Secure card asks for no challenge: nothing is paid, the card changes", async () => {
+	test("When the customer owes nothing, then the new card is set up for the renewals to come: the issuer may ask for a challenge, and once it is completed the card changes, nothing is charged, and the next renewal goes through", async () => {
+		// Arrange
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
 		const sessionId = (await cardUpdateSession(app, shop, customerId).expect(200)).text;
 
-		const updated = await submitCardUpdate(app, sessionId, { card: CARDS.challenge, expiry: NEW_EXPIRY });
+		// Act
+		const asked = (await submitCardUpdate(app, sessionId, { card: CARDS.challenge, expiry: NEW_EXPIRY })).body;
+		const unchanged = await customerOf(customerId);
+		await choose(asked.challengeUrl, "complete");
+		const updated = await continueUpdate(sessionId);
+		await advanceClock(app, shop, 33);
 
+		// Assert
+		expect(asked.code).toBe("CHALLENGE");
+		expect(unchanged).toMatchObject(OLD_CARD);
 		expect(updated.body).toMatchObject({ code: "OK", recovered: false });
 		expect(await customerOf(customerId)).toMatchObject({ cardExpiredTime: expect.stringContaining("30") });
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "APPROVED"],
+		]);
+	});
+});
+
+describe("A SCHEDULE product: the card set up at checkout for the charge after the trial", () => {
+	/** A SCHEDULE checkout with the challenge card, stopped at its challenge. */
+	async function scheduleChallenged() {
+		const sessionId = await newSession(app, shop);
+		const body = await checkoutBody(app, shop, { productId: shop.products.schedule, sessionId, card: CARDS.challenge });
+		const res = await app.http().post("/api/checkout").send(body).expect(200);
+		return { sessionId, email: body.email as string, answer: res.body as { code: string; challengeUrl: string } };
+	}
+
+	test("When the issuer asks for a challenge and the buyer completes it, then OK with nothing charged, and the charge after the trial goes through without the buyer", async () => {
+		// Arrange
+		const { sessionId, email, answer } = await scheduleChallenged();
+		const [during] = await customersByEmail(email);
+
+		// Act
+		await choose(answer.challengeUrl, "complete");
+		const done = await continueCheckout(sessionId);
+		await advanceClock(app, shop, 20);
+
+		// Assert
+		expect(answer.code).toBe("CHALLENGE");
+		expect(during.status).toBe("PENDING");
+		expect(done.body).toMatchObject({ code: "OK", customerId: during.id });
+		expect((await transactionsOf(during.id)).map(t => [t.type, t.status, t.authentication])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED", null],
+		]);
+	});
+
+	test("When the buyer fails it, then AUTHENTICATION_FAILED, the customer is DECLINED, and nothing is recorded or charged", async () => {
+		const { sessionId, email, answer } = await scheduleChallenged();
+
+		await choose(answer.challengeUrl, "fail");
+		const failed = await continueCheckout(sessionId);
+
+		expect(failed.body).toEqual({ code: "AUTHENTICATION_FAILED", message: expect.any(String) });
+		const [customer] = await customersByEmail(email);
+		expect(customer.status).toBe("DECLINED");
+		expect(await transactionsOf(customer.id)).toEqual([]);
+	});
+});
+
+describe("The network's reference of the first payment", () => {
+	test("When a 3-D Secure card's renewal refers to its first payment, then the issuer approves it; without the reference (a customer from before it was kept) it is refused authentication_required", async () => {
+		// Arrange: two customers of the frictionless card; the second one's reference is gone, as for customers from before.
+		const [kept, lost] = await Promise.all(
+			[1, 2].map(
+				async () => (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.frictionless })).body.customerId,
+			),
+		);
+		await withBillingDb(db => db.collection("customers").updateOne({ _id: lost }, { $set: { networkTransactionId: null } }));
+
+		// Act
+		await advanceClock(app, shop, 34);
+
+		// Assert
+		const renewalOf = async (customerId: number) => (await transactionsOf(customerId)).find(t => t.type === "RENEWAL");
+		expect(await renewalOf(kept)).toMatchObject({ status: "APPROVED" });
+		expect(await renewalOf(lost)).toMatchObject({
+			status: "DECLINED",
+			declineReason: "authentication_required",
+			declineCategory: "AUTHENTICATION",
+		});
 	});
 });

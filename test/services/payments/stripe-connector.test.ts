@@ -6,7 +6,7 @@ import type Stripe from "stripe";
 import { freePort } from "../../../dev/net";
 import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } from "../../../dev/stripe-servers";
 import { declineCategory } from "../../../services/billing/decline-reasons";
-import type { ConnectorOutcome, MidContext, Remember, VaultCard } from "../../../services/payments/connectors/connector";
+import type { ConnectorOutcome, FirstPaymentKind, MidContext, Remember, VaultCard } from "../../../services/payments/connectors/connector";
 import {
 	createStripeConnector,
 	type StripeCardKeys,
@@ -90,15 +90,40 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 		initiator,
 	});
 
-	test("When a card is verified, then its customer, payment method, attach and SetupIntent are accepted", async () => {
+	test("When a card is verified, then its customer, payment method and attach are accepted, and no SetupIntent is made", async () => {
+		// Arrange
+		const { remember, references } = rememberer();
+
 		// Act
 		const outcome = await connector.verify(
 			{ idempotencyKey: keyFor("mock"), mid: MID, card: vaultCard("4242424242424242"), cvc: "123" },
-			rememberer().remember,
+			remember,
 		);
 
 		// Assert
-		expectAccepted(outcome, "seti");
+		expectAccepted(outcome, "pm");
+		expect(references).toEqual([]);
+	});
+
+	test("When a card is set up for later charges with a return address, for a product asking always, then the SetupIntent (request_three_d_secure any) and its confirm with return_url are accepted", async () => {
+		// Arrange: as the payments service makes it with PUBLIC_BASE_URL set.
+		const withReturn = createStripeConnector({
+			apiBase: mock!.url,
+			keyStore: memoryKeyStore(),
+			timeoutMs: 10_000,
+			returnUrl: "https://pay.example.com/checkout/challenge-return.html",
+		});
+		const { remember, references } = rememberer();
+
+		// Act
+		const outcome = await withReturn.pay(
+			{ ...money("customer"), amount: 0, kind: "setup", challengeUntil: new Date(Date.now() + 300_000), authenticate: "ALWAYS" },
+			remember,
+		);
+
+		// Assert: the fixture's SetupIntent says requires_payment_method, so the answer is a decline; a refused request would be an ERROR.
+		expectAccepted(outcome as ConnectorOutcome, "seti");
+		expect(references).toEqual([outcome.reference]);
 	});
 
 	test.each(["customer", "merchant"] as const)(
@@ -178,7 +203,10 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 
 		// Act
 		const found = {
+			// A verification made nothing to look up; one from before 3-D Secure remembered a SetupIntent.
 			verify: await lookup("verify", verified.reference),
+			olderVerify: await lookup("verify", "seti_123"),
+			setup: await lookup("setup", "seti_123"),
 			charge: await lookup("charge", charge.reference),
 			authorize: await lookup("authorize", charge.reference),
 			capture: await lookup("capture", charge.reference),
@@ -188,7 +216,9 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 		};
 
 		// Assert
-		expectAccepted(found.verify, "seti");
+		expect(found.verify).toBeNull();
+		expectAccepted(found.olderVerify, "seti");
+		expectAccepted(found.setup, "seti");
 		for (const kind of ["charge", "authorize", "capture", "void"] as const) expectAccepted(found[kind], "pi");
 		expectAccepted(found.refund, "re");
 		// The fixture refund does not carry our key: none was made under it.
@@ -213,7 +243,7 @@ describe("localstripe: what the connector's requests do", () => {
 	async function verified(pan: string): Promise<VaultCard> {
 		const card = vaultCard(pan);
 		const outcome = await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember);
-		expect(outcome).toMatchObject(approved("seti"));
+		expect(outcome).toMatchObject(approved("pm"));
 		return card;
 	}
 
@@ -251,21 +281,22 @@ describe("localstripe: what the connector's requests do", () => {
 		return all.filter(intent => intent.customer === customer);
 	}
 
-	test("When a card is verified, then its customer holds it as a payment method and the SetupIntent succeeded", async () => {
+	test("When a card is verified, then its customer holds it as a payment method, attached, and no SetupIntent is made", async () => {
 		// Arrange
 		const card = vaultCard("4242424242424242");
 		const { remember, references } = rememberer();
+		const setUpBefore = (await stripe.setupIntents.list({ limit: 100 })).data.length;
 
 		// Act
 		const outcome = await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, remember);
 
 		// Assert
-		expect(outcome).toMatchObject(approved("seti"));
-		expect(references).toEqual([outcome.reference]);
 		const kept = (await keyStore.get(MID.midId, card.cardToken))!;
+		expect(outcome).toMatchObject({ ...approved("pm"), reference: kept.paymentMethod });
+		expect(references).toEqual([]);
 		const methods = await stripe.paymentMethods.list({ customer: kept.customer, type: "card" });
 		expect(methods.data.map(method => method.id)).toEqual([kept.paymentMethod]);
-		expect(await stripe.setupIntents.retrieve(outcome.reference!)).toMatchObject({ status: "succeeded", customer: kept.customer });
+		expect((await stripe.setupIntents.list({ limit: 100 })).data).toHaveLength(setUpBefore);
 		expect(await stripe.customers.retrieve(kept.customer)).toMatchObject({ metadata: { card_token: card.cardToken } });
 	});
 
@@ -426,38 +457,34 @@ describe("localstripe: what the connector's requests do", () => {
 		expect(keyStore.entries.size).toBe(0);
 	});
 
-	test("When a 3-D Secure card (4000002500003155) is verified or charged, then each is declined with authentication_required and cancelled", async () => {
-		// Arrange: 3-D Secure is a later issue; until then an intent that requires action is cancelled, never left to complete.
-		const card = vaultCard("4000002500003155");
+	test("When a 3-D Secure card (4000002500003155) is verified, then it is attached (only a payment can ask for authentication); charged by the merchant it is declined authentication_required and cancelled", async () => {
+		// Arrange
+		const card = await verified("4000002500003155");
 
-		// Act
-		const verifiedOutcome = await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember);
-		const charged = await charge(card);
+		// Act: a renewal, off session: no buyer can take a challenge.
+		const charged = await charge(card, { initiator: "merchant" });
 
 		// Assert
-		expect(verifiedOutcome).toMatchObject({
-			status: "DECLINED",
-			reference: expect.stringMatching(/^seti_/),
-			reason: "authentication_required",
-		});
 		expect(charged).toMatchObject({ status: "DECLINED", reference: expect.stringMatching(/^pi_/), reason: "authentication_required" });
 		expect(categoryOf(charged)).toBe(DeclineCategory.Authentication);
-		expect(await stripe.setupIntents.retrieve(verifiedOutcome.reference!)).toMatchObject({ status: "canceled" });
 		expect(await stripe.paymentIntents.retrieve(charged.reference!)).toMatchObject({ status: "canceled" });
 		expect(await chargesOf(card)).toEqual([]);
 	});
 
 	describe("3-D Secure with the buyer present (the checkout's first payment, docs/authentication.md)", () => {
-		/** A 3-D Secure card on the MID's account: its verification asks for authentication too, but the card stays attached. */
-		async function threeDSCard(): Promise<VaultCard> {
-			const card = vaultCard("4000002500003155");
-			await connector.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember);
-			expect(keyStore.entries.size).toBe(1);
-			return card;
-		}
-		const pay = (card: VaultCard, kind: "charge" | "authorize", idempotencyKey = keyFor("pay")) =>
+		/** A 3-D Secure card on the MID's account, verified (attached) as at checkout. */
+		const threeDSCard = () => verified("4000002500003155");
+		const pay = (card: VaultCard, kind: FirstPaymentKind, idempotencyKey = keyFor("pay")) =>
 			connector.pay(
-				{ idempotencyKey, mid: MID, card, amount: 1999, currency: "USD", kind, challengeUntil: new Date(Date.now() + 300_000) },
+				{
+					idempotencyKey,
+					mid: MID,
+					card,
+					amount: kind === "setup" ? 0 : 1999,
+					currency: "USD",
+					kind,
+					challengeUntil: new Date(Date.now() + 300_000),
+				},
 				rememberer().remember,
 			);
 		/** The issuer's part, as localstripe's own stripe.js plays it: its `_authenticate` route (not Stripe's API). */
@@ -470,7 +497,7 @@ describe("localstripe: what the connector's requests do", () => {
 			});
 			expect(res.status).toBe(200);
 		}
-		const afterChallenge = (reference: string, kind: "charge" | "authorize" = "charge") =>
+		const afterChallenge = (reference: string, kind: FirstPaymentKind = "charge") =>
 			connector.afterChallenge({ idempotencyKey: keyFor("after"), kind, mid: MID, reference });
 
 		test("When the issuer asks for a challenge and the buyer completes it, then the payment waits for it, and afterwards it is approved, charged once", async () => {
@@ -524,10 +551,60 @@ describe("localstripe: what the connector's requests do", () => {
 			expect((await chargesOf(card)).filter(c => c.status === "succeeded")).toEqual([]);
 		});
 
-		test("When a card needs no authentication, then the buyer's payment is approved at once", async () => {
+		test("When a card needs no authentication, then the buyer's payment, and a set-up, are approved at once", async () => {
 			const card = await verified("4242424242424242");
 
 			expect(await pay(card, "charge")).toMatchObject({ status: "APPROVED", reference: expect.stringMatching(/^pi_/) });
+			expect(await pay(card, "setup")).toMatchObject({ status: "APPROVED", reference: expect.stringMatching(/^seti_/) });
+		});
+
+		describe("a card set up for later charges (SCHEDULE, a card update with nothing owed): a SetupIntent", () => {
+			/**
+			 * The issuer's part for a SetupIntent. localstripe has no `_authenticate` route for them: its SetupIntent confirmed
+			 * again (as stripe.js does once the buyer is back) succeeds, and the buyer's failure leaves it cancelled.
+			 */
+			async function setupIssuer(setupId: string, success: boolean): Promise<void> {
+				if (success) await stripe.setupIntents.confirm(setupId);
+				else await stripe.setupIntents.cancel(setupId);
+			}
+
+			test("When the issuer asks for a challenge and the buyer completes it, then the set-up waits for it and is approved afterwards; nothing is charged", async () => {
+				const card = await threeDSCard();
+
+				const asked = await pay(card, "setup");
+				const before = await afterChallenge(asked.reference!, "setup");
+				await setupIssuer(asked.reference!, true);
+				const after = await afterChallenge(asked.reference!, "setup");
+
+				expect(asked).toMatchObject({ status: "AWAITING_BUYER", reference: expect.stringMatching(/^seti_/), challengeUrl: "about:blank" });
+				expect(before).toMatchObject({ status: "AWAITING_BUYER", reference: asked.reference });
+				expect(after).toMatchObject({ status: "APPROVED", reference: asked.reference, authentication: { outcome: "CHALLENGED" } });
+				expect(await chargesOf(card)).toEqual([]);
+			});
+
+			test("When the buyer fails it, then the set-up is declined authentication_failed", async () => {
+				const card = await threeDSCard();
+
+				const asked = await pay(card, "setup");
+				await setupIssuer(asked.reference!, false);
+
+				expect(await afterChallenge(asked.reference!, "setup")).toMatchObject({
+					status: "DECLINED",
+					reason: "authentication_failed",
+					authentication: { outcome: "FAILED" },
+				});
+			});
+
+			test("When the buyer abandons it, then a lookup (the session over) cancels the SetupIntent and answers that nothing was set up", async () => {
+				const card = await threeDSCard();
+				const key = keyFor("pay");
+
+				const asked = await pay(card, "setup", key);
+				const found = await connector.lookup({ idempotencyKey: key, kind: "setup", mid: MID, reference: asked.reference! });
+
+				expect(found).toBeNull();
+				expect(await stripe.setupIntents.retrieve(asked.reference!)).toMatchObject({ status: "canceled" });
+			});
 		});
 	});
 
@@ -603,7 +680,7 @@ describe("localstripe: what the connector's requests do", () => {
 		const onDoomed = createStripeConnector({ apiBase: doomed.url, keyStore: store, timeoutMs: 10_000, dialect: "localstripe" });
 		const card = vaultCard("4242424242424242");
 		expect(await onDoomed.verify({ idempotencyKey: keyFor("verify"), mid: MID, card, cvc: "123" }, rememberer().remember)).toMatchObject(
-			approved("seti"),
+			approved("pm"),
 		);
 		const { remember, references } = rememberer();
 		await doomed.stop();

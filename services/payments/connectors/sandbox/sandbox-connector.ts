@@ -2,9 +2,14 @@
 // in this process. Sandbox accounts' MIDs use it; it is a product feature, not
 // a test double. What it keeps of a card (the MID that first verified it, the
 // renewals it declined so far) is in gateway_cards under `sandbox:<cardToken>`.
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomInt } from "node:crypto";
 import { isCardExpired } from "../../../../shared/card-expiry";
-import { AUTHENTICATION_FAILED_REASON, type Authentication, AuthenticationOutcome } from "../../../../shared/contracts/payments";
+import {
+	AUTHENTICATION_FAILED_REASON,
+	AUTHENTICATION_REQUIRED_REASON,
+	type Authentication,
+	AuthenticationOutcome,
+} from "../../../../shared/contracts/payments";
 import type { PaymentsDb } from "../../models";
 import type { Vault } from "../../vault";
 import type { Connector, ConnectorOutcome, MoneyOperation, VaultCard } from "../connector";
@@ -22,6 +27,11 @@ const declined = (reason: string): ConnectorOutcome => ({
 	reason,
 	hardDecline: HARD_REASONS.has(reason),
 });
+/** A network's transaction id, as Visa's: 15 digits. */
+const networkTransactionId = () => `5${String(randomInt(0, 100_000_000_000_000)).padStart(14, "0")}`;
+/** The buyer present and the payment approved: the network's id that later merchant-initiated charges refer to. */
+const withNetworkId = (outcome: ConnectorOutcome): ConnectorOutcome =>
+	outcome.status === "APPROVED" ? { ...outcome, networkTransactionId: networkTransactionId() } : outcome;
 const unavailable = (): ConnectorOutcome => ({ status: "ERROR", reference: null, reason: "processor_unavailable", hardDecline: false });
 
 /** How the sandbox authenticates a first payment by its test card (docs/authentication.md). */
@@ -37,7 +47,7 @@ const FAILED: Authentication = { version: "2.2.0", outcome: AuthenticationOutcom
 
 /** What a challenge came to: approved when completed, declined when failed, nothing yet (null) when not chosen. */
 function afterChoice(choice: "complete" | "fail" | null): ConnectorOutcome | null {
-	if (choice === "complete") return { ...approved(), authentication: AUTHENTICATIONS.challenge };
+	if (choice === "complete") return { ...withNetworkId(approved()), authentication: AUTHENTICATIONS.challenge };
 	if (choice === "fail") return { ...declined(AUTHENTICATION_FAILED_REASON), authentication: FAILED };
 	return null;
 }
@@ -67,8 +77,15 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 	}
 
 	/** The merchant's charge of a test card that declines some of them (the ledger decides each operation once). */
-	async function merchantChargeDecision(card: VaultCard, midId: number, b: TestCard): Promise<ConnectorOutcome | null> {
+	async function merchantChargeDecision(
+		card: VaultCard,
+		midId: number,
+		b: TestCard,
+		networkId: string | undefined,
+	): Promise<ConnectorOutcome | null> {
 		if (b.merchantCharge) return declined(b.merchantCharge);
+		// A 3-D Secure card's issuer exempts a merchant's charge only when it refers to the authenticated first payment.
+		if (b.threeDS && !networkId) return declined(AUTHENTICATION_REQUIRED_REASON);
 		if (b.refusedByFirstMid && midId === (await stateOf(card.cardToken)).firstMidId) return declined("merchant_account_refused");
 		if (b.merchantDeclinesFirst) {
 			const before = await db.gatewayCards
@@ -92,7 +109,7 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 			b => {
 				if (b.error) return unavailable();
 				if (b.charge) return declined(b.charge);
-				return op.initiator === "merchant" ? merchantChargeDecision(op.card, op.mid.midId, b) : null;
+				return op.initiator === "merchant" ? merchantChargeDecision(op.card, op.mid.midId, b, op.networkTransactionId) : null;
 			},
 			op.initiator === "merchant" ? op.at : undefined,
 		);
@@ -129,9 +146,13 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 				await remember(challengeId);
 				return { status: "AWAITING_BUYER", reference: challengeId, challengeUrl: challengeUrl(challengeId) };
 			}
-			const outcome = await (op.kind === "charge" ? charge({ ...op, initiator: "customer" }, remember) : authorize(op));
+			const outcome =
+				op.kind === "setup"
+					? await decideFor(op.card, b => (b.error ? unavailable() : null))
+					: await (op.kind === "charge" ? charge({ ...op, initiator: "customer" }, remember) : authorize(op));
 			// Asked always, an issuer that does not insist authenticates without a challenge.
-			return { ...outcome, authentication: AUTHENTICATIONS[threeDS ?? (op.authenticate === "ALWAYS" ? "frictionless" : "none")] };
+			const authentication = AUTHENTICATIONS[threeDS ?? (op.authenticate === "ALWAYS" ? "frictionless" : "none")];
+			return { ...withNetworkId(outcome), authentication };
 		},
 
 		async afterChallenge(op) {

@@ -13,7 +13,10 @@ export interface TestCard {
 	refusedByFirstMid?: boolean;
 	error?: boolean;
 	refund?: string;
-	/** 3-D Secure at the first payment (docs/authentication.md); any other card: not required. */
+	/**
+	 * 3-D Secure at the first payment (docs/authentication.md); any other card: not required. The merchant's charges of
+	 * such a card are refused `authentication_required` unless they refer to its first payment's network id.
+	 */
 	threeDS?: "frictionless" | "challenge" | "notEnrolled" | "unavailable";
 }
 

@@ -221,6 +221,9 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 					...(hold ? { capture_method: "manual" as const } : {}),
 					// The product asks for 3-D Secure whatever the issuer's rules (docs/authentication.md).
 					...(always ? { payment_method_options: { card: { request_three_d_secure: "any" as const } } } : {}),
+					// The buyer's first payment: the card is kept for the merchant's later charges, which Stripe then sends
+					// referring to this payment (exempt from authentication). localstripe refuses the parameter.
+					...(challenge && fullStripe ? { setup_future_usage: "off_session" as const } : {}),
 				},
 				keys("intent"),
 			);
@@ -327,7 +330,65 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 		}
 	}
 
-	/** What a verification's SetupIntent says; `when` as for judgeIntent. */
+	/**
+	 * The card set up for the merchant's later charges, the buyer present (a SCHEDULE checkout, a card update with
+	 * nothing owed): a SetupIntent, created, remembered, then confirmed; the issuer may ask for a challenge.
+	 */
+	async function setUpForLater(op: MoneyOperation, remember: Remember, always: boolean): Promise<ConnectorOutcome | ChallengeAsked> {
+		const stripe = clientOf(op.mid);
+		if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
+		const keys = keysOf(op.idempotencyKey);
+		const redirect = fullStripe && options.returnUrl ? options.returnUrl : null;
+		let reference: string | null = null;
+		try {
+			const card = await cardOnAccount(stripe, op, undefined, keys);
+			const setup = await stripe.setupIntents.create(
+				{
+					customer: card.customer,
+					...(redirect ? { payment_method_types: ["card"] } : noRedirects),
+					usage: "off_session",
+					metadata: { idempotency_key: op.idempotencyKey },
+					...(always ? { payment_method_options: { card: { request_three_d_secure: "any" as const } } } : {}),
+				},
+				keys("setup"),
+			);
+			reference = setup.id;
+			await remember(setup.id);
+			const confirmed = await stripe.setupIntents.confirm(
+				setup.id,
+				{ payment_method: card.paymentMethod, ...(redirect ? { return_url: redirect } : {}) },
+				keys("confirm"),
+			);
+			if (confirmed.status === "requires_action") {
+				const url = confirmed.next_action?.redirect_to_url?.url ?? (fullStripe ? null : "about:blank");
+				if (url) return { status: "AWAITING_BUYER", reference: confirmed.id, challengeUrl: url };
+			}
+			return (await judgeSetup(stripe, confirmed, keys, "confirmed")) ?? failed(confirmed.status, confirmed.id);
+		} catch (err) {
+			return outcomeOfError(err, reference);
+		}
+	}
+
+	/** What a set-up came to after its challenge: the buyer authenticated, failed, or is still at it. */
+	function afterSetupChallengeOf(setup: Stripe.SetupIntent): ConnectorOutcome | ChallengeAsked {
+		switch (setup.status) {
+			case "succeeded":
+				return { ...approved(setup.id), authentication: CHALLENGED };
+			case "requires_action":
+				return {
+					status: "AWAITING_BUYER",
+					reference: setup.id,
+					challengeUrl: setup.next_action?.redirect_to_url?.url ?? (fullStripe ? "" : "about:blank"),
+				};
+			case "requires_payment_method":
+			case "canceled":
+				return { ...declined(setup.id, AUTHENTICATION_FAILED_REASON), authentication: FAILED_AUTHENTICATION };
+			default:
+				return failed(setup.status, setup.id);
+		}
+	}
+
+	/** What a set-up's SetupIntent says; `when` as for judgeIntent. */
 	async function judgeSetup(
 		stripe: Stripe,
 		setup: Stripe.SetupIntent,
@@ -338,9 +399,10 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 			case "succeeded":
 				return approved(setup.id);
 			case "requires_action":
-				// 3-D Secure, not supported yet (a later issue).
+				// 3-D Secure that no buyer can take (no return page, or a challenge whose time is over): cancelled. Found by a
+				// lookup, nothing was set up; just confirmed, the issuer wants an authentication.
 				await cancelSetup(stripe, setup.id, keys, when === "lookup");
-				return declined(setup.id, "authentication_required");
+				return when === "lookup" ? null : declined(setup.id, AUTHENTICATION_REQUIRED_REASON);
 			case "requires_payment_method":
 			case "requires_confirmation":
 			case "canceled":
@@ -401,8 +463,12 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 
 	async function lookupOn(stripe: Stripe, op: LookupOp, keys: (step: string) => Stripe.RequestOptions): Promise<ConnectorOutcome | null> {
 		switch (op.kind) {
+			// A verification made nothing to confirm (only versions before 3-D Secure made a SetupIntent for it).
 			case "verify":
-				return op.reference ? judgeSetup(stripe, await stripe.setupIntents.retrieve(op.reference), keys, "lookup") : null;
+			case "setup":
+				return op.reference?.startsWith("seti_")
+					? judgeSetup(stripe, await stripe.setupIntents.retrieve(op.reference), keys, "lookup")
+					: null;
 			case "charge":
 			case "authorize":
 				// No reference: the intent was never remembered, so never confirmed.
@@ -424,29 +490,15 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 	return {
 		decidingMs: MOST_REQUESTS * timeout + 5_000,
 
-		async verify(op, remember) {
+		// The card on the MID's account, with its CVC: Stripe's checks run when the payment method is attached (the issuer
+		// may decline there). No SetupIntent: one could ask for 3-D Secure, which only the payment (step 5) can show the buyer.
+		async verify(op) {
 			const stripe = clientOf(op.mid);
 			if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
-			const keys = keysOf(op.idempotencyKey);
-			let reference: string | null = null;
 			try {
-				const card = await cardOnAccount(stripe, op, op.cvc, keys);
-				// Created, remembered, then confirmed, as a charge is (localstripe also takes no confirm at creation).
-				const setup = await stripe.setupIntents.create(
-					{
-						customer: card.customer,
-						...noRedirects,
-						usage: "off_session",
-						metadata: { idempotency_key: op.idempotencyKey },
-					},
-					keys("setup"),
-				);
-				reference = setup.id;
-				await remember(setup.id);
-				const confirmed = await stripe.setupIntents.confirm(setup.id, { payment_method: card.paymentMethod }, keys("confirm"));
-				return (await judgeSetup(stripe, confirmed, keys, "confirmed")) ?? failed(confirmed.status, confirmed.id);
+				return approved((await cardOnAccount(stripe, op, op.cvc, keysOf(op.idempotencyKey))).paymentMethod);
 			} catch (err) {
-				return outcomeOfError(err, reference);
+				return outcomeOfError(err, null);
 			}
 		},
 
@@ -461,7 +513,11 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 
 		// The buyer present: the issuer may ask for a challenge (docs/authentication.md).
 		async pay(op, remember) {
-			const outcome = await payByIntent(op, op.kind === "authorize", false, remember, true, op.authenticate === "ALWAYS");
+			const always = op.authenticate === "ALWAYS";
+			const outcome =
+				op.kind === "setup"
+					? await setUpForLater(op, remember, always)
+					: await payByIntent(op, op.kind === "authorize", false, remember, true, always);
 			// Approved or declined without a challenge: whether it was authenticated, Stripe says on the charge (not read yet).
 			return outcome.status === "AWAITING_BUYER" || outcome.authentication ? outcome : { ...outcome, authentication: null };
 		},
@@ -470,6 +526,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 			const stripe = clientOf(op.mid);
 			if (!stripe) return declinedAs(op.reference, MERCHANT_REFUSED, false);
 			try {
+				if (op.kind === "setup") return afterSetupChallengeOf(await stripe.setupIntents.retrieve(op.reference));
 				return afterChallengeOf(await stripe.paymentIntents.retrieve(op.reference));
 			} catch (err) {
 				return outcomeOfError(err, op.reference, true);
