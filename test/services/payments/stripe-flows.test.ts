@@ -6,7 +6,16 @@
 // against Stripe's OpenAPI document and answers fixtures.
 import type Stripe from "stripe";
 import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } from "../../../dev/stripe-servers";
-import { CARDS, cardUpdateSession, createShop, type Shop, submitCardUpdate, submitCheckout } from "../../factories/checkout";
+import {
+	CARDS,
+	cardUpdateSession,
+	checkoutBody,
+	createShop,
+	newSession,
+	type Shop,
+	submitCardUpdate,
+	submitCheckout,
+} from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
@@ -118,7 +127,7 @@ describe("On localstripe", () => {
 		expect((await stripe.paymentIntents.retrieve(hold.processorReference!)).status).toBe("canceled");
 	});
 
-	test("When a buyer subscribes to a SCHEDULE product, then the card is verified with a SetupIntent and nothing is charged", async () => {
+	test("When a buyer subscribes to a SCHEDULE product, then the card is set up with a SetupIntent and nothing is charged", async () => {
 		const before = (await stripe.paymentIntents.list({ limit: 100 })).data.length;
 
 		const res = await submitCheckout(app, shop, { productId: shop.products.schedule });
@@ -134,6 +143,89 @@ describe("On localstripe", () => {
 
 		// Assert
 		expect(res.body.code).toBe("PAYMENT_DECLINED");
+	});
+
+	describe("3-D Secure (docs/authentication.md): localstripe's 3-D Secure card, the test playing the issuer", () => {
+		/** localstripe asks 4000002500003155 for authentication (use_stripe_sdk): its dialect shows an empty page. */
+		const THREE_DS = "4000002500003155";
+		const continueCheckout = (sessionId: string) =>
+			app.http().post("/api/checkout/continue").send({ sessionId, landingDomain: "shop.example.com" }).expect(200);
+		/** A checkout with the 3-D Secure card, stopped at its challenge, and the intent or set-up waiting for the buyer. */
+		async function challenged(productId: number) {
+			const sessionId = await newSession(app, shop);
+			const answer = (
+				await app
+					.http()
+					.post("/api/checkout")
+					.send(await checkoutBody(app, shop, { productId, sessionId, card: THREE_DS }))
+			).body;
+			const waiting = async <T extends { status: string; created: number }>(list: T[]) =>
+				list.filter(o => o.status === "requires_action").sort((a, b) => b.created - a.created)[0];
+			return {
+				sessionId,
+				answer,
+				intent: async () => waiting((await stripe.paymentIntents.list({ limit: 100 })).data),
+				setup: async () => waiting((await stripe.setupIntents.list({ limit: 100 })).data),
+			};
+		}
+		/** The issuer's part for an intent, as localstripe's stripe.js plays it: its `_authenticate` route. */
+		async function authenticate(intent: Stripe.PaymentIntent, success: boolean) {
+			const res = await fetch(`${server.url}/v1/payment_intents/${intent.id}/_authenticate`, {
+				method: "POST",
+				headers: { Authorization: "Bearer sk_test_issuer", "Content-Type": "application/x-www-form-urlencoded" },
+				body: new URLSearchParams({ client_secret: String(intent.client_secret), success: String(success) }),
+			});
+			expect(res.status).toBe(200);
+		}
+
+		test("When the issuer asks the buyer of a CHARGE product and the buyer authenticates, then the frame gets CHALLENGE, then OK, and Stripe holds one succeeded PaymentIntent, recorded as CHALLENGED", async () => {
+			// Arrange
+			const { sessionId, answer, intent } = await challenged(shop.products.charge);
+			const waiting = await intent();
+
+			// Act
+			await authenticate(waiting, true);
+			const done = (await continueCheckout(sessionId)).body;
+
+			// Assert
+			expect(answer).toMatchObject({ code: "CHALLENGE", challengeUrl: "about:blank" });
+			expect(done).toMatchObject({ code: "OK", customerId: expect.any(Number) });
+			const [charge] = await transactionsOf(done.customerId);
+			expect(charge).toMatchObject({
+				type: "SUBSCRIPTION_START",
+				status: "APPROVED",
+				processorReference: waiting.id,
+				authentication: { outcome: "CHALLENGED" },
+			});
+			expect(await stripe.paymentIntents.retrieve(waiting.id)).toMatchObject({ status: "succeeded", amount: 999 });
+		});
+
+		test("When the buyer fails the issuer's challenge, then AUTHENTICATION_FAILED, and Stripe charged nothing", async () => {
+			const { sessionId, intent } = await challenged(shop.products.charge);
+			const waiting = await intent();
+
+			await authenticate(waiting, false);
+			const done = (await continueCheckout(sessionId)).body;
+
+			expect(done).toMatchObject({ code: "AUTHENTICATION_FAILED" });
+			expect((await stripe.paymentIntents.retrieve(waiting.id)).status).not.toBe("succeeded");
+		});
+
+		test("When a SCHEDULE product's card is set up and the issuer asks, then the SetupIntent waits for the buyer, and once authenticated the checkout is OK with nothing charged", async () => {
+			// Arrange
+			const { sessionId, answer, setup } = await challenged(shop.products.schedule);
+			const waiting = await setup();
+
+			// Act: localstripe has no issuer route for SetupIntents; confirmed again (as stripe.js does afterwards) it succeeds.
+			await stripe.setupIntents.confirm(waiting.id);
+			const done = (await continueCheckout(sessionId)).body;
+
+			// Assert
+			expect(answer).toMatchObject({ code: "CHALLENGE" });
+			expect(done).toMatchObject({ code: "OK", customerId: expect.any(Number) });
+			expect(await transactionsOf(done.customerId)).toEqual([]);
+			expect(await stripe.setupIntents.retrieve(waiting.id)).toMatchObject({ status: "succeeded", usage: "off_session" });
+		});
 	});
 
 	test("When a sandbox account's MID has a Stripe test key, then the test clock's renewal is charged off session on Stripe with the saved card", async () => {
