@@ -87,6 +87,18 @@ test("When the buyer completes the challenge in the frame, then the demo page ge
 	expect(heard).not.toContain("CHALLENGE");
 	expect(heard).not.toContain("challenge.html");
 	expect((await transactionsOf(result)).map(t => [t.type, t.status])).toEqual([["SUBSCRIPTION_START", "APPROVED"]]);
+	// The merchant hears the charge and the conversion (the admin API's view of the demo account's webhooks).
+	const customerId = Number(/^OK customer (\d+)$/.exec(result)?.[1]);
+	const demo = (await app.broker.call("accounts.demoAccount", {})) as { accountId: number };
+	await eventually(async () => {
+		const deliveries = (await admin(app).get(`/accounts/${demo.accountId}/webhooks?limit=1000`).expect(200)).body as {
+			type: string;
+			customerId: number;
+		}[];
+		expect(deliveries.filter(d => d.customerId === customerId).map(d => d.type)).toEqual(
+			expect.arrayContaining(["TRANSACTION", "CONVERSION"]),
+		);
+	}, 15_000);
 }, 90_000);
 
 test("When the buyer fails the challenge, then the demo page gets AUTHENTICATION_FAILED and the frame says nothing was charged", async () => {

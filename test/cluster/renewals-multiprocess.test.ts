@@ -261,7 +261,7 @@ test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, t
 	}
 }, 180_000);
 
-test("When a declined renewal's retry and card updates with recovery charges race on two billing processes, then no customer's period is charged twice, and each recovered one exactly once", async () => {
+test("When a declined renewal's retry and card updates with recovery charges, some authenticated by the buyer (3-D Secure), race on two billing processes, then no customer's period is charged twice, and each recovered one exactly once", async () => {
 	// Arrange: customers whose cards decline the merchant's charges (insufficient funds), their first charge declined once.
 	const count = 120;
 	const shop = await createRenewalShop();
@@ -281,28 +281,45 @@ test("When a declined renewal's retry and card updates with recovery charges rac
 		expect(customers.filter(c => c.status !== "ACTIVE" || c.attempts !== 1)).toEqual([]);
 
 		// Act: the retry's cycle on both nodes while half the customers give a card that is approved, through either node.
+		// Every other one's card is one the issuer asks to authenticate (the sandbox's challenge card): the buyer completes
+		// the challenge, and the frame's continuation reaches both nodes at once (two tabs).
 		const updating = customers.filter((_, i) => i % 2 === 0);
-		const updates = updating.map(async (customer, i) => {
+		type UpdateAnswer = { outcome?: string; error?: string; challengeUrl?: string };
+		const updates = updating.map(async (customer, i): Promise<UpdateAnswer> => {
 			const attemptId = `cu_race_${customer._id}`;
+			const pan = i % 2 === 0 ? "4000000000003220" : "4242424242424242";
 			const { cardToken } = await support.call<{ cardToken: string }, object>("payments.saveCard", {
 				midId: shop.midId,
 				attemptId,
-				card: { pan: "4242424242424242", expiry: "1234", cvc: "123" },
+				card: { pan, expiry: "1234", cvc: "123" },
 			});
 			const fingerprint = Number(customer._id).toString(16).padStart(64, "b");
-			return support.call<{ outcome?: string; error?: string }, object>(
+			const answer = await support.call<UpdateAnswer, object>(
 				"billing.updateCard",
 				{
 					accountId: shop.accountId,
 					customerId: customer._id,
 					attemptId,
-					card: { cardToken, fingerprint, bin: "424242", last4: "4242", brand: "visa", expiry: "1234" },
+					card: { cardToken, fingerprint, bin: pan.slice(0, 6), last4: pan.slice(-4), brand: "visa", expiry: "1234" },
 					mid: { id: shop.midId, name: "MID" },
+					challengeUntil: new Date(Date.now() + 300_000).toISOString(),
 				},
 				{ nodeID: survivors[i % 2], timeout: 120_000 },
 			);
+			if (answer.outcome !== "AWAITING_BUYER") return answer;
+			const challengeId = new URL(answer.challengeUrl!, "http://x").searchParams.get("challenge");
+			await support.call("payments.sandboxChallenge", { challengeId, result: "complete" });
+			const continued = await Promise.all(
+				survivors.map(nodeID =>
+					support.call<UpdateAnswer, object>("billing.continueCardUpdate", { customerId: customer._id, attemptId }, { nodeID }),
+				),
+			);
+			expect(continued.map(c => c.outcome)).toEqual([continued[0].outcome, continued[0].outcome]);
+			return { ...continued[0], challengeUrl: answer.challengeUrl };
 		});
 		const [, answers] = await Promise.all([runOn(3.1), Promise.all(updates)]);
+		// The challenge was asked wherever the update got the customer first (a busy one asks nothing).
+		expect(answers.filter((a, i) => i % 2 === 0 && a.error !== "BUSY" && !a.challengeUrl)).toEqual([]);
 
 		// Assert: per customer, at most one approved charge in the processor's own ledger and in the transactions;
 		// exactly one for each update that answered RECOVERED, which left the customer ACTIVE with attempts 0.
