@@ -135,14 +135,17 @@ export interface FirstPaymentInput {
 	};
 }
 
-export interface FirstPaymentResult {
-	outcome: FirstPaymentOutcome;
+/** What a payment the buyer is present for came to (a checkout's first payment, a card update's). */
+export interface PaymentStepResult<Outcome> {
+	outcome: Outcome;
 	customer: CustomerView;
-	/** The charge or hold, when one was attempted. */
+	/** The charge or hold, when one was attempted (a set-up records none). */
 	transaction: TransactionView | null;
 	/** AWAITING_BUYER: where the frame shows the challenge. */
 	challengeUrl?: string;
 }
+
+export type FirstPaymentResult = PaymentStepResult<FirstPaymentOutcome>;
 
 /** Why a refund was not made. */
 export enum RefundError {
@@ -200,13 +203,7 @@ export enum CardUpdateOutcome {
 	Abandoned = "ABANDONED",
 }
 
-export interface CardUpdateResult {
-	outcome: CardUpdateOutcome;
-	customer: CustomerView;
-	transaction: TransactionView | null;
-	/** AWAITING_BUYER: where the frame shows the challenge. */
-	challengeUrl?: string;
-}
+export type CardUpdateResult = PaymentStepResult<CardUpdateOutcome>;
 
 /** The customer a card update session or submission is for. */
 export interface CardUpdateTarget {

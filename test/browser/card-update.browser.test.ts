@@ -83,19 +83,7 @@ describe("Card update in Chromium (merchant page, SDK in update mode, card frame
 		// Arrange: the merchant's server made a card update session for the customer, bound to localhost.
 		const { shop, customerId } = await suspendedCustomer();
 		const sessionId = (await app.http().post(`/api/session?domain=localhost&customerId=${customerId}`).set(bearer(shop)).expect(200)).text;
-		pageHtml = `<!doctype html><title>Update your card</title>
-			<div id="card"></div><p id="result"></p>
-			<script src="${app.url}/sdk/checkout.js"></script>
-			<script>
-				PaymentCheckout.mount("#card", {
-					sessionId: ${JSON.stringify(sessionId)},
-					mode: "update",
-					onResult: r => { document.querySelector("#result").textContent = r.code + " " + r.recovered; },
-				});
-			</script>`;
-		const page = await context.newPage();
-		await page.goto(`http://localhost:${(merchantPage.address() as AddressInfo).port}/`);
-		const frame = page.frameLocator("iframe");
+		const { page, frame } = await openUpdatePage(sessionId);
 
 		// Act: only the card is asked for.
 		await frame.getByLabel("Card number").pressSequentially("5555 5555 5555 4444");
@@ -103,11 +91,11 @@ describe("Card update in Chromium (merchant page, SDK in update mode, card frame
 		await frame.getByLabel("Security code").fill("123");
 		const emailHidden = await frame.getByLabel("Email").isHidden();
 		await frame.getByRole("button", { name: "Update card" }).click(WAIT);
-		await page.waitForFunction(() => (document.querySelector("#result")?.textContent ?? "") !== "", null, WAIT);
+		const result = await resultOf(page);
 
 		// Assert
 		expect(emailHidden).toBe(true);
-		expect(await page.locator("#result").textContent()).toBe("OK true");
+		expect(result).toBe("OK true");
 		await frame.getByText("Your card is updated").waitFor(WAIT);
 		const customer = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200)).body;
 		expect(customer).toMatchObject({ status: "ACTIVE", attempts: 0, cardBin: "555555", cardType: "mastercard" });
