@@ -149,9 +149,15 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 		const awaiting: AwaitingCardUpdate = { attemptId: input.attemptId, card, newLock, owes, until };
 		// Settled by the recovery sweep if the frame never comes back (checkout-recovery.ts).
 		await deps.checkouts.add(customer._id, until);
-		await deps.db.customers.updateOne(held, {
-			$set: { awaitingCardUpdate: awaiting, "renewalLease.until": new Date(until.getTime() + AFTER_CHALLENGE_MS) },
-		});
+		const kept = await deps.db.customers.updateOne(
+			{ ...held, status: { $in: UPDATABLE } },
+			{ $set: { awaitingCardUpdate: awaiting, "renewalLease.until": new Date(until.getTime() + AFTER_CHALLENGE_MS) } },
+		);
+		// Unsubscribed meanwhile: the challenge is never shown, so the buyer cannot take it, and nothing moves.
+		if (kept.modifiedCount !== 1) {
+			await letLockGo(deps, customer, newLock);
+			return CardUpdateError.NotUpdatable;
+		}
 		paused = true;
 		return {
 			outcome: CardUpdateOutcome.AwaitingBuyer,
@@ -206,9 +212,14 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 		if (product) result = await settlePayment(deps, customer, change, { product, owes: awaiting.owes, key, paid });
 		return result;
 	} finally {
-		// Unpaid (an approved one was written with the card): what it came to is kept for a repeat.
+		// Unpaid (an approved one was written with the card): what it came to is kept for a repeat. The pause ends even
+		// if the lease was lost meanwhile (a long outage), so nothing waits for it for ever.
 		const lastCardUpdate = typeof result === "object" ? { attemptId: input.attemptId, outcome: result.outcome } : null;
-		await deps.db.customers.updateOne(change.held, { $set: { renewalLease: null, awaitingCardUpdate: null, lastCardUpdate } });
+		await deps.db.customers.updateOne(
+			{ _id: customer._id, "awaitingCardUpdate.attemptId": input.attemptId },
+			{ $set: { awaitingCardUpdate: null, lastCardUpdate } },
+		);
+		await deps.db.customers.updateOne(change.held, { $set: { renewalLease: null } });
 	}
 }
 

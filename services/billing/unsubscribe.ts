@@ -2,6 +2,7 @@
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
 import { ownedBy } from "../../shared/persistence";
+import { continueCardUpdate } from "./card-update";
 import type { BillingDeps } from "./deps";
 import { listedEvent } from "./outbox";
 import { waitForRenewalInFlight } from "./renewal-lease";
@@ -15,6 +16,7 @@ export interface UnsubscribeAnswer {
 
 export async function unsubscribe(deps: BillingDeps, input: { accountId: number; customerId: number }): Promise<UnsubscribeAnswer> {
 	const unsubscribed = { success: true, message: `Customer ${input.customerId} unsubscribed` };
+	let triedToSettle: string | null = null;
 	for (;;) {
 		const customer = ownedBy(await deps.db.customers.findById(input.customerId).lean(), input.accountId);
 		if (!customer) return { success: false, message: `Customer not found with ID: ${input.customerId}` };
@@ -22,6 +24,17 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 			// A hold whose release failed last time is released on the repeat.
 			if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId);
 			return unsubscribed;
+		}
+		// A card update waiting for the buyer's challenge on its payment settles first: while the challenge is open the
+		// buyer may still pay; once its time is over it is looked up and settled here (docs/recovery.md#card-update).
+		const paused = customer.awaitingCardUpdate;
+		if (paused) {
+			const open = new Date(paused.until).getTime() > deps.now().getTime();
+			if (open || triedToSettle === paused.attemptId)
+				return { success: false, message: `Customer ${input.customerId} has a card update in progress; try again in a few minutes` };
+			triedToSettle = paused.attemptId;
+			await continueCardUpdate(deps, { customerId: customer._id, attemptId: paused.attemptId }).catch(() => null);
+			continue;
 		}
 		const abandonedCheckout = customer.status === CustomerStatus.Pending && isStalePending(deps, customer);
 		if (!abandonedCheckout && !CUSTOMER_TRANSITIONS[customer.status].includes(CustomerStatus.Unsubscribed)) {

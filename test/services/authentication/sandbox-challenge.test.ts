@@ -447,6 +447,31 @@ describe("A card update's challenge on the renewal owed", () => {
 		expect(await customerOf(customerId)).toMatchObject({ status: "ACTIVE", attempts: 1, ...OLD_CARD });
 	});
 
+	test("When the merchant unsubscribes a customer whose card update waits for the challenge, then it is refused while the challenge is open; once the session has ended the update is settled first (nothing charged) and the customer is UNSUBSCRIBED", async () => {
+		// Arrange
+		const { customerId, sessionId, answer } = await updateChallenged();
+		const unsubscribe = () => app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+
+		// Act
+		const during = await unsubscribe();
+		setWallClock(Date.now() + 5 * 60 * 1000 + 1000);
+		const after = await unsubscribe();
+
+		// Assert
+		expect(during.body).toEqual({
+			success: false,
+			message: `Customer ${customerId} has a card update in progress; try again in a few minutes`,
+		});
+		expect(after.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
+		expect(await customerOf(customerId)).toMatchObject({ status: "UNSUBSCRIBED", ...OLD_CARD });
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "DECLINED"],
+		]);
+		expect((await continueUpdate(sessionId)).body.code).toBe("SESSION_EXPIRED");
+		expect((await choose(answer.challengeUrl, "complete")).body).toEqual({ accepted: false });
+	});
+
 	test("When the customer owes nothing, then the new card is set up for the renewals to come: the issuer may ask for a challenge, and once it is completed the card changes, nothing is charged, and the next renewal goes through", async () => {
 		// Arrange
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
