@@ -67,7 +67,11 @@ async function claimForUpdate(deps: BillingDeps, input: CardUpdateInput, owner: 
 			)
 			.lean();
 		if (claimed) return claimed;
-		await waitForRenewalInFlight(deps, input.customerId);
+		// An earlier update waits for its buyer's challenge: busy while it is open, settled first once it is over.
+		const paused = (await deps.db.customers.findById(input.customerId).lean())?.awaitingCardUpdate;
+		if (paused && new Date(paused.until).getTime() > now.getTime()) return null;
+		if (paused) await continueCardUpdate(deps, { customerId: input.customerId, attemptId: paused.attemptId }).catch(() => null);
+		else await waitForRenewalInFlight(deps, input.customerId);
 	}
 	return null;
 }

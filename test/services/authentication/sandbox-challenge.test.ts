@@ -472,6 +472,30 @@ describe("A card update's challenge on the renewal owed", () => {
 		expect((await choose(answer.challengeUrl, "complete")).body).toEqual({ accepted: false });
 	});
 
+	test("When the buyer starts another card update while one waits for its challenge, then TRY_AGAIN while that challenge is open; once its session has ended, the new update settles it first (nothing charged) and goes on", async () => {
+		// Arrange
+		const { customerId } = await updateChallenged();
+		const again = async () => {
+			const sessionId = (await cardUpdateSession(app, shop, customerId).expect(200)).text;
+			return (await submitCardUpdate(app, sessionId, { card: CARDS.mastercard })).body;
+		};
+
+		// Act
+		const during = await again();
+		setWallClock(Date.now() + 5 * 60 * 1000 + 1000);
+		const after = await again();
+
+		// Assert
+		expect(during.code).toBe("TRY_AGAIN");
+		expect(after).toMatchObject({ code: "OK", recovered: true });
+		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
+			["SUBSCRIPTION_START", "APPROVED"],
+			["RENEWAL", "DECLINED"],
+			["RENEWAL", "APPROVED"],
+		]);
+		expect(await customerOf(customerId)).toMatchObject({ status: "ACTIVE", attempts: 0, cardType: "mastercard" });
+	});
+
 	test("When the customer owes nothing, then the new card is set up for the renewals to come: the issuer may ask for a challenge, and once it is completed the card changes, nothing is charged, and the next renewal goes through", async () => {
 		// Arrange
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
