@@ -3,10 +3,11 @@
 //   1. The customer's renewal lease is taken, so no renewal runs meanwhile (one
 //      in flight is waited for): an update and a renewal never both charge.
 //   2. The duplicate-subscription lock moves to the new card's fingerprint.
-//   3. A customer who owes a renewal (retrying, or SUSPENDED after declines)
-//      is charged it on the new card first, the buyer present: the issuer may
-//      ask for a challenge (3-D Secure), and the update then waits for it,
-//      holding the lease (continueCardUpdate). Declined: nothing changes.
+//   3. The new card's payment, the buyer present: the renewal owed (retrying,
+//      or SUSPENDED after declines), or else the card's set-up for the renewals
+//      to come (amount 0), which later renewals refer to. The issuer may ask
+//      for a challenge (3-D Secure): the update then waits for it, holding the
+//      lease (continueCardUpdate). Declined: nothing changes.
 //   4. The card, its MID and (after a recovery) the schedule are written in one
 //      update with PAYMENT_METHOD_UPDATED (and REACTIVATION) in the outbox.
 import type { ProductRecord } from "../../shared/contracts/accounts";
