@@ -70,9 +70,8 @@ async function claimForUpdate(deps: BillingDeps, input: CardUpdateInput, owner: 
 		if (claimed) return claimed;
 		// An earlier update waits for its buyer's challenge: busy while it is open, settled first once it is over.
 		const paused = (await deps.db.customers.findById(input.customerId).lean())?.awaitingCardUpdate;
-		if (paused && new Date(paused.until).getTime() > now.getTime()) return null;
-		if (paused) await continueCardUpdate(deps, { customerId: input.customerId, attemptId: paused.attemptId }).catch(() => null);
-		else await waitForRenewalInFlight(deps, input.customerId);
+		if (paused && !(await settleIfOver(deps, input.customerId, paused))) return null;
+		if (!paused) await waitForRenewalInFlight(deps, input.customerId);
 	}
 	return null;
 }
@@ -89,6 +88,14 @@ const paymentKey = (customerId: number, attemptId: string, owes: boolean) =>
  * an update whose buyer never came back within its grace period, so no renewal charges the old card meanwhile.
  */
 const AFTER_CHALLENGE_MS = 15 * 60_000;
+
+/** The answer while the buyer takes the issuer's challenge at `challengeUrl`. */
+const awaitingBuyer = (customer: CustomerDoc, challengeUrl: string): CardUpdateResult => ({
+	outcome: CardUpdateOutcome.AwaitingBuyer,
+	customer: toCustomerView(customer),
+	transaction: null,
+	challengeUrl,
+});
 
 interface CardChange {
 	attemptId: string;
@@ -164,12 +171,7 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 			return CardUpdateError.NotUpdatable;
 		}
 		paused = true;
-		return {
-			outcome: CardUpdateOutcome.AwaitingBuyer,
-			customer: toCustomerView(customer),
-			transaction: null,
-			challengeUrl: paid.challengeUrl,
-		};
+		return awaitingBuyer(customer, paid.challengeUrl);
 	} finally {
 		if (!paused) await deps.db.customers.updateOne(held, { $set: { renewalLease: null } });
 	}
@@ -193,13 +195,7 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 	}
 	const key = paymentKey(customer._id, input.attemptId, awaiting.owes);
 	const paid = await withRetries(() => deps.payments.afterChallenge(key));
-	if (paid?.status === "AWAITING_BUYER")
-		return {
-			outcome: CardUpdateOutcome.AwaitingBuyer,
-			customer: toCustomerView(customer),
-			transaction: null,
-			challengeUrl: paid.challengeUrl,
-		};
+	if (paid?.status === "AWAITING_BUYER") return awaitingBuyer(customer, paid.challengeUrl);
 	const change = {
 		attemptId: input.attemptId,
 		card: awaiting.card,
@@ -226,6 +222,16 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 		);
 		await deps.db.customers.updateOne(change.held, { $set: { renewalLease: null } });
 	}
+}
+
+/**
+ * An update paused for its buyer's challenge, met by another change of the customer (an unsubscribe, a second
+ * update): false while the challenge is open (the buyer may still pay); once it is over, settled now, and true.
+ */
+export async function settleIfOver(deps: BillingDeps, customerId: number, paused: AwaitingCardUpdate): Promise<boolean> {
+	if (new Date(paused.until).getTime() > deps.now().getTime()) return false;
+	await continueCardUpdate(deps, { customerId, attemptId: paused.attemptId }).catch(() => null);
+	return true;
 }
 
 /** The lock an update took for the new card, let go when the card does not become the customer's. */
@@ -258,7 +264,7 @@ async function settlePayment(
 					: CardUpdateOutcome.RecoveryFailed;
 		return { outcome, customer: toCustomerView(customer), transaction };
 	}
-	// The card set up: it only changes.
+	// The card set up (a set-up records no transaction): it only changes.
 	if (!transaction) return applyCard(deps, customer, change, { networkTransactionId });
 	const schedule = resumedSchedule(deps, customer, owed);
 	await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);

@@ -2,7 +2,7 @@
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
 import { ownedBy } from "../../shared/persistence";
-import { continueCardUpdate } from "./card-update";
+import { settleIfOver } from "./card-update";
 import type { BillingDeps } from "./deps";
 import { listedEvent } from "./outbox";
 import { waitForRenewalInFlight } from "./renewal-lease";
@@ -29,11 +29,10 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 		// buyer may still pay; once its time is over it is looked up and settled here (docs/recovery.md#card-update).
 		const paused = customer.awaitingCardUpdate;
 		if (paused) {
-			const open = new Date(paused.until).getTime() > deps.now().getTime();
-			if (open || triedToSettle === paused.attemptId)
+			// Settled once: a pause still there after that (it could not be settled now) is answered as in progress.
+			if (triedToSettle === paused.attemptId || !(await settleIfOver(deps, customer._id, paused)))
 				return { success: false, message: `Customer ${input.customerId} has a card update in progress; try again in a few minutes` };
 			triedToSettle = paused.attemptId;
-			await continueCardUpdate(deps, { customerId: customer._id, attemptId: paused.attemptId }).catch(() => null);
 			continue;
 		}
 		const abandonedCheckout = customer.status === CustomerStatus.Pending && isStalePending(deps, customer);

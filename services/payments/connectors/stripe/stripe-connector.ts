@@ -136,6 +136,20 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 	const fullStripe = (options.dialect ?? "stripe") === "stripe";
 	// A card needs no redirect; without this Stripe refuses a server-side confirm that has no return_url.
 	const noRedirects = fullStripe ? { automatic_payment_methods: { enabled: true, allow_redirects: "never" as const } } : {};
+	// Where the issuer's 3-D Secure page sends a buyer back: only on Stripe itself (localstripe shows no issuer page).
+	const returnUrl = fullStripe ? (options.returnUrl ?? null) : null;
+
+	/**
+	 * An intent's (PaymentIntent's or SetupIntent's) creation options when the buyer is present to take a challenge: a card
+	 * only, so that its 3-D Secure redirect returns to our page (a return_url is given at confirmation), and 3-D Secure
+	 * asked for whatever the issuer's rules when the product says ALWAYS (docs/authentication.md).
+	 */
+	function buyerPresent(always: boolean) {
+		return {
+			...(returnUrl ? { payment_method_types: ["card"] } : noRedirects),
+			...(always ? { payment_method_options: { card: { request_three_d_secure: "any" as const } } } : {}),
+		};
+	}
 
 	function clientOf(mid: MidContext): Stripe | null {
 		if (!mid.secretKey) return null;
@@ -204,7 +218,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 		const stripe = clientOf(op.mid);
 		if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
 		const keys = keysOf(op.idempotencyKey);
-		const redirect = challenge && fullStripe && options.returnUrl ? options.returnUrl : null;
+		const redirect = challenge ? returnUrl : null;
 		let reference: string | null = null;
 		try {
 			const card = await cardOnAccount(stripe, op, undefined, keys);
@@ -214,13 +228,10 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 					currency: op.currency.toLowerCase(),
 					customer: card.customer,
 					payment_method: card.paymentMethod,
-					// A card only: its 3-D Secure redirect returns to our page (a return_url is given at confirmation).
-					...(redirect ? { payment_method_types: ["card"] } : noRedirects),
+					...(challenge ? buyerPresent(always) : noRedirects),
 					confirm: false,
 					metadata: { idempotency_key: op.idempotencyKey },
 					...(hold ? { capture_method: "manual" as const } : {}),
-					// The product asks for 3-D Secure whatever the issuer's rules (docs/authentication.md).
-					...(always ? { payment_method_options: { card: { request_three_d_secure: "any" as const } } } : {}),
 					// The buyer's first payment: the card is kept for the merchant's later charges, which Stripe then sends
 					// referring to this payment (exempt from authentication). localstripe refuses the parameter.
 					...(challenge && fullStripe ? { setup_future_usage: "off_session" as const } : {}),
@@ -245,11 +256,11 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 	}
 
 	/**
-	 * The issuer's page for a PaymentIntent that requires action. localstripe has none (its `use_stripe_sdk` action is
-	 * settled through its own `_authenticate` route, as its stripe.js does), so its dialect shows an empty page and the
-	 * tests act as the issuer.
+	 * The issuer's page for a PaymentIntent or SetupIntent that requires action. localstripe has none (its
+	 * `use_stripe_sdk` action is settled through its own `_authenticate` route, as its stripe.js does), so its dialect
+	 * shows an empty page and the tests act as the issuer.
 	 */
-	function challengeUrlOf(intent: Stripe.PaymentIntent): string | null {
+	function challengeUrlOf(intent: Stripe.PaymentIntent | Stripe.SetupIntent): string | null {
 		const url = intent.next_action?.redirect_to_url?.url;
 		if (url) return url;
 		return fullStripe ? null : "about:blank";
@@ -338,29 +349,22 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 		const stripe = clientOf(op.mid);
 		if (!stripe) return declinedAs(null, MERCHANT_REFUSED, false);
 		const keys = keysOf(op.idempotencyKey);
-		const redirect = fullStripe && options.returnUrl ? options.returnUrl : null;
 		let reference: string | null = null;
 		try {
 			const card = await cardOnAccount(stripe, op, undefined, keys);
 			const setup = await stripe.setupIntents.create(
-				{
-					customer: card.customer,
-					...(redirect ? { payment_method_types: ["card"] } : noRedirects),
-					usage: "off_session",
-					metadata: { idempotency_key: op.idempotencyKey },
-					...(always ? { payment_method_options: { card: { request_three_d_secure: "any" as const } } } : {}),
-				},
+				{ customer: card.customer, ...buyerPresent(always), usage: "off_session", metadata: { idempotency_key: op.idempotencyKey } },
 				keys("setup"),
 			);
 			reference = setup.id;
 			await remember(setup.id);
 			const confirmed = await stripe.setupIntents.confirm(
 				setup.id,
-				{ payment_method: card.paymentMethod, ...(redirect ? { return_url: redirect } : {}) },
+				{ payment_method: card.paymentMethod, ...(returnUrl ? { return_url: returnUrl } : {}) },
 				keys("confirm"),
 			);
 			if (confirmed.status === "requires_action") {
-				const url = confirmed.next_action?.redirect_to_url?.url ?? (fullStripe ? null : "about:blank");
+				const url = challengeUrlOf(confirmed);
 				if (url) return { status: "AWAITING_BUYER", reference: confirmed.id, challengeUrl: url };
 			}
 			return (await judgeSetup(stripe, confirmed, keys, "confirmed")) ?? failed(confirmed.status, confirmed.id);
@@ -375,11 +379,7 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 			case "succeeded":
 				return { ...approved(setup.id), authentication: CHALLENGED };
 			case "requires_action":
-				return {
-					status: "AWAITING_BUYER",
-					reference: setup.id,
-					challengeUrl: setup.next_action?.redirect_to_url?.url ?? (fullStripe ? "" : "about:blank"),
-				};
+				return { status: "AWAITING_BUYER", reference: setup.id, challengeUrl: challengeUrlOf(setup) ?? "" };
 			case "requires_payment_method":
 			case "canceled":
 				return { ...declined(setup.id, AUTHENTICATION_FAILED_REASON), authentication: FAILED_AUTHENTICATION };
