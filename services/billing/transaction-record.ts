@@ -113,7 +113,11 @@ async function completeErrored(deps: BillingDeps, recorded: TransactionDoc, fres
 	const outcome = Object.fromEntries(OUTCOME_FIELDS.map(field => [field, fresh[field]]));
 	const event = await listedEvent(deps, "t", recorded._id, "TRANSACTION");
 	const completed = await deps.db.transactions
-		.findOneAndUpdate({ _id: recorded._id, status: TransactionStatus.Error }, { $set: outcome, $push: { outbox: event } }, { new: true })
+		.findOneAndUpdate(
+			{ _id: recorded._id, status: TransactionStatus.Error },
+			{ $set: outcome, $push: { outbox: event } },
+			{ returnDocument: "after" },
+		)
 		.lean();
 	return completed ?? (await deps.db.transactions.findById(recorded._id).lean()) ?? recorded;
 }
