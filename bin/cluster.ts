@@ -1,5 +1,7 @@
-// `npm run cluster`: the docker-compose topology as local processes, for a
-// machine without Docker. The NATS server `npm install` built (with JetStream),
+// `npm run cluster [-- --nats 3]`: the docker-compose topology as local
+// processes, for a machine without Docker. The NATS server `npm install` built
+// (with JetStream; `--nats N` starts N of them routed into one cluster, and every
+// node gets the full list),
 // the embedded database (or MONGO_URL) as the one shared database server, one
 // process per service and BILLING_NODES billing processes, logs prefixed per
 // node. Ctrl-C stops the nodes (SIGTERM: they drain), then the database and NATS.
@@ -8,11 +10,21 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { startEmbeddedDb } from "../dev/embedded-db";
 import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
-import { SINGLE_NODES, spawnNode, startNatsServer, stopProcess } from "../dev/processes";
+import { SINGLE_NODES, spawnNode, startNatsCluster, startNatsServer, stopProcess } from "../dev/processes";
 import { createBroker } from "../runtime/broker";
 import { config, type ServiceName } from "../shared/config";
 
+/** `--nats N`: how many NATS servers (1 by default). */
+function natsServers(argv: string[]): number {
+	const at = argv.indexOf("--nats");
+	if (at < 0) return 1;
+	const n = Number(argv[at + 1]);
+	if (!Number.isInteger(n) || n < 1 || n > 5) throw new Error("--nats needs a whole number from 1 to 5");
+	return n;
+}
+
 async function main(): Promise<void> {
+	const natsCount = natsServers(process.argv.slice(2));
 	const { dataDir, mongoUrl, port } = config();
 	const billingNodes = Number(process.env.BILLING_NODES ?? 2);
 	if (!Number.isInteger(billingNodes) || billingNodes < 1 || billingNodes > 16)
@@ -26,11 +38,12 @@ async function main(): Promise<void> {
 	applyCardSecrets(secrets);
 	writeLocalSecrets(dataDir, secrets);
 
-	const nats = await startNatsServer({
-		port: Number(process.env.NATS_PORT) || undefined,
-		jetStreamDir: path.join(clusterDir, "jetstream"),
-		stderr: process.stderr,
-	});
+	const jetStreamDir = path.join(clusterDir, "jetstream");
+	const natsPort = Number(process.env.NATS_PORT) || undefined;
+	const nats =
+		natsCount === 1
+			? await startNatsServer({ port: natsPort, jetStreamDir, stderr: process.stderr })
+			: await startNatsCluster(natsCount, { jetStreamDir, stderr: process.stderr, ports: natsPort ? [natsPort] : undefined });
 	const transporter = nats.url;
 
 	const db = mongoUrl ? null : await startEmbeddedDb({ persistent: true, dataDir: clusterDir });

@@ -159,6 +159,18 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
 	return raw;
 }
 
+/** TRANSPORTER: one NATS server's URL, or a cluster's, comma-separated (a node connects to any and fails over to the others). */
+function natsServers(env: Env): string | undefined {
+	const raw = env.TRANSPORTER;
+	if (raw === undefined || raw === "") return undefined;
+	for (const entry of raw.split(",")) {
+		const parsed = URL.canParse(entry) ? new URL(entry) : undefined;
+		if (parsed?.protocol !== "nats:" || !parsed.host)
+			throw new ConfigError("TRANSPORTER", `must be nats:// URLs separated by commas, such as nats://a:4222,nats://b:4222, got "${entry}"`);
+	}
+	return raw;
+}
+
 /** An address such as https://pay.example.com: a scheme and a host, no path. */
 function baseUrl(env: Env, name: string): string | undefined {
 	const raw = url(env, name, ["https", "http"]);
@@ -262,7 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
 	return {
 		port: integer(env, "PORT", 3000, 0, 65535),
 		mongoUrl: url(env, "MONGO_URL", ["mongodb", "mongodb+srv"]),
-		transporter: url(env, "TRANSPORTER", ["nats"]),
+		transporter: natsServers(env),
 		services: services(env),
 		namespace,
 		adminToken,

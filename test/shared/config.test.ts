@@ -42,6 +42,8 @@ describe("loadConfig", () => {
 		[{ PORT: "70000" }, "PORT"],
 		[{ MONGO_URL: "localhost:27017" }, "MONGO_URL"],
 		[{ TRANSPORTER: "redis://x" }, "TRANSPORTER"],
+		[{ TRANSPORTER: "nats://a:4222,redis://b:6379" }, "TRANSPORTER"],
+		[{ TRANSPORTER: "nats://a:4222," }, "TRANSPORTER"],
 		[{ SERVICES: "gateway,ledger" }, "SERVICES"],
 		[{ TIME_ZONE: "Mars/Olympus" }, "TIME_ZONE"],
 		[{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
@@ -75,6 +77,12 @@ describe("loadConfig", () => {
 
 	test("When PUBLIC_BASE_URL ends with a slash, then it is taken without it", () => {
 		expect(loadConfig({ PUBLIC_BASE_URL: "https://pay.example.com/" }).publicBaseUrl).toBe("https://pay.example.com");
+	});
+
+	test("When TRANSPORTER lists a NATS cluster's servers, then the node gets all of them", () => {
+		expect(loadConfig({ TRANSPORTER: "nats://a:4222,nats://b:4222,nats://c:4222" }).transporter).toBe(
+			"nats://a:4222,nats://b:4222,nats://c:4222",
+		);
 	});
 
 	test("When SERVICES names a subset, then only those run", () => {

@@ -1,0 +1,272 @@
+// Three NATS servers in one cluster, as `npm run cluster -- --nats 3` runs
+// them. Each server in turn is killed (SIGKILL) during checkouts, refunds and
+// renewals, then started again. The nodes meet only over NATS, each with the
+// full server list: the gateway and the money side first try server 1, the
+// checkout side server 2, a second billing node server 3, so that every kill
+// cuts some of them off. Afterwards every acknowledged request is in the
+// database, every event's webhook arrived under one id, and every node is
+// connected again and sees all the others. The longest gap in answers is
+// printed (docs/operations.md quotes it).
+
+import type { BrokerOptions, ServiceBroker } from "moleculer";
+import { type Db, MongoClient } from "mongodb";
+import { type NatsCluster, startNatsCluster } from "../../dev/processes";
+import { createBroker } from "../../runtime/broker";
+import { databaseNameFor } from "../../shared/db.mixin";
+import { CARDS, checkoutBody, createShop, type Shop, submitCheckout } from "../factories/checkout";
+import { admin, bearer, DAY_MS } from "../factories/merchant";
+import { type Envelope, startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
+import { startApp, type TestApp, testEnvironment, uniqueDatabaseName } from "../setup/app";
+
+const SERVERS = 3;
+const REQUEST_TIMEOUT_MS = 3000;
+/** The longest answer docs/operations.md promises (an admin read: account check, three tries, their delays), plus 2 s for a busy machine. */
+const HANG_AFTER_MS = 4 * REQUEST_TIMEOUT_MS + 300 + 2000;
+/** Customers of a shop of their own whom the test clock renews month after month during the kills. */
+const RENEWING = 5;
+const NODE_IDS = ["gateway", "checkout-side", "money-side", "billing-2"];
+
+let cluster: NatsCluster;
+let app: TestApp;
+let others: ServiceBroker[];
+let receiver: WebhookReceiver;
+let shop: Shop;
+let mongoUrl: string;
+
+/** The full server list, server `first` first; without randomizing, so the test knows whom a kill cuts off. */
+function transporterFrom(first: number): BrokerOptions["transporter"] {
+	const urls = [...cluster.urls.slice(first), ...cluster.urls.slice(0, first)];
+	return { type: "NATS", options: { url: urls.join(","), noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 500 } };
+}
+
+const pause = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+beforeAll(async () => {
+	cluster = await startNatsCluster(SERVERS);
+	const database = uniqueDatabaseName();
+	const env = {
+		TRANSPORTER: cluster.url,
+		REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+		WEBHOOK_RETRY_BASE_MS: "200",
+		REFUND_RECOVERY_GRACE_MS: "4000",
+		REFUND_RECOVERY_INTERVAL_MS: "500",
+		RENEWAL_LEASE_MS: "5000",
+	};
+	testEnvironment({ database, env });
+	mongoUrl = process.env.MONGO_URL!;
+	others = [
+		createBroker(["accounts", "sessions", "checkout"], { nodeID: "checkout-side", transporter: transporterFrom(1) }),
+		createBroker(["payments", "billing", "refunds", "notifications"], { nodeID: "money-side", transporter: transporterFrom(0) }),
+		createBroker(["billing"], { nodeID: "billing-2", transporter: transporterFrom(2) }),
+	];
+	await Promise.all(others.map(b => b.start()));
+	app = await startApp({ database, env, services: ["gateway"], broker: { nodeID: "gateway", transporter: transporterFrom(0) } });
+	// Every node knows every service before the traffic starts (the checkout side calls payments directly).
+	const services = ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"];
+	await Promise.all([app.broker, ...others].map(b => b.waitForServices(services, 30_000)));
+	receiver = await startWebhookReceiver();
+	shop = await createShop(app);
+	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+}, 90_000);
+
+afterAll(async () => {
+	await app?.stop();
+	await Promise.all((others ?? []).map(b => b.stop()));
+	await receiver?.stop();
+	await cluster?.stop();
+});
+
+/** The NATS server a node is connected to now. */
+function serverOf(broker: ServiceBroker): string {
+	return (broker as unknown as { transit: { tx: { client: { getServer(): string } } } }).transit.tx.client.getServer();
+}
+
+/** A node is back when every other node answers its ping over NATS. */
+async function reachesAll(broker: ServiceBroker): Promise<boolean> {
+	const pongs = (await broker.ping(undefined, 1000).catch(() => ({}))) as Record<string, unknown>;
+	return NODE_IDS.filter(id => id !== broker.nodeID).every(id => pongs[id]);
+}
+
+test(`When each of ${SERVERS} clustered NATS servers is killed in turn during checkouts, refunds and renewals and started again, then every node reconnects, every acknowledged request is stored and every webhook arrives under one id`, async () => {
+	// Arrange
+	const answers: { at: number; status: number; body: Record<string, unknown> }[] = [];
+	const acknowledged = { checkouts: [] as number[], refunds: [] as number[], unsubscribes: [] as number[] };
+	// An unsubscribe answered 503 may still have happened (its answer was lost): only these may be either.
+	const unanswered = new Set<number>();
+	let renewalRuns = 0;
+	let running = true;
+	const send = async (request: ReturnType<ReturnType<TestApp["http"]>["get"]>) => {
+		const res = await request
+			.timeout(HANG_AFTER_MS)
+			.catch(
+				(err: { response?: { status: number; body: Record<string, unknown> } }) =>
+					err.response ?? { status: 0, body: { hang: String(err) } },
+			);
+		answers.push({ at: Date.now(), status: res.status, body: res.body });
+		return res;
+	};
+	const buyer = async (n: number) => {
+		for (let i = 0; running; i++) {
+			const session = await send(app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)));
+			if (session.status !== 200) {
+				await pause(50);
+				continue;
+			}
+			const body = await checkoutBody(app, shop, {
+				productId: shop.products.charge,
+				card: CARDS.visa,
+				sessionId: (session as { text?: string }).text,
+			});
+			const res = await send(app.http().post("/api/checkout").send(body));
+			if (res.status !== 200 || res.body.code !== "OK") continue;
+			const customerId = res.body.customerId as number;
+			acknowledged.checkouts.push(customerId);
+			if ((n + i) % 3 === 0) {
+				const unsubscribed = await send(app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)));
+				if (unsubscribed.status === 200 && unsubscribed.body.success) acknowledged.unsubscribes.push(customerId);
+				else unanswered.add(customerId);
+			} else if ((n + i) % 3 === 1) {
+				const list = await send(admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`));
+				const charge = list.status === 200 ? (list.body as unknown as { id: number }[])[0] : undefined;
+				if (!charge) continue;
+				const refunded = await send(app.http().get(`/api/refund/${charge.id}?amountToRefund=1`).set(bearer(shop)));
+				if (refunded.status === 200 && refunded.body.success) acknowledged.refunds.push(customerId);
+			}
+		}
+	};
+	const renewing = await createShop(app);
+	await admin(app).patch(`/accounts/${renewing.accountId}`, { webhookUrl: receiver.url }).expect(200);
+	for (let i = 0; i < RENEWING; i++) {
+		const res = await submitCheckout(app, renewing, { productId: renewing.products.charge, card: CARDS.visa });
+		expect(res.body.code).toBe("OK");
+	}
+	let month = 0;
+	const renewer = async () => {
+		while (running) {
+			month++;
+			const advanceTo = new Date(Date.now() + month * 31 * DAY_MS).toISOString();
+			const res = await send(admin(app).post(`/accounts/${renewing.accountId}/clock`, { advanceTo }));
+			if (res.status === 200) renewalRuns++;
+			await pause(1000);
+		}
+	};
+	const started = Date.now();
+	const traffic = [...[0, 1, 2].map(buyer), renewer()];
+
+	// Act: each server killed in turn under traffic, down past a request timeout, then started again.
+	const reconnectMs: number[] = [];
+	const nodes = [app.broker, ...others];
+	const moved: string[] = [];
+	const allReachable = async (what: string) => {
+		const since = Date.now();
+		for (;;) {
+			const reached = await Promise.all(nodes.map(reachesAll));
+			if (reached.every(Boolean)) return Date.now() - since;
+			if (Date.now() - since > 30_000) throw new Error(`nodes not all reachable 30 s after ${what}: ${reached}`);
+			await pause(100);
+		}
+	};
+	for (let server = 0; server < SERVERS; server++) {
+		await pause(2000);
+		const cutOff = nodes.filter(b => cluster.urls[server].endsWith(serverOf(b)));
+		await cluster.kill(server);
+		// The nodes it served find the others by themselves while it is down.
+		reconnectMs.push(await allReachable(`server ${server + 1} was killed`));
+		moved.push(...cutOff.map(b => `${b.nodeID}: server ${server + 1} -> ${serverOf(b)}`));
+		await pause(REQUEST_TIMEOUT_MS + 1000);
+		await cluster.start(server);
+		await allReachable(`server ${server + 1} restarted`);
+	}
+	// Traffic goes on until a checkout is paid after the last restart (a circuit breaker opened by the gaps holds 503 for 10 s).
+	const lastRestart = Date.now();
+	while (Date.now() - lastRestart < 30_000 && !answers.some(a => a.at > lastRestart && a.body.code === "OK")) await pause(200);
+	await pause(2000);
+	running = false;
+	await Promise.all(traffic);
+	const finalAdvance = new Date(Date.now() + (month + 1) * 31 * DAY_MS);
+	// Runs the kills cut off left periods unbilled: runs go on until one finds nothing due and nothing held.
+	let lastRun = await admin(app).post(`/accounts/${renewing.accountId}/clock`, { advanceTo: finalAdvance.toISOString() });
+	for (let i = 0; i < 60 && (lastRun.status !== 200 || lastRun.body.skipped > 0 || lastRun.body.charged > 0); i++) {
+		if (lastRun.status !== 200 || lastRun.body.skipped > 0) await pause(1000);
+		lastRun = await admin(app).post(`/accounts/${renewing.accountId}/clock`, { advanceTo: finalAdvance.toISOString() });
+	}
+	// The longest time without a 200 answer, from the traffic's start to its end.
+	const served = answers.filter(a => a.status === 200).map(a => a.at);
+	const gaps = [started, ...served].slice(1).map((at, i) => at - [started, ...served][i]);
+	console.log(
+		`NATS cluster of ${SERVERS}, each killed once: longest gap in answers ${Math.max(...gaps)} ms; every node reached every other again ` +
+			`${reconnectMs.join(", ")} ms after each kill (${moved.join("; ")}); ${acknowledged.checkouts.length} checkouts, ${acknowledged.refunds.length} refunds, ` +
+			`${acknowledged.unsubscribes.length} unsubscribes, ${renewalRuns} renewal runs acknowledged; ` +
+			`${answers.filter(a => a.status === 503).length} of ${answers.length} answers 503`,
+	);
+
+	// Assert: only documented answers, no hang, and the cluster serves after the last restart.
+	expect(moved.length).toBeGreaterThanOrEqual(SERVERS);
+	expect(answers.filter(a => a.status === 0)).toEqual([]);
+	expect(answers.filter(a => ![200, 503].includes(a.status))).toEqual([]);
+	expect(answers.filter(a => a.status === 503 && a.body.error !== "SERVICE_UNAVAILABLE")).toEqual([]);
+	expect(answers.some(a => a.at > lastRestart && a.body.code === "OK")).toBe(true);
+	expect(lastRun.status).toBe(200);
+	expect(lastRun.body).toMatchObject({ declined: 0, suspended: 0, skipped: 0 });
+
+	// Every acknowledged change is in the database, and every customer was charged once per period billed.
+	const client = await MongoClient.connect(mongoUrl);
+	try {
+		const billing: Db = client.db(databaseNameFor("billing", mongoUrl));
+		const deadline = Date.now() + 60_000;
+		while (
+			(await billing.collection("customers").countDocuments({ status: "PENDING" })) +
+				(await billing.collection("refunds").countDocuments({ status: "RESERVED" })) >
+			0
+		) {
+			if (Date.now() > deadline) throw new Error("checkouts still PENDING or refunds still RESERVED 60 s after the traffic");
+			await pause(250);
+		}
+		const customers = new Map((await billing.collection("customers").find({}).toArray()).map(c => [c._id as unknown as number, c]));
+		const transactions = await billing.collection("transactions").find({}).toArray();
+		for (const id of acknowledged.checkouts) {
+			const status = customers.get(id)?.status;
+			if (acknowledged.unsubscribes.includes(id)) expect({ id, status }).toEqual({ id, status: "UNSUBSCRIBED" });
+			else if (!unanswered.has(id)) expect({ id, status }).toEqual({ id, status: "ACTIVE" });
+		}
+		for (const id of acknowledged.refunds) expect(transactions.some(t => t.customerId === id && t.type === "REFUNDED")).toBe(true);
+		const charges = transactions.filter(t => ["SUBSCRIPTION_START", "RENEWAL"].includes(t.type) && t.status === "APPROVED");
+		const mismatched = [...customers.values()]
+			.map(c => ({ id: c._id, periodsBilled: c.periodsBilled, charged: charges.filter(t => t.customerId === c._id).length }))
+			.filter(c => c.periodsBilled !== c.charged);
+		expect(mismatched).toEqual([]);
+		const renewed = [...customers.values()].filter(c => c.accountId === renewing.accountId);
+		expect(renewed.filter(c => c.status !== "ACTIVE" || !(c.nextRenewalTimestamp > finalAdvance))).toEqual([]);
+
+		// Every transaction's and every acknowledged change's webhook arrives, each event under one id however often it was sent.
+		const events = () => receiver.requests.map(r => JSON.parse(r.rawBody) as Envelope & { data: { transaction?: { status?: string } } });
+		const has = (type: string, customerId: number, transactionId?: number) =>
+			events().some(
+				e => e.type === type && e.customerId === customerId && (transactionId === undefined || e.transaction_id === transactionId),
+			);
+		const missing = () => [
+			...transactions
+				.filter(t => t.type !== "REFUNDED" && !has("TRANSACTION", t.customerId, t._id as unknown as number))
+				.map(t => `TRANSACTION ${t._id}`),
+			...acknowledged.checkouts.filter(id => !has("CONVERSION", id)).map(id => `CONVERSION ${id}`),
+			...acknowledged.refunds.filter(id => !has("REFUND", id)).map(id => `REFUND ${id}`),
+			...acknowledged.unsubscribes.filter(id => !has("CANCELLATION", id)).map(id => `CANCELLATION ${id}`),
+		];
+		const webhooksBy = Date.now() + 30_000;
+		while (missing().length > 0 && Date.now() < webhooksBy) await pause(200);
+		expect(missing()).toEqual([]);
+		const idsPerEvent = new Map<string, Set<string>>();
+		for (const e of events()) {
+			const key = [e.type, e.customerId, e.transaction_id, e.data.transaction?.status].join(" ");
+			idsPerEvent.set(key, (idsPerEvent.get(key) ?? new Set()).add(e.id));
+		}
+		expect([...idsPerEvent].filter(([, ids]) => ids.size > 1).map(([key, ids]) => `${key}: ${[...ids].join(", ")}`)).toEqual([]);
+		expect(acknowledged.checkouts.length).toBeGreaterThan(0);
+		expect(charges.filter(t => t.type === "RENEWAL").length).toBeGreaterThanOrEqual(RENEWING);
+	} finally {
+		await client.close();
+	}
+	// No request from the gaps is left pending on any node.
+	const tracked = (broker: ServiceBroker) => (broker as unknown as { _trackedContexts: unknown[] })._trackedContexts.length;
+	expect([app.broker, ...others].map(tracked)).toEqual([0, 0, 0, 0]);
+}, 300_000);
