@@ -69,29 +69,32 @@ const chunkOf = (position: number) => Math.floor((position - 1) / CHUNK);
 /** Appends entries (at most CHUNK) in one update; answers the position of the first. */
 export async function append(timelines: Timelines, key: string, entries: TimelineEntry[]): Promise<number> {
 	if (entries.length === 0 || entries.length > CHUNK) throw new RangeError(`append takes 1 to ${CHUNK} entries, not ${entries.length}`);
-	// The pre-image, as in shared/id-allocator.ts: mongo-java-server answers `new: true` with its live
-	// document, which later updates can change before the answer is sent (300 concurrent appends saw
-	// about 20 positions twice); the pre-image is a copy. The head after is the pre-image plus this append.
+	// The pre-image's count alone: an append answers its positions from it, and the head's entries (up to 300) travel
+	// only for the append that completes a chunk. The pre-image, as in shared/id-allocator.ts: mongo-java-server answers
+	// `new: true` with its live document, which later updates can change before the answer is sent (300 concurrent
+	// appends saw about 20 positions twice); the pre-image is a copy.
 	const before = (await timelines.heads
 		.findOneAndUpdate(
 			{ _id: key },
 			{ $inc: { n: entries.length }, $push: { recent: { $each: entries, $slice: -RECENT } } },
-			{ upsert: true, new: false, lean: true },
+			{ upsert: true, new: false, lean: true, projection: { n: 1 } },
 		)
-		.exec()) as TimelineHeadDoc | null;
-	const head: TimelineHeadDoc = {
-		_id: key,
-		n: (before?.n ?? 0) + entries.length,
-		recent: [...(before?.recent ?? []), ...entries].slice(-RECENT),
-	};
-	const last = head.n ?? 0;
+		.exec()) as Pick<TimelineHeadDoc, "n"> | null;
+	const last = (before?.n ?? 0) + entries.length;
 	const first = last - entries.length + 1;
-	// The append that completes a chunk copies it out; the one half a chunk later copies it again, in
-	// case the first died in between (the head still holds it: RECENT is 3 chunks).
+	// The append that completes a chunk copies it out; the one half a chunk later copies it again, in case the first
+	// died in between (the head still holds it: RECENT is 3 chunks).
+	const toCopy: number[] = [];
 	for (let position = first; position <= last; position++) {
-		if (position % CHUNK === 0) await saveChunk(timelines, key, head, position / CHUNK - 1);
-		else if (position % CHUNK === CHUNK / 2 && position > CHUNK) await saveChunk(timelines, key, head, chunkOf(position) - 1);
+		if (position % CHUNK === 0) toCopy.push(position / CHUNK - 1);
+		else if (position % CHUNK === CHUNK / 2 && position > CHUNK) toCopy.push(chunkOf(position) - 1);
 	}
+	if (toCopy.length === 0) return first;
+	// A consistent copy of the head (a no-op update's pre-image, for the reason above), which holds the chunks.
+	const head = (await timelines.heads
+		.findOneAndUpdate({ _id: key }, { $inc: { n: 0 } }, { new: false, lean: true })
+		.exec()) as TimelineHeadDoc | null;
+	if (head) for (const chunk of toCopy) await saveChunk(timelines, key, head, chunk);
 	return first;
 }
 

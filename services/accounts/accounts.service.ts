@@ -48,6 +48,18 @@ const { orFail, action } = domainErrors(accountsErrorMessages, error =>
 	NOT_FOUND.has(error) ? ApiErrorType.NotFound : CONFLICT.has(error) ? ApiErrorType.Conflict : ApiErrorType.BadRequest,
 );
 
+/** A change to what a checkout reads (products, MIDs, blocked BINs): once made, every node drops what it cached of the account. */
+function announced<P extends { accountId: number }>(schema: ReturnType<typeof action<AccountsDeps, P, unknown>>) {
+	return {
+		...schema,
+		async handler(this: Locals, ctx: Context<P>) {
+			const result = await (schema.handler as (ctx: Context<P>) => Promise<unknown>).call(this, ctx);
+			await broadcast(ctx, "accounts.updated", { accountId: ctx.params.accountId });
+			return result;
+		},
+	};
+}
+
 const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "accounts",
 	mixins: [dbMixin("accounts", createAccountsDb)],
@@ -58,7 +70,7 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			params: schemas.update,
 			async handler(ctx: Context<{ accountId: number }>) {
 				const result = orFail(await updateAccount(this.deps, ctx.params));
-				// Notifications nodes drop their cached webhook target for the account.
+				// Notifications nodes drop their cached webhook target for the account, checkout nodes its checkout context.
 				broadcast(ctx, "accounts.updated", { accountId: ctx.params.accountId });
 				// One notifications node sends the events that waited for a URL.
 				if (result.webhookUrl) emit(ctx, "accounts.webhookUrlSet", { accountId: ctx.params.accountId });
@@ -78,22 +90,22 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			},
 		},
 		authenticate: idempotent(action(schemas.authenticate, authenticate)),
-		createMerchantAccount: action(schemas.createMerchantAccount, createMerchantAccount),
-		updateMerchantAccount: action(schemas.updateMerchantAccount, updateMerchantAccount),
+		createMerchantAccount: announced(action(schemas.createMerchantAccount, createMerchantAccount)),
+		updateMerchantAccount: announced(action(schemas.updateMerchantAccount, updateMerchantAccount)),
 		listMerchantAccounts: idempotent(action(schemas.listMerchantAccounts, listMerchantAccounts)),
 		merchantAccountProcessor: idempotent(action(schemas.merchantAccountProcessor, merchantAccountProcessor)),
-		createProduct: action(schemas.createProduct, createProduct),
-		updateProduct: action(schemas.updateProduct, updateProduct),
+		createProduct: announced(action(schemas.createProduct, createProduct)),
+		updateProduct: announced(action(schemas.updateProduct, updateProduct)),
 		getProduct: idempotent(action(schemas.getProduct, getProduct)),
 		renewalTerms: idempotent(action(schemas.renewalTerms, renewalTerms)),
 		listProducts: idempotent(action(schemas.listProducts, listProducts)),
-		addBlacklistedBin: action(schemas.bin, addBlacklistedBin),
-		removeBlacklistedBin: action(schemas.bin, removeBlacklistedBin),
+		addBlacklistedBin: announced(action(schemas.bin, addBlacklistedBin)),
+		removeBlacklistedBin: announced(action(schemas.bin, removeBlacklistedBin)),
 		listBlacklistedBins: idempotent(action(schemas.listBlacklistedBins, listBlacklistedBins)),
 		isBinBlacklisted: idempotent(action(schemas.isBinBlacklisted, isBinBlacklisted)),
 		seedDemo: action(schemas.none, seedDemo),
 		demoAccount: idempotent(action(schemas.none, demoAccount)),
-		checkoutContext: action(schemas.checkoutContext, checkoutContext),
+		checkoutContext: idempotent(action(schemas.checkoutContext, checkoutContext)),
 	},
 
 	async started() {

@@ -1,21 +1,21 @@
 // Everything a checkout needs from the account in one call: its environment,
-// the product, the merchant accounts of the product's group, and whether the
-// card's BIN is blocked. The checkout applies them in the spec's order.
+// the product and the merchant accounts of the product's group. The checkout
+// applies them in the spec's order; checkout nodes cache the answer until the
+// account changes (accounts.updated), and ask whether a card's BIN is blocked
+// apart (isBinBlacklisted), since that answer depends on the card.
 
 import type { CheckoutContext } from "../../shared/contracts/accounts";
-import { isBinBlacklisted } from "./bin-blacklist";
 import type { AccountsDeps } from "./deps";
 import { merchantAccountsOfGroup, toMerchantAccountView } from "./merchant-accounts";
 import { toProductRecord } from "./products";
 
 export async function checkoutContext(
 	deps: AccountsDeps,
-	input: { accountId: number; productId: number; cardPrefix: string },
+	input: { accountId: number; productId: number },
 ): Promise<CheckoutContext | null> {
-	const [account, found, binBlacklisted] = await Promise.all([
+	const [account, found] = await Promise.all([
 		deps.db.accounts.findById(input.accountId, { environment: 1 }).lean(),
 		deps.db.products.findById(input.productId).lean(),
-		isBinBlacklisted(deps, input),
 	]);
 	if (!account) return null;
 	// Read by key, then checked: another account's product is no product.
@@ -25,6 +25,5 @@ export async function checkoutContext(
 		environment: account.environment,
 		product: product ? toProductRecord(product) : null,
 		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid, account.environment)),
-		binBlacklisted,
 	};
 }

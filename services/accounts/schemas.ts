@@ -100,6 +100,6 @@ export const schemas = {
 	listBlacklistedBins: params({ accountId: id }),
 	bin: params({ accountId: id, bin }),
 	isBinBlacklisted: params({ accountId: id, cardPrefix: { type: "string", pattern: "^[0-9]{6,8}$" } }),
-	checkoutContext: params({ accountId: id, productId: id, cardPrefix: { type: "string", pattern: "^[0-9]{6,8}$" } }),
+	checkoutContext: params({ accountId: id, productId: id }),
 	none: params({}),
 };

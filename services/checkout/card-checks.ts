@@ -4,7 +4,8 @@
 // zero-amount verification on that MID.
 import { randomBytes } from "node:crypto";
 import { isFailure } from "../../shared/call";
-import type { CheckoutContext, MerchantAccountView } from "../../shared/contracts/accounts";
+import type { MerchantAccountView } from "../../shared/contracts/accounts";
+import type { CardContext } from "./account-cache";
 import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
 import { answer, type CheckoutAnswer, CheckoutCode, UNVERIFIED } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
@@ -42,7 +43,7 @@ export interface CheckedCard {
 /** Steps 2 and 3: the MID, the blacklist, the local checks and the verification; the card's token, or the answer that ends it. */
 export async function checkCard(
 	deps: CheckoutDeps,
-	context: CheckoutContext,
+	context: CardContext,
 	card: { pan: string; cvc: string; expiry: string },
 	attemptPrefix: "co" | "cu",
 ): Promise<CheckedCard | CheckoutAnswer> {

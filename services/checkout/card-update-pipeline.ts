@@ -68,7 +68,7 @@ export async function submitCardUpdate(
 	if (isFailure(session)) return answer(SESSION_CODES[session.error]);
 	const target = await deps.call("billing.cardUpdateTarget", { accountId: session.accountId, customerId: session.customerId! });
 	if (isFailure(target)) return REFUSED[target.error];
-	const context = await deps.call("accounts.checkoutContext", {
+	const context = await deps.accounts.checkoutContext({
 		accountId: session.accountId,
 		productId: target.productId,
 		cardPrefix: pan.slice(0, 8),

@@ -83,7 +83,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	// 1. Session and product.
 	const session = await deps.call("sessions.checkForCheckout", { sessionId: input.sessionId, landingDomain: input.landingDomain });
 	if (isFailure(session)) return answer(SESSION_CODES[session.error]);
-	const context = await deps.call("accounts.checkoutContext", {
+	const context = await deps.accounts.checkoutContext({
 		accountId: session.accountId,
 		productId: input.productId,
 		cardPrefix: pan.slice(0, 8),

@@ -5,6 +5,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { createAccountCache } from "./account-cache";
 import { loadCardKeyRing } from "./card-keys";
 import { type CardUpdateRequest, continueCardUpdate, submitCardUpdate } from "./card-update-pipeline";
 import { type CheckoutInput, continueCheckout, roundRobin, submitCheckout } from "./checkout-pipeline";
@@ -72,14 +73,23 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		},
 	},
 
+	events: {
+		// A product, MID or blocked BIN changed: the account's cached context is not used again.
+		"accounts.updated"(ctx: Context<{ accountId: number }>) {
+			this.deps?.accounts.drop(ctx.params.accountId);
+		},
+	},
+
 	async started() {
 		const { cardPrivateKey, cardPreviousPrivateKey, cardPreviousKeyUntil, cardFingerprintKey } = config();
 		if (!cardPrivateKey || !cardFingerprintKey) {
 			throw new Error("CARD_PRIVATE_KEY and CARD_FINGERPRINT_KEY must be set for the checkout service (npm start generates them)");
 		}
 		const keys = await loadCardKeyRing({ current: cardPrivateKey, previous: cardPreviousPrivateKey, previousUntil: cardPreviousKeyUntil });
+		const call = callsThrough(this.broker);
 		this.deps = {
-			call: callsThrough(this.broker),
+			call,
+			accounts: createAccountCache(call),
 			keys,
 			fingerprintKey: Buffer.from(cardFingerprintKey, "base64"),
 			pickMerchantAccount: roundRobin(),

@@ -98,7 +98,6 @@ export interface CheckoutContext {
 	environment: Environment;
 	product: ProductRecord | null;
 	merchantAccounts: MerchantAccountView[];
-	binBlacklisted: boolean;
 }
 
 /** What billing needs to renew a customer of the product. */
@@ -115,7 +114,9 @@ export interface AccountsActions {
 	"accounts.get": { params: { accountId: number }; result: AccountView };
 	"accounts.webhookTarget": { params: { accountId: number }; result: WebhookTarget };
 	/** null for an unknown account. */
-	"accounts.checkoutContext": { params: { accountId: number; productId: number; cardPrefix: string }; result: CheckoutContext | null };
+	"accounts.checkoutContext": { params: { accountId: number; productId: number }; result: CheckoutContext | null };
+	/** Whether the card's first 6 or 8 digits are on the account's BIN blacklist. */
+	"accounts.isBinBlacklisted": { params: { accountId: number; cardPrefix: string }; result: boolean };
 	/** The MID's gateway (payments); null for an unknown MID. */
 	"accounts.merchantAccountProcessor": { params: { midId: number }; result: MerchantAccountProcessor | null };
 	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };

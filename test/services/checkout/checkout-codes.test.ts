@@ -130,6 +130,29 @@ describe("POST /api/checkout: 2. merchant account", () => {
 	});
 });
 
+describe("POST /api/checkout: a change to the account applies to the very next checkout (checkout nodes cache its context)", () => {
+	test("When a BIN is blocked and unblocked, a product deactivated and a MID switched off after paid checkouts, then each next checkout sees it", async () => {
+		// Arrange: paid checkouts, so that the shop's context and the card's blacklist answer are cached.
+		const changing = await createShop(app);
+		const paid = () => submitCheckout(app, changing, { productId: changing.products.charge, card: CARDS.mastercard });
+		expect((await paid()).body.code).toBe("OK");
+
+		// Act and assert, one change at a time.
+		await admin(app).post(`/accounts/${changing.accountId}/bin-blacklist`, { bin: "555555" }).expect(201);
+		expect((await paid()).body.code).toBe("BIN_BLACKLIST");
+		await admin(app).delete(`/accounts/${changing.accountId}/bin-blacklist/555555`).expect(200);
+		expect((await paid()).body.code).toBe("OK");
+		for (const midId of changing.mids)
+			await admin(app).patch(`/accounts/${changing.accountId}/merchant-accounts/${midId}`, { active: false }).expect(200);
+		expect((await paid()).body.code).toBe("NO_MERCHANT_ACCOUNT");
+		for (const midId of changing.mids)
+			await admin(app).patch(`/accounts/${changing.accountId}/merchant-accounts/${midId}`, { active: true }).expect(200);
+		expect((await paid()).body.code).toBe("OK");
+		await admin(app).patch(`/accounts/${changing.accountId}/products/${changing.products.charge}`, { active: false }).expect(200);
+		expect((await paid()).body.code).toBe("PRODUCT_INACTIVE");
+	});
+});
+
 describe("POST /api/checkout: 3. card checks", () => {
 	test("When the card's BIN is blacklisted, then BIN_BLACKLIST and the processor is never called", async () => {
 		// Arrange
