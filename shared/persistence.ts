@@ -16,10 +16,27 @@ export function isDuplicateKey(err: unknown): boolean {
 	return (err as { code?: unknown } | null)?.code === 11000;
 }
 
-/** Inserts `doc` unless its key is taken; answers whether this call inserted it. Other errors are thrown. */
-export async function insertOnce(model: { create(doc: object): Promise<unknown> }, doc: object): Promise<boolean> {
+/** A model as the raw inserts below use it. */
+interface Insertable {
+	applyDefaults(doc: object): object;
+	collection: { insertOne(doc: object, options: object): Promise<unknown>; insertMany(docs: object[], options: object): Promise<unknown> };
+}
+
+/**
+ * Inserts the document as built, with the schema's defaults for fields it leaves out, straight through the driver:
+ * no mongoose document is made (on the checkout's path that cost more than the insert). The caller's types are the
+ * schema's (Dates as Dates): nothing is cast. Undefined fields are left out, as mongoose leaves them.
+ */
+export async function insertDoc<T extends object>(model: Insertable, doc: T): Promise<T> {
+	const stored = model.applyDefaults({ ...doc }) as T;
+	await model.collection.insertOne(stored, { ignoreUndefined: true });
+	return stored;
+}
+
+/** Inserts `doc` (as insertDoc does) unless its key is taken; answers whether this call inserted it. Other errors are thrown. */
+export async function insertOnce(model: Insertable, doc: object): Promise<boolean> {
 	try {
-		await model.create(doc);
+		await insertDoc(model, doc);
 		return true;
 	} catch (err) {
 		if (isDuplicateKey(err)) return false;
@@ -28,13 +45,13 @@ export async function insertOnce(model: { create(doc: object): Promise<unknown> 
 }
 
 /** Inserts the documents in one command; those whose key is taken are skipped. Answers whether all were inserted; other errors are thrown. */
-export async function insertAllOnce(
-	model: { insertMany(docs: object[], options: object): Promise<unknown> },
-	docs: object[],
-): Promise<boolean> {
+export async function insertAllOnce(model: Insertable, docs: object[]): Promise<boolean> {
 	if (docs.length === 0) return true;
 	try {
-		await model.insertMany(docs, { ordered: false });
+		await model.collection.insertMany(
+			docs.map(doc => model.applyDefaults({ ...doc })),
+			{ ordered: false, ignoreUndefined: true },
+		);
 		return true;
 	} catch (err) {
 		const writeErrors = (err as { writeErrors?: unknown[] }).writeErrors;

@@ -1,6 +1,7 @@
 // Billing's part of a checkout, in the spec's order: verify the card (step 3),
 // open the subscription under the duplicate-check lock (step 4), then the
 // first payment by product type (step 5). The checkout service orchestrates.
+
 import {
 	CheckoutStepError,
 	type FirstPaymentInput,
@@ -10,6 +11,7 @@ import {
 	type OpenSubscriptionInput,
 } from "../../shared/contracts/billing";
 import { AUTHENTICATION_FAILED_REASON, type FirstPaymentKind, NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
+import { insertDoc } from "../../shared/persistence";
 import { withRetries } from "../../shared/processor-retries";
 import { addDays, addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
@@ -48,7 +50,7 @@ export async function openSubscription(
 		email: input.buyer.email,
 		subscriptionTimestamp: now,
 	});
-	await deps.db.customers.create({
+	await insertDoc(deps.db.customers, {
 		_id: customerId,
 		accountId: input.accountId,
 		environment: input.environment,

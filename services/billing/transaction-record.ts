@@ -1,7 +1,7 @@
 // Transactions are recorded once per processor operation, keyed by its
 // idempotency key: a repeated step (a retry, a node taking over) finds the one
 // already recorded instead of writing a second.
-import { insertAllOnce, isDuplicateKey } from "../../shared/persistence";
+import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import { listTransactions } from "./lists";
@@ -171,8 +171,7 @@ async function createOnce(deps: BillingDeps, fields: TransactionFields): Promise
 			deps,
 			fields.outbox.map(event => ({ kind: "t", docId: _id, event })),
 		);
-		const doc = await deps.db.transactions.create({ _id, timestamp, ...fields });
-		return doc.toObject();
+		return await insertDoc(deps.db.transactions, { _id, timestamp, ...fields } as TransactionDoc);
 	} catch (err) {
 		if (!isDuplicateKey(err)) throw err;
 		const recorded = (await deps.db.transactions.findOne({ idempotencyKey: fields.idempotencyKey }).lean())!;

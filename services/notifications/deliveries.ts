@@ -1,12 +1,18 @@
 // Taking events in: each is stored, keyed by its id, before enqueue answers,
 // so an accepted event survives any crash; the id key makes a repeated
-// enqueue (an at-least-once sender retrying) a no-op.
+// enqueue (an at-least-once sender retrying) a no-op. Up to `claimable` of
+// them are stored already claimed by this node for their first attempt (the
+// lease and attempt number a claim would write), so that attempt needs no
+// claim of its own; a node that dies before it leaves the lease to expire, as
+// after any claim.
 import { DateTime } from "luxon";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { insertAllOnce } from "../../shared/persistence";
+import { deliveryLease } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import { serializeEnvelope } from "./envelope";
 import { addToEvents } from "./events";
+import type { DeliveryDoc } from "./models";
 import { DeliveryStatus } from "./states";
 
 /** The event's local createdAt as an instant; never later than now, so a fast clock cannot stretch the retry window. */
@@ -15,7 +21,11 @@ function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
 	return parsed.isValid && parsed.toMillis() < now.getTime() ? parsed.toJSDate() : now;
 }
 
-export async function enqueueEvents(deps: NotificationsDeps, events: WebhookEvent[]): Promise<{ deliveryIds: string[] }> {
+export async function enqueueEvents(
+	deps: NotificationsDeps,
+	events: WebhookEvent[],
+	claimable = 0,
+): Promise<{ deliveryIds: string[]; claimed: DeliveryDoc[] }> {
 	const now = deps.now();
 	const deliveries = events.map(event => {
 		const id = event.id.toLowerCase();
@@ -44,6 +54,14 @@ export async function enqueueEvents(deps: NotificationsDeps, events: WebhookEven
 	// the first attempt leaves them for any other to find.
 	const listed = await addToEvents(deps, fresh);
 	await deps.attempts.addAll(listed.map(d => ({ id: d._id, at: now })));
-	await insertAllOnce(deps.db.deliveries, listed);
-	return { deliveryIds: deliveries.map(d => d._id) };
+	const toStore = listed.map((d, i) => (i < claimable ? { ...d, lease: deliveryLease(deps, now), attempts: 1 } : d));
+	const all = await insertAllOnce(deps.db.deliveries, toStore);
+	let claimed = toStore.filter(d => "lease" in d) as unknown as DeliveryDoc[];
+	// Another sender stored some of them first: only those stored by this call (holding its lease) are this node's.
+	if (!all && claimed.length > 0) {
+		const mine = await deps.db.deliveries.find({ _id: { $in: claimed.map(d => d._id) } }, { lease: 1 }).lean();
+		const owners = new Map(mine.map(d => [d._id, d.lease?.owner]));
+		claimed = claimed.filter(d => owners.get(d._id) === d.lease?.owner);
+	}
+	return { deliveryIds: deliveries.map(d => d._id), claimed };
 }

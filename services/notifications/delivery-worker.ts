@@ -26,6 +26,10 @@ export interface DeliveryWorker {
 	kick(): void;
 	/** A delivery was just stored: attempt it now if a slot is free, else look for it soon. */
 	deliver(deliveryId: string): void;
+	/** Attempts for which a delivery can be claimed now. */
+	freeSlots(): number;
+	/** A delivery stored already claimed by this node: its attempt, now. */
+	attempt(delivery: DeliveryDoc): void;
 }
 
 export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
@@ -157,5 +161,7 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 		},
 		kick,
 		deliver,
+		freeSlots: () => (running ? Math.max(0, MAX_IN_FLIGHT - inFlight.size) : 0),
+		attempt: delivery => track(attemptDelivery(deps, delivery), delivery._id),
 	};
 }

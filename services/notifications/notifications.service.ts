@@ -97,9 +97,11 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 
 	methods: {
 		async enqueue(events: WebhookEvent[]): Promise<void> {
-			const { deliveryIds } = await enqueueEvents(this.deps, events);
-			// Stored: now the first attempts, without waiting for the next poll.
-			for (const id of deliveryIds) this.worker.deliver(id);
+			// Stored, those the worker has room for already claimed: now the first attempts, without waiting for the next poll.
+			const { deliveryIds, claimed } = await enqueueEvents(this.deps, events, this.worker.freeSlots());
+			const attempted = new Set(claimed.map(d => d._id));
+			for (const delivery of claimed) this.worker.attempt(delivery);
+			for (const id of deliveryIds) if (!attempted.has(id)) this.worker.deliver(id);
 		},
 	},
 

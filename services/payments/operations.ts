@@ -85,9 +85,16 @@ export async function saveCard(
 		deps.ledger.once(
 			key,
 			record,
+			// The card is in hand: verified as it came, not read back from the vault.
 			decision(gateway, remember =>
-				withCard(deps, cardToken, card =>
-					gateway.connector.verify({ idempotencyKey: key, mid: gateway.mid, card, cvc: input.card.cvc }, remember),
+				gateway.connector.verify(
+					{
+						idempotencyKey: key,
+						mid: gateway.mid,
+						card: { cardToken, pan: input.card.pan, expiry: input.card.expiry },
+						cvc: input.card.cvc,
+					},
+					remember,
 				),
 			),
 		),

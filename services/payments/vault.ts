@@ -2,8 +2,9 @@
 // by the master key (VAULT_KEY). Only this service unseals, one card for one
 // gateway operation, and every unseal is counted (payments.vault.unseals).
 import { randomBytes } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import type { VaultCard } from "./connectors/connector";
-import type { PaymentsDb } from "./models";
+import type { PaymentsDb, VaultCardDoc } from "./models";
 import { type MasterKeys, rewrap, sealEnvelope, unsealEnvelope } from "./sealing";
 
 export interface Vault {
@@ -15,23 +16,29 @@ export interface Vault {
 	rewrapAll(batch?: number): Promise<number>;
 }
 
+/** Cards this node sealed lately, as stored (sealed): a checkout's payment follows its card's storing within seconds. */
+const RECENT_CARDS_MS = 10 * 60_000;
+
 export function createVault(db: PaymentsDb, keys: MasterKeys, counted: () => void, now: () => Date = () => new Date()): Vault {
+	const recent = new LRUCache<string, VaultCardDoc>({ max: 10_000, ttl: RECENT_CARDS_MS });
 	return {
 		async store(card) {
 			const cardToken = `card_${randomBytes(16).toString("hex")}`;
-			await db.vault.create({
+			const doc: VaultCardDoc = {
 				_id: cardToken,
 				pan: sealEnvelope(keys, card.pan),
 				bin: card.pan.slice(0, 6),
 				last4: card.pan.slice(-4),
 				expiry: card.expiry,
 				createdAt: now(),
-			});
+			};
+			await db.vault.collection.insertOne(doc as never);
+			recent.set(cardToken, doc);
 			return cardToken;
 		},
 
 		async unseal(cardToken) {
-			const doc = await db.vault.findById(cardToken).lean();
+			const doc = recent.get(cardToken) ?? (await db.vault.findById(cardToken).lean());
 			if (!doc) return null;
 			counted();
 			return { cardToken, pan: unsealEnvelope(keys, doc.pan), expiry: doc.expiry };

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { isFailure } from "../../shared/call";
 import { CardUpdateError } from "../../shared/contracts/billing";
-import { ownedBy } from "../../shared/persistence";
+import { insertDoc, ownedBy } from "../../shared/persistence";
 import { formatDateTime } from "../../shared/time";
 import type { SessionsDeps } from "./deps";
 import { SessionsError } from "./errors";
@@ -40,7 +40,7 @@ export async function createSession(
 		if (refused) return refused;
 	}
 	const createdAt = deps.now();
-	const doc = await deps.db.sessions.create({
+	const doc = await insertDoc(deps.db.sessions, {
 		_id: randomUUID(),
 		accountId: input.accountId,
 		domain,
