@@ -134,8 +134,10 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		const operations = [...slotDocuments(entries, options)].map(([key, ids]) => ({
 			updateOne: { filter: { _id: key }, update: update(ids), upsert },
 		}));
-		if (operations.length === 1) await model.updateOne(operations[0].updateOne.filter, operations[0].updateOne.update, { upsert });
-		else if (operations.length > 1) await model.bulkWrite(operations as never, { ordered: false });
+		// Straight to the driver: these run several times per checkout, and there is nothing for mongoose to cast.
+		if (operations.length === 1)
+			await model.collection.updateOne(operations[0].updateOne.filter as never, operations[0].updateOne.update, { upsert });
+		else if (operations.length > 1) await model.collection.bulkWrite(operations as never, { ordered: false });
 	}
 
 	return {

@@ -73,13 +73,12 @@ export async function append(timelines: Timelines, key: string, entries: Timelin
 	// only for the append that completes a chunk. The pre-image, as in shared/id-allocator.ts: mongo-java-server answers
 	// `new: true` with its live document, which later updates can change before the answer is sent (300 concurrent
 	// appends saw about 20 positions twice); the pre-image is a copy.
-	const before = (await timelines.heads
-		.findOneAndUpdate(
-			{ _id: key },
-			{ $inc: { n: entries.length }, $push: { recent: { $each: entries, $slice: -RECENT } } },
-			{ upsert: true, new: false, lean: true, projection: { n: 1 } },
-		)
-		.exec()) as Pick<TimelineHeadDoc, "n"> | null;
+	// Straight to the driver: several appends per checkout, and nothing for mongoose to cast.
+	const before = (await timelines.heads.collection.findOneAndUpdate(
+		{ _id: key as never },
+		{ $inc: { n: entries.length }, $push: { recent: { $each: entries, $slice: -RECENT } } as never },
+		{ upsert: true, returnDocument: "before", projection: { n: 1 } },
+	)) as Pick<TimelineHeadDoc, "n"> | null;
 	const last = (before?.n ?? 0) + entries.length;
 	const first = last - entries.length + 1;
 	// The append that completes a chunk copies it out; the one half a chunk later copies it again, in case the first
@@ -247,9 +246,9 @@ function lastIn(entries: Positioned[], at: number): number {
 /** Appends to many bags in one bulk write; each bag keeps every entry. */
 export async function addToBags(timelines: Timelines, additions: { key: string; entry: TimelineEntry }[]): Promise<void> {
 	if (additions.length === 0) return;
-	await timelines.heads.bulkWrite(
+	await timelines.heads.collection.bulkWrite(
 		additions.map(({ key, entry }) => ({
-			updateOne: { filter: { _id: key }, update: { $push: { recent: entry } }, upsert: true },
+			updateOne: { filter: { _id: key as never }, update: { $push: { recent: entry } as never }, upsert: true },
 		})),
 		{ ordered: false },
 	);

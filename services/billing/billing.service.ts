@@ -97,8 +97,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	actions: {
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
-		firstPayment: thenRelay(schemas.firstPayment, firstPayment, paymentChanges),
-		continueFirstPayment: thenRelay(schemas.continueFirstPayment, continueFirstPayment, paymentChanges),
+		// These relay what they wrote themselves (settleFirstPayment), as written: nothing is read again for the webhooks.
+		firstPayment: domainAction(schemas.firstPayment, firstPayment, errorAsValue),
+		continueFirstPayment: domainAction(schemas.continueFirstPayment, continueFirstPayment, errorAsValue),
 		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction, (_, result) => {
 			const done = ofObject(result);
 			return { transactions: done ? [done.refundTransactionId] : [] };
@@ -181,7 +182,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			const terms = new Map<string, Promise<RenewalTerms | null>>();
 			const deps: RenewalDeps = {
 				...this.deps,
-				relay: targets => this.relay.kick(targets),
 				termsOf: (accountId, productId) => {
 					const key = `${accountId}:${productId}`;
 					if (!terms.has(key)) terms.set(key, call(this.broker, "accounts.renewalTerms", { accountId, productId }));
@@ -266,6 +266,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			cardExpiry,
 			metrics: recoveryMetrics(this.broker),
 			payments: paymentsThrough(callsThrough(this.broker)),
+			relay: targets => this.relay.kick(targets),
 			now: () => new Date(),
 			productOf: (accountId, productId) => call(this.broker, "accounts.getProduct", { accountId, productId }),
 			refundGraceMs: config().refundRecoveryGraceMs,

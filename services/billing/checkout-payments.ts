@@ -17,7 +17,7 @@ import { addDays, addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
 import type { BillingDeps } from "./deps";
 import { listCustomer } from "./lists";
-import type { CustomerDoc } from "./models";
+import type { CustomerDoc, TransactionDoc } from "./models";
 import { listedEvent } from "./outbox";
 import type { ProcessorOutcome } from "./payments";
 import { CustomerStatus, TransactionType } from "./states";
@@ -118,6 +118,15 @@ export async function settle(
 	return deps.db.customers
 		.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update, { returnDocument: "after" })
 		.lean();
+}
+
+/** The first payment's transaction and customer, as their writes answered them, to the outbox relay (their events go out at once). */
+function relayWritten(deps: BillingDeps, transaction: TransactionDoc | null, customerId: number, customer: CustomerDoc | null): void {
+	// A customer another settled first (null) is read again: its events may wait too.
+	deps.relay({
+		customers: customer ? [] : [customerId],
+		written: { transactions: transaction ? [transaction] : [], customers: customer ? [customer] : [] },
+	});
 }
 
 /** Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. */
@@ -226,6 +235,7 @@ export async function settleFirstPayment(
 
 	if (outcome.status !== "APPROVED") {
 		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
+		relayWritten(deps, transaction, customer._id, declined);
 		await releaseLock(deps, customer);
 		return {
 			outcome:
@@ -251,6 +261,7 @@ export async function settleFirstPayment(
 			periodsBilled: 0,
 			networkTransactionId,
 		});
+		relayWritten(deps, null, customer._id, activated);
 		return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: null };
 	}
 
@@ -276,6 +287,7 @@ export async function settleFirstPayment(
 		},
 		transaction!._id,
 	);
+	relayWritten(deps, transaction, customer._id, activated);
 	return {
 		outcome: FirstPaymentOutcome.Active,
 		customer: toCustomerView(activated ?? customer),

@@ -1,6 +1,7 @@
 import type { ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { BillingDb } from "./models";
+import type { RelayTargets } from "./outbox-relay";
 import type { Payments } from "./payments";
 
 export interface BillingDeps {
@@ -15,6 +16,8 @@ export interface BillingDeps {
 	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
 	cardExpiry: Schedule<number>;
+	/** Hands the documents a change wrote events on to the outbox relay, so their webhooks go out at once. */
+	relay(targets: RelayTargets): void;
 	/** The payments service: charges, holds and refunds by card token, each on its MID's gateway. */
 	payments: Payments;
 	now: () => Date;

@@ -21,10 +21,12 @@ export interface OutboxRelayDeps {
 	logger: { warn(...args: unknown[]): void };
 }
 
-/** The documents a change wrote events on; the relay reads them by id instead of searching. */
+/** The documents a change wrote events on; the relay reads them by id instead of searching, or takes them as written. */
 export interface RelayTargets {
 	customers?: number[];
 	transactions?: number[];
+	/** Documents as the change's own writes answered them (after its last write): not read again. */
+	written?: { customers?: CustomerDoc[]; transactions?: TransactionDoc[] };
 }
 
 /** Events per enqueueAll (notifications takes up to 1000). */
@@ -161,9 +163,14 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 
 	/** Relays the events waiting on the documents a change just wrote. */
 	async function relayTargets(changed: RelayTargets): Promise<void> {
+		const written = { customers: byId(changed.written?.customers ?? []), transactions: byId(changed.written?.transactions ?? []) };
 		const [transactions, customers] = await Promise.all([
-			readByIds<TransactionDoc>(deps.db.transactions, changed.transactions ?? []),
-			readByIds<CustomerDoc>(deps.db.customers, changed.customers ?? []),
+			readByIds<TransactionDoc>(
+				deps.db.transactions,
+				[...(changed.transactions ?? []), ...written.transactions.keys()],
+				written.transactions,
+			),
+			readByIds<CustomerDoc>(deps.db.customers, [...(changed.customers ?? []), ...written.customers.keys()], written.customers),
 		]);
 		await relayDocs([...transactions.values()], [...customers.values()]);
 	}

@@ -26,8 +26,6 @@ import { recordTransactions } from "./transaction-record";
 export interface RenewalDeps extends BillingDeps {
 	/** The product, the retry days and the group's MIDs (accounts.renewalTerms); null for a product gone. */
 	termsOf(accountId: number, productId: number): Promise<RenewalTerms | null>;
-	/** Hands the documents a batch wrote events on to the outbox relay. */
-	relay(targets: RelayTargets): void;
 }
 
 export interface BatchOptions {
