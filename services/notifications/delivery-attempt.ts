@@ -1,6 +1,6 @@
 // One attempt at one delivery: claim it with a lease, read the account's
-// target, POST, log the attempt, and settle the delivery while still holding
-// the lease. A worker that lost its lease (it took longer than the lease and
+// target, POST, and settle the delivery while still holding the lease, the
+// attempt logged in the same update. A worker that lost its lease (it took longer than the lease and
 // another node re-claimed the delivery) settles nothing; the receiver may then
 // get the event twice, which is why receivers dedupe on the event id.
 import { randomUUID } from "node:crypto";
@@ -9,7 +9,7 @@ import type { Environment, WebhookTarget } from "../../shared/contracts/accounts
 import { type Lease, leaseFree, newLease } from "../../shared/persistence";
 import { retryDelayMs, retryWindowEnd } from "./backoff";
 import type { NotificationsDeps } from "./deps";
-import type { DeliveryDoc } from "./models";
+import type { AttemptRecord, DeliveryDoc } from "./models";
 import { signatureHeader } from "./signature";
 import { DeliveryStatus } from "./states";
 import { postWebhook } from "./webhook-request";
@@ -93,41 +93,45 @@ async function send(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<Att
 	return { time: sentAt, ...response, latencyMs: Math.round(performance.now() - started), environment };
 }
 
-async function recordAttempt(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: AttemptOutcome): Promise<void> {
+/** What the delivery's log keeps of an attempt. */
+function attemptRecord(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: AttemptOutcome): AttemptRecord {
 	const { time, statusCode, latencyMs, error } = outcome;
-	await deps.db.attempts.updateOne(
-		{ _id: `${delivery._id}:${delivery.attempts}` },
-		{ $set: { deliveryId: delivery._id, attempt: delivery.attempts, node: deps.nodeId, time, statusCode, latencyMs, error } },
-		{ upsert: true },
-	);
+	return { attempt: delivery.attempts, node: deps.nodeId, time, statusCode, latencyMs, error };
 }
 
-/** Settles a claimed delivery: its new status, or null when its lease was lost meanwhile. */
+/**
+ * Settles a claimed delivery, its attempt logged in the same update: its new status, or null when its lease was lost
+ * meanwhile (the attempt is then logged alone, as it was made).
+ */
 async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: AttemptOutcome): Promise<DeliveryStatus | null> {
 	const now = deps.now();
 	const held = { _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner };
 	const released = { lease: null, lastStatusCode: outcome.statusCode };
+	const logged = { $push: { attemptLog: attemptRecord(deps, delivery, outcome) } };
 	const windowEnd = retryWindowEnd(delivery.windowFrom, outcome.environment, deps.settings).getTime();
 	let status: DeliveryStatus;
 	let update: object;
 	if (outcome.error === null) {
 		// PENDING -> DELIVERED
 		status = DeliveryStatus.Delivered;
-		update = { $set: { ...released, status, deliveredAt: now, lastError: null } };
+		update = { $set: { ...released, status, deliveredAt: now, lastError: null }, ...logged };
 	} else if (now.getTime() >= windowEnd) {
 		// PENDING -> DEAD: failed again after the window closed.
 		status = DeliveryStatus.Dead;
-		update = { $set: { ...released, status, lastError: outcome.error } };
+		update = { $set: { ...released, status, lastError: outcome.error }, ...logged };
 	} else {
 		// PENDING -> PENDING: retry later, but no later than the window's end, for one last try.
 		status = DeliveryStatus.Pending;
 		const nextAttemptAt = new Date(Math.min(now.getTime() + retryDelayMs(delivery.backoffStep + 1, deps.settings.retryBaseMs), windowEnd));
 		await deps.attempts.add(delivery._id, nextAttemptAt);
-		update = { $set: { ...released, nextAttemptAt, lastError: outcome.error }, $inc: { backoffStep: 1 } };
+		update = { $set: { ...released, nextAttemptAt, lastError: outcome.error }, $inc: { backoffStep: 1 }, ...logged };
 	}
 	// The listing it was claimed from is dropped by the worker's next pass over that slot (delivery-worker.ts).
-	const result = await deps.db.deliveries.updateOne(held, update);
-	return result.matchedCount === 1 ? status : null;
+	// Straight to the driver: nothing to cast, and it runs once per webhook.
+	const result = await deps.db.deliveries.collection.updateOne(held as never, update);
+	if (result.matchedCount === 1) return status;
+	await deps.db.deliveries.collection.updateOne({ _id: delivery._id } as never, logged as never);
+	return null;
 }
 
 /**
@@ -169,7 +173,6 @@ export async function returnToPending(
 export async function attemptDelivery(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	const outcome = await send(deps, delivery);
 	if (outcome === NO_URL) return parkUntilUrl(deps, delivery);
-	await recordAttempt(deps, delivery, outcome);
 	const status = await settle(deps, delivery, outcome);
 	// Never the secret or the signature: only ids, the status and the error.
 	const what = `Webhook ${delivery._id} (account ${delivery.accountId}) attempt ${delivery.attempts}`;

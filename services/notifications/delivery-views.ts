@@ -2,7 +2,7 @@
 // its attempt log.
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
 import type { NotificationsDeps } from "./deps";
-import type { AttemptDoc, DeliveryDoc } from "./models";
+import type { AttemptRecord, DeliveryDoc } from "./models";
 import { DeliveryStatus } from "./states";
 
 /** Besides the stored states: "FAILED" = DEAD, or PENDING after a failed attempt (what redeliver-all resends). */
@@ -42,7 +42,7 @@ export function failedSoFar(accountId: number): object {
 	return { accountId, $or: [{ status: DeliveryStatus.Dead }, { status: DeliveryStatus.Pending, lastError: { $ne: null } }] };
 }
 
-function toAttemptView(doc: AttemptDoc): AttemptView {
+function toAttemptView(doc: AttemptRecord): AttemptView {
 	return {
 		attempt: doc.attempt,
 		node: doc.node,
@@ -54,12 +54,15 @@ function toAttemptView(doc: AttemptDoc): AttemptView {
 }
 
 export async function toDeliveryViews(deps: NotificationsDeps, docs: DeliveryDoc[]): Promise<DeliveryView[]> {
-	const attempts = await deps.db.attempts
+	// Attempts an earlier version logged apart, then those in each delivery's own log.
+	const earlier = await deps.db.attempts
 		.find({ deliveryId: { $in: docs.map(d => d._id) } })
 		.sort({ attempt: 1 })
 		.lean();
 	const logs = new Map<string, AttemptView[]>();
-	for (const attempt of attempts) logs.set(attempt.deliveryId, [...(logs.get(attempt.deliveryId) ?? []), toAttemptView(attempt)]);
+	for (const attempt of earlier) logs.set(attempt.deliveryId, [...(logs.get(attempt.deliveryId) ?? []), toAttemptView(attempt)]);
+	for (const doc of docs)
+		for (const attempt of doc.attemptLog ?? []) logs.set(doc._id, [...(logs.get(doc._id) ?? []), toAttemptView(attempt)]);
 	return docs.map(doc => ({
 		id: doc._id,
 		type: doc.type,

@@ -42,8 +42,14 @@ export interface DeliveryDoc {
 	 */
 	position?: number;
 	customerPosition?: number;
+	/** Its attempts, oldest first, each written with the settle it led to (earlier versions kept them in webhook_attempts). */
+	attemptLog?: AttemptRecord[];
 }
 
+/** One attempt, as the delivery's log keeps it. */
+export type AttemptRecord = Omit<AttemptDoc, "_id" | "deliveryId">;
+
+/** An attempt as earlier versions logged it, one document each. */
 export interface AttemptDoc {
 	/** `<delivery id>:<attempt number>` */
 	_id: string;
@@ -82,6 +88,7 @@ const deliverySchema = new Schema<DeliveryDoc>(
 		deliveredAt: { type: Date, default: null },
 		position: Number,
 		customerPosition: Number,
+		attemptLog: { type: [Schema.Types.Mixed], default: undefined },
 	},
 	options,
 );
@@ -106,6 +113,7 @@ attemptSchema.index({ deliveryId: 1, attempt: 1 });
 
 export interface NotificationsDb {
 	deliveries: Model<DeliveryDoc>;
+	/** Attempts logged by earlier versions; new ones are in their delivery's attemptLog. */
 	attempts: Model<AttemptDoc>;
 	/** Deliveries by the second their next attempt is due (shared/schedule.ts): workers find due work by key. */
 	attemptSchedule: Model<ScheduleSlotDoc>;
