@@ -1,6 +1,7 @@
 // What every service's collections share: leases held by conditional updates,
 // and unique keys that turn a repeated insert into a no-op.
-import { Schema } from "mongoose";
+import type { Collection, Document } from "mongodb";
+import { type Model, Schema } from "mongoose";
 
 /**
  * The document if it belongs to the account, else null. Reads go by key
@@ -14,6 +15,14 @@ export function ownedBy<T extends { accountId: number }>(doc: T | null, accountI
 /** MongoDB's duplicate key error: the unique key (or _id) is taken, by an earlier or a concurrent insert. */
 export function isDuplicateKey(err: unknown): boolean {
 	return (err as { code?: unknown } | null)?.code === 11000;
+}
+
+/**
+ * The model's collection, straight through the driver: for the checkout's and the renewals' hot paths, where
+ * building a mongoose query cost more than the command. Filters and updates are not cast: pass the schema's types.
+ */
+export function raw<T extends Document>(model: Model<T>): Collection<T> {
+	return model.collection as unknown as Collection<T>;
 }
 
 /** A model as the raw inserts below use it. */

@@ -11,7 +11,7 @@ import {
 	type OpenSubscriptionInput,
 } from "../../shared/contracts/billing";
 import { AUTHENTICATION_FAILED_REASON, type FirstPaymentKind, NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
-import { insertDoc } from "../../shared/persistence";
+import { insertDoc, raw } from "../../shared/persistence";
 import { withRetries } from "../../shared/processor-retries";
 import { addDays, addPeriod } from "../../shared/time";
 import { listExpiryWarning } from "./card-expiry";
@@ -115,9 +115,9 @@ export async function settle(
 		changes.status === CustomerStatus.Active
 			? { $set: changes, $push: { outbox: await listedEvent(deps, "c", customerId, "CONVERSION", { transactionId }) } }
 			: { $set: changes };
-	return deps.db.customers
-		.findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update, { returnDocument: "after" })
-		.lean();
+	return raw(deps.db.customers).findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update as never, {
+		returnDocument: "after",
+	});
 }
 
 /** The first payment's transaction and customer, as their writes answered them, to the outbox relay (their events go out at once). */
@@ -131,7 +131,7 @@ function relayWritten(deps: BillingDeps, transaction: TransactionDoc | null, cus
 
 /** Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. */
 export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<FirstPaymentResult | CheckoutStepError> {
-	const customer = await deps.db.customers.findById(input.customerId).lean();
+	const customer = await raw(deps.db.customers).findOne({ _id: input.customerId });
 	if (!customer) return CheckoutStepError.WrongState;
 	if (customer.status !== CustomerStatus.Pending) return CheckoutStepError.WrongState;
 	const { product } = input;

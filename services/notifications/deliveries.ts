@@ -7,7 +7,7 @@
 // after any claim.
 import { DateTime } from "luxon";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
-import { insertAllOnce } from "../../shared/persistence";
+import { insertAllOnce, raw } from "../../shared/persistence";
 import { deliveryLease } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import { serializeEnvelope } from "./envelope";
@@ -48,7 +48,13 @@ export async function enqueueEvents(
 		};
 	});
 	// A repeated enqueue (an at-least-once sender) adds nothing: not even a second place in the events API.
-	const stored = new Set((await deps.db.deliveries.find({ _id: { $in: deliveries.map(d => d._id) } }, { _id: 1 }).lean()).map(d => d._id));
+	const stored = new Set(
+		(
+			await raw(deps.db.deliveries)
+				.find({ _id: { $in: deliveries.map(d => d._id) } }, { projection: { _id: 1 } })
+				.toArray()
+		).map(d => d._id),
+	);
 	const fresh = deliveries.filter(d => !stored.has(d._id));
 	// Listed before they are stored: in the events API (events.ts), and for the attempts, so a node that dies before
 	// the first attempt leaves them for any other to find.

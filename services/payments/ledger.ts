@@ -12,7 +12,7 @@ import {
 	OUTCOME_UNKNOWN_REASON,
 	type PaymentOutcome,
 } from "../../shared/contracts/payments";
-import { insertOnce } from "../../shared/persistence";
+import { insertOnce, raw } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
 import type { ChallengeAsked, ConnectorOutcome, Remember } from "./connectors/connector";
 import type { OperationDoc, PaymentsDb } from "./models";
@@ -101,7 +101,7 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 			...(outcome.authentication !== undefined ? { authentication: outcome.authentication } : {}),
 			...(outcome.networkTransactionId ? { networkTransactionId: outcome.networkTransactionId } : {}),
 		};
-		const done = await db.operations.updateOne({ _id: mine._id, outcome: null }, { $set: { outcome: recorded } });
+		const done = await raw(db.operations).updateOne({ _id: mine._id, outcome: null }, { $set: { outcome: recorded } });
 		if (done.modifiedCount === 1) return recorded;
 		return (await db.operations.findById(mine._id).lean())?.outcome ?? recorded;
 	}

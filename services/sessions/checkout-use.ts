@@ -2,7 +2,9 @@
 // money moves, and release it again if the payment fails so the buyer can
 // retry with another card. Consuming is one compare-and-set, so two checkouts
 // racing on one session cannot both pay.
+
 import { SessionCheckoutError, type SessionPurpose } from "../../shared/contracts/sessions";
+import { raw } from "../../shared/persistence";
 import type { SessionsDeps } from "./deps";
 import { normalizeHostName } from "./host-name";
 import { SessionStatus, statusAt } from "./states";
@@ -14,7 +16,7 @@ export async function checkForCheckout(
 	deps: SessionsDeps,
 	input: { sessionId: string; landingDomain: string; purpose?: SessionPurpose },
 ): Promise<{ accountId: number; domain: string; customerId: number | null } | SessionCheckoutError> {
-	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean();
+	const doc = await raw(deps.db.sessions).findOne({ _id: input.sessionId.toLowerCase() });
 	// A session of the other kind is no session for this use.
 	if (!doc || purposeOf(doc) !== (input.purpose ?? "checkout")) return SessionCheckoutError.NotFound;
 	const status = statusAt(doc.status, doc.expiresAt, deps.now());
@@ -31,13 +33,11 @@ export async function consumeSession(
 ): Promise<{ sessionId: string; expiresAt: string } | SessionCheckoutError> {
 	const now = deps.now();
 	const sessionId = input.sessionId.toLowerCase();
-	const doc = await deps.db.sessions
-		.findOneAndUpdate(
-			{ _id: sessionId, status: SessionStatus.Valid, expiresAt: { $gt: now } },
-			{ $set: { status: SessionStatus.Used, usedAt: now, usedBy: input.attemptId, usedFor: input.customerId ?? null } },
-			{ returnDocument: "after" },
-		)
-		.lean();
+	const doc = await raw(deps.db.sessions).findOneAndUpdate(
+		{ _id: sessionId, status: SessionStatus.Valid, expiresAt: { $gt: now } },
+		{ $set: { status: SessionStatus.Used, usedAt: now, usedBy: input.attemptId, usedFor: input.customerId ?? null } },
+		{ returnDocument: "after" },
+	);
 	if (doc) return { sessionId, expiresAt: doc.expiresAt.toISOString() };
 	const current = await deps.db.sessions.findById(sessionId).lean();
 	if (!current) return SessionCheckoutError.NotFound;
