@@ -10,16 +10,22 @@
 //   checkout, before the answer:
 //     vault_cards insert (the sealed card)
 //     payment_operations insert + update, payment_transactions insert (zero-amount verification)
-//     subscription_locks insert (duplicate check), customers insert (PENDING)
+//     subscription_locks insert (duplicate check), checkout_schedule listing,
+//     timeline_heads: the account's and the product's customers (appends answering the count), the email's bag;
+//     customers insert (PENDING)
 //     sessions update (consume)
 //     payment_operations insert + update, payment_transactions insert (charge)
+//     timeline_heads: the account's transactions (append), the customer's bag;
 //     outbox_schedule listing, transactions insert (with its TRANSACTION event)
-//     outbox_schedule listing, customers update (ACTIVE + CONVERSION event), renewal_schedule listing
+//     renewal_schedule listing, outbox_schedule listing, customers update (ACTIVE + CONVERSION event)
 //     sequences $inc once per 100 ids of each of 3 sequences (our id blocks)
 //   checkout, after the answer (outbox relay and webhook delivery):
-//     per event (2): webhook_deliveries insert, webhook_attempt_schedule listing,
-//     outbox $pull (and $push to relayed) on the transaction or customer,
-//     delivery claim update, webhook_attempts upsert, delivery settle update
+//     timeline_heads: the account's and the customer's events (one append each for both events),
+//     webhook_attempt_schedule listing, webhook_deliveries insert of both (stored claimed for their first attempt),
+//     outbox $pull (and $push to relayed) on the transaction and on the customer,
+//     per event (2): the delivery's settle update (with its attempt logged)
+// Not counted as part of the limit: our reads (the session, the customer before its payment, the webhooks'
+// duplicate check), the card's decryption and the vault's sealing, the framework, the broker and validation.
 //
 //   MONGO_URL=mongodb://127.0.0.1:27017/bench_baseline PORT=3100 npx tsx bench/baseline-server.ts
 import { randomBytes, randomUUID } from "node:crypto";
@@ -77,7 +83,9 @@ function createHandlers(dbs: Databases) {
 	const renewalSchedule = dbs.billing.collection("renewal_schedule");
 	const attemptSchedule = dbs.notifications.collection("webhook_attempt_schedule");
 	const deliveries = dbs.notifications.collection("webhook_deliveries");
-	const attempts = dbs.notifications.collection("webhook_attempts");
+	const checkoutSchedule = dbs.billing.collection("checkout_schedule");
+	const billingTimelines = dbs.billing.collection("timeline_heads");
+	const notificationTimelines = dbs.notifications.collection("timeline_heads");
 	const ids = {
 		operations: idBlocks(dbs.payments, "payment_transactions"),
 		customers: idBlocks(dbs.billing, "customers"),
@@ -129,6 +137,20 @@ function createHandlers(dbs: Databases) {
 		return processorTransactionId;
 	}
 
+	/** A timeline append (shared/timeline.ts): one update of the head answering its count before. */
+	async function append(timelines: typeof billingTimelines, key: string, entries: [number | string, number][]): Promise<void> {
+		await timelines.findOneAndUpdate(
+			{ _id: key as never },
+			{ $inc: { n: entries.length }, $push: { recent: { $each: entries, $slice: -300 } } as never },
+			{ upsert: true, returnDocument: "before", projection: { n: 1 } },
+		);
+	}
+
+	/** A bag entry (shared/timeline.ts): one upsert. */
+	async function addToBag(key: string, entry: [number, number]): Promise<void> {
+		await billingTimelines.updateOne({ _id: key as never }, { $push: { recent: entry } as never }, { upsert: true });
+	}
+
 	/** A listing in a keyed time-slot schedule (shared/schedule.ts): one upsert of the slot's document. */
 	async function list(schedule: typeof outboxSchedule, slotMs: number, id: string | number, at: Date): Promise<void> {
 		const slot = Math.floor(at.getTime() / slotMs) * slotMs;
@@ -160,11 +182,16 @@ function createHandlers(dbs: Databases) {
 
 		const customerId = await ids.customers();
 		await locks.insertOne({ _id: randomBytes(32).toString("hex") as never, customerId, createdAt: now });
+		await list(checkoutSchedule, 60_000, customerId, now);
+		const email = input.email.toLowerCase();
+		await append(billingTimelines, `c:${accountId}`, [[customerId, now.getTime()]]);
+		await append(billingTimelines, `cp:${accountId}:1`, [[customerId, now.getTime()]]);
+		await addToBag(`ce:${accountId}:${email}`, [customerId, now.getTime()]);
 		const customer = {
 			_id: customerId,
 			accountId,
 			environment: "sandbox",
-			email: input.email.toLowerCase(),
+			email,
 			name: input.name,
 			lastName: input.lastName ?? "",
 			status: "PENDING",
@@ -224,6 +251,8 @@ function createHandlers(dbs: Databases) {
 			originalTransactionId: null,
 			outbox: [transactionEvent],
 		};
+		await append(billingTimelines, `t:${accountId}`, [[transaction._id, transaction.timestamp.getTime()]]);
+		await addToBag(`tc:${customerId}`, [transaction._id, transaction.timestamp.getTime()]);
 		await list(outboxSchedule, 1000, `t${transaction._id}:${transactionEvent.id}`, transactionEvent.createdAt);
 		await transactions.insertOne(transaction as never);
 		const conversionEvent = { id: randomUUID(), type: "CONVERSION", createdAt: new Date() };
@@ -258,44 +287,50 @@ function createHandlers(dbs: Databases) {
 
 	/** The outbox relay's and the webhook worker's writes, after the answer as ours are. */
 	async function webhookWrites(customerId: number, events: Awaited<ReturnType<typeof checkout>>["events"]): Promise<void> {
-		for (const { event, source, sourceId, data } of events) {
-			const body = JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt, accountId, customerId, data });
-			const now = new Date();
-			await deliveries.insertOne({
-				_id: event.id as never,
-				accountId,
-				customerId,
-				transactionId: null,
-				type: event.type,
-				createdAt: now.toISOString(),
-				eventAt: now,
-				body,
-				status: "PENDING",
-				attempts: 0,
-				backoffStep: 0,
-				windowFrom: now,
-				nextAttemptAt: now,
-				lastError: null,
-				lastStatusCode: null,
-				lease: null,
-				enqueuedAt: now,
-				deliveredAt: null,
-			});
-			await list(attemptSchedule, 1000, event.id, now);
+		const now = new Date();
+		const stored = events.map(({ event, data }) => ({
+			_id: event.id,
+			accountId,
+			customerId,
+			transactionId: null,
+			type: event.type,
+			createdAt: now.toISOString(),
+			eventAt: now,
+			body: JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt, accountId, customerId, data }),
+			status: "PENDING",
+			attempts: 1,
+			backoffStep: 0,
+			windowFrom: now,
+			nextAttemptAt: now,
+			lastError: null,
+			lastStatusCode: null,
+			lease: { owner: "baseline", until: new Date(now.getTime() + 40_000) },
+			enqueuedAt: now,
+			deliveredAt: null,
+		}));
+		await append(
+			notificationTimelines,
+			`e:${accountId}`,
+			stored.map(d => [d._id, now.getTime()]),
+		);
+		await append(
+			notificationTimelines,
+			`ec:${customerId}`,
+			stored.map(d => [d._id, now.getTime()]),
+		);
+		await attemptSchedule.updateOne(
+			{ _id: `${Math.floor(now.getTime() / 1000) * 1000}#0` as never },
+			{ $addToSet: { ids: { $each: stored.map(d => d._id) } } as never },
+			{ upsert: true },
+		);
+		await deliveries.insertMany(stored as never[], { ordered: false });
+		for (const { event, source, sourceId } of events)
 			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } }, $push: { relayed: event.id } } as never);
-			await deliveries.findOneAndUpdate(
-				{ _id: event.id as never, status: "PENDING" },
-				{ $set: { lease: { owner: "baseline", until: new Date(Date.now() + 40_000) } }, $inc: { attempts: 1 } },
-			);
-			await attempts.updateOne(
-				{ _id: `${event.id}:1` as never },
-				{ $set: { deliveryId: event.id, attempt: 1, node: "baseline", time: new Date(), statusCode: 200, latencyMs: 1, error: null } },
-				{ upsert: true },
-			);
-			await deliveries.updateOne(
-				{ _id: event.id as never, "lease.owner": "baseline" },
-				{ $set: { lease: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null } },
-			);
+		for (const { event } of events) {
+			await deliveries.updateOne({ _id: event.id as never, "lease.owner": "baseline" }, {
+				$set: { lease: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null },
+				$push: { attemptLog: { attempt: 1, node: "baseline", time: new Date(), statusCode: 200, latencyMs: 1, error: null } },
+			} as never);
 		}
 	}
 
@@ -336,7 +371,6 @@ async function main(): Promise<void> {
 	await dbs.notifications
 		.collection("webhook_deliveries")
 		.createIndexes([{ key: { status: 1, nextAttemptAt: 1 } }, { key: { accountId: 1, eventAt: -1 } }]);
-	await dbs.notifications.collection("webhook_attempts").createIndex({ deliveryId: 1, attempt: 1 });
 
 	const handle = createHandlers(dbs);
 	const server = http.createServer((req, res) => {

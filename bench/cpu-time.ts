@@ -73,6 +73,13 @@ export function cpuMeter(pid: number): { stop(): CpuUse } {
 	};
 }
 
+/** Starts measuring the CPU time of several processes (each with its descendants) together: `stop` answers their seconds. */
+export function cpuSecondsMeter(pids: number[]): { stop(): number } {
+	const total = () => pids.flatMap(pid => [pid, ...descendantsOf(pid)]).reduce((sum, p) => sum + cpuSecondsOf(p), 0);
+	const atStart = total();
+	return { stop: () => round(total() - atStart, 2) };
+}
+
 /** Busy and total jiffies of all cores together, from the first line of /proc/stat. */
 function machineTicks(): { busy: number; total: number } {
 	const fields = (read("/proc/stat") ?? "").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);

@@ -29,8 +29,10 @@ export interface CommandsPerUnit {
 	/** Per unit, net of idle. */
 	total: number;
 	byService: Record<string, number>;
-	/** On the sandbox processor's own collections (billing's sandbox_*): a real processor is external. Part of `total`. */
+	/** On the sandbox processor's own collections (payments' sandbox_*): a real processor is external. Part of `total`. */
 	sandbox: number;
+	/** On the card vault's (payments' vault_cards). Part of `total`; absent in results written before it was counted apart. */
+	vault?: number;
 	/** Every (service, command, collection) sent, most frequent first, per unit: where to look for waste. */
 	top: { service: string; command: string; collection: string; perUnit: number }[];
 }
@@ -123,7 +125,8 @@ export function commandsPerUnit(phase: CommandInterval, idle: CommandInterval, u
 		raw: per(sum(phase.counts.values())),
 		total: per(sum(net.map(c => c.n))),
 		byService: Object.fromEntries(Object.entries(byService).map(([service, n]) => [service, per(n)])),
-		sandbox: per(sum(net.filter(c => c.service === "billing" && c.collection.startsWith("sandbox_")).map(c => c.n))),
+		sandbox: per(sum(net.filter(c => c.collection.startsWith("sandbox_")).map(c => c.n))),
+		vault: per(sum(net.filter(c => c.service === "payments" && c.collection === "vault_cards").map(c => c.n))),
 		top: net
 			.filter(c => c.n > 0)
 			.sort((a, b) => b.n - a.n)

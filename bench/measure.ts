@@ -2,7 +2,7 @@
 // the measured run (and, for checkouts, the wait for their webhooks, so the
 // next run does not share the machine with this one's deliveries), with how
 // busy the machine was meanwhile and how much of it was not the benchmark.
-import { type MachineUse, machineMeter } from "./cpu-time";
+import { cpuSecondsMeter, type MachineUse, machineMeter } from "./cpu-time";
 import { type CheckoutLoadResult, type CheckoutTarget, checkoutLoad, type ReadLoadResult, readLoad } from "./load";
 import type { BenchOptions } from "./options";
 import type { Shop } from "./shop";
@@ -11,6 +11,13 @@ import type { WebhookReceiver } from "./webhook-receiver";
 
 /** A load's result with how busy the machine was meanwhile. */
 export type Measured<T> = T & { machine: MachineUse };
+
+/** The CPU time the serving processes (nodes, database server, NATS) spent on a checkout run, from their own counters. */
+export interface CheckoutCpu {
+	seconds: number;
+	/** CPU milliseconds per checkout answered OK, all those processes together. */
+	perCheckoutMs: number;
+}
 
 /** Concurrency of the read runs, and of the checkouts the targets name. */
 export const READ_CONNECTIONS = 16;
@@ -21,26 +28,36 @@ export interface WebhookRun {
 	delay: Percentiles;
 }
 
+/**
+ * `serving`: the processes that serve the checkouts (every node, the database server, NATS); their CPU time during the
+ * run, webhooks included (they are waited for), is divided by the checkouts answered OK.
+ */
 export async function measureCheckout(
 	target: CheckoutTarget,
 	connections: number,
 	options: BenchOptions,
 	receiver: WebhookReceiver | null,
-): Promise<{ result: Measured<CheckoutLoadResult>; webhooks: WebhookRun | null }> {
+	serving: number[] = [],
+): Promise<{ result: Measured<CheckoutLoadResult> & { cpu: CheckoutCpu | null }; webhooks: WebhookRun | null }> {
 	if (options.warmup > 0) await checkoutLoad(target, { connections, seconds: options.warmup });
 	const window = receiver?.window();
 	const machine = machineMeter();
+	const cpu = serving.length ? cpuSecondsMeter(serving) : null;
 	const load = await checkoutLoad(target, {
 		connections,
 		seconds: options.duration,
 		onOk: receiver ? (id, at) => receiver.answered(id, at) : undefined,
 	});
-	const result = { ...load, machine: machine.stop() };
+	const result = { ...load, machine: machine.stop(), cpu: null as CheckoutCpu | null };
 	let webhooks: WebhookRun | null = null;
 	if (receiver && window) {
 		await receiver.drain(window, options.quick ? 5_000 : 120_000);
 		const delays = window.delays();
 		webhooks = { events: delays.length, missing: window.missing(), delay: percentiles(delays) };
+	}
+	if (cpu) {
+		const seconds = cpu.stop();
+		result.cpu = { seconds, perCheckoutMs: load.ok > 0 ? round((seconds * 1000) / load.ok, 1) : NaN };
 	}
 	return { result, webhooks };
 }

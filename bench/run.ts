@@ -18,7 +18,7 @@ import { checkCpuLimits, releaseCpuLimits } from "./cgroup";
 import { checkoutCommands } from "./checkout-commands";
 import { runGrowth } from "./growth";
 import { checkoutLoad } from "./load";
-import { measureCheckout, measureReads, READ_CONNECTIONS } from "./measure";
+import { type CheckoutCpu, measureCheckout, measureReads, READ_CONNECTIONS } from "./measure";
 import { type BenchOptions, parseOptions, type Scenario } from "./options";
 import { summarize } from "./profile-summary";
 import { renewalPlan, runRenewalPlan } from "./renewal-runs";
@@ -38,6 +38,23 @@ const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - bega
 const ms = (p: Percentiles) => `p50 ${p.p50} / p95 ${p.p95} / p99 ${p.p99} ms`;
 const failuresText = (f: Record<string, number>) => (Object.keys(f).length ? `; failures ${JSON.stringify(f)}` : "");
 
+/** The processes that serve a deployment's checkouts: its nodes and the database server. */
+function servingPids(ctx: BenchContext, deployment: Deployment): number[] {
+	return [...[...deployment.nodes.values()].map(child => child.pid!), ...(ctx.databasePid ? [ctx.databasePid] : [])];
+}
+
+/**
+ * A fresh deployment's first load, unmeasured and longer than a run's warm-up: the database server's JIT and ours
+ * take about this long to settle (without it the first measured run came out at about 0.6 of the next two).
+ */
+const FIRST_WARMUP_SECONDS = 10;
+
+async function firstWarmup(target: Shop, options: BenchOptions): Promise<void> {
+	if (!options.quick) await checkoutLoad(target, { connections: TARGET_CONCURRENCY, seconds: FIRST_WARMUP_SECONDS });
+}
+
+const cpuText = (cpu: CheckoutCpu | null) => (cpu ? `CPU ${cpu.perCheckoutMs} ms per checkout; ` : "");
+
 /** Checkout at each concurrency, taking turns with the baseline server; then reads over the customers and transactions left. */
 async function embeddedScenarios(ctx: BenchContext, options: BenchOptions, results: Results, receiver: WebhookReceiver): Promise<void> {
 	const has = (s: Scenario) => options.scenarios.includes(s);
@@ -48,22 +65,30 @@ async function embeddedScenarios(ctx: BenchContext, options: BenchOptions, resul
 	const embedded = await deploy(ctx, embeddedSpec("bench_embedded"));
 	try {
 		const shop = await createShop(embedded.url!, receiver.url);
+		const serving = servingPids(ctx, embedded);
+		await firstWarmup(shop, options);
+		if (baseline) await firstWarmup({ ...shop, url: baseline.url }, options);
 		const baselineTarget = (s: Shop) => ({ ...s, url: baseline!.url });
 		const baselineConcurrency = checkoutConcurrency.length ? checkoutConcurrency : options.concurrency;
 		for (let r = 1; r <= options.repeat; r++) {
 			for (const c of new Set([...checkoutConcurrency, ...(baseline ? baselineConcurrency : [])])) {
 				if (checkoutConcurrency.includes(c)) {
-					const { result, webhooks } = await measureCheckout(shop, c, options, receiver);
+					const { result, webhooks } = await measureCheckout(shop, c, options, receiver, serving);
 					(results.checkout.embedded[c] ??= []).push(result);
 					(results.webhooks.embedded[c] ??= []).push(webhooks!);
 					log(
-						`checkout embedded c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; webhooks ${ms(webhooks!.delay)}, ${webhooks!.missing} missing${failuresText(result.failures)}`,
+						`checkout embedded c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; ${cpuText(result.cpu)}webhooks ${ms(webhooks!.delay)}, ${webhooks!.missing} missing${failuresText(result.failures)}`,
 					);
 				}
 				if (baseline) {
-					const { result } = await measureCheckout(baselineTarget(shop), c, options, null);
+					const { result } = await measureCheckout(baselineTarget(shop), c, options, null, [
+						baseline.pid,
+						...(ctx.databasePid ? [ctx.databasePid] : []),
+					]);
 					(results.baseline[c] ??= []).push(result);
-					log(`baseline c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}${failuresText(result.failures)}`);
+					log(
+						`baseline c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; ${cpuText(result.cpu)}${failuresText(result.failures)}`,
+					);
 				}
 			}
 		}
@@ -102,13 +127,15 @@ async function clusterScenario(
 	const clusterReceiver = await startWebhookReceiver();
 	try {
 		const shop = await createShop(cluster.url!, clusterReceiver.url);
+		const serving = [...servingPids(ctx, cluster), (await ctx.nats()).child.pid!];
+		await firstWarmup(shop, options);
 		for (let r = 1; r <= options.repeat; r++) {
 			for (const c of options.concurrency) {
-				const { result, webhooks } = await measureCheckout(shop, c, options, clusterReceiver);
+				const { result, webhooks } = await measureCheckout(shop, c, options, clusterReceiver, serving);
 				(results.checkout.cluster[c] ??= []).push(result);
 				(results.webhooks.cluster[c] ??= []).push(webhooks!);
 				log(
-					`checkout cluster c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; webhooks ${ms(webhooks!.delay)}${failuresText(result.failures)}`,
+					`checkout cluster c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; ${cpuText(result.cpu)}webhooks ${ms(webhooks!.delay)}${failuresText(result.failures)}`,
 				);
 			}
 		}

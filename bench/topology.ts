@@ -191,7 +191,7 @@ export function clusterSpec(database: string, billingNodes = 1, options: { metri
 }
 
 /** The baseline server in a process of its own, on the same database server. */
-export async function startBaseline(ctx: BenchContext, database: string): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startBaseline(ctx: BenchContext, database: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
 	const port = await freePort();
 	const env = { ...process.env, MONGO_URL: `${ctx.mongoUrl}/${database}`, PORT: String(port) };
 	const child = spawn(process.execPath, ["--import", "tsx", "bench/baseline-server.ts"], {
@@ -204,5 +204,5 @@ export async function startBaseline(ctx: BenchContext, database: string): Promis
 	child.stdout!.pipe(ctx.log, { end: false });
 	child.stderr!.pipe(ctx.log, { end: false });
 	await waitForPort(port, START_TIMEOUT_MS, () => child.exitCode === null);
-	return { url: `http://127.0.0.1:${port}`, stop: () => stopProcess(child) };
+	return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopProcess(child) };
 }
