@@ -31,8 +31,17 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { type Db, MongoClient } from "mongodb";
+import { RENEWAL_SCHEDULE } from "../services/billing/renewal-schedule";
+import { type ScheduleOptions, slotDocuments } from "../shared/schedule";
 
 const ID_BLOCK = 100;
+
+type ListingOptions = Pick<ScheduleOptions, "slotMs" | "shards">;
+/** Our schedules' slots and shards (services/billing/checkout-recovery.ts, outbox.ts, renewal-schedule.ts; notifications). */
+const CHECKOUTS: ListingOptions = { slotMs: 10_000, shards: 2 };
+const OUTBOX: ListingOptions = { slotMs: 1000, shards: 4 };
+const RENEWALS: ListingOptions = { slotMs: RENEWAL_SCHEDULE.slotMs, shards: RENEWAL_SCHEDULE.shards };
+const ATTEMPTS: ListingOptions = { slotMs: 1000, shards: 4 };
 
 interface Databases {
 	sessions: Db;
@@ -151,10 +160,10 @@ function createHandlers(dbs: Databases) {
 		await billingTimelines.updateOne({ _id: key as never }, { $push: { recent: entry } as never }, { upsert: true });
 	}
 
-	/** A listing in a keyed time-slot schedule (shared/schedule.ts): one upsert of the slot's document. */
-	async function list(schedule: typeof outboxSchedule, slotMs: number, id: string | number, at: Date): Promise<void> {
-		const slot = Math.floor(at.getTime() / slotMs) * slotMs;
-		await schedule.updateOne({ _id: `${slot}#0` as never }, { $addToSet: { ids: id } as never }, { upsert: true });
+	/** A listing in a keyed time-slot schedule, in the slot document and shard ours use (shared/schedule.ts): one upsert. */
+	async function list(schedule: typeof outboxSchedule, options: ListingOptions, id: string | number, at: Date): Promise<void> {
+		const [[key]] = slotDocuments([{ id, at }], options);
+		await schedule.updateOne({ _id: key as never }, { $addToSet: { ids: id } as never }, { upsert: true });
 	}
 
 	async function checkout(input: {
@@ -182,7 +191,7 @@ function createHandlers(dbs: Databases) {
 
 		const customerId = await ids.customers();
 		await locks.insertOne({ _id: randomBytes(32).toString("hex") as never, customerId, createdAt: now });
-		await list(checkoutSchedule, 60_000, customerId, now);
+		await list(checkoutSchedule, CHECKOUTS, customerId, now);
 		const email = input.email.toLowerCase();
 		await append(billingTimelines, `c:${accountId}`, [[customerId, now.getTime()]]);
 		await append(billingTimelines, `cp:${accountId}:1`, [[customerId, now.getTime()]]);
@@ -253,12 +262,12 @@ function createHandlers(dbs: Databases) {
 		};
 		await append(billingTimelines, `t:${accountId}`, [[transaction._id, transaction.timestamp.getTime()]]);
 		await addToBag(`tc:${customerId}`, [transaction._id, transaction.timestamp.getTime()]);
-		await list(outboxSchedule, 1000, `t${transaction._id}:${transactionEvent.id}`, transactionEvent.createdAt);
+		await list(outboxSchedule, OUTBOX, `t${transaction._id}:${transactionEvent.id}`, transactionEvent.createdAt);
 		await transactions.insertOne(transaction as never);
 		const conversionEvent = { id: randomUUID(), type: "CONVERSION", createdAt: new Date() };
 		const next = new Date(now);
 		next.setMonth(next.getMonth() + 1);
-		await list(outboxSchedule, 1000, `c${customerId}:${conversionEvent.id}`, conversionEvent.createdAt);
+		await list(outboxSchedule, OUTBOX, `c${customerId}:${conversionEvent.id}`, conversionEvent.createdAt);
 		const active = await customers.findOneAndUpdate(
 			{ _id: customerId as never, status: "PENDING" },
 			{
@@ -275,7 +284,7 @@ function createHandlers(dbs: Databases) {
 			},
 			{ returnDocument: "after" },
 		);
-		await list(renewalSchedule, 3_600_000, customerId, next);
+		await list(renewalSchedule, RENEWALS, customerId, next);
 		return {
 			customerId,
 			events: [
@@ -318,11 +327,11 @@ function createHandlers(dbs: Databases) {
 			`ec:${customerId}`,
 			stored.map(d => [d._id, now.getTime()]),
 		);
-		await attemptSchedule.updateOne(
-			{ _id: `${Math.floor(now.getTime() / 1000) * 1000}#0` as never },
-			{ $addToSet: { ids: { $each: stored.map(d => d._id) } } as never },
-			{ upsert: true },
-		);
+		for (const [key, ids] of slotDocuments(
+			stored.map(d => ({ id: d._id, at: now })),
+			ATTEMPTS,
+		))
+			await attemptSchedule.updateOne({ _id: key as never }, { $addToSet: { ids: { $each: ids } } as never }, { upsert: true });
 		await deliveries.insertMany(stored as never[], { ordered: false });
 		for (const { event, source, sourceId } of events)
 			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } }, $push: { relayed: event.id } } as never);

@@ -17,6 +17,8 @@ export interface CheckoutCpu {
 	seconds: number;
 	/** CPU milliseconds per checkout answered OK, all those processes together. */
 	perCheckoutMs: number;
+	/** The same, per process (node id, "database", "nats"). */
+	byProcess?: Record<string, number>;
 }
 
 /** Concurrency of the read runs, and of the checkouts the targets name. */
@@ -37,12 +39,12 @@ export async function measureCheckout(
 	connections: number,
 	options: BenchOptions,
 	receiver: WebhookReceiver | null,
-	serving: number[] = [],
+	serving: Record<string, number> = {},
 ): Promise<{ result: Measured<CheckoutLoadResult> & { cpu: CheckoutCpu | null }; webhooks: WebhookRun | null }> {
 	if (options.warmup > 0) await checkoutLoad(target, { connections, seconds: options.warmup });
 	const window = receiver?.window();
 	const machine = machineMeter();
-	const cpu = serving.length ? cpuSecondsMeter(serving) : null;
+	const meters = Object.entries(serving).map(([name, pid]) => ({ name, meter: cpuSecondsMeter([pid]) }));
 	const load = await checkoutLoad(target, {
 		connections,
 		seconds: options.duration,
@@ -55,9 +57,18 @@ export async function measureCheckout(
 		const delays = window.delays();
 		webhooks = { events: delays.length, missing: window.missing(), delay: percentiles(delays) };
 	}
-	if (cpu) {
-		const seconds = cpu.stop();
-		result.cpu = { seconds, perCheckoutMs: load.ok > 0 ? round((seconds * 1000) / load.ok, 1) : NaN };
+	if (meters.length) {
+		const used = meters.map(({ name, meter }) => ({ name, seconds: meter.stop() }));
+		const perCheckout = (seconds: number) => (load.ok > 0 ? round((seconds * 1000) / load.ok, 1) : NaN);
+		const seconds = round(
+			used.reduce((sum, u) => sum + u.seconds, 0),
+			2,
+		);
+		result.cpu = {
+			seconds,
+			perCheckoutMs: perCheckout(seconds),
+			byProcess: Object.fromEntries(used.map(u => [u.name, perCheckout(u.seconds)])),
+		};
 	}
 	return { result, webhooks };
 }

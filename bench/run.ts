@@ -38,9 +38,12 @@ const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - bega
 const ms = (p: Percentiles) => `p50 ${p.p50} / p95 ${p.p95} / p99 ${p.p99} ms`;
 const failuresText = (f: Record<string, number>) => (Object.keys(f).length ? `; failures ${JSON.stringify(f)}` : "");
 
-/** The processes that serve a deployment's checkouts: its nodes and the database server. */
-function servingPids(ctx: BenchContext, deployment: Deployment): number[] {
-	return [...[...deployment.nodes.values()].map(child => child.pid!), ...(ctx.databasePid ? [ctx.databasePid] : [])];
+/** The processes that serve a deployment's checkouts, by name: its nodes and the database server. */
+function servingPids(ctx: BenchContext, deployment: Deployment): Record<string, number> {
+	return {
+		...Object.fromEntries([...deployment.nodes].map(([nodeId, child]) => [nodeId, child.pid!])),
+		...(ctx.databasePid ? { database: ctx.databasePid } : {}),
+	};
 }
 
 /**
@@ -53,7 +56,12 @@ async function firstWarmup(target: Shop, options: BenchOptions): Promise<void> {
 	if (!options.quick) await checkoutLoad(target, { connections: TARGET_CONCURRENCY, seconds: FIRST_WARMUP_SECONDS });
 }
 
-const cpuText = (cpu: CheckoutCpu | null) => (cpu ? `CPU ${cpu.perCheckoutMs} ms per checkout; ` : "");
+const cpuText = (cpu: CheckoutCpu | null) =>
+	cpu
+		? `CPU ${cpu.perCheckoutMs} ms per checkout (${Object.entries(cpu.byProcess ?? {})
+				.map(([name, ms]) => `${name} ${ms}`)
+				.join(", ")}); `
+		: "";
 
 /** Checkout at each concurrency, taking turns with the baseline server; then reads over the customers and transactions left. */
 async function embeddedScenarios(ctx: BenchContext, options: BenchOptions, results: Results, receiver: WebhookReceiver): Promise<void> {
@@ -81,10 +89,10 @@ async function embeddedScenarios(ctx: BenchContext, options: BenchOptions, resul
 					);
 				}
 				if (baseline) {
-					const { result } = await measureCheckout(baselineTarget(shop), c, options, null, [
-						baseline.pid,
-						...(ctx.databasePid ? [ctx.databasePid] : []),
-					]);
+					const { result } = await measureCheckout(baselineTarget(shop), c, options, null, {
+						baseline: baseline.pid,
+						...(ctx.databasePid ? { database: ctx.databasePid } : {}),
+					});
 					(results.baseline[c] ??= []).push(result);
 					log(
 						`baseline c=${c} run ${r}: ${result.checkoutsPerSecond}/s, ${ms(result.checkout)}; ${cpuText(result.cpu)}${failuresText(result.failures)}`,
@@ -127,7 +135,7 @@ async function clusterScenario(
 	const clusterReceiver = await startWebhookReceiver();
 	try {
 		const shop = await createShop(cluster.url!, clusterReceiver.url);
-		const serving = [...servingPids(ctx, cluster), (await ctx.nats()).child.pid!];
+		const serving = { ...servingPids(ctx, cluster), nats: (await ctx.nats()).child.pid! };
 		await firstWarmup(shop, options);
 		for (let r = 1; r <= options.repeat; r++) {
 			for (const c of options.concurrency) {

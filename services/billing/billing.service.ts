@@ -2,6 +2,7 @@
 // checkout service calls the checkout steps; the gateway calls the reads.
 
 import { Cron } from "croner";
+import { LRUCache } from "lru-cache";
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { call, callsThrough } from "../../shared/call";
@@ -267,6 +268,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			metrics: recoveryMetrics(this.broker),
 			payments: paymentsThrough(callsThrough(this.broker)),
 			relay: targets => this.relay.kick(targets),
+			justOpened: new LRUCache({ max: 10_000, ttl: config().requestTimeoutMs }),
 			now: () => new Date(),
 			productOf: (accountId, productId) => call(this.broker, "accounts.getProduct", { accountId, productId }),
 			refundGraceMs: config().refundRecoveryGraceMs,

@@ -50,7 +50,7 @@ export async function openSubscription(
 		email: input.buyer.email,
 		subscriptionTimestamp: now,
 	});
-	await insertDoc(deps.db.customers, {
+	const opened = await insertDoc(deps.db.customers, {
 		_id: customerId,
 		accountId: input.accountId,
 		environment: input.environment,
@@ -83,7 +83,8 @@ export async function openSubscription(
 		periodsBilled: 0,
 		renewalLease: null,
 		createdAt: now,
-	});
+	} as CustomerDoc);
+	deps.justOpened?.set(customerId, opened);
 	return { customerId };
 }
 
@@ -129,9 +130,20 @@ function relayWritten(deps: BillingDeps, transaction: TransactionDoc | null, cus
 	});
 }
 
+/**
+ * The customer this node opened for the checkout, as inserted, if that was less than a request's time ago: nothing
+ * else changes a PENDING customer that soon (the checkout recovery waits a grace period longer than a request's time,
+ * and the checkout abandons it only instead of paying), so it is still as inserted. Taken once.
+ */
+function takeJustOpened(deps: BillingDeps, customerId: number): CustomerDoc | null {
+	const opened = deps.justOpened?.get(customerId);
+	deps.justOpened?.delete(customerId);
+	return opened ?? null;
+}
+
 /** Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. */
 export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<FirstPaymentResult | CheckoutStepError> {
-	const customer = await raw(deps.db.customers).findOne({ _id: input.customerId });
+	const customer = takeJustOpened(deps, input.customerId) ?? (await raw(deps.db.customers).findOne({ _id: input.customerId }));
 	if (!customer) return CheckoutStepError.WrongState;
 	if (customer.status !== CustomerStatus.Pending) return CheckoutStepError.WrongState;
 	const { product } = input;

@@ -1,6 +1,6 @@
 import type { ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
-import type { BillingDb } from "./models";
+import type { BillingDb, CustomerDoc } from "./models";
 import type { RelayTargets } from "./outbox-relay";
 import type { Payments } from "./payments";
 
@@ -16,6 +16,15 @@ export interface BillingDeps {
 	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
 	cardExpiry: Schedule<number>;
+	/**
+	 * Customers this node opened for a checkout, as inserted, kept for less than a request's time (REQUEST_TIMEOUT_MS):
+	 * the checkout's first payment follows within its request, usually on this node, and need not read its customer.
+	 */
+	justOpened?: {
+		get(customerId: number): CustomerDoc | undefined;
+		set(customerId: number, doc: CustomerDoc): void;
+		delete(customerId: number): void;
+	};
 	/** Hands the documents a change wrote events on to the outbox relay, so their webhooks go out at once. */
 	relay(targets: RelayTargets): void;
 	/** The payments service: charges, holds and refunds by card token, each on its MID's gateway. */

@@ -13,10 +13,11 @@ import { type Db, MongoClient } from "mongodb";
 import { type NatsCluster, startNatsCluster } from "../../dev/processes";
 import { createBroker } from "../../runtime/broker";
 import { databaseNameFor } from "../../shared/db.mixin";
-import { CARDS, checkoutBody, createShop, type Shop, submitCheckout } from "../factories/checkout";
-import { admin, bearer, DAY_MS } from "../factories/merchant";
+import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
+import { admin, DAY_MS } from "../factories/merchant";
 import { type Envelope, startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
 import { startApp, type TestApp, testEnvironment, uniqueDatabaseName } from "../setup/app";
+import { answerWithin, buyer, nothingAcknowledged, type Request } from "./support/buyers";
 
 const SERVERS = 3;
 const REQUEST_TIMEOUT_MS = 3000;
@@ -90,49 +91,13 @@ async function reachesAll(broker: ServiceBroker): Promise<boolean> {
 test(`When each of ${SERVERS} clustered NATS servers is killed in turn during checkouts, refunds and renewals and started again, then every node reconnects, every acknowledged request is stored and every webhook arrives under one id`, async () => {
 	// Arrange
 	const answers: { at: number; status: number; body: Record<string, unknown> }[] = [];
-	const acknowledged = { checkouts: [] as number[], refunds: [] as number[], unsubscribes: [] as number[] };
-	// An unsubscribe answered 503 may still have happened (its answer was lost): only these may be either.
-	const unanswered = new Set<number>();
+	const acknowledged = nothingAcknowledged();
 	let renewalRuns = 0;
 	let running = true;
-	const send = async (request: ReturnType<ReturnType<TestApp["http"]>["get"]>) => {
-		const res = await request
-			.timeout(HANG_AFTER_MS)
-			.catch(
-				(err: { response?: { status: number; body: Record<string, unknown> } }) =>
-					err.response ?? { status: 0, body: { hang: String(err) } },
-			);
+	const send = async (request: Request) => {
+		const res = await answerWithin(request, HANG_AFTER_MS);
 		answers.push({ at: Date.now(), status: res.status, body: res.body });
 		return res;
-	};
-	const buyer = async (n: number) => {
-		for (let i = 0; running; i++) {
-			const session = await send(app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)));
-			if (session.status !== 200) {
-				await pause(50);
-				continue;
-			}
-			const body = await checkoutBody(app, shop, {
-				productId: shop.products.charge,
-				card: CARDS.visa,
-				sessionId: (session as { text?: string }).text,
-			});
-			const res = await send(app.http().post("/api/checkout").send(body));
-			if (res.status !== 200 || res.body.code !== "OK") continue;
-			const customerId = res.body.customerId as number;
-			acknowledged.checkouts.push(customerId);
-			if ((n + i) % 3 === 0) {
-				const unsubscribed = await send(app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)));
-				if (unsubscribed.status === 200 && unsubscribed.body.success) acknowledged.unsubscribes.push(customerId);
-				else unanswered.add(customerId);
-			} else if ((n + i) % 3 === 1) {
-				const list = await send(admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`));
-				const charge = list.status === 200 ? (list.body as unknown as { id: number }[])[0] : undefined;
-				if (!charge) continue;
-				const refunded = await send(app.http().get(`/api/refund/${charge.id}?amountToRefund=1`).set(bearer(shop)));
-				if (refunded.status === 200 && refunded.body.success) acknowledged.refunds.push(customerId);
-			}
-		}
 	};
 	const renewing = await createShop(app);
 	await admin(app).patch(`/accounts/${renewing.accountId}`, { webhookUrl: receiver.url }).expect(200);
@@ -151,7 +116,7 @@ test(`When each of ${SERVERS} clustered NATS servers is killed in turn during ch
 		}
 	};
 	const started = Date.now();
-	const traffic = [...[0, 1, 2].map(buyer), renewer()];
+	const traffic = [...[0, 1, 2].map(n => buyer(app, shop, n, { send, running: () => running, acknowledged })), renewer()];
 
 	// Act: each server killed in turn under traffic, down past a request timeout, then started again.
 	const reconnectMs: number[] = [];
@@ -227,7 +192,7 @@ test(`When each of ${SERVERS} clustered NATS servers is killed in turn during ch
 		for (const id of acknowledged.checkouts) {
 			const status = customers.get(id)?.status;
 			if (acknowledged.unsubscribes.includes(id)) expect({ id, status }).toEqual({ id, status: "UNSUBSCRIBED" });
-			else if (!unanswered.has(id)) expect({ id, status }).toEqual({ id, status: "ACTIVE" });
+			else if (!acknowledged.unanswered.has(id)) expect({ id, status }).toEqual({ id, status: "ACTIVE" });
 		}
 		for (const id of acknowledged.refunds) expect(transactions.some(t => t.customerId === id && t.type === "REFUNDED")).toBe(true);
 		const charges = transactions.filter(t => ["SUBSCRIPTION_START", "RENEWAL"].includes(t.type) && t.status === "APPROVED");

@@ -6,11 +6,12 @@
 import type { ServiceBroker } from "moleculer";
 import { freePort } from "../../dev/net";
 import { createBroker } from "../../runtime/broker";
-import { CARDS, checkoutBody, createShop, type Shop } from "../factories/checkout";
+import { createShop, type Shop } from "../factories/checkout";
 import { admin, bearer } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
 import { startApp, type TestApp, testEnvironment, uniqueDatabaseName } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
+import { answerWithin, buyer, nothingAcknowledged, type Request } from "./support/buyers";
 
 let natsPort: number;
 let nats: NatsServer;
@@ -72,54 +73,17 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 	// Arrange
 	let phase: Outcome["phase"] = "before";
 	const outcomes: Outcome[] = [];
-	const acknowledged = { checkouts: [] as number[], refunds: [] as number[], unsubscribes: [] as number[] };
-	// An unsubscribe answered 503 may still have happened (its answer was lost in the gap): only these may be either.
-	const unanswered = new Set<number>();
+	const acknowledged = nothingAcknowledged();
 	let running = true;
 	const guard = REQUEST_TIMEOUT_MS * 4;
-	/** Records the answer; supertest's timeout only catches a hang, the gateway must answer well before it. */
-	const send = async (request: ReturnType<ReturnType<TestApp["http"]>["get"]>) => {
+	/** Records the answer; a hang (no answer within the guard) is status 0: the gateway must answer well before it. */
+	const send = async (request: Request) => {
 		const started = phase;
-		const res = await request
-			.timeout(guard)
-			.catch(
-				(err: { response?: { status: number; body: Record<string, unknown> } }) =>
-					err.response ?? { status: 0, body: { hang: String(err) } },
-			);
+		const res = await answerWithin(request, guard);
 		outcomes.push({ phase: started === phase ? started : "gap", status: res.status, body: res.body });
 		return res;
 	};
-	const buyer = async (n: number) => {
-		for (let i = 0; running; i++) {
-			const session = await send(app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)));
-			if (session.status !== 200) {
-				// A client tries again after a moment, not in a tight loop.
-				await new Promise(r => setTimeout(r, 50));
-				continue;
-			}
-			const body = await checkoutBody(app, shop, {
-				productId: shop.products.charge,
-				card: CARDS.visa,
-				sessionId: (session as { text?: string }).text,
-			});
-			const res = await send(app.http().post("/api/checkout").send(body));
-			if (res.status !== 200 || res.body.code !== "OK") continue;
-			const customerId = res.body.customerId as number;
-			acknowledged.checkouts.push(customerId);
-			if ((n + i) % 3 === 0) {
-				const unsubscribed = await send(app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)));
-				if (unsubscribed.status === 200 && unsubscribed.body.success) acknowledged.unsubscribes.push(customerId);
-				else unanswered.add(customerId);
-			} else if ((n + i) % 3 === 1) {
-				const list = await send(admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`));
-				const charge = list.status === 200 ? (list.body as unknown as { id: number }[])[0] : undefined;
-				if (!charge) continue;
-				const refunded = await send(app.http().get(`/api/refund/${charge.id}`).set(bearer(shop)));
-				if (refunded.status === 200 && refunded.body.success) acknowledged.refunds.push(customerId);
-			}
-		}
-	};
-	const buyers = [0, 1, 2, 3].map(buyer);
+	const buyers = [0, 1, 2, 3].map(n => buyer(app, shop, n, { send, running: () => running, acknowledged }));
 
 	// Act: traffic, NATS down for a while, NATS back, traffic.
 	await new Promise(r => setTimeout(r, 2000));
@@ -152,7 +116,7 @@ test("When NATS restarts during checkout traffic, then gap requests answer 503 J
 	for (const customerId of acknowledged.checkouts) {
 		const customer = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200)).body;
 		if (acknowledged.unsubscribes.includes(customerId)) expect(customer.status).toBe("UNSUBSCRIBED");
-		else if (!unanswered.has(customerId)) expect(customer.status).toBe("ACTIVE");
+		else if (!acknowledged.unanswered.has(customerId)) expect(customer.status).toBe("ACTIVE");
 	}
 	for (const customerId of acknowledged.refunds) {
 		const transactions = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body as {

@@ -3,7 +3,7 @@
 // use loopback addresses).
 import { randomUUID } from "node:crypto";
 import { formatDateTime } from "../../../shared/time";
-import { createMerchant, type TestMerchant } from "../../factories/merchant";
+import { bearer, createMerchant, type TestMerchant } from "../../factories/merchant";
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 import { deliveriesOf, deliveryOf, enqueue, eventually, newEvent, setWebhookUrl } from "./webhook-events";
@@ -98,7 +98,7 @@ describe("Delivering an event", () => {
 		expect(request.headers["x-webhook-id"]).toBe(event.id);
 	});
 
-	test("When the same event is enqueued again, then it is stored and sent once", async () => {
+	test("When the same event is enqueued again, then it is stored and sent once, and listed once in the events API", async () => {
 		// Arrange
 		const event = newEvent(merchant);
 
@@ -112,6 +112,10 @@ describe("Delivering an event", () => {
 		expect(answers).toEqual([{ accepted: true }, { accepted: true }, { accepted: true }]);
 		expect(receiver.requestsFor(event.id)).toHaveLength(1);
 		expect((await deliveryOf(app, merchant, event.id)).attempts).toBe(1);
+		for (const path of ["/api/events?limit=100", `/api/events?limit=100&customerId=${event.customerId}`]) {
+			const listed = (await app.http().get(path).set(bearer(merchant)).expect(200)).body.data as { id: string }[];
+			expect({ path, listed: listed.filter(e => e.id === event.id).length }).toEqual({ path, listed: 1 });
+		}
 	});
 });
 
