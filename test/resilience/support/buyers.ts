@@ -64,3 +64,10 @@ export async function buyer(
 		}
 	}
 }
+
+/** Only what docs/operations.md promises in a transporter outage: an answer (no hang), 200 or 503 SERVICE_UNAVAILABLE. */
+export function expectOnlyDocumentedAnswers(answers: Answer[]): void {
+	expect(answers.filter(a => a.status === 0)).toEqual([]);
+	expect(answers.filter(a => a.status !== 200 && a.status !== 503)).toEqual([]);
+	expect(answers.filter(a => a.status === 503 && a.body.error !== "SERVICE_UNAVAILABLE")).toEqual([]);
+}
