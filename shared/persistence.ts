@@ -31,13 +31,18 @@ interface Insertable {
 	collection: { insertOne(doc: object, options: object): Promise<unknown>; insertMany(docs: object[], options: object): Promise<unknown> };
 }
 
+/** A copy of the document with the schema's defaults for the fields it leaves out. */
+function withDefaults<T extends object>(model: Insertable, doc: T): T {
+	return model.applyDefaults({ ...doc }) as T;
+}
+
 /**
  * Inserts the document as built, with the schema's defaults for fields it leaves out, straight through the driver:
  * no mongoose document is made (on the checkout's path that cost more than the insert). The caller's types are the
  * schema's (Dates as Dates): nothing is cast. Undefined fields are left out, as mongoose leaves them.
  */
 export async function insertDoc<T extends object>(model: Insertable, doc: T): Promise<T> {
-	const stored = model.applyDefaults({ ...doc }) as T;
+	const stored = withDefaults(model, doc);
 	await model.collection.insertOne(stored, { ignoreUndefined: true });
 	return stored;
 }
@@ -58,7 +63,7 @@ export async function insertAllOnce(model: Insertable, docs: object[]): Promise<
 	if (docs.length === 0) return true;
 	try {
 		await model.collection.insertMany(
-			docs.map(doc => model.applyDefaults({ ...doc })),
+			docs.map(doc => withDefaults(model, doc)),
 			{ ordered: false, ignoreUndefined: true },
 		);
 		return true;

@@ -11,6 +11,7 @@
 // after.
 import type { Model } from "mongoose";
 import { Schema } from "mongoose";
+import { raw } from "./persistence";
 
 export interface ScheduleSlotDoc {
 	/** `<slot start, epoch ms>#<shard>`, or "cursor". */
@@ -135,9 +136,8 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 			updateOne: { filter: { _id: key }, update: update(ids), upsert },
 		}));
 		// Straight to the driver: these run several times per checkout, and there is nothing for mongoose to cast.
-		if (operations.length === 1)
-			await model.collection.updateOne(operations[0].updateOne.filter as never, operations[0].updateOne.update, { upsert });
-		else if (operations.length > 1) await model.collection.bulkWrite(operations as never, { ordered: false });
+		if (operations.length === 1) await raw(model).updateOne(operations[0].updateOne.filter, operations[0].updateOne.update, { upsert });
+		else if (operations.length > 1) await raw(model).bulkWrite(operations, { ordered: false });
 	}
 
 	return {

@@ -16,7 +16,7 @@
 // stay short (a customer's transactions, an email's customers). Appends to
 // many bags go out as one bulk write.
 import { type Connection, type Model, Schema } from "mongoose";
-import { isDuplicateKey } from "./persistence";
+import { isDuplicateKey, raw } from "./persistence";
 
 /** `[item id, time in epoch ms]`: what a page needs to fetch the item and to find a date. */
 export type TimelineEntry = [id: number | string, at: number];
@@ -74,11 +74,11 @@ export async function append(timelines: Timelines, key: string, entries: Timelin
 	// `new: true` with its live document, which later updates can change before the answer is sent (300 concurrent
 	// appends saw about 20 positions twice); the pre-image is a copy.
 	// Straight to the driver: several appends per checkout, and nothing for mongoose to cast.
-	const before = (await timelines.heads.collection.findOneAndUpdate(
-		{ _id: key as never },
-		{ $inc: { n: entries.length }, $push: { recent: { $each: entries, $slice: -RECENT } } as never },
+	const before = await raw(timelines.heads).findOneAndUpdate(
+		{ _id: key },
+		{ $inc: { n: entries.length }, $push: { recent: { $each: entries, $slice: -RECENT } } },
 		{ upsert: true, returnDocument: "before", projection: { n: 1 } },
-	)) as Pick<TimelineHeadDoc, "n"> | null;
+	);
 	const last = (before?.n ?? 0) + entries.length;
 	const first = last - entries.length + 1;
 	// The append that completes a chunk copies it out; the one half a chunk later copies it again, in case the first
@@ -246,9 +246,9 @@ function lastIn(entries: Positioned[], at: number): number {
 /** Appends to many bags in one bulk write; each bag keeps every entry. */
 export async function addToBags(timelines: Timelines, additions: { key: string; entry: TimelineEntry }[]): Promise<void> {
 	if (additions.length === 0) return;
-	await timelines.heads.collection.bulkWrite(
+	await raw(timelines.heads).bulkWrite(
 		additions.map(({ key, entry }) => ({
-			updateOne: { filter: { _id: key as never }, update: { $push: { recent: entry } as never }, upsert: true },
+			updateOne: { filter: { _id: key }, update: { $push: { recent: entry } }, upsert: true },
 		})),
 		{ ordered: false },
 	);

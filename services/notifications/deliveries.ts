@@ -56,7 +56,7 @@ export async function enqueueEvents(
 	await deps.attempts.addAll(listed.map(d => ({ id: d._id, at: now })));
 	const toStore = listed.map((d, i) => (i < claimable ? { ...d, lease: deliveryLease(deps, now), attempts: 1 } : d));
 	const all = await insertAllOnce(deps.db.deliveries, toStore);
-	let claimed = toStore.filter(d => "lease" in d) as unknown as DeliveryDoc[];
+	let claimed = toStore.slice(0, claimable) as DeliveryDoc[];
 	// Another sender stored some of them first: only those stored by this call (holding its lease) are this node's.
 	if (!all && claimed.length > 0) {
 		const mine = await deps.db.deliveries.find({ _id: { $in: claimed.map(d => d._id) } }, { lease: 1 }).lean();

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Environment, WebhookTarget } from "../../shared/contracts/accounts";
-import { type Lease, leaseFree, newLease } from "../../shared/persistence";
+import { type Lease, leaseFree, newLease, raw } from "../../shared/persistence";
 import { retryDelayMs, retryWindowEnd } from "./backoff";
 import type { NotificationsDeps } from "./deps";
 import type { AttemptRecord, DeliveryDoc } from "./models";
@@ -128,9 +128,9 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
 	}
 	// The listing it was claimed from is dropped by the worker's next pass over that slot (delivery-worker.ts).
 	// Straight to the driver: nothing to cast, and it runs once per webhook.
-	const result = await deps.db.deliveries.collection.updateOne(held as never, update);
+	const result = await raw(deps.db.deliveries).updateOne(held, update);
 	if (result.matchedCount === 1) return status;
-	await deps.db.deliveries.collection.updateOne({ _id: delivery._id } as never, logged as never);
+	await raw(deps.db.deliveries).updateOne({ _id: delivery._id }, logged);
 	return null;
 }
 

@@ -3,6 +3,7 @@
 // gateway operation, and every unseal is counted (payments.vault.unseals).
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
+import { insertDoc } from "../../shared/persistence";
 import type { VaultCard } from "./connectors/connector";
 import type { PaymentsDb, VaultCardDoc } from "./models";
 import { type MasterKeys, rewrap, sealEnvelope, unsealEnvelope } from "./sealing";
@@ -32,7 +33,7 @@ export function createVault(db: PaymentsDb, keys: MasterKeys, counted: () => voi
 				expiry: card.expiry,
 				createdAt: now(),
 			};
-			await db.vault.collection.insertOne(doc as never);
+			await insertDoc(db.vault, doc);
 			recent.set(cardToken, doc);
 			return cardToken;
 		},
