@@ -7,7 +7,7 @@
 // after any claim.
 import { DateTime } from "luxon";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
-import { insertAllOnce } from "../../shared/persistence";
+import { insertAllOnce, raw } from "../../shared/persistence";
 import { deliveryLease } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import { serializeEnvelope } from "./envelope";
@@ -47,12 +47,20 @@ export async function enqueueEvents(
 			enqueuedAt: now,
 		};
 	});
+	// A repeated enqueue (an at-least-once sender) adds nothing: not even a second place in the events API. Read first,
+	// one command: with several billing nodes a slow enqueue is sent again by their sweeps, and a repeat that listed and
+	// inserted everything again made the enqueue slower still (renewal webhooks minutes late in the benchmark).
+	const stored = new Set(
+		(
+			await raw(deps.db.deliveries)
+				.find({ _id: { $in: deliveries.map(d => d._id) } }, { projection: { _id: 1 } })
+				.toArray()
+		).map(d => d._id),
+	);
+	const fresh = deliveries.filter(d => !stored.has(d._id));
 	// Listed before they are stored: in the events API (events.ts), and for the attempts, so a node that dies before
-	// the first attempt leaves them for any other to find. A repeated enqueue (an at-least-once sender) stores nothing:
-	// the delivery already stored keeps its place, and the readers skip the second one (its position is not the
-	// delivery's), as they do for two senders racing. Nothing is read first: a repeat is rare, and a read per enqueue
-	// cost more than the rare stray entry.
-	const listed = await addToEvents(deps, deliveries);
+	// the first attempt leaves them for any other to find.
+	const listed = await addToEvents(deps, fresh);
 	await deps.attempts.addAll(listed.map(d => ({ id: d._id, at: now })));
 	const toStore = listed.map((d, i) => (i < claimable ? { ...d, lease: deliveryLease(deps, now), attempts: 1 } : d));
 	const all = await insertAllOnce(deps.db.deliveries, toStore);
