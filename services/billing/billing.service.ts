@@ -4,11 +4,12 @@
 import { Cron } from "croner";
 import { LRUCache } from "lru-cache";
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction, errorAsValue, idempotent } from "../../shared/action";
+import { domainAction, domainErrors, errorAsValue, idempotent } from "../../shared/action";
 import { call, callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
 import type { RenewalTerms } from "../../shared/contracts/accounts";
 import type { FirstPaymentResult } from "../../shared/contracts/billing";
+import { DisputeError } from "../../shared/contracts/billing";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
@@ -18,8 +19,11 @@ import { cardUpdateTarget, continueCardUpdate, updateCard } from "./card-update"
 import { abandonSubscription, continueFirstPayment, firstPayment, openSubscription } from "./checkout-payments";
 import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
+import { getDispute, submitEvidence } from "./disputes/disputes";
+import type { DisputeDeps, DisputeProtection } from "./disputes/notices";
+import { applySandboxNotices } from "./disputes/sandbox-notices";
 import { handOverLegacySandbox } from "./legacy-sandbox";
-import { listCustomersPage, listTransactionsPage, type TransactionListQuery } from "./lists";
+import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists";
 import { type BillingDb, createBillingModels } from "./models";
 import { createOutboxSchedule, listEarlierEvents } from "./outbox";
 import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
@@ -38,7 +42,7 @@ import { unsubscribe } from "./unsubscribe";
 interface Locals {
 	db: BillingDb;
 	connection: import("mongoose").Connection;
-	deps: BillingDeps;
+	deps: DisputeDeps;
 	relay: OutboxRelay;
 	cron: Cron;
 	cycle: Promise<CycleReport> | null;
@@ -53,7 +57,29 @@ interface Locals {
 	/** The sweep for checkouts left PENDING running on this node, if any (checkout-recovery.ts). */
 	checkoutRecovery: Promise<void> | null;
 	recoverCheckouts(): Promise<void>;
+	/** Applies the sandbox's disputes and fraud warnings due by `until` (one account's: its test clock). */
+	applySandboxNotices(until: Date, accountId?: number): Promise<void>;
 }
+
+/** What an account that never set its own protection gets (docs/disputes.md#protection). */
+const DEFAULT_PROTECTION: DisputeProtection = { unsubscribe: true, blockCard: true, blockEmail: false, refundEarlyFraudWarnings: true };
+
+/** A dispute's errors as the API's 404, 409 or 503. */
+const disputeErrors = domainErrors<DisputeError>(
+	{
+		[DisputeError.NotFound]: "Dispute not found",
+		[DisputeError.NotAwaitingEvidence]: "Evidence is taken once, while the dispute's status is NEEDS_RESPONSE",
+		[DisputeError.EvidenceOverdue]: "The dispute's evidence was due by its evidenceDueBy",
+		[DisputeError.ProcessorRefused]: "The processor refused the evidence",
+		[DisputeError.ProcessorUnavailable]: "The processor could not be reached: nothing was submitted; try again",
+	},
+	error =>
+		error === DisputeError.NotFound
+			? ApiErrorType.NotFound
+			: error === DisputeError.ProcessorUnavailable
+				? ApiErrorType.ServiceUnavailable
+				: ApiErrorType.Conflict,
+);
 
 /** Actions that write outbox events relay the documents they wrote them on, so webhooks go out at once. */
 function thenRelay<P, R>(
@@ -140,7 +166,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				const at = cycleTime(ctx.params.advanceTo, "advanceTo");
 				if (at.getTime() < Date.now())
 					throw new ApiError(ApiErrorType.Conflict, "advanceTo must not be in the past: the clock only moves forward");
-				return this.runCycle({ at, accountId: ctx.params.accountId });
+				// Disputes due before the renewals (a disputed customer is unsubscribed before its next renewal), then those of
+				// the charges the renewals just made.
+				await this.applySandboxNotices(at, ctx.params.accountId);
+				const report = await this.runCycle({ at, accountId: ctx.params.accountId });
+				await this.applySandboxNotices(at, ctx.params.accountId);
+				return report;
 			},
 		},
 		getCustomer: idempotent(domainAction(schemas.getById, getCustomer)),
@@ -158,6 +189,16 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				pageOrBadRequest,
 			),
 		),
+		disputes: idempotent(domainAction(schemas.disputes, listDisputesPage, pageOrBadRequest)),
+		getDispute: idempotent(disputeErrors.action(schemas.getById, getDispute)),
+		submitDisputeEvidence: {
+			params: schemas.submitDisputeEvidence,
+			async handler(ctx: Context<Parameters<typeof submitEvidence>[1]>) {
+				const submitted = disputeErrors.orFail(await submitEvidence(this.deps, ctx.params));
+				if (submitted.changed !== null) this.relay.kick({ disputes: [submitted.changed] });
+				return submitted.dispute;
+			},
+		},
 		// Ops: settle the refunds crashes left RESERVED now, instead of at the next timer (refund-recovery.ts).
 		// Ops: the account's customers in recovery and its recovery rate (recovery.ts).
 		recovery: idempotent(domainAction(schemas.recovery, recoveryOf)),
@@ -228,6 +269,17 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			return this.checkoutRecovery;
 		},
 
+		async applySandboxNotices(until: Date, accountId?: number): Promise<void> {
+			const report = await applySandboxNotices(this.deps, {
+				until,
+				accountId,
+				onError: (noticeId, err) => this.logger.warn(`Sandbox notice ${noticeId} is applied again next time:`, err.message),
+			});
+			this.relay.kick(report.changed);
+			if (report.applied + report.failed > 0)
+				this.logger.info("Sandbox disputes and fraud warnings:", { applied: report.applied, failed: report.failed });
+		},
+
 		/** One recovery sweep on this node at a time; a call while one runs gets its report. */
 		recoverRefunds(): Promise<RecoveryReport> {
 			this.recovery ??= recoverRefunds(this.deps, {
@@ -272,6 +324,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			now: () => new Date(),
 			productOf: (accountId, productId) => call(this.broker, "accounts.getProduct", { accountId, productId }),
 			refundGraceMs: config().refundRecoveryGraceMs,
+			protectionOf: async () => DEFAULT_PROTECTION,
+			blockBuyer: async () => undefined,
 		};
 		const listed = await scheduleEarlierCustomers(this.db, renewals, this.deps.now());
 		if (listed) this.logger.info(`Renewal schedule: listed ${listed} customers of an earlier version's data`);
@@ -309,12 +363,14 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		this.refundRecovery.unref();
 		// Every billing node runs the cycle; the leases share the work.
 		this.cron = new Cron(config().renewalCron, { timezone: config().timeZone, protect: true }, async () => {
-			this.cycle = this.runCycle({ at: new Date() }).catch(err => {
+			const at = new Date();
+			this.cycle = this.runCycle({ at }).catch(err => {
 				this.logger.error("Renewal cycle failed:", (err as Error).message);
 				return { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0 };
 			});
 			await this.cycle;
 			this.cycle = null;
+			await this.applySandboxNotices(at).catch(err => this.logger.warn("Sandbox notices wait for the next cycle:", (err as Error).message));
 		});
 	},
 

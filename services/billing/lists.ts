@@ -5,11 +5,12 @@
 //   ce:<account>:<email>     (bag) the customers with an email, lower-cased
 //   t:<account>              every transaction
 //   tc:<customer>            (bag) a customer's transactions
+//   d:<account>              every dispute, in the order they opened
 // An item is listed before it is inserted, so no item exists unlisted; an
 // entry whose insert failed lists nothing and is skipped.
 import { DateTime } from "luxon";
 import { config } from "../../shared/config";
-import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
+import type { CustomerView, DisputeView, TransactionView } from "../../shared/contracts/billing";
 import {
 	bagReader,
 	DEFAULT_LIMIT,
@@ -23,9 +24,9 @@ import {
 } from "../../shared/list-page";
 import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../shared/timeline";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc, TransactionDoc } from "./models";
-import type { CustomerStatus, TransactionStatus, TransactionType } from "./states";
-import { toCustomerView, toTransactionView } from "./views";
+import type { CustomerDoc, DisputeDoc, TransactionDoc } from "./models";
+import type { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "./states";
+import { toCustomerView, toDisputeView, toTransactionView } from "./views";
 
 const keys = {
 	customers: (accountId: number) => `c:${accountId}`,
@@ -33,6 +34,7 @@ const keys = {
 	emailCustomers: (accountId: number, email: string) => `ce:${accountId}:${email.toLowerCase()}`,
 	transactions: (accountId: number) => `t:${accountId}`,
 	customerTransactions: (customerId: number) => `tc:${customerId}`,
+	disputes: (accountId: number) => `d:${accountId}`,
 };
 
 /**
@@ -67,6 +69,11 @@ export async function listTransactions(
 		deps.db.timelines,
 		transactions.map(t => ({ key: keys.customerTransactions(t.customerId), entry: entry(t) })),
 	);
+}
+
+/** Lists a new dispute (before it is inserted). */
+export async function listDispute(deps: BillingDeps, dispute: Pick<DisputeDoc, "_id" | "accountId" | "openedAt">): Promise<void> {
+	await append(deps.db.timelines, keys.disputes(dispute.accountId), [[dispute._id, dispute.openedAt.getTime()]]);
 }
 
 export interface ListQuery {
@@ -180,5 +187,22 @@ export function listTransactionsPage(deps: BillingDeps, query: TransactionListQu
 			(type === undefined || doc.type === type) &&
 			(status === undefined || doc.status === status),
 		toTransactionView,
+	);
+}
+
+export interface DisputeListQuery extends ListQuery {
+	status?: DisputeStatus;
+}
+
+export function listDisputesPage(deps: BillingDeps, query: DisputeListQuery): Promise<Page<DisputeView> | ListError> {
+	const { accountId, status, from, to } = query;
+	return newestFirst<DisputeDoc, DisputeView>(
+		deps,
+		query,
+		{ list: "disputes", status, from, to },
+		{ timeline: keys.disputes(accountId) },
+		deps.db.disputes,
+		doc => status === undefined || doc.status === status,
+		doc => toDisputeView(doc),
 	);
 }

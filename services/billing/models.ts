@@ -5,12 +5,12 @@
 import { type Connection, type Model, Schema } from "mongoose";
 import { type CardUpdateOutcome, DeclineCategory, type FirstPaymentInput } from "../../shared/contracts/billing";
 import type { EventType } from "../../shared/contracts/notifications";
-import type { Authentication } from "../../shared/contracts/payments";
+import type { Authentication, DisputeEvidence } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type Lease, leaseSchema } from "../../shared/persistence";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import { createTimelines, type Timelines } from "../../shared/timeline";
-import { CustomerStatus, RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
+import { CustomerStatus, DisputeStatus, RefundRecordStatus, RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /**
  * An event for the merchant's webhooks, written in the same single-document
@@ -24,6 +24,8 @@ export interface OutboxEvent {
 	createdAt: Date;
 	/** A CONVERSION's charge or hold (null: none, e.g. a scheduled first charge), so the relay need not search for it. */
 	transactionId?: number | null;
+	/** A dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
+	disputeStatus?: DisputeStatus;
 }
 
 /** What a card update makes the customer's: the card, and the MID that takes it. */
@@ -162,6 +164,35 @@ export interface RefundDoc {
 	lease: Lease | null;
 }
 
+/** A dispute of one transaction, as its gateway reported it (disputes/notices.ts), with its events' outbox. */
+export interface DisputeDoc {
+	_id: number;
+	accountId: number;
+	customerId: number;
+	/** The disputed transaction (ours). */
+	transactionId: number;
+	midId: number;
+	/** `<midId>:<the gateway's dispute id>`: a gateway's notices find their dispute by it (unique). */
+	processorKey: string;
+	/** The gateway's id of the dispute (Stripe `du_…`, the sandbox `sbxdp_…`). */
+	processorReference: string;
+	status: DisputeStatus;
+	reason: string;
+	/** Minor units of `currency`. */
+	amount: number;
+	currency: string;
+	evidenceDueBy: Date | null;
+	evidence: DisputeEvidence | null;
+	evidenceSubmittedAt: Date | null;
+	/** A lost dispute's CHARGEBACK transaction. */
+	chargebackTransactionId: number | null;
+	openedAt: Date;
+	updatedAt: Date;
+	closedAt: Date | null;
+	outbox: OutboxEvent[];
+	relayed: string[];
+}
+
 export interface SubscriptionLockDoc {
 	/** Hash of (account, product, email, card fingerprint). */
 	_id: string;
@@ -172,7 +203,13 @@ export interface SubscriptionLockDoc {
 const options = { versionKey: false } as const;
 
 const outboxEventSchema = new Schema<OutboxEvent>(
-	{ id: String, type: String, createdAt: Date, transactionId: { type: Number, required: false } },
+	{
+		id: String,
+		type: String,
+		createdAt: Date,
+		transactionId: { type: Number, required: false },
+		disputeStatus: { type: String, required: false },
+	},
 	{ _id: false },
 );
 
@@ -276,6 +313,34 @@ const refundSchema = new Schema<RefundDoc>(
 // The recovery sweep looks for RESERVED refunds, which are few.
 refundSchema.index({ status: 1, createdAt: 1 });
 
+const disputeSchema = new Schema<DisputeDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true },
+		customerId: { type: Number, required: true },
+		transactionId: { type: Number, required: true },
+		midId: { type: Number, required: true },
+		processorKey: { type: String, required: true },
+		processorReference: { type: String, required: true },
+		status: { type: String, enum: Object.values(DisputeStatus), required: true },
+		reason: { type: String, required: true },
+		amount: { type: Number, required: true },
+		currency: { type: String, required: true },
+		evidenceDueBy: { type: Date, default: null },
+		evidence: { type: Schema.Types.Mixed, default: null },
+		evidenceSubmittedAt: { type: Date, default: null },
+		chargebackTransactionId: { type: Number, default: null },
+		openedAt: { type: Date, required: true },
+		updatedAt: { type: Date, required: true },
+		closedAt: { type: Date, default: null },
+		outbox: { type: [outboxEventSchema], default: [] },
+		relayed: { type: [String], default: [] },
+	},
+	options,
+);
+// One dispute per gateway dispute, however often its notices come.
+disputeSchema.index({ processorKey: 1 }, { unique: true });
+
 const subscriptionLockSchema = new Schema<SubscriptionLockDoc>(
 	{ _id: String, customerId: { type: Number, required: true }, createdAt: { type: Date, required: true } },
 	options,
@@ -286,6 +351,7 @@ export interface BillingDb {
 	transactions: Model<TransactionDoc>;
 	subscriptionLocks: Model<SubscriptionLockDoc>;
 	refunds: Model<RefundDoc>;
+	disputes: Model<DisputeDoc>;
 	recoveryStats: Model<RecoveryStatsDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
 	renewalSchedule: Model<ScheduleSlotDoc>;
@@ -296,7 +362,7 @@ export interface BillingDb {
 	checkoutSchedule: Model<ScheduleSlotDoc>;
 	/** The merchant's lists of customers and transactions (lists.ts). */
 	timelines: Timelines;
-	ids: { customers: IdAllocator; transactions: IdAllocator };
+	ids: { customers: IdAllocator; transactions: IdAllocator; disputes: IdAllocator };
 }
 
 /** Recovery counts of an account for a month (recovery.ts), keyed `<accountId>:<YYYY-MM>`. */
@@ -323,6 +389,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		transactions: connection.model("Transaction", transactionSchema, "transactions"),
 		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
 		refunds: connection.model("Refund", refundSchema, "refunds"),
+		disputes: connection.model("Dispute", disputeSchema, "disputes"),
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
@@ -332,6 +399,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),
 			transactions: createIdAllocator(connection, "transactions", 100),
+			disputes: createIdAllocator(connection, "disputes", 10),
 		},
 	};
 }

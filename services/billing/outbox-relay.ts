@@ -1,4 +1,4 @@
-// Hands the events waiting in customers' and transactions' outboxes to the
+// Hands the events waiting in customers', transactions' and disputes' outboxes to the
 // notifications service. An event leaves the outbox only after notifications
 // has stored it, so a crash at any point re-sends rather than loses it;
 // notifications dedupes on the event id. Every billing node relays: the
@@ -8,9 +8,9 @@
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import type { Schedule } from "../../shared/schedule";
 import { formatDateTime } from "../../shared/time";
-import type { BillingDb, CustomerDoc, OutboxEvent, TransactionDoc } from "./models";
+import type { BillingDb, CustomerDoc, DisputeDoc, OutboxEvent, TransactionDoc } from "./models";
 import { listingEntry, OUTBOX_SLOT_MS, type OutboxListing, parseListing } from "./outbox";
-import { toCustomerView, toTransactionView } from "./views";
+import { toCustomerView, toDisputeView, toTransactionView } from "./views";
 
 export interface OutboxRelayDeps {
 	db: BillingDb;
@@ -25,6 +25,7 @@ export interface OutboxRelayDeps {
 export interface RelayTargets {
 	customers?: number[];
 	transactions?: number[];
+	disputes?: number[];
 	/** Documents as the change's own writes answered them (after its last write): not read again. */
 	written?: { customers?: CustomerDoc[]; transactions?: TransactionDoc[] };
 }
@@ -82,6 +83,35 @@ function transactionEvent(
 	};
 }
 
+/** A dispute's event: the dispute as it was announced, its transaction, customer, and a lost one's chargeback. */
+function disputeEvent(
+	dispute: DisputeDoc,
+	event: OutboxEvent,
+	customers: Map<number, CustomerDoc>,
+	transactions: Map<number, TransactionDoc>,
+): WebhookEvent {
+	const view = (id: number | null) => {
+		const tx = id === null ? undefined : transactions.get(id);
+		return tx ? toTransactionView(tx) : null;
+	};
+	const customer = customers.get(dispute.customerId);
+	const data: Record<string, unknown> = {
+		dispute: toDisputeView(dispute, event.disputeStatus ?? dispute.status),
+		transaction: view(dispute.transactionId),
+		customer: customer ? toCustomerView(customer) : null,
+	};
+	if (event.type === "DISPUTE_CLOSED" && dispute.chargebackTransactionId !== null) data.chargeback = view(dispute.chargebackTransactionId);
+	return {
+		id: event.id,
+		type: event.type,
+		createdAt: formatDateTime(event.createdAt),
+		accountId: dispute.accountId,
+		customerId: dispute.customerId,
+		transaction_id: dispute.transactionId,
+		data,
+	};
+}
+
 async function customerEvent(
 	db: BillingDb,
 	customer: CustomerDoc,
@@ -133,14 +163,18 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		if (operations.length) await model.collection.bulkWrite(operations as never[], { ordered: false });
 	}
 
-	/** Relays every event waiting on these documents: transactions' first (a checkout's TRANSACTION goes out before its CONVERSION). */
-	async function relayDocs(transactions: TransactionDoc[], customers: CustomerDoc[]): Promise<void> {
+	/**
+	 * Relays every event waiting on these documents: transactions' first (a checkout's TRANSACTION goes out before its
+	 * CONVERSION), then customers', then disputes'.
+	 */
+	async function relayDocs(transactions: TransactionDoc[], customers: CustomerDoc[], disputes: DisputeDoc[] = []): Promise<void> {
 		transactions = transactions.filter(tx => tx.outbox.length > 0);
 		customers = customers.filter(customer => customer.outbox.length > 0);
-		if (transactions.length + customers.length === 0) return;
+		disputes = disputes.filter(dispute => dispute.outbox.length > 0);
+		if (transactions.length + customers.length + disputes.length === 0) return;
 		const customersOf = await readByIds(
 			deps.db.customers,
-			transactions.map(tx => tx.customerId),
+			[...transactions.map(tx => tx.customerId), ...disputes.map(dispute => dispute.customerId)],
 			byId(customers),
 		);
 		const conversions = customers.flatMap(c =>
@@ -150,16 +184,22 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		);
 		const related = await readByIds(
 			deps.db.transactions,
-			[...conversions, ...transactions.flatMap(tx => (tx.originalTransactionId === null ? [] : [tx.originalTransactionId]))],
+			[
+				...conversions,
+				...transactions.flatMap(tx => (tx.originalTransactionId === null ? [] : [tx.originalTransactionId])),
+				...disputes.flatMap(d => (d.chargebackTransactionId === null ? [d.transactionId] : [d.transactionId, d.chargebackTransactionId])),
+			],
 			byId(transactions),
 		);
 		const events = [
 			...transactions.flatMap(tx => tx.outbox.map(event => transactionEvent(tx, event, customersOf, related))),
 			...(await Promise.all(customers.flatMap(customer => customer.outbox.map(event => customerEvent(deps.db, customer, event, related))))),
+			...disputes.flatMap(dispute => dispute.outbox.map(event => disputeEvent(dispute, event, customersOf, related))),
 		];
 		for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH));
 		await markRelayed(deps.db.transactions, transactions);
 		await markRelayed(deps.db.customers, customers);
+		await markRelayed(deps.db.disputes, disputes);
 	}
 
 	/** Relays the events waiting on the documents a change just wrote. */
@@ -173,7 +213,8 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 			),
 			readByIds<CustomerDoc>(deps.db.customers, [...(changed.customers ?? []), ...written.customers.keys()], written.customers),
 		]);
-		await relayDocs([...transactions.values()], [...customers.values()]);
+		const disputes = await readByIds<DisputeDoc>(deps.db.disputes, changed.disputes ?? []);
+		await relayDocs([...transactions.values()], [...customers.values()], [...disputes.values()]);
 	}
 
 	/** What a listing says now: its event waits, was relayed, or has not been written (yet, or ever). */
@@ -192,17 +233,19 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 
 	/** Relays what still waits, then drops the listings that are done. */
 	async function sweepBatch(listings: OutboxListing[], now: Date): Promise<void> {
-		const ids = (kind: "c" | "t") => listings.filter(l => l.kind === kind).map(l => l.docId);
-		const [transactions, customers] = await Promise.all([
+		const ids = (kind: OutboxListing["kind"]) => listings.filter(l => l.kind === kind).map(l => l.docId);
+		const [transactions, customers, disputes] = await Promise.all([
 			readByIds<TransactionDoc>(deps.db.transactions, ids("t")),
 			readByIds<CustomerDoc>(deps.db.customers, ids("c")),
+			readByIds<DisputeDoc>(deps.db.disputes, ids("d")),
 		]);
-		const docOf = (listing: OutboxListing) => (listing.kind === "t" ? transactions : customers).get(listing.docId);
+		const docs = { t: transactions, c: customers, d: disputes };
+		const docOf = (listing: OutboxListing) => docs[listing.kind].get(listing.docId);
 		const waiting = listings.filter(listing => listingState(listing, docOf(listing), now) === "waiting");
-		await relayDocs(
-			[...new Set(waiting.filter(l => l.kind === "t").map(l => transactions.get(l.docId)!))],
-			[...new Set(waiting.filter(l => l.kind === "c").map(l => customers.get(l.docId)!))],
-		);
+		const waitingOf = <Doc>(kind: OutboxListing["kind"], found: Map<number, Doc>) => [
+			...new Set(waiting.filter(l => l.kind === kind).map(l => found.get(l.docId)!)),
+		];
+		await relayDocs(waitingOf("t", transactions), waitingOf("c", customers), waitingOf("d", disputes));
 		// Relayed just now, or before: done. Unwritten ones stay listed for the next sweep.
 		const done = listings.filter(listing => listingState(listing, docOf(listing), now) !== "unwritten");
 		await deps.outbox.removeAll(done.map(listingEntry));

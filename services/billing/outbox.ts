@@ -15,13 +15,13 @@ import type { BillingDb, OutboxEvent } from "./models";
 export function outboxEvent(
 	deps: Pick<BillingDeps, "now">,
 	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId"> = {},
+	details: Pick<OutboxEvent, "transactionId" | "disputeStatus"> = {},
 ): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };
 }
 
-/** Which collection a listed event is in: c(ustomers) or t(ransactions). */
-export type OutboxKind = "c" | "t";
+/** Which collection a listed event is in: c(ustomers), t(ransactions) or d(isputes). */
+export type OutboxKind = "c" | "t" | "d";
 
 export interface OutboxListing {
 	kind: OutboxKind;
@@ -44,7 +44,7 @@ const entryOf = (kind: OutboxKind, docId: number, event: OutboxEvent): DueEntry<
 });
 
 export function parseListing(entry: DueEntry<string>): OutboxListing | null {
-	const match = /^([ct])(\d+):(.+)$/.exec(entry.id);
+	const match = /^([ctd])(\d+):(.+)$/.exec(entry.id);
 	return match ? { kind: match[1] as OutboxKind, docId: Number(match[2]), eventId: match[3], at: entry.at } : null;
 }
 
@@ -67,7 +67,7 @@ export async function listedEvent(
 	kind: OutboxKind,
 	docId: number,
 	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId"> = {},
+	details: Pick<OutboxEvent, "transactionId" | "disputeStatus"> = {},
 ): Promise<OutboxEvent> {
 	const event = outboxEvent(deps, type, details);
 	await listEvents(deps, [{ kind, docId, event }]);

@@ -5,7 +5,11 @@
 import type { Call } from "../../shared/call";
 import {
 	type AwaitingBuyer,
+	type DisputeEvidence,
+	type DisputeStatus,
+	type EvidenceError,
 	type FirstPaymentKind,
+	type GatewayNotice,
 	type MoneyParams,
 	OPERATION_IN_PROGRESS_REASON,
 	OUTCOME_UNKNOWN_REASON,
@@ -29,6 +33,15 @@ export interface Payments {
 	refund(request: { idempotencyKey: string; processorTransactionId: number; amount: number }): Promise<PaymentOutcome>;
 	/** The outcome recorded for a key; null when no money moved for it. */
 	lookup(idempotencyKey: string): Promise<PaymentOutcome | null>;
+	/** A dispute's evidence, sent to its MID's gateway: the dispute's status there afterwards. */
+	submitDisputeEvidence(request: {
+		midId: number;
+		reference: string;
+		evidence: DisputeEvidence;
+	}): Promise<{ status: DisputeStatus } | { error: EvidenceError }>;
+	/** The sandbox's disputes and warnings due by `until` (one account's: a test clock), until named done. */
+	sandboxNotices(request: { until: Date; accountId?: number }): Promise<GatewayNotice[]>;
+	sandboxNoticesDone(ids: string[]): Promise<void>;
 }
 
 /**
@@ -59,5 +72,11 @@ export function paymentsThrough(call: Call): Payments {
 		void: async request => known(request.idempotencyKey, await call("payments.void", request)),
 		refund: async request => known(request.idempotencyKey, await call("payments.refund", request)),
 		lookup: async idempotencyKey => known(idempotencyKey, await call("payments.lookup", { idempotencyKey })),
+		submitDisputeEvidence: request => call("payments.submitDisputeEvidence", request),
+		sandboxNotices: async ({ until, accountId }) =>
+			(await call("payments.sandboxNotices", { until: until.toISOString(), ...(accountId ? { accountId } : {}) })).notices,
+		sandboxNoticesDone: async ids => {
+			if (ids.length) await call("payments.sandboxNoticesDone", { ids });
+		},
 	};
 }

@@ -1,6 +1,7 @@
+import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params, shortText } from "../../shared/schemas";
-import { CustomerStatus, TransactionStatus, TransactionType } from "./states";
+import { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "./states";
 
 const environment = { enum: ["sandbox", "production"] };
 const attemptId = { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" };
@@ -105,6 +106,16 @@ export const schemas = {
 		},
 		["accountId"],
 	),
+	disputes: params({ accountId: id, ...listParams, ...dateRangeParams, status: { enum: Object.values(DisputeStatus) } }, ["accountId"]),
+	// Text fields as Stripe names them, each at most Stripe's 20,000 characters; at least one.
+	submitDisputeEvidence: params({
+		accountId: id,
+		id,
+		evidence: {
+			...params(Object.fromEntries(DISPUTE_EVIDENCE_FIELDS.map(field => [field, { type: "string", minLength: 1, maxLength: 20_000 }])), []),
+			minProperties: 1,
+		},
+	}),
 	customerTransactions: params(
 		{
 			accountId: id,

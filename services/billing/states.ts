@@ -41,6 +41,8 @@ export enum TransactionType {
 	/** A merchant-initiated charge of a later period. */
 	Renewal = "RENEWAL",
 	Refunded = "REFUNDED",
+	/** A lost dispute: the disputed amount, negative, taken back by the card network (disputes/notices.ts). */
+	Chargeback = "CHARGEBACK",
 }
 
 export enum TransactionStatus {
@@ -52,16 +54,41 @@ export enum TransactionStatus {
 
 /**
  * Refund status of a transaction:
- *   REFUNDABLE     -> REFUNDED  its whole amount has been refunded (stays REFUNDABLE while anything is left)
- *   NOT_REFUNDABLE -> VOIDED    a hold was released before capture
- * NOT_REFUNDABLE: declined and failed transactions, holds, and refunds themselves.
+ *   REFUNDABLE     -> REFUNDED      its whole amount has been refunded (stays REFUNDABLE while anything is left)
+ *   REFUNDABLE     -> DISPUTED      the buyer disputed it: no refund until the dispute is decided
+ *   DISPUTED       -> REFUNDABLE    the dispute was won (REFUNDED if nothing is left to refund)
+ *   DISPUTED       -> CHARGED_BACK  the dispute was lost: the network took the money back
+ *   NOT_REFUNDABLE -> VOIDED        a hold was released before capture
+ * NOT_REFUNDABLE: declined and failed transactions, holds, refunds and chargebacks themselves.
  */
 export enum RefundStatus {
 	Refundable = "REFUNDABLE",
 	Refunded = "REFUNDED",
 	NotRefundable = "NOT_REFUNDABLE",
 	Voided = "VOIDED",
+	Disputed = "DISPUTED",
+	ChargedBack = "CHARGED_BACK",
 }
+
+/**
+ * A dispute (a chargeback the buyer asked their bank for), as its gateway reports it:
+ *   NEEDS_RESPONSE -> UNDER_REVIEW  evidence was submitted (or the gateway says it is reviewing)
+ *   NEEDS_RESPONSE, UNDER_REVIEW -> WON, LOST  the network decided (final)
+ * A dispute never goes back: a gateway's late notice of an earlier stage changes nothing.
+ */
+export enum DisputeStatus {
+	NeedsResponse = "NEEDS_RESPONSE",
+	UnderReview = "UNDER_REVIEW",
+	Won = "WON",
+	Lost = "LOST",
+}
+
+export const DISPUTE_TRANSITIONS: Record<DisputeStatus, DisputeStatus[]> = {
+	[DisputeStatus.NeedsResponse]: [DisputeStatus.UnderReview, DisputeStatus.Won, DisputeStatus.Lost],
+	[DisputeStatus.UnderReview]: [DisputeStatus.Won, DisputeStatus.Lost],
+	[DisputeStatus.Won]: [],
+	[DisputeStatus.Lost]: [],
+};
 
 /**
  * A refund (billing's own record of one refund operation, keyed by its refund id):

@@ -5,7 +5,7 @@ import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persisten
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import { listTransactions } from "./lists";
-import type { CustomerDoc, RefundDoc, TransactionDoc } from "./models";
+import type { CustomerDoc, DisputeDoc, RefundDoc, TransactionDoc } from "./models";
 import { listEvents, listedEvent, outboxEvent } from "./outbox";
 import type { ProcessorOutcome } from "./payments";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
@@ -132,16 +132,46 @@ export function recordRefundTransaction(
 	refunded: Pick<ProcessorOutcome, "processorTransactionId" | "processorReference"> | null,
 ): Promise<TransactionDoc> {
 	return createOnce(deps, {
+		...withoutOutcome(original),
+		type: TransactionType.Refunded,
+		amount: -refund.amount,
+		transactionId: refunded?.processorTransactionId ?? null,
+		processorReference: refunded?.processorReference ?? null,
+		idempotencyKey: refundTransactionKey(refund._id),
+		originalTransactionId: original._id,
+		outbox: [outboxEvent(deps, "REFUND")],
+	});
+}
+
+/** A lost dispute's CHARGEBACK: the disputed amount, negative, on the original's MID; its webhook is the DISPUTE_CLOSED. */
+export function recordChargebackTransaction(
+	deps: BillingDeps,
+	dispute: Pick<DisputeDoc, "_id" | "amount">,
+	original: TransactionDoc,
+): Promise<TransactionDoc> {
+	return createOnce(deps, {
+		...withoutOutcome(original),
+		type: TransactionType.Chargeback,
+		amount: -dispute.amount,
+		idempotencyKey: `chargeback:${dispute._id}`,
+		originalTransactionId: original._id,
+		outbox: [],
+	});
+}
+
+/** What a transaction the network or a refund made takes of its original: no processor operation, approved, not refundable. */
+function withoutOutcome(
+	original: TransactionDoc,
+): Omit<TransactionFields, "type" | "amount" | "idempotencyKey" | "originalTransactionId" | "outbox"> {
+	return {
 		accountId: original.accountId,
 		customerId: original.customerId,
 		success: true,
-		type: TransactionType.Refunded,
-		amount: -refund.amount,
 		currency: original.currency,
 		currencyId: original.currencyId,
 		productId: original.productId,
-		transactionId: refunded?.processorTransactionId ?? null,
-		processorReference: refunded?.processorReference ?? null,
+		transactionId: null,
+		processorReference: null,
 		midId: original.midId,
 		midName: original.midName,
 		refundStatus: RefundStatus.NotRefundable,
@@ -149,13 +179,10 @@ export function recordRefundTransaction(
 		paymentMethod: original.paymentMethod,
 		declineReason: null,
 		declineCategory: null,
-		idempotencyKey: refundTransactionKey(refund._id),
 		refundableRemaining: 0,
 		pendingRefunds: [],
-		originalTransactionId: original._id,
-		outbox: [outboxEvent(deps, "REFUND")],
 		relayed: [],
-	});
+	};
 }
 
 /** The REFUNDED transaction's idempotency key: one per refund, however often recording it is retried. */

@@ -1,8 +1,8 @@
 // Customers and transactions exactly as the spec's tables show them (shared/contracts/billing).
-import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
+import type { CustomerView, DisputeView, TransactionView } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal } from "../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
-import type { CustomerDoc, TransactionDoc } from "./models";
+import type { CustomerDoc, DisputeDoc, TransactionDoc } from "./models";
 import { TransactionStatus } from "./states";
 
 export function toCustomerView(doc: CustomerDoc): CustomerView {
@@ -46,5 +46,28 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		paymentMethod: doc.paymentMethod,
 		declineReason: doc.status === TransactionStatus.Declined ? doc.declineReason : null,
 		declineCategory: doc.status === TransactionStatus.Declined ? (doc.declineCategory ?? null) : null,
+	};
+}
+
+/** `status`: the one an event announced, when it is shown in that event. */
+export function toDisputeView(doc: DisputeDoc, status = doc.status): DisputeView {
+	return {
+		id: doc._id,
+		accountId: doc.accountId,
+		customerId: doc.customerId,
+		disputedTransactionId: doc.transactionId,
+		chargebackTransactionId: doc.chargebackTransactionId,
+		status,
+		reason: doc.reason,
+		amount: toDecimal(doc.amount, findCurrency(doc.currency)!),
+		currency: doc.currency,
+		evidenceDueBy: formatOptionalDateTime(doc.evidenceDueBy),
+		evidence: doc.evidence,
+		evidenceSubmittedAt: formatOptionalDateTime(doc.evidenceSubmittedAt),
+		midId: doc.midId,
+		processorReference: doc.processorReference,
+		openedAt: formatDateTime(doc.openedAt),
+		updatedAt: formatDateTime(doc.updatedAt),
+		closedAt: formatOptionalDateTime(doc.closedAt),
 	};
 }

@@ -45,6 +45,9 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"GET /events/:id": { action: "notifications.getEvent" },
 	"GET /transaction/:id": { action: "billing.getTransaction" },
 	"GET /refund/:id": { action: "refunds.refund", idempotencyKey: true, changesState: true },
+	"GET /disputes": { action: "billing.disputes" },
+	"GET /disputes/:id": { action: "billing.getDispute" },
+	"POST /disputes/:id/evidence": { action: "billing.submitDisputeEvidence" },
 	"POST /unsubscribe/:customerId": { action: "billing.unsubscribe" },
 };
 

@@ -2,8 +2,9 @@
 // gateway operation (by our idempotency key) with its integer transaction id,
 // and what the connectors keep of a card at their gateway.
 import { type Connection, type Model, Schema } from "mongoose";
-import type { PaymentOutcome } from "../../shared/contracts/payments";
+import type { GatewayNotice, PaymentOutcome } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
+import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import type { Envelope } from "./sealing";
 
 export type OperationKind = "verify" | "setup" | "charge" | "authorize" | "capture" | "void" | "refund";
@@ -50,6 +51,19 @@ export interface SandboxChallengeDoc {
 	_id: string;
 	choice: "complete" | "fail" | null;
 	until: Date;
+	createdAt: Date;
+}
+
+/** A dispute's stage or an early fraud warning the sandbox will bring (connectors/sandbox/disputes.ts), by `<reference>:<stage>`. */
+export interface SandboxNoticeDoc {
+	_id: string;
+	accountId: number;
+	due: Date;
+	notice: GatewayNotice;
+	/** A dispute's decision that turns to WON once evidence is submitted. */
+	winsWithEvidence: boolean;
+	/** Billing applied it. */
+	done: boolean;
 	createdAt: Date;
 }
 
@@ -113,6 +127,11 @@ const sandboxChallengeSchema = new Schema<SandboxChallengeDoc>(
 	{ versionKey: false },
 );
 
+const sandboxNoticeSchema = new Schema<SandboxNoticeDoc>(
+	{ _id: String, accountId: Number, due: Date, notice: Schema.Types.Mixed, winsWithEvidence: Boolean, done: Boolean, createdAt: Date },
+	{ versionKey: false },
+);
+
 const transactionIndexSchema = new Schema<TransactionIndexDoc>({ _id: Number, operation: String }, { versionKey: false });
 const gatewayCardSchema = new Schema<GatewayCardDoc>({ _id: String, value: Schema.Types.Mixed, createdAt: Date }, { versionKey: false });
 
@@ -123,6 +142,9 @@ export interface PaymentsDb {
 	gatewayCards: Model<GatewayCardDoc>;
 	credentials: Model<CredentialsDoc>;
 	sandboxChallenges: Model<SandboxChallengeDoc>;
+	sandboxNotices: Model<SandboxNoticeDoc>;
+	/** The sandbox's notices by the hour they are due (shared/schedule.ts). */
+	sandboxNoticeSchedule: Model<ScheduleSlotDoc>;
 	/** Transaction ids, in blocks per node. */
 	ids: IdAllocator;
 }
@@ -135,6 +157,8 @@ export function createPaymentsModels(connection: Connection): PaymentsDb {
 		gatewayCards: connection.model("GatewayCard", gatewayCardSchema, "gateway_cards"),
 		credentials: connection.model("GatewayCredentials", credentialsSchema, "gateway_credentials"),
 		sandboxChallenges: connection.model("SandboxChallenge", sandboxChallengeSchema, "sandbox_challenges"),
+		sandboxNotices: connection.model("SandboxNotice", sandboxNoticeSchema, "sandbox_notices"),
+		sandboxNoticeSchedule: connection.model("SandboxNoticeSchedule", scheduleSchema(), "sandbox_notice_schedule"),
 		ids: createIdAllocator(connection, "payment_transactions", 100),
 	};
 }

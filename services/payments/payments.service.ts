@@ -12,6 +12,7 @@ import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
 import { createStripeConnector, type StripeCardKeys, type StripeKeyStore } from "./connectors/stripe/stripe-connector";
 import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, storeCredentials } from "./credentials";
 import type { PaymentsDeps } from "./deps";
+import { sandboxNotices, sandboxNoticesDone, submitDisputeEvidence } from "./disputes";
 import { createLedger } from "./ledger";
 import { importLegacySandbox, type LegacyCard, type LegacyOperation, TRANSACTION_ID_FLOOR } from "./legacy-sandbox";
 import { createPaymentsModels, type PaymentsDb } from "./models";
@@ -67,6 +68,10 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		// A read, and never moves money: safe to retry.
 		lookup: idempotent(domainAction(schemas.lookup, lookup)),
 		sandboxOperations: idempotent(domainAction(schemas.sandboxOperations, listSandboxOperations)),
+		// Reads; billing names what it applied in sandboxNoticesDone, which is safe to repeat.
+		sandboxNotices: idempotent(domainAction(schemas.sandboxNotices, sandboxNotices)),
+		sandboxNoticesDone: idempotent(domainAction(schemas.sandboxNoticesDone, sandboxNoticesDone)),
+		submitDisputeEvidence: domainAction(schemas.submitDisputeEvidence, submitDisputeEvidence, errorAsValue),
 		// What the gateway seals a MID's gateway key to before it crosses the transporter (credentials.ts).
 		credentialsKey: {
 			params: schemas.none,

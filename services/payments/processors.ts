@@ -41,13 +41,18 @@ export function createProcessors(deps: {
 			case "sandbox":
 				// A production account never charges through the sandbox, whatever a MID says.
 				if (mid.environment !== "sandbox") return null;
-				return { name: "sandbox", connector: deps.sandbox, mid: { midId }, decidingMs: SANDBOX_DECIDING_MS };
+				return { name: "sandbox", connector: deps.sandbox, mid: { midId, accountId: mid.accountId }, decidingMs: SANDBOX_DECIDING_MS };
 			case "stripe": {
 				// Live keys for production accounts, test keys for sandbox ones (accounts refuses the rest; checked again here).
 				if ((mid.environment === "production") !== (mid.processor.keyMode === "live")) return null;
 				const secretKey = await deps.secretKeyOf(midId);
 				if (!secretKey) return null;
-				return { name: "stripe", connector: deps.stripe, mid: { midId, secretKey }, decidingMs: deps.stripe.decidingMs };
+				return {
+					name: "stripe",
+					connector: deps.stripe,
+					mid: { midId, accountId: mid.accountId, secretKey },
+					decidingMs: deps.stripe.decidingMs,
+				};
 			}
 			default:
 				return null;

@@ -1,3 +1,4 @@
+import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { id, params } from "../../shared/schemas";
 
 const key = { type: "string", minLength: 1, maxLength: 200 };
@@ -40,6 +41,13 @@ export const schemas = {
 	refund: params({ idempotencyKey: key, processorTransactionId: id, amount }),
 	lookup: params({ idempotencyKey: key }),
 	none: params({}),
+	sandboxNotices: params({ until: { type: "string", format: "date-time" }, accountId: id }, ["until"]),
+	sandboxNoticesDone: params({ ids: { type: "array", maxItems: 1000, items: { type: "string", minLength: 1, maxLength: 200 } } }),
+	submitDisputeEvidence: params({
+		midId: id,
+		reference: { type: "string", minLength: 1, maxLength: 200 },
+		evidence: params(Object.fromEntries(DISPUTE_EVIDENCE_FIELDS.map(field => [field, { type: "string", maxLength: 20_000 }])), []),
+	}),
 	importLegacySandbox: params({
 		cards: { type: "array", maxItems: 500, items: { type: "object" } },
 		operations: { type: "array", maxItems: 500, items: { type: "object" } },

@@ -2,7 +2,7 @@
 // steps, refunds, and the customer and transaction as the spec's tables show
 // them. Types only; billing and its callers both import them.
 import type { AuthenticationPolicy, BillingKind, Environment, RenewalPeriod } from "./accounts";
-import type { Authentication } from "./payments";
+import type { Authentication, DisputeEvidence, DisputeStatus } from "./payments";
 
 /** The spec's Customer (section 2). */
 export interface CustomerView {
@@ -48,6 +48,46 @@ export interface TransactionView {
 	declineReason: string | null;
 	/** What a decline means for retrying it; null unless DECLINED. */
 	declineCategory: DeclineCategory | null;
+}
+
+/** A dispute, as GET /api/disputes/{id} shows it (docs/disputes.md). */
+export interface DisputeView {
+	id: number;
+	accountId: number;
+	customerId: number;
+	/** The disputed transaction's `id`. */
+	disputedTransactionId: number;
+	/** A lost dispute's CHARGEBACK transaction's `id`; null otherwise. */
+	chargebackTransactionId: number | null;
+	status: DisputeStatus;
+	/** The card network's reason, as the gateway names it (e.g. `fraudulent`). */
+	reason: string;
+	/** Decimal, in `currency`. */
+	amount: number;
+	currency: string;
+	/** Local date-time by which evidence must be submitted; null when the gateway gives none. */
+	evidenceDueBy: string | null;
+	evidence: DisputeEvidence | null;
+	evidenceSubmittedAt: string | null;
+	midId: number;
+	/** The gateway's id of the dispute (Stripe `du_…`, the sandbox `sbxdp_…`). */
+	processorReference: string;
+	openedAt: string;
+	updatedAt: string;
+	closedAt: string | null;
+}
+
+/** Why a dispute's evidence was not taken. */
+export enum DisputeError {
+	NotFound = "NOT_FOUND",
+	/** Evidence is taken once, while the dispute needs a response. */
+	NotAwaitingEvidence = "NOT_AWAITING_EVIDENCE",
+	/** Its due date has passed. */
+	EvidenceOverdue = "EVIDENCE_OVERDUE",
+	/** The gateway refused it. */
+	ProcessorRefused = "PROCESSOR_REFUSED",
+	/** The gateway could not be reached: nothing was submitted. */
+	ProcessorUnavailable = "PROCESSOR_UNAVAILABLE",
 }
 
 /**

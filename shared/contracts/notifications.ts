@@ -10,6 +10,9 @@ export const EVENT_TYPES = [
 	"PAYMENT_METHOD_UPDATED",
 	"REACTIVATION",
 	"AUTHENTICATION_REQUIRED",
+	"DISPUTE_OPENED",
+	"DISPUTE_UPDATED",
+	"DISPUTE_CLOSED",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

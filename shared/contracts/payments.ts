@@ -99,6 +99,68 @@ export enum CredentialsError {
 	Unreadable = "UNREADABLE",
 }
 
+/** A dispute's status (services/billing/states.ts has its moves). */
+export const DISPUTE_STATUSES = ["NEEDS_RESPONSE", "UNDER_REVIEW", "WON", "LOST"] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
+
+/** What a gateway says of a charge after it was made, in our words: a dispute's change, or an early fraud warning. */
+interface NoticeOf<Kind extends string> {
+	kind: Kind;
+	/** Unique per notice, so a repeat is recognised (the sandbox's `<reference>:<stage>`, Stripe's event id). */
+	id: string;
+	midId: number;
+	/** The idempotency key of the charge it concerns: billing's transaction of that key. */
+	chargeKey: string;
+	/** The gateway's id of the dispute or warning (Stripe `du_…`, `issfr_…`; the sandbox `sbxdp_…`, `sbxfw_…`). */
+	reference: string;
+	/** When it happened at the gateway (ISO 8601). */
+	at: string;
+}
+
+export interface DisputeNotice extends NoticeOf<"dispute"> {
+	status: DisputeStatus;
+	/** The network's reason, as the gateway names it (e.g. `fraudulent`, `product_not_received`). */
+	reason: string;
+	/** Disputed amount, minor units of `currency`. */
+	amount: number;
+	currency: string;
+	/** Until when evidence may be submitted (ISO 8601); null when the gateway gives none. */
+	evidenceDueBy: string | null;
+}
+
+export interface FraudWarningNotice extends NoticeOf<"earlyFraudWarning"> {
+	/** The issuer's fraud type, e.g. `made_with_stolen_card`. */
+	fraudType: string;
+}
+
+export type GatewayNotice = DisputeNotice | FraudWarningNotice;
+
+/** Evidence for a dispute: text fields as Stripe names them (https://docs.stripe.com/api/disputes/update). */
+export const DISPUTE_EVIDENCE_FIELDS = [
+	"access_activity_log",
+	"billing_address",
+	"cancellation_policy_disclosure",
+	"cancellation_rebuttal",
+	"customer_email_address",
+	"customer_name",
+	"customer_purchase_ip",
+	"duplicate_charge_explanation",
+	"product_description",
+	"refund_policy_disclosure",
+	"refund_refusal_explanation",
+	"service_date",
+	"uncategorized_text",
+] as const;
+export type DisputeEvidence = Partial<Record<(typeof DISPUTE_EVIDENCE_FIELDS)[number], string>>;
+
+/** Why a dispute's evidence did not reach the gateway. */
+export enum EvidenceError {
+	/** The gateway could not be reached or failed: nothing was submitted; try again. */
+	Unavailable = "UNAVAILABLE",
+	/** The gateway refused it (the dispute is closed there, or past its due date). */
+	Refused = "REFUSED",
+}
+
 export interface PaymentsActions {
 	/** The public key (JWK, RSA-OAEP-256) the gateway seals a MID's gateway key to, so it never crosses the transporter in clear. */
 	"payments.credentialsKey": { params: Record<string, never>; result: { publicJwk: Record<string, unknown> & { kid?: string } } };
@@ -141,4 +203,15 @@ export interface PaymentsActions {
 	"payments.sandboxChallenge": { params: { challengeId: string; result: "complete" | "fail" }; result: { accepted: boolean } };
 	/** The outcome recorded for a key, or null when no money moved for it (the key may be used again). */
 	"payments.lookup": { params: { idempotencyKey: string }; result: PaymentOutcome | null };
+	/**
+	 * The sandbox's disputes and warnings due by `until` (its test cards': docs/disputes.md), oldest first; only the
+	 * account's with `accountId` (a test clock). They are answered again until `sandboxNoticesDone` names them.
+	 */
+	"payments.sandboxNotices": { params: { until: string; accountId?: number }; result: { notices: GatewayNotice[] } };
+	"payments.sandboxNoticesDone": { params: { ids: string[] }; result: { done: number } };
+	/** Submits a dispute's evidence to the MID's gateway: the dispute's status there afterwards. */
+	"payments.submitDisputeEvidence": {
+		params: { midId: number; reference: string; evidence: DisputeEvidence };
+		result: { status: DisputeStatus } | { error: EvidenceError };
+	};
 }

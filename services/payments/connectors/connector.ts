@@ -3,7 +3,7 @@
 // our idempotency key before a connector runs, assigns the integer
 // transaction ids, and maps ids back to the gateway's references. A connector
 // only talks to its gateway, and is handed the card from the vault.
-import type { Authentication, FirstPaymentKind } from "../../../shared/contracts/payments";
+import type { Authentication, DisputeEvidence, DisputeStatus, EvidenceError, FirstPaymentKind } from "../../../shared/contracts/payments";
 
 export type { FirstPaymentKind };
 
@@ -44,6 +44,8 @@ export interface VaultCard {
 /** Which merchant account an operation runs on, with its gateway credentials (unsealed for this call only). */
 export interface MidContext {
 	midId: number;
+	/** The merchant's account the MID belongs to. */
+	accountId: number;
 	/** The MID's secret key at its gateway; absent for the sandbox. */
 	secretKey?: string;
 }
@@ -113,6 +115,12 @@ export interface Connector {
 	 * `remember` stored, if it was called. Answers null when the gateway moved no money for it: the operation may be
 	 * tried again with the same key. Never moves money itself: an operation left unconfirmed is cancelled.
 	 */
+	/** Submits a dispute's evidence (text fields) for review: the dispute's status at the gateway afterwards. */
+	submitDisputeEvidence(op: {
+		mid: MidContext;
+		reference: string;
+		evidence: DisputeEvidence;
+	}): Promise<{ status: DisputeStatus } | { error: EvidenceError }>;
 	lookup(op: {
 		idempotencyKey: string;
 		kind: "verify" | "setup" | "charge" | "authorize" | "capture" | "void" | "refund";

@@ -18,7 +18,7 @@ import { DeclineCategory } from "../../../shared/contracts/billing";
 /** The first run also installs localstripe: about 15 s, twice that on a busy machine. */
 const START_TIMEOUT_MS = 180_000;
 const EXPIRY = `12${String((new Date().getUTCFullYear() + 3) % 100).padStart(2, "0")}`;
-const MID: MidContext = { midId: 7, secretKey: "sk_test_connector" };
+const MID: MidContext = { midId: 7, accountId: 1, secretKey: "sk_test_connector" };
 
 let mock: StripeServer | undefined;
 let local: StripeServer | undefined;
@@ -651,7 +651,7 @@ describe("localstripe: what the connector's requests do", () => {
 
 	test("When the MID's key is refused (401), then a charge is declined as merchant_account_refused (MERCHANT_ACCOUNT) and a lookup is an ERROR", async () => {
 		// Arrange: a publishable key configured where the secret key belongs.
-		const mid = { midId: 8, secretKey: "pk_test_not_a_secret_key" };
+		const mid = { midId: 8, accountId: 1, secretKey: "pk_test_not_a_secret_key" };
 		const card = vaultCard("4242424242424242");
 
 		// Act
@@ -661,7 +661,7 @@ describe("localstripe: what the connector's requests do", () => {
 		);
 		const found = await connector.lookup({ idempotencyKey: keyFor("lost"), kind: "charge", mid, reference: "pi_123" });
 		const withoutKey = await connector.verify(
-			{ idempotencyKey: keyFor("verify"), mid: { midId: 9 }, card, cvc: "123" },
+			{ idempotencyKey: keyFor("verify"), mid: { midId: 9, accountId: 1 }, card, cvc: "123" },
 			rememberer().remember,
 		);
 

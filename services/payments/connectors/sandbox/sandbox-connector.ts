@@ -9,11 +9,13 @@ import {
 	AUTHENTICATION_REQUIRED_REASON,
 	type Authentication,
 	AuthenticationOutcome,
+	EvidenceError,
 } from "../../../../shared/contracts/payments";
 import type { PaymentsDb } from "../../models";
 import type { Vault } from "../../vault";
 import type { Connector, ConnectorOutcome, MoneyOperation, VaultCard } from "../connector";
 import { challengeUrl, createSandboxChallenges, isSandboxChallenge } from "./challenges";
+import { createSandboxNotices, type SandboxNotices } from "./disputes";
 import { HARD_REASONS, TEST_CARDS, type TestCard } from "./test-cards";
 
 /** It decides in milliseconds: a call silent this long has died, and its operation is taken over. */
@@ -59,6 +61,8 @@ interface SandboxCardState {
 
 export interface SandboxConnector extends Connector {
 	chooseChallenge(challengeId: string, choice: "complete" | "fail"): Promise<boolean>;
+	/** The disputes and fraud warnings its test cards bring (disputes.ts). */
+	notices: SandboxNotices;
 }
 
 export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => Date = () => new Date()): SandboxConnector {
@@ -102,17 +106,24 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 	}
 
 	const challenges = createSandboxChallenges(db, now);
+	const notices = createSandboxNotices(db, now);
 
-	const charge: Connector["charge"] = op =>
-		decideFor(
+	const charge: Connector["charge"] = async op => {
+		const at = op.initiator === "merchant" ? op.at : undefined;
+		const outcome = await decideFor(
 			op.card,
 			b => {
 				if (b.error) return unavailable();
 				if (b.charge) return declined(b.charge);
 				return op.initiator === "merchant" ? merchantChargeDecision(op.card, op.mid.midId, b, op.networkTransactionId) : null;
 			},
-			op.initiator === "merchant" ? op.at : undefined,
+			at,
 		);
+		// A dispute test card's charge is disputed days later (disputes.ts).
+		const card = TEST_CARDS[op.card.pan];
+		if (outcome.status === "APPROVED" && card) await notices.scheduleFor({ ...op, accountId: op.mid.accountId }, card, at ?? now());
+		return outcome;
+	};
 
 	const authorize = (op: MoneyOperation) =>
 		decideFor(op.card, b => {
@@ -185,7 +196,12 @@ export function createSandboxConnector(db: PaymentsDb, vault: Vault, now: () => 
 			return afterChoice((await challenges.get(op.reference))?.choice ?? null);
 		},
 
+		async submitDisputeEvidence(op) {
+			return (await notices.evidenceSubmitted(op.reference)) ? { status: "UNDER_REVIEW" } : { error: EvidenceError.Refused };
+		},
+
 		/** The tester's choice on the challenge page. */
 		chooseChallenge: (challengeId: string, choice: "complete" | "fail") => challenges.choose(challengeId, choice),
+		notices,
 	};
 }

@@ -18,6 +18,10 @@ export interface TestCard {
 	 * such a card are refused `authentication_required` unless they refer to its first payment's network id.
 	 */
 	threeDS?: "frictionless" | "challenge" | "notEnrolled" | "unavailable";
+	/** Its approved charges are disputed for this reason, and the dispute decided so (connectors/sandbox/disputes.ts). */
+	dispute?: { reason: string; outcome: "WON" | "LOST" | "WON_WITH_EVIDENCE" };
+	/** Its approved charges get an early fraud warning of this fraud type. */
+	earlyFraudWarning?: string;
 }
 
 export const TEST_CARDS: Record<string, TestCard> = {
@@ -39,6 +43,11 @@ export const TEST_CARDS: Record<string, TestCard> = {
 	"4000000000003246": { threeDS: "unavailable" },
 	// Authenticated without a challenge at checkout; its renewals are refused for want of authentication.
 	"4000000000003253": { threeDS: "frictionless", merchantCharge: "authentication_required" },
+	// Disputes and fraud warnings, days after each approved charge (docs/disputes.md#test-cards).
+	"4000000000002602": { dispute: { reason: "fraudulent", outcome: "LOST" } },
+	"4000000000002610": { dispute: { reason: "product_not_received", outcome: "WON_WITH_EVIDENCE" } },
+	"4000000000002628": { dispute: { reason: "duplicate", outcome: "WON" } },
+	"4000000000002636": { earlyFraudWarning: "made_with_stolen_card" },
 };
 
 /** Declines a card network calls final: the sandbox flags them hard, as a real processor does. */

@@ -25,10 +25,12 @@ import {
 	AUTHENTICATION_REQUIRED_REASON,
 	type Authentication,
 	AuthenticationOutcome,
+	EvidenceError,
 	OPERATION_IN_PROGRESS_REASON,
 } from "../../../../shared/contracts/payments";
 import type { ChallengeAsked, Connector, ConnectorOutcome, MidContext, MoneyOperation, Remember, VaultCard } from "../connector";
 import { outcomeOfDecline } from "./decline-codes";
+import { disputeStatusOf } from "./disputes";
 
 /** Pinned, not the library's default: upgrading the library must not change what Stripe answers (its types follow it, so tsc tells). */
 export const STRIPE_API_VERSION = "2026-10-28.endive";
@@ -489,6 +491,21 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 
 	return {
 		decidingMs: MOST_REQUESTS * timeout + 5_000,
+
+		// Submitted at once (submit: true): Stripe sends the evidence to the issuer and the dispute goes under review.
+		async submitDisputeEvidence(op) {
+			const stripe = clientOf(op.mid);
+			if (!stripe) return { error: EvidenceError.Refused };
+			try {
+				const dispute = await stripe.disputes.update(op.reference, { evidence: op.evidence, submit: true });
+				return { status: disputeStatusOf(dispute.status) };
+			} catch (err) {
+				if (!(err instanceof Stripe.errors.StripeError)) throw err;
+				// A closed dispute, one past its due date, or a key that may not: Stripe refused it.
+				const refused = err instanceof Stripe.errors.StripeInvalidRequestError || err instanceof Stripe.errors.StripePermissionError;
+				return { error: refused ? EvidenceError.Refused : EvidenceError.Unavailable };
+			}
+		},
 
 		// The card on the MID's account, with its CVC: Stripe's checks run when the payment method is attached (the issuer
 		// may decline there). No SetupIntent: one could ask for 3-D Secure, which only the payment (step 5) can show the buyer.

@@ -1,0 +1,53 @@
+// The merchant's disputes: one by id, and the evidence for one, sent to its
+// gateway. The list is in lists.ts with the others.
+import { DisputeError, type DisputeView } from "../../../shared/contracts/billing";
+import type { DisputeEvidence } from "../../../shared/contracts/payments";
+import { EvidenceError } from "../../../shared/contracts/payments";
+import { ownedBy } from "../../../shared/persistence";
+import type { BillingDeps } from "../deps";
+import { listedEvent } from "../outbox";
+import { DisputeStatus } from "../states";
+import { toDisputeView } from "../views";
+
+export async function getDispute(deps: BillingDeps, input: { accountId: number; id: number }): Promise<DisputeView | DisputeError> {
+	const dispute = ownedBy(await deps.db.disputes.findById(input.id).lean(), input.accountId);
+	return dispute ? toDisputeView(dispute) : DisputeError.NotFound;
+}
+
+/**
+ * Evidence goes to the gateway first; the dispute records it and moves to UNDER_REVIEW after (DISPUTE_UPDATED). If
+ * that write is lost, the gateway has the evidence and its next notice moves the dispute.
+ */
+export async function submitEvidence(
+	deps: BillingDeps,
+	input: { accountId: number; id: number; evidence: DisputeEvidence },
+): Promise<{ dispute: DisputeView; changed: number | null } | DisputeError> {
+	const dispute = ownedBy(await deps.db.disputes.findById(input.id).lean(), input.accountId);
+	if (!dispute) return DisputeError.NotFound;
+	if (dispute.status !== DisputeStatus.NeedsResponse) return DisputeError.NotAwaitingEvidence;
+	if (dispute.evidenceDueBy && dispute.evidenceDueBy.getTime() < deps.now().getTime()) return DisputeError.EvidenceOverdue;
+	const submitted = await deps.payments.submitDisputeEvidence({
+		midId: dispute.midId,
+		reference: dispute.processorReference,
+		evidence: input.evidence,
+	});
+	if ("error" in submitted)
+		return submitted.error === EvidenceError.Unavailable ? DisputeError.ProcessorUnavailable : DisputeError.ProcessorRefused;
+	// Submitted evidence puts a dispute under review, whatever the gateway answers now; its later notices decide it.
+	const status = DisputeStatus.UnderReview;
+	const now = deps.now();
+	const moved = await deps.db.disputes
+		.findOneAndUpdate(
+			{ _id: dispute._id, status: DisputeStatus.NeedsResponse },
+			{
+				$set: { status, evidence: input.evidence, evidenceSubmittedAt: now, updatedAt: now },
+				$push: { outbox: await listedEvent(deps, "d", dispute._id, "DISPUTE_UPDATED", { disputeStatus: status }) },
+			},
+			{ returnDocument: "after" },
+		)
+		.lean();
+	if (moved) return { dispute: toDisputeView(moved), changed: moved._id };
+	// A notice moved it meanwhile: the evidence still went to the gateway; the dispute is shown as it is now.
+	const current = await deps.db.disputes.findById(dispute._id).lean();
+	return { dispute: toDisputeView(current ?? dispute), changed: null };
+}

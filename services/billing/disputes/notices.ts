@@ -1,0 +1,230 @@
+// What a gateway says of a charge after it was made (a dispute's change, an
+// early fraud warning), applied to the charge's transaction and customer.
+// Gateways repeat themselves (Stripe retries an event until we answer 2xx; the
+// sandbox answers a notice until billing names it done), so applying a notice
+// twice, or two copies at once, changes nothing the second time.
+//
+// A dispute is one document with its own outbox. Each step is one
+// single-document update, in an order whose every crash point the notice's
+// repeat completes:
+//   1. the dispute is inserted NEEDS_RESPONSE with DISPUTE_OPENED (unique by
+//      the gateway's dispute id), listed first;
+//   2. its transaction turns DISPUTED (only from REFUNDABLE), so no refund can
+//      start: a refund already reserved still settles;
+//   3. the account's protection: the customer is unsubscribed, the card (and
+//      the email) blocked from new checkouts;
+//   4. the dispute moves to the notice's status (compare-and-set) with
+//      DISPUTE_UPDATED or DISPUTE_CLOSED; a lost one records its CHARGEBACK
+//      transaction first, so the event can name it;
+//   5. a decided dispute settles its transaction: WON back to REFUNDABLE
+//      (REFUNDED when nothing is left), LOST to CHARGED_BACK.
+import { createHash } from "node:crypto";
+import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../shared/contracts/payments";
+import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
+import type { BillingDeps } from "../deps";
+import { listDispute } from "../lists";
+import type { DisputeDoc, TransactionDoc } from "../models";
+import { listEvents, listedEvent, outboxEvent } from "../outbox";
+import type { RelayTargets } from "../outbox-relay";
+import { refundTransaction } from "../refund-ledger";
+import { CustomerStatus, DISPUTE_TRANSITIONS, DisputeStatus, RefundStatus } from "../states";
+import { recordChargebackTransaction } from "../transaction-record";
+import { unsubscribe } from "../unsubscribe";
+
+/** What an account does when one of its charges is disputed or warned about (docs/disputes.md#protection). */
+export interface DisputeProtection {
+	/** Unsubscribe the customer at once (a CANCELLATION). */
+	unsubscribe: boolean;
+	/** Refuse the card at new checkouts. */
+	blockCard: boolean;
+	/** Refuse the email at new checkouts. */
+	blockEmail: boolean;
+	/** Refund a charge in full when its issuer warns of fraud, before it can become a dispute. */
+	refundEarlyFraudWarnings: boolean;
+}
+
+export interface DisputeDeps extends BillingDeps {
+	/** The account's protection (accounts.get). */
+	protectionOf(accountId: number): Promise<DisputeProtection>;
+	/** Refuses the buyer's card and email at the account's new checkouts (accounts.blockBuyer). */
+	blockBuyer(input: {
+		accountId: number;
+		card?: { fingerprint: string; bin: string; last4: string };
+		email?: string;
+		reason: "DISPUTE" | "EARLY_FRAUD_WARNING";
+		disputeId?: number;
+		transactionId: number;
+	}): Promise<void>;
+}
+
+/** Why a notice was not applied; it is not applied later either. */
+export enum NoticeError {
+	/** No transaction of ours has the charge's key (a payment made outside this service). */
+	UnknownCharge = "UNKNOWN_CHARGE",
+	/** The charge was made on another MID than the one the notice came from. */
+	OtherMerchantAccount = "OTHER_MERCHANT_ACCOUNT",
+}
+
+export interface NoticeApplied {
+	/** What the notice changed, for the outbox relay. */
+	changed: RelayTargets;
+}
+
+export async function applyNotice(deps: DisputeDeps, notice: GatewayNotice): Promise<NoticeApplied | NoticeError> {
+	const tx = await deps.db.transactions.findOne({ idempotencyKey: notice.chargeKey }).lean();
+	if (!tx) return NoticeError.UnknownCharge;
+	if (tx.midId !== notice.midId) return NoticeError.OtherMerchantAccount;
+	return notice.kind === "dispute" ? applyDispute(deps, notice, tx) : applyFraudWarning(deps, notice, tx);
+}
+
+async function applyDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<NoticeApplied> {
+	let dispute = await openDispute(deps, notice, tx);
+	await deps.db.transactions.updateOne(
+		{ _id: tx._id, refundStatus: RefundStatus.Refundable },
+		{ $set: { refundStatus: RefundStatus.Disputed } },
+	);
+	const unsubscribed = await protect(deps, tx, "DISPUTE", dispute._id);
+	dispute = await moveDispute(deps, dispute, notice, tx);
+	await settleTransaction(deps, dispute);
+	return { changed: { disputes: [dispute._id], customers: unsubscribed ? [tx.customerId] : [] } };
+}
+
+/** The dispute of the notice's gateway id: found, or inserted with DISPUTE_OPENED (step 1). */
+async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
+	const processorKey = `${notice.midId}:${notice.reference}`;
+	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
+	if (existing) return existing;
+	const openedAt = new Date(notice.at);
+	// A notice that already says reviewing opens the dispute there; a decided one opens it as needing a response first.
+	const status = notice.status === DisputeStatus.UnderReview ? DisputeStatus.UnderReview : DisputeStatus.NeedsResponse;
+	const _id = await deps.db.ids.disputes.next();
+	const event = outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status });
+	const dispute: DisputeDoc = {
+		_id,
+		accountId: tx.accountId,
+		customerId: tx.customerId,
+		transactionId: tx._id,
+		midId: notice.midId,
+		processorKey,
+		processorReference: notice.reference,
+		status,
+		reason: notice.reason,
+		amount: notice.amount,
+		currency: notice.currency,
+		evidenceDueBy: notice.evidenceDueBy ? new Date(notice.evidenceDueBy) : null,
+		evidence: null,
+		evidenceSubmittedAt: null,
+		chargebackTransactionId: null,
+		openedAt,
+		updatedAt: deps.now(),
+		closedAt: null,
+		outbox: [event],
+		relayed: [],
+	};
+	await listDispute(deps, dispute);
+	await listEvents(deps, [{ kind: "d", docId: _id, event }]);
+	try {
+		return await insertDoc(deps.db.disputes, dispute);
+	} catch (err) {
+		// The same dispute's notice, applied at the same moment by another node.
+		if (!isDuplicateKey(err)) throw err;
+		return (await deps.db.disputes.findOne({ processorKey }).lean())!;
+	}
+}
+
+/** Step 4: the notice's status, if the dispute may move there; a late notice of an earlier stage changes nothing. */
+async function moveDispute(deps: DisputeDeps, dispute: DisputeDoc, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
+	const target = notice.status as DisputeStatus;
+	for (let tries = 0; tries < 5; tries++) {
+		if (!DISPUTE_TRANSITIONS[dispute.status].includes(target)) return dispute;
+		const closes = target === DisputeStatus.Won || target === DisputeStatus.Lost;
+		const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx) : null;
+		const event = await listedEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", { disputeStatus: target });
+		const now = deps.now();
+		const moved = await deps.db.disputes
+			.findOneAndUpdate(
+				{ _id: dispute._id, status: dispute.status },
+				{
+					$set: {
+						status: target,
+						updatedAt: now,
+						...(notice.evidenceDueBy ? { evidenceDueBy: new Date(notice.evidenceDueBy) } : {}),
+						...(closes ? { closedAt: now } : {}),
+						...(chargeback ? { chargebackTransactionId: chargeback._id } : {}),
+					},
+					$push: { outbox: event },
+				},
+				{ returnDocument: "after" },
+			)
+			.lean();
+		if (moved) return moved;
+		// Moved meanwhile (evidence, or the same notice on another node): judged again from where it is now.
+		dispute = (await deps.db.disputes.findById(dispute._id).lean())!;
+	}
+	return dispute;
+}
+
+/** Step 5: a decided dispute releases its transaction (won) or marks it charged back (lost); undecided, nothing. */
+async function settleTransaction(deps: DisputeDeps, dispute: DisputeDoc): Promise<void> {
+	if (dispute.status === DisputeStatus.Lost) {
+		await deps.db.transactions.updateOne(
+			{ _id: dispute.transactionId, refundStatus: RefundStatus.Disputed },
+			{ $set: { refundStatus: RefundStatus.ChargedBack } },
+		);
+		return;
+	}
+	if (dispute.status !== DisputeStatus.Won) return;
+	const tx = await deps.db.transactions.findById(dispute.transactionId).lean();
+	if (tx?.refundStatus !== RefundStatus.Disputed) return;
+	const nothingLeft = tx.refundableRemaining === 0 && (tx.pendingRefunds ?? []).length === 0;
+	await deps.db.transactions.updateOne(
+		{ _id: tx._id, refundStatus: RefundStatus.Disputed, refundableRemaining: tx.refundableRemaining },
+		{ $set: { refundStatus: nothingLeft ? RefundStatus.Refunded : RefundStatus.Refundable } },
+	);
+}
+
+/**
+ * Step 3, and a fraud warning's: the account's protection for the transaction's customer. Answers whether the
+ * customer was unsubscribed now (its CANCELLATION is to be relayed).
+ */
+async function protect(
+	deps: DisputeDeps,
+	tx: TransactionDoc,
+	reason: "DISPUTE" | "EARLY_FRAUD_WARNING",
+	disputeId?: number,
+): Promise<boolean> {
+	const protection = await deps.protectionOf(tx.accountId);
+	const customer = await deps.db.customers.findById(tx.customerId).lean();
+	if (!customer) return false;
+	if (protection.blockCard || protection.blockEmail)
+		await deps.blockBuyer({
+			accountId: tx.accountId,
+			...(protection.blockCard
+				? { card: { fingerprint: customer.cardFingerprint, bin: customer.cardBin, last4: customer.cardLast4 } }
+				: {}),
+			...(protection.blockEmail ? { email: customer.email } : {}),
+			reason,
+			...(disputeId === undefined ? {} : { disputeId }),
+			transactionId: tx._id,
+		});
+	if (!protection.unsubscribe || customer.status === CustomerStatus.Unsubscribed) return false;
+	const answer = await unsubscribe(deps, { accountId: tx.accountId, customerId: tx.customerId });
+	// A card update in progress settles first: the notice fails, and its repeat (the gateway's retry) unsubscribes.
+	if (!answer.success) throw new Error(answer.message);
+	return true;
+}
+
+/** A refund id per warning: two copies of the warning (a repeat, a race) name the same refund, which is made once. */
+const warningRefundId = (notice: FraudWarningNotice) =>
+	`efw_${createHash("sha256").update(`${notice.midId}:${notice.reference}`).digest("hex").slice(0, 40)}`;
+
+/** An early fraud warning: the account's protection, and the charge refunded in full if the account says so. */
+async function applyFraudWarning(deps: DisputeDeps, notice: FraudWarningNotice, tx: TransactionDoc): Promise<NoticeApplied> {
+	const unsubscribed = await protect(deps, tx, "EARLY_FRAUD_WARNING");
+	const changed: RelayTargets = { customers: unsubscribed ? [tx.customerId] : [] };
+	if (!(await deps.protectionOf(tx.accountId)).refundEarlyFraudWarnings) return { changed };
+	const refunded = await refundTransaction(deps, { accountId: tx.accountId, transactionId: tx._id, refundId: warningRefundId(notice) });
+	// Already refunded, disputed or voided: nothing is left that the warning could cost.
+	if (typeof refunded === "string") return { changed };
+	return { changed: { ...changed, transactions: [refunded.refundTransactionId] } };
+}

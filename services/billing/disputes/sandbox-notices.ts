@@ -1,0 +1,46 @@
+// The sandbox's disputes and fraud warnings reach billing when its clock passes
+// them: every hour with the renewal cycle (all accounts), and when a sandbox
+// account's test clock moves (that account's, up to its new time). Each notice
+// is applied, then named done; one that failed is answered again next time.
+
+import type { RelayTargets } from "../outbox-relay";
+import type { DisputeDeps } from "./notices";
+import { applyNotice } from "./notices";
+
+export interface SandboxNoticesReport {
+	applied: number;
+	failed: number;
+	changed: RelayTargets;
+}
+
+export async function applySandboxNotices(
+	deps: DisputeDeps,
+	input: { until: Date; accountId?: number; onError?: (noticeId: string, err: Error) => void },
+): Promise<SandboxNoticesReport> {
+	const notices = await deps.payments.sandboxNotices({ until: input.until, accountId: input.accountId });
+	const done: string[] = [];
+	const changed: Required<Pick<RelayTargets, "customers" | "transactions" | "disputes">> = {
+		customers: [],
+		transactions: [],
+		disputes: [],
+	};
+	const failedCharges = new Set<string>();
+	for (const notice of notices) {
+		// A charge's later notices wait for its earlier ones (a dispute is opened before it is decided).
+		if (failedCharges.has(notice.chargeKey)) continue;
+		try {
+			const applied = await applyNotice(deps, notice);
+			if (typeof applied !== "string") {
+				changed.customers.push(...(applied.changed.customers ?? []));
+				changed.transactions.push(...(applied.changed.transactions ?? []));
+				changed.disputes.push(...(applied.changed.disputes ?? []));
+			}
+			done.push(notice.id);
+		} catch (err) {
+			failedCharges.add(notice.chargeKey);
+			input.onError?.(notice.id, err as Error);
+		}
+	}
+	await deps.payments.sandboxNoticesDone(done);
+	return { applied: done.length, failed: notices.length - done.length, changed };
+}
