@@ -143,7 +143,7 @@ export interface PaymentsDb {
 	credentials: Model<CredentialsDoc>;
 	sandboxChallenges: Model<SandboxChallengeDoc>;
 	sandboxNotices: Model<SandboxNoticeDoc>;
-	/** The sandbox's notices by the hour they are due (shared/schedule.ts). */
+	/** The sandbox's notices by the day they are due (shared/schedule.ts). */
 	sandboxNoticeSchedule: Model<ScheduleSlotDoc>;
 	/** Transaction ids, in blocks per node. */
 	ids: IdAllocator;

@@ -135,6 +135,7 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		const now = () => new Date();
 		const vault = createVault(this.db, keys, () => metrics?.increment(UNSEALS), now);
 		const sandbox = createSandboxConnector(this.db, vault, now);
+		await sandbox.notices.initialize(now());
 		this.deps = {
 			db: this.db,
 			vault,

@@ -2,7 +2,7 @@
 // An approved charge of a dispute test card is disputed, or warned about, a set
 // number of days after it was made, by the charge's own time: a renewal that a
 // test clock ran in the future is disputed days after that renewal. Each stage
-// is a notice in sandbox_notices, listed in sandbox_notice_schedule by the hour
+// is a notice in sandbox_notices, listed in sandbox_notice_schedule by the day
 // it is due (shared/schedule.ts). Billing asks for the notices due
 // (payments.sandboxNotices) and names those it applied (sandboxNoticesDone);
 // until then they are answered again, and billing applies a repeat as a no-op.
@@ -35,12 +35,15 @@ export interface SandboxNotices {
 	due(until: Date, accountId?: number): Promise<GatewayNotice[]>;
 	/** Billing applied these: they are not answered again. */
 	done(ids: string[]): Promise<number>;
+	/** Starts the schedule at `from` if it never ran: nothing was listed before it. */
+	initialize(from: Date): Promise<void>;
 	/** Evidence was submitted for a dispute: a card that wins with evidence will be won; false when it is decided already. */
 	evidenceSubmitted(reference: string): Promise<boolean>;
 }
 
 export function createSandboxNotices(db: PaymentsDb, now: () => Date): SandboxNotices {
-	const schedule = createSchedule<string>(db.sandboxNoticeSchedule, { slotMs: 3_600_000, shards: 2, firstLookBackMs: 60 * DAY_MS });
+	// Day slots: a notice's slot is read until its hour has come (due() checks each notice's own time).
+	const schedule = createSchedule<string>(db.sandboxNoticeSchedule, { slotMs: DAY_MS, shards: 2, firstLookBackMs: 60 * DAY_MS });
 
 	function noticesOf(op: MoneyOperation & { accountId: number }, card: TestCard, chargedAt: Date): SandboxNoticeDoc[] {
 		const base = { midId: op.mid.midId, chargeKey: op.idempotencyKey };
@@ -112,6 +115,8 @@ export function createSandboxNotices(db: PaymentsDb, now: () => Date): SandboxNo
 			await schedule.removeAll(docs.map(d => ({ id: d._id, at: d.due })));
 			return docs.length;
 		},
+
+		initialize: from => schedule.initialize(from),
 
 		async evidenceSubmitted(reference) {
 			const closing = await db.sandboxNotices.findById(`${reference}:closed`).lean();
