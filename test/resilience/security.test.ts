@@ -6,7 +6,7 @@ import http from "node:http";
 import { clientKey } from "../../services/gateway/api-auth";
 import { apiEndpoints } from "../../services/gateway/endpoints";
 import { CARDS, createShop, newSession, type Shop, submitCheckout } from "../factories/checkout";
-import { admin, bearer, createMerchant, type TestMerchant } from "../factories/merchant";
+import { admin, advanceClock, bearer, createMerchant, type TestMerchant } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
 import { eventually } from "../services/notifications/webhook-events";
 import { ADMIN_TOKEN, startApp, type TestApp } from "../setup/app";
@@ -25,6 +25,7 @@ function requestFrom(
 	method: string,
 	path: string,
 	headers: Record<string, string> = {},
+	body?: object,
 ): Promise<Answer> {
 	const { port } = new URL(app.url);
 	return new Promise((resolve, reject) => {
@@ -34,7 +35,8 @@ function requestFrom(
 			res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
 		});
 		req.on("error", reject);
-		req.end();
+		if (body) req.setHeader("Content-Type", "application/json");
+		req.end(body ? JSON.stringify(body) : undefined);
 	});
 }
 
@@ -49,7 +51,7 @@ describe("Cross-account access", () => {
 	let app: TestApp;
 	let mine: Shop;
 	let theirs: Shop;
-	let their: { customerId: number; transactionId: number; sessionId: string; eventId: string };
+	let their: { customerId: number; transactionId: number; sessionId: string; eventId: string; disputeId: number };
 
 	beforeAll(async () => {
 		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"] });
@@ -62,7 +64,11 @@ describe("Cross-account access", () => {
 			expect(event).toBeDefined();
 			return event.id as string;
 		});
-		their = { ...paidOne, sessionId: await newSession(app, theirs), eventId };
+		// A charge the sandbox disputes 3 days after it (docs/disputes.md#test-cards).
+		await submitCheckout(app, theirs, { productId: theirs.products.oneOff, card: "4000000000002610" });
+		await advanceClock(app, theirs, 4);
+		const [dispute] = (await app.http().get("/api/disputes").set(bearer(theirs)).expect(200)).body.data;
+		their = { ...paidOne, sessionId: await newSession(app, theirs), eventId, disputeId: dispute.id };
 	});
 	afterAll(() => app.stop());
 
@@ -70,7 +76,7 @@ describe("Cross-account access", () => {
 	const UNKNOWN_SESSION = "00000000-0000-4000-8000-000000000000";
 
 	/** Each /api endpoint that names a resource: the request for another account's, and for one that does not exist. */
-	const cases: Record<string, { foreign: () => [string, string]; unknown: [string, string] }> = {
+	const cases: Record<string, { foreign: () => [string, string]; unknown: [string, string]; body?: object }> = {
 		"GET /session": {
 			foreign: () => ["GET", `/api/session?sessionId=${their.sessionId}`],
 			unknown: ["GET", `/api/session?sessionId=${UNKNOWN_SESSION}`],
@@ -86,6 +92,12 @@ describe("Cross-account access", () => {
 			unknown: ["POST", `/api/unsubscribe/${UNKNOWN_ID}`],
 		},
 		"GET /events/:id": { foreign: () => ["GET", `/api/events/${their.eventId}`], unknown: ["GET", `/api/events/${UNKNOWN_SESSION}`] },
+		"GET /disputes/:id": { foreign: () => ["GET", `/api/disputes/${their.disputeId}`], unknown: ["GET", `/api/disputes/${UNKNOWN_ID}`] },
+		"POST /disputes/:id/evidence": {
+			foreign: () => ["POST", `/api/disputes/${their.disputeId}/evidence`],
+			unknown: ["POST", `/api/disputes/${UNKNOWN_ID}/evidence`],
+			body: { evidence: { uncategorized_text: "Not yours" } },
+		},
 		// The lists name a customer through a filter or the path: another account's lists nothing, as an unknown one.
 		"GET /customer/:id/transactions": {
 			foreign: () => ["GET", `/api/customer/${their.customerId}/transactions`],
@@ -105,8 +117,10 @@ describe("Cross-account access", () => {
 		},
 	};
 	/** Endpoints that name nothing of an account's: creating a session. */
-	const NAMES_NOTHING = ["POST /session"];
+	const NAMES_NOTHING = ["POST /session", "GET /disputes"];
 	const LISTS = ["GET /customer/:id/transactions", "GET /transactions", "GET /events", "GET /customers"];
+	/** Our additions to the spec answer a 404, as REST does: the spec's 200 answers are for the spec's routes. */
+	const NOT_FOUND_404 = ["GET /disputes/:id", "POST /disputes/:id/evidence"];
 
 	test("When an /api endpoint names a resource, then it is in this table", () => {
 		expect(
@@ -124,25 +138,28 @@ describe("Cross-account access", () => {
 				customer: (await app.http().get(`/api/customer/${their.customerId}`).set(bearer(theirs))).body,
 				transaction: (await app.http().get(`/api/transaction/${their.transactionId}`).set(bearer(theirs))).body,
 				session: (await app.http().get(`/api/session?sessionId=${their.sessionId}`).set(bearer(theirs))).body,
+				dispute: (await app.http().get(`/api/disputes/${their.disputeId}`).set(bearer(theirs))).body,
 			};
 			const [method, path] = cases[route].foreign();
 			const [unknownMethod, unknownPath] = cases[route].unknown;
 
 			// Act
-			const foreign = await requestFrom(app, "127.0.0.1", method, path, bearer(mine));
-			const unknown = await requestFrom(app, "127.0.0.1", unknownMethod, unknownPath, bearer(mine));
+			const foreign = await requestFrom(app, "127.0.0.1", method, path, bearer(mine), cases[route].body);
+			const unknown = await requestFrom(app, "127.0.0.1", unknownMethod, unknownPath, bearer(mine), cases[route].body);
 
 			// Assert: indistinguishable, but for the id the message names.
 			const idOf = (p: string) => p.split(/[/=]/).pop()!;
-			expect(foreign.status).toBe(200);
+			expect(foreign.status).toBe(NOT_FOUND_404.includes(route) ? 404 : 200);
 			expect(foreign.body.split(idOf(path)).join("<id>")).toBe(unknown.body.split(idOf(unknownPath)).join("<id>"));
 			expect(foreign.headers["content-type"]).toBe(unknown.headers["content-type"]);
 			if (LISTS.includes(route)) expect(JSON.parse(foreign.body)).toEqual({ data: [], nextCursor: null });
+			else if (NOT_FOUND_404.includes(route)) expect(JSON.parse(foreign.body)).toMatchObject({ status: 404, message: "Dispute not found" });
 			else if (method === "GET" && !path.startsWith("/api/refund")) expect(foreign.body).toBe("");
 			else expect(JSON.parse(foreign.body)).toEqual({ success: false, message: expect.stringMatching(/ not found with ID: \d+$/) });
 			expect((await app.http().get(`/api/customer/${their.customerId}`).set(bearer(theirs))).body).toEqual(before.customer);
 			expect((await app.http().get(`/api/transaction/${their.transactionId}`).set(bearer(theirs))).body).toEqual(before.transaction);
 			expect((await app.http().get(`/api/session?sessionId=${their.sessionId}`).set(bearer(theirs))).body).toEqual(before.session);
+			expect((await app.http().get(`/api/disputes/${their.disputeId}`).set(bearer(theirs))).body).toEqual(before.dispute);
 		},
 	);
 
@@ -151,7 +168,7 @@ describe("Cross-account access", () => {
 
 		expect(res.body).toEqual({ code: "PRODUCT_NOT_FOUND", message: expect.any(String) });
 		expect((await admin(app).get(`/accounts/${mine.accountId}/customers`)).body).toEqual([]);
-		expect((await admin(app).get(`/accounts/${theirs.accountId}/customers`)).body).toHaveLength(1);
+		expect((await admin(app).get(`/accounts/${theirs.accountId}/customers`)).body).toHaveLength(2);
 	});
 });
 

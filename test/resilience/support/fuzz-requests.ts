@@ -23,6 +23,9 @@ export interface World {
 	/** Refunded in full: refunding it again is always refused. */
 	refundedTransactionId: number;
 	otherTransactionId: number;
+	/** A dispute of the account, needing a response, and one of the other account. */
+	disputeId: number;
+	otherDisputeId: number;
 	sessionId: string;
 	otherSessionId: string;
 	domain: string;
@@ -624,6 +627,46 @@ export function endpointSpecs(): EndpointSpec[] {
 						d => void (d.query = [["amountToRefund", r.pick(["abc", "-1", "9.999"])]]),
 					),
 				];
+			},
+		},
+		{
+			...api,
+			route: "GET /api/disputes",
+			changesState: false,
+			input: "query",
+			fields: {
+				...listFields(),
+				status: { valid: () => "NEEDS_RESPONSE", type: "string", refused: () => ["OPEN", "needs_response", ""] },
+				...dateRangeFields(),
+			},
+		},
+		{
+			...api,
+			route: "GET /api/disputes/:id",
+			changesState: false,
+			input: "query",
+			path: { id: { valid: w => String(w.disputeId), type: "integer", absent: w => [String(w.otherDisputeId), "987654321"] } },
+		},
+		{
+			...api,
+			route: "POST /api/disputes/:id/evidence",
+			changesState: true,
+			input: "body",
+			path: { id: { valid: w => String(w.disputeId), type: "integer", absent: w => [String(w.otherDisputeId), "987654321"] } },
+			fields: {
+				evidence: {
+					valid: () => ({ uncategorized_text: "Delivered on time" }),
+					type: "object",
+					required: true,
+					refused: () => [
+						{},
+						{ notes: "x" },
+						{ uncategorized_text: 5 },
+						{ uncategorized_text: "" },
+						{ uncategorized_text: "x".repeat(20_001) },
+						{ $where: "1" },
+					],
+				},
 			},
 		},
 		{

@@ -4,10 +4,13 @@
 import { generateKeyPairSync } from "node:crypto";
 import { CompactEncrypt, importJWK, type JWK } from "jose";
 import { CARDS, createShop, encrypt, newSession, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, bearer } from "../../factories/merchant";
+import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { ADMIN_TOKEN, type TestApp } from "../../setup/app";
 import type { World } from "./fuzz-requests";
+
+/** Disputed 3 days after each charge, and won only with evidence. */
+const DISPUTE_CARD = "4000000000002610";
 
 export interface Built {
 	world: World;
@@ -23,8 +26,13 @@ async function jweTo(jwk: JWK, plaintext: string, kid: string | undefined): Prom
 		.encrypt(key);
 }
 
-async function paidCustomer(app: TestApp, shop: Shop, productId: number): Promise<{ customerId: number; transactionId: number }> {
-	const res = await submitCheckout(app, shop, { productId });
+async function paidCustomer(
+	app: TestApp,
+	shop: Shop,
+	productId: number,
+	card: string = CARDS.visa,
+): Promise<{ customerId: number; transactionId: number }> {
+	const res = await submitCheckout(app, shop, { productId, card });
 	if (res.body.code !== "OK") throw new Error(`checkout: ${res.status} ${res.text}`);
 	const transactions = (await admin(app).get(`/accounts/${shop.accountId}/customers/${res.body.customerId}/transactions`)).body;
 	return { customerId: res.body.customerId, transactionId: transactions[0].id };
@@ -53,6 +61,13 @@ export async function buildWorld(app: TestApp): Promise<Built> {
 	const refund = await app.http().get(`/api/refund/${refunded.transactionId}`).set(bearer(shop));
 	if (refund.body.success !== true) throw new Error(`refund: ${refund.text}`);
 	const theirs = await paidCustomer(app, other, other.products.charge);
+	// A dispute each, needing a response: the sandbox disputes this card's charge 3 days after it (docs/disputes.md).
+	const disputes: number[] = [];
+	for (const s of [shop, other]) {
+		await paidCustomer(app, s, s.products.oneOff, DISPUTE_CARD);
+		await advanceClock(app, s, 4);
+		disputes.push((await app.http().get("/api/disputes").set(bearer(s)).expect(200)).body.data[0].id);
+	}
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "411111" }).expect(201);
 	const dashboardUser = await admin(app)
 		.post(`/accounts/${shop.accountId}/dashboard-users`, { email: "support@fuzz-shop.example.com", role: "operator" })
@@ -90,6 +105,8 @@ export async function buildWorld(app: TestApp): Promise<Built> {
 		transactionId: mine.transactionId,
 		refundedTransactionId: refunded.transactionId,
 		otherTransactionId: theirs.transactionId,
+		disputeId: disputes[0],
+		otherDisputeId: disputes[1],
 		sessionId: await newSession(app, shop),
 		otherSessionId: await newSession(app, other),
 		domain: "shop.example.com",
