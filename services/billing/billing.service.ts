@@ -24,6 +24,8 @@ import type { DisputeDeps, DisputeProtection } from "./disputes/notices";
 import { applySandboxNotices } from "./disputes/sandbox-notices";
 import { handOverLegacySandbox } from "./legacy-sandbox";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists";
+import { midHealth } from "./mid-health";
+import { midStatsMetrics } from "./mid-stats";
 import { type BillingDb, createBillingModels } from "./models";
 import { createOutboxSchedule, listEarlierEvents } from "./outbox";
 import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
@@ -190,6 +192,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			),
 		),
 		disputes: idempotent(domainAction(schemas.disputes, listDisputesPage, pageOrBadRequest)),
+		// Ops and the dashboard: each MID's month and last 30 days (mid-health.ts).
+		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
 		getDispute: idempotent(disputeErrors.action(schemas.getById, getDispute)),
 		submitDisputeEvidence: {
 			params: schemas.submitDisputeEvidence,
@@ -318,11 +322,13 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			checkouts: createCheckoutSchedule(this.db),
 			cardExpiry,
 			metrics: recoveryMetrics(this.broker),
+			midMetrics: midStatsMetrics(this.broker),
 			payments: paymentsThrough(callsThrough(this.broker)),
 			relay: targets => this.relay.kick(targets),
 			justOpened: new LRUCache({ max: 10_000, ttl: config().requestTimeoutMs }),
 			now: () => new Date(),
 			productOf: (accountId, productId) => call(this.broker, "accounts.getProduct", { accountId, productId }),
+			merchantAccountsOf: accountId => call(this.broker, "accounts.listMerchantAccounts", { accountId }),
 			refundGraceMs: config().refundRecoveryGraceMs,
 			protectionOf: async () => DEFAULT_PROTECTION,
 			blockBuyer: async () => undefined,

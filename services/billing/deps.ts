@@ -1,5 +1,6 @@
-import type { ProductRecord } from "../../shared/contracts/accounts";
+import type { MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
+import type { MidStatsMetrics } from "./mid-stats";
 import type { BillingDb, CustomerDoc } from "./models";
 import type { RelayTargets } from "./outbox-relay";
 import type { Payments } from "./payments";
@@ -12,6 +13,8 @@ export interface BillingDeps {
 	outbox: Schedule<string>;
 	/** The node's recovery counters (recovery.ts); absent when metrics are off. */
 	metrics?: { entered(): void; recovered(currency: string, amountMinor: number): void };
+	/** The node's per-MID counters (mid-stats.ts); absent when metrics are off. */
+	midMetrics?: MidStatsMetrics;
 	/** Checkouts by the time they opened (checkout-recovery.ts): one left PENDING is found by key. */
 	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
@@ -30,6 +33,8 @@ export interface BillingDeps {
 	/** The payments service: charges, holds and refunds by card token, each on its MID's gateway. */
 	payments: Payments;
 	now: () => Date;
+	/** The account's MIDs (accounts.listMerchantAccounts); an unknown account is thrown as its 404. */
+	merchantAccountsOf(accountId: number): Promise<MerchantAccountView[]>;
 	/** The account's product (accounts.getProduct), or null when it is gone. */
 	productOf(accountId: number, productId: number): Promise<ProductRecord | null>;
 	/** How long a refund's request may take before the recovery may settle it instead (REFUND_RECOVERY_GRACE_MS). */

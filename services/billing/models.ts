@@ -353,6 +353,8 @@ export interface BillingDb {
 	refunds: Model<RefundDoc>;
 	disputes: Model<DisputeDoc>;
 	recoveryStats: Model<RecoveryStatsDoc>;
+	/** Each MID's counts by day (mid-stats.ts). */
+	midStats: Model<MidStatsDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
 	renewalSchedule: Model<ScheduleSlotDoc>;
 	/** Outbox events by the time they were written (outbox.ts): the relay's sweep finds them by key. */
@@ -364,6 +366,38 @@ export interface BillingDb {
 	timelines: Timelines;
 	ids: { customers: IdAllocator; transactions: IdAllocator; disputes: IdAllocator };
 }
+
+/** A MID's counts for one day (mid-stats.ts), keyed `<midId>:<YYYY-MM-DD>`; amounts in minor units by currency. */
+export interface MidStatsDoc {
+	_id: string;
+	midId: number;
+	day: string;
+	sales?: number;
+	declined?: number;
+	refunds?: number;
+	disputes?: number;
+	chargebacks?: number;
+	salesAmount?: Record<string, number>;
+	refundAmount?: Record<string, number>;
+	disputeAmount?: Record<string, number>;
+}
+
+const midStatsSchema = new Schema<MidStatsDoc>(
+	{
+		_id: String,
+		midId: Number,
+		day: String,
+		sales: Number,
+		declined: Number,
+		refunds: Number,
+		disputes: Number,
+		chargebacks: Number,
+		salesAmount: Schema.Types.Mixed,
+		refundAmount: Schema.Types.Mixed,
+		disputeAmount: Schema.Types.Mixed,
+	},
+	{ versionKey: false, minimize: false },
+);
 
 /** Recovery counts of an account for a month (recovery.ts), keyed `<accountId>:<YYYY-MM>`. */
 export interface RecoveryStatsDoc {
@@ -391,6 +425,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		refunds: connection.model("Refund", refundSchema, "refunds"),
 		disputes: connection.model("Dispute", disputeSchema, "disputes"),
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
+		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),

@@ -5,6 +5,7 @@ import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persisten
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import { listTransactions } from "./lists";
+import { countTransactions } from "./mid-stats";
 import type { CustomerDoc, DisputeDoc, RefundDoc, TransactionDoc } from "./models";
 import { listEvents, listedEvent, outboxEvent } from "./outbox";
 import type { ProcessorOutcome } from "./payments";
@@ -82,9 +83,18 @@ export async function recordTransactions(deps: BillingDeps, records: ChargeRecor
 		deps,
 		docs.flatMap(doc => doc.outbox.map(event => ({ kind: "t" as const, docId: doc._id, event }))),
 	);
-	if (await insertAllOnce(deps.db.transactions, docs)) return new Map(docs.map(doc => [doc.idempotencyKey, doc]));
+	if (await insertAllOnce(deps.db.transactions, docs)) {
+		await countTransactions(deps, docs);
+		return new Map(docs.map(doc => [doc.idempotencyKey, doc]));
+	}
 	const fresh = new Map(docs.map(doc => [doc.idempotencyKey, doc]));
 	const recorded = await deps.db.transactions.find({ idempotencyKey: { $in: [...fresh.keys()] } }).lean();
+	// Those this call inserted carry its ids; the others an earlier attempt recorded (and counted).
+	const ours = new Set(docs.map(doc => doc._id));
+	await countTransactions(
+		deps,
+		recorded.filter(doc => ours.has(doc._id)),
+	);
 	const completed = await Promise.all(recorded.map(doc => completeErrored(deps, doc, fresh.get(doc.idempotencyKey)!)));
 	return new Map(completed.map(doc => [doc.idempotencyKey, doc]));
 }
@@ -119,6 +129,7 @@ async function completeErrored(deps: BillingDeps, recorded: TransactionDoc, fres
 			{ returnDocument: "after" },
 		)
 		.lean();
+	if (completed) await countTransactions(deps, [completed]);
 	return completed ?? (await deps.db.transactions.findById(recorded._id).lean()) ?? recorded;
 }
 
@@ -198,7 +209,9 @@ async function createOnce(deps: BillingDeps, fields: TransactionFields): Promise
 			deps,
 			fields.outbox.map(event => ({ kind: "t", docId: _id, event })),
 		);
-		return await insertDoc(deps.db.transactions, { _id, timestamp, ...fields } as TransactionDoc);
+		const inserted = await insertDoc(deps.db.transactions, { _id, timestamp, ...fields } as TransactionDoc);
+		await countTransactions(deps, [inserted]);
+		return inserted;
 	} catch (err) {
 		if (!isDuplicateKey(err)) throw err;
 		const recorded = (await deps.db.transactions.findOne({ idempotencyKey: fields.idempotencyKey }).lean())!;

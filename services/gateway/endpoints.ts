@@ -91,6 +91,7 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	},
 	"PATCH /accounts/:accountId/merchant-accounts/:id": { action: "accounts.updateMerchantAccount", sealsGatewayKey: true },
 	"GET /accounts/:accountId/merchant-accounts": { action: "accounts.listMerchantAccounts" },
+	"GET /accounts/:accountId/merchant-accounts/health": { action: "billing.midHealth" },
 	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201, location: "list" },
 	"GET /accounts/:accountId/products": { action: "accounts.listProducts" },
 	"PATCH /accounts/:accountId/products/:productId": { action: "accounts.updateProduct" },

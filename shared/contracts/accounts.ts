@@ -122,6 +122,8 @@ export interface AccountsActions {
 	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };
 	/** null for an unknown account or product. */
 	"accounts.renewalTerms": { params: { accountId: number; productId: number }; result: RenewalTerms | null };
+	/** The account's MIDs (of one group if named); 404 (ApiError NOT_FOUND) for an unknown account. */
+	"accounts.listMerchantAccounts": { params: { accountId: number; group?: string }; result: MerchantAccountView[] };
 	/** The demo account of `npm start`, or null when there is none. */
 	"accounts.demoAccount": { params: Record<string, never>; result: { accountId: number; products: ProductView[] } | null };
 }

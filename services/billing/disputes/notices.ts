@@ -23,6 +23,7 @@ import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { listDispute } from "../lists";
+import { count } from "../mid-stats";
 import type { DisputeDoc, TransactionDoc } from "../models";
 import { listEvents, listedEvent, outboxEvent } from "../outbox";
 import type { RelayTargets } from "../outbox-relay";
@@ -124,7 +125,10 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 	await listDispute(deps, dispute);
 	await listEvents(deps, [{ kind: "d", docId: _id, event }]);
 	try {
-		return await insertDoc(deps.db.disputes, dispute);
+		const inserted = await insertDoc(deps.db.disputes, dispute);
+		const amount = { currency: dispute.currency, minor: dispute.amount };
+		await count(deps, [{ midId: dispute.midId, what: "disputes", at: deps.now(), amount }]);
+		return inserted;
 	} catch (err) {
 		// The same dispute's notice, applied at the same moment by another node.
 		if (!isDuplicateKey(err)) throw err;

@@ -234,3 +234,35 @@ describe("Disputes", () => {
 		expect((await api(other).post(`/api/disputes/${id}/evidence`, { evidence: { uncategorized_text: "x" } })).status).toBe(404);
 	});
 });
+
+describe("MID health", () => {
+	test("When a MID sells, declines, refunds and is disputed, then its month and last 30 days count each, with the approval rate, the chargeback ratio and a warning", async () => {
+		// Arrange: four sales (one disputed and lost), a decline and a refund, spread over the shop's two MIDs.
+		const disputed = await paidWith(DISPUTE_CARDS.lost);
+		const { shop } = disputed;
+		const sold = [];
+		for (let i = 0; i < 3; i++) sold.push(await paidWith("4242424242424242", shop));
+		expect((await submitCheckout(app, shop, { productId: shop.products.charge, card: "4000000000009995" })).body.code).toBe(
+			"PAYMENT_DECLINED",
+		);
+		expect((await api(shop).get(`/api/refund/${sold[0].transactionId}?amountToRefund=4.00`).expect(200)).body.success).toBe(true);
+		await advanceClock(app, shop, 13);
+
+		// Act
+		const health = (await admin(app).get(`/accounts/${shop.accountId}/merchant-accounts/health`).expect(200)).body;
+
+		// Assert: the MIDs' counts add up; the disputed MID's ratio is its disputes over its sales.
+		expect(health.map((h: { midId: number }) => h.midId).sort()).toEqual([...shop.mids].sort());
+		const total = (field: string) => health.reduce((sum: number, h: { month: Record<string, number> }) => sum + h.month[field], 0);
+		expect([total("sales"), total("declined"), total("refunds"), total("disputes"), total("chargebacks")]).toEqual([4, 1, 1, 1, 1]);
+		const disputedMid = (await api(shop).get(`/api/transaction/${disputed.transactionId}`).expect(200)).body.midId;
+		const mid = health.find((h: { midId: number }) => h.midId === disputedMid);
+		expect(mid.month.chargebackRatio).toBeCloseTo(1 / mid.month.sales, 6);
+		expect(mid.last30Days).toMatchObject({ sales: mid.month.sales, disputes: 1, chargebacks: 1 });
+		expect(mid.month.disputeAmount).toEqual({ EUR: 9.99 });
+		expect(mid.warning).toBe(true);
+		const approvals = health.map((h: { month: { approvalRate: number | null } }) => h.month.approvalRate);
+		expect(approvals.every((rate: number | null) => rate === null || (rate > 0 && rate <= 1))).toBe(true);
+		expect((await admin(app).get("/accounts/987654321/merchant-accounts/health")).status).toBe(404);
+	});
+});

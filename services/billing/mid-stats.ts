@@ -1,0 +1,107 @@
+// What each MID (merchant account) did, by day: sales, declines, refunds,
+// disputes and chargebacks, counted in mid_stats under `<midId>:<YYYY-MM-DD>`
+// (the day in TIME_ZONE), so a calendar month or the last 30 days is read by
+// key (docs/disputes.md#mid-health). Counted after the write that makes the
+// thing counted, once per write that happened: a node that dies in between
+// misses one count, which a health figure can afford; nothing is ever counted
+// twice. The same counts go to the node's metrics (billing.mid.*), which
+// Prometheus sums over the nodes.
+import type { ServiceBroker } from "moleculer";
+import { raw } from "../../shared/persistence";
+import { formatDateTime } from "../../shared/time";
+import type { BillingDeps } from "./deps";
+import type { MidStatsDoc, TransactionDoc } from "./models";
+import { TransactionStatus, TransactionType } from "./states";
+
+/** What is counted per MID and day; amounts in minor units by currency. */
+export type MidCount = "sales" | "declined" | "refunds" | "disputes" | "chargebacks";
+const AMOUNT_OF: Partial<Record<MidCount, keyof MidStatsDoc>> = {
+	sales: "salesAmount",
+	refunds: "refundAmount",
+	disputes: "disputeAmount",
+};
+
+/** YYYY-MM-DD in the service's time zone. */
+export const dayOf = (at: Date) => formatDateTime(at).slice(0, 10);
+
+export interface MidStatsMetrics {
+	count(midId: number, what: MidCount, n: number): void;
+}
+
+export function midStatsMetrics(broker: ServiceBroker): MidStatsMetrics | undefined {
+	if (!broker.isMetricsEnabled()) return undefined;
+	const names: Record<MidCount, string> = {
+		sales: "Approved charges (first charges and renewals)",
+		declined: "Declined charges",
+		refunds: "Refunds made",
+		disputes: "Disputes opened",
+		chargebacks: "Disputes lost",
+	};
+	for (const [what, description] of Object.entries(names)) {
+		const name = `billing.mid.${what}`;
+		if (!broker.metrics.getMetric(name)) broker.metrics.register({ type: "counter", name, description, labelNames: ["midId"] });
+	}
+	return { count: (midId, what, n) => broker.metrics.increment(`billing.mid.${what}`, { midId: String(midId) }, n) };
+}
+
+/** What a transaction counts as, if anything: holds and failed attempts are not sales, nor declines. */
+function countOf(tx: Pick<TransactionDoc, "type" | "status">): MidCount | null {
+	switch (tx.type) {
+		case TransactionType.SubscriptionStart:
+		case TransactionType.Renewal:
+			return tx.status === TransactionStatus.Approved ? "sales" : tx.status === TransactionStatus.Declined ? "declined" : null;
+		case TransactionType.Refunded:
+			return "refunds";
+		case TransactionType.Chargeback:
+			return "chargebacks";
+		default:
+			return null;
+	}
+}
+
+export interface Counted {
+	midId: number;
+	what: MidCount;
+	at: Date;
+	/** Minor units, positive; for the counts that have an amount. */
+	amount?: { currency: string; minor: number };
+}
+
+/** Counts transactions just written (one command for any number). */
+export function countTransactions(deps: Pick<BillingDeps, "db" | "midMetrics">, transactions: TransactionDoc[]): Promise<void> {
+	return count(
+		deps,
+		transactions.flatMap(tx => {
+			const what = countOf(tx);
+			return what ? [{ midId: tx.midId, what, at: tx.timestamp, amount: { currency: tx.currency, minor: Math.abs(tx.amount) } }] : [];
+		}),
+	);
+}
+
+export async function count(deps: Pick<BillingDeps, "db" | "midMetrics">, counted: Counted[]): Promise<void> {
+	if (counted.length === 0) return;
+	const byDoc = new Map<string, { midId: number; day: string; inc: Record<string, number> }>();
+	for (const c of counted) {
+		const day = dayOf(c.at);
+		const key = `${c.midId}:${day}`;
+		const doc = byDoc.get(key) ?? byDoc.set(key, { midId: c.midId, day, inc: {} }).get(key)!;
+		doc.inc[c.what] = (doc.inc[c.what] ?? 0) + 1;
+		const amountField = AMOUNT_OF[c.what];
+		if (amountField && c.amount) {
+			const field = `${amountField}.${c.amount.currency}`;
+			doc.inc[field] = (doc.inc[field] ?? 0) + c.amount.minor;
+		}
+		deps.midMetrics?.count(c.midId, c.what, 1);
+	}
+	const updates = [...byDoc].map(([key, doc]) => ({
+		filter: { _id: key },
+		update: { $setOnInsert: { midId: doc.midId, day: doc.day }, $inc: doc.inc },
+	}));
+	// Straight to the driver: one per checkout, and nothing for mongoose to cast.
+	if (updates.length === 1) await raw(deps.db.midStats).updateOne(updates[0].filter, updates[0].update, { upsert: true });
+	else
+		await raw(deps.db.midStats).bulkWrite(
+			updates.map(u => ({ updateOne: { ...u, upsert: true } })),
+			{ ordered: false },
+		);
+}
