@@ -1,5 +1,6 @@
 import { isFailure } from "../../shared/call";
 import type { CardType, Environment, MerchantAccountProcessor, MerchantAccountView, MidProcessor } from "../../shared/contracts/accounts";
+import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { binKey, groupKey, type MerchantAccountDoc } from "./models";
@@ -27,7 +28,20 @@ export function toMerchantAccountView(doc: MerchantAccountDoc, environment: Envi
 		cardTypes: doc.cardTypes,
 		active: doc.active,
 		processor: processorOf(doc, environment),
+		weight: doc.weight ?? 1,
+		monthlyCap: doc.monthlyCap
+			? { amount: toDecimal(doc.monthlyCap.amount, findCurrency(doc.monthlyCap.currency)!), currency: doc.monthlyCap.currency }
+			: null,
 	};
+}
+
+/** A monthly cap as the admin API takes it (a decimal) in minor units; null for none. */
+function capOf(input: { amount: number; currency: string } | null): MerchantAccountDoc["monthlyCap"] | AccountsError {
+	if (input === null) return null;
+	const currency = findCurrency(input.currency);
+	if (!currency) return AccountsError.UnknownCurrency;
+	const amount = toMinorUnits(input.amount, currency);
+	return typeof amount === "number" ? { amount, currency: currency.code } : AccountsError.InvalidAmount;
 }
 
 export async function accountExists(deps: AccountsDeps, accountId: number): Promise<boolean> {
@@ -61,10 +75,21 @@ async function keepProcessor(
 
 export async function createMerchantAccount(
 	deps: AccountsDeps,
-	input: { accountId: number; name: string; group: string; cardTypes: CardType[]; active: boolean; processor?: ProcessorInput | null },
+	input: {
+		accountId: number;
+		name: string;
+		group: string;
+		cardTypes: CardType[];
+		active: boolean;
+		processor?: ProcessorInput | null;
+		weight?: number;
+		monthlyCap?: { amount: number; currency: string } | null;
+	},
 ): Promise<MerchantAccountView | AccountsError> {
 	const account = await deps.db.accounts.findById(input.accountId).lean();
 	if (!account) return AccountsError.UnknownAccount;
+	const monthlyCap = capOf(input.monthlyCap ?? null);
+	if (typeof monthlyCap === "string") return monthlyCap;
 	const allowed = allowedProcessor(account.environment, input.processor);
 	if (typeof allowed === "string") return allowed;
 	const id = await deps.db.ids.merchantAccounts.next();
@@ -80,6 +105,8 @@ export async function createMerchantAccount(
 		cardTypes: [...new Set(input.cardTypes)],
 		active: input.active,
 		processor,
+		weight: input.weight ?? 1,
+		monthlyCap,
 		createdAt: deps.now(),
 	});
 	return toMerchantAccountView(doc.toObject(), account.environment);
@@ -95,16 +122,23 @@ export async function updateMerchantAccount(
 		cardTypes?: CardType[];
 		active?: boolean;
 		processor?: ProcessorInput | null;
+		weight?: number;
+		monthlyCap?: { amount: number; currency: string } | null;
 	},
 ): Promise<MerchantAccountView | AccountsError> {
-	const { accountId, id, processor: processorInput, ...fields } = input;
-	if (Object.keys(fields).length === 0 && processorInput === undefined) return AccountsError.NothingToChange;
+	const { accountId, id, processor: processorInput, monthlyCap: capInput, ...fields } = input;
+	if (Object.keys(fields).length === 0 && processorInput === undefined && capInput === undefined) return AccountsError.NothingToChange;
 	const account = await deps.db.accounts.findById(accountId).lean();
 	if (!account) return AccountsError.UnknownAccount;
 	const mid = await deps.db.merchantAccounts.findById(id).lean();
 	if (mid?.accountId !== accountId) return AccountsError.UnknownMerchantAccount;
 	const changes: Partial<MerchantAccountDoc> = { ...fields };
 	if (fields.cardTypes) changes.cardTypes = [...new Set(fields.cardTypes)];
+	if (capInput !== undefined) {
+		const monthlyCap = capOf(capInput);
+		if (typeof monthlyCap === "string") return monthlyCap;
+		changes.monthlyCap = monthlyCap;
+	}
 	if (processorInput !== undefined) {
 		const allowed = allowedProcessor(account.environment, processorInput);
 		if (typeof allowed === "string") return allowed;

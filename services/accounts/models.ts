@@ -66,6 +66,10 @@ export interface MerchantAccountDoc {
 	active: boolean;
 	/** Its gateway; absent on MIDs of earlier versions (the sandbox for a sandbox account, none for production). */
 	processor?: MidProcessor | null;
+	/** Absent on MIDs of earlier versions: 1. */
+	weight?: number;
+	/** Minor units of `currency` a calendar month; absent or null: no cap. */
+	monthlyCap?: { amount: number; currency: string } | null;
 	createdAt: Date;
 }
 
@@ -131,6 +135,8 @@ const merchantAccountSchema = new Schema<MerchantAccountDoc>(
 		cardTypes: { type: [String], enum: CARD_TYPES, required: true },
 		active: { type: Boolean, required: true },
 		processor: { type: Schema.Types.Mixed, default: null },
+		weight: { type: Number, default: 1 },
+		monthlyCap: { type: Schema.Types.Mixed, default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,

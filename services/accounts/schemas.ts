@@ -36,6 +36,17 @@ const productFields = {
 	active: { type: "boolean" },
 };
 
+const weight = { type: "integer", minimum: 0, maximum: 1000 };
+const monthlyCap = {
+	anyOf: [
+		params({
+			amount: { type: "number", exclusiveMinimum: 0, maximum: MAX_AMOUNT },
+			currency: { enum: CURRENCY_CODES, errorMessage: "must be an active ISO 4217 code in upper case, such as EUR" },
+		}),
+		{ type: "null" },
+	],
+};
+
 /** A MID's gateway as the gateway service hands it over (the Stripe key already sealed to payments: gateway-keys.ts); null: none. */
 const processorInput = {
 	anyOf: [
@@ -66,6 +77,8 @@ export const schemas = {
 			cardTypes: { type: "array", items: { enum: CARD_TYPES }, minItems: 1, maxItems: CARD_TYPES.length },
 			active: { type: "boolean", default: true },
 			processor: processorInput,
+			weight: { ...weight, default: 1 },
+			monthlyCap: { ...monthlyCap, default: null },
 		},
 		["accountId", "name", "group", "cardTypes"],
 	),
@@ -77,6 +90,8 @@ export const schemas = {
 			cardTypes: { type: "array", items: { enum: CARD_TYPES }, minItems: 1, maxItems: CARD_TYPES.length },
 			active: { type: "boolean" },
 			processor: processorInput,
+			weight,
+			monthlyCap,
 		},
 		["accountId", "id"],
 	),

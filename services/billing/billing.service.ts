@@ -24,7 +24,8 @@ import type { DisputeDeps, DisputeProtection } from "./disputes/notices";
 import { applySandboxNotices } from "./disputes/sandbox-notices";
 import { handOverLegacySandbox } from "./legacy-sandbox";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists";
-import { midHealth } from "./mid-health";
+import { createCapTracker } from "./mid-caps";
+import { midHealth, monthVolumes } from "./mid-health";
 import { midStatsMetrics } from "./mid-stats";
 import { type BillingDb, createBillingModels } from "./models";
 import { createOutboxSchedule, listEarlierEvents } from "./outbox";
@@ -194,6 +195,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		disputes: idempotent(domainAction(schemas.disputes, listDisputesPage, pageOrBadRequest)),
 		// Ops and the dashboard: each MID's month and last 30 days (mid-health.ts).
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
+		// Checkout nodes: what capped MIDs sold this month (checkout/mid-routing.ts).
+		midVolumes: idempotent(
+			domainAction(schemas.midVolumes, async (deps: DisputeDeps, input: { midIds: number[] }) => ({
+				volumes: await monthVolumes(deps, input),
+			})),
+		),
 		getDispute: idempotent(disputeErrors.action(schemas.getById, getDispute)),
 		submitDisputeEvidence: {
 			params: schemas.submitDisputeEvidence,
@@ -228,6 +235,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			const terms = new Map<string, Promise<RenewalTerms | null>>();
 			const deps: RenewalDeps = {
 				...this.deps,
+				caps: createCapTracker(this.deps),
 				termsOf: (accountId, productId) => {
 					const key = `${accountId}:${productId}`;
 					if (!terms.has(key)) terms.set(key, call(this.broker, "accounts.renewalTerms", { accountId, productId }));

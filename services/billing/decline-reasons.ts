@@ -17,8 +17,11 @@ const HARD = new Set([
 	"authorization_not_found",
 ]);
 
+/** The reason of a renewal no MID could take (each inactive or at its monthly cap, mid-caps.ts): tried again later. */
+export const NO_MID_REASON = "merchant_account_unavailable";
+
 /** Refused by this MID (its acquirer or its risk rules), not by the card: another MID may be approved. */
-const MERCHANT_ACCOUNT = new Set(["merchant_account_refused", "transaction_not_permitted"]);
+const MERCHANT_ACCOUNT = new Set(["merchant_account_refused", "transaction_not_permitted", NO_MID_REASON]);
 
 /** The issuer wants the buyer to authenticate (3-D Secure, docs/authentication.md): only the buyer can fix it. */
 const AUTHENTICATION = new Set([AUTHENTICATION_REQUIRED_REASON]);

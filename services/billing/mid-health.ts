@@ -102,3 +102,17 @@ export async function midHealth(deps: BillingDeps, input: { accountId: number })
 		};
 	});
 }
+
+/** What each MID sold this calendar month (TIME_ZONE), in minor units by currency: what its monthly cap is checked against. */
+export async function monthVolumes(deps: BillingDeps, input: { midIds: number[] }): Promise<Record<string, Record<string, number>>> {
+	const today = DateTime.fromISO(dayOf(deps.now()), { zone: config().timeZone });
+	const days = daysBetween(today.startOf("month"), today);
+	const keys = input.midIds.flatMap(id => days.map(day => `${id}:${day}`));
+	const volumes: Record<string, Record<string, number>> = Object.fromEntries(input.midIds.map(id => [id, {}]));
+	if (keys.length === 0) return volumes;
+	for (const doc of await deps.db.midStats.find({ _id: { $in: keys } }, { midId: 1, salesAmount: 1 }).lean()) {
+		const volume = volumes[doc.midId];
+		for (const [currency, minor] of Object.entries(doc.salesAmount ?? {})) volume[currency] = (volume[currency] ?? 0) + minor;
+	}
+	return volumes;
+}

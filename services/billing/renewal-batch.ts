@@ -11,8 +11,9 @@ import { withRetries } from "../../shared/processor-retries";
 import type { DueEntry } from "../../shared/schedule";
 import { addPeriod } from "../../shared/time";
 import { expiryListings } from "./card-expiry";
-import { declineCategory } from "./decline-reasons";
+import { declineCategory, NO_MID_REASON } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
+import { type CapTracker, renewalMid } from "./mid-caps";
 import type { CustomerDoc, OutboxEvent } from "./models";
 import { listedEvent } from "./outbox";
 import type { RelayTargets } from "./outbox-relay";
@@ -26,6 +27,8 @@ import { recordTransactions } from "./transaction-record";
 export interface RenewalDeps extends BillingDeps {
 	/** The product, the retry days and the group's MIDs (accounts.renewalTerms); null for a product gone. */
 	termsOf(accountId: number, productId: number): Promise<RenewalTerms | null>;
+	/** The cycle's view of the MIDs' monthly caps (mid-caps.ts). */
+	caps: CapTracker;
 }
 
 export interface BatchOptions {
@@ -72,7 +75,18 @@ interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
 	outcome: ProcessorOutcome;
+	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
+	movedTo?: { midId: number; midName: string };
 }
+
+/** A renewal no MID may take: declined as a MID's refusal, without asking any processor. */
+const noMid: ProcessorOutcome = {
+	status: "DECLINED",
+	processorTransactionId: null,
+	processorReference: null,
+	reason: NO_MID_REASON,
+	hardDecline: false,
+};
 
 async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date): Promise<ProcessorOutcome> {
 	if (customer.authorizationId !== null) {
@@ -112,7 +126,16 @@ async function chargeAll(
 				}
 				// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 				const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
-				charged.push({ ...item, terms, key, outcome: await charge(deps, item.customer, terms.product, key, options.at) });
+				const mid = await renewalMid(item.customer, terms, deps.caps);
+				if (!mid) {
+					charged.push({ ...item, terms, key, outcome: noMid });
+					continue;
+				}
+				const moved = mid.id !== item.customer.midId;
+				const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
+				const outcome = await charge(deps, customer, terms.product, key, options.at);
+				if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, terms.product.amountMinor);
+				charged.push({ ...item, customer, terms, key, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) });
 			} catch {
 				// The processor or the accounts service is unavailable: the lease runs out and a later cycle asks with the same key.
 			}
@@ -136,11 +159,12 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 		return {
 			result: "charged" as const,
 			listAt: next,
-			ifActive: { ...billed, nextRenewalTimestamp: next, renewalActive: next !== null },
+			ifActive: { ...item.movedTo, ...billed, nextRenewalTimestamp: next, renewalActive: next !== null },
 			otherwise: billed,
 		};
 	}
-	return retryState(item, options.at);
+	const retry = retryState(item, options.at);
+	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive } } : retry;
 }
 
 /**

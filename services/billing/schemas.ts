@@ -106,6 +106,7 @@ export const schemas = {
 		},
 		["accountId"],
 	),
+	midVolumes: params({ midIds: { type: "array", items: id, minItems: 1, maxItems: 100, uniqueItems: true } }),
 	disputes: params({ accountId: id, ...listParams, ...dateRangeParams, status: { enum: Object.values(DisputeStatus) } }, ["accountId"]),
 	// Text fields as Stripe names them, each at most Stripe's 20,000 characters; at least one.
 	submitDisputeEvidence: params({

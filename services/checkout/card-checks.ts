@@ -9,6 +9,7 @@ import type { CardContext } from "./account-cache";
 import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
 import { answer, type CheckoutAnswer, CheckoutCode, UNVERIFIED } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
+import type { Sale } from "./mid-routing";
 
 export type FieldProblem = { field: string; message: string };
 
@@ -35,6 +36,8 @@ export async function decryptCard(
 
 export interface CheckedCard {
 	mid: MerchantAccountView;
+	/** The checkout ended (mid-routing.ts): `sold` when its charge was approved. */
+	settle(sold: boolean): void;
 	attemptId: string;
 	/** What billing keeps of the card: its token, keyed fingerprint, BIN, last four digits, brand and expiry. */
 	record: { cardToken: string; fingerprint: string; bin: string; last4: string; brand: CardBrand; expiry: string };
@@ -46,17 +49,21 @@ export async function checkCard(
 	context: CardContext,
 	card: { pan: string; cvc: string; expiry: string },
 	attemptPrefix: "co" | "cu",
+	/** What the checkout will charge now, which a capped MID must have room for; null: nothing now (a trial, a card update). */
+	sale: Sale | null,
 ): Promise<CheckedCard | CheckoutAnswer> {
 	// A MID that accepts the brand. A number of no known brand is not a card.
 	const brand = cardBrand(card.pan);
 	if (!brand) return answer(CheckoutCode.CreditCardValidation);
 	const eligible = context.merchantAccounts.filter(m => m.active && m.cardTypes.includes(brand));
 	if (eligible.length === 0) return answer(CheckoutCode.NoMerchantAccount);
-	const mid = deps.pickMerchantAccount(eligible);
 
-	// Blocked BIN before any processor call; then the card itself.
+	// Blocked BIN before any processor call; then the card itself, on a MID with room for the sale.
 	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
 	if (!passesLocalChecks(card.pan, card.cvc, card.expiry, deps.now())) return answer(CheckoutCode.CreditCardValidation);
+	const routed = await deps.mids.pick(eligible, sale);
+	if (!routed) return answer(CheckoutCode.NoMerchantAccount);
+	const { mid } = routed;
 	const attemptId = `${attemptPrefix}_${randomBytes(12).toString("base64url")}`;
 	// The card number goes to the payments service alone, which vaults it and verifies it on the MID's gateway.
 	const verified = await deps.call("payments.saveCard", {
@@ -64,7 +71,10 @@ export async function checkCard(
 		attemptId,
 		card: { pan: card.pan, expiry: card.expiry, cvc: card.cvc },
 	});
-	if (isFailure(verified)) return UNVERIFIED[verified.error];
+	if (isFailure(verified)) {
+		routed.settle(false);
+		return UNVERIFIED[verified.error];
+	}
 	const record = {
 		cardToken: verified.cardToken,
 		fingerprint: cardFingerprint(deps.fingerprintKey, card.pan),
@@ -73,5 +83,5 @@ export async function checkCard(
 		brand,
 		expiry: card.expiry,
 	};
-	return { mid, attemptId, record };
+	return { mid, settle: routed.settle, attemptId, record };
 }

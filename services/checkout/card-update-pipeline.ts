@@ -76,7 +76,8 @@ export async function submitCardUpdate(
 	if (!context?.product) return updateAnswer(CardUpdateCode.CustomerNotUpdatable);
 
 	// 2. and 3. A MID of the product's group for the brand, the BIN blacklist, then the card itself.
-	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "cu");
+	// A card update's payment of a renewal owed is not routed by caps: it stays on the MID the card is verified on.
+	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "cu", null);
 	if ("code" in checked) return checked;
 	const { mid, attemptId } = checked;
 

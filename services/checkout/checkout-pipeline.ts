@@ -8,10 +8,10 @@
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
 // Every outcome is a code; nothing here throws for a business reason.
 import { isFailure } from "../../shared/call";
-import type { MerchantAccountView } from "../../shared/contracts/accounts";
+import type { Environment, ProductRecord } from "../../shared/contracts/accounts";
 import { CheckoutStepError, FirstPaymentOutcome, type FirstPaymentResult } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
-import { checkCard, decryptCard } from "./card-checks";
+import { type CheckedCard, checkCard, decryptCard } from "./card-checks";
 import {
 	answer,
 	type CheckoutAnswer,
@@ -66,12 +66,6 @@ async function answerFirstPayment(
 	return UNPAID[isFailure(paid) ? paid.error : (paid.outcome as keyof typeof UNPAID)];
 }
 
-/** Round robin over the eligible MIDs, per checkout node. */
-export function roundRobin(): (eligible: MerchantAccountView[]) => MerchantAccountView {
-	let turn = 0;
-	return eligible => eligible[turn++ % eligible.length];
-}
-
 export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): Promise<CheckoutAnswer | InvalidCheckout> {
 	// Nothing that cannot be stored, or that holds card data in plaintext, goes any further.
 	const refused = buyerInputProblems(input);
@@ -93,9 +87,28 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	const product = context.product;
 
 	// 2. and 3. A MID for the brand, the BIN blacklist, then the card itself.
-	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "co");
+	const sale = product.billing === "CHARGE" ? { amountMinor: product.amountMinor, currency: product.currency } : null;
+	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "co", sale);
 	if ("code" in checked) return checked;
+	let paid: CheckoutAnswer | undefined;
+	try {
+		paid = await payOn(deps, input, { accountId: session.accountId, environment: context.environment, product }, checked);
+		return paid;
+	} finally {
+		checked.settle(paid?.code === CheckoutCode.Ok);
+	}
+}
+
+/** Steps 4 and 5 on the checked card: the duplicate check, then the first payment. */
+async function payOn(
+	deps: CheckoutDeps,
+	input: CheckoutInput,
+	session: { accountId: number; environment: Environment; product: ProductRecord },
+	checked: CheckedCard,
+): Promise<CheckoutAnswer> {
 	const { mid, attemptId } = checked;
+	const { product } = session;
+	const context = { environment: session.environment };
 
 	// 4. One live subscription per (product, email, card) unless the product allows more.
 	const opened = await deps.call("billing.openSubscription", {

@@ -8,9 +8,10 @@ import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createAccountCache } from "./account-cache";
 import { loadCardKeyRing } from "./card-keys";
 import { type CardUpdateRequest, continueCardUpdate, submitCardUpdate } from "./card-update-pipeline";
-import { type CheckoutInput, continueCheckout, roundRobin, submitCheckout } from "./checkout-pipeline";
+import { type CheckoutInput, continueCheckout, submitCheckout } from "./checkout-pipeline";
 import { demoSession } from "./demo-session";
 import type { CheckoutDeps } from "./deps";
+import { createMidRouter } from "./mid-routing";
 import { schemas } from "./schemas";
 
 interface Locals {
@@ -92,7 +93,7 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			accounts: createAccountCache(call),
 			keys,
 			fingerprintKey: Buffer.from(cardFingerprintKey, "base64"),
-			pickMerchantAccount: roundRobin(),
+			mids: createMidRouter(call),
 			now: () => new Date(),
 		};
 	},

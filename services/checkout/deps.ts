@@ -1,7 +1,7 @@
 import type { Call } from "../../shared/call";
-import type { MerchantAccountView } from "../../shared/contracts/accounts";
 import type { AccountCache } from "./account-cache";
 import type { CardKeyRing } from "./card-keys";
+import type { MidRouter } from "./mid-routing";
 
 export interface CheckoutDeps {
 	/** Sessions', accounts' and billing's actions (shared/contracts). */
@@ -10,7 +10,7 @@ export interface CheckoutDeps {
 	accounts: AccountCache;
 	keys: CardKeyRing;
 	fingerprintKey: Buffer;
-	/** Spreads checkouts across the eligible MIDs. */
-	pickMerchantAccount(eligible: MerchantAccountView[]): MerchantAccountView;
+	/** Spreads checkouts across the eligible MIDs by weight, within their caps (mid-routing.ts). */
+	mids: MidRouter;
 	now: () => Date;
 }

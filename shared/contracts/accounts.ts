@@ -77,6 +77,10 @@ export interface MerchantAccountView {
 	active: boolean;
 	/** Its gateway; null: it has none (a production account's MID before it goes live), and cannot charge. */
 	processor: MidProcessor | null;
+	/** Its share of new checkouts among the eligible MIDs (0: none); default 1 (docs/disputes.md#routing). */
+	weight: number;
+	/** The most it may sell in a calendar month (TIME_ZONE), a decimal in `currency`; null: no cap. */
+	monthlyCap: { amount: number; currency: string } | null;
 }
 
 /**

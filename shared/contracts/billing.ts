@@ -273,6 +273,8 @@ export interface BillingActions {
 		result: FirstPaymentResult | { error: CheckoutStepError };
 	};
 	"billing.refundTransaction": { params: RefundInput; result: RefundDone | { error: RefundError } };
+	/** What each MID sold this calendar month (TIME_ZONE): minor units by currency, keyed by MID id. */
+	"billing.midVolumes": { params: { midIds: number[] }; result: { volumes: Record<string, Record<string, number>> } };
 	/** Whether the account's customer may get a new card, and what the card must be checked against. */
 	"billing.cardUpdateTarget": { params: { accountId: number; customerId: number }; result: CardUpdateTarget | { error: CardUpdateError } };
 	"billing.updateCard": {

@@ -101,6 +101,8 @@ describe("Merchant accounts (MIDs)", () => {
 			cardTypes: ["visa", "mastercard"],
 			active: true,
 			processor: { type: "sandbox" },
+			weight: 1,
+			monthlyCap: null,
 		});
 		const list = await admin(app).get(`/accounts/${merchant.accountId}/merchant-accounts?group=eu`);
 		expect(list.body).toEqual([res.body]);
