@@ -1,6 +1,7 @@
 // Disputes through the sandbox's dispute test cards and the test clock
 // (docs/disputes.md): opened, reviewed, won or lost, with every state, the
 // transactions, the refund endpoint's answer and the merchant's webhooks.
+import { freePort } from "../../../dev/net";
 import { createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
@@ -15,9 +16,11 @@ const DISPUTE_CARDS = {
 
 let app: TestApp;
 let receiver: WebhookReceiver;
+let metricsPort: number;
 
 beforeAll(async () => {
-	app = await startApp();
+	metricsPort = await freePort();
+	app = await startApp({ env: { METRICS_PORT: String(metricsPort) } });
 	receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
@@ -264,5 +267,16 @@ describe("MID health", () => {
 		const approvals = health.map((h: { month: { approvalRate: number | null } }) => h.month.approvalRate);
 		expect(approvals.every((rate: number | null) => rate === null || (rate > 0 && rate <= 1))).toBe(true);
 		expect((await admin(app).get("/accounts/987654321/merchant-accounts/health")).status).toBe(404);
+		// The node's Prometheus counters, labelled by MID, say the same.
+		const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+		const counter = (name: string, midId: number) =>
+			metrics
+				.split("\n")
+				.filter(line => line.startsWith(`${name}{`) && line.includes(`midId="${midId}"`))
+				.reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
+		for (const h of health) {
+			expect(counter("billing_mid_sales", h.midId)).toBe(h.month.sales);
+			expect(counter("billing_mid_disputes", h.midId)).toBe(h.month.disputes);
+		}
 	});
 });
