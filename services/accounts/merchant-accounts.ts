@@ -6,15 +6,27 @@ import { AccountsError } from "./errors";
 import { binKey, groupKey, type MerchantAccountDoc } from "./models";
 
 /**
- * A MID's gateway as the gateway service hands it over: the sandbox, or Stripe with its key already sealed to the
- * payments service (its mode and last 4 characters beside it, read before it was sealed).
+ * A MID's gateway as the gateway service hands it over: the sandbox, or Stripe with its key (and its webhook signing
+ * secret, if given) already sealed to the payments service, the mode and last 4 characters beside them, read before
+ * they were sealed.
  */
 export type ProcessorInput =
 	| { type: "sandbox" }
-	| { type: "stripe"; sealedSecretKey: string; keyMode: "test" | "live"; secretKeyLast4: string };
+	| {
+			type: "stripe";
+			sealedSecretKey: string;
+			keyMode: "test" | "live";
+			secretKeyLast4: string;
+			sealedWebhookSecret?: string;
+			webhookSecretLast4?: string;
+	  };
 
-/** A MID stored before MIDs named their gateway: the sandbox for a sandbox account, none for a production one. */
+/**
+ * A MID stored before MIDs named their gateway: the sandbox for a sandbox account, none for a production one. A Stripe
+ * MID stored before webhook secrets has none.
+ */
 function processorOf(doc: MerchantAccountDoc, environment: Environment): MidProcessor | null {
+	if (doc.processor?.type === "stripe") return { ...doc.processor, webhookSecretLast4: doc.processor.webhookSecretLast4 ?? null };
 	if (doc.processor !== undefined) return doc.processor;
 	return environment === "sandbox" ? { type: "sandbox" } : null;
 }
@@ -61,16 +73,29 @@ function allowedProcessor(environment: Environment, input: ProcessorInput | null
 	return input;
 }
 
-/** Stores a Stripe key with payments before any MID names it; what the MID itself keeps of its gateway. */
+/**
+ * Stores a Stripe key and webhook secret with payments before any MID names them (a processor without a secret leaves
+ * the MID none); what the MID itself keeps of its gateway.
+ */
 async function keepProcessor(
 	deps: AccountsDeps,
 	midId: number,
 	input: ProcessorInput | null,
 ): Promise<MidProcessor | null | AccountsError> {
 	if (input?.type !== "stripe") return input;
-	const stored = await deps.call("payments.storeCredentials", { midId, type: "stripe", sealedSecretKey: input.sealedSecretKey });
+	const stored = await deps.call("payments.storeCredentials", {
+		midId,
+		type: "stripe",
+		sealedSecretKey: input.sealedSecretKey,
+		...(input.sealedWebhookSecret === undefined ? {} : { sealedWebhookSecret: input.sealedWebhookSecret }),
+	});
 	if (isFailure(stored)) return AccountsError.UnreadableGatewayKey;
-	return { type: "stripe", keyMode: input.keyMode, secretKeyLast4: input.secretKeyLast4 };
+	return {
+		type: "stripe",
+		keyMode: input.keyMode,
+		secretKeyLast4: input.secretKeyLast4,
+		webhookSecretLast4: input.webhookSecretLast4 ?? null,
+	};
 }
 
 export async function createMerchantAccount(

@@ -47,16 +47,28 @@ const monthlyCap = {
 	],
 };
 
-/** A MID's gateway as the gateway service hands it over (the Stripe key already sealed to payments: gateway-keys.ts); null: none. */
+/**
+ * A MID's gateway as the gateway service hands it over (the Stripe key and webhook secret already sealed to payments:
+ * gateway-keys.ts); null: none.
+ */
 const processorInput = {
 	anyOf: [
 		params({ type: { const: "sandbox" } }),
-		params({
-			type: { const: "stripe" },
-			sealedSecretKey: { type: "string", maxLength: 4096 },
-			keyMode: { enum: ["test", "live"] },
-			secretKeyLast4: { type: "string", pattern: "^[A-Za-z0-9]{4}$" },
-		}),
+		{
+			...params(
+				{
+					type: { const: "stripe" },
+					sealedSecretKey: { type: "string", maxLength: 4096 },
+					keyMode: { enum: ["test", "live"] },
+					secretKeyLast4: { type: "string", pattern: "^[A-Za-z0-9]{4}$" },
+					sealedWebhookSecret: { type: "string", maxLength: 4096 },
+					webhookSecretLast4: { type: "string", pattern: "^[A-Za-z0-9]{4}$" },
+				},
+				["type", "sealedSecretKey", "keyMode", "secretKeyLast4"],
+			),
+			// The webhook secret comes with its last 4 characters, or not at all.
+			dependencies: { sealedWebhookSecret: ["webhookSecretLast4"], webhookSecretLast4: ["sealedWebhookSecret"] },
+		},
 		{ type: "null" },
 	],
 };

@@ -10,6 +10,7 @@ import { config } from "../../shared/config";
 import type { RenewalTerms } from "../../shared/contracts/accounts";
 import type { FirstPaymentResult } from "../../shared/contracts/billing";
 import { DisputeError } from "../../shared/contracts/billing";
+import { StripeEventError } from "../../shared/contracts/payments";
 import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
@@ -20,8 +21,9 @@ import { abandonSubscription, continueFirstPayment, firstPayment, openSubscripti
 import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
-import type { DisputeDeps, DisputeProtection } from "./disputes/notices";
+import { type DisputeDeps, type DisputeProtection, NoticeError } from "./disputes/notices";
 import { applySandboxNotices } from "./disputes/sandbox-notices";
+import { applyStripeEvent, type StripeEventRefusal } from "./disputes/stripe-events";
 import { handOverLegacySandbox } from "./legacy-sandbox";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists";
 import { createCapTracker } from "./mid-caps";
@@ -82,6 +84,30 @@ const disputeErrors = domainErrors<DisputeError>(
 			: error === DisputeError.ProcessorUnavailable
 				? ApiErrorType.ServiceUnavailable
 				: ApiErrorType.Conflict,
+);
+
+/** Stripe could not be read for the event: its retry will apply it, once Stripe answers or the MID's key is fixed. */
+const STRIPE_UNREAD: readonly StripeEventRefusal[] = [StripeEventError.Unavailable, StripeEventError.KeyRefused];
+
+/**
+ * Why an event Stripe sent was refused: 400, which Stripe retries for days and then gives up (the event cannot be
+ * ours), or 503 when Stripe could not be read.
+ */
+const stripeEventErrors = domainErrors<StripeEventRefusal>(
+	{
+		[StripeEventError.NotStripeMid]: "This merchant account is not on Stripe: it takes no Stripe events",
+		[StripeEventError.NoWebhookSecret]:
+			"This merchant account has no webhook signing secret (processor.webhookSecret): its events cannot be verified",
+		[StripeEventError.BadSignature]:
+			"The Stripe-Signature header is missing, was not made with this merchant account's webhook signing secret, or is more than 5 minutes old",
+		[StripeEventError.Malformed]: "The body is not a Stripe event",
+		[StripeEventError.NotThisAccount]: "The event names a payment this merchant account's Stripe account does not have",
+		[NoticeError.OtherMerchantAccount]: "The event's charge was made on another merchant account",
+		[StripeEventError.Unavailable]: "Stripe could not be reached to read the event's payment: nothing was applied; send it again",
+		[StripeEventError.KeyRefused]:
+			"Stripe refused this merchant account's key when reading the event's payment (revoked, or restricted from reading payments): nothing was applied; send it again",
+	},
+	error => (STRIPE_UNREAD.includes(error) ? ApiErrorType.ServiceUnavailable : ApiErrorType.BadRequest),
 );
 
 /** Actions that write outbox events relay the documents they wrote them on, so webhooks go out at once. */
@@ -208,6 +234,19 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				const submitted = disputeErrors.orFail(await submitEvidence(this.deps, ctx.params));
 				if (submitted.changed !== null) this.relay.kick({ disputes: [submitted.changed] });
 				return submitted.dispute;
+			},
+		},
+		// POST /api/processors/stripe/{midId}/events: Stripe's disputes and fraud warnings (disputes/stripe-events.ts).
+		stripeEvent: {
+			params: schemas.stripeEvent,
+			async handler(ctx: Context<Parameters<typeof applyStripeEvent>[1]>) {
+				const outcome = await applyStripeEvent(this.deps, ctx.params);
+				// Stripe sends it again, for days: the operator sees why before it gives up.
+				if (typeof outcome === "string" && STRIPE_UNREAD.includes(outcome))
+					this.logger.warn(`A Stripe event for MID ${ctx.params.midId} waits for Stripe's retry: ${outcome}`);
+				const received = stripeEventErrors.orFail(outcome);
+				this.relay.kick(received.changed);
+				return { received: true };
 			},
 		},
 		// Ops: settle the refunds crashes left RESERVED now, instead of at the next timer (refund-recovery.ts).

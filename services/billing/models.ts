@@ -341,6 +341,18 @@ const disputeSchema = new Schema<DisputeDoc>(
 // One dispute per gateway dispute, however often its notices come.
 disputeSchema.index({ processorKey: 1 }, { unique: true });
 
+/** An event Stripe sent to a MID's endpoint, once applied (disputes/stripe-events.ts): Stripe's repeat is not applied again. */
+export interface StripeEventDoc {
+	/** `<midId>:<Stripe's event id>`. */
+	_id: string;
+	midId: number;
+	/** The dispute's or the warning's id at Stripe (`du_…`, `issfr_…`). */
+	reference: string;
+	appliedAt: Date;
+}
+
+const stripeEventSchema = new Schema<StripeEventDoc>({ _id: String, midId: Number, reference: String, appliedAt: Date }, options);
+
 const subscriptionLockSchema = new Schema<SubscriptionLockDoc>(
 	{ _id: String, customerId: { type: Number, required: true }, createdAt: { type: Date, required: true } },
 	options,
@@ -352,6 +364,8 @@ export interface BillingDb {
 	subscriptionLocks: Model<SubscriptionLockDoc>;
 	refunds: Model<RefundDoc>;
 	disputes: Model<DisputeDoc>;
+	/** Stripe's events applied, by `<midId>:<event id>`. */
+	stripeEvents: Model<StripeEventDoc>;
 	recoveryStats: Model<RecoveryStatsDoc>;
 	/** Each MID's counts by day (mid-stats.ts). */
 	midStats: Model<MidStatsDoc>;
@@ -424,6 +438,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
 		refunds: connection.model("Refund", refundSchema, "refunds"),
 		disputes: connection.model("Dispute", disputeSchema, "disputes"),
+		stripeEvents: connection.model("StripeEvent", stripeEventSchema, "stripe_events"),
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),

@@ -14,6 +14,7 @@ import {
 	OPERATION_IN_PROGRESS_REASON,
 	OUTCOME_UNKNOWN_REASON,
 	type PaymentOutcome,
+	type StripeEventError,
 } from "../../shared/contracts/payments";
 
 export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/payments";
@@ -42,6 +43,12 @@ export interface Payments {
 	/** The sandbox's disputes and warnings due by `until` (one account's: a test clock), until named done. */
 	sandboxNotices(request: { until: Date; accountId?: number }): Promise<GatewayNotice[]>;
 	sandboxNoticesDone(ids: string[]): Promise<void>;
+	/** An event Stripe sent to a MID's endpoint, verified and read: the notice it brings, null when none of ours. */
+	stripeEvent(request: {
+		midId: number;
+		payload: string;
+		signature?: string;
+	}): Promise<{ eventId: string; notice: GatewayNotice | null } | { error: StripeEventError }>;
 }
 
 /**
@@ -78,5 +85,6 @@ export function paymentsThrough(call: Call): Payments {
 		sandboxNoticesDone: async ids => {
 			if (ids.length) await call("payments.sandboxNoticesDone", { ids });
 		},
+		stripeEvent: request => call("payments.stripeEvent", request),
 	};
 }

@@ -108,6 +108,11 @@ export const schemas = {
 	),
 	midVolumes: params({ midIds: { type: "array", items: id, minItems: 1, maxItems: 100, uniqueItems: true } }),
 	disputes: params({ accountId: id, ...listParams, ...dateRangeParams, status: { enum: Object.values(DisputeStatus) } }, ["accountId"]),
+	// The body as Stripe sent it, and its Stripe-Signature header when there was one (the gateway's processors route).
+	stripeEvent: params(
+		{ midId: id, payload: { type: "string", minLength: 1, maxLength: 1_048_576 }, signature: { type: "string", maxLength: 4096 } },
+		["midId", "payload"],
+	),
 	// Text fields as Stripe names them, each at most Stripe's 20,000 characters; at least one.
 	submitDisputeEvidence: params({
 		accountId: id,

@@ -66,6 +66,14 @@ export const publicEndpoints: Record<string, Endpoint> = {
 	"POST /card-update-link": { action: "sessions.openCardUpdateLink", hostAsDomain: true },
 };
 
+/**
+ * `/api/processors`, no token: what a MID's gateway sends us, each request signed with the MID's own secret, which the
+ * action verifies on the body as it came (docs/api.md#stripe-events).
+ */
+export const processorEndpoints: Record<string, Endpoint> = {
+	"POST /stripe/:midId/events": { action: "billing.stripeEvent" },
+};
+
 /** `/demo`, no token: the demo page's session (npm start only). */
 export const demoEndpoints: Record<string, Endpoint> = {
 	"GET /session": { action: "checkout.demoSession" },
@@ -91,7 +99,7 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	},
 	"PATCH /accounts/:accountId/merchant-accounts/:id": { action: "accounts.updateMerchantAccount", sealsGatewayKey: true },
 	"GET /accounts/:accountId/merchant-accounts": { action: "accounts.listMerchantAccounts" },
-	"GET /accounts/:accountId/merchant-accounts/health": { action: "billing.midHealth" },
+	"GET /accounts/:accountId/merchant-account-health": { action: "billing.midHealth" },
 	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201, location: "list" },
 	"GET /accounts/:accountId/products": { action: "accounts.listProducts" },
 	"PATCH /accounts/:accountId/products/:productId": { action: "accounts.updateProduct" },
@@ -156,7 +164,9 @@ export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, s
 }
 
 const byAction = new Map(
-	[apiEndpoints, publicEndpoints, adminEndpoints, demoEndpoints].flatMap(table => Object.values(table).map(e => [e.action, e] as const)),
+	[apiEndpoints, publicEndpoints, processorEndpoints, adminEndpoints, demoEndpoints].flatMap(table =>
+		Object.values(table).map(e => [e.action, e] as const),
+	),
 );
 
 export function endpointFor(action: string | undefined): Endpoint | undefined {

@@ -1,13 +1,15 @@
-// A MID's gateway key (Stripe's secret key) is sealed here, the moment the
-// admin request arrives, to the payments service's public key (JWE,
-// RSA-OAEP-256 + A256GCM): it crosses the transporter and the accounts
-// service sealed, and only payments can read it. What the rules need of it
-// (test or live, the last 4 characters) travels beside it.
+// A MID's gateway key (Stripe's secret key) and its webhook signing secret
+// are sealed here, the moment the admin request arrives, to the payments
+// service's public key (JWE, RSA-OAEP-256 + A256GCM): they cross the
+// transporter and the accounts service sealed, and only payments can read
+// them. What the rules and the answers need of them (test or live, the last 4
+// characters) travels beside them.
 import { CompactEncrypt, importJWK, type JWK } from "jose";
-import { GATEWAY_KEY_PATTERN } from "../../shared/contracts/payments";
+import { GATEWAY_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../shared/contracts/payments";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 
 const GATEWAY_KEY = new RegExp(GATEWAY_KEY_PATTERN);
+const WEBHOOK_SECRET = new RegExp(WEBHOOK_SECRET_PATTERN);
 /** payments' key is asked again after this long, so a rotation of CREDENTIALS_PRIVATE_KEY reaches every gateway. */
 const KEY_CACHE_MS = 60_000;
 
@@ -27,19 +29,35 @@ export function createGatewayKeySealer(fetchKey: () => Promise<JWK>, now: () => 
 		return cached.key;
 	}
 
-	/** The request's `processor`, its Stripe key sealed; anything else is passed on for the action's own validation. */
+	async function sealed(secret: string): Promise<string> {
+		const { key, kid } = await publicKey();
+		return new CompactEncrypt(new TextEncoder().encode(secret))
+			.setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid })
+			.encrypt(key);
+	}
+
+	/** The request's `processor`, its Stripe key and webhook secret sealed; anything else is passed on for the action's own validation. */
 	return async function sealProcessor(processor: unknown): Promise<unknown> {
 		if (!isObject(processor) || processor.type !== "stripe") return processor;
-		const { secretKey, ...rest } = processor;
+		const { secretKey, webhookSecret, ...rest } = processor;
 		if (typeof secretKey !== "string" || !GATEWAY_KEY.test(secretKey))
 			throw new ApiError(
 				ApiErrorType.BadRequest,
 				"processor.secretKey must be a Stripe secret or restricted key: sk_test_…, sk_live_…, rk_test_… or rk_live_…",
 			);
-		const { key, kid } = await publicKey();
-		const sealedSecretKey = await new CompactEncrypt(new TextEncoder().encode(secretKey))
-			.setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid })
-			.encrypt(key);
-		return { ...rest, sealedSecretKey, keyMode: secretKey.split("_")[1], secretKeyLast4: secretKey.slice(-4) };
+		if (webhookSecret !== undefined && (typeof webhookSecret !== "string" || !WEBHOOK_SECRET.test(webhookSecret)))
+			throw new ApiError(
+				ApiErrorType.BadRequest,
+				"processor.webhookSecret must be the signing secret of the MID's endpoint in Stripe's dashboard: whsec_ and 8 to 247 letters or digits",
+			);
+		return {
+			...rest,
+			sealedSecretKey: await sealed(secretKey),
+			keyMode: secretKey.split("_")[1],
+			secretKeyLast4: secretKey.slice(-4),
+			...(webhookSecret === undefined
+				? {}
+				: { sealedWebhookSecret: await sealed(webhookSecret), webhookSecretLast4: webhookSecret.slice(-4) }),
+		};
 	};
 }

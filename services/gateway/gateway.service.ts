@@ -23,6 +23,7 @@ import {
 	dashboardSignInEndpoints,
 	demoEndpoints,
 	endpointFor,
+	processorEndpoints,
 	publicEndpoints,
 	requiredServices,
 } from "./endpoints";
@@ -30,7 +31,7 @@ import { createGatewayKeySealer } from "./gateway-keys";
 import { checkHealth } from "./health";
 import { type HttpAnswer, jsonError, toCheckoutAnswer, toHttpAnswer } from "./http-errors";
 import { decideMethod, methodsFrom, routedPath } from "./methods";
-import { checkInputPlacement, checkParameterNames, type GatewayRequest, readUrlParameters } from "./request-params";
+import { checkInputPlacement, checkParameterNames, type GatewayRequest, readSignedEvent, readUrlParameters } from "./request-params";
 import { DASHBOARD_OPTIONS, DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS, UPDATE_CARD_OPTIONS } from "./static-files";
 
 const SUPPORTED_API_VERSIONS = ["1.0"];
@@ -191,6 +192,20 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 							.replace(/:\d+$/, "")
 							.replace(/^\[|\]$/g, "");
 					if (req.method === "POST") await this.auth.limitCheckouts(req);
+				},
+			},
+			// What gateways send us, signed (docs/api.md#stripe-events). The body stays text, so the signature is checked on
+			// the bytes that were signed; Stripe's events are far smaller than the limit.
+			{
+				...routeDefaults,
+				name: "processors",
+				path: "/api/processors",
+				cors: CORS,
+				aliases: aliasesOf(processorEndpoints),
+				bodyParsers: { text: { type: "application/json", limit: "1mb" }, json: false, urlencoded: false },
+				onBeforeCall(_ctx: Context, _route: unknown, req: Request) {
+					checkApiVersion(req);
+					readSignedEvent(req, "stripe-signature");
 				},
 			},
 			{
@@ -392,6 +407,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		const { port, bodyLimit } = config();
 		schema.settings!.port = port;
 		for (const route of schema.settings!.routes ?? []) {
+			// The processors' route keeps its text parser: a signed event is verified on the body as it came.
+			if (route.name === "processors") continue;
 			route.bodyParsers = { json: { limit: bodyLimit, strict: false }, urlencoded: false };
 		}
 	},

@@ -1,14 +1,16 @@
-// A MID's gateway key (Stripe's secret key), write-only. The gateway seals it
-// to this service's RSA key (JWE) the moment it arrives, so it never crosses
-// the transporter in clear; this service keeps it envelope-sealed under
-// CREDENTIALS_KEY (sealing.ts), and unseals it only to call the gateway.
+// A MID's gateway key (Stripe's secret key) and its webhook signing secret
+// (whsec_…), write-only. The gateway seals them to this service's RSA key
+// (JWE) the moment they arrive, so they never cross the transporter in clear;
+// this service keeps them envelope-sealed under CREDENTIALS_KEY (sealing.ts),
+// and unseals one only to call the gateway or to verify an event it sent.
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { calculateJwkThumbprint, compactDecrypt, exportJWK, type JWK } from "jose";
-import { CredentialsError, GATEWAY_KEY_PATTERN } from "../../shared/contracts/payments";
+import { CredentialsError, GATEWAY_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../shared/contracts/payments";
 import type { PaymentsDb } from "./models";
 import { type MasterKeys, rewrap, sealEnvelope, unsealEnvelope } from "./sealing";
 
 const GATEWAY_KEY = new RegExp(GATEWAY_KEY_PATTERN);
+const WEBHOOK_SECRET = new RegExp(WEBHOOK_SECRET_PATTERN);
 
 export interface CredentialKeys {
 	/** What the gateway seals a MID's key to (RSA-OAEP-256, A256GCM). */
@@ -24,25 +26,42 @@ export async function loadCredentialKeys(privateKeyPem: string, atRest: MasterKe
 	return { publicJwk: { ...publicJwk, kid, alg: "RSA-OAEP-256", use: "enc" }, privateKey, atRest };
 }
 
-/** Keeps the MID's key (replacing any earlier one); stored before the MID names it, so a MID never names a missing key. */
+/** The JWE's content, if it is sealed to our current key and reads as `pattern`; null otherwise. */
+async function unsealed(keys: CredentialKeys, jwe: string, pattern: RegExp): Promise<string | null> {
+	try {
+		const { plaintext, protectedHeader } = await compactDecrypt(jwe, keys.privateKey);
+		if (protectedHeader.kid !== keys.publicJwk.kid) return null;
+		const text = new TextDecoder().decode(plaintext);
+		return pattern.test(text) ? text : null;
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * Keeps the MID's key and webhook secret, replacing both earlier ones (a processor given without a secret leaves the
+ * MID none); stored before the MID names them, so a MID never names a missing key.
+ */
 export async function storeCredentials(
 	db: PaymentsDb,
 	keys: CredentialKeys,
-	input: { midId: number; type: "stripe"; sealedSecretKey: string },
+	input: { midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string },
 	now: Date,
 ): Promise<{ midId: number } | CredentialsError> {
-	let secretKey: string;
-	try {
-		const { plaintext, protectedHeader } = await compactDecrypt(input.sealedSecretKey, keys.privateKey);
-		if (protectedHeader.kid !== keys.publicJwk.kid) return CredentialsError.Unreadable;
-		secretKey = new TextDecoder().decode(plaintext);
-	} catch {
-		return CredentialsError.Unreadable;
-	}
-	if (!GATEWAY_KEY.test(secretKey)) return CredentialsError.Unreadable;
+	const secretKey = await unsealed(keys, input.sealedSecretKey, GATEWAY_KEY);
+	if (secretKey === null) return CredentialsError.Unreadable;
+	const webhookSecret = input.sealedWebhookSecret === undefined ? null : await unsealed(keys, input.sealedWebhookSecret, WEBHOOK_SECRET);
+	if (input.sealedWebhookSecret !== undefined && webhookSecret === null) return CredentialsError.Unreadable;
 	await db.credentials.updateOne(
 		{ _id: input.midId },
-		{ $set: { type: input.type, secret: sealEnvelope(keys.atRest, secretKey), updatedAt: now } },
+		{
+			$set: {
+				type: input.type,
+				secret: sealEnvelope(keys.atRest, secretKey),
+				webhookSecret: webhookSecret === null ? null : sealEnvelope(keys.atRest, webhookSecret),
+				updatedAt: now,
+			},
+		},
 		{ upsert: true },
 	);
 	return { midId: input.midId };
@@ -54,14 +73,27 @@ export async function secretKeyOf(db: PaymentsDb, keys: CredentialKeys, midId: n
 	return doc ? unsealEnvelope(keys.atRest, doc.secret) : null;
 }
 
-/** After a rotation of CREDENTIALS_KEY: every key sealed under a previous one is re-wrapped (few documents: one per MID). */
+/** The MID's webhook signing secret, unsealed to verify one event; null when none is stored. */
+export async function webhookSecretOf(db: PaymentsDb, keys: CredentialKeys, midId: number): Promise<string | null> {
+	const doc = await db.credentials.findById(midId).lean();
+	return doc?.webhookSecret ? unsealEnvelope(keys.atRest, doc.webhookSecret) : null;
+}
+
+/**
+ * After a rotation of CREDENTIALS_KEY: every key and webhook secret sealed under a previous one is re-wrapped (few
+ * documents: one per MID). The compare-and-set names the key ids read, so a MID given new credentials meanwhile keeps them.
+ */
 export async function rewrapCredentials(db: PaymentsDb, keys: CredentialKeys): Promise<number> {
+	const current = keys.atRest.current.kid;
 	let rewrapped = 0;
-	for (const doc of await db.credentials.find({}, { secret: 1 }).lean()) {
-		if (doc.secret.kid === keys.atRest.current.kid) continue;
+	for (const doc of await db.credentials.find({}, { secret: 1, webhookSecret: 1 }).lean()) {
+		const webhookSecret = doc.webhookSecret ?? null;
+		if (doc.secret.kid === current && (webhookSecret === null || webhookSecret.kid === current)) continue;
 		const done = await db.credentials.updateOne(
-			{ _id: doc._id, "secret.kid": doc.secret.kid },
-			{ $set: { secret: rewrap(keys.atRest, doc.secret) } },
+			{ _id: doc._id, "secret.kid": doc.secret.kid, ...(webhookSecret ? { "webhookSecret.kid": webhookSecret.kid } : {}) },
+			{
+				$set: { secret: rewrap(keys.atRest, doc.secret), ...(webhookSecret ? { webhookSecret: rewrap(keys.atRest, webhookSecret) } : {}) },
+			},
 		);
 		rewrapped += done.modifiedCount;
 	}

@@ -1,4 +1,5 @@
 import type { SandboxConnector } from "./connectors/sandbox/sandbox-connector";
+import type { StripeConnector } from "./connectors/stripe/stripe-connector";
 import type { Ledger } from "./ledger";
 import type { PaymentsDb } from "./models";
 import type { Processors } from "./processors";
@@ -11,5 +12,9 @@ export interface PaymentsDeps {
 	processors: Processors;
 	/** The sandbox gateway, for its challenge page. */
 	sandbox: SandboxConnector;
+	/** The Stripe gateway, for the events Stripe sends (stripe-events.ts). */
+	stripe: StripeConnector;
+	/** The MID's webhook signing secret, unsealed to verify one event; null when it has none (credentials.ts). */
+	webhookSecretOf(midId: number): Promise<string | null>;
 	now: () => Date;
 }

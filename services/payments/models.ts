@@ -73,12 +73,14 @@ export interface TransactionIndexDoc {
 	operation: string;
 }
 
-/** A MID's gateway key, envelope-sealed under CREDENTIALS_KEY (credentials.ts). */
+/** A MID's gateway key and webhook signing secret, envelope-sealed under CREDENTIALS_KEY (credentials.ts). */
 export interface CredentialsDoc {
 	/** The MID's id. */
 	_id: number;
 	type: "stripe";
 	secret: Envelope;
+	/** The `whsec_…` Stripe signs the MID's events with; null or absent (stored before webhook secrets): none. */
+	webhookSecret?: Envelope | null;
 	updatedAt: Date;
 }
 
@@ -118,7 +120,7 @@ const operationSchema = new Schema<OperationDoc>(
 );
 
 const credentialsSchema = new Schema<CredentialsDoc>(
-	{ _id: Number, type: String, secret: envelopeSchema, updatedAt: Date },
+	{ _id: Number, type: String, secret: envelopeSchema, webhookSecret: { type: envelopeSchema, default: null }, updatedAt: Date },
 	{ versionKey: false },
 );
 

@@ -10,7 +10,7 @@ import { dbMixin } from "../../shared/db.mixin";
 import { isDuplicateKey } from "../../shared/persistence";
 import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
 import { createStripeConnector, type StripeCardKeys, type StripeKeyStore } from "./connectors/stripe/stripe-connector";
-import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, storeCredentials } from "./credentials";
+import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, storeCredentials, webhookSecretOf } from "./credentials";
 import type { PaymentsDeps } from "./deps";
 import { sandboxNotices, sandboxNoticesDone, submitDisputeEvidence } from "./disputes";
 import { createLedger } from "./ledger";
@@ -21,6 +21,7 @@ import { createProcessors } from "./processors";
 import { listSandboxOperations } from "./sandbox-operations";
 import { schemas } from "./schemas";
 import { type MasterKeys, masterKeys } from "./sealing";
+import { stripeEvent } from "./stripe-events";
 import { createVault } from "./vault";
 
 interface Locals {
@@ -72,6 +73,8 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		sandboxNotices: idempotent(domainAction(schemas.sandboxNotices, sandboxNotices)),
 		sandboxNoticesDone: idempotent(domainAction(schemas.sandboxNoticesDone, sandboxNoticesDone)),
 		submitDisputeEvidence: domainAction(schemas.submitDisputeEvidence, submitDisputeEvidence, errorAsValue),
+		// Verifies and reads; writes nothing: safe to retry.
+		stripeEvent: idempotent(domainAction(schemas.stripeEvent, stripeEvent, errorAsValue)),
 		// What the gateway seals a MID's gateway key to before it crosses the transporter (credentials.ts).
 		credentialsKey: {
 			params: schemas.none,
@@ -89,7 +92,7 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		},
 		storeCredentials: {
 			params: schemas.storeCredentials,
-			async handler(ctx: Context<{ midId: number; type: "stripe"; sealedSecretKey: string }>) {
+			async handler(ctx: Context<{ midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string }>) {
 				return errorAsValue(await storeCredentials(this.db, this.credentialKeys, ctx.params, new Date()));
 			},
 		},
@@ -136,28 +139,35 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		const vault = createVault(this.db, keys, () => metrics?.increment(UNSEALS), now);
 		const sandbox = createSandboxConnector(this.db, vault, now);
 		await sandbox.notices.initialize(now());
+		const stripe = createStripeConnector({
+			apiBase: stripeApiBase,
+			dialect: stripeApiDialect,
+			keyStore: stripeKeyStore(this.db, now),
+			// The issuer's 3-D Secure page returns the buyer into the card frame (docs/authentication.md).
+			returnUrl: publicBaseUrl ? `${publicBaseUrl}/checkout/challenge-return.html` : undefined,
+		});
 		this.deps = {
 			db: this.db,
 			vault,
 			sandbox,
+			stripe,
+			webhookSecretOf: midId => webhookSecretOf(this.db, this.credentialKeys, midId),
 			ledger: createLedger(this.db, now, err => this.logger.error("A gateway call failed instead of answering:", err.message)),
 			processors: createProcessors({
 				midProcessor: midId => call(this.broker, "accounts.merchantAccountProcessor", { midId }),
 				secretKeyOf: midId => secretKeyOf(this.db, this.credentialKeys, midId),
 				sandbox,
-				stripe: createStripeConnector({
-					apiBase: stripeApiBase,
-					dialect: stripeApiDialect,
-					keyStore: stripeKeyStore(this.db, now),
-					// The issuer's 3-D Secure page returns the buyer into the card frame (docs/authentication.md).
-					returnUrl: publicBaseUrl ? `${publicBaseUrl}/checkout/challenge-return.html` : undefined,
-				}),
+				stripe,
 			}),
 			now,
 		};
 		if (credentialsPreviousKeys.length > 0)
 			void rewrapCredentials(this.db, this.credentialKeys)
-				.then(n => n > 0 && this.logger.info(`Credentials: re-wrapped ${n} gateway keys under the current CREDENTIALS_KEY`))
+				.then(
+					n =>
+						n > 0 &&
+						this.logger.info(`Credentials: re-wrapped the gateway keys and webhook secrets of ${n} MIDs under the current CREDENTIALS_KEY`),
+				)
 				.catch(err => this.logger.warn("Credentials re-wrap stopped:", (err as Error).message));
 		// A rotated master key: the cards sealed under a previous one are re-wrapped in the background.
 		if (vaultPreviousKeys.length > 0)

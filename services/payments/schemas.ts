@@ -6,6 +6,8 @@ const cardToken = { type: "string", pattern: "^card_[0-9a-f]{32}$" };
 const amount = { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
 const currency = { type: "string", pattern: "^[A-Z]{3}$" };
 const money = { idempotencyKey: key, midId: id, cardToken, amount, currency };
+// A compact JWE: five base64url parts.
+const jwe = { type: "string", maxLength: 4096, pattern: "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]*){4}$" };
 
 export const schemas = {
 	saveCard: params({
@@ -52,12 +54,16 @@ export const schemas = {
 		cards: { type: "array", maxItems: 500, items: { type: "object" } },
 		operations: { type: "array", maxItems: 500, items: { type: "object" } },
 	}),
-	storeCredentials: params({
-		midId: id,
-		type: { enum: ["stripe"] },
-		// A compact JWE: five base64url parts.
-		sealedSecretKey: { type: "string", maxLength: 4096, pattern: "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]*){4}$" },
-	}),
+	storeCredentials: params({ midId: id, type: { enum: ["stripe"] }, sealedSecretKey: jwe, sealedWebhookSecret: jwe }, [
+		"midId",
+		"type",
+		"sealedSecretKey",
+	]),
+	// The body as Stripe sent it (the gateway's limit: 1 MB), and its Stripe-Signature header when there was one.
+	stripeEvent: params(
+		{ midId: id, payload: { type: "string", minLength: 1, maxLength: 1_048_576 }, signature: { type: "string", maxLength: 4096 } },
+		["midId", "payload"],
+	),
 	sandboxOperations: params(
 		{
 			cardBin: { type: "string", pattern: "^[0-9]{6}$" },

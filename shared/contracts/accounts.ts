@@ -85,9 +85,11 @@ export interface MerchantAccountView {
 
 /**
  * The gateway a MID charges through, as the admin API shows it: the sandbox, or Stripe with the last 4 characters of
- * its key (the key itself is write-only, kept by the payments service).
+ * its key and of its webhook signing secret (null: none set). Both are write-only, kept by the payments service.
  */
-export type MidProcessor = { type: "sandbox" } | { type: "stripe"; keyMode: "test" | "live"; secretKeyLast4: string };
+export type MidProcessor =
+	| { type: "sandbox" }
+	| { type: "stripe"; keyMode: "test" | "live"; secretKeyLast4: string; webhookSecretLast4: string | null };
 
 /** A MID's account environment and gateway (null: it has none it may use). */
 export interface MerchantAccountProcessor {

@@ -60,6 +60,9 @@ export const AUTHENTICATION_REQUIRED_REASON = "authentication_required";
 /** A MID's gateway key as the admin API takes it: Stripe's secret or restricted key, test or live. */
 export const GATEWAY_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
 
+/** A MID's webhook signing secret as the admin API takes it: the `whsec_…` of the MID's endpoint in Stripe's dashboard. */
+export const WEBHOOK_SECRET_PATTERN = "^whsec_[A-Za-z0-9]{8,247}$";
+
 /**
  * The reason of an ERROR after which money may have moved (the gateway took the request, then could not be reached to
  * tell): the caller must not take it for a failure, but look the key up later (payments.lookup) or retry it.
@@ -95,8 +98,26 @@ export interface MoneyParams {
 
 /** Why payments refused a MID's sealed gateway key. */
 export enum CredentialsError {
-	/** Not sealed to the payments service's current key, or no gateway key inside. */
+	/** Not sealed to the payments service's current key, or no gateway key (or webhook secret) inside. */
 	Unreadable = "UNREADABLE",
+}
+
+/** Why payments refused an event Stripe sent to a MID's endpoint (docs/api.md#stripe-events). */
+export enum StripeEventError {
+	/** No such MID, or not one on Stripe that it may use: nothing can verify the event. */
+	NotStripeMid = "NOT_STRIPE_MID",
+	/** The MID has no webhook signing secret: nothing it receives can be trusted. */
+	NoWebhookSecret = "NO_WEBHOOK_SECRET",
+	/** No Stripe-Signature header, one the MID's secret did not make, or one older than 5 minutes (a replay). */
+	BadSignature = "BAD_SIGNATURE",
+	/** Signed, but not an event as Stripe sends them. */
+	Malformed = "MALFORMED",
+	/** It names a PaymentIntent or charge the MID's Stripe account does not have. */
+	NotThisAccount = "NOT_THIS_ACCOUNT",
+	/** Stripe could not be reached to read the charge: nothing applied; Stripe sends it again. */
+	Unavailable = "UNAVAILABLE",
+	/** Stripe refused the MID's key (revoked, or restricted from reading payments): nothing applied; Stripe sends it again. */
+	KeyRefused = "KEY_REFUSED",
 }
 
 /** A dispute's status (services/billing/states.ts has its moves). */
@@ -169,9 +190,9 @@ export interface PaymentsActions {
 		params: { cards: Record<string, unknown>[]; operations: Record<string, unknown>[] };
 		result: { cards: number; operations: number };
 	};
-	/** Keeps a MID's gateway key, sealed at rest; replaces an earlier one. */
+	/** Keeps a MID's gateway key and webhook signing secret, sealed at rest; replaces both earlier ones (no secret: none). */
 	"payments.storeCredentials": {
-		params: { midId: number; type: "stripe"; sealedSecretKey: string };
+		params: { midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string };
 		result: { midId: number } | { error: CredentialsError };
 	};
 	/** Vaults the card and verifies it with a zero amount on the MID's gateway (the CVC is used there, never kept). */
@@ -209,6 +230,15 @@ export interface PaymentsActions {
 	 */
 	"payments.sandboxNotices": { params: { until: string; accountId?: number }; result: { notices: GatewayNotice[] } };
 	"payments.sandboxNoticesDone": { params: { ids: string[] }; result: { done: number } };
+	/**
+	 * An event Stripe sent to a MID's endpoint (the raw body and its Stripe-Signature header), verified with the MID's
+	 * webhook secret and read in our words: the notice it brings, or null when it brings none of ours (another event
+	 * type, a payment this service did not make).
+	 */
+	"payments.stripeEvent": {
+		params: { midId: number; payload: string; signature?: string };
+		result: { eventId: string; notice: GatewayNotice | null } | { error: StripeEventError };
+	};
 	/** Submits a dispute's evidence to the MID's gateway: the dispute's status there afterwards. */
 	"payments.submitDisputeEvidence": {
 		params: { midId: number; reference: string; evidence: DisputeEvidence };

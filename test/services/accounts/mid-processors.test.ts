@@ -1,7 +1,8 @@
 // A MID names its gateway (issue 23): the sandbox, or Stripe with a secret key
-// that is write-only. The environment rules answer 409 naming the rule; the
-// key is sealed by the gateway service before it crosses the transporter,
-// stored sealed by payments, and never answered, stored in clear or logged.
+// and a webhook signing secret that are write-only. The environment rules
+// answer 409 naming the rule; the key and the secret are sealed by the gateway
+// service before they cross the transporter, stored sealed by payments, and
+// never answered, stored in clear or logged.
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
@@ -71,7 +72,7 @@ describe("Which gateway a MID may use", () => {
 			const res = await addMid(sandbox, { type: "stripe", secretKey: key });
 
 			expect(res.status).toBe(201);
-			expect(res.body.processor).toEqual({ type: "stripe", keyMode: "test", secretKeyLast4: key.slice(-4) });
+			expect(res.body.processor).toEqual({ type: "stripe", keyMode: "test", secretKeyLast4: key.slice(-4), webhookSecretLast4: null });
 			expect(JSON.stringify(res.body)).not.toContain(key.slice(0, -4));
 		},
 	);
@@ -83,7 +84,7 @@ describe("Which gateway a MID may use", () => {
 		const list = await admin(app).get(`/accounts/${production.accountId}/merchant-accounts`);
 
 		expect(res.status).toBe(201);
-		expect(res.body.processor).toEqual({ type: "stripe", keyMode: "live", secretKeyLast4: key.slice(-4) });
+		expect(res.body.processor).toEqual({ type: "stripe", keyMode: "live", secretKeyLast4: key.slice(-4), webhookSecretLast4: null });
 		expect(list.body).toContainEqual(res.body);
 		expect(list.text).not.toContain(key);
 	});
@@ -131,6 +132,30 @@ describe("Which gateway a MID may use", () => {
 		);
 	});
 
+	test("When a Stripe MID comes with a webhook signing secret, then 201 showing only its last 4 characters", async () => {
+		const secret = `whsec_${Date.now().toString(36)}Wh4x`;
+
+		const res = await addMid(sandbox, { type: "stripe", secretKey: stripeKey("test"), webhookSecret: secret });
+
+		expect(res.status).toBe(201);
+		expect(res.body.processor).toMatchObject({ type: "stripe", webhookSecretLast4: "Wh4x" });
+		expect(res.text).not.toContain(secret.slice(0, -4));
+	});
+
+	test.each([
+		["a publishable key", "pk_test_1234567890abcdef"],
+		["a key of another JSON type", 1234567890],
+		["a secret with a space", "whsec_1234 567890abcdef"],
+		["null", null],
+	])("When a Stripe MID's webhook secret is %s, then 400 saying what a secret looks like", async (_, webhookSecret) => {
+		const res = await addMid(sandbox, { type: "stripe", secretKey: stripeKey("test"), webhookSecret });
+
+		expect(res.status).toBe(400);
+		expect(res.body.message).toBe(
+			"processor.webhookSecret must be the signing secret of the MID's endpoint in Stripe's dashboard: whsec_ and 8 to 247 letters or digits",
+		);
+	});
+
 	test.each([
 		["an unknown gateway", { type: "paypal" }],
 		["a sandbox with a key", { type: "sandbox", secretKey: "sk_test_1234567890abcdef" }],
@@ -157,7 +182,10 @@ describe("PATCH /admin/accounts/{accountId}/merchant-accounts/{id}", () => {
 
 		// Assert
 		expect(res.status).toBe(200);
-		expect(res.body).toEqual({ ...mid, processor: { type: "stripe", keyMode: "test", secretKeyLast4: newKey.slice(-4) } });
+		expect(res.body).toEqual({
+			...mid,
+			processor: { type: "stripe", keyMode: "test", secretKeyLast4: newKey.slice(-4), webhookSecretLast4: null },
+		});
 		const stored = await everythingStored();
 		expect(stored).not.toContain(oldKey);
 		expect(stored).not.toContain(newKey);
@@ -202,13 +230,17 @@ describe("PATCH /admin/accounts/{accountId}/merchant-accounts/{id}", () => {
 	});
 });
 
-test("When Stripe keys were given, then no database holds one in clear and no log line shows one", async () => {
-	// Arrange: a key through each door.
+test("When Stripe keys and webhook secrets were given, then no database holds one in clear and no log line shows one", async () => {
+	// Arrange: a key and a secret through each door.
 	const created = stripeKey("test");
 	const replaced = stripeKey("test");
-	const mid = (await addMid(sandbox, { type: "stripe", secretKey: created }).expect(201)).body;
+	const createdSecret = `whsec_${Date.now().toString(36)}Created`;
+	const replacedSecret = `whsec_${Date.now().toString(36)}Replaced`;
+	const mid = (await addMid(sandbox, { type: "stripe", secretKey: created, webhookSecret: createdSecret }).expect(201)).body;
 	await admin(app)
-		.patch(`/accounts/${sandbox.accountId}/merchant-accounts/${mid.id}`, { processor: { type: "stripe", secretKey: replaced } })
+		.patch(`/accounts/${sandbox.accountId}/merchant-accounts/${mid.id}`, {
+			processor: { type: "stripe", secretKey: replaced, webhookSecret: replacedSecret },
+		})
 		.expect(200);
 
 	// Assert
@@ -216,6 +248,10 @@ test("When Stripe keys were given, then no database holds one in clear and no lo
 	for (const key of [created, replaced]) {
 		expect(stored).not.toContain(key);
 		expect(logs.filter(line => line.includes(key.slice(8)))).toEqual([]);
+	}
+	for (const secret of [createdSecret, replacedSecret]) {
+		expect(stored).not.toContain(secret.slice(6));
+		expect(logs.filter(line => line.includes(secret.slice(6)))).toEqual([]);
 	}
 	// Sealed where it is kept: the payments service's gateway_credentials, under a key id.
 	expect(stored).toMatch(/"secret":\{"kid":"[0-9a-f]{12}"/);

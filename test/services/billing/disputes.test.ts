@@ -252,7 +252,7 @@ describe("MID health", () => {
 		await advanceClock(app, shop, 13);
 
 		// Act
-		const health = (await admin(app).get(`/accounts/${shop.accountId}/merchant-accounts/health`).expect(200)).body;
+		const health = (await admin(app).get(`/accounts/${shop.accountId}/merchant-account-health`).expect(200)).body;
 
 		// Assert: the MIDs' counts add up; the disputed MID's ratio is its disputes over its sales.
 		expect(health.map((h: { midId: number }) => h.midId).sort()).toEqual([...shop.mids].sort());
@@ -266,7 +266,7 @@ describe("MID health", () => {
 		expect(mid.warning).toBe(true);
 		const approvals = health.map((h: { month: { approvalRate: number | null } }) => h.month.approvalRate);
 		expect(approvals.every((rate: number | null) => rate === null || (rate > 0 && rate <= 1))).toBe(true);
-		expect((await admin(app).get("/accounts/987654321/merchant-accounts/health")).status).toBe(404);
+		expect((await admin(app).get("/accounts/987654321/merchant-account-health")).status).toBe(404);
 		// The node's Prometheus counters, labelled by MID, say the same.
 		const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
 		const counter = (name: string, midId: number) =>

@@ -82,7 +82,7 @@ describe("MID routing", () => {
 		// Assert
 		expect(countOf(mids, shop.mids[0])).toBe(3);
 		expect(countOf(mids, shop.mids[1])).toBe(17);
-		const health = (await admin(app).get(`/accounts/${shop.accountId}/merchant-accounts/health`).expect(200)).body;
+		const health = (await admin(app).get(`/accounts/${shop.accountId}/merchant-account-health`).expect(200)).body;
 		expect(health.find((h: { midId: number }) => h.midId === shop.mids[0]).month.salesAmount).toEqual({ EUR: 29.97 });
 
 		// Act: the second one capped where it is.

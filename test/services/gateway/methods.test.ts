@@ -12,6 +12,7 @@ import {
 	dashboardSignInEndpoints,
 	demoEndpoints,
 	type Endpoint,
+	processorEndpoints,
 	publicEndpoints,
 } from "../../../services/gateway/endpoints";
 import { CARDS, cardUpdateSession, checkoutBody, createShop, encrypt, type Shop, submitCheckout } from "../../factories/checkout";
@@ -40,6 +41,7 @@ function routesOf(prefix: string, table: Record<string, Endpoint>, auth: Route["
 const ROUTES: Route[] = [
 	...routesOf("/api", apiEndpoints, "api"),
 	...routesOf("/api", publicEndpoints, "none"),
+	...routesOf("/api/processors", processorEndpoints, "none"),
 	...routesOf("/admin", adminEndpoints, "admin"),
 	...routesOf("/demo", demoEndpoints, "none"),
 	...routesOf("/actuator", actuatorEndpoints, "none"),
@@ -192,6 +194,7 @@ beforeAll(async () => {
 			body: { sessionId: (await cardUpdateSession(app, shop, Number(ids.customerId)).expect(200)).text, landingDomain: "shop.example.com" },
 		},
 		"POST /api/sandbox/challenges/:challengeId": { body: { result: "complete" } },
+		"POST /api/processors/stripe/:midId/events": { body: { id: "evt_1", object: "event", type: "charge.dispute.created" } },
 		"POST /dashboard/api/customers/:customerId/card-update-link": {},
 		"GET /demo/session": {},
 		"GET /actuator/health": {},
@@ -202,6 +205,7 @@ beforeAll(async () => {
 		"POST /admin/accounts/:accountId/tokens": { body: { graceSeconds: 0 } },
 		"POST /admin/accounts/:accountId/merchant-accounts": { body: { name: "MID X", group: "default", cardTypes: ["visa"] } },
 		"GET /admin/accounts/:accountId/merchant-accounts": {},
+		"GET /admin/accounts/:accountId/merchant-account-health": {},
 		"PATCH /admin/accounts/:accountId/merchant-accounts/:id": { body: { name: "MID A" } },
 		"POST /admin/accounts/:accountId/products": {
 			body: { name: "X", amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default" },

@@ -3,7 +3,14 @@
 
 import { CustomerStatus, RefundStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
 import { CVC_KEY_PATTERN } from "../../../services/checkout/buyer-input";
-import { adminEndpoints, apiEndpoints, demoEndpoints, type Endpoint, publicEndpoints } from "../../../services/gateway/endpoints";
+import {
+	adminEndpoints,
+	apiEndpoints,
+	demoEndpoints,
+	type Endpoint,
+	processorEndpoints,
+	publicEndpoints,
+} from "../../../services/gateway/endpoints";
 import { DeliveryStatus } from "../../../services/notifications/states";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import { EVENT_TYPES } from "../../../shared/contracts/notifications";
@@ -49,6 +56,7 @@ function toRoutes(prefix: string, table: Record<string, Endpoint>, scheme: Route
 const routes: Route[] = [
 	...toRoutes("/api", apiEndpoints, "apiToken"),
 	...toRoutes("/api", publicEndpoints, null),
+	...toRoutes("/api/processors", processorEndpoints, null),
 	...toRoutes("/admin", adminEndpoints, "adminToken"),
 	...toRoutes("/demo", demoEndpoints, null),
 ];

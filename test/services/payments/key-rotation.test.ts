@@ -30,8 +30,8 @@ afterAll(async () => {
 	await client.close();
 });
 
-test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as previous, then every card and gateway key is re-wrapped under the new ones, and the old customer renews", async () => {
-	// Arrange: a customer and a MID with a Stripe key, sealed under the old keys.
+test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as previous, then every card, gateway key and webhook secret is re-wrapped under the new ones, and the old customer renews", async () => {
+	// Arrange: a customer and a MID with a Stripe key and webhook secret, sealed under the old keys.
 	app = await startApp({ database });
 	const shop = await createShop(app);
 	const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.mastercard })).body;
@@ -41,7 +41,7 @@ test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as p
 				name: "Stripe",
 				group: "stripe",
 				cardTypes: ["visa"],
-				processor: { type: "stripe", secretKey: `sk_test_${Date.now().toString(36)}rotate` },
+				processor: { type: "stripe", secretKey: `sk_test_${Date.now().toString(36)}rotate`, webhookSecret: "whsec_rotatedWithTheKey" },
 			})
 			.expect(201)
 	).body;
@@ -60,16 +60,16 @@ test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as p
 	});
 	const newVaultKid = keyId(Buffer.from(newVaultKey, "base64"));
 	const newCredentialsKid = keyId(Buffer.from(newCredentialsKey, "base64"));
-	// The re-wraps: no card and no gateway key left under an old key.
+	// The re-wraps: no card, gateway key or webhook secret left under an old key.
 	await eventually(
 		async () => expect(await payments.collection("vault_cards").countDocuments({ "pan.kid": { $ne: newVaultKid } })).toBe(0),
 		20_000,
 	);
-	await eventually(
-		async () =>
-			expect(await payments.collection("gateway_credentials").countDocuments({ "secret.kid": { $ne: newCredentialsKid } })).toBe(0),
-		20_000,
-	);
+	await eventually(async () => {
+		const credentials = payments.collection("gateway_credentials");
+		expect(await credentials.countDocuments({ "secret.kid": { $ne: newCredentialsKid } })).toBe(0);
+		expect(await credentials.countDocuments({ webhookSecret: { $ne: null }, "webhookSecret.kid": { $ne: newCredentialsKid } })).toBe(0);
+	}, 20_000);
 
 	// Assert: the old card still charges, under the new key only.
 	await advanceClock(app, shop, 32);
@@ -84,5 +84,6 @@ test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as p
 	expect(await payments.collection("vault_cards").countDocuments({ "pan.kid": newVaultKid })).toBeGreaterThan(0);
 	expect(await payments.collection("gateway_credentials").findOne({ _id: stripeMid.id })).toMatchObject({
 		secret: { kid: newCredentialsKid },
+		webhookSecret: { kid: newCredentialsKid },
 	});
 });

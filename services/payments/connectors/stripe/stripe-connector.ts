@@ -27,10 +27,12 @@ import {
 	AuthenticationOutcome,
 	EvidenceError,
 	OPERATION_IN_PROGRESS_REASON,
+	StripeEventError,
 } from "../../../../shared/contracts/payments";
 import type { ChallengeAsked, Connector, ConnectorOutcome, MidContext, MoneyOperation, Remember, VaultCard } from "../connector";
 import { outcomeOfDecline } from "./decline-codes";
 import { disputeStatusOf } from "./disputes";
+import type { EventConcerns } from "./events";
 
 /** Pinned, not the library's default: upgrading the library must not change what Stripe answers (its types follow it, so tsc tells). */
 export const STRIPE_API_VERSION = "2026-10-28.endive";
@@ -73,6 +75,13 @@ export interface StripeConnectorOptions {
 export interface StripeConnector extends Connector {
 	/** How long an operation may take at most (every request timing out); the ledger's deciding time. */
 	readonly decidingMs: number;
+	/**
+	 * The event in a body Stripe sent to a MID's endpoint, if its Stripe-Signature was made with the MID's webhook
+	 * secret less than 5 minutes ago (the library's tolerance, which refuses replays of old signed bodies).
+	 */
+	verifyEvent(payload: string, signature: string | undefined, webhookSecret: string): unknown | StripeEventError;
+	/** Our idempotency key on the PaymentIntent an event concerns, read with the MID's key; null: not a payment of ours. */
+	chargeKeyOf(mid: MidContext, concerns: EventConcerns): Promise<{ chargeKey: string | null } | StripeEventError>;
 }
 
 type LookupOp = Parameters<Connector["lookup"]>[0];
@@ -492,6 +501,35 @@ export function createStripeConnector(options: StripeConnectorOptions): StripeCo
 	return {
 		decidingMs: MOST_REQUESTS * timeout + 5_000,
 
+		verifyEvent(payload, signature, webhookSecret) {
+			try {
+				return Stripe.webhooks.constructEvent(payload, signature ?? "", webhookSecret);
+			} catch (err) {
+				// Anything else is thrown once the signature matched: a body that is not JSON, or not a snapshot event.
+				return err instanceof Stripe.errors.StripeSignatureVerificationError ? StripeEventError.BadSignature : StripeEventError.Malformed;
+			}
+		},
+
+		// payByIntent puts our key on every intent it creates (metadata.idempotency_key).
+		async chargeKeyOf(mid, concerns) {
+			const stripe = clientOf(mid);
+			if (!stripe) return StripeEventError.Unavailable;
+			try {
+				const intentId = concerns.paymentIntent ?? intentOf(await stripe.charges.retrieve(concerns.charge!));
+				// A charge made without an intent (Stripe's older Charges API): not one of ours.
+				if (intentId === null) return { chargeKey: null };
+				const intent = await stripe.paymentIntents.retrieve(intentId);
+				return { chargeKey: intent.metadata?.idempotency_key ?? null };
+			} catch (err) {
+				if (!(err instanceof Stripe.errors.StripeError)) throw err;
+				// Unknown to the MID's Stripe account: another account's payment (localstripe's 404 has no code, Stripe's resource_missing).
+				if (err.statusCode === 404) return StripeEventError.NotThisAccount;
+				if (err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError)
+					return StripeEventError.KeyRefused;
+				return StripeEventError.Unavailable;
+			}
+		},
+
 		// Submitted at once (submit: true): Stripe sends the evidence to the issuer and the dispute goes under review.
 		async submitDisputeEvidence(op) {
 			const stripe = clientOf(op.mid);
@@ -628,6 +666,12 @@ async function judgeAfter(
 		if (err instanceof Stripe.errors.StripeError) return null;
 		throw err;
 	}
+}
+
+/** A charge's PaymentIntent id, expanded or not. */
+function intentOf(charge: Stripe.Charge): string | null {
+	const intent = charge.payment_intent;
+	return typeof intent === "string" ? intent : (intent?.id ?? null);
 }
 
 /** The library's host, port and protocol for another server; none for Stripe itself. */
