@@ -153,7 +153,8 @@ async function moveDispute(deps: DisputeDeps, dispute: DisputeDoc, notice: Dispu
 						status: target,
 						updatedAt: now,
 						...(notice.evidenceDueBy ? { evidenceDueBy: new Date(notice.evidenceDueBy) } : {}),
-						...(closes ? { closedAt: now } : {}),
+						// Decided when the gateway says (a test clock's time in the sandbox), so it never precedes openedAt.
+						...(closes ? { closedAt: new Date(notice.at) } : {}),
 						...(chargeback ? { chargebackTransactionId: chargeback._id } : {}),
 					},
 					$push: { outbox: event },
