@@ -1,6 +1,6 @@
 // Creating merchants' accounts, rotating their API tokens, and resolving a
 // token to its account on every API request.
-import type { AccountView, AuthenticatedAccount, Environment, WebhookTarget } from "../../shared/contracts/accounts";
+import type { AccountView, AuthenticatedAccount, DisputeProtection, Environment, WebhookTarget } from "../../shared/contracts/accounts";
 import { sha256Hex } from "../../shared/crypto";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
@@ -12,13 +12,41 @@ const inOrder = (days: number[]) => [...days].sort((a, b) => a - b);
 
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 60 * 60;
 
+/** docs/disputes.md#protection: a disputing buyer is unsubscribed and their card blocked; their email only when asked. */
+export const DEFAULT_DISPUTE_PROTECTION: DisputeProtection = {
+	unsubscribe: true,
+	blockCard: true,
+	blockEmail: false,
+	refundEarlyFraudWarnings: true,
+};
+
+/** The account's settings, each one it never set (an account of an earlier version sets none) at its default. */
+export const protectionOf = (doc: Pick<AccountDoc, "disputeProtection">): DisputeProtection => ({
+	...DEFAULT_DISPUTE_PROTECTION,
+	...doc.disputeProtection,
+});
+
 export function toAccountView(doc: AccountDoc): AccountView {
-	return { id: doc._id, name: doc.name, environment: doc.environment, webhookUrl: doc.webhookUrl, renewalRetryDays: retryDaysOf(doc) };
+	return {
+		id: doc._id,
+		name: doc.name,
+		environment: doc.environment,
+		webhookUrl: doc.webhookUrl,
+		renewalRetryDays: retryDaysOf(doc),
+		disputeProtection: protectionOf(doc),
+	};
 }
 
 export async function createAccount(
 	deps: AccountsDeps,
-	input: { name: string; environment: Environment; webhookUrl?: string | null; renewalRetryDays?: number[]; demo?: boolean },
+	input: {
+		name: string;
+		environment: Environment;
+		webhookUrl?: string | null;
+		renewalRetryDays?: number[];
+		disputeProtection?: Partial<DisputeProtection>;
+		demo?: boolean;
+	},
 ): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
 	const now = deps.now();
 	const account = await deps.db.accounts.create({
@@ -29,6 +57,8 @@ export async function createAccount(
 		renewalRetryDays: input.renewalRetryDays ? inOrder(input.renewalRetryDays) : null,
 		webhookSecret: newWebhookSecret(),
 		demo: input.demo ?? false,
+		// Stored complete: a later change of the defaults does not change what an account was created with.
+		disputeProtection: protectionOf(input),
 		createdAt: now,
 	});
 	const apiToken = newApiToken(input.environment);
@@ -38,12 +68,21 @@ export async function createAccount(
 
 export async function updateAccount(
 	deps: AccountsDeps,
-	input: { accountId: number; webhookUrl?: string | null; environment?: Environment; renewalRetryDays?: number[] | null },
+	input: {
+		accountId: number;
+		webhookUrl?: string | null;
+		environment?: Environment;
+		renewalRetryDays?: number[] | null;
+		disputeProtection?: Partial<DisputeProtection>;
+	},
 ): Promise<AccountView | AccountsError> {
-	const { accountId, ...changes } = input;
-	if (Object.keys(changes).length === 0) return AccountsError.NothingToChange;
+	const { accountId, disputeProtection, ...changes } = input;
 	if (changes.renewalRetryDays) changes.renewalRetryDays = inOrder(changes.renewalRetryDays);
-	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: changes }, { returnDocument: "after" }).lean();
+	// Each protection setting by its own path: the ones not sent keep their stored (or default) value, with no read first.
+	const settings = Object.entries(disputeProtection ?? {}).map(([name, value]) => [`disputeProtection.${name}`, value]);
+	const set = { ...changes, ...Object.fromEntries(settings) };
+	if (Object.keys(set).length === 0) return AccountsError.NothingToChange;
+	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: set }, { returnDocument: "after" }).lean();
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;
 }
 

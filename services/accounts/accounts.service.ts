@@ -1,6 +1,7 @@
 // Merchants' accounts and everything configured on them: API tokens,
-// products, merchant accounts (MIDs) and the BIN blacklist. The admin API
-// and the REPL call these actions; the gateway calls `authenticate`.
+// products, merchant accounts (MIDs), the BIN blacklist and blocked buyers.
+// The admin API and the REPL call these actions; the gateway calls
+// `authenticate`, billing `blockBuyer` when a dispute opens.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainErrors, idempotent } from "../../shared/action";
 import { broadcast, callsThrough, emit } from "../../shared/call";
@@ -8,6 +9,7 @@ import { dbMixin } from "../../shared/db.mixin";
 import { ApiErrorType } from "../../shared/errors";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
 import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
+import { addBlockedBuyer, blockBuyer, isBuyerBlocked, listBlockedBuyers, removeBlockedBuyer } from "./blocked-buyers";
 import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
@@ -33,6 +35,7 @@ const NOT_FOUND = new Set([
 	AccountsError.UnknownAccount,
 	AccountsError.UnknownProduct,
 	AccountsError.UnknownBin,
+	AccountsError.UnknownBlockedBuyer,
 	AccountsError.UnknownMerchantAccount,
 ]);
 const CONFLICT = new Set([
@@ -48,7 +51,7 @@ const { orFail, action } = domainErrors(accountsErrorMessages, error =>
 	NOT_FOUND.has(error) ? ApiErrorType.NotFound : CONFLICT.has(error) ? ApiErrorType.Conflict : ApiErrorType.BadRequest,
 );
 
-/** A change to what a checkout reads (products, MIDs, blocked BINs): once made, every node drops what it cached of the account. */
+/** A change to what a checkout reads (products, MIDs, blocked BINs and buyers): once made, every node drops what it cached of the account. */
 function announced<P extends { accountId: number }>(schema: ReturnType<typeof action<AccountsDeps, P, unknown>>) {
 	return {
 		...schema,
@@ -103,6 +106,12 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		removeBlacklistedBin: announced(action(schemas.bin, removeBlacklistedBin)),
 		listBlacklistedBins: idempotent(action(schemas.listBlacklistedBins, listBlacklistedBins)),
 		isBinBlacklisted: idempotent(action(schemas.isBinBlacklisted, isBinBlacklisted)),
+		// Blocking repeats safely ($setOnInsert), so the broker may retry it.
+		blockBuyer: idempotent(announced(action(schemas.blockBuyer, blockBuyer))),
+		addBlockedBuyer: announced(action(schemas.addBlockedBuyer, addBlockedBuyer)),
+		removeBlockedBuyer: announced(action(schemas.removeBlockedBuyer, removeBlockedBuyer)),
+		listBlockedBuyers: idempotent(action(schemas.listBlockedBuyers, listBlockedBuyers)),
+		isBuyerBlocked: idempotent(action(schemas.isBuyerBlocked, isBuyerBlocked)),
 		seedDemo: action(schemas.none, seedDemo),
 		demoAccount: idempotent(action(schemas.none, demoAccount)),
 		checkoutContext: idempotent(action(schemas.checkoutContext, checkoutContext)),

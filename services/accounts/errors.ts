@@ -2,10 +2,12 @@ export enum AccountsError {
 	UnknownAccount = "UNKNOWN_ACCOUNT",
 	UnknownProduct = "UNKNOWN_PRODUCT",
 	UnknownBin = "UNKNOWN_BIN",
+	UnknownBlockedBuyer = "UNKNOWN_BLOCKED_BUYER",
 	UnknownCurrency = "UNKNOWN_CURRENCY",
 	InvalidAmount = "INVALID_AMOUNT",
 	InvalidTrial = "INVALID_TRIAL",
 	NothingToChange = "NOTHING_TO_CHANGE",
+	NothingToBlock = "NOTHING_TO_BLOCK",
 	/** A product change that is valid alone but not with the product's stored fields (409). */
 	AmountConflictsWithCurrency = "AMOUNT_CONFLICTS_WITH_CURRENCY",
 	TrialConflictsWithBilling = "TRIAL_CONFLICTS_WITH_BILLING",
@@ -23,11 +25,13 @@ export const accountsErrorMessages: Record<AccountsError, string> = {
 	[AccountsError.UnknownAccount]: "No account with this accountId",
 	[AccountsError.UnknownProduct]: "No product with this productId in the account",
 	[AccountsError.UnknownBin]: "This BIN is not on the account's blacklist",
+	[AccountsError.UnknownBlockedBuyer]: "This card or email is not blocked by the account",
 	[AccountsError.UnknownCurrency]: "currency must be an active ISO 4217 code such as EUR",
 	[AccountsError.InvalidAmount]: "amount must be a positive number with no more decimals than the currency allows",
 	[AccountsError.InvalidTrial]:
 		"trialDays must be 0 or absent for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
 	[AccountsError.NothingToChange]: "Nothing to change: send at least one field",
+	[AccountsError.NothingToBlock]: "Nothing to block: send a card, an email or both",
 	[AccountsError.AmountConflictsWithCurrency]:
 		"The product's amount would have more decimals than its currency allows: send amount and currency together",
 	[AccountsError.TrialConflictsWithBilling]:

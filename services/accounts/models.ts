@@ -1,14 +1,19 @@
 // The accounts service's collections: merchant accounts (our customers, the
-// merchants), their API tokens, products, merchant accounts (MIDs) and the BIN
-// blacklist. Only this service imports this file.
+// merchants), their API tokens, products, merchant accounts (MIDs), the BIN
+// blacklist and blocked buyers. Only this service imports this file.
 import { type Connection, type Model, Schema } from "mongoose";
 import {
 	AUTHENTICATION_POLICIES,
 	type AuthenticationPolicy,
 	BILLING_KINDS,
 	type BillingKind,
+	BLOCK_REASONS,
+	BLOCKED_BUYER_KINDS,
+	type BlockedBuyerKind,
+	type BlockReason,
 	CARD_TYPES,
 	type CardType,
+	type DisputeProtection,
 	ENVIRONMENTS,
 	type Environment,
 	type MidProcessor,
@@ -27,6 +32,10 @@ export interface AccountDoc {
 	renewalRetryDays: number[] | null;
 	/** The sandbox demo account of `npm start`, served at /demo. */
 	demo: boolean;
+	/** Absent on accounts of earlier versions, and each setting may be: the defaults (protectionOf). */
+	disputeProtection?: Partial<DisputeProtection>;
+	/** Set before the account's first blocked buyer is stored, and kept: until then its checkouts ask nothing more. */
+	buyerBlocks?: boolean;
 	createdAt: Date;
 }
 
@@ -92,6 +101,14 @@ const accountSchema = new Schema<AccountDoc>(
 		renewalRetryDays: { type: [Number], default: null },
 		webhookSecret: { type: String, required: true },
 		demo: { type: Boolean, default: false },
+		disputeProtection: {
+			type: new Schema(
+				{ unsubscribe: Boolean, blockCard: Boolean, blockEmail: Boolean, refundEarlyFraudWarnings: Boolean },
+				{ _id: false },
+			),
+			default: undefined,
+		},
+		buyerBlocks: Boolean,
 		createdAt: { type: Date, required: true },
 	},
 	options,
@@ -154,6 +171,39 @@ const blacklistedBinSchema = new Schema<BlacklistedBinDoc>(
 );
 blacklistedBinSchema.index({ accountId: 1, bin: 1 }, { unique: true });
 
+/** Keyed by `<accountId>:card:<fingerprint>` or `<accountId>:email:<email>`: a checkout asks for its card and email by key. */
+export interface BlockedBuyerDoc {
+	_id: string;
+	accountId: number;
+	kind: BlockedBuyerKind;
+	/** The card's keyed fingerprint, or the email lower-cased and trimmed. */
+	value: string;
+	cardBin: string | null;
+	cardLast4: string | null;
+	reason: BlockReason;
+	disputeId: number | null;
+	transactionId: number | null;
+	createdAt: Date;
+}
+
+const blockedBuyerSchema = new Schema<BlockedBuyerDoc>(
+	{
+		_id: String,
+		accountId: { type: Number, required: true },
+		kind: { type: String, enum: BLOCKED_BUYER_KINDS, required: true },
+		value: { type: String, required: true },
+		cardBin: { type: String, default: null },
+		cardLast4: { type: String, default: null },
+		reason: { type: String, enum: BLOCK_REASONS, required: true },
+		disputeId: { type: Number, default: null },
+		transactionId: { type: Number, default: null },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+// The operators' list (newest first); checkouts read by key.
+blockedBuyerSchema.index({ accountId: 1, createdAt: -1 });
+
 /** The MIDs of one group of one account, keyed by `<accountId>:<group>`: a checkout reads its product's group by key. */
 export interface MerchantAccountGroupDoc {
 	_id: string;
@@ -174,6 +224,7 @@ const merchantAccountGroupSchema = new Schema<MerchantAccountGroupDoc>(
 
 export const binKey = (accountId: number, bin: string) => `${accountId}:${bin}`;
 export const groupKey = (accountId: number, group: string) => `${accountId}:${group}`;
+export const blockedBuyerKey = (accountId: number, kind: BlockedBuyerKind, value: string) => `${accountId}:${kind.toLowerCase()}:${value}`;
 
 export interface AccountsDb {
 	accounts: Model<AccountDoc>;
@@ -181,6 +232,7 @@ export interface AccountsDb {
 	products: Model<ProductDoc>;
 	merchantAccounts: Model<MerchantAccountDoc>;
 	blacklistedBins: Model<BlacklistedBinDoc>;
+	blockedBuyers: Model<BlockedBuyerDoc>;
 	merchantAccountGroups: Model<MerchantAccountGroupDoc>;
 	ids: { accounts: IdAllocator; products: IdAllocator; merchantAccounts: IdAllocator };
 }
@@ -192,6 +244,7 @@ export function createAccountsDb(connection: Connection): AccountsDb {
 		products: connection.model("Product", productSchema, "products"),
 		merchantAccounts: connection.model("MerchantAccount", merchantAccountSchema, "merchant_accounts"),
 		blacklistedBins: connection.model("BlacklistedBin", blacklistedBinSchema, "bin_blacklist"),
+		blockedBuyers: connection.model("BlockedBuyer", blockedBuyerSchema, "blocked_buyers"),
 		merchantAccountGroups: connection.model("MerchantAccountGroup", merchantAccountGroupSchema, "merchant_account_groups"),
 		ids: {
 			accounts: createIdAllocator(connection, "accounts", 10),

@@ -1,5 +1,12 @@
 import { RETRY_DAYS_LIMITS } from "../../shared/config";
-import { AUTHENTICATION_POLICIES, BILLING_KINDS, CARD_TYPES, ENVIRONMENTS, PERIOD_UNITS } from "../../shared/contracts/accounts";
+import {
+	AUTHENTICATION_POLICIES,
+	BILLING_KINDS,
+	BLOCK_REASONS,
+	CARD_TYPES,
+	ENVIRONMENTS,
+	PERIOD_UNITS,
+} from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
 
@@ -20,6 +27,23 @@ const renewalRetryDays = {
 	uniqueItems: true,
 };
 const bin = { type: "string", pattern: "^([0-9]{6}|[0-9]{8})$" };
+// Any of the four, the others keep their value (or default); at least one on a change.
+const disputeProtection = params(
+	{
+		unsubscribe: { type: "boolean" },
+		blockCard: { type: "boolean" },
+		blockEmail: { type: "boolean" },
+		refundEarlyFraudWarnings: { type: "boolean" },
+	},
+	[],
+);
+// As the checkout takes it: billing blocks a customer's email, which a checkout took.
+const email = { type: "string", format: "email", maxLength: 254 };
+// An operator's: no run of 13 digits or more (a card number typed in) is stored as a blocked email.
+const typedEmail = { ...email, not: { pattern: "[0-9]([ -]?[0-9]){12}" }, errorMessage: { not: "must not hold a card number" } };
+const nullableId = { anyOf: [id, { type: "null" }] };
+// The checkout's keyed hash of a card number (HMAC-SHA256): never the number.
+const fingerprint = { type: "string", pattern: "^[0-9a-f]{64}$" };
 const renewal = {
 	anyOf: [params({ every: { type: "integer", minimum: 1, maximum: 366 }, unit: { enum: PERIOD_UNITS } }), { type: "null" }],
 };
@@ -74,10 +98,17 @@ const processorInput = {
 };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays }, ["name", "environment"]),
-	update: params({ accountId: id, webhookUrl, environment, renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] } }, [
-		"accountId",
-	]),
+	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection }, ["name", "environment"]),
+	update: params(
+		{
+			accountId: id,
+			webhookUrl,
+			environment,
+			renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] },
+			disputeProtection: { ...disputeProtection, minProperties: 1 },
+		},
+		["accountId"],
+	),
 	get: params({ accountId: id }),
 	rotateToken: params({ accountId: id, graceSeconds: { type: "integer", minimum: 0, maximum: 30 * 24 * 3600 } }, ["accountId"]),
 	authenticate: params({ tokenHash: { type: "string", pattern: "^[0-9a-f]{64}$" } }),
@@ -128,5 +159,26 @@ export const schemas = {
 	bin: params({ accountId: id, bin }),
 	isBinBlacklisted: params({ accountId: id, cardPrefix: { type: "string", pattern: "^[0-9]{6,8}$" } }),
 	checkoutContext: params({ accountId: id, productId: id }),
+	// At least one of card and email: blockBuyer says so (NOTHING_TO_BLOCK).
+	blockBuyer: params(
+		{
+			accountId: id,
+			card: params({
+				fingerprint,
+				bin: { type: "string", pattern: "^[0-9]{6}$" },
+				last4: { type: "string", pattern: "^[0-9]{4}$" },
+			}),
+			email,
+			reason: { enum: BLOCK_REASONS },
+			disputeId: nullableId,
+			transactionId: nullableId,
+		},
+		["accountId", "reason"],
+	),
+	isBuyerBlocked: params({ accountId: id, fingerprint, email: { type: "string", maxLength: 254 } }, ["accountId", "fingerprint"]),
+	// An operator blocks an email only: a card is blocked by a dispute, by its fingerprint, and no card number is taken here.
+	addBlockedBuyer: params({ accountId: id, email: typedEmail }),
+	listBlockedBuyers: params({ accountId: id }),
+	removeBlockedBuyer: params({ accountId: id, kind: { enum: ["card", "email"] }, value: { type: "string", minLength: 1, maxLength: 254 } }),
 	none: params({}),
 };

@@ -32,6 +32,53 @@ export interface AccountView {
 	webhookUrl: string | null;
 	/** Days after a renewal's first decline on which it is retried (the service's default unless the account set its own). */
 	renewalRetryDays: number[];
+	/** What a dispute or an early fraud warning of one of its charges brings; always complete (defaults filled in). */
+	disputeProtection: DisputeProtection;
+}
+
+/** The account's protection against disputes (docs/disputes.md#protection). */
+export interface DisputeProtection {
+	/** The customer is unsubscribed at once (default true). */
+	unsubscribe: boolean;
+	/** The card is refused at the account's new checkouts (default true). */
+	blockCard: boolean;
+	/** The email is refused too (default false: a shared or mistyped address would block the innocent). */
+	blockEmail: boolean;
+	/** An early fraud warning refunds its charge in full (default true). */
+	refundEarlyFraudWarnings: boolean;
+}
+
+export const BLOCKED_BUYER_KINDS = ["CARD", "EMAIL"] as const;
+export type BlockedBuyerKind = (typeof BLOCKED_BUYER_KINDS)[number];
+
+export const BLOCK_REASONS = ["DISPUTE", "EARLY_FRAUD_WARNING", "MANUAL"] as const;
+export type BlockReason = (typeof BLOCK_REASONS)[number];
+
+/** A card or an email the account refuses at checkout (BIN_BLACKLIST). */
+export interface BlockedBuyer {
+	accountId: number;
+	kind: BlockedBuyerKind;
+	/** The card's keyed fingerprint (the checkout's), or the email lower-cased and trimmed. */
+	value: string;
+	/** A card's BIN and last four digits, so an operator can recognise it; null for an email. */
+	cardBin: string | null;
+	cardLast4: string | null;
+	reason: BlockReason;
+	/** The dispute, or the warned transaction, that blocked it; null when none. */
+	disputeId: number | null;
+	transactionId: number | null;
+	/** Local date-time (TIME_ZONE). */
+	createdAt: string;
+}
+
+/** What billing blocks when a dispute opens: the card, the email, or both. */
+export interface BlockBuyerInput {
+	accountId: number;
+	card?: { fingerprint: string; bin: string; last4: string };
+	email?: string;
+	reason: BlockReason;
+	disputeId?: number | null;
+	transactionId?: number | null;
 }
 
 /** Where and how to sign an account's webhooks. */
@@ -123,6 +170,13 @@ export interface AccountsActions {
 	"accounts.checkoutContext": { params: { accountId: number; productId: number }; result: CheckoutContext | null };
 	/** Whether the card's first 6 or 8 digits are on the account's BIN blacklist. */
 	"accounts.isBinBlacklisted": { params: { accountId: number; cardPrefix: string }; result: boolean };
+	/**
+	 * Blocks the card, the email or both (at least one) at the account's checkouts. Idempotent: an entry already
+	 * there is kept as it is. `blocked`: how many of those asked are now blocked. 404 (ApiError NOT_FOUND) for an unknown account.
+	 */
+	"accounts.blockBuyer": { params: BlockBuyerInput; result: { blocked: number } };
+	/** Whether the card (its keyed fingerprint) or the email is blocked by the account. */
+	"accounts.isBuyerBlocked": { params: { accountId: number; fingerprint: string; email?: string }; result: boolean };
 	/** The MID's gateway (payments); null for an unknown MID. */
 	"accounts.merchantAccountProcessor": { params: { midId: number }; result: MerchantAccountProcessor | null };
 	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };

@@ -31,6 +31,8 @@ export interface World {
 	domain: string;
 	eventId: string;
 	blockedBin: string;
+	/** An email the account blocks (blocked buyers). */
+	blockedEmail: string;
 	midId: number;
 	/** A dashboard user of the account, and one of the other account. */
 	dashboardUserId: number;
@@ -1002,6 +1004,40 @@ export function endpointSpecs(): EndpointSpec[] {
 					absent: () => ["999999", "12345678"],
 					refused: ["4111", "abcdef", "4111111", "%7B%22%24gt%22%3A%22%22%7D"],
 				},
+			},
+		},
+		{
+			...admin,
+			route: "POST /admin/accounts/:accountId/blocked-buyers",
+			changesState: true,
+			input: "body",
+			path: accountPath({ absentRejected: true }),
+			fields: {
+				email: {
+					valid: () => "fraud@fuzz-shop.example.com",
+					type: "string",
+					required: true,
+					// No card number, alone or inside an address, is ever taken here.
+					refused: () => ["4242424242424242", "4242424242424242@example.com", "4242-4242-4242-4242@example.com", "not-an-email", ""],
+				},
+			},
+		},
+		{
+			...admin,
+			route: "GET /admin/accounts/:accountId/blocked-buyers",
+			changesState: false,
+			input: "query",
+			path: accountPath({ absentRejected: true }),
+		},
+		{
+			...admin,
+			route: "DELETE /admin/accounts/:accountId/blocked-buyers/:kind/:value",
+			changesState: true,
+			input: "query",
+			path: {
+				accountId: { valid: w => String(w.accountId), type: "integer", absent: w => [String(w.otherAccountId), "987654321"] },
+				kind: { valid: () => "email", type: "string", refused: ["EMAIL", "ip", "cards"] },
+				value: { valid: w => w.blockedEmail, type: "string", absent: () => ["nobody@fuzz-shop.example.com", "ab".repeat(32)] },
 			},
 		},
 		{

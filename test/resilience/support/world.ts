@@ -1,5 +1,5 @@
-// Two shops with customers, transactions, sessions, a blocked BIN and
-// delivered webhooks: what the fuzzer and the security tests aim at. Built
+// Two shops with customers, transactions, sessions, a blocked BIN, a blocked
+// email and delivered webhooks: what the fuzzer and the security tests aim at. Built
 // through the API, as merchants and operators would.
 import { generateKeyPairSync } from "node:crypto";
 import { CompactEncrypt, importJWK, type JWK } from "jose";
@@ -69,6 +69,7 @@ export async function buildWorld(app: TestApp): Promise<Built> {
 		disputes.push((await app.http().get("/api/disputes").set(bearer(s)).expect(200)).body.data[0].id);
 	}
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "411111" }).expect(201);
+	await admin(app).post(`/accounts/${shop.accountId}/blocked-buyers`, { email: "blocked@fuzz-shop.example.com" }).expect(201);
 	const dashboardUser = await admin(app)
 		.post(`/accounts/${shop.accountId}/dashboard-users`, { email: "support@fuzz-shop.example.com", role: "operator" })
 		.expect(201);
@@ -112,6 +113,7 @@ export async function buildWorld(app: TestApp): Promise<Built> {
 		domain: "shop.example.com",
 		eventId: event.id,
 		blockedBin: "411111",
+		blockedEmail: "blocked@fuzz-shop.example.com",
 		midId: shop.mids[0],
 		dashboardUserId: dashboardUser.body.id,
 		otherDashboardUserId: otherDashboardUser.body.id,

@@ -1,3 +1,4 @@
+import type { Connection } from "mongoose";
 import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -9,6 +10,10 @@ beforeAll(async () => {
 	merchant = await createMerchant(app);
 });
 afterAll(() => app.stop());
+
+/** The accounts service's own collection, to store an account as an earlier version did. */
+const accountsCollection = () =>
+	(app.broker.getLocalService("accounts") as unknown as { connection: Connection }).connection.collection<{ _id: number }>("accounts");
 
 const product = (overrides: object = {}) => ({
 	name: "Monthly",
@@ -33,6 +38,7 @@ describe("POST /admin/accounts", () => {
 			environment: "production",
 			webhookUrl: "https://shop.example/hooks",
 			renewalRetryDays: [1, 3, 5, 7],
+			disputeProtection: { unsubscribe: true, blockCard: true, blockEmail: false, refundEarlyFraudWarnings: true },
 			apiToken: expect.stringMatching(/^sk_live_/),
 			webhookSecret: expect.stringMatching(/^whsec_/),
 		});
@@ -269,5 +275,258 @@ describe("BIN blacklist", () => {
 		const miss = await app.broker.call("accounts.isBinBlacklisted", { accountId: merchant.accountId, cardPrefix: "55555544" });
 
 		expect([hit, miss]).toEqual([true, false]);
+	});
+});
+
+describe("Dispute protection", () => {
+	const DEFAULTS = { unsubscribe: true, blockCard: true, blockEmail: false, refundEarlyFraudWarnings: true };
+
+	test("When an account is created with some settings, then it shows all four, the others at their defaults", async () => {
+		// Act
+		const created = await admin(app).post("/accounts", { name: "Shop", environment: "sandbox", disputeProtection: { blockEmail: true } });
+
+		// Assert
+		expect(created.status).toBe(201);
+		expect(created.body.disputeProtection).toEqual({ ...DEFAULTS, blockEmail: true });
+		const read = await admin(app).get(`/accounts/${created.body.id}`).expect(200);
+		expect(read.body.disputeProtection).toEqual({ ...DEFAULTS, blockEmail: true });
+	});
+
+	test("When a patch changes one setting after another, then each keeps the others as they were", async () => {
+		// Arrange
+		const { accountId } = await createMerchant(app);
+
+		// Act
+		const first = await admin(app).patch(`/accounts/${accountId}`, { disputeProtection: { unsubscribe: false } });
+		const second = await admin(app).patch(`/accounts/${accountId}`, { disputeProtection: { blockEmail: true, blockCard: false } });
+
+		// Assert
+		expect(first.status).toBe(200);
+		expect(first.body.disputeProtection).toEqual({ ...DEFAULTS, unsubscribe: false });
+		expect(second.body.disputeProtection).toEqual({
+			unsubscribe: false,
+			blockCard: false,
+			blockEmail: true,
+			refundEarlyFraudWarnings: true,
+		});
+		const listed = (await admin(app).get("/accounts").expect(200)).body.find((a: { id: number }) => a.id === accountId);
+		expect(listed.disputeProtection).toEqual(second.body.disputeProtection);
+	});
+
+	test("When an account of an earlier version has no settings stored, then it shows the defaults, and a patch keeps them for the rest", async () => {
+		// Arrange: the account as an earlier version stored it.
+		const { accountId } = await createMerchant(app);
+		await accountsCollection().updateOne({ _id: accountId }, { $unset: { disputeProtection: "" } });
+
+		// Act
+		const read = await admin(app).get(`/accounts/${accountId}`).expect(200);
+		const patched = await admin(app).patch(`/accounts/${accountId}`, { disputeProtection: { refundEarlyFraudWarnings: false } });
+
+		// Assert
+		expect(read.body.disputeProtection).toEqual(DEFAULTS);
+		expect(patched.body.disputeProtection).toEqual({ ...DEFAULTS, refundEarlyFraudWarnings: false });
+	});
+
+	test.each([
+		["a setting is a string", { blockCard: "false" }, "disputeProtection.blockCard"],
+		["a setting is a number", { unsubscribe: 0 }, "disputeProtection.unsubscribe"],
+		["a setting is null", { blockEmail: null }, "disputeProtection.blockEmail"],
+		["a setting is unknown", { blockIp: true }, "disputeProtection.blockIp"],
+		["it is not an object", true, "disputeProtection"],
+		["it is empty", {}, "disputeProtection"],
+	])("When %s, then 400 naming it and nothing changes", async (_, disputeProtection, field) => {
+		// Arrange
+		const { accountId } = await createMerchant(app);
+
+		// Act
+		const res = await admin(app).patch(`/accounts/${accountId}`, { disputeProtection });
+
+		// Assert
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: expect.stringContaining(field) });
+		expect((await admin(app).get(`/accounts/${accountId}`)).body.disputeProtection).toEqual(DEFAULTS);
+	});
+
+	test("When an account is created with a setting of the wrong type, then 400 and no account", async () => {
+		const before = (await admin(app).get("/accounts")).body.length;
+
+		const res = await admin(app).post("/accounts", { name: "Shop", environment: "sandbox", disputeProtection: { blockCard: "yes" } });
+
+		expect(res.status).toBe(400);
+		expect(res.body.message).toContain("disputeProtection.blockCard");
+		expect((await admin(app).get("/accounts")).body.length).toBe(before);
+	});
+
+	test("When billing reads the account, then accounts.get gives the settings", async () => {
+		const { accountId } = await createMerchant(app);
+		await admin(app)
+			.patch(`/accounts/${accountId}`, { disputeProtection: { blockEmail: true } })
+			.expect(200);
+
+		const account = await app.broker.call("accounts.get", { accountId });
+
+		expect(account).toMatchObject({ id: accountId, disputeProtection: { ...DEFAULTS, blockEmail: true } });
+	});
+});
+
+describe("Blocked buyers", () => {
+	const FINGERPRINT = "ab".repeat(32);
+
+	test("When an email is blocked, listed and unblocked, then 201 with the entry, it shows, 200, and it is gone", async () => {
+		// Arrange
+		const { accountId } = await createMerchant(app);
+
+		// Act
+		const added = await admin(app).post(`/accounts/${accountId}/blocked-buyers`, { email: "Fraud@Example.COM" });
+		const listed = await admin(app).get(`/accounts/${accountId}/blocked-buyers`);
+		const deleted = await admin(app).delete(`/accounts/${accountId}/blocked-buyers/email/${encodeURIComponent("FRAUD@example.com")}`);
+		const deletedAgain = await admin(app).delete(`/accounts/${accountId}/blocked-buyers/email/${encodeURIComponent("fraud@example.com")}`);
+		const listedAfter = await admin(app).get(`/accounts/${accountId}/blocked-buyers`);
+
+		// Assert
+		const entry = {
+			accountId,
+			kind: "EMAIL",
+			value: "fraud@example.com",
+			cardBin: null,
+			cardLast4: null,
+			reason: "MANUAL",
+			disputeId: null,
+			transactionId: null,
+			createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/),
+		};
+		expect(added.status).toBe(201);
+		expect(added.headers.location).toBe(`/admin/accounts/${accountId}/blocked-buyers`);
+		expect(added.body).toEqual(entry);
+		expect(listed.body).toEqual([entry]);
+		expect(deleted.status).toBe(200);
+		expect(deleted.body).toEqual(entry);
+		expect(deletedAgain.status).toBe(404);
+		expect(deletedAgain.body).toEqual({ error: "NOT_FOUND", status: 404, message: "This card or email is not blocked by the account" });
+		expect(listedAfter.body).toEqual([]);
+	});
+
+	test("When billing blocks a card and an email twice, then both are listed once, newest first, and the first block's reason stays", async () => {
+		// Arrange
+		const { accountId } = await createMerchant(app);
+		const block = { accountId, card: { fingerprint: FINGERPRINT, bin: "424242", last4: "4242" }, email: "Buyer@example.com" };
+
+		// Act
+		const first = await app.broker.call("accounts.blockBuyer", { ...block, reason: "DISPUTE", disputeId: 7, transactionId: 70 });
+		const again = await app.broker.call("accounts.blockBuyer", { ...block, reason: "EARLY_FRAUD_WARNING", transactionId: 71 });
+		await admin(app).post(`/accounts/${accountId}/blocked-buyers`, { email: "later@example.com" }).expect(201);
+		const listed = (await admin(app).get(`/accounts/${accountId}/blocked-buyers`).expect(200)).body;
+
+		// Assert
+		expect([first, again]).toEqual([{ blocked: 2 }, { blocked: 2 }]);
+		expect(listed[0]).toMatchObject({ kind: "EMAIL", value: "later@example.com", reason: "MANUAL" });
+		expect(listed.slice(1)).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({
+					kind: "CARD",
+					value: FINGERPRINT,
+					cardBin: "424242",
+					cardLast4: "4242",
+					reason: "DISPUTE",
+					disputeId: 7,
+				}),
+				expect.objectContaining({ kind: "EMAIL", value: "buyer@example.com", cardBin: null, reason: "DISPUTE", transactionId: 70 }),
+			]),
+		);
+		expect(listed).toHaveLength(3);
+	});
+
+	test("When a blocked card is looked up by its fingerprint or its buyer's email, then it is blocked; another buyer is not; unblocked, it is not", async () => {
+		// Arrange
+		const { accountId } = await createMerchant(app);
+		const other = await createMerchant(app);
+		await app.broker.call("accounts.blockBuyer", {
+			accountId,
+			card: { fingerprint: FINGERPRINT, bin: "424242", last4: "4242" },
+			reason: "DISPUTE",
+		});
+		await app.broker.call("accounts.blockBuyer", { accountId, email: "buyer@example.com", reason: "DISPUTE" });
+		const blocked = (query: object) => app.broker.call("accounts.isBuyerBlocked", { accountId, ...query });
+
+		// Act
+		const answers = [
+			await blocked({ fingerprint: FINGERPRINT }),
+			await blocked({ fingerprint: "cd".repeat(32), email: " BUYER@example.com" }),
+			await blocked({ fingerprint: "cd".repeat(32), email: "someone@example.com" }),
+			await app.broker.call("accounts.isBuyerBlocked", {
+				accountId: other.accountId,
+				fingerprint: FINGERPRINT,
+				email: "buyer@example.com",
+			}),
+		];
+		await admin(app).delete(`/accounts/${accountId}/blocked-buyers/card/${FINGERPRINT}`).expect(200);
+		const afterDelete = await blocked({ fingerprint: FINGERPRINT });
+
+		// Assert
+		expect(answers).toEqual([true, true, false, false]);
+		expect(afterDelete).toBe(false);
+	});
+
+	test.each([
+		["a card number as the email", { email: "4242424242424242" }, "email"],
+		["a card number inside the email", { email: "4242424242424242@example.com" }, "email must not hold a card number"],
+		["a card number in a field of its own", { card: "4242424242424242" }, "card is not allowed"],
+		["a card number with its expiry", { cardNumber: "4242424242424242", expiry: "1230" }, "cardNumber is not allowed"],
+		["a card's fingerprint", { card: { fingerprint: FINGERPRINT, bin: "424242", last4: "4242" } }, "card is not allowed"],
+		["no email", {}, "email is required"],
+		["an email that is not one", { email: "not-an-email" }, "email"],
+		["an email as a number", { email: 42 }, "email must be string"],
+		["a reason", { email: "a@example.com", reason: "DISPUTE" }, "reason is not allowed"],
+	])("When an operator posts %s, then 400 and nothing is blocked", async (_, body, message) => {
+		// Arrange
+		const { accountId } = await createMerchant(app);
+
+		// Act
+		const res = await admin(app).post(`/accounts/${accountId}/blocked-buyers`, body);
+
+		// Assert
+		expect(res.status).toBe(400);
+		expect(res.body).toEqual({ error: "BAD_REQUEST", status: 400, message: expect.stringContaining(message) });
+		expect((await admin(app).get(`/accounts/${accountId}/blocked-buyers`)).body).toEqual([]);
+	});
+
+	test.each([
+		["the kind is unknown", 400, "ip/127.0.0.1"],
+		["the kind is in upper case", 400, "EMAIL/a@example.com"],
+		["the card is not blocked", 404, `card/${"ef".repeat(32)}`],
+		["the email is not blocked", 404, "email/nobody@example.com"],
+	])("When a block is lifted and %s, then %i", async (_, status, path) => {
+		const { accountId } = await createMerchant(app);
+
+		const res = await admin(app).delete(`/accounts/${accountId}/blocked-buyers/${path}`);
+
+		expect(res.status).toBe(status);
+	});
+
+	test("When billing blocks nothing, or a card of the wrong shape, then it is refused and nothing is blocked", async () => {
+		const { accountId } = await createMerchant(app);
+
+		const nothing = app.broker.call("accounts.blockBuyer", { accountId, reason: "DISPUTE" });
+		const badCard = app.broker.call("accounts.blockBuyer", {
+			accountId,
+			card: { fingerprint: "4242424242424242", bin: "424242", last4: "4242" },
+			reason: "DISPUTE",
+		});
+
+		await expect(nothing).rejects.toThrow();
+		await expect(badCard).rejects.toThrow();
+		expect((await admin(app).get(`/accounts/${accountId}/blocked-buyers`)).body).toEqual([]);
+	});
+
+	test.each(["GET", "POST", "DELETE"])("When the account does not exist, then %s answers 404", async method => {
+		const a = admin(app);
+		const res =
+			method === "GET"
+				? await a.get("/accounts/987654/blocked-buyers")
+				: method === "POST"
+					? await a.post("/accounts/987654/blocked-buyers", { email: "a@example.com" })
+					: await a.delete("/accounts/987654/blocked-buyers/email/a@example.com");
+
+		expect(res.status).toBe(404);
 	});
 });

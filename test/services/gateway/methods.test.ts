@@ -96,6 +96,7 @@ async function readBack(): Promise<unknown> {
 		a.get(`${account}/products`),
 		a.get(`${account}/merchant-accounts`),
 		a.get(`${account}/bin-blacklist`),
+		a.get(`${account}/blocked-buyers`),
 		a.get(`${account}/customers`),
 		a.get(`${account}/customers/${ids.customerId}/transactions`),
 		a.get(`${account}/webhooks`),
@@ -117,6 +118,7 @@ beforeAll(async () => {
 	const customerId = checkout.body.customerId as number;
 	const [transaction] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body;
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "400000" }).expect(201);
+	await admin(app).post(`/accounts/${shop.accountId}/blocked-buyers`, { email: "blocked@example.com" }).expect(201);
 	const [delivery] = await eventually(async () => {
 		const waiting = await deliveriesOf(app, shop, "WAITING");
 		expect(waiting.length).toBeGreaterThan(0);
@@ -157,6 +159,8 @@ beforeAll(async () => {
 		productId: shop.products.charge,
 		midId: shop.mids[0],
 		bin: "400000",
+		kind: "email",
+		value: "blocked@example.com",
 		eventId: delivery.id,
 		sessionId,
 	};
@@ -215,6 +219,9 @@ beforeAll(async () => {
 		"POST /admin/accounts/:accountId/bin-blacklist": { body: { bin: "555555" } },
 		"GET /admin/accounts/:accountId/bin-blacklist": {},
 		"DELETE /admin/accounts/:accountId/bin-blacklist/:bin": {},
+		"POST /admin/accounts/:accountId/blocked-buyers": { body: { email: "blocked-by-a-wrong-method@example.com" } },
+		"GET /admin/accounts/:accountId/blocked-buyers": {},
+		"DELETE /admin/accounts/:accountId/blocked-buyers/:kind/:value": {},
 		"GET /admin/accounts/:accountId/customers": {},
 		"GET /admin/accounts/:accountId/customers/:customerId/transactions": {},
 		"GET /admin/accounts/:accountId/recovery": {},

@@ -54,6 +54,7 @@ describe("JSON bodies are not coerced", () => {
 			"amount",
 		],
 		["a BIN as a number", "bin-blacklist", { bin: 411111 }, "bin"],
+		["a blocked email as an array", "blocked-buyers", { email: ["a@example.com"] }, "email"],
 	])("When the admin API gets %s, then 400 naming the field and nothing is created", async (_, collection, body, field) => {
 		// Arrange
 		const merchant = await createMerchant(app);
@@ -172,7 +173,7 @@ describe("Path and query text", () => {
 });
 
 describe("Lists under an unknown account", () => {
-	test.each(["products", "merchant-accounts", "bin-blacklist", "customers", "webhooks"])(
+	test.each(["products", "merchant-accounts", "bin-blacklist", "blocked-buyers", "customers", "webhooks"])(
 		"When /admin/accounts/{unknown}/%s is read, then 404 as for the account itself",
 		async list => {
 			// Act
