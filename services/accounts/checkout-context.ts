@@ -1,8 +1,10 @@
 // Everything a checkout needs from the account in one call: its environment,
-// the product and the merchant accounts of the product's group. The checkout
-// applies them in the spec's order; checkout nodes cache the answer until the
-// account changes (accounts.updated), and ask whether a card's BIN is blocked
-// apart (isBinBlacklisted), since that answer depends on the card.
+// the product, the merchant accounts of the product's group, and whether it
+// blocks buyers. The checkout applies them in the spec's order; checkout nodes
+// cache the answer until the account changes (accounts.updated), and ask
+// whether a card's BIN is blocked apart (isBinBlacklisted), since that answer
+// depends on the card, as whether the buyer is (isBuyerBlocked, only when the
+// account blocks any).
 
 import type { CheckoutContext } from "../../shared/contracts/accounts";
 import type { AccountsDeps } from "./deps";
@@ -14,7 +16,7 @@ export async function checkoutContext(
 	input: { accountId: number; productId: number },
 ): Promise<CheckoutContext | null> {
 	const [account, found] = await Promise.all([
-		deps.db.accounts.findById(input.accountId, { environment: 1 }).lean(),
+		deps.db.accounts.findById(input.accountId, { environment: 1, buyerBlocks: 1 }).lean(),
 		deps.db.products.findById(input.productId).lean(),
 	]);
 	if (!account) return null;
@@ -25,5 +27,6 @@ export async function checkoutContext(
 		environment: account.environment,
 		product: product ? toProductRecord(product) : null,
 		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid, account.environment)),
+		blocksBuyers: account.buyerBlocks === true,
 	};
 }

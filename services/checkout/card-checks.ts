@@ -1,7 +1,7 @@
 // The card steps a checkout and a card update share: decrypting the card
 // fields, then (spec steps 2 and 3) a MID of the product's group that takes
-// the brand, the BIN blacklist, the local checks and the processor's
-// zero-amount verification on that MID.
+// the brand, the BIN blacklist and the account's blocked buyers, the local
+// checks and the processor's zero-amount verification on that MID.
 import { randomBytes } from "node:crypto";
 import { isFailure } from "../../shared/call";
 import type { MerchantAccountView } from "../../shared/contracts/accounts";
@@ -43,11 +43,19 @@ export interface CheckedCard {
 	record: { cardToken: string; fingerprint: string; bin: string; last4: string; brand: CardBrand; expiry: string };
 }
 
-/** Steps 2 and 3: the MID, the blacklist, the local checks and the verification; the card's token, or the answer that ends it. */
+/** One read by key: the card by its fingerprint, and the email when there is one. */
+function isBlocked(deps: CheckoutDeps, buyer: { accountId: number; email: string | null }, fingerprint: string): Promise<boolean> {
+	const email = buyer.email ? { email: buyer.email } : {};
+	return deps.call("accounts.isBuyerBlocked", { accountId: buyer.accountId, fingerprint, ...email });
+}
+
+/** Steps 2 and 3: the MID, the blacklists, the local checks and the verification; the card's token, or the answer that ends it. */
 export async function checkCard(
 	deps: CheckoutDeps,
 	context: CardContext,
 	card: { pan: string; cvc: string; expiry: string },
+	/** Whose card: the account, and the buyer's email if known (null: the card alone is looked up among blocked buyers). */
+	buyer: { accountId: number; email: string | null },
 	attemptPrefix: "co" | "cu",
 	/** What the checkout will charge now, which a capped MID must have room for; null: nothing now (a trial, a card update). */
 	sale: Sale | null,
@@ -58,8 +66,11 @@ export async function checkCard(
 	const eligible = context.merchantAccounts.filter(m => m.active && m.cardTypes.includes(brand));
 	if (eligible.length === 0) return answer(CheckoutCode.NoMerchantAccount);
 
-	// Blocked BIN before any processor call; then the card itself, on a MID with room for the sale.
+	// Blocked BIN or buyer before any processor call or cap; then the card itself, on a MID with room for the sale.
 	if (context.binBlacklisted) return answer(CheckoutCode.BinBlacklist);
+	const fingerprint = cardFingerprint(deps.fingerprintKey, card.pan);
+	// A blocked card or email gets the spec's code for a card the merchant refuses, which does not say which was recognised.
+	if (context.blocksBuyers && (await isBlocked(deps, buyer, fingerprint))) return answer(CheckoutCode.BinBlacklist);
 	if (!passesLocalChecks(card.pan, card.cvc, card.expiry, deps.now())) return answer(CheckoutCode.CreditCardValidation);
 	const routed = await deps.mids.pick(eligible, sale);
 	if (!routed) return answer(CheckoutCode.NoMerchantAccount);
@@ -77,7 +88,7 @@ export async function checkCard(
 	}
 	const record = {
 		cardToken: verified.cardToken,
-		fingerprint: cardFingerprint(deps.fingerprintKey, card.pan),
+		fingerprint,
 		bin: card.pan.slice(0, 6),
 		last4: card.pan.slice(-4),
 		brand,

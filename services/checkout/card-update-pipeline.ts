@@ -2,7 +2,7 @@
 // checkout's order without the buyer's fields and the product choice:
 //   1. the card update session, and the customer it is for
 //   2. a MID of the product's group that takes the brand
-//   3. BIN blacklist, local card checks, a zero-amount verification on that MID
+//   3. BIN blacklist and blocked buyers, local card checks, a zero-amount verification on that MID
 //   4. the session consumed, then billing makes the card the customer's (and
 //      charges the renewal owed, for a customer in recovery)
 // Every outcome is a code; nothing here throws for a business reason.
@@ -75,9 +75,10 @@ export async function submitCardUpdate(
 	});
 	if (!context?.product) return updateAnswer(CardUpdateCode.CustomerNotUpdatable);
 
-	// 2. and 3. A MID of the product's group for the brand, the BIN blacklist, then the card itself.
+	// 2. and 3. A MID of the product's group for the brand, the BIN blacklist and blocked buyers, then the card itself.
 	// A card update's payment of a renewal owed is not routed by caps: it stays on the MID the card is verified on.
-	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "cu", null);
+	const buyer = { accountId: session.accountId, email: target.email };
+	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, buyer, "cu", null);
 	if ("code" in checked) return checked;
 	const { mid, attemptId } = checked;
 

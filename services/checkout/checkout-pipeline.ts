@@ -2,7 +2,7 @@
 // fields and additionalData are checked (buyer-input.ts):
 //   1. session and product checks
 //   2. merchant account (MID) selection by card brand
-//   3. BIN blacklist, then card validation (local checks and a zero-amount verification)
+//   3. BIN blacklist and blocked buyers, then card validation (local checks and a zero-amount verification)
 //   4. duplicate subscription check
 //   5. charge, hold or schedule by product type (the session is consumed just before)
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
@@ -86,9 +86,10 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if (!context.product.active) return answer(CheckoutCode.ProductInactive);
 	const product = context.product;
 
-	// 2. and 3. A MID for the brand, the BIN blacklist, then the card itself.
+	// 2. and 3. A MID for the brand, the BIN blacklist and blocked buyers, then the card itself.
 	const sale = product.billing === "CHARGE" ? { amountMinor: product.amountMinor, currency: product.currency } : null;
-	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, "co", sale);
+	const buyer = { accountId: session.accountId, email: input.email };
+	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, buyer, "co", sale);
 	if ("code" in checked) return checked;
 	let paid: CheckoutAnswer | undefined;
 	try {

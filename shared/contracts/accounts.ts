@@ -151,6 +151,8 @@ export interface CheckoutContext {
 	environment: Environment;
 	product: ProductRecord | null;
 	merchantAccounts: MerchantAccountView[];
+	/** The account has blocked a buyer: the checkout asks isBuyerBlocked (false: it never blocked anyone, and asks nothing). */
+	blocksBuyers: boolean;
 }
 
 /** What billing needs to renew a customer of the product. */

@@ -19,6 +19,8 @@ beforeAll(async () => {
 	shop = await createShop(app);
 	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "41111111" }).expect(201);
+	// So that its checkouts also ask whether the buyer is blocked.
+	await admin(app).post(`/accounts/${shop.accountId}/blocked-buyers`, { email: "blocked@hot-paths.example.com" }).expect(201);
 });
 afterAll(async () => {
 	await app.stop();

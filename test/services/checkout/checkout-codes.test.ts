@@ -1,5 +1,17 @@
 // Every outcome of the spec's checkout processing order, through HTTP.
-import { CARDS, checkoutBody, createShop, encrypt, newSession, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
+import { cardFingerprint } from "../../../services/checkout/card-data";
+import {
+	CARDS,
+	cardUpdateSession,
+	checkoutBody,
+	createShop,
+	encrypt,
+	newSession,
+	type Shop,
+	submitCardUpdate,
+	submitCheckout,
+	uniqueEmail,
+} from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
@@ -179,6 +191,83 @@ describe("POST /api/checkout: 3. card checks", () => {
 
 		expect(res.body).toEqual({ code: "CREDITCARD_VALIDATION", message: expect.any(String) });
 		expect(await customersOf(shop.accountId, email)).toEqual([]);
+	});
+});
+
+describe("POST /api/checkout: 3. blocked buyers (docs/disputes.md#protection)", () => {
+	/** What the shop's MIDs were asked to do with cards of this BIN. */
+	const operationsOn = async (blocked: Shop, cardBin: string) =>
+		(await Promise.all(blocked.mids.map(midId => processorOperations(`midId=${midId}&cardBin=${cardBin}`)))).flat();
+	/** A card as billing blocks it after a dispute: by the checkout's keyed fingerprint. */
+	const blockCard = (accountId: number, card: string) =>
+		app.broker.call("accounts.blockBuyer", {
+			accountId,
+			card: {
+				fingerprint: cardFingerprint(Buffer.from(process.env.CARD_FINGERPRINT_KEY!, "base64"), card),
+				bin: card.slice(0, 6),
+				last4: card.slice(-4),
+			},
+			reason: "DISPUTE",
+		});
+
+	test("When an operator blocks an email, then its very next checkout gets BIN_BLACKLIST and nothing is verified; another email pays; once unblocked, it pays", async () => {
+		// Arrange: a paid checkout, so that the shop's context (which blocks no one yet) is cached on the checkout node.
+		const blocked = await createShop(app);
+		const email = uniqueEmail();
+		expect((await submitCheckout(app, blocked, { productId: blocked.products.charge })).body.code).toBe("OK");
+		await admin(app).post(`/accounts/${blocked.accountId}/blocked-buyers`, { email: email.toUpperCase() }).expect(201);
+
+		// Act
+		const refused = await submitCheckout(app, blocked, { productId: blocked.products.charge, card: CARDS.mastercard, email });
+		const verifiedWhileBlocked = await operationsOn(blocked, "555555");
+		const another = await submitCheckout(app, blocked, { productId: blocked.products.charge, card: CARDS.mastercard });
+		await admin(app)
+			.delete(`/accounts/${blocked.accountId}/blocked-buyers/email/${encodeURIComponent(email)}`)
+			.expect(200);
+		const unblocked = await submitCheckout(app, blocked, { productId: blocked.products.charge, card: CARDS.mastercard, email });
+
+		// Assert
+		expect(refused.body).toEqual({ code: "BIN_BLACKLIST", message: "This card cannot be used here" });
+		expect(verifiedWhileBlocked).toEqual([]);
+		expect(await customersOf(blocked.accountId, email)).toEqual([expect.objectContaining({ status: "ACTIVE" })]);
+		expect([another.body.code, unblocked.body.code]).toEqual(["OK", "OK"]);
+		expect(await operationsOn(blocked, "555555")).not.toEqual([]);
+	});
+
+	test("When billing blocks a card, then it gets BIN_BLACKLIST whatever the email, unverified, and another card of the same email pays", async () => {
+		// Arrange
+		const blocked = await createShop(app);
+		const email = uniqueEmail();
+		await blockCard(blocked.accountId, CARDS.mastercard);
+
+		// Act
+		const refused = await submitCheckout(app, blocked, { productId: blocked.products.charge, card: CARDS.mastercard, email });
+		const otherCard = await submitCheckout(app, blocked, { productId: blocked.products.charge, card: CARDS.visa, email });
+
+		// Assert
+		expect(refused.body.code).toBe("BIN_BLACKLIST");
+		expect(await operationsOn(blocked, "555555")).toEqual([]);
+		expect(otherCard.body.code).toBe("OK");
+	});
+
+	test("When a card update's new card, or its customer's email, is blocked, then BIN_BLACKLIST and the customer keeps the old card", async () => {
+		// Arrange
+		const blocked = await createShop(app);
+		const email = uniqueEmail();
+		const paid = await submitCheckout(app, blocked, { productId: blocked.products.charge, email });
+		const customerId = paid.body.customerId as number;
+		await blockCard(blocked.accountId, CARDS.mastercard);
+		const sessionId = (await cardUpdateSession(app, blocked, customerId).expect(200)).text;
+
+		// Act
+		const blockedCard = await submitCardUpdate(app, sessionId, { card: CARDS.mastercard });
+		await admin(app).post(`/accounts/${blocked.accountId}/blocked-buyers`, { email }).expect(201);
+		const blockedEmail = await submitCardUpdate(app, sessionId, { card: CARDS.amex });
+
+		// Assert
+		expect([blockedCard.body.code, blockedEmail.body.code]).toEqual(["BIN_BLACKLIST", "BIN_BLACKLIST"]);
+		const read = await app.http().get(`/api/customer/${customerId}`).set(bearer(blocked));
+		expect(read.body).toMatchObject({ cardBin: "424242" });
 	});
 });
 
