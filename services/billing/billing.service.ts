@@ -21,7 +21,7 @@ import { abandonSubscription, continueFirstPayment, firstPayment, openSubscripti
 import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
-import { type DisputeDeps, type DisputeProtection, NoticeError } from "./disputes/notices";
+import { type DisputeDeps, NoticeError } from "./disputes/notices";
 import { applySandboxNotices } from "./disputes/sandbox-notices";
 import { applyStripeEvent, type StripeEventRefusal } from "./disputes/stripe-events";
 import { handOverLegacySandbox } from "./legacy-sandbox";
@@ -65,9 +65,6 @@ interface Locals {
 	/** Applies the sandbox's disputes and fraud warnings due by `until` (one account's: its test clock). */
 	applySandboxNotices(until: Date, accountId?: number): Promise<void>;
 }
-
-/** What an account that never set its own protection gets (docs/disputes.md#protection). */
-const DEFAULT_PROTECTION: DisputeProtection = { unsubscribe: true, blockCard: true, blockEmail: false, refundEarlyFraudWarnings: true };
 
 /** A dispute's errors as the API's 404, 409 or 503. */
 const disputeErrors = domainErrors<DisputeError>(
@@ -377,8 +374,10 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			productOf: (accountId, productId) => call(this.broker, "accounts.getProduct", { accountId, productId }),
 			merchantAccountsOf: accountId => call(this.broker, "accounts.listMerchantAccounts", { accountId }),
 			refundGraceMs: config().refundRecoveryGraceMs,
-			protectionOf: async () => DEFAULT_PROTECTION,
-			blockBuyer: async () => undefined,
+			protectionOf: async accountId => (await call(this.broker, "accounts.get", { accountId })).disputeProtection,
+			blockBuyer: async input => {
+				await call(this.broker, "accounts.blockBuyer", input);
+			},
 		};
 		const listed = await scheduleEarlierCustomers(this.db, renewals, this.deps.now());
 		if (listed) this.logger.info(`Renewal schedule: listed ${listed} customers of an earlier version's data`);

@@ -19,6 +19,7 @@
 //   5. a decided dispute settles its transaction: WON back to REFUNDABLE
 //      (REFUNDED when nothing is left), LOST to CHARGED_BACK.
 import { createHash } from "node:crypto";
+import type { BlockBuyerInput, DisputeProtection } from "../../../shared/contracts/accounts";
 import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
@@ -32,30 +33,11 @@ import { CustomerStatus, DISPUTE_TRANSITIONS, DisputeStatus, RefundStatus } from
 import { recordChargebackTransaction } from "../transaction-record";
 import { unsubscribe } from "../unsubscribe";
 
-/** What an account does when one of its charges is disputed or warned about (docs/disputes.md#protection). */
-export interface DisputeProtection {
-	/** Unsubscribe the customer at once (a CANCELLATION). */
-	unsubscribe: boolean;
-	/** Refuse the card at new checkouts. */
-	blockCard: boolean;
-	/** Refuse the email at new checkouts. */
-	blockEmail: boolean;
-	/** Refund a charge in full when its issuer warns of fraud, before it can become a dispute. */
-	refundEarlyFraudWarnings: boolean;
-}
-
 export interface DisputeDeps extends BillingDeps {
 	/** The account's protection (accounts.get). */
 	protectionOf(accountId: number): Promise<DisputeProtection>;
 	/** Refuses the buyer's card and email at the account's new checkouts (accounts.blockBuyer). */
-	blockBuyer(input: {
-		accountId: number;
-		card?: { fingerprint: string; bin: string; last4: string };
-		email?: string;
-		reason: "DISPUTE" | "EARLY_FRAUD_WARNING";
-		disputeId?: number;
-		transactionId: number;
-	}): Promise<void>;
+	blockBuyer(input: BlockBuyerInput): Promise<void>;
 }
 
 /** Why a notice was not applied; it is not applied later either. */

@@ -922,6 +922,13 @@ export function endpointSpecs(): EndpointSpec[] {
 		},
 		{
 			...admin,
+			route: "GET /admin/accounts/:accountId/merchant-account-health",
+			changesState: false,
+			input: "query",
+			path: accountPath({ absentRejected: true }),
+		},
+		{
+			...admin,
 			route: "POST /admin/accounts/:accountId/products",
 			changesState: true,
 			input: "body",

@@ -238,6 +238,83 @@ describe("Disputes", () => {
 	});
 });
 
+describe("Protection", () => {
+	test("When a dispute opens, then the card is refused at the account's next checkout with BIN_BLACKLIST, before any verification, and the block is listed", async () => {
+		// Arrange
+		const { shop, transactionId } = await paidWith(DISPUTE_CARDS.lost);
+
+		const verifications = async () => {
+			const ops = (await admin(app).get("/sandbox/operations?cardBin=400000&kind=verify").expect(200)).body;
+			return ops.filter((op: { midId: number }) => shop.mids.includes(op.midId)).length;
+		};
+
+		// Act
+		await advanceClock(app, shop, 4);
+		const verifiedBefore = await verifications();
+		const again = await submitCheckout(app, shop, { productId: shop.products.oneOff, card: DISPUTE_CARDS.lost, email: uniqueEmail() });
+		const otherCard = await submitCheckout(app, shop, { productId: shop.products.oneOff, email: uniqueEmail() });
+
+		// Assert
+		expect(again.body.code).toBe("BIN_BLACKLIST");
+		expect(await verifications()).toBe(verifiedBefore);
+		expect(otherCard.body.code).toBe("OK");
+		const [dispute] = (await disputesOf(shop)).data;
+		const blocks = (await admin(app).get(`/accounts/${shop.accountId}/blocked-buyers`).expect(200)).body;
+		expect(blocks).toEqual([
+			expect.objectContaining({
+				kind: "CARD",
+				cardBin: "400000",
+				cardLast4: "2602",
+				reason: "DISPUTE",
+				disputeId: dispute.id,
+				transactionId,
+			}),
+		]);
+		// The email is not blocked by default.
+		expect(blocks.some((b: { kind: string }) => b.kind === "EMAIL")).toBe(false);
+	});
+
+	test("When the account turns its protection off, then a dispute leaves the customer subscribed and the card usable, and a fraud warning refunds nothing", async () => {
+		// Arrange
+		const shop = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${shop.accountId}`, {
+				disputeProtection: { unsubscribe: false, blockCard: false, refundEarlyFraudWarnings: false },
+			})
+			.expect(200);
+		const disputed = await paidWith(DISPUTE_CARDS.lost, shop);
+		const warned = await paidWith(DISPUTE_CARDS.earlyFraudWarning, shop);
+
+		// Act
+		await advanceClock(app, shop, 4);
+
+		// Assert
+		expect((await disputesOf(shop)).data).toHaveLength(1);
+		expect((await api(shop).get(`/api/customer/${disputed.customerId}`).expect(200)).body.status).toBe("ACTIVE");
+		expect(
+			(await submitCheckout(app, shop, { productId: shop.products.oneOff, card: DISPUTE_CARDS.lost, email: uniqueEmail() })).body.code,
+		).toBe("OK");
+		expect((await api(shop).get(`/api/transaction/${warned.transactionId}`).expect(200)).body.refundStatus).toBe("REFUNDABLE");
+		expect((await api(shop).get(`/api/customer/${warned.customerId}`).expect(200)).body.status).toBe("ACTIVE");
+	});
+
+	test("When the account blocks emails too, then the disputed buyer's email is refused with another card", async () => {
+		// Arrange
+		const shop = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${shop.accountId}`, { disputeProtection: { blockEmail: true } })
+			.expect(200);
+		const { email } = await paidWith(DISPUTE_CARDS.lost, shop);
+
+		// Act
+		await advanceClock(app, shop, 4);
+		const res = await submitCheckout(app, shop, { productId: shop.products.oneOff, email });
+
+		// Assert
+		expect(res.body.code).toBe("BIN_BLACKLIST");
+	});
+});
+
 describe("MID health", () => {
 	test("When a MID sells, declines, refunds and is disputed, then its month and last 30 days count each, with the approval rate, the chargeback ratio and a warning", async () => {
 		// Arrange: four sales (one disputed and lost), a decline and a refund, spread over the shop's two MIDs.
