@@ -191,6 +191,106 @@ const TRANSACTION_COLUMNS = [
 
 const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));
 
+/** A ratio the API answers as a fraction (0.0123) as a percentage with two decimals ("1.23 %"); null before any sale. */
+const percent = ratio => (ratio === null ? "–" : `${(ratio * 100).toFixed(2)} %`);
+
+/** A count and its decimal amounts by currency: `2 (19.98 EUR)`; `0` alone. */
+function counted(count, amounts = {}) {
+	const money = Object.entries(amounts).map(([currency, amount]) => `${amount} ${currency}`);
+	return money.length === 0 ? String(count) : `${count} (${money.join(", ")})`;
+}
+
+/** Where billing warns about a MID's chargeback ratio (WARNING_RATIO, docs/disputes.md#mid-health). */
+const MID_WARNING = "Chargeback ratio at or above 0.65 %";
+
+/** The figures shown for each period of a MID's health, in the order of their columns. */
+const MID_FIGURES = [
+	["Sales", f => counted(f.sales, f.salesAmount)],
+	["Approval rate", f => percent(f.approvalRate)],
+	["Refunds", f => counted(f.refunds, f.refundAmount)],
+	["Disputes", f => counted(f.disputes, f.disputeAmount)],
+	["Chargebacks", f => counted(f.chargebacks)],
+	["Chargeback ratio", f => percent(f.chargebackRatio)],
+];
+
+/** A MID's monthly cap and what the month's sales in its currency used of it. */
+function capOf(mid, month) {
+	if (!mid?.monthlyCap) return "none";
+	const { amount, currency } = mid.monthlyCap;
+	return `${amount} ${currency} (${month.salesAmount[currency] ?? 0} used)`;
+}
+
+/**
+ * The MIDs' health (GET /merchant-accounts/health) beside their routing (GET /merchant-accounts): one group of rows
+ * per MID, its own cells once, then a row per period (this month, the last 30 days) with its figures; the warning in
+ * words under the MID's name.
+ */
+function midTable(health, mids) {
+	const own = ["Id", "MID", "Weight", "Monthly cap"];
+	const periods = [
+		["month", "This month", f => [f.period]],
+		["last30Days", "Last 30 days", f => [f.from, " to ", f.to]],
+	];
+	const columns = [...own, "Period", ...MID_FIGURES.map(([title]) => title)];
+	const groups = health.map(h => {
+		const mid = mids.get(h.midId);
+		const rows = periods.map(([key, title, dates], i) => {
+			const figures = h[key];
+			const ownCells =
+				i === 0
+					? [
+							el("td", { rowspan: periods.length }, h.midId),
+							el(
+								"th",
+								{ scope: "rowgroup", rowspan: periods.length },
+								h.name,
+								mid && !mid.active ? " (inactive)" : null,
+								h.warning ? el("strong", { class: "warning" }, MID_WARNING) : null,
+							),
+							el("td", { rowspan: periods.length }, mid?.weight ?? "–"),
+							el("td", { rowspan: periods.length }, capOf(mid, h.month)),
+						]
+					: [];
+			return el(
+				"tr",
+				{},
+				ownCells,
+				el(
+					"th",
+					{ scope: "row", class: "period" },
+					title,
+					el(
+						"span",
+						{ class: "dates" },
+						dates(figures).map((part, n) => (n % 2 === 0 ? el("span", { class: "date" }, part) : part)),
+					),
+				),
+				MID_FIGURES.map(([, cell]) => el("td", { class: "figure" }, cell(figures))),
+			);
+		});
+		return el("tbody", {}, rows);
+	});
+	return el(
+		"div",
+		{ class: "table-wrap" },
+		el(
+			"table",
+			{ class: "mids" },
+			el("caption", { class: "visually-hidden" }, "Merchant accounts"),
+			el(
+				"thead",
+				{},
+				el(
+					"tr",
+					{},
+					columns.map(title => el("th", { scope: "col" }, title)),
+				),
+			),
+			groups.length === 0 ? el("tbody", {}, el("tr", {}, el("td", { colspan: columns.length }, "Nothing here."))) : groups,
+		),
+	);
+}
+
 const pages = {
 	customers() {
 		listPage({
@@ -315,6 +415,27 @@ const pages = {
 		});
 	},
 
+	disputes() {
+		listPage({
+			title: "Disputes",
+			path: "/disputes",
+			filters: [field("Status", select("status", ["NEEDS_RESPONSE", "UNDER_REVIEW", "WON", "LOST"]))],
+			query: form => ({ status: form.elements.status.value }),
+			columns: [
+				["Id", d => d.id],
+				["Opened", d => d.openedAt],
+				["Status", d => d.status],
+				["Reason", d => d.reason],
+				["Amount", d => `${d.amount} ${d.currency}`],
+				["Evidence due", d => d.evidenceDueBy ?? "–"],
+				["Transaction", d => d.disputedTransactionId],
+				["Chargeback", d => d.chargebackTransactionId ?? "–"],
+				["Customer", d => customerLink(d.customerId)],
+				["MID", d => d.midId],
+			],
+		});
+	},
+
 	events() {
 		listPage({
 			title: "Events",
@@ -383,6 +504,24 @@ const pages = {
 			["Authentication", p => p.authentication],
 			["Active", p => (p.active ? "yes" : "no")],
 		]);
+	},
+
+	async "merchant-accounts"() {
+		const answers = await busy("Loading merchant accounts", () =>
+			Promise.all([api("GET", "/merchant-accounts/health"), api("GET", "/merchant-accounts")]),
+		);
+		if (!answers) return;
+		const [health, mids] = answers;
+		view.replaceChildren(
+			el("h1", {}, "Merchant accounts"),
+			el(
+				"p",
+				{},
+				"Each MID's sales (approved charges and renewals), refunds, disputes opened and disputes lost (chargebacks), this calendar month and over the last 30 days, today included. ",
+				"The chargeback ratio is disputes over sales; card networks start monitoring a MID at about 0.9 %, so a MID shows a warning at 0.65 %.",
+			),
+			midTable(health, new Map(mids.map(mid => [mid.id, mid]))),
+		);
 	},
 
 	audit() {

@@ -1,8 +1,9 @@
 // The dashboard's API through HTTP (issue 18): users made through the admin
 // API, signing in with a cookie session, the lockout, roles, CSRF, other
-// origins and other accounts, and the audit log of every change.
+// origins and other accounts, the audit log of every change, and the reads of
+// the merchant accounts' health and the disputes.
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin } from "../../factories/merchant";
+import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -336,12 +337,53 @@ describe("What a session may do", () => {
 		expect(refused.status).toBe(403);
 	});
 
-	test("When there is no session, then every API path but sign-in answers 401", async () => {
-		const responses = await Promise.all(
-			["/me", "/customers", "/transactions", "/events", "/webhooks", "/products", "/audit"].map(p => app.http().get(`/dashboard/api${p}`)),
+	test("When a viewer reads the merchant accounts, their health and the disputes, then its own account's, as the admin API and /api answer them, and naming an account is a 400", async () => {
+		// Arrange: two fresh shops (their test clocks move), each with a charge disputed after 3 days.
+		const [mine, theirs] = await Promise.all([createShop(app), createShop(app)]);
+		for (const who of [mine, theirs]) {
+			expect((await submitCheckout(app, who, { productId: who.products.oneOff, card: "4000000000002602" })).body.code).toBe("OK");
+			await advanceClock(app, who, 4);
+		}
+		const session = await signIn((await newUser(mine, "viewer")).email);
+
+		// Act
+		const mids = await get(session, "/merchant-accounts");
+		const health = await get(session, "/merchant-accounts/health");
+		const disputes = await get(session, "/disputes?status=NEEDS_RESPONSE&limit=5");
+		const named = await Promise.all(
+			["/merchant-accounts", "/merchant-accounts/health", "/disputes"].map(p => get(session, `${p}?accountId=${theirs.accountId}`)),
 		);
 
-		expect(responses.map(r => r.status)).toEqual([401, 401, 401, 401, 401, 401, 401]);
+		// Assert
+		expect(mids.status).toBe(200);
+		expect(mids.body).toEqual((await admin(app).get(`/accounts/${mine.accountId}/merchant-accounts`).expect(200)).body);
+		expect(health.status).toBe(200);
+		expect(health.body).toEqual((await admin(app).get(`/accounts/${mine.accountId}/merchant-account-health`).expect(200)).body);
+		expect(health.body.map((h: { midId: number }) => h.midId).sort()).toEqual([...mine.mids].sort());
+		expect(disputes.status).toBe(200);
+		expect(disputes.body).toEqual((await app.http().get("/api/disputes?status=NEEDS_RESPONSE&limit=5").set(bearer(mine)).expect(200)).body);
+		expect(disputes.body.data).toHaveLength(1);
+		expect(disputes.body.data[0]).toMatchObject({ accountId: mine.accountId, status: "NEEDS_RESPONSE", reason: "fraudulent" });
+		expect(named.map(r => r.status)).toEqual([400, 400, 400]);
+	});
+
+	test("When there is no session, then every API path but sign-in answers 401", async () => {
+		const responses = await Promise.all(
+			[
+				"/me",
+				"/customers",
+				"/transactions",
+				"/events",
+				"/webhooks",
+				"/products",
+				"/merchant-accounts",
+				"/merchant-accounts/health",
+				"/disputes",
+				"/audit",
+			].map(p => app.http().get(`/dashboard/api${p}`)),
+		);
+
+		expect(responses.map(r => r.status)).toEqual([401, 401, 401, 401, 401, 401, 401, 401, 401, 401]);
 	});
 });
 
