@@ -60,6 +60,15 @@ async function readByIds<Doc extends { _id: number }>(
 	return new Map([...known, ...byId(docs)]);
 }
 
+/** The envelope the merchant receives (shared/contracts/notifications.ts) around an event's data. */
+function envelope(
+	event: OutboxEvent,
+	about: Pick<WebhookEvent, "accountId" | "customerId" | "transaction_id">,
+	data: Record<string, unknown>,
+): WebhookEvent {
+	return { id: event.id, type: event.type, createdAt: formatDateTime(event.createdAt), ...about, data };
+}
+
 function transactionEvent(
 	tx: TransactionDoc,
 	event: OutboxEvent,
@@ -72,15 +81,7 @@ function transactionEvent(
 		const original = originals.get(tx.originalTransactionId);
 		data.originalTransaction = original ? toTransactionView(original) : null;
 	}
-	return {
-		id: event.id,
-		type: event.type,
-		createdAt: formatDateTime(event.createdAt),
-		accountId: tx.accountId,
-		customerId: tx.customerId,
-		transaction_id: tx._id,
-		data,
-	};
+	return envelope(event, { accountId: tx.accountId, customerId: tx.customerId, transaction_id: tx._id }, data);
 }
 
 /** A dispute's event: the dispute as it was announced, its transaction, customer, and a lost one's chargeback. */
@@ -101,15 +102,7 @@ function disputeEvent(
 		customer: customer ? toCustomerView(customer) : null,
 	};
 	if (event.type === "DISPUTE_CLOSED" && dispute.chargebackTransactionId !== null) data.chargeback = view(dispute.chargebackTransactionId);
-	return {
-		id: event.id,
-		type: event.type,
-		createdAt: formatDateTime(event.createdAt),
-		accountId: dispute.accountId,
-		customerId: dispute.customerId,
-		transaction_id: dispute.transactionId,
-		data,
-	};
+	return envelope(event, { accountId: dispute.accountId, customerId: dispute.customerId, transaction_id: dispute.transactionId }, data);
 }
 
 async function customerEvent(
@@ -129,15 +122,7 @@ async function customerEvent(
 				: (transactions.get(event.transactionId) ?? null);
 	const data: Record<string, unknown> = { customer: toCustomerView(customer) };
 	if (first) data.transaction = toTransactionView(first);
-	return {
-		id: event.id,
-		type: event.type,
-		createdAt: formatDateTime(event.createdAt),
-		accountId: customer.accountId,
-		customerId: customer._id,
-		transaction_id: first?._id ?? null,
-		data,
-	};
+	return envelope(event, { accountId: customer.accountId, customerId: customer._id, transaction_id: first?._id ?? null }, data);
 }
 
 export function createOutboxRelay(deps: OutboxRelayDeps) {

@@ -64,7 +64,9 @@ describe("Stripe's events for a MID, over HTTP, on localstripe", () => {
 		shop = await createShop(app, { environment: "production", processor: { type: "stripe", secretKey: liveKey(), webhookSecret: first } });
 		secrets.set(shop.mids[0], first);
 		// Every checkout here pays with the same card: a dispute would otherwise block it for the next (docs/disputes.md#protection).
-		await admin(app).patch(`/accounts/${shop.accountId}`, { disputeProtection: { blockCard: false } }).expect(200);
+		await admin(app)
+			.patch(`/accounts/${shop.accountId}`, { disputeProtection: { blockCard: false } })
+			.expect(200);
 		// The second MID is another Stripe account: its own key and its own secret.
 		const second = signingSecret();
 		await admin(app)
