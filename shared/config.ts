@@ -45,6 +45,8 @@ export interface Config {
 	refundRecoveryGraceMs: number;
 	/** How long a service may not reach its database before it logs that once at error level. */
 	dbOutageLogSeconds: number;
+	/** A MID's chargeback ratio (a fraction) at which its health shows a warning (docs/disputes.md#mid-health). */
+	chargebackWarningRatio: number;
 	/** PEM private key that decrypts card data (checkout). */
 	cardPrivateKey: string | undefined;
 	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
@@ -293,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
 		refundRecoveryIntervalMs: integer(env, "REFUND_RECOVERY_INTERVAL_MS", 30_000, 100, 3_600_000),
 		refundRecoveryGraceMs,
 		dbOutageLogSeconds: integer(env, "DB_OUTAGE_LOG_SECONDS", 60, 1, 86_400),
+		chargebackWarningRatio: decimal(env, "CHARGEBACK_WARNING_PERCENT", 0.65, 100) / 100,
 		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
 		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),

@@ -201,7 +201,8 @@ function counted(count, amounts = {}) {
 }
 
 /** Where billing warns about a MID's chargeback ratio (WARNING_RATIO, docs/disputes.md#mid-health). */
-const MID_WARNING = "Chargeback ratio at or above 0.65 %";
+/** The warning's text, at the service's threshold (CHARGEBACK_WARNING_PERCENT). */
+const midWarning = ratio => `Chargeback ratio at or above ${(ratio * 100).toFixed(2)} %`;
 
 /** The figures shown for each period of a MID's health, in the order of their columns. */
 const MID_FIGURES = [
@@ -245,7 +246,7 @@ function midTable(health, mids) {
 								{ scope: "rowgroup", rowspan: periods.length },
 								h.name,
 								mid && !mid.active ? " (inactive)" : null,
-								h.warning ? el("strong", { class: "warning" }, MID_WARNING) : null,
+								h.warning ? el("strong", { class: "warning" }, midWarning(h.warningRatio)) : null,
 							),
 							el("td", { rowspan: periods.length }, mid?.weight ?? "–"),
 							el("td", { rowspan: periods.length }, capOf(mid, h.month)),
@@ -518,7 +519,8 @@ const pages = {
 				"p",
 				{},
 				"Each MID's sales (approved charges and renewals), refunds, disputes opened and disputes lost (chargebacks), this calendar month and over the last 30 days, today included. ",
-				"The chargeback ratio is disputes over sales; card networks start monitoring a MID at about 0.9 %, so a MID shows a warning at 0.65 %.",
+				"The chargeback ratio is disputes over sales; card networks start monitoring a MID at about 0.9 %, so a MID shows a warning ",
+				health.length ? `at ${(health[0].warningRatio * 100).toFixed(2)} %.` : "before that.",
 			),
 			midTable(health, new Map(mids.map(mid => [mid.id, mid]))),
 		);

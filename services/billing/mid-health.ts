@@ -34,7 +34,9 @@ export interface MidHealthView {
 	month: MidFigures & { period: string };
 	/** The 30 days that end today (TIME_ZONE), today included. */
 	last30Days: MidFigures & { from: string; to: string };
-	/** The month's or the 30 days' chargeback ratio reached the account's warning ratio. */
+	/** The chargeback ratio a warning starts at (CHARGEBACK_WARNING_PERCENT ÷ 100). */
+	warningRatio: number;
+	/** The month's or the 30 days' chargeback ratio reached `warningRatio`. */
 	warning: boolean;
 }
 
@@ -77,13 +79,10 @@ function figuresOf(docs: (MidStatsDoc | undefined)[]): MidFigures {
 	};
 }
 
-/** The chargeback ratio at which a MID shows a warning (docs/disputes.md#mid-health). */
-export const WARNING_RATIO = 0.0065;
-
 /** Each of the account's MIDs' figures, in one read of at most 61 days per MID. */
 export async function midHealth(deps: BillingDeps, input: { accountId: number }): Promise<MidHealthView[]> {
 	const mids = await deps.merchantAccountsOf(input.accountId);
-	const warningRatio = WARNING_RATIO;
+	const warningRatio = config().chargebackWarningRatio;
 	const today = DateTime.fromISO(dayOf(deps.now()), { zone: config().timeZone });
 	const monthDays = daysBetween(today.startOf("month"), today);
 	const rollingDays = daysBetween(today.minus({ days: 29 }), today);
@@ -98,6 +97,7 @@ export async function midHealth(deps: BillingDeps, input: { accountId: number })
 			name: mid.name,
 			month: { period: today.toFormat("yyyy-MM"), ...month },
 			last30Days: { from: rollingDays[0], to: rollingDays[rollingDays.length - 1], ...last30Days },
+			warningRatio,
 			warning: over(month) || over(last30Days),
 		};
 	});

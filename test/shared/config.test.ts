@@ -66,9 +66,17 @@ describe("loadConfig", () => {
 		[{ PUBLIC_BASE_URL: "pay.example.com" }, "PUBLIC_BASE_URL"],
 		[{ PUBLIC_BASE_URL: "https://pay.example.com/shop" }, "PUBLIC_BASE_URL"],
 		[{ PUBLIC_BASE_URL: "https://pay.example.com/?a=1" }, "PUBLIC_BASE_URL"],
+		[{ CHARGEBACK_WARNING_PERCENT: "0" }, "CHARGEBACK_WARNING_PERCENT"],
+		[{ CHARGEBACK_WARNING_PERCENT: "101" }, "CHARGEBACK_WARNING_PERCENT"],
+		[{ CHARGEBACK_WARNING_PERCENT: "0,9" }, "CHARGEBACK_WARNING_PERCENT"],
 	])("When %p is set, then start-up fails naming %s", (env, variable) => {
 		expect(() => loadConfig(env)).toThrow(ConfigError);
 		expect(() => loadConfig(env)).toThrow(variable);
+	});
+
+	test("When CHARGEBACK_WARNING_PERCENT is set, then MIDs are warned at that ratio; unset, at 0.65 %", () => {
+		expect(loadConfig({ CHARGEBACK_WARNING_PERCENT: "0.9" }).chargebackWarningRatio).toBeCloseTo(0.009, 10);
+		expect(loadConfig({}).chargebackWarningRatio).toBeCloseTo(0.0065, 10);
 	});
 
 	test("When DASHBOARD_IDLE_MINUTES has decimals, then they are taken", () => {
