@@ -63,11 +63,14 @@ export function createMidRouter(call: Call, now: () => number = Date.now): MidRo
 		const stale = mids.filter(m => (volumes.get(m.id)?.askedAt ?? 0) + VOLUME_TTL_MS <= now());
 		if (stale.length === 0) return;
 		const askedAt = now();
+		const soldBefore = new Map(stale.map(m => [m.id, volumes.get(m.id)?.soldSince ?? 0]));
 		const { volumes: counted } = await call("billing.midVolumes", { midIds: stale.map(m => m.id) });
 		for (const mid of stale) {
 			const kept = volumes.get(mid.id);
-			// What this node sold before asking is in billing's count now (or will be: counted twice for a moment, never missed).
-			volumes.set(mid.id, { counted: counted[mid.id] ?? {}, askedAt, soldSince: 0, inFlight: kept?.inFlight ?? 0 });
+			// What this node sold before asking is in billing's count; what it sold while asking may not be, and is kept
+			// (counted twice for a moment, never missed).
+			const soldSince = (kept?.soldSince ?? 0) - soldBefore.get(mid.id)!;
+			volumes.set(mid.id, { counted: counted[mid.id] ?? {}, askedAt, soldSince, inFlight: kept?.inFlight ?? 0 });
 		}
 	}
 
