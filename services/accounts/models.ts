@@ -9,8 +9,8 @@ import {
 	type BillingKind,
 	BLOCK_REASONS,
 	BLOCKED_BUYER_KINDS,
+	type BlockedBuyer,
 	type BlockedBuyerKind,
-	type BlockReason,
 	CARD_TYPES,
 	type CardType,
 	type DisputeProtection,
@@ -172,17 +172,8 @@ const blacklistedBinSchema = new Schema<BlacklistedBinDoc>(
 blacklistedBinSchema.index({ accountId: 1, bin: 1 }, { unique: true });
 
 /** Keyed by `<accountId>:card:<fingerprint>` or `<accountId>:email:<email>`: a checkout asks for its card and email by key. */
-export interface BlockedBuyerDoc {
+export interface BlockedBuyerDoc extends Omit<BlockedBuyer, "createdAt"> {
 	_id: string;
-	accountId: number;
-	kind: BlockedBuyerKind;
-	/** The card's keyed fingerprint, or the email lower-cased and trimmed. */
-	value: string;
-	cardBin: string | null;
-	cardLast4: string | null;
-	reason: BlockReason;
-	disputeId: number | null;
-	transactionId: number | null;
 	createdAt: Date;
 }
 
