@@ -58,10 +58,25 @@ export function createMidRouter(call: Call, now: () => number = Date.now): MidRo
 		return order;
 	}
 
-	/** Refreshes the counted volumes of the capped MIDs that are stale, in one call. */
+	/** The refresh in flight per MID: concurrent checkouts wait for it rather than ask again (one reset per answer). */
+	const refreshing = new Map<number, Promise<void>>();
+
+	/** Refreshes the counted volumes of the capped MIDs that are stale, in one call; waits for those already being refreshed. */
 	async function refresh(mids: MerchantAccountView[]): Promise<void> {
-		const stale = mids.filter(m => (volumes.get(m.id)?.askedAt ?? 0) + VOLUME_TTL_MS <= now());
-		if (stale.length === 0) return;
+		const stale = mids.filter(m => !refreshing.has(m.id) && (volumes.get(m.id)?.askedAt ?? 0) + VOLUME_TTL_MS <= now());
+		if (stale.length) {
+			const asked = ask(stale);
+			for (const mid of stale) refreshing.set(mid.id, asked);
+			void asked
+				.catch(() => undefined)
+				.finally(() => {
+					for (const mid of stale) refreshing.delete(mid.id);
+				});
+		}
+		await Promise.all(mids.flatMap(m => refreshing.get(m.id) ?? []));
+	}
+
+	async function ask(stale: MerchantAccountView[]): Promise<void> {
 		const askedAt = now();
 		const soldBefore = new Map(stale.map(m => [m.id, volumes.get(m.id)?.soldSince ?? 0]));
 		const { volumes: counted } = await call("billing.midVolumes", { midIds: stale.map(m => m.id) });
