@@ -11,7 +11,7 @@
 // pass it by (measured in test/cluster/mid-caps.test.ts).
 import type { Call } from "../../shared/call";
 import type { MerchantAccountView } from "../../shared/contracts/accounts";
-import { findCurrency } from "../../shared/money";
+import { findCurrency, toMinorUnits } from "../../shared/money";
 
 /** How long a MID's counted volume is used before billing is asked again. */
 export const VOLUME_TTL_MS = 1000;
@@ -93,7 +93,7 @@ export function createMidRouter(call: Call, now: () => number = Date.now): MidRo
 		const cap = mid.monthlyCap;
 		if (!cap || cap.currency !== sale.currency) return true;
 		const volume = volumes.get(mid.id)!;
-		const capMinor = Math.round(cap.amount * 10 ** findCurrency(cap.currency)!.digits);
+		const capMinor = toMinorUnits(cap.amount, findCurrency(cap.currency)!) as number;
 		return (volume.counted[cap.currency] ?? 0) + volume.soldSince + volume.inFlight + sale.amountMinor <= capMinor;
 	}
 

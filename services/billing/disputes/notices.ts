@@ -66,7 +66,7 @@ async function applyDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transa
 		{ _id: tx._id, refundStatus: RefundStatus.Refundable },
 		{ $set: { refundStatus: RefundStatus.Disputed } },
 	);
-	const unsubscribed = await protect(deps, tx, "DISPUTE", dispute._id);
+	const unsubscribed = await protect(deps, await deps.protectionOf(tx.accountId), tx, "DISPUTE", dispute._id);
 	dispute = await moveDispute(deps, dispute, notice, tx);
 	await settleTransaction(deps, dispute);
 	return { changed: { disputes: [dispute._id], customers: unsubscribed ? [tx.customerId] : [] } };
@@ -176,11 +176,11 @@ async function settleTransaction(deps: DisputeDeps, dispute: DisputeDoc): Promis
  */
 async function protect(
 	deps: DisputeDeps,
+	protection: DisputeProtection,
 	tx: TransactionDoc,
 	reason: "DISPUTE" | "EARLY_FRAUD_WARNING",
 	disputeId?: number,
 ): Promise<boolean> {
-	const protection = await deps.protectionOf(tx.accountId);
 	const customer = await deps.db.customers.findById(tx.customerId).lean();
 	if (!customer) return false;
 	if (protection.blockCard || protection.blockEmail)
@@ -207,9 +207,10 @@ const warningRefundId = (notice: FraudWarningNotice) =>
 
 /** An early fraud warning: the account's protection, and the charge refunded in full if the account says so. */
 async function applyFraudWarning(deps: DisputeDeps, notice: FraudWarningNotice, tx: TransactionDoc): Promise<NoticeApplied> {
-	const unsubscribed = await protect(deps, tx, "EARLY_FRAUD_WARNING");
+	const protection = await deps.protectionOf(tx.accountId);
+	const unsubscribed = await protect(deps, protection, tx, "EARLY_FRAUD_WARNING");
 	const changed: RelayTargets = { customers: unsubscribed ? [tx.customerId] : [] };
-	if (!(await deps.protectionOf(tx.accountId)).refundEarlyFraudWarnings) return { changed };
+	if (!protection.refundEarlyFraudWarnings) return { changed };
 	const refunded = await refundTransaction(deps, { accountId: tx.accountId, transactionId: tx._id, refundId: warningRefundId(notice) });
 	// Already refunded, disputed or voided: nothing is left that the warning could cost.
 	if (typeof refunded === "string") return { changed };
