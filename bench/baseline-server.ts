@@ -31,13 +31,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { type Db, MongoClient } from "mongodb";
-import { RENEWAL_SCHEDULE } from "../services/billing/renewal-schedule";
+import { RENEWAL_SCHEDULE } from "../services/billing/renewals/renewal-schedule";
 import { type ScheduleOptions, slotDocuments } from "../shared/schedule";
 
 const ID_BLOCK = 100;
 
 type ListingOptions = Pick<ScheduleOptions, "slotMs" | "shards">;
-/** Our schedules' slots and shards (services/billing/checkout-recovery.ts, outbox.ts, renewal-schedule.ts; notifications). */
+/** Our schedules' slots and shards (services/billing/subscriptions/checkout-recovery.ts, outbox.ts, renewal-schedule.ts; notifications). */
 const CHECKOUTS: ListingOptions = { slotMs: 10_000, shards: 2 };
 const OUTBOX: ListingOptions = { slotMs: 1000, shards: 4 };
 const RENEWALS: ListingOptions = { slotMs: RENEWAL_SCHEDULE.slotMs, shards: RENEWAL_SCHEDULE.shards };

@@ -33,7 +33,7 @@ export function idsOf(mongoUrl: string, collection: "customers" | "transactions"
 
 /**
  * Lists an account's customers other than `listed` (the service's own) in its
- * customer list (billing/lists.ts's `c:<account>`), oldest id first, as the
+ * customer list (billing/lists/pages.ts's `c:<account>`), oldest id first, as the
  * service lists each new customer: the list scenario pages through them.
  */
 export async function listClones(mongoUrl: string, accountId: number, listed: Set<number>): Promise<number> {

@@ -15,34 +15,34 @@ import { dbMixin } from "../../shared/db.mixin";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { sleep } from "../../shared/poll";
-import { createCardExpirySchedule, expiryListings } from "./card-expiry";
-import { cardUpdateTarget, continueCardUpdate, updateCard } from "./card-update";
-import { abandonSubscription, continueFirstPayment, firstPayment, openSubscription } from "./checkout-payments";
-import { createCheckoutSchedule, recoverCheckouts } from "./checkout-recovery";
+import { createCardExpirySchedule, expiryListings } from "./card-updates/card-expiry";
+import { cardUpdateTarget, continueCardUpdate, updateCard } from "./card-updates/card-update";
+import { recoveryOf } from "./card-updates/recovery";
+import { recoveryMetrics } from "./card-updates/recovery-metrics";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
 import { type DisputeDeps, NoticeError } from "./disputes/notices";
 import { applySandboxNotices } from "./disputes/sandbox-notices";
 import { applyStripeEvent, type StripeEventRefusal } from "./disputes/stripe-events";
 import { handOverLegacySandbox } from "./legacy-sandbox";
-import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists";
-import { createCapTracker } from "./mid-caps";
-import { midHealth, monthVolumes } from "./mid-health";
-import { midStatsMetrics } from "./mid-stats";
+import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
+import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
+import { midHealth, monthVolumes } from "./merchant-accounts/mid-health";
+import { midStatsMetrics } from "./merchant-accounts/mid-stats";
 import { type BillingDb, createBillingModels } from "./models";
-import { createOutboxSchedule, listEarlierEvents } from "./outbox";
-import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox-relay";
+import { createOutboxSchedule, listEarlierEvents } from "./outbox/outbox";
+import { createOutboxRelay, type OutboxRelay, type RelayTargets } from "./outbox/outbox-relay";
 import { paymentsThrough } from "./payments";
-import { getCustomer, getTransaction, listCustomers, listTransactions } from "./reads";
-import { recoveryOf } from "./recovery";
-import { recoveryMetrics } from "./recovery-metrics";
-import { refundTransaction } from "./refund-ledger";
-import { type RecoveryReport, recoverRefunds } from "./refund-recovery";
-import { type CycleOptions, type CycleReport, type RenewalDeps, renewalStatus, runRenewalCycle } from "./renewal-cycle";
-import { claimRenewal, releaseRenewal } from "./renewal-lease";
-import { createRenewalSchedule, scheduleEarlierCustomers } from "./renewal-schedule";
+import { refundTransaction } from "./refunds/refund-ledger";
+import { type RecoveryReport, recoverRefunds } from "./refunds/refund-recovery";
+import { createCapTracker } from "./renewals/mid-caps";
+import { type CycleOptions, type CycleReport, type RenewalDeps, renewalStatus, runRenewalCycle } from "./renewals/renewal-cycle";
+import { claimRenewal, releaseRenewal } from "./renewals/renewal-lease";
+import { createRenewalSchedule, scheduleEarlierCustomers } from "./renewals/renewal-schedule";
 import { schemas } from "./schemas";
-import { unsubscribe } from "./unsubscribe";
+import { abandonSubscription, continueFirstPayment, firstPayment, openSubscription } from "./subscriptions/checkout-payments";
+import { createCheckoutSchedule, recoverCheckouts } from "./subscriptions/checkout-recovery";
+import { unsubscribe } from "./subscriptions/unsubscribe";
 
 interface Locals {
 	db: BillingDb;
@@ -204,7 +204,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
 		listTransactions: idempotent(domainAction(schemas.listTransactions, listTransactions)),
-		// The merchant's lists (lists.ts): a page, or a 400 for a bad cursor or date range.
+		// The merchant's lists (lists/pages.ts): a page, or a 400 for a bad cursor or date range.
 		customers: idempotent(domainAction(schemas.customers, listCustomersPage, pageOrBadRequest)),
 		transactions: idempotent(domainAction(schemas.transactions, listTransactionsPage, pageOrBadRequest)),
 		customerTransactions: idempotent(

@@ -376,7 +376,7 @@ export interface BillingDb {
 	cardExpirySchedule: Model<ScheduleSlotDoc>;
 	/** Checkouts by the time they opened (checkout-recovery.ts): the recovery finds one left PENDING by key. */
 	checkoutSchedule: Model<ScheduleSlotDoc>;
-	/** The merchant's lists of customers and transactions (lists.ts). */
+	/** The merchant's lists of customers and transactions (lists/pages.ts). */
 	timelines: Timelines;
 	ids: { customers: IdAllocator; transactions: IdAllocator; disputes: IdAllocator };
 }

@@ -4,10 +4,10 @@
 import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
-import { listTransactions } from "./lists";
-import { countTransactions } from "./mid-stats";
+import { listTransactions } from "./lists/pages";
+import { countTransactions } from "./merchant-accounts/mid-stats";
 import type { CustomerDoc, DisputeDoc, RefundDoc, TransactionDoc } from "./models";
-import { listEvents, listedEvent, outboxEvent } from "./outbox";
+import { listEvents, listedEvent, outboxEvent } from "./outbox/outbox";
 import type { ProcessorOutcome } from "./payments";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 

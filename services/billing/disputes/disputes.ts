@@ -1,11 +1,11 @@
 // The merchant's disputes: one by id, and the evidence for one, sent to its
-// gateway. The list is in lists.ts with the others.
+// gateway. The list is in lists/pages.ts with the others.
 import { DisputeError, type DisputeView } from "../../../shared/contracts/billing";
 import type { DisputeEvidence } from "../../../shared/contracts/payments";
 import { EvidenceError } from "../../../shared/contracts/payments";
 import { ownedBy } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import { listedEvent } from "../outbox";
+import { listedEvent } from "../outbox/outbox";
 import { DisputeStatus } from "../states";
 import { toDisputeView } from "../views";
 

@@ -23,15 +23,15 @@ import type { BlockBuyerInput, DisputeProtection } from "../../../shared/contrac
 import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import { listDispute } from "../lists";
-import { count } from "../mid-stats";
+import { listDispute } from "../lists/pages";
+import { count } from "../merchant-accounts/mid-stats";
 import type { DisputeDoc, TransactionDoc } from "../models";
-import { listEvents, listedEvent, outboxEvent } from "../outbox";
-import type { RelayTargets } from "../outbox-relay";
-import { refundTransaction } from "../refund-ledger";
+import { listEvents, listedEvent, outboxEvent } from "../outbox/outbox";
+import type { RelayTargets } from "../outbox/outbox-relay";
+import { refundTransaction } from "../refunds/refund-ledger";
 import { CustomerStatus, DISPUTE_TRANSITIONS, DisputeStatus, RefundStatus } from "../states";
+import { unsubscribe } from "../subscriptions/unsubscribe";
 import { recordChargebackTransaction } from "../transaction-record";
-import { unsubscribe } from "../unsubscribe";
 
 export interface DisputeDeps extends BillingDeps {
 	/** The account's protection (accounts.get). */

@@ -3,7 +3,7 @@
 // account's test clock moves (that account's, up to its new time). Each notice
 // is applied, then named done; one that failed is answered again next time.
 
-import type { RelayTargets } from "../outbox-relay";
+import type { RelayTargets } from "../outbox/outbox-relay";
 import type { DisputeDeps } from "./notices";
 import { applyNotice } from "./notices";
 

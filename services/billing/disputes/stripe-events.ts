@@ -10,7 +10,7 @@
 // changes nothing. Two copies at once may both apply it, for the same reason.
 import type { StripeEventError } from "../../../shared/contracts/payments";
 import { insertOnce } from "../../../shared/persistence";
-import type { RelayTargets } from "../outbox-relay";
+import type { RelayTargets } from "../outbox/outbox-relay";
 import { applyNotice, type DisputeDeps, NoticeError } from "./notices";
 
 /** Why an event is refused; Stripe retries a refused one for days, then gives up. */

@@ -1,5 +1,5 @@
 // Checkouts an outage or a crash cut off are settled by billing's recovery
-// sweep (services/billing/checkout-recovery.ts). Each test leaves the state a
+// sweep (services/billing/subscriptions/checkout-recovery.ts). Each test leaves the state a
 // checkout stopped at one point leaves: a PENDING customer opened by billing's
 // own step (listed for the recovery), and, where the checkout had already paid,
 // the charge in the real sandbox processor's ledger under the checkout's key;

@@ -1,5 +1,5 @@
 // Refunds interrupted by a crash are settled by billing's recovery sweep
-// (services/billing/refund-recovery.ts). Each test builds the state a crash
+// (services/billing/refunds/refund-recovery.ts). Each test builds the state a crash
 // leaves behind at one step of a refund, directly in the database (and, where
 // the processor had already acted, in the sandbox processor's own ledger, by
 // asking the real sandbox processor), dated past the grace period; the app's
@@ -74,7 +74,7 @@ const refundWebhooksOf = (customerId: number) =>
 const LONG_AGO_MS = 10 * 60_000;
 const newRefundId = () => `rf_crash_${randomBytes(8).toString("hex")}`;
 
-// The steps of a refund (services/billing/refund-ledger.ts), each written as that step writes it.
+// The steps of a refund (services/billing/refunds/refund-ledger.ts), each written as that step writes it.
 
 /** Step 2: the amount reserved on the transaction, the refund listed as pending. */
 async function reserve(tx: Transaction, refundId: string, amount: number): Promise<void> {

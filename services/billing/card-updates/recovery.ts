@@ -3,13 +3,13 @@
 // when a later try of that period is approved; both are counted per account
 // and month in recovery_stats (keyed, one upsert per batch) and on the node's
 // metrics (billing.recovery.*), from which Prometheus sums the rate.
-import type { RecoveryCustomer, RecoveryMonth } from "../../shared/contracts/billing";
-import { findCurrency, toDecimal } from "../../shared/money";
-import { formatDateTime } from "../../shared/time";
-import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./models";
-import { CustomerStatus } from "./states";
-import { toCustomerView } from "./views";
+import type { RecoveryCustomer, RecoveryMonth } from "../../../shared/contracts/billing";
+import { findCurrency, toDecimal } from "../../../shared/money";
+import { formatDateTime } from "../../../shared/time";
+import type { BillingDeps } from "../deps";
+import type { CustomerDoc } from "../models";
+import { CustomerStatus } from "../states";
+import { toCustomerView } from "../views";
 
 /** Shown at most, newest first: an operator's list, not an export. */
 const LIST_LIMIT = 1000;

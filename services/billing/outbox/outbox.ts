@@ -8,9 +8,9 @@
 // and the event: the sweep drops it once the event is in the document's
 // `relayed`, so an event whose write lands late is never dropped unrelayed.
 import { randomUUID } from "node:crypto";
-import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
-import type { BillingDeps } from "./deps";
-import type { BillingDb, OutboxEvent } from "./models";
+import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
+import type { BillingDeps } from "../deps";
+import type { BillingDb, OutboxEvent } from "../models";
 
 export function outboxEvent(
 	deps: Pick<BillingDeps, "now">,

@@ -13,7 +13,7 @@
 //   - not reserved, REFUNDED transaction already recorded -> COMPLETED (no second webhook)
 //   - not reserved, none -> FAILED: the reservation never happened or was already given back
 // A node that dies holding a refund lets its lease expire; another takes it over.
-import type { BillingDeps } from "./deps";
+import type { BillingDeps } from "../deps";
 import { type AskProcessor, claimRefund, releaseRefund, settleReserved, strandedFilter } from "./refund-ledger";
 
 export interface RecoveryOptions {

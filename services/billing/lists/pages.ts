@@ -9,8 +9,8 @@
 // An item is listed before it is inserted, so no item exists unlisted; an
 // entry whose insert failed lists nothing and is skipped.
 import { DateTime } from "luxon";
-import { config } from "../../shared/config";
-import type { CustomerView, DisputeView, TransactionView } from "../../shared/contracts/billing";
+import { config } from "../../../shared/config";
+import type { CustomerView, DisputeView, TransactionView } from "../../../shared/contracts/billing";
 import {
 	bagReader,
 	DEFAULT_LIMIT,
@@ -21,12 +21,12 @@ import {
 	type Page,
 	type PageQuery,
 	pageNewestFirst,
-} from "../../shared/list-page";
-import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../shared/timeline";
-import type { BillingDeps } from "./deps";
-import type { CustomerDoc, DisputeDoc, TransactionDoc } from "./models";
-import type { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "./states";
-import { toCustomerView, toDisputeView, toTransactionView } from "./views";
+} from "../../../shared/list-page";
+import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../../shared/timeline";
+import type { BillingDeps } from "../deps";
+import type { CustomerDoc, DisputeDoc, TransactionDoc } from "../models";
+import type { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "../states";
+import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 
 const keys = {
 	customers: (accountId: number) => `c:${accountId}`,

@@ -1,12 +1,12 @@
 // POST /api/unsubscribe/{customerId}: renewals stop at once, a pending hold is
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
-import { ownedBy } from "../../shared/persistence";
-import { settleIfOver } from "./card-update";
-import type { BillingDeps } from "./deps";
-import { listedEvent } from "./outbox";
-import { waitForRenewalInFlight } from "./renewal-lease";
-import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "./states";
+import { ownedBy } from "../../../shared/persistence";
+import { settleIfOver } from "../card-updates/card-update";
+import type { BillingDeps } from "../deps";
+import { listedEvent } from "../outbox/outbox";
+import { waitForRenewalInFlight } from "../renewals/renewal-lease";
+import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "../states";
 import { isStalePending, releaseLock } from "./subscription-lock";
 
 export interface UnsubscribeAnswer {

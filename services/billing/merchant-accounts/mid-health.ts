@@ -3,11 +3,11 @@
 // opened in the period over approved sales in it (Mastercard divides by the
 // previous month's sales; docs/disputes.md#mid-health).
 import { DateTime } from "luxon";
-import { config } from "../../shared/config";
-import { findCurrency, toDecimal } from "../../shared/money";
-import type { BillingDeps } from "./deps";
+import { config } from "../../../shared/config";
+import { findCurrency, toDecimal } from "../../../shared/money";
+import type { BillingDeps } from "../deps";
+import type { MidStatsDoc } from "../models";
 import { dayOf } from "./mid-stats";
-import type { MidStatsDoc } from "./models";
 
 export interface MidFigures {
 	/** Approved first charges and renewals. */

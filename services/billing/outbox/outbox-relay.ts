@@ -5,12 +5,12 @@
 // documents a change just wrote, by id, right after the change (kick with
 // targets), and on a timer (a sweep) whatever a crashed node or a failed relay
 // left behind, found by key in the outbox schedule (outbox.ts).
-import type { WebhookEvent } from "../../shared/contracts/notifications";
-import type { Schedule } from "../../shared/schedule";
-import { formatDateTime } from "../../shared/time";
-import type { BillingDb, CustomerDoc, DisputeDoc, OutboxEvent, TransactionDoc } from "./models";
+import type { WebhookEvent } from "../../../shared/contracts/notifications";
+import type { Schedule } from "../../../shared/schedule";
+import { formatDateTime } from "../../../shared/time";
+import type { BillingDb, CustomerDoc, DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
+import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 import { listingEntry, OUTBOX_SLOT_MS, type OutboxListing, parseListing } from "./outbox";
-import { toCustomerView, toDisputeView, toTransactionView } from "./views";
 
 export interface OutboxRelayDeps {
 	db: BillingDb;

@@ -2,7 +2,7 @@
 // billing nodes, so the recovery rate is
 // sum(billing_recovery_recovered) / sum(billing_recovery_entered).
 import type { ServiceBroker } from "moleculer";
-import type { BillingDeps } from "./deps";
+import type { BillingDeps } from "../deps";
 
 export function recoveryMetrics(broker: ServiceBroker): BillingDeps["metrics"] {
 	if (!broker.isMetricsEnabled()) return undefined;

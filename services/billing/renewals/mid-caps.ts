@@ -4,11 +4,11 @@
 // capped MID sold this month once (mid-health.ts, monthVolumes), and adds what
 // the cycle's own charges take. Several billing nodes renewing at once each see
 // the others' charges only from their next cycle on.
-import type { MerchantAccountView, RenewalTerms } from "../../shared/contracts/accounts";
-import { findCurrency, toMinorUnits } from "../../shared/money";
-import type { BillingDeps } from "./deps";
-import { monthVolumes } from "./mid-health";
-import type { CustomerDoc } from "./models";
+import type { MerchantAccountView, RenewalTerms } from "../../../shared/contracts/accounts";
+import { findCurrency, toMinorUnits } from "../../../shared/money";
+import type { BillingDeps } from "../deps";
+import { monthVolumes } from "../merchant-accounts/mid-health";
+import type { CustomerDoc } from "../models";
 
 export interface CapTracker {
 	/** Takes `amountMinor` of the MID's cap if it has room (always, for a MID without a cap in that currency). */

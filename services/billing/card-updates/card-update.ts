@@ -10,7 +10,7 @@
 //      lease (continueCardUpdate). Declined: nothing changes.
 //   4. The card, its MID and (after a recovery) the schedule are written in one
 //      update with PAYMENT_METHOD_UPDATED (and REACTIVATION) in the outbox.
-import type { ProductRecord } from "../../shared/contracts/accounts";
+import type { ProductRecord } from "../../../shared/contracts/accounts";
 import {
 	CardUpdateError,
 	type CardUpdateInput,
@@ -18,22 +18,22 @@ import {
 	type CardUpdateResult,
 	type CardUpdateTarget,
 	type TransactionView,
-} from "../../shared/contracts/billing";
-import { AUTHENTICATION_FAILED_REASON } from "../../shared/contracts/payments";
-import { leaseFree, newLease } from "../../shared/persistence";
-import { withRetries } from "../../shared/processor-retries";
-import { addPeriod } from "../../shared/time";
+} from "../../../shared/contracts/billing";
+import { AUTHENTICATION_FAILED_REASON } from "../../../shared/contracts/payments";
+import { leaseFree, newLease } from "../../../shared/persistence";
+import { withRetries } from "../../../shared/processor-retries";
+import { addPeriod } from "../../../shared/time";
+import type { BillingDeps } from "../deps";
+import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../models";
+import { listEvents, outboxEvent } from "../outbox/outbox";
+import type { ProcessorOutcome } from "../payments";
+import { waitForRenewalInFlight } from "../renewals/renewal-lease";
+import { CustomerStatus, TransactionType } from "../states";
+import { claimLock, lockKey, releaseLock } from "../subscriptions/subscription-lock";
+import { recordTransaction } from "../transaction-record";
+import { toCustomerView, toTransactionView } from "../views";
 import { listExpiryWarning } from "./card-expiry";
-import type { BillingDeps } from "./deps";
-import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "./models";
-import { listEvents, outboxEvent } from "./outbox";
-import type { ProcessorOutcome } from "./payments";
 import { noteRecovery } from "./recovery";
-import { waitForRenewalInFlight } from "./renewal-lease";
-import { CustomerStatus, TransactionType } from "./states";
-import { claimLock, lockKey, releaseLock } from "./subscription-lock";
-import { recordTransaction } from "./transaction-record";
-import { toCustomerView, toTransactionView } from "./views";
 
 /** Customers whose card can be replaced: a subscription that is live, or suspended by its renewals. */
 const UPDATABLE = [CustomerStatus.Active, CustomerStatus.Suspended];

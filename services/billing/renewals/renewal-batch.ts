@@ -5,24 +5,24 @@
 // listing in their next slots, one bulk update, one removal from the old
 // slots), and hand the transactions to the outbox relay.
 import { randomUUID } from "node:crypto";
-import type { ProductRecord, RenewalTerms } from "../../shared/contracts/accounts";
-import { DeclineCategory } from "../../shared/contracts/billing";
-import { withRetries } from "../../shared/processor-retries";
-import type { DueEntry } from "../../shared/schedule";
-import { addPeriod } from "../../shared/time";
-import { expiryListings } from "./card-expiry";
-import { declineCategory, NO_MID_REASON } from "./decline-reasons";
-import type { BillingDeps } from "./deps";
+import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/accounts";
+import { DeclineCategory } from "../../../shared/contracts/billing";
+import { withRetries } from "../../../shared/processor-retries";
+import type { DueEntry } from "../../../shared/schedule";
+import { addPeriod } from "../../../shared/time";
+import { expiryListings } from "../card-updates/card-expiry";
+import { firstDecline, noteRecovery } from "../card-updates/recovery";
+import { declineCategory, NO_MID_REASON } from "../decline-reasons";
+import type { BillingDeps } from "../deps";
+import type { CustomerDoc, OutboxEvent } from "../models";
+import { listedEvent } from "../outbox/outbox";
+import type { RelayTargets } from "../outbox/outbox-relay";
+import type { ProcessorOutcome } from "../payments";
+import { CustomerStatus, TransactionType } from "../states";
+import { releaseLock } from "../subscriptions/subscription-lock";
+import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
-import type { CustomerDoc, OutboxEvent } from "./models";
-import { listedEvent } from "./outbox";
-import type { RelayTargets } from "./outbox-relay";
-import type { ProcessorOutcome } from "./payments";
-import { firstDecline, noteRecovery } from "./recovery";
 import { claimRenewals } from "./renewal-lease";
-import { CustomerStatus, TransactionType } from "./states";
-import { releaseLock } from "./subscription-lock";
-import { recordTransactions } from "./transaction-record";
 
 export interface RenewalDeps extends BillingDeps {
 	/** The product, the retry days and the group's MIDs (accounts.renewalTerms); null for a product gone. */

@@ -1,10 +1,10 @@
 // The read API: an account sees only its own customers and transactions;
 // anything else reads as "not found" (null), as the spec requires.
 
-import type { CustomerView, TransactionView } from "../../shared/contracts/billing";
-import { ownedBy } from "../../shared/persistence";
-import type { BillingDeps } from "./deps";
-import { toCustomerView, toTransactionView } from "./views";
+import type { CustomerView, TransactionView } from "../../../shared/contracts/billing";
+import { ownedBy } from "../../../shared/persistence";
+import type { BillingDeps } from "../deps";
+import { toCustomerView, toTransactionView } from "../views";
 
 export async function getCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | null> {
 	const doc = ownedBy(await deps.db.customers.findById(input.id).lean(), input.accountId);

@@ -7,11 +7,11 @@
 // twice. The same counts go to the node's metrics (billing.mid.*), which
 // Prometheus sums over the nodes.
 import type { ServiceBroker } from "moleculer";
-import { raw } from "../../shared/persistence";
-import { formatDateTime } from "../../shared/time";
-import type { BillingDeps } from "./deps";
-import type { MidStatsDoc, TransactionDoc } from "./models";
-import { TransactionStatus, TransactionType } from "./states";
+import { raw } from "../../../shared/persistence";
+import { formatDateTime } from "../../../shared/time";
+import type { BillingDeps } from "../deps";
+import type { MidStatsDoc, TransactionDoc } from "../models";
+import { TransactionStatus, TransactionType } from "../states";
 
 /** What is counted per MID and day; amounts in minor units by currency. */
 export type MidCount = "sales" | "declined" | "refunds" | "disputes" | "chargebacks";

@@ -21,16 +21,16 @@
 // up); both go through settleReserved, holding the refund's lease.
 
 import { randomUUID } from "node:crypto";
-import { type RefundDone, RefundError, type RefundInput } from "../../shared/contracts/billing";
-import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
-import { insertOnce, leaseFree, newLease, ownedBy } from "../../shared/persistence";
-import { pollUntil } from "../../shared/poll";
-import { withRetries } from "../../shared/processor-retries";
-import type { BillingDeps } from "./deps";
-import type { RefundDoc, TransactionDoc } from "./models";
-import type { Payments, ProcessorOutcome } from "./payments";
-import { RefundRecordStatus, RefundStatus } from "./states";
-import { recordRefundTransaction, refundTransactionKey } from "./transaction-record";
+import { type RefundDone, RefundError, type RefundInput } from "../../../shared/contracts/billing";
+import { findCurrency, toDecimal, toMinorUnits } from "../../../shared/money";
+import { insertOnce, leaseFree, newLease, ownedBy } from "../../../shared/persistence";
+import { pollUntil } from "../../../shared/poll";
+import { withRetries } from "../../../shared/processor-retries";
+import type { BillingDeps } from "../deps";
+import type { RefundDoc, TransactionDoc } from "../models";
+import type { Payments, ProcessorOutcome } from "../payments";
+import { RefundRecordStatus, RefundStatus } from "../states";
+import { recordRefundTransaction, refundTransactionKey } from "../transaction-record";
 
 /** How a settling step learns what the processor did with the refund's key. */
 export type AskProcessor = (payments: Payments, refund: RefundDoc, original: TransactionDoc) => Promise<ProcessorOutcome | null>;

@@ -14,14 +14,14 @@
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
-import { CardUpdateOutcome, FirstPaymentOutcome } from "../../shared/contracts/billing";
-import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
-import { continueCardUpdate } from "./card-update";
+import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
+import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
+import { continueCardUpdate } from "../card-updates/card-update";
+import type { BillingDeps } from "../deps";
+import type { BillingDb, CustomerDoc } from "../models";
+import { OutcomeUnknownError } from "../payments";
+import { CustomerStatus } from "../states";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
-import type { BillingDeps } from "./deps";
-import type { BillingDb, CustomerDoc } from "./models";
-import { OutcomeUnknownError } from "./payments";
-import { CustomerStatus } from "./states";
 
 /** 10-second slots, 2 documents each: a checkout is listed once and read once, a grace period later. */
 export function createCheckoutSchedule(db: BillingDb): Schedule<number> {

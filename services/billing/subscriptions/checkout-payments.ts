@@ -9,21 +9,21 @@ import {
 	type FirstPaymentResult,
 	OpenSubscriptionError,
 	type OpenSubscriptionInput,
-} from "../../shared/contracts/billing";
-import { AUTHENTICATION_FAILED_REASON, type FirstPaymentKind, NO_PROCESSOR_REASON } from "../../shared/contracts/payments";
-import { insertDoc, raw } from "../../shared/persistence";
-import { withRetries } from "../../shared/processor-retries";
-import { addDays, addPeriod } from "../../shared/time";
-import { listExpiryWarning } from "./card-expiry";
-import type { BillingDeps } from "./deps";
-import { listCustomer } from "./lists";
-import type { CustomerDoc, TransactionDoc } from "./models";
-import { listedEvent } from "./outbox";
-import type { ProcessorOutcome } from "./payments";
-import { CustomerStatus, TransactionType } from "./states";
+} from "../../../shared/contracts/billing";
+import { AUTHENTICATION_FAILED_REASON, type FirstPaymentKind, NO_PROCESSOR_REASON } from "../../../shared/contracts/payments";
+import { insertDoc, raw } from "../../../shared/persistence";
+import { withRetries } from "../../../shared/processor-retries";
+import { addDays, addPeriod } from "../../../shared/time";
+import { listExpiryWarning } from "../card-updates/card-expiry";
+import type { BillingDeps } from "../deps";
+import { listCustomer } from "../lists/pages";
+import type { CustomerDoc, TransactionDoc } from "../models";
+import { listedEvent } from "../outbox/outbox";
+import type { ProcessorOutcome } from "../payments";
+import { CustomerStatus, TransactionType } from "../states";
+import { recordTransaction } from "../transaction-record";
+import { toCustomerView, toTransactionView } from "../views";
 import { claimLock, lockKey, releaseLock } from "./subscription-lock";
-import { recordTransaction } from "./transaction-record";
-import { toCustomerView, toTransactionView } from "./views";
 
 /** Declines the checkout answers with a code of their own. */
 const UNPAID_REASONS: Record<string, FirstPaymentOutcome> = {

@@ -2,9 +2,9 @@
 // schedule lists the customers due in it (shared/schedule.ts). A customer is
 // listed in its new slot before its nextRenewalTimestamp changes and taken out
 // of the old one after, so it is never missing from the slot it is due in.
-import { createSchedule, type DueEntry, type Schedule, type ScheduleOptions } from "../../shared/schedule";
-import type { BillingDb, CustomerDoc } from "./models";
-import { CustomerStatus } from "./states";
+import { createSchedule, type DueEntry, type Schedule, type ScheduleOptions } from "../../../shared/schedule";
+import type { BillingDb, CustomerDoc } from "../models";
+import { CustomerStatus } from "../states";
 
 const HOUR_MS = 3_600_000;
 

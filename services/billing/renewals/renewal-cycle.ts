@@ -15,10 +15,10 @@
 //     the customer (renewal-batch.ts retryState, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
-import { warnExpiringCards } from "./card-expiry";
-import type { BillingDeps } from "./deps";
+import { warnExpiringCards } from "../card-updates/card-expiry";
+import type { BillingDeps } from "../deps";
+import { CustomerStatus } from "../states";
 import { type CycleReport, type RenewalDeps, renewBatch } from "./renewal-batch";
-import { CustomerStatus } from "./states";
 
 export type { CycleReport, RenewalDeps } from "./renewal-batch";
 
