@@ -26,15 +26,27 @@ export function idempotent<S extends ActionSchema<never>>(action: S): S {
 	return { ...action, retryPolicy: { enabled: true } };
 }
 
+/** What one domain error answers through the gateway: its API error type (the HTTP status, shared/errors.ts) and message. */
+export interface ErrorAnswer {
+	type: ApiErrorType;
+	message: string;
+}
+
 /**
- * A service's domain errors (a string enum with a message each) as the
- * ApiErrors the gateway maps to HTTP: `orFail` throws the one a result is,
- * `action` is a domainAction that does so.
+ * A service's domain errors (a string enum) and what each answers: one exhaustive table per service, in its errors.ts,
+ * so a new error cannot go unmapped (the compiler asks for its row).
  */
-export function domainErrors<E extends string>(messages: Record<E, string>, typeOf: (error: E) => ApiErrorType) {
-	const orFail = <T>(result: T | E): T => {
-		if (typeof result !== "string" || !(result in messages)) return result as T;
-		throw new ApiError(typeOf(result as E), messages[result as E]);
+export type ErrorTable<E extends string> = Record<E, ErrorAnswer>;
+
+/**
+ * The table's errors as the ApiErrors the gateway maps to HTTP: `orFail` throws the one a result is (with `data` for
+ * the answer's details), `action` is a domainAction that does so.
+ */
+export function domainErrors<E extends string>(table: ErrorTable<E>) {
+	const orFail = <T>(result: T | E, data?: unknown): T => {
+		if (typeof result !== "string" || !Object.hasOwn(table, result)) return result as T;
+		const { type, message } = table[result as E];
+		throw new ApiError(type, message, data);
 	};
 	return {
 		orFail,

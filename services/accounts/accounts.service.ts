@@ -6,14 +6,13 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainErrors, idempotent } from "../../shared/action";
 import { broadcast, callsThrough, emit } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
-import { ApiErrorType } from "../../shared/errors";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
 import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
 import { addBlockedBuyer, blockBuyer, isBuyerBlocked, listBlockedBuyers, removeBlockedBuyer } from "./blocked-buyers";
 import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
-import { AccountsError, accountsErrorMessages } from "./errors";
+import { ACCOUNTS_ERRORS } from "./errors";
 import {
 	createMerchantAccount,
 	keyEarlierData,
@@ -31,25 +30,7 @@ interface Locals {
 	deps: AccountsDeps;
 }
 
-const NOT_FOUND = new Set([
-	AccountsError.UnknownAccount,
-	AccountsError.UnknownProduct,
-	AccountsError.UnknownBin,
-	AccountsError.UnknownBlockedBuyer,
-	AccountsError.UnknownMerchantAccount,
-]);
-const CONFLICT = new Set([
-	AccountsError.AmountConflictsWithCurrency,
-	AccountsError.TrialConflictsWithBilling,
-	AccountsError.SandboxInProduction,
-	AccountsError.TestKeyInProduction,
-	AccountsError.LiveKeyInSandbox,
-]);
-
-/** A domain error as the admin API's 404, 409 or 400. */
-const { orFail, action } = domainErrors(accountsErrorMessages, error =>
-	NOT_FOUND.has(error) ? ApiErrorType.NotFound : CONFLICT.has(error) ? ApiErrorType.Conflict : ApiErrorType.BadRequest,
-);
+const { orFail, action } = domainErrors(ACCOUNTS_ERRORS);
 
 /** A change to what a checkout reads (products, MIDs, blocked BINs and buyers): once made, every node drops what it cached of the account. */
 function announced<P extends { accountId: number }>(schema: ReturnType<typeof action<AccountsDeps, P, unknown>>) {

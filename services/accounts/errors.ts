@@ -1,3 +1,6 @@
+import type { ErrorTable } from "../../shared/action";
+import { ApiErrorType } from "../../shared/errors";
+
 export enum AccountsError {
 	UnknownAccount = "UNKNOWN_ACCOUNT",
 	UnknownProduct = "UNKNOWN_PRODUCT",
@@ -20,28 +23,45 @@ export enum AccountsError {
 	UnreadableGatewayKey = "UNREADABLE_GATEWAY_KEY",
 }
 
-/** What the admin API says for each error (400, except the unknown-* ones: 404, and the conflicts: 409). */
-export const accountsErrorMessages: Record<AccountsError, string> = {
-	[AccountsError.UnknownAccount]: "No account with this accountId",
-	[AccountsError.UnknownProduct]: "No product with this productId in the account",
-	[AccountsError.UnknownBin]: "This BIN is not on the account's blacklist",
-	[AccountsError.UnknownBlockedBuyer]: "This card or email is not blocked by the account",
-	[AccountsError.UnknownCurrency]: "currency must be an active ISO 4217 code such as EUR",
-	[AccountsError.InvalidAmount]: "amount must be a positive number with no more decimals than the currency allows",
-	[AccountsError.InvalidTrial]:
-		"trialDays must be 0 or absent for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
-	[AccountsError.NothingToChange]: "Nothing to change: send at least one field",
-	[AccountsError.NothingToBlock]: "Nothing to block: send a card, an email or both",
-	[AccountsError.AmountConflictsWithCurrency]:
-		"The product's amount would have more decimals than its currency allows: send amount and currency together",
-	[AccountsError.TrialConflictsWithBilling]:
-		"trialDays does not fit the product's billing (0 for CHARGE, 1 to 365 for SCHEDULE, 1 to 7 for PREAUTHORIZE): send billing and trialDays together",
-	[AccountsError.UnknownMerchantAccount]: "No merchant account with this id in the account",
-	[AccountsError.SandboxInProduction]:
-		"A production account's merchant accounts need a real gateway: processor type sandbox is for sandbox accounts only",
-	[AccountsError.TestKeyInProduction]:
-		"A production account's Stripe merchant account needs a live key (sk_live_… or rk_live_…), not a test key",
-	[AccountsError.LiveKeyInSandbox]:
-		"A sandbox account's Stripe merchant account takes test keys only (sk_test_… or rk_test_…): live keys move real money",
-	[AccountsError.UnreadableGatewayKey]: "The gateway key could not be stored: send it again",
+/** What the admin API answers for each error. */
+export const ACCOUNTS_ERRORS: ErrorTable<AccountsError> = {
+	[AccountsError.UnknownAccount]: { type: ApiErrorType.NotFound, message: "No account with this accountId" },
+	[AccountsError.UnknownProduct]: { type: ApiErrorType.NotFound, message: "No product with this productId in the account" },
+	[AccountsError.UnknownBin]: { type: ApiErrorType.NotFound, message: "This BIN is not on the account's blacklist" },
+	[AccountsError.UnknownBlockedBuyer]: { type: ApiErrorType.NotFound, message: "This card or email is not blocked by the account" },
+	[AccountsError.UnknownCurrency]: { type: ApiErrorType.BadRequest, message: "currency must be an active ISO 4217 code such as EUR" },
+	[AccountsError.InvalidAmount]: {
+		type: ApiErrorType.BadRequest,
+		message: "amount must be a positive number with no more decimals than the currency allows",
+	},
+	[AccountsError.InvalidTrial]: {
+		type: ApiErrorType.BadRequest,
+		message:
+			"trialDays must be 0 or absent for CHARGE, 1 to 365 for SCHEDULE, and 1 to 7 for PREAUTHORIZE (an authorization hold expires after 7 days)",
+	},
+	[AccountsError.NothingToChange]: { type: ApiErrorType.BadRequest, message: "Nothing to change: send at least one field" },
+	[AccountsError.NothingToBlock]: { type: ApiErrorType.BadRequest, message: "Nothing to block: send a card, an email or both" },
+	[AccountsError.AmountConflictsWithCurrency]: {
+		type: ApiErrorType.Conflict,
+		message: "The product's amount would have more decimals than its currency allows: send amount and currency together",
+	},
+	[AccountsError.TrialConflictsWithBilling]: {
+		type: ApiErrorType.Conflict,
+		message:
+			"trialDays does not fit the product's billing (0 for CHARGE, 1 to 365 for SCHEDULE, 1 to 7 for PREAUTHORIZE): send billing and trialDays together",
+	},
+	[AccountsError.UnknownMerchantAccount]: { type: ApiErrorType.NotFound, message: "No merchant account with this id in the account" },
+	[AccountsError.SandboxInProduction]: {
+		type: ApiErrorType.Conflict,
+		message: "A production account's merchant accounts need a real gateway: processor type sandbox is for sandbox accounts only",
+	},
+	[AccountsError.TestKeyInProduction]: {
+		type: ApiErrorType.Conflict,
+		message: "A production account's Stripe merchant account needs a live key (sk_live_… or rk_live_…), not a test key",
+	},
+	[AccountsError.LiveKeyInSandbox]: {
+		type: ApiErrorType.Conflict,
+		message: "A sandbox account's Stripe merchant account takes test keys only (sk_test_… or rk_test_…): live keys move real money",
+	},
+	[AccountsError.UnreadableGatewayKey]: { type: ApiErrorType.BadRequest, message: "The gateway key could not be stored: send it again" },
 };

@@ -67,21 +67,19 @@ interface Locals {
 }
 
 /** A dispute's errors as the API's 404, 409 or 503. */
-const disputeErrors = domainErrors<DisputeError>(
-	{
-		[DisputeError.NotFound]: "Dispute not found",
-		[DisputeError.NotAwaitingEvidence]: "Evidence is taken once, while the dispute's status is NEEDS_RESPONSE",
-		[DisputeError.EvidenceOverdue]: "The dispute's evidence was due by its evidenceDueBy",
-		[DisputeError.ProcessorRefused]: "The processor refused the evidence",
-		[DisputeError.ProcessorUnavailable]: "The processor could not be reached: nothing was submitted; try again",
+const disputeErrors = domainErrors<DisputeError>({
+	[DisputeError.NotFound]: { type: ApiErrorType.NotFound, message: "Dispute not found" },
+	[DisputeError.NotAwaitingEvidence]: {
+		type: ApiErrorType.Conflict,
+		message: "Evidence is taken once, while the dispute's status is NEEDS_RESPONSE",
 	},
-	error =>
-		error === DisputeError.NotFound
-			? ApiErrorType.NotFound
-			: error === DisputeError.ProcessorUnavailable
-				? ApiErrorType.ServiceUnavailable
-				: ApiErrorType.Conflict,
-);
+	[DisputeError.EvidenceOverdue]: { type: ApiErrorType.Conflict, message: "The dispute's evidence was due by its evidenceDueBy" },
+	[DisputeError.ProcessorRefused]: { type: ApiErrorType.Conflict, message: "The processor refused the evidence" },
+	[DisputeError.ProcessorUnavailable]: {
+		type: ApiErrorType.ServiceUnavailable,
+		message: "The processor could not be reached: nothing was submitted; try again",
+	},
+});
 
 /** Stripe could not be read for the event: its retry will apply it, once Stripe answers or the MID's key is fixed. */
 const STRIPE_UNREAD: readonly StripeEventRefusal[] = [StripeEventError.Unavailable, StripeEventError.KeyRefused];
@@ -90,22 +88,39 @@ const STRIPE_UNREAD: readonly StripeEventRefusal[] = [StripeEventError.Unavailab
  * Why an event Stripe sent was refused: 400, which Stripe retries for days and then gives up (the event cannot be
  * ours), or 503 when Stripe could not be read.
  */
-const stripeEventErrors = domainErrors<StripeEventRefusal>(
-	{
-		[StripeEventError.NotStripeMid]: "This merchant account is not on Stripe: it takes no Stripe events",
-		[StripeEventError.NoWebhookSecret]:
-			"This merchant account has no webhook signing secret (processor.webhookSecret): its events cannot be verified",
-		[StripeEventError.BadSignature]:
+const stripeEventErrors = domainErrors<StripeEventRefusal>({
+	[StripeEventError.NotStripeMid]: {
+		type: ApiErrorType.BadRequest,
+		message: "This merchant account is not on Stripe: it takes no Stripe events",
+	},
+	[StripeEventError.NoWebhookSecret]: {
+		type: ApiErrorType.BadRequest,
+		message: "This merchant account has no webhook signing secret (processor.webhookSecret): its events cannot be verified",
+	},
+	[StripeEventError.BadSignature]: {
+		type: ApiErrorType.BadRequest,
+		message:
 			"The Stripe-Signature header is missing, was not made with this merchant account's webhook signing secret, or is more than 5 minutes old",
-		[StripeEventError.Malformed]: "The body is not a Stripe event",
-		[StripeEventError.NotThisAccount]: "The event names a payment this merchant account's Stripe account does not have",
-		[NoticeError.OtherMerchantAccount]: "The event's charge was made on another merchant account",
-		[StripeEventError.Unavailable]: "Stripe could not be reached to read the event's payment: nothing was applied; send it again",
-		[StripeEventError.KeyRefused]:
+	},
+	[StripeEventError.Malformed]: { type: ApiErrorType.BadRequest, message: "The body is not a Stripe event" },
+	[StripeEventError.NotThisAccount]: {
+		type: ApiErrorType.BadRequest,
+		message: "The event names a payment this merchant account's Stripe account does not have",
+	},
+	[NoticeError.OtherMerchantAccount]: {
+		type: ApiErrorType.BadRequest,
+		message: "The event's charge was made on another merchant account",
+	},
+	[StripeEventError.Unavailable]: {
+		type: ApiErrorType.ServiceUnavailable,
+		message: "Stripe could not be reached to read the event's payment: nothing was applied; send it again",
+	},
+	[StripeEventError.KeyRefused]: {
+		type: ApiErrorType.ServiceUnavailable,
+		message:
 			"Stripe refused this merchant account's key when reading the event's payment (revoked, or restricted from reading payments): nothing was applied; send it again",
 	},
-	error => (STRIPE_UNREAD.includes(error) ? ApiErrorType.ServiceUnavailable : ApiErrorType.BadRequest),
-);
+});
 
 /** Actions that write outbox events relay the documents they wrote them on, so webhooks go out at once. */
 function thenRelay<P, R>(

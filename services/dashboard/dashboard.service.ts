@@ -6,11 +6,10 @@ import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, domainErrors, idempotent } from "../../shared/action";
 import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
-import { ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { listAudit, recordAudit } from "./audit";
 import type { DashboardDeps } from "./deps";
-import { DashboardError, dashboardErrorMessages } from "./errors";
+import { DASHBOARD_ERRORS } from "./errors";
 import { createDashboardDb, type DashboardDb } from "./models";
 import { schemas } from "./schemas";
 import { sessionUser, signIn, signOut } from "./sign-in";
@@ -21,15 +20,7 @@ interface Locals {
 	deps: DashboardDeps;
 }
 
-const STATUS: Record<DashboardError, ApiErrorType> = {
-	[DashboardError.UnknownUser]: ApiErrorType.NotFound,
-	[DashboardError.EmailTaken]: ApiErrorType.Conflict,
-	[DashboardError.SignInRefused]: ApiErrorType.Unauthorized,
-	[DashboardError.LockedOut]: ApiErrorType.TooManyRequests,
-	[DashboardError.NoSession]: ApiErrorType.Unauthorized,
-};
-
-const { action } = domainErrors(dashboardErrorMessages, error => STATUS[error]);
+const { action } = domainErrors(DASHBOARD_ERRORS);
 
 const DashboardService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "dashboard",

@@ -1,3 +1,6 @@
+import type { ErrorTable } from "../../shared/action";
+import { ApiErrorType } from "../../shared/errors";
+
 // The dashboard's domain errors; the actions turn them into the answers of
 // docs/dashboard.md.
 export enum DashboardError {
@@ -10,10 +13,11 @@ export enum DashboardError {
 	NoSession = "NO_SESSION",
 }
 
-export const dashboardErrorMessages: Record<DashboardError, string> = {
-	[DashboardError.UnknownUser]: "No dashboard user with this id in this account",
-	[DashboardError.EmailTaken]: "A dashboard user with this email exists",
-	[DashboardError.SignInRefused]: "Email or password is wrong",
-	[DashboardError.LockedOut]: "Too many failed sign-ins: try again in a few minutes",
-	[DashboardError.NoSession]: "Not signed in, or the session expired",
+/** What the dashboard's routes answer for each error (docs/dashboard.md). */
+export const DASHBOARD_ERRORS: ErrorTable<DashboardError> = {
+	[DashboardError.UnknownUser]: { type: ApiErrorType.NotFound, message: "No dashboard user with this id in this account" },
+	[DashboardError.EmailTaken]: { type: ApiErrorType.Conflict, message: "A dashboard user with this email exists" },
+	[DashboardError.SignInRefused]: { type: ApiErrorType.Unauthorized, message: "Email or password is wrong" },
+	[DashboardError.LockedOut]: { type: ApiErrorType.TooManyRequests, message: "Too many failed sign-ins: try again in a few minutes" },
+	[DashboardError.NoSession]: { type: ApiErrorType.Unauthorized, message: "Not signed in, or the session expired" },
 };
