@@ -9,7 +9,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { startEmbeddedDb } from "../dev/embedded-db";
-import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
+import { applyCardSecrets, type LocalSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
 import { SINGLE_NODES, spawnNode, startNatsCluster, startNatsServer, stopProcess } from "../dev/processes";
 import { createBroker } from "../runtime/broker";
 import { config, type ServiceName } from "../shared/config";
@@ -23,63 +23,23 @@ function natsServers(argv: string[]): number {
 	return n;
 }
 
-async function main(): Promise<void> {
-	const natsCount = natsServers(process.argv.slice(2));
-	const { dataDir, mongoUrl, port } = config();
-	const billingNodes = Number(process.env.BILLING_NODES ?? 2);
-	if (!Number.isInteger(billingNodes) || billingNodes < 1 || billingNodes > 16)
-		throw new Error("BILLING_NODES must be a whole number from 1 to 16");
-	const clusterDir = path.join(dataDir, "cluster");
-	mkdirSync(clusterDir, { recursive: true });
+/** BILLING_NODES: how many billing processes (2 by default). */
+function billingNodeCount(): number {
+	const n = Number(process.env.BILLING_NODES ?? 2);
+	if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error("BILLING_NODES must be a whole number from 1 to 16");
+	return n;
+}
 
-	// The nodes share the secrets npm start keeps, so a cluster and npm start see the same data the same way.
-	const secrets = readLocalSecrets(dataDir);
-	secrets.adminToken ??= process.env.ADMIN_TOKEN || newAdminToken();
-	applyCardSecrets(secrets);
-	writeLocalSecrets(dataDir, secrets);
-
-	const jetStreamDir = path.join(clusterDir, "jetstream");
+/** One NATS server, or `count` routed into a cluster; NATS_PORT pins the (first) server's port. */
+function startNats(count: number, jetStreamDir: string) {
 	const natsPort = Number(process.env.NATS_PORT) || undefined;
-	const nats =
-		natsCount === 1
-			? await startNatsServer({ port: natsPort, jetStreamDir, stderr: process.stderr })
-			: await startNatsCluster(natsCount, { jetStreamDir, stderr: process.stderr, ports: natsPort ? [natsPort] : undefined });
-	const transporter = nats.url;
+	return count === 1
+		? startNatsServer({ port: natsPort, jetStreamDir, stderr: process.stderr })
+		: startNatsCluster(count, { jetStreamDir, stderr: process.stderr, ports: natsPort ? [natsPort] : undefined });
+}
 
-	const db = mongoUrl ? null : await startEmbeddedDb({ persistent: true, dataDir: clusterDir });
-	const databaseUrl = mongoUrl ?? `${db!.url}/payments`;
-	console.log(`[cluster] NATS ${transporter}; database ${db ? `embedded ${db.kind} (${db.reason})` : "MONGO_URL"}`);
-
-	const nodes: ChildProcess[] = [];
-	const startNode = (services: ServiceName, nodeId: string) => {
-		const env = {
-			...process.env,
-			SERVICES: services,
-			NODE_ID: nodeId,
-			TRANSPORTER: transporter,
-			MONGO_URL: databaseUrl,
-			ADMIN_TOKEN: secrets.adminToken,
-			PORT: String(port),
-		};
-		nodes.push(spawnNode({ env, log: { name: nodeId, stdout: process.stdout, stderr: process.stderr } }));
-	};
-	for (const service of SINGLE_NODES) startNode(service, service);
-	for (let i = 1; i <= billingNodes; i++) startNode("billing", `billing-${i}`);
-
-	let stopping = false;
-	const stop = async () => {
-		if (stopping) return;
-		stopping = true;
-		console.log("[cluster] stopping…");
-		await Promise.all(nodes.map(stopProcess));
-		await db?.stop();
-		await nats.stop();
-		process.exit(0);
-	};
-	process.on("SIGINT", () => void stop());
-	process.on("SIGTERM", () => void stop());
-
-	// An operator's node, as `npm run repl` starts, seeds the demo account and then leaves.
+/** An operator's node, as `npm run repl` starts, seeds the demo account (when configured) and then leaves. */
+async function seedDemoAccount(transporter: string, dataDir: string, secrets: LocalSecrets): Promise<void> {
 	const operator = createBroker([], {
 		nodeID: `cluster-${process.pid}`,
 		transporter: { type: "NATS", options: { url: transporter } },
@@ -94,6 +54,67 @@ async function main(): Promise<void> {
 		writeLocalSecrets(dataDir, secrets);
 	}
 	await operator.stop();
+}
+
+/** One process per service, and `billingNodes` billing processes, all with the cluster's `env`. */
+function startNodes(billingNodes: number, env: NodeJS.ProcessEnv): ChildProcess[] {
+	const startNode = (services: ServiceName, nodeId: string) =>
+		spawnNode({
+			env: { ...process.env, SERVICES: services, NODE_ID: nodeId, ...env },
+			log: { name: nodeId, stdout: process.stdout, stderr: process.stderr },
+		});
+	const nodes = SINGLE_NODES.map(service => startNode(service, service));
+	for (let i = 1; i <= billingNodes; i++) nodes.push(startNode("billing", `billing-${i}`));
+	return nodes;
+}
+
+/** Ctrl-C or SIGTERM: `stop` once (a second signal while stopping does nothing), then exit. */
+function stopOnSignal(stop: () => Promise<void>): void {
+	let stopping = false;
+	const stopOnce = async () => {
+		if (stopping) return;
+		stopping = true;
+		console.log("[cluster] stopping…");
+		await stop();
+		process.exit(0);
+	};
+	process.on("SIGINT", () => void stopOnce());
+	process.on("SIGTERM", () => void stopOnce());
+}
+
+async function main(): Promise<void> {
+	const natsCount = natsServers(process.argv.slice(2));
+	const { dataDir, mongoUrl, port } = config();
+	const billingNodes = billingNodeCount();
+	const clusterDir = path.join(dataDir, "cluster");
+	mkdirSync(clusterDir, { recursive: true });
+
+	// The nodes share the secrets npm start keeps, so a cluster and npm start see the same data the same way.
+	const secrets = readLocalSecrets(dataDir);
+	secrets.adminToken ??= process.env.ADMIN_TOKEN || newAdminToken();
+	applyCardSecrets(secrets);
+	writeLocalSecrets(dataDir, secrets);
+
+	const nats = await startNats(natsCount, path.join(clusterDir, "jetstream"));
+	const transporter = nats.url;
+
+	const db = mongoUrl ? null : await startEmbeddedDb({ persistent: true, dataDir: clusterDir });
+	const databaseUrl = mongoUrl ?? `${db!.url}/payments`;
+	console.log(`[cluster] NATS ${transporter}; database ${db ? `embedded ${db.kind} (${db.reason})` : "MONGO_URL"}`);
+
+	const nodes = startNodes(billingNodes, {
+		TRANSPORTER: transporter,
+		MONGO_URL: databaseUrl,
+		ADMIN_TOKEN: secrets.adminToken,
+		PORT: String(port),
+	});
+	stopOnSignal(async () => {
+		await Promise.all(nodes.map(stopProcess));
+		await db?.stop();
+		await nats.stop();
+	});
+
+	await seedDemoAccount(transporter, dataDir, secrets);
 
 	console.log(`[cluster] ready: http://localhost:${port} with ${billingNodes} billing nodes; admin token ${secrets.adminToken}`);
 	if (secrets.demoApiToken) console.log(`[cluster] demo account ${secrets.demoAccountId} API token: ${secrets.demoApiToken}`);

@@ -91,17 +91,27 @@ const SOCKET_ERROR_MESSAGE = /socket has been ended by the other party|\b(EPIPE|
 /** The driver's own network errors, by message: "connection 4 to 127.0.0.1:27017 closed" (or "timed out"). */
 const BULK_NETWORK_MESSAGE = /^connection \S+ to \S+ (closed|timed out)$/;
 
-export function isOutageError(err: { name?: string; code?: unknown; message?: string; errorResponse?: unknown }): boolean {
+type MaybeOutage = { name?: string; code?: unknown; message?: string; errorResponse?: unknown };
+
+export function isOutageError(err: MaybeOutage): boolean {
 	if (err.name && OUTAGE_ERRORS.has(err.name)) return true;
-	// A bulk write (insertMany, bulkWrite) cut off by the outage carries the network error it met, and its message
-	// (all that crosses the transporter from another node).
-	if (err.name === "MongoBulkWriteError") {
-		if (typeof err.errorResponse === "object" && err.errorResponse !== null) return isOutageError(err.errorResponse as { name?: string });
-		return BULK_NETWORK_MESSAGE.test(err.message ?? "") || SOCKET_ERROR_MESSAGE.test(err.message ?? "");
-	}
-	if (typeof err.code === "string" && SOCKET_ERROR_CODES.has(err.code)) return true;
-	if ((err.name === "Error" || err.name === "MoleculerError") && SOCKET_ERROR_MESSAGE.test(err.message ?? "")) return true;
+	if (err.name === "MongoBulkWriteError") return isBulkWriteOutage(err);
+	if (isSocketError(err)) return true;
 	if (err.name === "MongoServerError" && typeof err.code === "number") return TRANSIENT_SERVER_CODES.has(err.code);
 	// mongoose gave up waiting for a connection to run a queued operation.
 	return err.name === "MongooseError" && /buffering timed out/.test(err.message ?? "");
+}
+
+/**
+ * A bulk write (insertMany, bulkWrite) cut off by the outage carries the network error it met, and its message
+ * (all that crosses the transporter from another node).
+ */
+function isBulkWriteOutage(err: MaybeOutage): boolean {
+	if (typeof err.errorResponse === "object" && err.errorResponse !== null) return isOutageError(err.errorResponse as { name?: string });
+	return BULK_NETWORK_MESSAGE.test(err.message ?? "") || SOCKET_ERROR_MESSAGE.test(err.message ?? "");
+}
+
+function isSocketError(err: MaybeOutage): boolean {
+	if (typeof err.code === "string" && SOCKET_ERROR_CODES.has(err.code)) return true;
+	return (err.name === "Error" || err.name === "MoleculerError") && SOCKET_ERROR_MESSAGE.test(err.message ?? "");
 }

@@ -85,6 +85,20 @@ export interface PageQuery<T> {
 	limit: number;
 }
 
+/** Where a page ended inside a batch of entries: the next page's position, or null at the list's end. */
+interface PageEnd {
+	next: number | null;
+}
+
+/** How many entries to read next: a page's worth first, then twice that, never past MAX_SCAN. */
+const batchSize = (limit: number, scanned: number) => Math.min(MAX_SCAN - scanned, scanned === 0 ? limit : 2 * limit);
+
+/** The entry's item when it exists and belongs on the page. */
+function keptItem<T>(query: PageQuery<T>, found: Map<number | string, T>, at: Positioned): T | undefined {
+	const item = found.get(at.entry[0]);
+	return item !== undefined && query.keep(item, at) ? item : undefined;
+}
+
 /**
  * Newest first: from just below `below` (null: the newest) downwards. An entry
  * whose item does not exist is skipped (its insert failed or has not landed:
@@ -98,24 +112,34 @@ export async function pageNewestFirst<T>(
 	let below = query.below;
 	let scanned = 0;
 	for (;;) {
-		const want = Math.min(MAX_SCAN - scanned, scanned === 0 ? query.limit : 2 * query.limit);
-		const { entries } = await query.read(below, want);
+		const { entries } = await query.read(below, batchSize(query.limit, scanned));
 		if (entries.length === 0) return { items, next: null };
 		const found = await query.load(entries.map(e => e.entry[0]));
-		for (let i = entries.length - 1; i >= 0; i--) {
-			const at = entries[i];
-			if (query.until !== undefined && at.entry[1] < query.until) return { items, next: null };
-			const item = found.get(at.entry[0]);
-			if (item !== undefined && query.keep(item, at)) {
-				items.push(item);
-				if (items.length === query.limit) return { items, next: at.position > 1 ? at.position : null };
-			}
-		}
+		const end = takeNewestFirst(query, entries, found, items);
+		if (end) return { items, next: end.next };
 		below = entries[0].position;
 		scanned += entries.length;
 		if (below <= 1) return { items, next: null };
 		if (scanned >= MAX_SCAN) return { items, next: below };
 	}
+}
+
+/** Adds a batch's items to the page, newest first; where the page ends inside the batch, if it does. */
+function takeNewestFirst<T>(
+	query: PageQuery<T> & { until?: number },
+	entries: Positioned[],
+	found: Map<number | string, T>,
+	items: T[],
+): PageEnd | undefined {
+	for (let i = entries.length - 1; i >= 0; i--) {
+		const at = entries[i];
+		if (query.until !== undefined && at.entry[1] < query.until) return { next: null };
+		const item = keptItem(query, found, at);
+		if (item === undefined) continue;
+		items.push(item);
+		if (items.length === query.limit) return { next: at.position > 1 ? at.position : null };
+	}
+	return undefined;
 }
 
 /**
@@ -132,24 +156,39 @@ export async function pageOldestFirst<T>(
 	let above = query.above;
 	let scanned = 0;
 	for (;;) {
-		const want = Math.min(MAX_SCAN - scanned, scanned === 0 ? query.limit : 2 * query.limit);
-		const { n, entries } = await query.read(above, want);
+		const { n, entries } = await query.read(above, batchSize(query.limit, scanned));
 		if (entries.length === 0) return { items, next: null };
 		const found = await query.load(entries.map(e => e.entry[0]));
-		for (const at of entries) {
-			const item = found.get(at.entry[0]);
-			if (item === undefined) {
-				if (query.now - at.entry[1] < query.inFlightMs) return { items, next: above };
-			} else if (query.keep(item, at)) {
-				items.push(item);
-				if (items.length === query.limit) return { items, next: at.position < n ? at.position : null };
-			}
-			above = at.position;
-		}
+		const end = takeOldestFirst(query, { above, n, entries, found }, items);
+		if (end) return { items, next: end.next };
+		above = entries[entries.length - 1].position;
 		scanned += entries.length;
 		if (above >= n) return { items, next: null };
 		if (scanned >= MAX_SCAN) return { items, next: above };
 	}
+}
+
+/**
+ * Adds a batch's items (read above `above`, `n` being the newest position) to the page, oldest first;
+ * where the page ends inside the batch (full, or before a write in flight), if it does.
+ */
+function takeOldestFirst<T>(
+	query: PageQuery<T> & { now: number; inFlightMs: number },
+	batch: { above: number; n: number; entries: Positioned[]; found: Map<number | string, T> },
+	items: T[],
+): PageEnd | undefined {
+	const { n, entries, found } = batch;
+	let above = batch.above;
+	for (const at of entries) {
+		if (found.get(at.entry[0]) === undefined && query.now - at.entry[1] < query.inFlightMs) return { next: above };
+		const item = keptItem(query, found, at);
+		if (item !== undefined) {
+			items.push(item);
+			if (items.length === query.limit) return { next: at.position < n ? at.position : null };
+		}
+		above = at.position;
+	}
+	return undefined;
 }
 
 /** A bag's entries as a timeline's, newest first: position 1 is the oldest entry. */

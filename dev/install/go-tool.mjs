@@ -25,42 +25,48 @@ function findGo() {
  *   alsoKeep: runs once the pinned version is in `folder`, to copy more of the module there.
  */
 export function installGoTool(tool) {
-	const { tag, what, module, version, folder, goVersion, envVar, orAnother, neededBy, duration } = tool;
-	const target = `${module}@${version}`;
+	const { tag, what, version, folder, goVersion, envVar, orAnother } = tool;
 	try {
 		const go = findGo();
 		if (process.env[envVar]) {
 			console.log(`${tag} ${envVar} is set (${process.env[envVar]}): nothing to build`);
 		} else if (tool.installedVersion() === version) {
 			console.log(`${tag} ${version} already built in ${folder}`);
-			if (go) tool.alsoKeep?.(go.go, target);
+			if (go) tool.alsoKeep?.(go.go, `${tool.module}@${version}`);
 		} else if (!go) {
 			console.warn(
 				`${tag} Go not found, so ${what} was not built. To fix: install Go ${goVersion} or newer and re-run npm install, ${orAnother}.`,
 			);
 		} else {
-			console.log(`${tag} building ${target} with ${go.version} into ${folder} (${duration})`);
-			// GOBIN only: the machine's own module and build caches stay in use, so a later install or a second clone builds in seconds.
-			// CGO_ENABLED=0, as NATS's releases are built: a static binary, and no C compiler needed.
-			const res = spawnSync(go.go, ["install", target], {
-				cwd: repo,
-				env: { ...process.env, GOBIN: join(repo, folder), CGO_ENABLED: "0" },
-				encoding: "utf8",
-			});
-			if (res.status === 0 && tool.installedVersion() === version) {
-				console.log(`${tag} ${version} installed in ${folder}`);
-				tool.alsoKeep?.(go.go, target);
-			} else {
-				console.warn(
-					`${tag} WARNING: 'go install ${target}' failed; ${neededBy}.\n` +
-						`${tag} To fix: fix the Go error below and re-run npm install, ${orAnother}.\n` +
-						`${(res.stdout || "") + (res.stderr || "") || String(res.error ?? "")}`.trim(),
-				);
-			}
+			buildGoTool(tool, go);
 		}
 	} catch (err) {
 		console.warn(`${tag} WARNING: ${what} setup skipped: ${err?.message ?? err}`);
 	}
 	// Always succeed: a missing tool is reported again, with the fix, when it is needed.
 	process.exitCode = 0;
+}
+
+/** `go install` of the pinned version into the tool's folder; says how it went. */
+function buildGoTool(tool, go) {
+	const { tag, version, folder, orAnother, neededBy, duration } = tool;
+	const target = `${tool.module}@${version}`;
+	console.log(`${tag} building ${target} with ${go.version} into ${folder} (${duration})`);
+	// GOBIN only: the machine's own module and build caches stay in use, so a later install or a second clone builds in seconds.
+	// CGO_ENABLED=0, as NATS's releases are built: a static binary, and no C compiler needed.
+	const res = spawnSync(go.go, ["install", target], {
+		cwd: repo,
+		env: { ...process.env, GOBIN: join(repo, folder), CGO_ENABLED: "0" },
+		encoding: "utf8",
+	});
+	if (res.status === 0 && tool.installedVersion() === version) {
+		console.log(`${tag} ${version} installed in ${folder}`);
+		tool.alsoKeep?.(go.go, target);
+	} else {
+		console.warn(
+			`${tag} WARNING: 'go install ${target}' failed; ${neededBy}.\n` +
+				`${tag} To fix: fix the Go error below and re-run npm install, ${orAnother}.\n` +
+				`${(res.stdout || "") + (res.stderr || "") || String(res.error ?? "")}`.trim(),
+		);
+	}
 }

@@ -8,16 +8,21 @@ let me = null;
 
 function el(tag, attributes = {}, ...children) {
 	const node = document.createElement(tag);
-	for (const [name, value] of Object.entries(attributes)) {
-		if (value === undefined || value === null || value === false) continue;
-		if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-		else node.setAttribute(name, value === true ? "" : String(value));
-	}
+	setAttributes(node, attributes);
 	for (const child of children.flat()) {
 		if (child === null || child === undefined) continue;
 		node.append(child instanceof Node ? child : document.createTextNode(String(child)));
 	}
 	return node;
+}
+
+/** `on…` attributes are listeners; true is a bare attribute; undefined, null and false leave it out. */
+function setAttributes(node, attributes) {
+	for (const [name, value] of Object.entries(attributes)) {
+		if (value === undefined || value === null || value === false) continue;
+		if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+		else node.setAttribute(name, value === true ? "" : String(value));
+	}
 }
 
 function say(text, error = false) {

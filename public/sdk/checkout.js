@@ -25,24 +25,7 @@
 		if (!SERVICE_ORIGIN) throw new Error('PaymentCheckout: load checkout.js with a <script src="…"> tag');
 		const container = typeof element === "string" ? document.querySelector(element) : element;
 		if (!(container instanceof Element)) throw new TypeError("PaymentCheckout.mount: element not found");
-
-		const { sessionId, additionalData, onResult } = options;
-		// A card update session's frame takes only a card; it has no product.
-		const update = options.mode === "update";
-		if (options.mode !== undefined && !update) throw new TypeError('PaymentCheckout.mount: mode must be "update" or left out');
-		const productId = update ? null : Number(options.productId);
-		// The session is bound to a bare host name and the service compares it
-		// with this value: "shop.example.com", never a URL.
-		const domain = options.domain ?? location.hostname;
-		if (typeof sessionId !== "string" || sessionId === "") throw new TypeError("PaymentCheckout.mount: sessionId is required");
-		if (!update && (!Number.isInteger(productId) || productId <= 0))
-			throw new TypeError("PaymentCheckout.mount: productId must be a positive integer");
-		if (typeof domain !== "string" || !/^[a-z0-9.-]+$/i.test(domain)) {
-			throw new TypeError("PaymentCheckout.mount: domain must be a host name like shop.example.com (no scheme, port or path)");
-		}
-		if (additionalData !== undefined && (additionalData === null || typeof additionalData !== "object" || Array.isArray(additionalData))) {
-			throw new TypeError("PaymentCheckout.mount: additionalData must be an object");
-		}
+		const { sessionId, update, productId, domain, additionalData, onResult } = checkedOptions(options);
 
 		// Only identifiers go in the URL, which ends up in logs and history.
 		// additionalData is the merchant's own and may be personal, so it goes
@@ -51,14 +34,7 @@
 		src.search = new URLSearchParams(
 			update ? { sessionId, mode: "update", domain } : { sessionId, productId: String(productId), domain },
 		).toString();
-
-		const iframe = document.createElement("iframe");
-		iframe.src = src.href;
-		iframe.title = update ? "Secure card update" : "Secure card payment";
-		// The frame learns our origin from this referrer where the browser has
-		// no location.ancestorOrigins; "origin" sends it without our path.
-		iframe.referrerPolicy = "origin";
-		iframe.style.cssText = `display:block;width:100%;border:0;height:${INITIAL_HEIGHT}px`;
+		const iframe = createFrame(src, update);
 
 		// Runs on every load of the frame; postMessage with our service origin as
 		// target drops the message if the frame is showing anything else.
@@ -70,15 +46,7 @@
 			// Only our own frame: right origin, and this very iframe (not another
 			// frame of the service, nor a script posting to this window).
 			if (event.origin !== SERVICE_ORIGIN || event.source !== iframe.contentWindow) return;
-			const data = event.data;
-			if (!data || typeof data !== "object") return;
-			if (data.type === "height" && Number.isFinite(data.height)) {
-				iframe.style.height = `${Math.min(Math.max(Math.ceil(data.height), 0), MAX_HEIGHT)}px`;
-			} else if (data.type === "result" && typeof data.code === "string" && typeof onResult === "function") {
-				const result = { code: data.code, customerId: data.customerId, message: data.message };
-				if (typeof data.recovered === "boolean") result.recovered = data.recovered;
-				onResult(result);
-			}
+			if (event.data && typeof event.data === "object") onFrameMessage(iframe, event.data, onResult);
 		}
 
 		window.addEventListener("message", onMessage);
@@ -90,6 +58,62 @@
 				iframe.remove();
 			},
 		};
+	}
+
+	/** mount's options, checked in this order; throws a TypeError naming the first wrong one. */
+	function checkedOptions(options) {
+		const { sessionId, additionalData, onResult } = options;
+		const update = isUpdateMode(options.mode);
+		const productId = update ? null : Number(options.productId);
+		// The session is bound to a bare host name and the service compares it
+		// with this value: "shop.example.com", never a URL.
+		const domain = options.domain ?? location.hostname;
+		checkIdentifiers(sessionId, productId, domain);
+		if (additionalData !== undefined && !isPlainObject(additionalData)) {
+			throw new TypeError("PaymentCheckout.mount: additionalData must be an object");
+		}
+		return { sessionId, update, productId, domain, additionalData, onResult };
+	}
+
+	/** A card update session's frame takes only a card; it has no product. */
+	function isUpdateMode(mode) {
+		if (mode !== undefined && mode !== "update") throw new TypeError('PaymentCheckout.mount: mode must be "update" or left out');
+		return mode === "update";
+	}
+
+	/** The identifiers that go in the frame's URL; productId is null for a card update. */
+	function checkIdentifiers(sessionId, productId, domain) {
+		if (typeof sessionId !== "string" || sessionId === "") throw new TypeError("PaymentCheckout.mount: sessionId is required");
+		if (productId !== null && !isPositiveInteger(productId))
+			throw new TypeError("PaymentCheckout.mount: productId must be a positive integer");
+		if (typeof domain !== "string" || !/^[a-z0-9.-]+$/i.test(domain)) {
+			throw new TypeError("PaymentCheckout.mount: domain must be a host name like shop.example.com (no scheme, port or path)");
+		}
+	}
+
+	const isPositiveInteger = value => Number.isInteger(value) && value > 0;
+	const isPlainObject = value => value !== null && typeof value === "object" && !Array.isArray(value);
+
+	function createFrame(src, update) {
+		const iframe = document.createElement("iframe");
+		iframe.src = src.href;
+		iframe.title = update ? "Secure card update" : "Secure card payment";
+		// The frame learns our origin from this referrer where the browser has
+		// no location.ancestorOrigins; "origin" sends it without our path.
+		iframe.referrerPolicy = "origin";
+		iframe.style.cssText = `display:block;width:100%;border:0;height:${INITIAL_HEIGHT}px`;
+		return iframe;
+	}
+
+	/** What our frame says: its content's height, or the checkout's outcome. */
+	function onFrameMessage(iframe, data, onResult) {
+		if (data.type === "height" && Number.isFinite(data.height)) {
+			iframe.style.height = `${Math.min(Math.max(Math.ceil(data.height), 0), MAX_HEIGHT)}px`;
+		} else if (data.type === "result" && typeof data.code === "string" && typeof onResult === "function") {
+			const result = { code: data.code, customerId: data.customerId, message: data.message };
+			if (typeof data.recovered === "boolean") result.recovered = data.recovered;
+			onResult(result);
+		}
 	}
 
 	window.PaymentCheckout = Object.freeze({ mount });

@@ -40,29 +40,39 @@ const isCvcKey = (key: string) => CVC_KEY.test(key.toLowerCase().replace(/[\s_-]
  * fraction's digits are never mistaken for one.
  */
 function additionalDataProblems(value: unknown, path: string, depth: number): string[] {
-	if (typeof value === "string") return holdsCardNumber(value) ? [`${path} must not hold a card number`] : [];
-	if (typeof value === "number" && Math.abs(value) >= ADDITIONAL_DATA_LIMITS.magnitude) {
-		return [`${path} must be a number below 10^12 in magnitude: send larger numbers, identifiers and millisecond timestamps as strings`];
-	}
-	if (value === null || typeof value !== "object") return [];
+	if (value === null || typeof value !== "object") return leafProblems(value, path);
 	if (depth > ADDITIONAL_DATA_LIMITS.depth) return [`${path} is nested more than ${ADDITIONAL_DATA_LIMITS.depth} levels deep`];
 	const problems: string[] = [];
 	for (const [key, inner] of Object.entries(value)) {
 		const at = Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`;
-		if (!Array.isArray(value)) {
-			// Counted in characters (code points), as JSON Schema's maxLength counts them.
-			const length = [...key].length;
-			if (length === 0 || length > ADDITIONAL_DATA_LIMITS.keyLength)
-				problems.push(`${path} keys must be 1 to ${ADDITIONAL_DATA_LIMITS.keyLength} characters`);
-			else if (key.startsWith("$") || key.includes(".") || key.includes("\0"))
-				problems.push(`${path} keys must not start with $ or hold . or NUL: ${JSON.stringify(key).slice(0, 40)}`);
-			else if (isCvcKey(key)) problems.push(`${at}: a CVC must never be sent outside the encrypted card fields`);
-			else if (holdsCardNumber(key)) problems.push(`${path} keys must not hold a card number`);
-		}
+		const keyProblem = Array.isArray(value) ? undefined : additionalDataKeyProblem(key, path, at);
+		if (keyProblem) problems.push(keyProblem);
 		problems.push(...additionalDataProblems(inner, at, depth + 1));
 		if (problems.length >= 10) break;
 	}
 	return problems;
+}
+
+/** A string or number in additionalData: no card number, and no number large enough to be one. */
+function leafProblems(value: unknown, path: string): string[] {
+	if (typeof value === "string") return holdsCardNumber(value) ? [`${path} must not hold a card number`] : [];
+	if (typeof value === "number" && Math.abs(value) >= ADDITIONAL_DATA_LIMITS.magnitude) {
+		return [`${path} must be a number below 10^12 in magnitude: send larger numbers, identifiers and millisecond timestamps as strings`];
+	}
+	return [];
+}
+
+/** What is wrong with one key of an object in additionalData (at `at`), if anything. */
+function additionalDataKeyProblem(key: string, path: string, at: string): string | undefined {
+	// Counted in characters (code points), as JSON Schema's maxLength counts them.
+	const length = [...key].length;
+	if (length === 0 || length > ADDITIONAL_DATA_LIMITS.keyLength)
+		return `${path} keys must be 1 to ${ADDITIONAL_DATA_LIMITS.keyLength} characters`;
+	if (key.startsWith("$") || key.includes(".") || key.includes("\0"))
+		return `${path} keys must not start with $ or hold . or NUL: ${JSON.stringify(key).slice(0, 40)}`;
+	if (isCvcKey(key)) return `${at}: a CVC must never be sent outside the encrypted card fields`;
+	if (holdsCardNumber(key)) return `${path} keys must not hold a card number`;
+	return undefined;
 }
 
 /** Every reason to refuse the buyer's fields and additionalData, before the card is even decrypted. */
