@@ -2,7 +2,7 @@
 // three (charge.dispute.created, .updated, .closed) and the early fraud
 // warning's (radar.early_fraud_warning.created) become a GatewayNotice; any
 // other type is acknowledged and ignored. Pure: the event's signature was
-// verified before (stripe-connector.ts verifyEvent), and the charge's key is
+// verified before (webhooks.ts verifyEvent), and the charge's key is
 // read from its PaymentIntent after, by the event's `concerns`.
 import { type DisputeNotice, type FraudWarningNotice, type GatewayNotice, StripeEventError } from "../../../../shared/contracts/payments";
 import { disputeStatusOf } from "./disputes";

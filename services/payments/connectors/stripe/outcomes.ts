@@ -1,0 +1,55 @@
+// Our outcomes for Stripe's answers, and the one mapping of Stripe's errors to them.
+import Stripe from "stripe";
+import { type Authentication, AuthenticationOutcome } from "../../../../shared/contracts/payments";
+import type { ConnectorOutcome } from "../connector";
+import { outcomeOfDecline } from "./decline-codes";
+
+export const approved = (reference: string): ConnectorOutcome => ({ status: "APPROVED", reference, reason: null, hardDecline: false });
+export const declined = (reference: string | null, code: string | null | undefined): ConnectorOutcome => ({
+	status: "DECLINED",
+	reference,
+	...outcomeOfDecline(code),
+});
+/** Our own reasons, named as in services/billing/decline-reasons.ts. */
+export const declinedAs = (reference: string | null, reason: string, hardDecline: boolean): ConnectorOutcome => ({
+	status: "DECLINED",
+	reference,
+	reason,
+	hardDecline,
+});
+export const failed = (reason: string, reference: string | null = null): ConnectorOutcome => ({
+	status: "ERROR",
+	reference,
+	reason,
+	hardDecline: false,
+});
+
+export const MERCHANT_REFUSED = "merchant_account_refused";
+/** Stripe reports a challenge's details on the charge (payment_method_details.card.three_d_secure), not read yet. */
+export const CHALLENGED: Authentication = { version: null, outcome: AuthenticationOutcome.Challenged, eci: null };
+export const FAILED_AUTHENTICATION: Authentication = { version: null, outcome: AuthenticationOutcome.Failed, eci: null };
+const UNAVAILABLE = "processor_unavailable";
+
+/** The MID's key is wrong, revoked or restricted (401, 403). */
+export const isKeyRefused = (err: Stripe.errors.StripeError): boolean =>
+	err instanceof Stripe.errors.StripeAuthenticationError || err instanceof Stripe.errors.StripePermissionError;
+
+/** What a failed request means. Only Stripe's errors are answers; anything else (our store, remember) is thrown on. */
+export function outcomeOfError(err: unknown, reference: string | null, lookingUp = false): ConnectorOutcome {
+	if (!(err instanceof Stripe.errors.StripeError)) throw err;
+	if (isKeyRefused(err)) return lookingUp ? failed(MERCHANT_REFUSED, reference) : declinedAs(reference, MERCHANT_REFUSED, false);
+	if (err instanceof Stripe.errors.StripeCardError)
+		return lookingUp ? failed(err.code ?? "card_error", reference) : declined(reference, err.decline_code ?? err.code);
+	if (err instanceof Stripe.errors.StripeIdempotencyError) return failed("idempotency_error", reference);
+	// Our request was wrong (or the object's state did not allow it): Stripe did nothing.
+	if (err instanceof Stripe.errors.StripeInvalidRequestError) return failed(err.code ?? "invalid_request", reference);
+	// Unreachable, timed out, rate limited, 5xx: Stripe did nothing, or the remembered reference tells.
+	return failed(UNAVAILABLE, reference);
+}
+
+export const isInvalidRequest = (err: unknown) => err instanceof Stripe.errors.StripeInvalidRequestError;
+
+/** Stripe's code for why a payment or setup failed: its decline_code, else its code. */
+export function codeOf(error: { code?: string; decline_code?: string } | null | undefined): string | undefined {
+	return error?.decline_code ?? error?.code;
+}
