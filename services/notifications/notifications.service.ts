@@ -22,7 +22,7 @@ import { getEvent, listEvents } from "./events";
 import { createNotificationsDb, type NotificationsDb } from "./models";
 import { redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
-import { releaseAllWaiting, releaseWaiting, scheduleEarlierDeliveries } from "./waiting";
+import { releaseAllWaiting, releaseWaiting } from "./waiting";
 
 interface Locals {
 	db: NotificationsDb;
@@ -134,7 +134,6 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			logger: this.logger,
 			now: () => new Date(),
 		};
-		await scheduleEarlierDeliveries(this.deps);
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
 		void releaseAllWaiting(this.deps).catch(err => this.logger.warn(`Releasing waiting webhooks failed: ${(err as Error).message}`));

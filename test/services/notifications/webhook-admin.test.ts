@@ -2,7 +2,6 @@
 // them again after the merchant fixed their endpoint. The sandbox retry
 // window is shrunk to about 2 s so deliveries reach DEAD within a test.
 import { randomUUID } from "node:crypto";
-import type { Connection } from "mongoose";
 import { formatDateTime } from "../../../shared/time";
 import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
@@ -117,35 +116,6 @@ describe("GET /admin/accounts/:accountId/webhooks", () => {
 				},
 			]),
 		});
-	});
-});
-
-describe("The attempt log", () => {
-	test("When a delivery has attempts an earlier version logged apart (webhook_attempts), then its log shows them first, then the attempts logged in the delivery", async () => {
-		// Arrange: an event delivered once, and an attempt of it as the previous version kept it.
-		const event = newEvent(merchant);
-		await enqueue(app, event);
-		await untilStatus(event.id, "DELIVERED");
-		const connection = (app.broker.getLocalService("notifications") as unknown as { connection: Connection }).connection;
-		await connection.collection("webhook_attempts").insertOne({
-			_id: `${event.id}:0` as never,
-			deliveryId: event.id,
-			attempt: 0,
-			node: "earlier-node",
-			time: new Date("2026-01-01T00:00:00Z"),
-			statusCode: 500,
-			latencyMs: 12,
-			error: "HTTP 500",
-		});
-
-		// Act
-		const delivery = await deliveryOf(app, merchant, event.id);
-
-		// Assert
-		expect(delivery.attemptLog.map(a => [a.attempt, a.node, a.statusCode])).toEqual([
-			[0, "earlier-node", 500],
-			[1, expect.any(String), 200],
-		]);
 	});
 });
 
