@@ -4,20 +4,19 @@
 // Operators list and redeliver through the admin API and the REPL.
 import { LRUCache } from "lru-cache";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction, idempotent } from "../../shared/action";
+import { domainAction, domainErrors, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
 import type { WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
-import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { createSchedule } from "../../shared/schedule";
 import { enqueueEvents } from "./deliveries";
 import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
-import { NotificationsError } from "./errors";
+import { NOTIFICATIONS_ERRORS } from "./errors";
 import { getEvent, listEvents } from "./events";
 import { createNotificationsDb, type NotificationsDb } from "./models";
 import { redeliver, redeliverAccount } from "./redelivery";
@@ -36,6 +35,8 @@ interface Locals {
 const TARGET_CACHE_TTL_MS = 30_000;
 
 const TARGET_LOOKUP_TIMEOUT_MS = 5000;
+
+const { orFail } = domainErrors(NOTIFICATIONS_ERRORS);
 
 const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "notifications",
@@ -71,9 +72,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		redeliver: {
 			params: schemas.redeliver,
 			async handler(ctx: Context<{ eventId: string }>) {
-				const result = await redeliver(this.deps, ctx.params);
-				if (result === NotificationsError.UnknownDelivery)
-					throw new ApiError(ApiErrorType.NotFound, "No webhook delivery with this event id");
+				const result = orFail(await redeliver(this.deps, ctx.params));
 				this.worker.kick();
 				return result;
 			},
