@@ -43,13 +43,6 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 	mixins: [dbMixin("notifications", createNotificationsDb)],
 
 	actions: {
-		enqueue: {
-			params: schemas.enqueue,
-			async handler(ctx: Context<WebhookEvent>) {
-				await this.enqueue([ctx.params]);
-				return { accepted: true };
-			},
-		},
 		enqueueAll: {
 			params: schemas.enqueueAll,
 			async handler(ctx: Context<{ events: WebhookEvent[] }>) {
