@@ -3,9 +3,9 @@
 // flow makes at will), the real services, and a real HTTP receiver on
 // 127.0.0.1 (sandbox accounts may use loopback addresses).
 import { randomUUID } from "node:crypto";
-import { formatDateTime } from "../../../shared/time";
 import { createShop, type Shop } from "../../factories/checkout";
-import { bearer, createMerchant } from "../../factories/merchant";
+import { bearer, DAY_MS } from "../../factories/merchant";
+import { setWallClock } from "../../factories/wall-clock";
 import { type Envelope, startWebhookReceiver, verifySignature, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 import { deliveriesOf, deliveryOf, eventually, handOver, newEvent, sale, setWebhookUrl, unsubscribe } from "./webhook-events";
@@ -212,18 +212,22 @@ describe("Retrying failed deliveries", () => {
 });
 
 describe("Accounts without a webhook URL", () => {
-	/** `daysAgo` days before now, as billing prints an event's createdAt. */
-	function createdDaysAgo(daysAgo: number, plusMs = 0): string {
-		return formatDateTime(new Date(Date.now() - daysAgo * 24 * 60 * 60 * 1000 + plusMs));
-	}
-
 	test("When the account has no webhook URL, then its events wait with no attempt, and are sent oldest first once a URL is set", async () => {
-		// Arrange
-		const withoutUrl = await createMerchant(app);
-		const events = [3, 1, 4, 0, 2].map(n => newEvent(withoutUrl, { createdAt: createdDaysAgo(1, n * 1000) }));
+		// Arrange: checkouts a day ago, a second apart, made out of order.
+		const withoutUrl = await createShop(app);
+		const dayAgo = Date.now() - DAY_MS;
+		const events: Envelope[] = [];
+		try {
+			for (const second of [3, 1, 4, 0, 2]) {
+				setWallClock(dayAgo + second * 1000);
+				const { transaction, conversion } = await sale(app, withoutUrl);
+				events.push(transaction, conversion);
+			}
+		} finally {
+			jest.useRealTimers();
+		}
 
-		// Act: enqueued out of order, then well past several retry delays (50 ms doubling) without a URL.
-		for (const event of events) await handOver(app, event);
+		// Act: well past several retry delays (50 ms doubling) without a URL, then a URL.
 		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "WAITING")).length).toBe(events.length));
 		await new Promise(resolve => setTimeout(resolve, 1500));
 		const waiting = await deliveriesOf(app, withoutUrl);
@@ -233,10 +237,10 @@ describe("Accounts without a webhook URL", () => {
 		expect(waiting.map(d => [d.status, d.attempts, d.attemptLog.length, d.nextAttemptAt])).toEqual(
 			events.map(() => ["WAITING", 0, 0, null]),
 		);
-		const requests = await receiver.waitForRequests(events.length);
-		const oldestFirst = [...events].sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(e => e.id);
-		expect(requests.map(r => JSON.parse(r.rawBody).id)).toEqual(oldestFirst);
-		for (const request of requests)
+		const sent = (await receiver.waitForRequests(events.length)).map(r => JSON.parse(r.rawBody) as Envelope);
+		expect(sent.map(e => e.createdAt)).toEqual(events.map(e => e.createdAt).sort());
+		expect(sent.map(e => e.id).sort()).toEqual(events.map(e => e.id).sort());
+		for (const request of receiver.requests)
 			expect(verifySignature(withoutUrl.webhookSecret, String(request.headers["x-webhook-signature"]), request.rawBody)).toBe(true);
 		await eventually(async () =>
 			expect((await deliveriesOf(app, withoutUrl, "DELIVERED")).map(d => d.attempts)).toEqual(events.map(() => 1)),
@@ -244,13 +248,20 @@ describe("Accounts without a webhook URL", () => {
 	});
 
 	test("When an event waited longer than the waiting window (30 days), then setting a URL does not send it: it is DEAD saying why", async () => {
-		// Arrange
-		const withoutUrl = await createMerchant(app);
-		const old = newEvent(withoutUrl, { createdAt: createdDaysAgo(31) });
-		const recent = newEvent(withoutUrl, { createdAt: createdDaysAgo(29) });
-		await handOver(app, old);
-		await handOver(app, recent);
-		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "WAITING")).length).toBe(2));
+		// Arrange: a checkout 31 days ago and one 29 days ago, while the account had no URL.
+		const withoutUrl = await createShop(app);
+		const started = Date.now();
+		let old: Envelope;
+		let recent: Envelope;
+		try {
+			setWallClock(started - 31 * DAY_MS);
+			({ conversion: old } = await sale(app, withoutUrl));
+			setWallClock(started - 29 * DAY_MS);
+			({ conversion: recent } = await sale(app, withoutUrl));
+		} finally {
+			jest.useRealTimers();
+		}
+		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "WAITING")).length).toBe(4));
 
 		// Act
 		await setWebhookUrl(app, withoutUrl, receiver.url);
@@ -262,7 +273,8 @@ describe("Accounts without a webhook URL", () => {
 			attempts: 0,
 			lastError: "no webhook URL within 30 days of the event",
 		});
-		expect(receiver.requests.map(r => JSON.parse(r.rawBody).id)).toEqual([recent.id]);
+		expect(receiver.requestsFor(old.id)).toEqual([]);
+		expect(receiver.requestsFor(recent.id)).toHaveLength(1);
 	});
 
 	test("When the URL is removed, then the next events wait again instead of being attempted", async () => {
