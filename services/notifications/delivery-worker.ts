@@ -36,10 +36,8 @@ export interface DeliveryWorker {
 export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 	let running = false;
 	let loop: Promise<void> | null = null;
-	const inFlight = new Set<Promise<void>>();
 	const wake = createWake();
-	/** The loop waits for an attempt to finish before it claims more. */
-	let waitingForSlot = false;
+	const slots = createSlots(deps, wake);
 
 	/** One pass over the attempts due by now: claims and attempts those still due, a batch of listings at a time. */
 	async function pass(): Promise<void> {
@@ -55,19 +53,9 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 	/** Claims and attempts each delivery as slots free up; false once the worker stops. */
 	async function claimAll(entries: DueEntry<string>[]): Promise<boolean> {
 		for (const entry of entries) {
-			if (!(await freeSlot()) || !(await claimAndAttempt(String(entry.id)))) return false;
+			if (!(await slots.waitForOne(() => running)) || !(await claimAndAttempt(String(entry.id)))) return false;
 		}
 		return true;
-	}
-
-	/** Waits until an attempt may start; false if the worker stopped meanwhile. */
-	async function freeSlot(): Promise<boolean> {
-		while (running && inFlight.size >= MAX_IN_FLIGHT) {
-			waitingForSlot = true;
-			await wake.pause(IDLE_POLL_MS);
-			waitingForSlot = false;
-		}
-		return running;
 	}
 
 	/** False if the worker stopped while claiming. */
@@ -79,7 +67,7 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 			await releaseClaim(deps, delivery).catch(() => {});
 			return false;
 		}
-		if (delivery) track(attemptDelivery(deps, delivery), delivery._id);
+		if (delivery) slots.track(attemptDelivery(deps, delivery), delivery._id);
 		return true;
 	}
 
@@ -95,23 +83,13 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 		}
 	}
 
-	function track(work: Promise<void>, deliveryId: string): void {
-		const attempt: Promise<void> = work
-			.catch(err => deps.logger.error(`Webhook ${deliveryId}: attempt bookkeeping failed: ${(err as Error).message}`))
-			.finally(() => {
-				inFlight.delete(attempt);
-				if (waitingForSlot) wake.kick();
-			});
-		inFlight.add(attempt);
-	}
-
 	function deliver(deliveryId: string): void {
-		if (!running || inFlight.size >= MAX_IN_FLIGHT) {
+		if (!running || slots.free() === 0) {
 			wake.kick();
 			return;
 		}
 		// Another node (or this loop) may have claimed it first: then there is nothing to do.
-		track(
+		slots.track(
 			claimDueDelivery(deps, deliveryId).then(delivery => (delivery ? attemptDelivery(deps, delivery) : undefined)),
 			deliveryId,
 		);
@@ -130,12 +108,44 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 			await Promise.race([loop, new Promise(resolve => (grace = setTimeout(resolve, STOP_CLAIM_GRACE_MS)))]);
 			clearTimeout(grace);
 			// Attempts in flight finish and are recorded; each is bounded by the webhook timeout.
-			await Promise.allSettled([...inFlight]);
+			await slots.settled();
 		},
 		kick: wake.kick,
 		deliver,
-		freeSlots: () => (running ? Math.max(0, MAX_IN_FLIGHT - inFlight.size) : 0),
-		attempt: delivery => track(attemptDelivery(deps, delivery), delivery._id),
+		freeSlots: () => (running ? slots.free() : 0),
+		attempt: delivery => slots.track(attemptDelivery(deps, delivery), delivery._id),
+	};
+}
+
+type Wake = ReturnType<typeof createWake>;
+
+/** The attempts in flight, at most MAX_IN_FLIGHT, a few at a time so one slow receiver does not hold up the others. */
+function createSlots(deps: NotificationsDeps, wake: Wake) {
+	const inFlight = new Set<Promise<void>>();
+	/** The loop waits for an attempt to finish before it claims more. */
+	let waiting = false;
+	return {
+		free: () => Math.max(0, MAX_IN_FLIGHT - inFlight.size),
+		/** Waits until an attempt may start; false if the worker stopped meanwhile. */
+		async waitForOne(running: () => boolean): Promise<boolean> {
+			while (running() && inFlight.size >= MAX_IN_FLIGHT) {
+				waiting = true;
+				await wake.pause(IDLE_POLL_MS);
+				waiting = false;
+			}
+			return running();
+		},
+		track(work: Promise<void>, deliveryId: string): void {
+			const attempt: Promise<void> = work
+				.catch(err => deps.logger.error(`Webhook ${deliveryId}: attempt bookkeeping failed: ${(err as Error).message}`))
+				.finally(() => {
+					inFlight.delete(attempt);
+					if (waiting) wake.kick();
+				});
+			inFlight.add(attempt);
+		},
+		/** Resolves once every attempt in flight has finished and been recorded. */
+		settled: () => Promise.allSettled([...inFlight]),
 	};
 }
 
