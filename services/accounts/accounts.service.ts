@@ -13,13 +13,7 @@ import { checkoutContext } from "./checkout-context";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
 import { ACCOUNTS_ERRORS } from "./errors";
-import {
-	createMerchantAccount,
-	keyEarlierData,
-	listMerchantAccounts,
-	merchantAccountProcessor,
-	updateMerchantAccount,
-} from "./merchant-accounts";
+import { createMerchantAccount, listMerchantAccounts, merchantAccountProcessor, updateMerchantAccount } from "./merchant-accounts";
 import { type AccountsDb, createAccountsDb } from "./models";
 import { createProduct, getProduct, listProducts, updateProduct } from "./products";
 import { renewalTerms } from "./renewal-terms";
@@ -100,7 +94,6 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 
 	async started() {
 		this.deps = { db: this.db, call: callsThrough(this.broker), now: () => new Date() };
-		await keyEarlierData(this.deps);
 	},
 };
 

@@ -3,7 +3,7 @@ import type { CardType, Environment, MerchantAccountProcessor, MerchantAccountVi
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
-import { binKey, groupKey, type MerchantAccountDoc } from "./models";
+import { groupKey, type MerchantAccountDoc } from "./models";
 
 /**
  * A MID's gateway as the gateway service hands it over: the sandbox, or Stripe with its key (and its webhook signing
@@ -189,26 +189,6 @@ export async function merchantAccountsOfGroup(deps: AccountsDeps, accountId: num
 	if (!listing?.merchantAccountIds.length) return [];
 	const docs = await deps.db.merchantAccounts.find({ _id: { $in: listing.merchantAccountIds } }).lean();
 	return docs.filter(doc => doc.accountId === accountId && doc.group === group).sort((a, b) => a._id - b._id);
-}
-
-/**
- * Keys written before they existed (a database from an earlier version): BINs
- * stored under another _id are stored again by key, and MIDs are listed in
- * their groups. Runs when the service starts; the collections are small.
- */
-export async function keyEarlierData(deps: AccountsDeps): Promise<void> {
-	for (const bin of await deps.db.blacklistedBins.find({}).lean()) {
-		const key = binKey(bin.accountId, bin.bin);
-		if (String(bin._id) === key) continue;
-		await deps.db.blacklistedBins.updateOne(
-			{ _id: key },
-			{ $setOnInsert: { accountId: bin.accountId, bin: bin.bin, createdAt: bin.createdAt } },
-			{ upsert: true },
-		);
-		await deps.db.blacklistedBins.deleteOne({ _id: bin._id });
-	}
-	if ((await deps.db.merchantAccountGroups.estimatedDocumentCount()) > 0) return;
-	for (const mid of await deps.db.merchantAccounts.find({}).lean()) await addToGroup(deps, mid.accountId, mid.group, mid._id);
 }
 
 export async function listMerchantAccounts(

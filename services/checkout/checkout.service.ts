@@ -2,20 +2,29 @@
 // processing order (checkout-pipeline.ts), calling sessions, accounts and
 // billing. It holds the card-decryption keys and serves the public key.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { domainErrors } from "../../shared/action";
 import { callsThrough } from "../../shared/call";
 import { config } from "../../shared/config";
-import { ApiError, ApiErrorType } from "../../shared/errors";
 import { createAccountCache } from "./account-cache";
 import { loadCardKeyRing } from "./card-keys";
 import { type CardUpdateRequest, continueCardUpdate, submitCardUpdate } from "./card-update-pipeline";
+import type { InvalidCheckout } from "./checkout-answers";
 import { type CheckoutInput, continueCheckout, submitCheckout } from "./checkout-pipeline";
 import { demoSession } from "./demo-session";
 import type { CheckoutDeps } from "./deps";
+import { CHECKOUT_ERRORS, CheckoutError } from "./errors";
 import { createMidRouter } from "./mid-routing";
 import { schemas } from "./schemas";
 
 interface Locals {
 	deps: CheckoutDeps;
+}
+
+const { orFail } = domainErrors(CHECKOUT_ERRORS);
+
+/** The answer of a request that could be read; one that could not fails with its fields as the answer's details. */
+function validOrFail<T extends object>(result: T | InvalidCheckout, error: CheckoutError): T {
+	return "invalid" in result ? orFail<T>(error, result.invalid) : result;
 }
 
 const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
@@ -36,9 +45,7 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		submit: {
 			params: schemas.submit,
 			async handler(ctx: Context<CheckoutInput>) {
-				const result = await submitCheckout(this.deps, ctx.params);
-				if ("invalid" in result) throw new ApiError(ApiErrorType.InvalidCheckout, "Invalid checkout request", result.invalid);
-				return result;
+				return validOrFail(await submitCheckout(this.deps, ctx.params), CheckoutError.InvalidCheckout);
 			},
 		},
 		// The frame, after the buyer's challenge (docs/authentication.md).
@@ -52,9 +59,7 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		updateCard: {
 			params: schemas.updateCard,
 			async handler(ctx: Context<CardUpdateRequest>) {
-				const result = await submitCardUpdate(this.deps, ctx.params);
-				if ("invalid" in result) throw new ApiError(ApiErrorType.InvalidCheckout, "Invalid card update request", result.invalid);
-				return result;
+				return validOrFail(await submitCardUpdate(this.deps, ctx.params), CheckoutError.InvalidCardUpdate);
 			},
 		},
 		// The frame, after the buyer's challenge on the renewal a card update owed.
@@ -68,8 +73,7 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			params: schemas.demoSession,
 			async handler(ctx: Context<{ host: string }>) {
 				const session = config().demo ? await demoSession(callsThrough(ctx), ctx.params) : null;
-				if (!session) throw new ApiError(ApiErrorType.NotFound, "The demo is off (DEMO=0) or has no demo account");
-				return session;
+				return orFail(session ?? CheckoutError.DemoOff);
 			},
 		},
 	},

@@ -124,20 +124,9 @@ export function createDashboardRoutes({ signInsPerMinute, publicBaseUrl }: Dashb
 			const endpoint = endpointOf(req);
 			// Fail closed: a route this table does not know runs nothing.
 			if (!endpoint) throw new ApiError(ApiErrorType.NotFound);
-			if (endpoint.change || req.method !== "GET") {
-				checkSameOrigin(req);
-				const csrf = req.headers["x-csrf-token"];
-				if (typeof csrf !== "string" || !secretsEqual(csrf, user.csrfToken)) {
-					throw new ApiError(ApiErrorType.Forbidden, "The CSRF token is missing or wrong: reload the page");
-				}
-			}
-			if ((endpoint.change || endpoint.operatorOnly) && user.role !== "operator")
-				throw new ApiError(ApiErrorType.Forbidden, "Only an operator may do this");
+			checkAllowed(user, req, endpoint);
 			if (endpoint.publicBaseUrl) req.$params.baseUrl = publicBaseUrl ?? checkSameOrigin(req);
-			if (endpoint.action === "dashboard.signOut") req.$params.token = user.token;
-			else if (endpoint.action !== "gateway.dashboardMe") req.$params.accountId = user.accountId;
-			const key = req.headers["idempotency-key"];
-			if (key !== undefined && endpoint.idempotencyKey) req.$params.idempotencyKey = key;
+			passSessionToAction(user, req, endpoint);
 		},
 
 		/** After a change: the audit log says who did what to what, from where, and what came of it. */
@@ -162,6 +151,27 @@ export function createDashboardRoutes({ signInsPerMinute, publicBaseUrl }: Dashb
 }
 
 export type DashboardRoutes = ReturnType<typeof createDashboardRoutes>;
+
+/** A change (or any request but a read) needs a page of this origin and the session's CSRF token; changes and operator-only reads need an operator. */
+function checkAllowed(user: DashboardUser, req: GatewayRequest, endpoint: Endpoint): void {
+	if (endpoint.change || req.method !== "GET") {
+		checkSameOrigin(req);
+		const csrf = req.headers["x-csrf-token"];
+		if (typeof csrf !== "string" || !secretsEqual(csrf, user.csrfToken)) {
+			throw new ApiError(ApiErrorType.Forbidden, "The CSRF token is missing or wrong: reload the page");
+		}
+	}
+	if ((endpoint.change || endpoint.operatorOnly) && user.role !== "operator")
+		throw new ApiError(ApiErrorType.Forbidden, "Only an operator may do this");
+}
+
+/** What the session gives the action: the account (or, to sign out, the session's token) and the Idempotency-Key. */
+function passSessionToAction(user: DashboardUser, req: GatewayRequest, endpoint: Endpoint): void {
+	if (endpoint.action === "dashboard.signOut") req.$params.token = user.token;
+	else if (endpoint.action !== "gateway.dashboardMe") req.$params.accountId = user.accountId;
+	const key = req.headers["idempotency-key"];
+	if (key !== undefined && endpoint.idempotencyKey) req.$params.idempotencyKey = key;
+}
 
 /** The cookie that ends the session in the browser too. */
 export function clearSessionCookie(res: ServerResponse): void {

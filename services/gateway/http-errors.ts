@@ -67,37 +67,43 @@ export function toCheckoutAnswer(error: unknown): HttpAnswer {
 
 export function toHttpAnswer(error: unknown): HttpAnswer {
 	const err = (error ?? {}) as ErrorLike;
-
-	if (isApiErrorType(err.type)) {
-		switch (err.type) {
-			case ApiErrorType.InvalidSessionDomain:
-				return {
-					status: 500,
-					contentType: "text/plain; charset=utf-8",
-					body: `Error with domain in session ${domainText((err.data as { domain?: unknown } | undefined)?.domain)}`,
-				};
-			case ApiErrorType.Unauthorized:
-			case ApiErrorType.NotFound:
-				// Our own ApiErrors may explain (admin: "No account with this accountId"); moleculer-web's 404 has nothing to add.
-				return jsonError(err.type, statusOf(err.type), err.name === "ApiError" && err.message !== err.type ? err.message : undefined);
-			case ApiErrorType.InvalidCheckout:
-				return jsonError(ApiErrorType.BadRequest, 400, validationMessage(err.data));
-			case ApiErrorType.TooManyRequests: {
-				const retryAfter = (err.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-				return jsonError(err.type, 429, err.message, retryAfter ? { "Retry-After": String(retryAfter) } : undefined);
-			}
-			default:
-				return jsonError(err.type, statusOf(err.type), err.message);
-		}
-	}
-
+	if (isApiErrorType(err.type)) return apiErrorAnswer(err as ErrorLike & { type: ApiErrorType });
 	// Moleculer's parameter validation (Ajv) failed, or the checkout found an undecryptable card.
 	if (err.type === "VALIDATION_ERROR" || err.name === "ValidationError" || err.type === ApiErrorType.InvalidCheckout) {
 		return jsonError(ApiErrorType.BadRequest, 400, validationMessage(err.data));
 	}
+	return bodyParserAnswer(err) ?? moleculerWebAnswer(err) ?? unexpectedAnswer(err);
+}
 
-	// body-parser: too large, malformed JSON, unsupported charset or encoding. Its errors carry
-	// `status`, or `code` once moleculer-web has wrapped them (route middlewares).
+/** Our own errors (shared/errors.ts): their type is the answer's `error`. */
+function apiErrorAnswer(err: ErrorLike & { type: ApiErrorType }): HttpAnswer {
+	switch (err.type) {
+		case ApiErrorType.InvalidSessionDomain:
+			return {
+				status: 500,
+				contentType: "text/plain; charset=utf-8",
+				body: `Error with domain in session ${domainText((err.data as { domain?: unknown } | undefined)?.domain)}`,
+			};
+		case ApiErrorType.Unauthorized:
+		case ApiErrorType.NotFound:
+			// Our own ApiErrors may explain (admin: "No account with this accountId"); moleculer-web's 404 has nothing to add.
+			return jsonError(err.type, statusOf(err.type), err.name === "ApiError" && err.message !== err.type ? err.message : undefined);
+		case ApiErrorType.InvalidCheckout:
+			return jsonError(ApiErrorType.BadRequest, 400, validationMessage(err.data));
+		case ApiErrorType.TooManyRequests: {
+			const retryAfter = (err.data as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+			return jsonError(err.type, 429, err.message, retryAfter ? { "Retry-After": String(retryAfter) } : undefined);
+		}
+		default:
+			return jsonError(err.type, statusOf(err.type), err.message);
+	}
+}
+
+/**
+ * body-parser's errors: too large, malformed JSON, unsupported charset or encoding. They carry `status`, or `code`
+ * once moleculer-web has wrapped them (route middlewares).
+ */
+function bodyParserAnswer(err: ErrorLike): HttpAnswer | undefined {
 	if (err.status === 413 || err.type === "entity.too.large") {
 		return jsonError(ApiErrorType.PayloadTooLarge, 413, "Request body is larger than the limit");
 	}
@@ -110,16 +116,21 @@ export function toHttpAnswer(error: unknown): HttpAnswer {
 	if ((typeof err.type === "string" && /^(entity|request|stream)\./.test(err.type)) || err.status === 400 || err.status === 415) {
 		return jsonError(ApiErrorType.BadRequest, 400, "Request body is not valid JSON");
 	}
+	return undefined;
+}
 
-	// moleculer-web's own answers.
+/** moleculer-web's own answers. */
+function moleculerWebAnswer(err: ErrorLike): HttpAnswer | undefined {
 	if (err.code === 404 && (err.type === "NOT_FOUND" || err.name === "NotFoundError")) return jsonError(ApiErrorType.NotFound, 404);
 	if (err.type === "UNABLE_DECODE_PARAM") return jsonError(ApiErrorType.BadRequest, 400, "The path is not valid percent-encoding");
 	if (err.code === 429) return jsonError(ApiErrorType.TooManyRequests, 429, "Too many requests");
+	return undefined;
+}
 
-	// A service behind the gateway is missing, timed out or the transporter is down.
+/** An outage (a service behind the gateway is missing, timed out, or the transporter is down) or a bug. */
+function unexpectedAnswer(err: ErrorLike): HttpAnswer {
 	if (isOutageError(err)) {
 		return { ...jsonError(ApiErrorType.ServiceUnavailable, 503, "The service is temporarily unavailable, please retry"), unexpected: true };
 	}
-
 	return { ...jsonError("INTERNAL_ERROR", 500, "Internal error"), unexpected: true };
 }

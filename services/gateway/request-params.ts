@@ -114,18 +114,18 @@ export function readUrlParameters(req: GatewayRequest): void {
 	const names = [...new Set([...Object.keys(req.query ?? {}), ...pathParameterNames(req)])];
 	const errors: FieldError[] = [];
 	for (const name of names) {
-		const value = req.$params[name];
-		if (Array.isArray(value)) {
-			errors.push({ field: name, message: `${name} must be given once` });
-		} else if (isPlainObject(value)) {
-			errors.push({ field: name, message: `${name} must be a single value` });
-		} else if (typeof value === "string") {
-			const read = readText(name, value, Object.hasOwn(properties, name) ? properties[name].type : undefined);
-			if (isFieldError(read)) errors.push(read);
-			else req.$params[name] = read;
-		}
+		const read = readUrlParameter(name, req.$params[name], Object.hasOwn(properties, name) ? properties[name].type : undefined);
+		if (isFieldError(read)) errors.push(read);
+		else if (read !== undefined) req.$params[name] = read;
 	}
 	if (errors.length) throw badParameters(errors);
+}
+
+/** One path or query value in its declared type, or why it cannot be read; undefined for a value that is not text. */
+function readUrlParameter(name: string, value: unknown, type: unknown): unknown {
+	if (Array.isArray(value)) return { field: name, message: `${name} must be given once` };
+	if (isPlainObject(value)) return { field: name, message: `${name} must be a single value` };
+	return typeof value === "string" ? readText(name, value, type) : undefined;
 }
 
 /**

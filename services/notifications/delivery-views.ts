@@ -53,16 +53,7 @@ function toAttemptView(doc: AttemptRecord): AttemptView {
 	};
 }
 
-export async function toDeliveryViews(deps: NotificationsDeps, docs: DeliveryDoc[]): Promise<DeliveryView[]> {
-	// Attempts an earlier version logged apart, then those in each delivery's own log.
-	const earlier = await deps.db.attempts
-		.find({ deliveryId: { $in: docs.map(d => d._id) } })
-		.sort({ attempt: 1 })
-		.lean();
-	const logs = new Map<string, AttemptView[]>();
-	for (const attempt of earlier) logs.set(attempt.deliveryId, [...(logs.get(attempt.deliveryId) ?? []), toAttemptView(attempt)]);
-	for (const doc of docs)
-		for (const attempt of doc.attemptLog ?? []) logs.set(doc._id, [...(logs.get(doc._id) ?? []), toAttemptView(attempt)]);
+export function toDeliveryViews(docs: DeliveryDoc[]): DeliveryView[] {
 	return docs.map(doc => ({
 		id: doc._id,
 		type: doc.type,
@@ -75,7 +66,7 @@ export async function toDeliveryViews(deps: NotificationsDeps, docs: DeliveryDoc
 		lastError: doc.lastError,
 		createdAt: doc.createdAt,
 		deliveredAt: formatOptionalDateTime(doc.deliveredAt),
-		attemptLog: logs.get(doc._id) ?? [],
+		attemptLog: (doc.attemptLog ?? []).map(toAttemptView),
 	}));
 }
 
@@ -94,5 +85,5 @@ export async function listDeliveries(
 		.sort({ eventAt: -1, enqueuedAt: -1, _id: -1 })
 		.limit(input.limit ?? DEFAULT_LIST_LIMIT)
 		.lean<DeliveryDoc[]>();
-	return toDeliveryViews(deps, docs);
+	return toDeliveryViews(docs);
 }

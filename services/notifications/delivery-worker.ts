@@ -4,6 +4,7 @@
 // time so one slow receiver does not hold up the others. A delivery just
 // stored is claimed by its id and attempted at once when a slot is free.
 // Nodes share the work only through the database (the claim's lease).
+import type { DueEntry } from "../../shared/schedule";
 import { attemptDelivery, claimDueDelivery, releaseClaim } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
@@ -35,79 +36,39 @@ export interface DeliveryWorker {
 export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 	let running = false;
 	let loop: Promise<void> | null = null;
-	const inFlight = new Set<Promise<void>>();
-	// A kick that arrives while the loop is busy is remembered, so it is never lost.
-	let kicked = false;
-	let wake: (() => void) | null = null;
-	/** The loop waits for an attempt to finish before it claims more. */
-	let waitingForSlot = false;
+	const wake = createWake();
+	const slots = createSlots(deps, wake);
 
-	function kick(): void {
-		kicked = true;
-		wake?.();
-	}
-
-	function pause(ms: number): Promise<void> {
-		if (kicked) {
-			kicked = false;
-			return Promise.resolve();
-		}
-		return new Promise(resolve => {
-			const timer = setTimeout(done, ms);
-			function done() {
-				clearTimeout(timer);
-				wake = null;
-				kicked = false;
-				resolve();
-			}
-			wake = done;
-		});
-	}
-
-	/**
-	 * What a listing in a complete slot stands for now: a delivery to claim, one
-	 * another node holds (kept, in case that node dies), or one that has left the
-	 * slot (delivered, dead, waiting, or listed again at a later time: dropped).
-	 */
-	function listingState(doc: Pick<DeliveryDoc, "status" | "lease" | "nextAttemptAt"> | undefined, slot: Date, now: Date) {
-		if (
-			doc?.status !== DeliveryStatus.Pending ||
-			Math.floor(doc.nextAttemptAt.getTime() / ATTEMPT_SLOT_MS) * ATTEMPT_SLOT_MS !== slot.getTime()
-		)
-			return "left";
-		return (doc.lease?.until.getTime() ?? 0) > now.getTime() ? "held" : "due";
-	}
-
-	/** One pass over the attempts due by now: reads their deliveries by key, claims each due one by id and attempts it, and unlists what has left. */
+	/** One pass over the attempts due by now: claims and attempts those still due, a batch of listings at a time. */
 	async function pass(): Promise<void> {
 		const now = deps.now();
 		// Complete slots only: everything listed in them is due.
 		const due = await deps.attempts.due(new Date(now.getTime() - ATTEMPT_SLOT_MS), now);
 		for (let from = 0; from < due.length && running; from += PASS_BATCH) {
-			const entries = due.slice(from, from + PASS_BATCH);
-			const docs = await deps.db.deliveries
-				.find({ _id: { $in: entries.map(e => String(e.id)) } }, { status: 1, lease: 1, nextAttemptAt: 1 })
-				.lean();
-			const byId = new Map(docs.map(doc => [doc._id, doc]));
-			await deps.attempts.removeAll(entries.filter(e => listingState(byId.get(String(e.id)), e.at, now) === "left"));
-			for (const entry of entries.filter(e => listingState(byId.get(String(e.id)), e.at, now) === "due")) {
-				if (!running) return;
-				while (inFlight.size >= MAX_IN_FLIGHT) {
-					waitingForSlot = true;
-					await pause(IDLE_POLL_MS);
-					waitingForSlot = false;
-					if (!running) return;
-				}
-				// Another node may claim it first: then it is that node's.
-				const delivery = await claimDueDelivery(deps, String(entry.id));
-				if (delivery && !running) {
-					// Stopped while claiming: give it back for another node rather than start an attempt now.
-					await releaseClaim(deps, delivery).catch(() => {});
-					return;
-				}
-				if (delivery) track(attemptDelivery(deps, delivery), delivery._id);
-			}
+			const entries = await stillDue(deps, due.slice(from, from + PASS_BATCH), now);
+			if (!(await claimAll(entries))) return;
 		}
+	}
+
+	/** Claims and attempts each delivery as slots free up; false once the worker stops. */
+	async function claimAll(entries: DueEntry<string>[]): Promise<boolean> {
+		for (const entry of entries) {
+			if (!(await slots.waitForOne(() => running)) || !(await claimAndAttempt(String(entry.id)))) return false;
+		}
+		return true;
+	}
+
+	/** False if the worker stopped while claiming. */
+	async function claimAndAttempt(deliveryId: string): Promise<boolean> {
+		// Another node may claim it first: then it is that node's.
+		const delivery = await claimDueDelivery(deps, deliveryId);
+		if (delivery && !running) {
+			// Stopped while claiming: give it back for another node rather than start an attempt now.
+			await releaseClaim(deps, delivery).catch(() => {});
+			return false;
+		}
+		if (delivery) slots.track(attemptDelivery(deps, delivery), delivery._id);
+		return true;
 	}
 
 	async function run(): Promise<void> {
@@ -118,27 +79,17 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 				if (!running) break;
 				deps.logger.warn(`Webhook worker could not claim work: ${(err as Error).message}`);
 			}
-			await pause(IDLE_POLL_MS);
+			await wake.pause(IDLE_POLL_MS);
 		}
-	}
-
-	function track(work: Promise<void>, deliveryId: string): void {
-		const attempt: Promise<void> = work
-			.catch(err => deps.logger.error(`Webhook ${deliveryId}: attempt bookkeeping failed: ${(err as Error).message}`))
-			.finally(() => {
-				inFlight.delete(attempt);
-				if (waitingForSlot) kick();
-			});
-		inFlight.add(attempt);
 	}
 
 	function deliver(deliveryId: string): void {
-		if (!running || inFlight.size >= MAX_IN_FLIGHT) {
-			kick();
+		if (!running || slots.free() === 0) {
+			wake.kick();
 			return;
 		}
 		// Another node (or this loop) may have claimed it first: then there is nothing to do.
-		track(
+		slots.track(
 			claimDueDelivery(deps, deliveryId).then(delivery => (delivery ? attemptDelivery(deps, delivery) : undefined)),
 			deliveryId,
 		);
@@ -152,16 +103,101 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 		},
 		async stop() {
 			running = false;
-			kick();
+			wake.kick();
 			let grace: NodeJS.Timeout | undefined;
 			await Promise.race([loop, new Promise(resolve => (grace = setTimeout(resolve, STOP_CLAIM_GRACE_MS)))]);
 			clearTimeout(grace);
 			// Attempts in flight finish and are recorded; each is bounded by the webhook timeout.
-			await Promise.allSettled([...inFlight]);
+			await slots.settled();
 		},
-		kick,
+		kick: wake.kick,
 		deliver,
-		freeSlots: () => (running ? Math.max(0, MAX_IN_FLIGHT - inFlight.size) : 0),
-		attempt: delivery => track(attemptDelivery(deps, delivery), delivery._id),
+		freeSlots: () => (running ? slots.free() : 0),
+		attempt: delivery => slots.track(attemptDelivery(deps, delivery), delivery._id),
 	};
+}
+
+type Wake = ReturnType<typeof createWake>;
+
+/** The attempts in flight, at most MAX_IN_FLIGHT, a few at a time so one slow receiver does not hold up the others. */
+function createSlots(deps: NotificationsDeps, wake: Wake) {
+	const inFlight = new Set<Promise<void>>();
+	/** The loop waits for an attempt to finish before it claims more. */
+	let waiting = false;
+	return {
+		free: () => Math.max(0, MAX_IN_FLIGHT - inFlight.size),
+		/** Waits until an attempt may start; false if the worker stopped meanwhile. */
+		async waitForOne(running: () => boolean): Promise<boolean> {
+			while (running() && inFlight.size >= MAX_IN_FLIGHT) {
+				waiting = true;
+				await wake.pause(IDLE_POLL_MS);
+				waiting = false;
+			}
+			return running();
+		},
+		track(work: Promise<void>, deliveryId: string): void {
+			const attempt: Promise<void> = work
+				.catch(err => deps.logger.error(`Webhook ${deliveryId}: attempt bookkeeping failed: ${(err as Error).message}`))
+				.finally(() => {
+					inFlight.delete(attempt);
+					if (waiting) wake.kick();
+				});
+			inFlight.add(attempt);
+		},
+		/** Resolves once every attempt in flight has finished and been recorded. */
+		settled: () => Promise.allSettled([...inFlight]),
+	};
+}
+
+/** A pause the worker can cut short. A kick that arrives while the loop is busy is remembered, so it is never lost. */
+function createWake() {
+	let kicked = false;
+	let wake: (() => void) | null = null;
+	return {
+		kick(): void {
+			kicked = true;
+			wake?.();
+		},
+		pause(ms: number): Promise<void> {
+			if (kicked) {
+				kicked = false;
+				return Promise.resolve();
+			}
+			return new Promise(resolve => {
+				const timer = setTimeout(done, ms);
+				function done() {
+					clearTimeout(timer);
+					wake = null;
+					kicked = false;
+					resolve();
+				}
+				wake = done;
+			});
+		},
+	};
+}
+
+/** Reads the listings' deliveries by key, unlists those that have left their slot, and answers the ones due. */
+async function stillDue(deps: NotificationsDeps, entries: DueEntry<string>[], now: Date): Promise<DueEntry<string>[]> {
+	const docs = await deps.db.deliveries
+		.find({ _id: { $in: entries.map(e => String(e.id)) } }, { status: 1, lease: 1, nextAttemptAt: 1 })
+		.lean();
+	const byId = new Map(docs.map(doc => [doc._id, doc]));
+	const stateOf = (e: DueEntry<string>) => listingState(byId.get(String(e.id)), e.at, now);
+	await deps.attempts.removeAll(entries.filter(e => stateOf(e) === "left"));
+	return entries.filter(e => stateOf(e) === "due");
+}
+
+/**
+ * What a listing in a complete slot stands for now: a delivery to claim, one
+ * another node holds (kept, in case that node dies), or one that has left the
+ * slot (delivered, dead, waiting, or listed again at a later time: dropped).
+ */
+function listingState(doc: Pick<DeliveryDoc, "status" | "lease" | "nextAttemptAt"> | undefined, slot: Date, now: Date) {
+	if (
+		doc?.status !== DeliveryStatus.Pending ||
+		Math.floor(doc.nextAttemptAt.getTime() / ATTEMPT_SLOT_MS) * ATTEMPT_SLOT_MS !== slot.getTime()
+	)
+		return "left";
+	return (doc.lease?.until.getTime() ?? 0) > now.getTime() ? "held" : "due";
 }

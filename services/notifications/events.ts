@@ -52,25 +52,14 @@ const EVENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
 export async function listEvents(deps: NotificationsDeps, query: EventListQuery): Promise<Page<WebhookEvent> | ListError> {
 	const { accountId, type, customerId } = query;
 	const fingerprint = filtersKey({ list: "events", type, customerId });
-	const positionOf = (d: DeliveryDoc) => (customerId === undefined ? d.position : d.customerPosition);
 	if (query.cursor !== undefined && query.after !== undefined) return ListError.CursorAndAfter;
-	let above = 0;
-	const from = query.cursor ?? query.after;
-	if (from !== undefined && EVENT_ID.test(from)) {
-		const event = await deps.db.deliveries.findById(from.toLowerCase()).lean();
-		const position = event && event.accountId === accountId ? positionOf(event) : undefined;
-		if (position === undefined || (customerId !== undefined && event?.customerId !== customerId)) return ListError.UnknownEvent;
-		above = position;
-	} else if (from !== undefined) {
-		const position = decodeCursor(from, accountId, fingerprint);
-		if (typeof position === "string") return position;
-		above = position;
-	}
+	const above = await startAfter(deps, query, fingerprint);
+	if (typeof above === "string") return above;
 	const key = customerId === undefined ? keys.account(accountId) : keys.customer(customerId);
 	const { items, next } = await pageOldestFirst<DeliveryDoc>({
 		read: (position, count) => entriesAbove(deps.db.timelines, key, position ?? 0, count),
 		load: async ids => new Map((await deps.db.deliveries.find({ _id: { $in: ids } }).lean()).map(d => [d._id, d])),
-		keep: (d, at) => positionOf(d) === at.position && d.accountId === accountId && (type === undefined || d.type === type),
+		keep: (d, at) => positionIn(query, d) === at.position && d.accountId === accountId && (type === undefined || d.type === type),
 		limit: query.limit ?? DEFAULT_LIMIT,
 		above,
 		now: deps.now().getTime(),
@@ -80,6 +69,22 @@ export async function listEvents(deps: NotificationsDeps, query: EventListQuery)
 		data: items.map(d => JSON.parse(d.body) as WebhookEvent),
 		nextCursor: next === null ? null : encodeCursor(accountId, fingerprint, next),
 	};
+}
+
+/** A delivery's position in the timeline the query reads: the customer's, or the account's. */
+function positionIn(query: EventListQuery, d: DeliveryDoc): number | undefined {
+	return query.customerId === undefined ? d.position : d.customerPosition;
+}
+
+/** The timeline position the page starts after: the `after` event's, or the cursor's (0 for the first page). */
+async function startAfter(deps: NotificationsDeps, query: EventListQuery, fingerprint: string): Promise<number | ListError> {
+	const from = query.cursor ?? query.after;
+	if (from === undefined) return 0;
+	if (!EVENT_ID.test(from)) return decodeCursor(from, query.accountId, fingerprint);
+	const event = await deps.db.deliveries.findById(from.toLowerCase()).lean();
+	const position = event && event.accountId === query.accountId ? positionIn(query, event) : undefined;
+	if (position === undefined || (query.customerId !== undefined && event?.customerId !== query.customerId)) return ListError.UnknownEvent;
+	return position;
 }
 
 /** One event of the account, as its webhook carries it; null when it has none by this id. */

@@ -1,6 +1,6 @@
 // The notifications service's collections: one delivery per event (keyed by
-// the event id, so a repeated enqueue is a no-op) and every attempt in a
-// collection of its own, keyed by delivery id + attempt number.
+// the event id, so a repeated enqueue is a no-op), with its attempts in its
+// own log.
 import { type Connection, type Model, Schema } from "mongoose";
 import { EVENT_TYPES, type EventType } from "../../shared/contracts/notifications";
 import { type Lease, leaseSchema } from "../../shared/persistence";
@@ -42,18 +42,12 @@ export interface DeliveryDoc {
 	 */
 	position?: number;
 	customerPosition?: number;
-	/** Its attempts, oldest first, each written with the settle it led to (earlier versions kept them in webhook_attempts). */
+	/** Its attempts, oldest first, each written with the settle it led to; absent until the first. */
 	attemptLog?: AttemptRecord[];
 }
 
 /** One attempt, as the delivery's log keeps it. */
-export type AttemptRecord = Omit<AttemptDoc, "_id" | "deliveryId">;
-
-/** An attempt as earlier versions logged it, one document each. */
-export interface AttemptDoc {
-	/** `<delivery id>:<attempt number>` */
-	_id: string;
-	deliveryId: string;
+export interface AttemptRecord {
 	attempt: number;
 	/** The node that made the attempt. */
 	node: string;
@@ -96,25 +90,8 @@ const deliverySchema = new Schema<DeliveryDoc>(
 deliverySchema.index({ status: 1, nextAttemptAt: 1 });
 deliverySchema.index({ accountId: 1, eventAt: -1 });
 
-const attemptSchema = new Schema<AttemptDoc>(
-	{
-		_id: String,
-		deliveryId: { type: String, required: true },
-		attempt: { type: Number, required: true },
-		node: { type: String, required: true },
-		time: { type: Date, required: true },
-		statusCode: { type: Number, default: null },
-		latencyMs: { type: Number, required: true },
-		error: { type: String, default: null },
-	},
-	options,
-);
-attemptSchema.index({ deliveryId: 1, attempt: 1 });
-
 export interface NotificationsDb {
 	deliveries: Model<DeliveryDoc>;
-	/** Attempts logged by earlier versions; new ones are in their delivery's attemptLog. */
-	attempts: Model<AttemptDoc>;
 	/** Deliveries by the second their next attempt is due (shared/schedule.ts): workers find due work by key. */
 	attemptSchedule: Model<ScheduleSlotDoc>;
 	/** The events API's lists (events.ts). */
@@ -124,7 +101,6 @@ export interface NotificationsDb {
 export function createNotificationsDb(connection: Connection): NotificationsDb {
 	return {
 		deliveries: connection.model("WebhookDelivery", deliverySchema, "webhook_deliveries"),
-		attempts: connection.model("WebhookAttempt", attemptSchema, "webhook_attempts"),
 		attemptSchedule: connection.model("WebhookAttemptSchedule", scheduleSchema(), "webhook_attempt_schedule"),
 		timelines: createTimelines(connection),
 	};

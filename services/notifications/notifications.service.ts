@@ -4,25 +4,24 @@
 // Operators list and redeliver through the admin API and the REPL.
 import { LRUCache } from "lru-cache";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainAction, idempotent } from "../../shared/action";
+import { domainAction, domainErrors, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
 import type { WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
-import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { createSchedule } from "../../shared/schedule";
 import { enqueueEvents } from "./deliveries";
 import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
-import { NotificationsError } from "./errors";
+import { NOTIFICATIONS_ERRORS } from "./errors";
 import { getEvent, listEvents } from "./events";
 import { createNotificationsDb, type NotificationsDb } from "./models";
 import { redeliver, redeliverAccount } from "./redelivery";
 import { schemas } from "./schemas";
-import { releaseAllWaiting, releaseWaiting, scheduleEarlierDeliveries } from "./waiting";
+import { releaseAllWaiting, releaseWaiting } from "./waiting";
 
 interface Locals {
 	db: NotificationsDb;
@@ -37,18 +36,13 @@ const TARGET_CACHE_TTL_MS = 30_000;
 
 const TARGET_LOOKUP_TIMEOUT_MS = 5000;
 
+const { orFail } = domainErrors(NOTIFICATIONS_ERRORS);
+
 const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "notifications",
 	mixins: [dbMixin("notifications", createNotificationsDb)],
 
 	actions: {
-		enqueue: {
-			params: schemas.enqueue,
-			async handler(ctx: Context<WebhookEvent>) {
-				await this.enqueue([ctx.params]);
-				return { accepted: true };
-			},
-		},
 		enqueueAll: {
 			params: schemas.enqueueAll,
 			async handler(ctx: Context<{ events: WebhookEvent[] }>) {
@@ -71,9 +65,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		redeliver: {
 			params: schemas.redeliver,
 			async handler(ctx: Context<{ eventId: string }>) {
-				const result = await redeliver(this.deps, ctx.params);
-				if (result === NotificationsError.UnknownDelivery)
-					throw new ApiError(ApiErrorType.NotFound, "No webhook delivery with this event id");
+				const result = orFail(await redeliver(this.deps, ctx.params));
 				this.worker.kick();
 				return result;
 			},
@@ -134,7 +126,6 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			logger: this.logger,
 			now: () => new Date(),
 		};
-		await scheduleEarlierDeliveries(this.deps);
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
 		void releaseAllWaiting(this.deps).catch(err => this.logger.warn(`Releasing waiting webhooks failed: ${(err as Error).message}`));

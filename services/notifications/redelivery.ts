@@ -19,7 +19,7 @@ export async function redeliver(
 	if (!delivery || (input.accountId !== undefined && delivery.accountId !== input.accountId)) return NotificationsError.UnknownDelivery;
 	const doc = await returnToPending(deps, eventId, statesLeadingTo(DeliveryStatus.Pending));
 	if (!doc) return NotificationsError.UnknownDelivery;
-	return (await toDeliveryViews(deps, [doc]))[0];
+	return toDeliveryViews([doc])[0];
 }
 
 /** DEAD -> PENDING and failing PENDING -> PENDING (due now) for every such delivery of the account. */

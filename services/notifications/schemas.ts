@@ -23,7 +23,6 @@ const webhookEvent = {
 export const MAX_EVENTS_PER_ENQUEUE = 1000;
 
 export const schemas = {
-	enqueue: params(webhookEvent),
 	enqueueAll: params({ events: { type: "array", minItems: 1, maxItems: MAX_EVENTS_PER_ENQUEUE, items: params(webhookEvent) } }),
 	list: params({ accountId: id, status: { enum: LIST_FILTERS }, limit: { type: "integer", minimum: 1, maximum: 1000 } }, ["accountId"]),
 	redeliverAccount: params({ accountId: id }),

@@ -70,15 +70,3 @@ export async function releaseAllWaiting(deps: NotificationsDeps): Promise<void> 
 		if (target?.webhookUrl) await releaseWaiting(deps, accountId);
 	}
 }
-
-/** Deliveries of a database written before the attempt schedule existed are listed once, when it has never been written (a scan, once). */
-export async function scheduleEarlierDeliveries(deps: NotificationsDeps): Promise<number> {
-	if (await deps.attempts.inUse()) return 0;
-	const now = deps.now();
-	const pending = await deps.db.deliveries.find({ status: DeliveryStatus.Pending }, { nextAttemptAt: 1 }).lean();
-	// Overdue ones now: the schedule's first reading looks back only so far.
-	const listed = pending.map(d => ({ id: d._id, at: new Date(Math.max(d.nextAttemptAt.getTime(), now.getTime())) }));
-	for (let from = 0; from < listed.length; from += 1000) await deps.attempts.addAll(listed.slice(from, from + 1000));
-	await deps.attempts.initialize(now);
-	return listed.length;
-}

@@ -11,7 +11,8 @@ import { RefundError } from "../../shared/contracts/billing";
 import { sha256Hex } from "../../shared/crypto";
 import { insertOnce } from "../../shared/persistence";
 import type { RefundsDeps } from "./deps";
-import { answerFor, type RefundAnswer, refundAnswers } from "./refund-answers";
+import { RefundsError } from "./errors";
+import { answerFor, type RefundAnswer, refused } from "./refund-answers";
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -74,7 +75,7 @@ export async function refund(deps: RefundsDeps, request: RefundRequest): Promise
 			await deps.db.refundRequests.deleteOne({ _id: key, createdAt: existing.createdAt });
 			return refund(deps, request);
 		}
-		if (existing.fingerprint !== fingerprint) return refundAnswers.keyReused();
+		if (existing.fingerprint !== fingerprint) return refused(RefundsError.KeyReused, request.id);
 		if (existing.answer) return existing.answer;
 		// Billing knows the refund by its id: it waits for the request settling it, or resumes one that died, and never refunds twice.
 		return answerAndKeep(deps, request, key, existing.refundId);

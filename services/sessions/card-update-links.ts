@@ -51,5 +51,6 @@ export async function openCardUpdateLink(
 ): Promise<{ sessionId: string } | SessionsError> {
 	const link = await deps.db.cardUpdateLinks.findById(sha256Hex(input.token)).lean();
 	if (!link || link.expiresAt.getTime() <= deps.now().getTime()) return SessionsError.UnknownLink;
-	return createSession(deps, { accountId: link.accountId, customerId: link.customerId, domain: input.domain });
+	const session = await createSession(deps, { accountId: link.accountId, customerId: link.customerId, domain: input.domain });
+	return session === SessionsError.InvalidDomain ? SessionsError.LinkOnInvalidHost : session;
 }

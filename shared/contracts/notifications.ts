@@ -30,8 +30,9 @@ export interface WebhookEvent {
 }
 
 export interface NotificationsActions {
-	/** Stored before it answers, keyed by the event id, so a repeated enqueue is a no-op. */
-	"notifications.enqueue": { params: WebhookEvent; result: { accepted: boolean } };
-	/** The same for a batch (the outbox relay's), in a few commands; the first attempts go out in the batch's order. */
+	/**
+	 * The outbox relay's batches: each event stored before it answers, keyed by its id (a repeat is a no-op), in a few
+	 * commands; the first attempts go out in the batch's order.
+	 */
 	"notifications.enqueueAll": { params: { events: WebhookEvent[] }; result: { accepted: number } };
 }

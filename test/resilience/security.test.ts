@@ -389,8 +389,8 @@ describe("Webhook URLs of production accounts (SSRF)", () => {
 				data: {},
 			};
 
-			// Act
-			await app.broker.call("notifications.enqueue", event);
+			// Act: handed over as billing's outbox relay does (a production account's checkout would need a real gateway).
+			await app.broker.call("notifications.enqueueAll", { events: [event] });
 			let lastError: string | null = null;
 			for (let i = 0; i < 100 && !lastError; i++) {
 				await new Promise(resolve => setTimeout(resolve, 50));

@@ -41,7 +41,7 @@ interface Route {
 
 const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
-/** The health check is a route of its own in gateway.service.ts, outside the tables. */
+/** The health check is a route of its own in services/gateway/routes.ts (/actuator), outside the tables. */
 const OUTSIDE_THE_TABLES = ["GET /actuator/health"];
 
 /** `"POST /accounts/:accountId/tokens"` under `/admin` → `{method: "post", path: "/admin/accounts/{accountId}/tokens"}`. */

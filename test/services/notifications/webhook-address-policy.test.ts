@@ -1,11 +1,14 @@
 // Production accounts' webhooks reach public addresses only (no SSRF into our
 // own network); sandbox accounts may use localhost and private networks. The
 // production retry window is shrunk to about 2 s so refused deliveries end.
+// A production account's checkout needs a real gateway: its events are handed
+// over as billing's outbox relay does.
 import { refusalOf } from "../../../services/notifications/address-policy";
+import { createShop } from "../../factories/checkout";
 import { createMerchant } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
-import { type DeliveryView, deliveryOf, enqueue, eventually, newEvent, setWebhookUrl } from "./webhook-events";
+import { type DeliveryView, deliveryOf, eventually, handOver, newEvent, sale, setWebhookUrl } from "./webhook-events";
 
 let app: TestApp;
 let receiver: WebhookReceiver;
@@ -28,7 +31,7 @@ describe("Webhooks of production accounts", () => {
 		const event = newEvent(live);
 
 		// Act
-		await enqueue(app, event);
+		await handOver(app, event);
 		const dead = await eventually(async () => {
 			const d = await deliveryOf(app, live, event.id);
 			expect(d.status).toBe("DEAD");
@@ -53,7 +56,7 @@ describe("Webhooks of production accounts", () => {
 		const event = newEvent(live);
 
 		// Act
-		await enqueue(app, event);
+		await handOver(app, event);
 		const delivery: DeliveryView = await eventually(async () => {
 			const d = await deliveryOf(app, live, event.id);
 			expect(d.lastError).not.toBeNull();
@@ -68,11 +71,10 @@ describe("Webhooks of production accounts", () => {
 
 describe("Webhooks of sandbox accounts", () => {
 	test("When a sandbox account uses a loopback URL, then it is delivered", async () => {
-		const sandbox = await createMerchant(app, { environment: "sandbox" });
+		const sandbox = await createShop(app, { environment: "sandbox" });
 		await setWebhookUrl(app, sandbox, `http://localhost:${receiver.port}/webhooks`);
-		const event = newEvent(sandbox);
 
-		await enqueue(app, event);
+		const { conversion: event } = await sale(app, sandbox);
 
 		await eventually(async () => expect((await deliveryOf(app, sandbox, event.id)).status).toBe("DELIVERED"));
 		expect(receiver.requestsFor(event.id)).toHaveLength(1);

@@ -1,8 +1,13 @@
-// Events as billing sends them (notifications.enqueue), and what an operator
-// sees of their deliveries through the admin API.
+// Webhook events as a merchant's buyers cause them (a checkout, an
+// unsubscribe, through HTTP), or, for shapes no flow makes at will (an old
+// createdAt, a repeat), as billing's outbox relay hands them over
+// (notifications.enqueueAll); and what an operator sees of their deliveries
+// through the admin API.
 import { randomUUID } from "node:crypto";
 import { formatDateTime } from "../../../shared/time";
-import { admin, type TestMerchant } from "../../factories/merchant";
+import { type Shop, submitCheckout } from "../../factories/checkout";
+import { admin, bearer, type TestMerchant } from "../../factories/merchant";
+import type { Envelope } from "../../factories/webhook-receiver";
 import type { TestApp } from "../../setup/app";
 
 export interface TestEvent {
@@ -49,9 +54,34 @@ export function newEvent(merchant: TestMerchant, overrides: Partial<TestEvent> =
 	};
 }
 
-/** What billing's outbox relay does. */
-export function enqueue(app: TestApp, event: TestEvent): Promise<{ accepted: boolean }> {
-	return app.broker.call("notifications.enqueue", event);
+/** A buyer's checkout of the shop's charge product, as the SDK sends it: billing writes its TRANSACTION and CONVERSION events. */
+export async function sale(app: TestApp, shop: Shop): Promise<{ customerId: number; transaction: Envelope; conversion: Envelope }> {
+	const res = await submitCheckout(app, shop, { productId: shop.products.charge });
+	if (res.body.code !== "OK") throw new Error(`checkout answered ${res.status} ${res.text}`);
+	const customerId: number = res.body.customerId;
+	const [transaction, conversion] = await eventsOf(app, shop, customerId, ["TRANSACTION", "CONVERSION"]);
+	return { customerId, transaction, conversion };
+}
+
+/** The merchant unsubscribes its customer (POST /api/unsubscribe/{customerId}): billing writes a CANCELLATION. */
+export async function unsubscribe(app: TestApp, merchant: TestMerchant, customerId: number): Promise<Envelope> {
+	await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(merchant)).expect(200);
+	const events = await eventsOf(app, merchant, customerId, ["TRANSACTION", "CONVERSION", "CANCELLATION"]);
+	return events[2];
+}
+
+/** The customer's events as GET /api/events lists them once stored, oldest first, waiting until they are these types. */
+export async function eventsOf(app: TestApp, merchant: TestMerchant, customerId: number, types: string[]): Promise<Envelope[]> {
+	return eventually(async () => {
+		const res = await app.http().get(`/api/events?customerId=${customerId}&limit=100`).set(bearer(merchant)).expect(200);
+		expect(res.body.data.map((e: Envelope) => e.type)).toEqual(types);
+		return res.body.data as Envelope[];
+	});
+}
+
+/** What billing's outbox relay does: hands events over in a batch. */
+export function handOver(app: TestApp, ...events: TestEvent[]): Promise<{ accepted: number }> {
+	return app.broker.call("notifications.enqueueAll", { events });
 }
 
 export async function setWebhookUrl(app: TestApp, merchant: TestMerchant, webhookUrl: string | null): Promise<void> {

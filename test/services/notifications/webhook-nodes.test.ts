@@ -1,6 +1,7 @@
 // Several notifications nodes share one deliveries collection: each claims a
 // due delivery with one atomic update and a lease, so under load every event
-// still reaches the receiver exactly once (when nothing fails).
+// still reaches the receiver exactly once (when nothing fails). The events are
+// handed over on both nodes as billing's outbox relay does, one batch each.
 import type { ServiceBroker } from "moleculer";
 import { createBroker } from "../../../runtime/broker";
 import { createMerchant } from "../../factories/merchant";
@@ -27,14 +28,14 @@ afterAll(async () => {
 });
 
 describe("Two notifications nodes", () => {
-	test("When 50 events are enqueued in parallel on both nodes, then each reaches the receiver exactly once", async () => {
+	test("When 50 events are handed over in parallel on both nodes, then each reaches the receiver exactly once", async () => {
 		// Arrange
 		const merchant = await createMerchant(app);
 		await setWebhookUrl(app, merchant, receiver.url);
 		const events: TestEvent[] = Array.from({ length: 50 }, () => newEvent(merchant));
 
 		// Act
-		await Promise.all(events.map((event, i) => (i % 2 ? secondNode : app.broker).call("notifications.enqueue", event)));
+		await Promise.all(events.map((event, i) => (i % 2 ? secondNode : app.broker).call("notifications.enqueueAll", { events: [event] })));
 		await receiver.waitForRequests(50, 20_000);
 		const deliveries = await eventually(async () => {
 			const list = await deliveriesOf(app, merchant, "DELIVERED");

@@ -1,0 +1,121 @@
+// What each route runs around its action (routes.ts): who is calling, what
+// the gateway sets on the request, and what the answer gets besides its data.
+// `this` is the gateway service (locals.ts).
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Context } from "moleculer";
+import { call } from "../../shared/call";
+import { clearSessionCookie, type DashboardUser } from "./dashboard-routes";
+import { endpointFor } from "./endpoints";
+import type { Locals } from "./locals";
+import { API_SET_BY_GATEWAY, checkApiVersion, checkParameters, hostDomain } from "./request-checks";
+import { type GatewayRequest, readSignedEvent } from "./request-params";
+import { requestPath } from "./send-answer";
+
+// /api with a token.
+
+export async function authenticateApi(this: Locals, ctx: Context, _route: unknown, req: IncomingMessage) {
+	return this.auth.authenticateApi(ctx, req);
+}
+
+export function checkApiRequest(ctx: Context<unknown, { user: { accountId: number } }>, _route: unknown, req: GatewayRequest): void {
+	checkApiVersion(req);
+	checkParameters(req, API_SET_BY_GATEWAY);
+	// The account comes from the token, never from the request.
+	req.$params.accountId = ctx.meta.user.accountId;
+	const key = req.headers["idempotency-key"];
+	if (key !== undefined && endpointFor(req.$alias?.action)?.idempotencyKey) req.$params.idempotencyKey = key;
+}
+
+// /api without a token: the checkout's endpoints, called from the buyer's browser.
+
+export async function beforePublicCall(this: Locals, _ctx: Context, _route: unknown, req: GatewayRequest): Promise<void> {
+	checkApiVersion(req);
+	const hostAsDomain = endpointFor(req.$alias?.action)?.hostAsDomain;
+	checkParameters(req, hostAsDomain ? ["domain"] : []);
+	if (hostAsDomain) req.$params.domain = hostDomain(req);
+	if (req.method === "POST") await this.auth.limitCheckouts(req);
+}
+
+export function beforeProcessorEvent(_ctx: Context, _route: unknown, req: GatewayRequest): void {
+	checkApiVersion(req);
+	readSignedEvent(req, "stripe-signature");
+}
+
+/** The demo's session is for the host the demo page was served from. */
+export function beforeDemoCall(_ctx: Context, _route: unknown, req: GatewayRequest): void {
+	checkParameters(req, ["host"]);
+	req.$params.host = String(req.headers.host ?? "localhost");
+}
+
+// /admin.
+
+export async function authenticateAdmin(this: Locals, _ctx: Context, _route: unknown, req: IncomingMessage) {
+	await this.auth.authenticateAdmin(req);
+	return { admin: true };
+}
+
+export async function checkAdminRequest(this: Locals, ctx: Context, _route: unknown, req: GatewayRequest): Promise<void> {
+	checkParameters(req);
+	// Everything under /admin/accounts/{accountId} answers an unknown account the same way: 404, before its action runs.
+	// Not retried: the request's retries belong to its action, so an outage answers 503 within the documented bound.
+	if (/:accountId\b/.test(req.$alias?.path ?? ""))
+		await call(ctx, "accounts.get", { accountId: req.$params.accountId as number }, { retries: 0 });
+	if (endpointFor(req.$alias?.action)?.sealsGatewayKey && req.$params.processor !== undefined)
+		req.$params.processor = await this.sealProcessor(req.$params.processor);
+}
+
+// /dashboard/api (dashboard-routes.ts).
+
+export async function beforeSignIn(this: Locals, _ctx: Context, _route: unknown, req: GatewayRequest): Promise<void> {
+	checkParameters(req);
+	await this.dashboard.limitSignIn(req);
+}
+
+export function afterSignIn(this: Locals, ctx: Context, _route: unknown, req: GatewayRequest, _res: ServerResponse, data: unknown) {
+	return this.dashboard.signedIn(ctx, req, data as never);
+}
+
+export async function authenticateDashboard(this: Locals, ctx: Context, _route: unknown, req: IncomingMessage) {
+	return this.dashboard.authenticate(ctx, req);
+}
+
+export function checkDashboardRequest(
+	this: Locals,
+	ctx: Context<unknown, { user: DashboardUser }>,
+	_route: unknown,
+	req: GatewayRequest,
+): void {
+	checkParameters(req, [...API_SET_BY_GATEWAY, "token", "baseUrl"]);
+	this.dashboard.authorize(ctx.meta.user, req);
+}
+
+export async function afterDashboardCall(
+	this: Locals,
+	ctx: Context,
+	_route: unknown,
+	req: GatewayRequest,
+	res: ServerResponse,
+	data: unknown,
+): Promise<unknown> {
+	await this.dashboard.audit(ctx, req, data);
+	if (req.$alias?.action === "dashboard.signOut") clearSessionCookie(res);
+	return data;
+}
+
+// Every route with actions.
+
+/** The endpoint's status, Location and content type (endpoints.ts) on a successful answer. */
+export function applyEndpointOptions(ctx: Context, _route: unknown, req: GatewayRequest, _res: ServerResponse, data: unknown): unknown {
+	const endpoint = endpointFor(req.$alias?.action);
+	const meta = ctx.meta as Record<string, unknown>;
+	if (endpoint?.plainText) meta.$responseType = "text/plain; charset=utf-8";
+	if (endpoint?.status) {
+		meta.$statusCode = endpoint.status;
+		const path = requestPath(req);
+		const id = (data as { id?: unknown } | null)?.id;
+		if (endpoint.location === "item" && id !== undefined) meta.$location = `${path}/${id}`;
+		if (endpoint.location === "list") meta.$location = path;
+		if (endpoint.location === "parent") meta.$location = path.slice(0, path.lastIndexOf("/"));
+	}
+	return data;
+}
