@@ -81,35 +81,9 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 	const processorKey = `${notice.midId}:${notice.reference}`;
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
 	if (existing) return existing;
-	const openedAt = new Date(notice.at);
-	// A notice that already says reviewing opens the dispute there; a decided one opens it as needing a response first.
-	const status = notice.status === DisputeStatus.UnderReview ? DisputeStatus.UnderReview : DisputeStatus.NeedsResponse;
-	const _id = await deps.db.ids.disputes.next();
-	const event = outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status });
-	const dispute: DisputeDoc = {
-		_id,
-		accountId: tx.accountId,
-		customerId: tx.customerId,
-		transactionId: tx._id,
-		midId: notice.midId,
-		processorKey,
-		processorReference: notice.reference,
-		status,
-		reason: notice.reason,
-		amount: notice.amount,
-		currency: notice.currency,
-		evidenceDueBy: notice.evidenceDueBy ? new Date(notice.evidenceDueBy) : null,
-		evidence: null,
-		evidenceSubmittedAt: null,
-		chargebackTransactionId: null,
-		openedAt,
-		updatedAt: deps.now(),
-		closedAt: null,
-		outbox: [event],
-		relayed: [],
-	};
+	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next());
 	await listDispute(deps, dispute);
-	await listEvents(deps, [{ kind: "d", docId: _id, event }]);
+	await listEvents(deps, [{ kind: "d", docId: dispute._id, event: dispute.outbox[0] }]);
 	try {
 		const inserted = await insertDoc(deps.db.disputes, dispute);
 		const amount = { currency: dispute.currency, minor: dispute.amount };
@@ -120,6 +94,34 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 		if (!isDuplicateKey(err)) throw err;
 		return (await deps.db.disputes.findOne({ processorKey }).lean())!;
 	}
+}
+
+/** The dispute a notice opens, as first written, with its DISPUTE_OPENED event. */
+function newDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc, _id: number): DisputeDoc {
+	// A notice that already says reviewing opens the dispute there; a decided one opens it as needing a response first.
+	const status = notice.status === DisputeStatus.UnderReview ? DisputeStatus.UnderReview : DisputeStatus.NeedsResponse;
+	return {
+		_id,
+		accountId: tx.accountId,
+		customerId: tx.customerId,
+		transactionId: tx._id,
+		midId: notice.midId,
+		processorKey: `${notice.midId}:${notice.reference}`,
+		processorReference: notice.reference,
+		status,
+		reason: notice.reason,
+		amount: notice.amount,
+		currency: notice.currency,
+		evidenceDueBy: notice.evidenceDueBy ? new Date(notice.evidenceDueBy) : null,
+		evidence: null,
+		evidenceSubmittedAt: null,
+		chargebackTransactionId: null,
+		openedAt: new Date(notice.at),
+		updatedAt: deps.now(),
+		closedAt: null,
+		outbox: [outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status })],
+		relayed: [],
+	};
 }
 
 /** Step 4: the notice's status, if the dispute may move there; a late notice of an earlier stage changes nothing. */

@@ -349,9 +349,22 @@ export async function renewBatch(
 		// A cycle "in the future" is a test clock's: it never bills a production customer early.
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
+	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, owner, now, report);
+	await deps.renewals.removeAll(left);
+	const { charged, noProduct } = await chargeAll(deps, claimed, options);
+	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
+	deps.relay(await settleAll(deps, charged, owner, options, report));
+	return { heldElsewhere };
+}
+
+/**
+ * The batch's listings after its claim: the customers it claimed and may charge, those it claimed but that changed
+ * meanwhile, the listings whose customer left the slot, and whether another node held some.
+ */
+function sortClaims(entries: DueEntry<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
 	const claimed: Claimed[] = [];
-	const left: DueEntry<number>[] = [];
 	const changed: number[] = [];
+	const left: DueEntry<number>[] = [];
 	let heldElsewhere = false;
 	for (const entry of entries) {
 		const customer = docs.get(entry.id);
@@ -366,14 +379,12 @@ export async function renewBatch(
 		if (reason === "held") heldElsewhere = true;
 		if (reason !== "notNow") report.skipped++;
 	}
-	await deps.renewals.removeAll(left);
+	return { claimed, changed, left, heldElsewhere };
+}
 
-	const { charged, noProduct } = await chargeAll(deps, claimed, options);
-	const unclaimed = [...changed, ...noProduct.map(item => item.customer._id)];
-	if (unclaimed.length) {
-		await deps.db.customers.updateMany({ _id: { $in: unclaimed }, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
-		report.skipped += unclaimed.length;
-	}
-	deps.relay(await settleAll(deps, charged, owner, options, report));
-	return { heldElsewhere };
+/** Claimed but not charged (changed meanwhile, or its product gone): the lease is let go at once. */
+async function letGo(deps: RenewalDeps, customerIds: number[], owner: string, report: CycleReport): Promise<void> {
+	if (customerIds.length === 0) return;
+	await deps.db.customers.updateMany({ _id: { $in: customerIds }, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
+	report.skipped += customerIds.length;
 }

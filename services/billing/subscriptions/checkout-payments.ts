@@ -51,7 +51,14 @@ export async function openSubscription(
 		email: input.buyer.email,
 		subscriptionTimestamp: now,
 	});
-	const opened = await insertDoc(deps.db.customers, {
+	const opened = await insertDoc(deps.db.customers, pendingCustomer(input, customerId, now));
+	deps.justOpened?.set(customerId, opened);
+	return { customerId };
+}
+
+/** The PENDING customer of a checkout, as first written. */
+function pendingCustomer(input: OpenSubscriptionInput, customerId: number, now: Date): CustomerDoc {
+	return {
 		_id: customerId,
 		accountId: input.accountId,
 		environment: input.environment,
@@ -84,9 +91,7 @@ export async function openSubscription(
 		periodsBilled: 0,
 		renewalLease: null,
 		createdAt: now,
-	} as CustomerDoc);
-	deps.justOpened?.set(customerId, opened);
-	return { customerId };
+	} as CustomerDoc;
 }
 
 /** The checkout could not complete (its session was taken): PENDING -> ABANDONED, lock released. */
