@@ -8,8 +8,9 @@
  *   ACTIVE   -> SUSPENDED    renewal attempts exhausted, or a hard decline (lost, stolen, expired card)
  *   SUSPENDED -> ACTIVE      a new card (card update session) paid the renewal owed (card-update.ts)
  *   ACTIVE, SUSPENDED, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
- * A PENDING customer is mid-checkout and cannot be unsubscribed until it settles,
- * unless it is older than 10 minutes: its checkout died, and it may be unsubscribed.
+ *   PENDING  -> UNSUBSCRIBED only once older than 10 minutes: its checkout died (unsubscribe.ts
+ *                            checks the age; a younger one is mid-checkout and must settle first)
+ * Updates are built from this table by lifecycle.ts.
  */
 export enum CustomerStatus {
 	Pending = "PENDING",
@@ -22,7 +23,7 @@ export enum CustomerStatus {
 }
 
 export const CUSTOMER_TRANSITIONS: Record<CustomerStatus, CustomerStatus[]> = {
-	[CustomerStatus.Pending]: [CustomerStatus.Active, CustomerStatus.Declined, CustomerStatus.Abandoned],
+	[CustomerStatus.Pending]: [CustomerStatus.Active, CustomerStatus.Declined, CustomerStatus.Abandoned, CustomerStatus.Unsubscribed],
 	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed, CustomerStatus.Suspended],
 	[CustomerStatus.Suspended]: [CustomerStatus.Active, CustomerStatus.Unsubscribed],
 	[CustomerStatus.Declined]: [CustomerStatus.Unsubscribed],
@@ -56,7 +57,8 @@ export enum TransactionStatus {
  * Refund status of a transaction:
  *   REFUNDABLE     -> REFUNDED      its whole amount has been refunded (stays REFUNDABLE while anything is left)
  *   REFUNDABLE     -> DISPUTED      the buyer disputed it: no refund until the dispute is decided
- *   DISPUTED       -> REFUNDABLE    the dispute was won (REFUNDED if nothing is left to refund)
+ *   DISPUTED       -> REFUNDABLE    the dispute was won and something is left to refund
+ *   DISPUTED       -> REFUNDED      the dispute was won and nothing is left to refund
  *   DISPUTED       -> CHARGED_BACK  the dispute was lost: the network took the money back
  *   NOT_REFUNDABLE -> VOIDED        a hold was released before capture
  * NOT_REFUNDABLE: declined and failed transactions, holds, refunds and chargebacks themselves.
@@ -69,6 +71,15 @@ export enum RefundStatus {
 	Disputed = "DISPUTED",
 	ChargedBack = "CHARGED_BACK",
 }
+
+export const REFUND_STATUS_TRANSITIONS: Record<RefundStatus, RefundStatus[]> = {
+	[RefundStatus.Refundable]: [RefundStatus.Refunded, RefundStatus.Disputed],
+	[RefundStatus.Disputed]: [RefundStatus.Refundable, RefundStatus.Refunded, RefundStatus.ChargedBack],
+	[RefundStatus.NotRefundable]: [RefundStatus.Voided],
+	[RefundStatus.Refunded]: [],
+	[RefundStatus.Voided]: [],
+	[RefundStatus.ChargedBack]: [],
+};
 
 /**
  * A dispute (a chargeback the buyer asked their bank for), as its gateway reports it:

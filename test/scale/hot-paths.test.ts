@@ -1,5 +1,5 @@
 // The hot paths read and write by key: every command a checkout, the merchant
-// reads, a refund, an unsubscribe, the outbox relay, webhook delivery and a
+// reads, a refund, an unsubscribe (a trial's too, its hold released), the outbox relay, webhook delivery and a
 // renewal send is answered from an index on the embedded database (_id, or a
 // unique index matched exactly), so none slows down as collections grow.
 // The commands are recorded with the driver's command monitoring.
@@ -54,5 +54,27 @@ describe("Hot paths on the embedded database", () => {
 		expect([checkout.body.code, declined.body.code]).toEqual(["OK", "PAYMENT_DECLINED"]);
 		const keys = uniqueKeysOf(app);
 		expect([...scans(recording.commands, keys), ...scans(reads.commands, keys)]).toEqual([]);
+	});
+
+	test("When customers in a trial (a hold placed, or the first charge scheduled) unsubscribe, then no command scans a collection", async () => {
+		// Arrange
+		const held = await submitCheckout(app, shop, { productId: shop.products.preauthorize });
+		const scheduled = await submitCheckout(app, shop, { productId: shop.products.schedule });
+		const recording = recordCommands(app);
+
+		// Act
+		for (const { body } of [held, scheduled])
+			await app
+				.http()
+				.post(`/api/unsubscribe/${body.customerId}`)
+				.set(bearer(shop))
+				.expect(200, { success: true, message: `Customer ${body.customerId} unsubscribed` });
+		recording.stop();
+
+		// Assert
+		expect([held.body.code, scheduled.body.code]).toEqual(["OK", "OK"]);
+		const [hold] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${held.body.customerId}/transactions`)).body;
+		expect(hold).toMatchObject({ type: "PREAUTHORIZATION", refundStatus: "VOIDED" });
+		expect(scans(recording.commands, uniqueKeysOf(app))).toEqual([]);
 	});
 });

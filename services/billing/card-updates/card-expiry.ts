@@ -59,28 +59,41 @@ export async function warnExpiringCards(deps: BillingDeps, run: WarningRun): Pro
 		(await deps.db.customers.find({ _id: { $in: [...new Set(due.map(e => e.id))] } }).lean()).map(c => [c._id, c] as const),
 	);
 	const warned: number[] = [];
-	const done: (DueEntry<number> & { listedAt?: Date })[] = [];
+	const done: Listing[] = [];
 	for (const entry of due) {
 		const customer = customers.get(entry.id);
 		if (customer && !inThisRun(customer, run)) continue;
-		const at = customer && customer.status === CustomerStatus.Active && customer.renewalActive ? warningTime(customer) : null;
-		// The renewal moved later (a retry, or another card): listed again for its own time.
-		if (customer && at && at.getTime() > run.at.getTime() && customer.expiryWarnedCard !== customer.cardToken) {
-			await deps.cardExpiry.add(customer._id, at);
-			done.push({ ...entry, listedAt: at });
-			continue;
-		}
-		done.push(entry);
-		if (!customer || !at || customer.expiryWarnedCard === customer.cardToken) continue;
-		// Once per card: the update is conditional on the card and on not being warned about it yet.
-		const sent = await deps.db.customers.updateOne(
-			{ _id: customer._id, cardToken: customer.cardToken, expiryWarnedCard: { $ne: customer.cardToken } },
-			{ $set: { expiryWarnedCard: customer.cardToken }, $push: { outbox: await listedEvent(deps, "c", customer._id, "CARD_EXPIRING") } },
-		);
-		if (sent.modifiedCount === 1) warned.push(customer._id);
+		const handled = await handleListing(deps, entry, customer, run);
+		done.push(handled.done);
+		if (handled.warned) warned.push(entry.id);
 	}
 	await deps.cardExpiry.removeAll(done);
 	return warned;
+}
+
+type Listing = DueEntry<number> & { listedAt?: Date };
+
+/** One listing: listed again for a later renewal, or its warning sent; answers the listing to take out. */
+async function handleListing(
+	deps: BillingDeps,
+	entry: DueEntry<number>,
+	customer: CustomerDoc | undefined,
+	run: WarningRun,
+): Promise<{ done: Listing; warned: boolean }> {
+	const at = customer && customer.status === CustomerStatus.Active && customer.renewalActive ? warningTime(customer) : null;
+	// Gone, no renewal to come, or this card warned about already: nothing to send.
+	if (!customer || !at || customer.expiryWarnedCard === customer.cardToken) return { done: entry, warned: false };
+	// The renewal moved later (a retry, or another card): listed again for its own time.
+	if (at.getTime() > run.at.getTime()) {
+		await deps.cardExpiry.add(customer._id, at);
+		return { done: { ...entry, listedAt: at }, warned: false };
+	}
+	// Once per card: the update is conditional on the card and on not being warned about it yet.
+	const sent = await deps.db.customers.updateOne(
+		{ _id: customer._id, cardToken: customer.cardToken, expiryWarnedCard: { $ne: customer.cardToken } },
+		{ $set: { expiryWarnedCard: customer.cardToken }, $push: { outbox: await listedEvent(deps, "c", customer._id, "CARD_EXPIRING") } },
+	);
+	return { done: entry, warned: sent.modifiedCount === 1 };
 }
 
 function inThisRun(customer: CustomerDoc, run: WarningRun): boolean {

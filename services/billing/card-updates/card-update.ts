@@ -24,6 +24,7 @@ import { leaseFree, newLease } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
+import { customerMove } from "../lifecycle";
 import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../models";
 import { listEvents, outboxEvent } from "../outbox/outbox";
 import type { ProcessorOutcome } from "../payments";
@@ -109,72 +110,119 @@ export async function updateCard(deps: BillingDeps, input: CardUpdateInput): Pro
 	const customer = await claimForUpdate(deps, input, ownerOf(input.attemptId));
 	if (!customer) return CardUpdateError.Busy;
 	const held = heldBy(customer._id, input.attemptId);
-	let paused = false;
+	let result: UpdateResult = CardUpdateError.NotUpdatable;
 	try {
-		if (!UPDATABLE.includes(customer.status)) return CardUpdateError.NotUpdatable;
-		const product = await deps.productOf(customer.accountId, customer.productId);
-		const lockOf = (fingerprint: string) =>
-			lockKey({
-				accountId: customer.accountId,
-				product: { id: customer.productId },
-				buyer: { email: customer.email },
-				card: { fingerprint },
-			});
-		const sameCard = input.card.fingerprint === customer.cardFingerprint;
-		// A SUSPENDED customer let its lock go: coming back, it takes one again, even for the same card.
-		const needsLock = !sameCard || customer.status === CustomerStatus.Suspended;
-		const newLock = needsLock && !product?.allowMultipleSubscriptions ? lockOf(input.card.fingerprint) : null;
-		if (newLock && !(await claimLock(deps, newLock, customer._id))) return CardUpdateError.AlreadySubscribed;
-
-		const card: CardFields = {
-			cardToken: input.card.cardToken,
-			cardFingerprint: input.card.fingerprint,
-			cardBin: input.card.bin,
-			cardLast4: input.card.last4,
-			cardType: input.card.brand,
-			cardExpiredTime: input.card.expiry,
-			midId: input.mid.id,
-			midName: input.mid.name,
-			refusedMids: [],
-		};
-		const change = { attemptId: input.attemptId, card, newLock, held };
-		// Nothing will be charged later (a one-off product, or one gone): the card only changes.
-		if (!product?.renewal) return await applyCard(deps, customer, change, { networkTransactionId: null });
-		const owes = owesRenewal(customer);
-		const key = paymentKey(customer._id, input.attemptId, owes);
-		// The buyer is here: the renewal owed, or else the card's set-up for the renewals to come (amount 0), is a
-		// customer-initiated payment the issuer may want authenticated, and the one later renewals refer to.
-		const paid = await withRetries(() =>
-			deps.payments.firstPayment({
-				idempotencyKey: key,
-				cardToken: card.cardToken,
-				amount: owes ? product.amountMinor : 0,
-				currency: product.currency,
-				midId: card.midId,
-				kind: owes ? "charge" : "setup",
-				challengeUntil: input.challengeUntil,
-				authenticate: product.authentication ?? "WHEN_REQUIRED",
-			}),
-		);
-		if (paid.status !== "AWAITING_BUYER") return await settlePayment(deps, customer, change, { product, owes, key, paid });
-		const until = new Date(input.challengeUntil);
-		const awaiting: AwaitingCardUpdate = { attemptId: input.attemptId, card, newLock, owes, until };
-		// Settled by the recovery sweep if the frame never comes back (checkout-recovery.ts).
-		await deps.checkouts.add(customer._id, until);
-		const kept = await deps.db.customers.updateOne(
-			{ ...held, status: { $in: UPDATABLE } },
-			{ $set: { awaitingCardUpdate: awaiting, "renewalLease.until": new Date(until.getTime() + AFTER_CHALLENGE_MS) } },
-		);
-		// Unsubscribed meanwhile: the challenge is never shown, so the buyer cannot take it, and nothing moves.
-		if (kept.modifiedCount !== 1) {
-			await letLockGo(deps, customer, newLock);
-			return CardUpdateError.NotUpdatable;
-		}
-		paused = true;
-		return awaitingBuyer(customer, paid.challengeUrl);
+		result = await updateHeldCustomer(deps, customer, input, held);
+		return result;
 	} finally {
-		if (!paused) await deps.db.customers.updateOne(held, { $set: { renewalLease: null } });
+		// A payment waiting for the buyer's challenge keeps the lease until it is settled (continueCardUpdate).
+		if (!isAwaitingBuyer(result)) await deps.db.customers.updateOne(held, { $set: { renewalLease: null } });
 	}
+}
+
+const isAwaitingBuyer = (result: UpdateResult) => typeof result === "object" && result.outcome === CardUpdateOutcome.AwaitingBuyer;
+
+/** Steps 2 to 4, while this update holds the customer's renewal lease. */
+async function updateHeldCustomer(deps: BillingDeps, customer: CustomerDoc, input: CardUpdateInput, held: object): Promise<UpdateResult> {
+	if (!UPDATABLE.includes(customer.status)) return CardUpdateError.NotUpdatable;
+	const product = await deps.productOf(customer.accountId, customer.productId);
+	const newLock = await takeNewLock(deps, customer, input, product);
+	if (newLock === false) return CardUpdateError.AlreadySubscribed;
+	const change: CardChange = { attemptId: input.attemptId, card: cardOf(input), newLock, held };
+	// Nothing will be charged later (a one-off product, or one gone): the card only changes.
+	if (!product?.renewal) return applyCard(deps, customer, change, { networkTransactionId: null });
+	const owes = owesRenewal(customer);
+	const key = paymentKey(customer._id, input.attemptId, owes);
+	const paid = await payWithNewCard(deps, input, change.card, { product, owes, key });
+	if (paid.status !== "AWAITING_BUYER") return settlePayment(deps, customer, change, { product, owes, key, paid });
+	const until = new Date(input.challengeUntil);
+	return pauseForChallenge(
+		deps,
+		customer,
+		change,
+		{ attemptId: input.attemptId, card: change.card, newLock, owes, until },
+		paid.challengeUrl,
+	);
+}
+
+/** The lock of the new card, when the update needs one (null if not); false when a live subscription holds it. */
+async function takeNewLock(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	input: CardUpdateInput,
+	product: ProductRecord | null,
+): Promise<string | null | false> {
+	const sameCard = input.card.fingerprint === customer.cardFingerprint;
+	// A SUSPENDED customer let its lock go: coming back, it takes one again, even for the same card.
+	const needsLock = !sameCard || customer.status === CustomerStatus.Suspended;
+	if (!needsLock || product?.allowMultipleSubscriptions) return null;
+	const key = lockKey({
+		accountId: customer.accountId,
+		product: { id: customer.productId },
+		buyer: { email: customer.email },
+		card: { fingerprint: input.card.fingerprint },
+	});
+	return (await claimLock(deps, key, customer._id)) ? key : false;
+}
+
+function cardOf(input: CardUpdateInput): CardFields {
+	return {
+		cardToken: input.card.cardToken,
+		cardFingerprint: input.card.fingerprint,
+		cardBin: input.card.bin,
+		cardLast4: input.card.last4,
+		cardType: input.card.brand,
+		cardExpiredTime: input.card.expiry,
+		midId: input.mid.id,
+		midName: input.mid.name,
+		refusedMids: [],
+	};
+}
+
+/**
+ * The buyer is here: the renewal owed, or else the card's set-up for the renewals to come (amount 0), is a
+ * customer-initiated payment the issuer may want authenticated, and the one later renewals refer to.
+ */
+function payWithNewCard(
+	deps: BillingDeps,
+	input: CardUpdateInput,
+	card: CardFields,
+	{ product, owes, key }: { product: ProductRecord; owes: boolean; key: string },
+) {
+	return withRetries(() =>
+		deps.payments.firstPayment({
+			idempotencyKey: key,
+			cardToken: card.cardToken,
+			amount: owes ? product.amountMinor : 0,
+			currency: product.currency,
+			midId: card.midId,
+			kind: owes ? "charge" : "setup",
+			challengeUntil: input.challengeUntil,
+			authenticate: product.authentication ?? "WHEN_REQUIRED",
+		}),
+	);
+}
+
+/** The issuer asked for a challenge: the update waits for the buyer, keeping the lease past the challenge's end. */
+async function pauseForChallenge(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	change: CardChange,
+	awaiting: AwaitingCardUpdate,
+	challengeUrl: string,
+): Promise<UpdateResult> {
+	// Settled by the recovery sweep if the frame never comes back (checkout-recovery.ts).
+	await deps.checkouts.add(customer._id, awaiting.until);
+	const kept = await deps.db.customers.updateOne(
+		{ ...change.held, status: { $in: UPDATABLE } },
+		{ $set: { awaitingCardUpdate: awaiting, "renewalLease.until": new Date(awaiting.until.getTime() + AFTER_CHALLENGE_MS) } },
+	);
+	// Unsubscribed meanwhile: the challenge is never shown, so the buyer cannot take it, and nothing moves.
+	if (kept.modifiedCount !== 1) {
+		await letLockGo(deps, customer, change.newLock);
+		return CardUpdateError.NotUpdatable;
+	}
+	return awaitingBuyer(customer, challengeUrl);
 }
 
 /**
@@ -271,67 +319,71 @@ async function settlePayment(
 	return applyCard(deps, customer, change, { networkTransactionId, recovery: { schedule, transaction, owed } });
 }
 
+type PaidWithCard = {
+	/** The new card's first payment's or set-up's, which later renewals refer to. */
+	networkTransactionId: string | null;
+	recovery?: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: ProductRecord };
+};
+
 /** The card (and after a recovery the schedule) in one update, with PAYMENT_METHOD_UPDATED (and REACTIVATION). */
-async function applyCard(
-	deps: BillingDeps,
-	customer: CustomerDoc,
-	{ attemptId, card, held }: CardChange,
-	paid: {
-		/** The new card's first payment's or set-up's, which later renewals refer to. */
-		networkTransactionId: string | null;
-		recovery?: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: ProductRecord };
-	},
-): Promise<UpdateResult> {
-	const { recovery, networkTransactionId } = paid;
-	const schedule = recovery?.schedule ?? {};
+async function applyCard(deps: BillingDeps, customer: CustomerDoc, change: CardChange, paid: PaidWithCard): Promise<UpdateResult> {
+	const { recovery } = paid;
 	const outcome = recovery ? CardUpdateOutcome.Recovered : CardUpdateOutcome.Updated;
-	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED"), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
-	await listEvents(
-		deps,
-		events.map(event => ({ kind: "c" as const, docId: customer._id, event })),
-	);
-	const updated = await deps.db.customers
-		.findOneAndUpdate(
-			{ ...held, status: { $in: UPDATABLE } },
-			{
-				$set: {
-					...card,
-					...schedule,
-					networkTransactionId,
-					renewalLease: null,
-					awaitingCardUpdate: null,
-					lastCardUpdate: { attemptId, outcome },
-				},
-				$push: { outbox: { $each: events } },
-			},
-			{ returnDocument: "after" },
-		)
-		.lean();
+	const updated = await writeCard(deps, customer, change, paid, outcome);
 	if (!updated) {
 		// Applied by another call of the same update (a second tab), or unsubscribed meanwhile (an unsubscribe waits for
 		// the lease, so only before it was taken): nothing to change.
 		const now = await deps.db.customers.findById(customer._id).lean();
 		const last = now?.lastCardUpdate;
-		return now && last?.attemptId === attemptId
+		return now && last?.attemptId === change.attemptId
 			? { outcome: last.outcome, customer: toCustomerView(now), transaction: recovery?.transaction ?? null }
 			: CardUpdateError.NotUpdatable;
 	}
+	await afterCardWritten(deps, customer, updated, recovery);
+	return { outcome, customer: toCustomerView(updated), transaction: recovery?.transaction ?? null };
+}
+
+/** A recovery makes a SUSPENDED customer ACTIVE again; otherwise its status stays as it is. */
+const REACTIVATE = customerMove(CustomerStatus.Suspended, CustomerStatus.Active);
+const STAYS = { filter: { status: { $in: UPDATABLE } }, set: {} };
+
+/** The one update of step 4, while this update holds the lease; null when it no longer does (or the customer is not updatable). */
+async function writeCard(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	{ attemptId, card, held }: CardChange,
+	{ recovery, networkTransactionId }: PaidWithCard,
+	outcome: CardUpdateOutcome,
+): Promise<CustomerDoc | null> {
+	const status = recovery && customer.status === CustomerStatus.Suspended ? REACTIVATE : STAYS;
+	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED"), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
+	await listEvents(
+		deps,
+		events.map(event => ({ kind: "c" as const, docId: customer._id, event })),
+	);
+	const changes = { ...card, ...recovery?.schedule, ...status.set, networkTransactionId, renewalLease: null, awaitingCardUpdate: null };
+	return deps.db.customers
+		.findOneAndUpdate(
+			{ ...held, ...status.filter },
+			{ $set: { ...changes, lastCardUpdate: { attemptId, outcome } }, $push: { outbox: { $each: events } } },
+			{ returnDocument: "after" },
+		)
+		.lean();
+}
+
+/** What follows the card's change: the recovery counted, the old card's lock let go, the expiry warning and the schedule moved. */
+async function afterCardWritten(deps: BillingDeps, customer: CustomerDoc, updated: CustomerDoc, recovery: PaidWithCard["recovery"]) {
 	// Counted by the one call that applied it (two tabs continuing at once both get this far).
 	if (recovery)
 		await noteRecovery(deps, deps.now(), {
 			entered: [],
 			recovered: [{ customer, amountMinor: recovery.owed.amountMinor, currency: recovery.owed.currency }],
 		});
-	if (card.cardFingerprint !== customer.cardFingerprint && customer.status === CustomerStatus.Active) await releaseLock(deps, customer);
+	if (updated.cardFingerprint !== customer.cardFingerprint && customer.status === CustomerStatus.Active) await releaseLock(deps, customer);
 	// The new card may expire before the next renewal (lists nothing when it does not, or when there is none).
 	await listExpiryWarning(deps, updated);
-	if (customer.nextRenewalTimestamp && schedule.nextRenewalTimestamp)
-		await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp, schedule.nextRenewalTimestamp);
-	return {
-		outcome,
-		customer: toCustomerView(updated),
-		transaction: recovery?.transaction ?? null,
-	};
+	const next = recovery?.schedule.nextRenewalTimestamp;
+	if (customer.nextRenewalTimestamp && next) await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp, next);
 }
 
 /**
@@ -348,7 +400,6 @@ function resumedSchedule(deps: BillingDeps, customer: CustomerDoc, product: Prod
 	const periodsBilled = restart ? 1 : customer.periodsBilled + 1;
 	const next = addPeriod(anchor, { every: renewal.every * periodsBilled, unit: renewal.unit });
 	return {
-		status: CustomerStatus.Active,
 		renewalActive: true,
 		attempts: 0,
 		billingAnchor: anchor,

@@ -23,13 +23,14 @@ import type { BlockBuyerInput, DisputeProtection } from "../../../shared/contrac
 import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
+import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
 import { listDispute } from "../lists/pages";
 import { count } from "../merchant-accounts/mid-stats";
 import type { DisputeDoc, TransactionDoc } from "../models";
 import { listEvents, listedEvent, outboxEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { refundTransaction } from "../refunds/refund-ledger";
-import { CustomerStatus, DISPUTE_TRANSITIONS, DisputeStatus, RefundStatus } from "../states";
+import { CustomerStatus, DisputeStatus, RefundStatus } from "../states";
 import { unsubscribe } from "../subscriptions/unsubscribe";
 import { recordChargebackTransaction } from "../transaction-record";
 
@@ -60,12 +61,15 @@ export async function applyNotice(deps: DisputeDeps, notice: GatewayNotice): Pro
 	return notice.kind === "dispute" ? applyDispute(deps, notice, tx) : applyFraudWarning(deps, notice, tx);
 }
 
+/** The disputed transaction's refund status at each step (refunds wait while it is disputed). */
+const HELD_BY_DISPUTE = refundStatusMove(RefundStatus.Refundable, RefundStatus.Disputed);
+const CHARGED_BACK = refundStatusMove(RefundStatus.Disputed, RefundStatus.ChargedBack);
+const WON = refundStatusMove(RefundStatus.Disputed, RefundStatus.Refundable);
+const WON_NOTHING_LEFT = refundStatusMove(RefundStatus.Disputed, RefundStatus.Refunded);
+
 async function applyDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<NoticeApplied> {
 	let dispute = await openDispute(deps, notice, tx);
-	await deps.db.transactions.updateOne(
-		{ _id: tx._id, refundStatus: RefundStatus.Refundable },
-		{ $set: { refundStatus: RefundStatus.Disputed } },
-	);
+	await deps.db.transactions.updateOne({ _id: tx._id, ...HELD_BY_DISPUTE.filter }, { $set: HELD_BY_DISPUTE.set });
 	const unsubscribed = await protect(deps, await deps.protectionOf(tx.accountId), tx, "DISPUTE", dispute._id);
 	dispute = await moveDispute(deps, dispute, notice, tx);
 	await settleTransaction(deps, dispute);
@@ -77,35 +81,9 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 	const processorKey = `${notice.midId}:${notice.reference}`;
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
 	if (existing) return existing;
-	const openedAt = new Date(notice.at);
-	// A notice that already says reviewing opens the dispute there; a decided one opens it as needing a response first.
-	const status = notice.status === DisputeStatus.UnderReview ? DisputeStatus.UnderReview : DisputeStatus.NeedsResponse;
-	const _id = await deps.db.ids.disputes.next();
-	const event = outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status });
-	const dispute: DisputeDoc = {
-		_id,
-		accountId: tx.accountId,
-		customerId: tx.customerId,
-		transactionId: tx._id,
-		midId: notice.midId,
-		processorKey,
-		processorReference: notice.reference,
-		status,
-		reason: notice.reason,
-		amount: notice.amount,
-		currency: notice.currency,
-		evidenceDueBy: notice.evidenceDueBy ? new Date(notice.evidenceDueBy) : null,
-		evidence: null,
-		evidenceSubmittedAt: null,
-		chargebackTransactionId: null,
-		openedAt,
-		updatedAt: deps.now(),
-		closedAt: null,
-		outbox: [event],
-		relayed: [],
-	};
+	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next());
 	await listDispute(deps, dispute);
-	await listEvents(deps, [{ kind: "d", docId: _id, event }]);
+	await listEvents(deps, [{ kind: "d", docId: dispute._id, event: dispute.outbox[0] }]);
 	try {
 		const inserted = await insertDoc(deps.db.disputes, dispute);
 		const amount = { currency: dispute.currency, minor: dispute.amount };
@@ -118,32 +96,40 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 	}
 }
 
+/** The dispute a notice opens, as first written, with its DISPUTE_OPENED event. */
+function newDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc, _id: number): DisputeDoc {
+	// A notice that already says reviewing opens the dispute there; a decided one opens it as needing a response first.
+	const status = notice.status === DisputeStatus.UnderReview ? DisputeStatus.UnderReview : DisputeStatus.NeedsResponse;
+	return {
+		_id,
+		accountId: tx.accountId,
+		customerId: tx.customerId,
+		transactionId: tx._id,
+		midId: notice.midId,
+		processorKey: `${notice.midId}:${notice.reference}`,
+		processorReference: notice.reference,
+		status,
+		reason: notice.reason,
+		amount: notice.amount,
+		currency: notice.currency,
+		evidenceDueBy: notice.evidenceDueBy ? new Date(notice.evidenceDueBy) : null,
+		evidence: null,
+		evidenceSubmittedAt: null,
+		chargebackTransactionId: null,
+		openedAt: new Date(notice.at),
+		updatedAt: deps.now(),
+		closedAt: null,
+		outbox: [outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status })],
+		relayed: [],
+	};
+}
+
 /** Step 4: the notice's status, if the dispute may move there; a late notice of an earlier stage changes nothing. */
 async function moveDispute(deps: DisputeDeps, dispute: DisputeDoc, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
 	const target = notice.status as DisputeStatus;
 	for (let tries = 0; tries < 5; tries++) {
-		if (!DISPUTE_TRANSITIONS[dispute.status].includes(target)) return dispute;
-		const closes = target === DisputeStatus.Won || target === DisputeStatus.Lost;
-		const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx) : null;
-		const event = await listedEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", { disputeStatus: target });
-		const now = deps.now();
-		const moved = await deps.db.disputes
-			.findOneAndUpdate(
-				{ _id: dispute._id, status: dispute.status },
-				{
-					$set: {
-						status: target,
-						updatedAt: now,
-						...(notice.evidenceDueBy ? { evidenceDueBy: new Date(notice.evidenceDueBy) } : {}),
-						// Decided when the gateway says (a test clock's time in the sandbox), so it never precedes openedAt.
-						...(closes ? { closedAt: new Date(notice.at) } : {}),
-						...(chargeback ? { chargebackTransactionId: chargeback._id } : {}),
-					},
-					$push: { outbox: event },
-				},
-				{ returnDocument: "after" },
-			)
-			.lean();
+		if (!disputeMayMove(dispute.status, target)) return dispute;
+		const moved = await moveFromReadStatus(deps, dispute, notice, tx);
 		if (moved) return moved;
 		// Moved meanwhile (evidence, or the same notice on another node): judged again from where it is now.
 		dispute = (await deps.db.disputes.findById(dispute._id).lean())!;
@@ -151,22 +137,45 @@ async function moveDispute(deps: DisputeDeps, dispute: DisputeDoc, notice: Dispu
 	return dispute;
 }
 
+/** Compare-and-set from the status the dispute was read in to the notice's, with its event; null if it moved meanwhile. */
+async function moveFromReadStatus(
+	deps: DisputeDeps,
+	dispute: DisputeDoc,
+	notice: DisputeNotice,
+	tx: TransactionDoc,
+): Promise<DisputeDoc | null> {
+	const move = disputeMove(dispute.status, notice.status as DisputeStatus);
+	const target = move.set.status;
+	const closes = target === DisputeStatus.Won || target === DisputeStatus.Lost;
+	const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx) : null;
+	const event = await listedEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", { disputeStatus: target });
+	const changes = {
+		...move.set,
+		updatedAt: deps.now(),
+		...(notice.evidenceDueBy ? { evidenceDueBy: new Date(notice.evidenceDueBy) } : {}),
+		// Decided when the gateway says (a test clock's time in the sandbox), so it never precedes openedAt.
+		...(closes ? { closedAt: new Date(notice.at) } : {}),
+		...(chargeback ? { chargebackTransactionId: chargeback._id } : {}),
+	};
+	return deps.db.disputes
+		.findOneAndUpdate({ _id: dispute._id, ...move.filter }, { $set: changes, $push: { outbox: event } }, { returnDocument: "after" })
+		.lean();
+}
+
 /** Step 5: a decided dispute releases its transaction (won) or marks it charged back (lost); undecided, nothing. */
 async function settleTransaction(deps: DisputeDeps, dispute: DisputeDoc): Promise<void> {
 	if (dispute.status === DisputeStatus.Lost) {
-		await deps.db.transactions.updateOne(
-			{ _id: dispute.transactionId, refundStatus: RefundStatus.Disputed },
-			{ $set: { refundStatus: RefundStatus.ChargedBack } },
-		);
+		await deps.db.transactions.updateOne({ _id: dispute.transactionId, ...CHARGED_BACK.filter }, { $set: CHARGED_BACK.set });
 		return;
 	}
 	if (dispute.status !== DisputeStatus.Won) return;
 	const tx = await deps.db.transactions.findById(dispute.transactionId).lean();
 	if (tx?.refundStatus !== RefundStatus.Disputed) return;
 	const nothingLeft = tx.refundableRemaining === 0 && (tx.pendingRefunds ?? []).length === 0;
+	const released = nothingLeft ? WON_NOTHING_LEFT : WON;
 	await deps.db.transactions.updateOne(
-		{ _id: tx._id, refundStatus: RefundStatus.Disputed, refundableRemaining: tx.refundableRemaining },
-		{ $set: { refundStatus: nothingLeft ? RefundStatus.Refunded : RefundStatus.Refundable } },
+		{ _id: tx._id, ...released.filter, refundableRemaining: tx.refundableRemaining },
+		{ $set: released.set },
 	);
 }
 

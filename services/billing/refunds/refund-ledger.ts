@@ -27,6 +27,7 @@ import { insertOnce, leaseFree, newLease, ownedBy } from "../../../shared/persis
 import { pollUntil } from "../../../shared/poll";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
+import { refundRecordMove, refundStatusMove } from "../lifecycle";
 import type { RefundDoc, TransactionDoc } from "../models";
 import type { Payments, ProcessorOutcome } from "../payments";
 import { RefundRecordStatus, RefundStatus } from "../states";
@@ -57,6 +58,10 @@ function amountFor(tx: TransactionDoc, amountToRefund: string | undefined): numb
 	return amount > tx.refundableRemaining ? RefundError.AmountTooHigh : amount;
 }
 
+const FAIL = refundRecordMove(RefundRecordStatus.Reserved, RefundRecordStatus.Failed);
+const COMPLETE = refundRecordMove(RefundRecordStatus.Reserved, RefundRecordStatus.Completed);
+const ALL_REFUNDED = refundStatusMove(RefundStatus.Refundable, RefundStatus.Refunded);
+
 /** Takes the refund's amount off what is left to refund, if it is still there, and lists the refund as pending on the transaction. */
 async function reserve(deps: BillingDeps, tx: TransactionDoc, refund: RefundDoc, whole: boolean): Promise<boolean> {
 	const remaining = whole ? refund.amount : { $gte: refund.amount };
@@ -79,10 +84,7 @@ export async function giveBack(deps: BillingDeps, refund: RefundDoc): Promise<bo
 /** The processor did not refund: the reservation goes back first, then the refund is FAILED, so a crash in between leaves it RESERVED for recovery. */
 export async function failRefund(deps: BillingDeps, refund: RefundDoc): Promise<RefundError> {
 	await giveBack(deps, refund);
-	await deps.db.refunds.updateOne(
-		{ _id: refund._id, status: RefundRecordStatus.Reserved },
-		{ $set: { status: RefundRecordStatus.Failed, settledAt: deps.now(), lease: null } },
-	);
+	await deps.db.refunds.updateOne({ _id: refund._id, ...FAIL.filter }, { $set: { ...FAIL.set, settledAt: deps.now(), lease: null } });
 	return RefundError.ProcessorRefused;
 }
 
@@ -116,8 +118,8 @@ export async function completeRefund(
 /** Nothing left to refund and no refund pending: REFUNDABLE -> REFUNDED. */
 async function markRefunded(deps: BillingDeps, transactionId: number): Promise<void> {
 	await deps.db.transactions.updateOne(
-		{ _id: transactionId, refundStatus: RefundStatus.Refundable, refundableRemaining: 0, "pendingRefunds.0": { $exists: false } },
-		{ $set: { refundStatus: RefundStatus.Refunded } },
+		{ _id: transactionId, ...ALL_REFUNDED.filter, refundableRemaining: 0, "pendingRefunds.0": { $exists: false } },
+		{ $set: ALL_REFUNDED.set },
 	);
 }
 
@@ -128,8 +130,8 @@ async function markCompleted(
 	refundTransaction: TransactionDoc,
 ): Promise<RefundDone> {
 	await deps.db.refunds.updateOne(
-		{ _id: refund._id, status: RefundRecordStatus.Reserved },
-		{ $set: { status: RefundRecordStatus.Completed, refundTransactionId: refundTransaction._id, settledAt: deps.now(), lease: null } },
+		{ _id: refund._id, ...COMPLETE.filter },
+		{ $set: { ...COMPLETE.set, refundTransactionId: refundTransaction._id, settledAt: deps.now(), lease: null } },
 	);
 	return { amount: toDecimal(refund.amount, findCurrency(original.currency)!), refundTransactionId: refundTransaction._id };
 }

@@ -14,7 +14,8 @@ import { expiryListings } from "../card-updates/card-expiry";
 import { firstDecline, noteRecovery } from "../card-updates/recovery";
 import { declineCategory, NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc, OutboxEvent } from "../models";
+import { customerMove } from "../lifecycle";
+import type { CustomerDoc, OutboxEvent, TransactionDoc } from "../models";
 import { listedEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import type { ProcessorOutcome } from "../payments";
@@ -118,31 +119,29 @@ async function chargeAll(
 	const worker = async () => {
 		while (next < claimed.length) {
 			const item = claimed[next++];
-			try {
-				const terms = await deps.termsOf(item.customer.accountId, item.customer.productId);
-				if (!terms) {
-					noProduct.push(item);
-					continue;
-				}
-				// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
-				const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
-				const mid = await renewalMid(item.customer, terms, deps.caps);
-				if (!mid) {
-					charged.push({ ...item, terms, key, outcome: noMid });
-					continue;
-				}
-				const moved = mid.id !== item.customer.midId;
-				const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
-				const outcome = await charge(deps, customer, terms.product, key, options.at);
-				if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, terms.product.amountMinor);
-				charged.push({ ...item, customer, terms, key, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) });
-			} catch {
-				// The processor or the accounts service is unavailable: the lease runs out and a later cycle asks with the same key.
-			}
+			// The processor or the accounts service is unavailable (null): the lease runs out and a later cycle asks with the same key.
+			const result = await chargeOne(deps, item, options).catch(() => null);
+			if (result === "noProduct") noProduct.push(item);
+			else if (result) charged.push(result);
 		}
 	};
 	await Promise.all(Array.from({ length: Math.min(CONCURRENCY, claimed.length) }, worker));
 	return { charged, noProduct };
+}
+
+/** One claimed customer's renewal: its terms, the MID that takes it, the charge; "noProduct" when its product is gone. */
+async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions): Promise<Charged | "noProduct"> {
+	const terms = await deps.termsOf(item.customer.accountId, item.customer.productId);
+	if (!terms) return "noProduct";
+	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
+	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
+	const mid = await renewalMid(item.customer, terms, deps.caps);
+	if (!mid) return { ...item, terms, key, outcome: noMid };
+	const moved = mid.id !== item.customer.midId;
+	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
+	const outcome = await charge(deps, customer, terms.product, key, options.at);
+	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, terms.product.amountMinor);
+	return { ...item, customer, terms, key, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
 
 /** The customer's update after its charge, and where it is listed next. */
@@ -199,18 +198,32 @@ function retryState({ customer, outcome, terms }: Charged, at: Date) {
 	return retry(new Date(at.getTime() + waitDays * DAY_MS), { attempts });
 }
 
+const SUSPEND = customerMove(CustomerStatus.Active, CustomerStatus.Suspended);
+
 /** ACTIVE -> SUSPENDED with its SUSPENSION event (rare: one customer at a time). */
 async function suspend(deps: RenewalDeps, customer: CustomerDoc, lease: object, attempts: number): Promise<void> {
 	const suspended = await deps.db.customers.updateOne(
-		{ ...lease, status: CustomerStatus.Active },
+		{ ...lease, ...SUSPEND.filter },
 		{
-			$set: { status: CustomerStatus.Suspended, renewalActive: false, nextRenewalTimestamp: null, attempts, renewalLease: null },
+			$set: { ...SUSPEND.set, renewalActive: false, nextRenewalTimestamp: null, attempts, renewalLease: null },
 			$push: { outbox: await listedEvent(deps, "c", customer._id, "SUSPENSION") },
 		},
 	);
 	if (suspended.modifiedCount === 1) await releaseLock(deps, customer);
 	else await deps.db.customers.updateOne(lease, { $set: { attempts, renewalLease: null } });
 }
+
+type NextState = ReturnType<typeof nextState>;
+
+/** A charged customer on its way to its next state, while the batch (`lease`) holds it. */
+interface Settling {
+	item: Charged;
+	lease: { _id: number; "renewalLease.owner": string };
+	state: NextState;
+}
+
+/** One still ACTIVE after its charge: charged, or declined and to be retried. */
+type Moving = Settling & { state: Exclude<NextState, { result: "suspended" }> };
 
 /** Records the charges and moves each customer on: listed in its next slot first, updated in bulk, taken out of its old slots last. */
 async function settleAll(
@@ -220,7 +233,31 @@ async function settleAll(
 	options: BatchOptions,
 	report: CycleReport,
 ): Promise<RelayTargets> {
-	const transactions = await recordTransactions(
+	const transactions = await recordCharges(deps, charged);
+	const states: Settling[] = charged.map(item => ({
+		item,
+		lease: { _id: item.customer._id, "renewalLease.owner": owner },
+		state: nextState(deps, item, options),
+	}));
+	await listNext(deps, states);
+	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
+	const asked = await authenticationRequests(deps, moving, transactions);
+	await moveOn(deps, moving, asked);
+	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item.customer, lease, state.attempts);
+	await deps.renewals.removeAll(states.flatMap(oldSlots));
+	for (const { state } of states) report[state.result]++;
+	await noteRecoveries(deps, charged);
+	return {
+		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
+		customers: states.flatMap(({ item, state }) =>
+			state.result === "suspended" || asked.has(item.customer._id) ? [item.customer._id] : [],
+		),
+	};
+}
+
+/** The batch's transactions, in a few commands, by their keys. */
+function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<string, TransactionDoc>> {
+	return recordTransactions(
 		deps,
 		charged.map(item => ({
 			customer: item.customer,
@@ -230,70 +267,68 @@ async function settleAll(
 			outcome: item.outcome,
 		})),
 	);
-	const states = charged.map(item => ({
-		item,
-		lease: { _id: item.customer._id, "renewalLease.owner": owner },
-		state: nextState(deps, item, options),
-	}));
+}
+
+/** Each customer listed in its next slot (before anything else moves, so none is lost), and its card's expiry warning. */
+async function listNext(deps: RenewalDeps, states: Settling[]): Promise<void> {
 	await deps.renewals.addAll(states.flatMap(({ item, state }) => (state.listAt ? [{ id: item.customer._id, at: state.listAt }] : [])));
 	// A renewal the card will have expired by is warned about beforehand (card-expiry.ts); a retry's date is not a renewal's.
-	await deps.cardExpiry.addAll(
-		expiryListings(
-			states.flatMap(({ item, state }) => (state.result === "charged" ? [{ ...item.customer, nextRenewalTimestamp: state.listAt }] : [])),
-			deps.now(),
-		),
+	const renewing = states.flatMap(({ item, state }) =>
+		state.result === "charged" ? [{ ...item.customer, nextRenewalTimestamp: state.listAt }] : [],
 	);
+	await deps.cardExpiry.addAll(expiryListings(renewing, deps.now()));
+}
 
-	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
-	// The merchant hears of a renewal refused for want of authentication, naming it (docs/authentication.md).
+/** The merchant hears of a renewal refused for want of authentication, naming it (docs/authentication.md). */
+async function authenticationRequests(
+	deps: RenewalDeps,
+	moving: Moving[],
+	transactions: Map<string, TransactionDoc>,
+): Promise<Map<number, OutboxEvent>> {
 	const asked = new Map<number, OutboxEvent>();
-	for (const { item, state } of moving)
-		if (state.result === "declined" && declineCategory(item.outcome) === DeclineCategory.Authentication)
-			asked.set(
-				item.customer._id,
-				await listedEvent(deps, "c", item.customer._id, "AUTHENTICATION_REQUIRED", {
-					transactionId: transactions.get(item.key)?._id ?? null,
-				}),
-			);
-	const moved = moving.length
-		? await deps.db.customers.bulkWrite(
-				moving.map(({ item, lease, state }) => {
-					const event = asked.get(item.customer._id);
-					const update = event ? { $set: state.ifActive, $push: { outbox: event } } : { $set: state.ifActive };
-					return { updateOne: { filter: { ...lease, status: CustomerStatus.Active }, update } };
-				}),
-				{ ordered: false },
-			)
-		: null;
+	for (const { item, state } of moving) {
+		if (state.result !== "declined" || declineCategory(item.outcome) !== DeclineCategory.Authentication) continue;
+		const transactionId = transactions.get(item.key)?._id ?? null;
+		asked.set(item.customer._id, await listedEvent(deps, "c", item.customer._id, "AUTHENTICATION_REQUIRED", { transactionId }));
+	}
+	return asked;
+}
+
+/** The customers still ACTIVE move on in one bulk update; those that no longer are only let their lease go. */
+async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, OutboxEvent>): Promise<void> {
+	if (moving.length === 0) return;
+	const moved = await deps.db.customers.bulkWrite(
+		moving.map(({ item, lease, state }) => {
+			const event = asked.get(item.customer._id);
+			const update = event ? { $set: state.ifActive, $push: { outbox: event } } : { $set: state.ifActive };
+			return { updateOne: { filter: { ...lease, status: CustomerStatus.Active }, update } };
+		}),
+		{ ordered: false },
+	);
 	// Some were no longer ACTIVE: those still hold the lease, the others have let it go.
-	if (moved && moved.modifiedCount < moving.length) {
+	if (moved.modifiedCount < moving.length) {
 		await deps.db.customers.bulkWrite(
 			moving.map(({ lease, state }) => ({ updateOne: { filter: lease, update: { $set: state.otherwise } } })),
 			{ ordered: false },
 		);
 	}
-	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item.customer, lease, state.attempts);
+}
 
-	await deps.renewals.removeAll(
-		states.flatMap(({ item, state }) => {
-			const scheduled = { id: item.customer._id, at: item.customer.nextRenewalTimestamp!, listedAt: state.listAt };
-			return item.entry.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.entry, listedAt: state.listAt }];
-		}),
-	);
-	for (const { state } of states) report[state.result]++;
-	// Counted in the month the work was done (a test clock's run counts now, not in its future).
-	await noteRecovery(deps, deps.now(), {
-		entered: charged.filter(item => item.outcome.status !== "APPROVED" && firstDecline(item.customer)).map(item => item.customer),
+/** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */
+function oldSlots({ item, state }: Settling) {
+	const scheduled = { id: item.customer._id, at: item.customer.nextRenewalTimestamp!, listedAt: state.listAt };
+	return item.entry.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.entry, listedAt: state.listAt }];
+}
+
+/** Counted in the month the work was done (a test clock's run counts now, not in its future). */
+function noteRecoveries(deps: RenewalDeps, charged: Charged[]): Promise<void> {
+	const approved = (item: Charged) => item.outcome.status === "APPROVED";
+	return noteRecovery(deps, deps.now(), {
+		entered: charged.filter(item => !approved(item) && firstDecline(item.customer)).map(item => item.customer),
 		recovered: charged
-			.filter(item => item.outcome.status === "APPROVED" && !firstDecline(item.customer))
+			.filter(item => approved(item) && !firstDecline(item.customer))
 			.map(item => ({ customer: item.customer, amountMinor: item.terms.product.amountMinor, currency: item.terms.product.currency })),
 	});
-	return {
-		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
-		customers: states.flatMap(({ item, state }) =>
-			state.result === "suspended" || asked.has(item.customer._id) ? [item.customer._id] : [],
-		),
-	};
 }
 
 /** Claims, charges and settles one batch of listed customers; answers whether another node held some of them. */
@@ -314,9 +349,22 @@ export async function renewBatch(
 		// A cycle "in the future" is a test clock's: it never bills a production customer early.
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
+	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, owner, now, report);
+	await deps.renewals.removeAll(left);
+	const { charged, noProduct } = await chargeAll(deps, claimed, options);
+	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
+	deps.relay(await settleAll(deps, charged, owner, options, report));
+	return { heldElsewhere };
+}
+
+/**
+ * The batch's listings after its claim: the customers it claimed and may charge, those it claimed but that changed
+ * meanwhile, the listings whose customer left the slot, and whether another node held some.
+ */
+function sortClaims(entries: DueEntry<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
 	const claimed: Claimed[] = [];
-	const left: DueEntry<number>[] = [];
 	const changed: number[] = [];
+	const left: DueEntry<number>[] = [];
 	let heldElsewhere = false;
 	for (const entry of entries) {
 		const customer = docs.get(entry.id);
@@ -331,14 +379,12 @@ export async function renewBatch(
 		if (reason === "held") heldElsewhere = true;
 		if (reason !== "notNow") report.skipped++;
 	}
-	await deps.renewals.removeAll(left);
+	return { claimed, changed, left, heldElsewhere };
+}
 
-	const { charged, noProduct } = await chargeAll(deps, claimed, options);
-	const unclaimed = [...changed, ...noProduct.map(item => item.customer._id)];
-	if (unclaimed.length) {
-		await deps.db.customers.updateMany({ _id: { $in: unclaimed }, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
-		report.skipped += unclaimed.length;
-	}
-	deps.relay(await settleAll(deps, charged, owner, options, report));
-	return { heldElsewhere };
+/** Claimed but not charged (changed meanwhile, or its product gone): the lease is let go at once. */
+async function letGo(deps: RenewalDeps, customerIds: number[], owner: string, report: CycleReport): Promise<void> {
+	if (customerIds.length === 0) return;
+	await deps.db.customers.updateMany({ _id: { $in: customerIds }, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
+	report.skipped += customerIds.length;
 }

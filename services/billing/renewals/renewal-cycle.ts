@@ -15,6 +15,7 @@
 //     the customer (renewal-batch.ts retryState, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
+import type { DueEntry } from "../../../shared/schedule";
 import { warnExpiringCards } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
 import { CustomerStatus } from "../states";
@@ -49,41 +50,74 @@ function fromRandomStart<T>(items: T[]): T[] {
 
 export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions): Promise<CycleReport> {
 	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0 };
-	const batchOptions = { at: options.at, owner: options.owner, accountId: options.accountId, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS };
-	const batchSize = options.batchSize ?? DEFAULT_BATCH;
 	const now = deps.now();
 	// Only the hourly cycle moves the schedule's cursor: a run for one account or for a future time leaves work behind it.
 	const moveCursor = options.accountId === undefined && options.at.getTime() <= now.getTime();
+	await renewDue(deps, options, { now, moveCursor }, report);
+	if (!options.signal?.aborted) report.cardExpiryWarnings = await sendExpiryWarnings(deps, options, { now, moveCursor });
+	return report;
+}
+
+interface CycleRun {
+	now: Date;
+	moveCursor: boolean;
+}
+
+/** A listing: a customer in one hour slot. */
+const listingOf = (entry: DueEntry<number>) => `${entry.id}@${entry.at.getTime()}`;
+
+/** Renews what the listings show due, reading them again until nothing new is due (or the node drains). */
+async function renewDue(deps: RenewalDeps, options: CycleOptions, run: CycleRun, report: CycleReport): Promise<void> {
 	// Each listing is looked at once per cycle; a customer charged for a missed period is listed again in a later slot.
 	const seen = new Set<string>();
 	while (!options.signal?.aborted) {
-		const entries = (await deps.renewals.due(options.at, now, { moveCursor })).filter(e => !seen.has(`${e.id}@${e.at.getTime()}`));
+		const entries = (await deps.renewals.due(options.at, run.now, { moveCursor: run.moveCursor })).filter(e => !seen.has(listingOf(e)));
 		if (entries.length === 0) break;
-		// Nodes read the same listings. Each first renews its own share (customer id modulo the number of
-		// nodes), which no other node touches then; after that it helps with what is left, from a random
-		// start. A batch that meets customers another node holds means this node has reached another's
-		// part: it reads the listings again, which then leave out what was renewed.
-		const { index, count } = options.share ?? { index: 0, count: 1 };
-		const mine = count > 1 ? entries.filter(e => e.id % count === index) : [];
-		const ordered = mine.length > 0 ? mine : fromRandomStart(entries);
-		for (let from = 0; from < ordered.length && !options.signal?.aborted; from += batchSize) {
-			const batch = ordered.slice(from, from + batchSize);
-			for (const entry of batch) seen.add(`${entry.id}@${entry.at.getTime()}`);
-			const { heldElsewhere } = await renewBatch(deps, batch, batchOptions, report);
-			if (heldElsewhere) break;
-		}
+		await renewInBatches(deps, inRenewalOrder(entries, options.share), options, seen, report);
 	}
-	if (!options.signal?.aborted) {
-		const warned = await warnExpiringCards(deps, {
-			at: options.at,
-			accountId: options.accountId,
-			sandboxOnly: options.at > now,
-			moveCursor,
-		});
-		report.cardExpiryWarnings = warned.length;
-		if (warned.length) deps.relay({ customers: warned });
+}
+
+/**
+ * Nodes read the same listings. Each first renews its own share (customer id modulo the number of nodes), which no
+ * other node touches then; after that it helps with what is left, from a random start.
+ */
+function inRenewalOrder(entries: DueEntry<number>[], share: CycleOptions["share"]): DueEntry<number>[] {
+	const { index, count } = share ?? { index: 0, count: 1 };
+	const mine = count > 1 ? entries.filter(e => e.id % count === index) : [];
+	return mine.length > 0 ? mine : fromRandomStart(entries);
+}
+
+/**
+ * Renews the listings batch by batch. A batch that meets customers another node holds means this node has reached
+ * another's part: it stops, and the listings are read again, which then leave out what was renewed.
+ */
+async function renewInBatches(
+	deps: RenewalDeps,
+	ordered: DueEntry<number>[],
+	options: CycleOptions,
+	seen: Set<string>,
+	report: CycleReport,
+): Promise<void> {
+	const batchOptions = { at: options.at, owner: options.owner, accountId: options.accountId, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS };
+	const batchSize = options.batchSize ?? DEFAULT_BATCH;
+	for (let from = 0; from < ordered.length && !options.signal?.aborted; from += batchSize) {
+		const batch = ordered.slice(from, from + batchSize);
+		for (const entry of batch) seen.add(listingOf(entry));
+		const { heldElsewhere } = await renewBatch(deps, batch, batchOptions, report);
+		if (heldElsewhere) return;
 	}
-	return report;
+}
+
+/** The CARD_EXPIRING warnings due by the cycle's time, handed to the outbox relay; answers how many were sent. */
+async function sendExpiryWarnings(deps: RenewalDeps, options: CycleOptions, run: CycleRun): Promise<number> {
+	const warned = await warnExpiringCards(deps, {
+		at: options.at,
+		accountId: options.accountId,
+		sandboxOnly: options.at > run.now,
+		moveCursor: run.moveCursor,
+	});
+	if (warned.length) deps.relay({ customers: warned });
+	return warned.length;
 }
 
 /** Ops: what the renewal engine has in front of it right now. */

@@ -16,6 +16,7 @@ import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
 import { listExpiryWarning } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
+import { customerMove } from "../lifecycle";
 import { listCustomer } from "../lists/pages";
 import type { CustomerDoc, TransactionDoc } from "../models";
 import { listedEvent } from "../outbox/outbox";
@@ -50,7 +51,14 @@ export async function openSubscription(
 		email: input.buyer.email,
 		subscriptionTimestamp: now,
 	});
-	const opened = await insertDoc(deps.db.customers, {
+	const opened = await insertDoc(deps.db.customers, pendingCustomer(input, customerId, now));
+	deps.justOpened?.set(customerId, opened);
+	return { customerId };
+}
+
+/** The PENDING customer of a checkout, as first written. */
+function pendingCustomer(input: OpenSubscriptionInput, customerId: number, now: Date): CustomerDoc {
+	return {
 		_id: customerId,
 		accountId: input.accountId,
 		environment: input.environment,
@@ -83,9 +91,7 @@ export async function openSubscription(
 		periodsBilled: 0,
 		renewalLease: null,
 		createdAt: now,
-	} as CustomerDoc);
-	deps.justOpened?.set(customerId, opened);
-	return { customerId };
+	} as CustomerDoc;
 }
 
 /** The checkout could not complete (its session was taken): PENDING -> ABANDONED, lock released. */
@@ -94,29 +100,31 @@ export async function abandonSubscription(
 	input: { customerId: number },
 ): Promise<{ customerId: number } | CheckoutStepError> {
 	const doc = await deps.db.customers
-		.findOneAndUpdate(
-			{ _id: input.customerId, status: CustomerStatus.Pending },
-			{ $set: { status: CustomerStatus.Abandoned } },
-			{ returnDocument: "after" },
-		)
+		.findOneAndUpdate({ _id: input.customerId, ...ABANDON.filter }, { $set: ABANDON.set }, { returnDocument: "after" })
 		.lean();
 	if (!doc) return CheckoutStepError.WrongState;
 	await releaseLock(deps, doc);
 	return { customerId: doc._id };
 }
 
+const ABANDON = customerMove(CustomerStatus.Pending, CustomerStatus.Abandoned);
+const ACTIVATE = customerMove(CustomerStatus.Pending, CustomerStatus.Active);
+const DECLINE = customerMove(CustomerStatus.Pending, CustomerStatus.Declined);
+
 /** PENDING -> ACTIVE (with its CONVERSION event, naming the charge or hold) or DECLINED, compare-and-set on the expected state. */
-export async function settle(
+async function settle(
 	deps: BillingDeps,
 	customerId: number,
-	changes: Partial<CustomerDoc>,
+	move: typeof ACTIVATE | typeof DECLINE,
+	changes: Partial<CustomerDoc> = {},
 	transactionId: number | null = null,
 ): Promise<CustomerDoc | null> {
+	const $set = { ...move.set, ...changes };
 	const update =
-		changes.status === CustomerStatus.Active
-			? { $set: changes, $push: { outbox: await listedEvent(deps, "c", customerId, "CONVERSION", { transactionId }) } }
-			: { $set: changes };
-	return raw(deps.db.customers).findOneAndUpdate({ _id: customerId, status: CustomerStatus.Pending }, update as never, {
+		move.set.status === CustomerStatus.Active
+			? { $set, $push: { outbox: await listedEvent(deps, "c", customerId, "CONVERSION", { transactionId }) } }
+			: { $set };
+	return raw(deps.db.customers).findOneAndUpdate({ _id: customerId, ...move.filter }, update as never, {
 		returnDocument: "after",
 	});
 }
@@ -231,78 +239,67 @@ export async function settleFirstPayment(
 	/** When the processor charged: now, or for a recovered checkout when it opened. */
 	now = deps.now(),
 ): Promise<FirstPaymentResult> {
-	const hold = product.billing === "PREAUTHORIZE";
-	// A set-up (SCHEDULE) moves no money: no transaction; the charge after the trial is its SUBSCRIPTION_START.
-	const setUp = product.billing === "SCHEDULE";
-	const transaction = setUp
-		? null
-		: await recordTransaction(
-				deps,
-				customer,
-				product,
-				hold ? TransactionType.Preauthorization : TransactionType.SubscriptionStart,
-				idempotencyKey,
-				outcome,
-			);
-
-	if (outcome.status !== "APPROVED") {
-		const declined = await settle(deps, customer._id, { status: CustomerStatus.Declined });
-		relayWritten(deps, transaction, customer._id, declined);
-		await releaseLock(deps, customer);
-		return {
-			outcome:
-				outcome.status === "ERROR"
-					? FirstPaymentOutcome.ProcessorError
-					: (UNPAID_REASONS[outcome.reason ?? ""] ?? FirstPaymentOutcome.Declined),
-			customer: toCustomerView(declined ?? customer),
-			transaction: transaction && toTransactionView(transaction),
-		};
+	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome);
+	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
+	const schedule = activeSchedule(product, outcome, now);
+	if (schedule.nextRenewalTimestamp) {
+		await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp);
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp });
 	}
-	// Renewals refer to this payment (docs/authentication.md).
-	const networkTransactionId = outcome.networkTransactionId ?? null;
-
-	if (setUp) {
-		const firstCharge = addDays(now, product.trialDays);
-		await deps.renewals.add(customer._id, firstCharge);
-		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: firstCharge });
-		const activated = await settle(deps, customer._id, {
-			status: CustomerStatus.Active,
-			nextRenewalTimestamp: firstCharge,
-			renewalActive: true,
-			billingAnchor: firstCharge,
-			periodsBilled: 0,
-			networkTransactionId,
-		});
-		relayWritten(deps, null, customer._id, activated);
-		return { outcome: FirstPaymentOutcome.Active, customer: toCustomerView(activated ?? customer), transaction: null };
-	}
-
-	// A hold is captured when the trial ends (the schedule's first charge); a charge now is the schedule's first.
-	const billingAnchor = hold ? addDays(now, product.trialDays) : now;
-	const nextRenewalTimestamp = hold ? billingAnchor : product.renewal ? addPeriod(now, product.renewal) : null;
-	if (nextRenewalTimestamp) {
-		await deps.renewals.add(customer._id, nextRenewalTimestamp);
-		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp });
-	}
-	const activated = await settle(
-		deps,
-		customer._id,
-		{
-			status: CustomerStatus.Active,
-			nextRenewalTimestamp,
-			renewalActive: nextRenewalTimestamp !== null,
-			lastTimeBilled: hold ? null : now,
-			authorizationId: hold ? outcome.processorTransactionId : null,
-			billingAnchor,
-			periodsBilled: hold ? 0 : 1,
-			networkTransactionId,
-		},
-		transaction!._id,
-	);
+	const activated = await settle(deps, customer._id, ACTIVATE, schedule, transaction?._id ?? null);
 	relayWritten(deps, transaction, customer._id, activated);
 	return {
 		outcome: FirstPaymentOutcome.Active,
 		customer: toCustomerView(activated ?? customer),
-		transaction: toTransactionView(transaction!),
+		transaction: transaction && toTransactionView(transaction),
 	};
+}
+
+/** The first charge's or hold's transaction. A set-up (SCHEDULE) moves no money: none; the charge after the trial is its SUBSCRIPTION_START. */
+async function recordFirstTransaction(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	product: FirstPaymentInput["product"],
+	idempotencyKey: string,
+	outcome: ProcessorOutcome,
+): Promise<TransactionDoc | null> {
+	if (product.billing === "SCHEDULE") return null;
+	const type = product.billing === "PREAUTHORIZE" ? TransactionType.Preauthorization : TransactionType.SubscriptionStart;
+	return recordTransaction(deps, customer, product, type, idempotencyKey, outcome);
+}
+
+/** PENDING -> DECLINED, its lock released, answered with the checkout's code for the decline. */
+async function declineCheckout(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	transaction: TransactionDoc | null,
+	outcome: ProcessorOutcome,
+): Promise<FirstPaymentResult> {
+	const declined = await settle(deps, customer._id, DECLINE);
+	relayWritten(deps, transaction, customer._id, declined);
+	await releaseLock(deps, customer);
+	const code =
+		outcome.status === "ERROR"
+			? FirstPaymentOutcome.ProcessorError
+			: (UNPAID_REASONS[outcome.reason ?? ""] ?? FirstPaymentOutcome.Declined);
+	return { outcome: code, customer: toCustomerView(declined ?? customer), transaction: transaction && toTransactionView(transaction) };
+}
+
+/**
+ * The ACTIVE customer's schedule after an approved first payment, by the product's billing kind: a set-up's first
+ * charge, or a hold's capture, when the trial ends; a charge now is the schedule's first period.
+ */
+function activeSchedule(product: FirstPaymentInput["product"], outcome: ProcessorOutcome, now: Date): Partial<CustomerDoc> {
+	// Renewals refer to this payment (docs/authentication.md).
+	const networkTransactionId = outcome.networkTransactionId ?? null;
+	if (product.billing === "CHARGE") {
+		const next = product.renewal ? addPeriod(now, product.renewal) : null;
+		const billed = { lastTimeBilled: now, authorizationId: null, billingAnchor: now, periodsBilled: 1 };
+		return { nextRenewalTimestamp: next, renewalActive: next !== null, ...billed, networkTransactionId };
+	}
+	const trialEnd = addDays(now, product.trialDays);
+	const trial = { nextRenewalTimestamp: trialEnd, renewalActive: true };
+	if (product.billing === "SCHEDULE") return { ...trial, billingAnchor: trialEnd, periodsBilled: 0, networkTransactionId };
+	const held = { lastTimeBilled: null, authorizationId: outcome.processorTransactionId, billingAnchor: trialEnd, periodsBilled: 0 };
+	return { ...trial, ...held, networkTransactionId };
 }

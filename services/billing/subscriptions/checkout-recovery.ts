@@ -14,6 +14,7 @@
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
+import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import { continueCardUpdate } from "../card-updates/card-update";
@@ -74,7 +75,7 @@ async function recoverCheckout(
 	deps: BillingDeps,
 	{ id: customerId, at: listedIn }: DueEntry<number>,
 	openedBefore: Date,
-): Promise<keyof Omit<CheckoutRecoveryReport, "skipped"> | "later" | null> {
+): Promise<Recovered> {
 	const customer = await deps.db.customers.findById(customerId).lean();
 	// Listed just before the customer is written: a young listing without its customer is a checkout still opening.
 	if (!customer) return listedIn.getTime() < openedBefore.getTime() - LATE_LISTING_MS ? null : "later";
@@ -85,10 +86,17 @@ async function recoverCheckout(
 	const product = await deps.productOf(customer.accountId, customer.productId);
 	// Without an attempt nothing was charged.
 	if (!product || !customer.attemptId) return abandon(deps, customerId);
+	return settleByGateway(deps, customer, product, customer.attemptId);
+}
+
+type Recovered = keyof Omit<CheckoutRecoveryReport, "skipped"> | "later" | null;
+
+/** Settled by what the gateway did with the checkout's first payment; abandoned when it has no record of one. */
+async function settleByGateway(deps: BillingDeps, customer: CustomerDoc, product: ProductRecord, attemptId: string): Promise<Recovered> {
 	// A charge, a hold or a set-up, the product's billing kind first, whatever it is now (it may have changed since).
 	const kinds = [product.billing, ...BILLING_KINDS.filter(billing => billing !== product.billing)];
 	for (const billing of kinds) {
-		const key = firstPaymentKey(customer.attemptId, billing);
+		const key = firstPaymentKey(attemptId, billing);
 		// Still being decided (a challenge still open), or its gateway unreachable now: the next sweep asks again.
 		const outcome = await deps.payments.lookup(key).catch(laterIfUnknown);
 		if (outcome === "later" || outcome?.status === "ERROR") return "later";
@@ -96,7 +104,7 @@ async function recoverCheckout(
 		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.createdAt);
 		return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
 	}
-	return abandon(deps, customerId);
+	return abandon(deps, customer._id);
 }
 
 /** PENDING -> ABANDONED with its lock released; null when another settled it first. */

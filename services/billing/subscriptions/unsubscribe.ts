@@ -4,9 +4,12 @@
 import { ownedBy } from "../../../shared/persistence";
 import { settleIfOver } from "../card-updates/card-update";
 import type { BillingDeps } from "../deps";
+import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
+import type { AwaitingCardUpdate, CustomerDoc } from "../models";
 import { listedEvent } from "../outbox/outbox";
 import { waitForRenewalInFlight } from "../renewals/renewal-lease";
-import { CUSTOMER_TRANSITIONS, CustomerStatus, RefundStatus, TransactionType } from "../states";
+import { CustomerStatus, RefundStatus } from "../states";
+import { firstPaymentKey } from "./checkout-payments";
 import { isStalePending, releaseLock } from "./subscription-lock";
 
 export interface UnsubscribeAnswer {
@@ -14,57 +17,98 @@ export interface UnsubscribeAnswer {
 	message: string;
 }
 
+const answers = {
+	unsubscribed: (id: number) => ({ success: true, message: `Customer ${id} unsubscribed` }),
+	notFound: (id: number) => ({ success: false, message: `Customer not found with ID: ${id}` }),
+	cardUpdateInProgress: (id: number) => ({
+		success: false,
+		message: `Customer ${id} has a card update in progress; try again in a few minutes`,
+	}),
+	checkoutInProgress: (id: number) => ({
+		success: false,
+		message: `Customer ${id} has a checkout in progress; try again in a few seconds`,
+	}),
+};
+
 export async function unsubscribe(deps: BillingDeps, input: { accountId: number; customerId: number }): Promise<UnsubscribeAnswer> {
-	const unsubscribed = { success: true, message: `Customer ${input.customerId} unsubscribed` };
-	let triedToSettle: string | null = null;
+	const id = input.customerId;
+	let settledUpdate: string | null = null;
 	for (;;) {
-		const customer = ownedBy(await deps.db.customers.findById(input.customerId).lean(), input.accountId);
-		if (!customer) return { success: false, message: `Customer not found with ID: ${input.customerId}` };
+		const customer = ownedBy(await deps.db.customers.findById(id).lean(), input.accountId);
+		if (!customer) return answers.notFound(id);
 		if (customer.status === CustomerStatus.Unsubscribed) {
 			// A hold whose release failed last time is released on the repeat.
-			if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId);
-			return unsubscribed;
+			await releaseHold(deps, customer);
+			return answers.unsubscribed(id);
 		}
-		// A card update waiting for the buyer's challenge on its payment settles first: while the challenge is open the
-		// buyer may still pay; once its time is over it is looked up and settled here (docs/recovery.md#card-update).
 		const paused = customer.awaitingCardUpdate;
 		if (paused) {
-			// Settled once: a pause still there after that (it could not be settled now) is answered as in progress.
-			if (triedToSettle === paused.attemptId || !(await settleIfOver(deps, customer._id, paused)))
-				return { success: false, message: `Customer ${input.customerId} has a card update in progress; try again in a few minutes` };
-			triedToSettle = paused.attemptId;
+			if (!(await settlePausedUpdate(deps, customer, paused, settledUpdate))) return answers.cardUpdateInProgress(id);
+			settledUpdate = paused.attemptId;
 			continue;
 		}
-		const abandonedCheckout = customer.status === CustomerStatus.Pending && isStalePending(deps, customer);
-		if (!abandonedCheckout && !CUSTOMER_TRANSITIONS[customer.status].includes(CustomerStatus.Unsubscribed)) {
-			return { success: false, message: `Customer ${input.customerId} has a checkout in progress; try again in a few seconds` };
+		if (!mayUnsubscribe(deps, customer)) return answers.checkoutInProgress(id);
+		if (await markUnsubscribed(deps, customer)) {
+			await afterUnsubscribed(deps, customer);
+			return answers.unsubscribed(id);
 		}
-		// Compare-and-set on the state we read; if it moved meanwhile, read again.
-		const now = deps.now();
-		const done = await deps.db.customers.updateOne(
-			{ _id: customer._id, status: customer.status },
-			{
-				$set: { status: CustomerStatus.Unsubscribed, renewalActive: false, nextRenewalTimestamp: null, unsubscriptionTimestamp: now },
-				$push: { outbox: await listedEvent(deps, "c", customer._id, "CANCELLATION") },
-			},
-		);
-		if (done.modifiedCount !== 1) continue;
-		// A renewal claimed before the change may still be charging: answer only once it is done.
-		await waitForRenewalInFlight(deps, customer._id);
-		await releaseLock(deps, customer);
-		if (customer.authorizationId !== null) await releaseHold(deps, customer._id, customer.authorizationId);
-		return unsubscribed;
+		// Its state moved meanwhile: read again.
 	}
 }
 
+/**
+ * A card update waiting for the buyer's challenge on its payment settles first: while the challenge is open the buyer
+ * may still pay; once its time is over it is looked up and settled here (docs/recovery.md#card-update). Settled once:
+ * a pause still there after that (it could not be settled now) is answered as in progress.
+ */
+async function settlePausedUpdate(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	paused: AwaitingCardUpdate,
+	settledBefore: string | null,
+): Promise<boolean> {
+	return settledBefore !== paused.attemptId && (await settleIfOver(deps, customer._id, paused));
+}
+
+/** A PENDING customer is mid-checkout, unless its checkout died (it is stale). */
+function mayUnsubscribe(deps: BillingDeps, customer: CustomerDoc): boolean {
+	if (customer.status === CustomerStatus.Pending && !isStalePending(deps, customer)) return false;
+	return customerMayMove(customer.status, CustomerStatus.Unsubscribed);
+}
+
+/** Compare-and-set from the state we read, with the CANCELLATION event; false if it moved meanwhile. */
+async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Promise<boolean> {
+	const move = customerMove(customer.status, CustomerStatus.Unsubscribed);
+	const done = await deps.db.customers.updateOne(
+		{ _id: customer._id, ...move.filter },
+		{
+			$set: { ...move.set, renewalActive: false, nextRenewalTimestamp: null, unsubscriptionTimestamp: deps.now() },
+			$push: { outbox: await listedEvent(deps, "c", customer._id, "CANCELLATION") },
+		},
+	);
+	return done.modifiedCount === 1;
+}
+
+async function afterUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Promise<void> {
+	// A renewal claimed before the change may still be charging: answer only once it is done.
+	await waitForRenewalInFlight(deps, customer._id);
+	await releaseLock(deps, customer);
+	await releaseHold(deps, customer);
+}
+
+const VOID = refundStatusMove(RefundStatus.NotRefundable, RefundStatus.Voided);
+
 /** The trial's hold is released rather than captured; its transaction shows VOIDED. */
-async function releaseHold(deps: BillingDeps, customerId: number, authorizationId: number): Promise<void> {
+async function releaseHold(deps: BillingDeps, customer: CustomerDoc): Promise<void> {
+	const { _id: customerId, authorizationId } = customer;
+	if (authorizationId === null) return;
 	// A hold the gateway cannot release now is never captured (the customer is unsubscribed) and lapses by itself.
 	const outcome = await deps.payments.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId }).catch(() => null);
 	if (outcome?.status !== "APPROVED") return;
-	await deps.db.transactions.updateOne(
-		{ customerId, type: TransactionType.Preauthorization, transactionId: authorizationId },
-		{ $set: { refundStatus: RefundStatus.Voided } },
-	);
+	// The hold's transaction, by its unique key (the checkout's hold), then by _id: both answered from an index.
+	const key = customer.attemptId && firstPaymentKey(customer.attemptId, "PREAUTHORIZE");
+	const hold = key ? await deps.db.transactions.findOne({ idempotencyKey: key }).lean() : null;
+	if (hold?.customerId === customerId && hold.transactionId === authorizationId)
+		await deps.db.transactions.updateOne({ _id: hold._id, ...VOID.filter }, { $set: VOID.set });
 	await deps.db.customers.updateOne({ _id: customerId, authorizationId }, { $set: { authorizationId: null } });
 }
