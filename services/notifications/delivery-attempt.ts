@@ -11,7 +11,15 @@ import { retryDelayMs, retryWindowEnd } from "./backoff";
 import type { NotificationsDeps } from "./deps";
 import type { AttemptRecord, DeliveryDoc } from "./models";
 import { signatureHeader } from "./signature";
-import { DeliveryStatus } from "./states";
+import { DeliveryStatus, deliveryMove, STAY_PENDING } from "./states";
+
+/** PENDING -> DELIVERED: the receiver answered 2xx. */
+const DELIVERED = deliveryMove(DeliveryStatus.Pending, DeliveryStatus.Delivered);
+/** PENDING -> DEAD: failed again after the retry window closed. */
+const GIVEN_UP = deliveryMove(DeliveryStatus.Pending, DeliveryStatus.Dead);
+/** PENDING -> WAITING: the account has no webhook URL. */
+const PARK = deliveryMove(DeliveryStatus.Pending, DeliveryStatus.Waiting);
+
 import { postWebhook } from "./webhook-request";
 
 export const USER_AGENT = "payment-service-webhooks/1.0";
@@ -41,7 +49,7 @@ export async function claimDueDelivery(deps: NotificationsDeps, deliveryId: stri
 		.findOneAndUpdate(
 			{
 				_id: deliveryId,
-				status: DeliveryStatus.Pending,
+				...STAY_PENDING.filter,
 				nextAttemptAt: { $lte: now },
 				...leaseFree("lease", now),
 			},
@@ -58,7 +66,7 @@ export async function claimDueDelivery(deps: NotificationsDeps, deliveryId: stri
 /** PENDING -> PENDING: gives back a claim without attempting it (the node is stopping); its attempt number stays unused. */
 export async function releaseClaim(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	await deps.db.deliveries.updateOne(
-		{ _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner },
+		{ _id: delivery._id, ...STAY_PENDING.filter, "lease.owner": delivery.lease!.owner },
 		{ $set: { lease: null } },
 	);
 }
@@ -105,7 +113,7 @@ function attemptRecord(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: 
  */
 async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: AttemptOutcome): Promise<DeliveryStatus | null> {
 	const now = deps.now();
-	const held = { _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner };
+	const held = { _id: delivery._id, ...STAY_PENDING.filter, "lease.owner": delivery.lease!.owner };
 	const released = { lease: null, lastStatusCode: outcome.statusCode };
 	const logged = { $push: { attemptLog: attemptRecord(deps, delivery, outcome) } };
 	const windowEnd = retryWindowEnd(delivery.windowFrom, outcome.environment, deps.settings).getTime();
@@ -114,11 +122,11 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
 	if (outcome.error === null) {
 		// PENDING -> DELIVERED
 		status = DeliveryStatus.Delivered;
-		update = { $set: { ...released, status, deliveredAt: now, lastError: null }, ...logged };
+		update = { $set: { ...released, ...DELIVERED.set, deliveredAt: now, lastError: null }, ...logged };
 	} else if (now.getTime() >= windowEnd) {
 		// PENDING -> DEAD: failed again after the window closed.
 		status = DeliveryStatus.Dead;
-		update = { $set: { ...released, status, lastError: outcome.error }, ...logged };
+		update = { $set: { ...released, ...GIVEN_UP.set, lastError: outcome.error }, ...logged };
 	} else {
 		// PENDING -> PENDING: retry later, but no later than the window's end, for one last try.
 		status = DeliveryStatus.Pending;
@@ -142,8 +150,8 @@ async function settle(deps: NotificationsDeps, delivery: DeliveryDoc, outcome: A
  */
 async function parkUntilUrl(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	const parked = await deps.db.deliveries.updateOne(
-		{ _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner },
-		{ $set: { status: DeliveryStatus.Waiting, lease: null }, $inc: { attempts: -1 } },
+		{ _id: delivery._id, ...PARK.filter, "lease.owner": delivery.lease!.owner },
+		{ $set: { ...PARK.set, lease: null }, $inc: { attempts: -1 } },
 	);
 	if (parked.matchedCount === 0) return;
 	deps.logger.debug(`Webhook ${delivery._id} (account ${delivery.accountId}) waits: the account has no webhook URL`);
@@ -151,9 +159,9 @@ async function parkUntilUrl(deps: NotificationsDeps, delivery: DeliveryDoc): Pro
 	if (target?.webhookUrl) await returnToPending(deps, delivery._id, DeliveryStatus.Waiting);
 }
 
-/** WAITING/DELIVERED/DEAD/PENDING -> PENDING: due now, with a fresh retry window and backoff. */
-export function backToPending(now: Date) {
-	return { $set: { status: DeliveryStatus.Pending, nextAttemptAt: now, windowFrom: now, backoffStep: 0 } };
+/** Due now, with a fresh retry window and backoff: how a delivery returns to PENDING from any state. */
+export function freshWindow(now: Date) {
+	return { nextAttemptAt: now, windowFrom: now, backoffStep: 0 };
 }
 
 /** Back to PENDING, due now, from the given states; listed first, so a worker finds it. Answers the delivery, or null. */
@@ -162,10 +170,11 @@ export async function returnToPending(
 	deliveryId: string,
 	from: DeliveryStatus[] | DeliveryStatus,
 ): Promise<DeliveryDoc | null> {
+	const move = deliveryMove(from, DeliveryStatus.Pending);
 	const now = deps.now();
 	await deps.attempts.add(deliveryId, now);
 	return deps.db.deliveries
-		.findOneAndUpdate({ _id: deliveryId, status: { $in: [from].flat() } }, backToPending(now), { returnDocument: "after" })
+		.findOneAndUpdate({ _id: deliveryId, ...move.filter }, { $set: { ...move.set, ...freshWindow(now) } }, { returnDocument: "after" })
 		.lean<DeliveryDoc>();
 }
 

@@ -1,3 +1,5 @@
+import { stateMachine } from "../../shared/state-machine";
+
 // A webhook delivery's life, in one place. Every move is a conditional update
 // on the expected current state (and, for a worker, on still holding the
 // lease), so two nodes or an operator racing a worker cannot both win.
@@ -32,7 +34,13 @@ export const DELIVERY_TRANSITIONS: Record<DeliveryStatus, DeliveryStatus[]> = {
 	[DeliveryStatus.Dead]: [DeliveryStatus.Pending],
 };
 
-/** The states a delivery may leave for `to`: the filter of a conditional update. */
+/** A delivery's status write (shared/state-machine.ts). */
+export const deliveryMove = stateMachine<"status", DeliveryStatus>("delivery", "status", DELIVERY_TRANSITIONS);
+
+/** PENDING -> PENDING: a worker claims it, gives the claim back, or schedules its retry. */
+export const STAY_PENDING = deliveryMove(DeliveryStatus.Pending, DeliveryStatus.Pending);
+
+/** The states a delivery may leave for `to`. */
 export function statesLeadingTo(to: DeliveryStatus): DeliveryStatus[] {
 	return (Object.keys(DELIVERY_TRANSITIONS) as DeliveryStatus[]).filter(from => DELIVERY_TRANSITIONS[from].includes(to));
 }

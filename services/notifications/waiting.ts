@@ -5,10 +5,15 @@
 // the waiting window (WEBHOOK_WAIT_DAYS) are not sent: they become DEAD.
 // The backlog is looked up by a scan, which is fine: it happens when a URL is
 // set and when a node starts, never per event.
-import { attemptDelivery, deliveryLease } from "./delivery-attempt";
+import { attemptDelivery, deliveryLease, freshWindow } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
-import { DeliveryStatus } from "./states";
+import { DeliveryStatus, deliveryMove } from "./states";
+
+/** WAITING -> PENDING: the account has a URL now. */
+const RELEASE = deliveryMove(DeliveryStatus.Waiting, DeliveryStatus.Pending);
+/** PENDING (just claimed) -> DEAD: it waited longer than the waiting window. */
+const EXPIRE = deliveryMove(DeliveryStatus.Pending, DeliveryStatus.Dead);
 
 /** WAITING -> PENDING (claimed for this attempt) for the account's oldest waiting delivery; listed first, so a node dying here leaves it found. */
 async function claimOldestWaiting(deps: NotificationsDeps, accountId: number): Promise<DeliveryDoc | null> {
@@ -21,9 +26,9 @@ async function claimOldestWaiting(deps: NotificationsDeps, accountId: number): P
 	await deps.attempts.add(oldest._id, now);
 	const claimed = await deps.db.deliveries
 		.findOneAndUpdate(
-			{ _id: oldest._id, status: DeliveryStatus.Waiting },
+			{ _id: oldest._id, ...RELEASE.filter },
 			{
-				$set: { status: DeliveryStatus.Pending, nextAttemptAt: now, windowFrom: now, backoffStep: 0, lease: deliveryLease(deps, now) },
+				$set: { ...RELEASE.set, ...freshWindow(now), lease: deliveryLease(deps, now) },
 				$inc: { attempts: 1 },
 			},
 			{ returnDocument: "after" },
@@ -36,9 +41,9 @@ async function claimOldestWaiting(deps: NotificationsDeps, accountId: number): P
 /** PENDING (just claimed) -> DEAD for an event that waited longer than the waiting window; its attempt number is given back. */
 async function expire(deps: NotificationsDeps, delivery: DeliveryDoc): Promise<void> {
 	await deps.db.deliveries.updateOne(
-		{ _id: delivery._id, status: DeliveryStatus.Pending, "lease.owner": delivery.lease!.owner },
+		{ _id: delivery._id, ...EXPIRE.filter, "lease.owner": delivery.lease!.owner },
 		{
-			$set: { status: DeliveryStatus.Dead, lease: null, lastError: `no webhook URL within ${deps.settings.waitDays} days of the event` },
+			$set: { ...EXPIRE.set, lease: null, lastError: `no webhook URL within ${deps.settings.waitDays} days of the event` },
 			$inc: { attempts: -1 },
 		},
 	);

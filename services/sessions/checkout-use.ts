@@ -7,7 +7,7 @@ import { SessionCheckoutError, type SessionPurpose } from "../../shared/contract
 import { raw } from "../../shared/persistence";
 import type { SessionsDeps } from "./deps";
 import { normalizeHostName } from "./host-name";
-import { SessionStatus, statusAt } from "./states";
+import { CONSUME, RELEASE, SessionStatus, statusAt } from "./states";
 
 /** A session created for a customer is a card update's. */
 const purposeOf = (doc: { customerId?: number | null }): SessionPurpose => (doc.customerId != null ? "cardUpdate" : "checkout");
@@ -34,8 +34,8 @@ export async function consumeSession(
 	const now = deps.now();
 	const sessionId = input.sessionId.toLowerCase();
 	const doc = await raw(deps.db.sessions).findOneAndUpdate(
-		{ _id: sessionId, status: SessionStatus.Valid, expiresAt: { $gt: now } },
-		{ $set: { status: SessionStatus.Used, usedAt: now, usedBy: input.attemptId, usedFor: input.customerId ?? null } },
+		{ _id: sessionId, ...CONSUME.filter, expiresAt: { $gt: now } },
+		{ $set: { ...CONSUME.set, usedAt: now, usedBy: input.attemptId, usedFor: input.customerId ?? null } },
 		{ returnDocument: "after" },
 	);
 	if (doc) return { sessionId, expiresAt: doc.expiresAt.toISOString() };
@@ -63,8 +63,8 @@ export async function paymentInProgress(
 /** USED -> VALID, by the attempt that consumed it, after its payment failed. */
 export async function releaseSession(deps: SessionsDeps, input: { sessionId: string; attemptId: string }): Promise<{ released: boolean }> {
 	const result = await deps.db.sessions.updateOne(
-		{ _id: input.sessionId.toLowerCase(), status: SessionStatus.Used, usedBy: input.attemptId },
-		{ $set: { status: SessionStatus.Valid, usedAt: null, usedBy: null } },
+		{ _id: input.sessionId.toLowerCase(), ...RELEASE.filter, usedBy: input.attemptId },
+		{ $set: { ...RELEASE.set, usedAt: null, usedBy: null } },
 	);
 	return { released: result.modifiedCount === 1 };
 }

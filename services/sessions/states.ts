@@ -1,3 +1,5 @@
+import { stateMachine } from "../../shared/state-machine";
+
 // A checkout session's life:
 //   VALID -> USED     a checkout consumes it just before paying
 //   USED  -> VALID    that checkout's payment failed, so the buyer may retry
@@ -11,6 +13,20 @@ export enum SessionStatus {
 }
 
 export type StoredSessionStatus = SessionStatus.Valid | SessionStatus.Used;
+
+/** The moves that are written (EXPIRED is read off the clock). */
+export const SESSION_TRANSITIONS: Record<StoredSessionStatus, StoredSessionStatus[]> = {
+	[SessionStatus.Valid]: [SessionStatus.Used],
+	[SessionStatus.Used]: [SessionStatus.Valid],
+};
+
+/** A session's status write (shared/state-machine.ts). */
+export const sessionMove = stateMachine<"status", StoredSessionStatus>("session", "status", SESSION_TRANSITIONS);
+
+/** VALID -> USED: a checkout consumes it. */
+export const CONSUME = sessionMove(SessionStatus.Valid, SessionStatus.Used);
+/** USED -> VALID: its payment failed, the buyer may retry. */
+export const RELEASE = sessionMove(SessionStatus.Used, SessionStatus.Valid);
 
 export const SESSION_LIFETIME_MS = 5 * 60 * 1000;
 

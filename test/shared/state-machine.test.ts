@@ -1,19 +1,15 @@
-// The status updates billing writes are built from its state machines' tables:
-// every move a table allows builds, any other is refused.
-import {
-	customerMove,
-	disputeMove,
-	ForbiddenMove,
-	type Move,
-	refundRecordMove,
-	refundStatusMove,
-} from "../../../services/billing/lifecycle";
+// Every status write is built from its state machine's table (shared/state-machine.ts): every move a table allows
+// builds, any other is refused. Billing's machines (lifecycle.ts), the session's and the webhook delivery's.
+import { customerMove, disputeMove, refundRecordMove, refundStatusMove } from "../../services/billing/lifecycle";
 import {
 	CUSTOMER_TRANSITIONS,
 	DISPUTE_TRANSITIONS,
 	REFUND_RECORD_TRANSITIONS,
 	REFUND_STATUS_TRANSITIONS,
-} from "../../../services/billing/states";
+} from "../../services/billing/states";
+import { DELIVERY_TRANSITIONS, deliveryMove } from "../../services/notifications/states";
+import { SESSION_TRANSITIONS, sessionMove } from "../../services/sessions/states";
+import { ForbiddenMove, type Move } from "../../shared/state-machine";
 
 type Machine = [string, Record<string, string[]>, (from: string | string[], to: string) => Move<string, string>, string];
 
@@ -22,6 +18,8 @@ const machines: Machine[] = [
 	["transaction refund status", REFUND_STATUS_TRANSITIONS, refundStatusMove as Machine[2], "refundStatus"],
 	["refund record", REFUND_RECORD_TRANSITIONS, refundRecordMove as Machine[2], "status"],
 	["dispute", DISPUTE_TRANSITIONS, disputeMove as Machine[2], "status"],
+	["session", SESSION_TRANSITIONS, sessionMove as Machine[2], "status"],
+	["webhook delivery", DELIVERY_TRANSITIONS, deliveryMove as Machine[2], "status"],
 ];
 
 const pairs = (table: Record<string, string[]>, allowed: boolean) =>
