@@ -248,7 +248,7 @@ function createHandlers(dbs: Databases) {
 			currency: "EUR",
 			currencyId: 978,
 			productId: 1,
-			transactionId: processorTransactionId,
+			processorTransactionId,
 			midId,
 			midName: "MID A",
 			refundStatus: "REFUNDABLE",

@@ -118,8 +118,8 @@ export interface TransactionDoc {
 	currency: string;
 	currencyId: number;
 	productId: number;
-	/** The payments service's id of the gateway operation (the API's `transactionId`). */
-	transactionId: number | null;
+	/** The payments service's number of the gateway operation: the API shows it as the transaction's `transactionId`. */
+	processorTransactionId: number | null;
 	/** The gateway's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); absent on transactions of earlier versions. */
 	processorReference?: string | null;
 	/** A first payment's 3-D Secure authentication; absent on the others and on transactions of earlier versions. */
@@ -273,7 +273,7 @@ const transactionSchema = new Schema<TransactionDoc>(
 		currency: { type: String, required: true },
 		currencyId: { type: Number, required: true },
 		productId: { type: Number, required: true },
-		transactionId: { type: Number, default: null },
+		processorTransactionId: { type: Number, default: null },
 		processorReference: { type: String, default: null },
 		authentication: { type: Schema.Types.Mixed, default: null },
 		midId: { type: Number, required: true },

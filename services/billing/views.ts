@@ -35,7 +35,7 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		type: doc.type,
 		amount: toDecimal(doc.amount, findCurrency(doc.currency)!),
 		productId: doc.productId,
-		transactionId: doc.transactionId,
+		transactionId: doc.processorTransactionId,
 		processorReference: doc.processorReference ?? null,
 		authentication: doc.authentication ?? null,
 		midId: doc.midId,

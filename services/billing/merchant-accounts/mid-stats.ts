@@ -45,13 +45,13 @@ export function midStatsMetrics(broker: ServiceBroker): MidStatsMetrics | undefi
 }
 
 /** What a transaction counts as, if anything: holds and failed attempts are not sales, nor declines. */
-function countOf(tx: Pick<TransactionDoc, "type" | "status" | "transactionId">): MidCount | null {
+function countOf(tx: Pick<TransactionDoc, "type" | "status" | "processorTransactionId">): MidCount | null {
 	switch (tx.type) {
 		case TransactionType.SubscriptionStart:
 		case TransactionType.Renewal:
 			if (tx.status === TransactionStatus.Approved) return "sales";
 			// A decline no processor made (no MID could take it, or none is configured) says nothing of the MID.
-			return tx.status === TransactionStatus.Declined && tx.transactionId !== null ? "declined" : null;
+			return tx.status === TransactionStatus.Declined && tx.processorTransactionId !== null ? "declined" : null;
 		case TransactionType.Refunded:
 			return "refunds";
 		case TransactionType.Chargeback:

@@ -42,7 +42,7 @@ export type AskProcessor = (payments: Payments, refund: RefundDoc, original: Tra
  */
 const requestRefund: AskProcessor = (payments, refund, original) =>
 	withRetries(() =>
-		payments.refund({ idempotencyKey: refund._id, processorTransactionId: original.transactionId!, amount: refund.amount }),
+		payments.refund({ idempotencyKey: refund._id, processorTransactionId: original.processorTransactionId!, amount: refund.amount }),
 	);
 
 /** How long a repeat waits for a refund that someone else is settling. */
@@ -143,7 +143,7 @@ async function settleByProcessor(
 	original: TransactionDoc,
 	ask: AskProcessor,
 ): Promise<RefundDone | RefundError> {
-	const outcome = original.transactionId !== null ? await ask(deps.payments, refund, original) : null;
+	const outcome = original.processorTransactionId !== null ? await ask(deps.payments, refund, original) : null;
 	if (outcome?.status === "APPROVED") return completeRefund(deps, refund, original, outcome);
 	return failRefund(deps, refund);
 }

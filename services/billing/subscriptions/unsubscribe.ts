@@ -108,7 +108,7 @@ async function releaseHold(deps: BillingDeps, customer: CustomerDoc): Promise<vo
 	// The hold's transaction, by its unique key (the checkout's hold), then by _id: both answered from an index.
 	const key = customer.attemptId && firstPaymentKey(customer.attemptId, "PREAUTHORIZE");
 	const hold = key ? await deps.db.transactions.findOne({ idempotencyKey: key }).lean() : null;
-	if (hold?.customerId === customerId && hold.transactionId === authorizationId)
+	if (hold?.customerId === customerId && hold.processorTransactionId === authorizationId)
 		await deps.db.transactions.updateOne({ _id: hold._id, ...VOID.filter }, { $set: VOID.set });
 	await deps.db.customers.updateOne({ _id: customerId, authorizationId }, { $set: { authorizationId: null } });
 }

@@ -267,7 +267,7 @@ describe("Exactly once", () => {
 				type: "RENEWAL",
 				success: false,
 				status: "ERROR",
-				transactionId: null,
+				processorTransactionId: null,
 				processorReference: null,
 				refundStatus: "NOT_REFUNDABLE",
 				refundableRemaining: 0,

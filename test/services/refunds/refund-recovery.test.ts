@@ -97,7 +97,7 @@ async function recordRefundTransaction(tx: Transaction, refundId: string, amount
 		timestamp: new Date(),
 		type: "REFUNDED",
 		amount: -amount,
-		transactionId: outcome.processorTransactionId,
+		processorTransactionId: outcome.processorTransactionId,
 		refundStatus: "NOT_REFUNDABLE",
 		idempotencyKey: `refund:${refundId}`,
 		refundableRemaining: 0,
