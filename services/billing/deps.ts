@@ -7,9 +7,9 @@ import type { Payments } from "./payments";
 
 export interface BillingDeps {
 	db: BillingDb;
-	/** Customers by the time their next charge is due (billing/renewal-schedule.ts). */
+	/** Customers by the time their next charge is due (renewals/renewal-schedule.ts). */
 	renewals: Schedule<number>;
-	/** Outbox events by the time they were written (billing/outbox.ts): the relay's sweep finds them by key. */
+	/** Outbox events by the time they were written (outbox/outbox.ts): the relay's sweep finds them by key. */
 	outbox: Schedule<string>;
 	/** The node's recovery counters (recovery.ts); absent when metrics are off. */
 	metrics?: { entered(): void; recovered(currency: string, amountMinor: number): void };

@@ -70,17 +70,10 @@ export const schemas = {
 		["accountId", "transactionId", "refundId"],
 	),
 	unsubscribe: params({ accountId: id, customerId: id }),
-	claimRenewal: params({
-		customerId: id,
-		owner: { type: "string", minLength: 1, maxLength: 200 },
-		at: { type: "string", format: "date-time" },
-		leaseMs: { type: "integer", minimum: 1, maximum: 3_600_000 },
-	}),
 	runRenewals: params({ at: { type: "string", format: "date-time" } }, []),
 	recoverRefunds: params({}, []),
 	recovery: params({ accountId: id }),
 	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
-	releaseRenewal: params({ customerId: id, owner: { type: "string", minLength: 1, maxLength: 200 } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
 	listTransactions: params({ accountId: id, customerId: id }),
 	customers: params(

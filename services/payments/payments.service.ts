@@ -7,20 +7,18 @@ import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
 import { dbMixin } from "../../shared/db.mixin";
-import { isDuplicateKey } from "../../shared/persistence";
 import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
 import { createStripeConnector, type StripeCardKeys, type StripeKeyStore } from "./connectors/stripe/stripe-connector";
 import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, storeCredentials, webhookSecretOf } from "./credentials";
 import type { PaymentsDeps } from "./deps";
 import { sandboxNotices, sandboxNoticesDone, submitDisputeEvidence } from "./disputes";
 import { createLedger } from "./ledger";
-import { importLegacySandbox, type LegacyCard, type LegacyOperation, TRANSACTION_ID_FLOOR } from "./legacy-sandbox";
 import { createPaymentsModels, type PaymentsDb } from "./models";
 import { afterChallenge, capture, charge, chooseSandboxChallenge, firstPayment, lookup, refund, saveCard, voidHold } from "./operations";
 import { createProcessors } from "./processors";
 import { listSandboxOperations } from "./sandbox-operations";
 import { schemas } from "./schemas";
-import { type MasterKeys, masterKeys } from "./sealing";
+import { masterKeys } from "./sealing";
 import { stripeEvent } from "./stripe-events";
 import { createVault } from "./vault";
 
@@ -28,8 +26,6 @@ interface Locals {
 	db: PaymentsDb;
 	deps: PaymentsDeps;
 	credentialKeys: CredentialKeys;
-	vaultKeys: MasterKeys;
-	connection: import("mongoose").Connection;
 }
 
 const UNSEALS = "payments.vault.unseals";
@@ -82,14 +78,6 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				return { publicJwk: this.credentialKeys.publicJwk };
 			},
 		},
-		// Billing hands over the sandbox vault and ledger of versions before this service (legacy-sandbox.ts).
-		importLegacySandbox: {
-			params: schemas.importLegacySandbox,
-			handler(ctx: Context<{ cards: LegacyCard[]; operations: LegacyOperation[] }>) {
-				// The documents as an earlier version stored them: the shapes of legacy-sandbox.ts.
-				return importLegacySandbox({ ...this.deps, keys: this.vaultKeys }, ctx.params);
-			},
-		},
 		storeCredentials: {
 			params: schemas.storeCredentials,
 			async handler(ctx: Context<{ midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string }>) {
@@ -123,15 +111,6 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			Buffer.from(vaultKey, "base64"),
 			vaultPreviousKeys.map(k => Buffer.from(k, "base64")),
 		);
-		this.vaultKeys = keys;
-		// Before any id is handed out: new transaction ids start above those of earlier versions' sandbox.
-		await this.connection
-			.collection<{ _id: string; next: number }>("sequences")
-			.updateOne({ _id: "payment_transactions" }, { $setOnInsert: { next: TRANSACTION_ID_FLOOR } }, { upsert: true })
-			// Another node inserted it at the same moment.
-			.catch(err => {
-				if (!isDuplicateKey(err)) throw err;
-			});
 		const metrics = this.broker.isMetricsEnabled() ? this.broker.metrics : null;
 		if (metrics && !metrics.getMetric(UNSEALS))
 			metrics.register({ type: "counter", name: UNSEALS, description: "Card numbers unsealed from the vault for a gateway operation" });

@@ -50,10 +50,6 @@ export const schemas = {
 		reference: { type: "string", minLength: 1, maxLength: 200 },
 		evidence: params(Object.fromEntries(DISPUTE_EVIDENCE_FIELDS.map(field => [field, { type: "string", maxLength: 20_000 }])), []),
 	}),
-	importLegacySandbox: params({
-		cards: { type: "array", maxItems: 500, items: { type: "object" } },
-		operations: { type: "array", maxItems: 500, items: { type: "object" } },
-	}),
 	storeCredentials: params({ midId: id, type: { enum: ["stripe"] }, sealedSecretKey: jwe, sealedWebhookSecret: jwe }, [
 		"midId",
 		"type",

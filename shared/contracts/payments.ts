@@ -185,11 +185,6 @@ export enum EvidenceError {
 export interface PaymentsActions {
 	/** The public key (JWK, RSA-OAEP-256) the gateway seals a MID's gateway key to, so it never crosses the transporter in clear. */
 	"payments.credentialsKey": { params: Record<string, never>; result: { publicJwk: Record<string, unknown> & { kid?: string } } };
-	/** Billing hands over the sandbox vault and ledger documents of versions before the payments service, as they were stored. */
-	"payments.importLegacySandbox": {
-		params: { cards: Record<string, unknown>[]; operations: Record<string, unknown>[] };
-		result: { cards: number; operations: number };
-	};
 	/** Keeps a MID's gateway key and webhook signing secret, sealed at rest; replaces both earlier ones (no secret: none). */
 	"payments.storeCredentials": {
 		params: { midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string };

@@ -8,13 +8,17 @@
 // The record is written after the notice is applied: a crash in between
 // leaves no record, and Stripe's retry applies the notice again, which
 // changes nothing. Two copies at once may both apply it, for the same reason.
-import type { StripeEventError } from "../../../shared/contracts/payments";
+import { StripeEventError } from "../../../shared/contracts/payments";
 import { insertOnce } from "../../../shared/persistence";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { applyNotice, type DisputeDeps, NoticeError } from "./notices";
 
 /** Why an event is refused; Stripe retries a refused one for days, then gives up. */
 export type StripeEventRefusal = StripeEventError | NoticeError.OtherMerchantAccount;
+
+/** Stripe could not be read for the event: its retry will apply it, once Stripe answers or the MID's key is fixed. */
+export const waitsForStripeRetry = (outcome: StripeEventReceived | StripeEventRefusal): boolean =>
+	outcome === StripeEventError.Unavailable || outcome === StripeEventError.KeyRefused;
 
 /** Applied, or acknowledged without change (another type, a repeat, a payment this service did not make). */
 export interface StripeEventReceived {

@@ -31,7 +31,7 @@ export interface OutboxListing {
 	at: Date;
 }
 
-/** The slots are this wide (a multiple of 1 s: slots written 5 s wide before still read). */
+/** The slots are this wide: the sweep leaves the newest two to the relays that follow each change. */
 export const OUTBOX_SLOT_MS = 1000;
 
 export function createOutboxSchedule(db: BillingDb): Schedule<string> {
@@ -72,26 +72,4 @@ export async function listedEvent(
 	const event = outboxEvent(deps, type, details);
 	await listEvents(deps, [{ kind, docId, event }]);
 	return event;
-}
-
-/**
- * Events of a database written before the outbox schedule existed are listed
- * (now, whatever their age) once, when billing starts and the schedule was
- * never used: a search, once.
- */
-export async function listEarlierEvents(deps: Pick<BillingDeps, "db" | "outbox" | "now">): Promise<number> {
-	if (await deps.outbox.inUse()) return 0;
-	const waiting = { "outbox.0": { $exists: true } };
-	const [customers, transactions] = await Promise.all([
-		deps.db.customers.find(waiting, { outbox: 1 }).lean(),
-		deps.db.transactions.find(waiting, { outbox: 1 }).lean(),
-	]);
-	const now = deps.now();
-	const events = [
-		...customers.flatMap(c => c.outbox.map(event => ({ kind: "c" as const, docId: c._id, event: { ...event, createdAt: now } }))),
-		...transactions.flatMap(t => t.outbox.map(event => ({ kind: "t" as const, docId: t._id, event: { ...event, createdAt: now } }))),
-	];
-	if (events.length) await listEvents(deps, events);
-	await deps.outbox.initialize(now);
-	return events.length;
 }

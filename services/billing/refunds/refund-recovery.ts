@@ -45,38 +45,48 @@ const lookUp: AskProcessor = async (payments, refund) => {
 	return outcome;
 };
 
+/** The next refunds stranded RESERVED, oldest first, but those this run tried already. */
+function nextStranded(deps: BillingDeps, tried: string[], batchSize: number): Promise<{ _id: string }[]> {
+	return deps.db.refunds
+		.find({ ...strandedFilter(deps), _id: { $nin: tried } }, { _id: 1 })
+		.sort({ createdAt: 1 })
+		.limit(batchSize)
+		.lean();
+}
+
+/** Claims one stranded refund and settles it, counting what happened; one not settled now is released for the next sweep. */
+async function recoverOne(deps: BillingDeps, refundId: string, options: RecoveryOptions, report: RecoveryReport): Promise<void> {
+	const claimed = await claimRefund(deps, { _id: refundId, ...strandedFilter(deps) }, options.owner);
+	if (!claimed) {
+		report.skipped++;
+		return;
+	}
+	try {
+		const result = await settleReserved(deps, claimed, lookUp);
+		if (typeof result === "object") {
+			report.completed++;
+			report.refundTransactionIds.push(result.refundTransactionId);
+		} else {
+			report.failed++;
+		}
+	} catch (err) {
+		report.skipped++;
+		options.onError?.(refundId, err as Error);
+		await releaseRefund(deps, refundId, options.owner).catch(() => undefined);
+	}
+}
+
 export async function recoverRefunds(deps: BillingDeps, options: RecoveryOptions): Promise<RecoveryReport> {
 	const report: RecoveryReport = { completed: 0, failed: 0, skipped: 0, refundTransactionIds: [] };
 	// Refunds tried in this run are not looked at again until the next one.
 	const tried: string[] = [];
 	while (!options.signal?.aborted) {
-		const stranded = await deps.db.refunds
-			.find({ ...strandedFilter(deps), _id: { $nin: tried } }, { _id: 1 })
-			.sort({ createdAt: 1 })
-			.limit(options.batchSize ?? DEFAULT_BATCH)
-			.lean();
+		const stranded = await nextStranded(deps, tried, options.batchSize ?? DEFAULT_BATCH);
 		if (stranded.length === 0) break;
 		for (const { _id } of stranded) {
 			if (options.signal?.aborted) break;
 			tried.push(_id);
-			const claimed = await claimRefund(deps, { _id, ...strandedFilter(deps) }, options.owner);
-			if (!claimed) {
-				report.skipped++;
-				continue;
-			}
-			try {
-				const result = await settleReserved(deps, claimed, lookUp);
-				if (typeof result === "object") {
-					report.completed++;
-					report.refundTransactionIds.push(result.refundTransactionId);
-				} else {
-					report.failed++;
-				}
-			} catch (err) {
-				report.skipped++;
-				options.onError?.(_id, err as Error);
-				await releaseRefund(deps, _id, options.owner).catch(() => undefined);
-			}
+			await recoverOne(deps, _id, options, report);
 		}
 	}
 	return report;

@@ -10,31 +10,6 @@ import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../models";
 import { CustomerStatus } from "../states";
 
-export interface RenewalClaim {
-	customerId: number;
-	owner: string;
-	/** The cycle's time: customers due at or before it may be claimed. */
-	at: Date;
-	leaseMs: number;
-}
-
-export async function claimRenewal(deps: BillingDeps, claim: RenewalClaim): Promise<CustomerDoc | null> {
-	const now = deps.now();
-	return deps.db.customers
-		.findOneAndUpdate(
-			{
-				_id: claim.customerId,
-				status: CustomerStatus.Active,
-				renewalActive: true,
-				nextRenewalTimestamp: { $lte: claim.at },
-				...leaseFree("renewalLease", now),
-			},
-			{ $set: { renewalLease: newLease(claim.owner, now, claim.leaseMs) } },
-			{ returnDocument: "after" },
-		)
-		.lean();
-}
-
 export interface BatchClaim {
 	customerIds: number[];
 	/** Unique to this batch: the customers whose lease names it are this batch's. */
@@ -50,7 +25,6 @@ export interface BatchClaim {
 /**
  * Claims every due, active, free customer of the batch with one update, then
  * reads the batch back: those whose lease names `owner` are claimed.
- * The same compare-and-set as claimRenewal, one command for many customers.
  */
 export async function claimRenewals(deps: BillingDeps, claim: BatchClaim): Promise<Map<number, CustomerDoc>> {
 	const now = deps.now();
@@ -68,14 +42,6 @@ export async function claimRenewals(deps: BillingDeps, claim: BatchClaim): Promi
 	);
 	const docs = await deps.db.customers.find({ _id: { $in: claim.customerIds } }).lean();
 	return new Map(docs.map(doc => [doc._id, doc]));
-}
-
-export async function releaseRenewal(deps: BillingDeps, input: { customerId: number; owner: string }): Promise<boolean> {
-	const result = await deps.db.customers.updateOne(
-		{ _id: input.customerId, "renewalLease.owner": input.owner },
-		{ $set: { renewalLease: null } },
-	);
-	return result.modifiedCount === 1;
 }
 
 const POLL_MS = 25;

@@ -1,4 +1,6 @@
 // POST /api/unsubscribe/{customerId}, as the spec's state table and the issue describe it.
+import { type Collection, MongoClient } from "mongodb";
+import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer, createMerchant } from "../../factories/merchant";
 import { setWallClock } from "../../factories/wall-clock";
@@ -19,6 +21,16 @@ afterAll(() => app.stop());
 
 const unsubscribe = (customerId: number | string, who = shop) => app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(who));
 const customer = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop))).body;
+/** Billing's customers collection, written straight as another billing node's renewal engine writes it. */
+async function withBillingCustomers<T>(work: (customers: Collection<{ _id: number }>) => Promise<T>): Promise<T> {
+	const url = process.env.MONGO_URL!;
+	const client = await MongoClient.connect(url);
+	try {
+		return await work(client.db(databaseNameFor("billing", url)).collection<{ _id: number }>("customers"));
+	} finally {
+		await client.close();
+	}
+}
 const transactionsOf = async (customerId: number) =>
 	(await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
 
@@ -110,10 +122,10 @@ describe("POST /api/unsubscribe/{customerId}", () => {
 	});
 
 	test("When a renewal is in flight on another billing node, then the unsubscribe answers only after it ends, and no renewal can start after the answer", async () => {
-		// Arrange: another billing node has claimed this customer's renewal (the renewal engine's own claim step).
+		// Arrange: another billing node holds this customer's renewal lease, as its renewal engine writes it when it claims one.
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
-		const cycle = { customerId, owner: "billing-node-b", at: new Date(Date.now() + 40 * 86_400_000).toISOString(), leaseMs: 10_000 };
-		expect(await app.broker.call("billing.claimRenewal", cycle)).toEqual({ claimed: true });
+		const otherNode = { owner: "billing-node-b", until: new Date(Date.now() + 10_000) };
+		await withBillingCustomers(customers => customers.updateOne({ _id: customerId }, { $set: { renewalLease: otherNode } }));
 
 		// Act
 		let answered = false;
@@ -123,13 +135,21 @@ describe("POST /api/unsubscribe/{customerId}", () => {
 		});
 		await new Promise(resolve => setTimeout(resolve, 300));
 		const answeredWhileRenewing = answered;
-		await app.broker.call("billing.releaseRenewal", { customerId, owner: cycle.owner });
+		// That node's renewal ends: it releases its lease, as the engine does.
+		await withBillingCustomers(customers =>
+			customers.updateOne({ _id: customerId, "renewalLease.owner": otherNode.owner }, { $set: { renewalLease: null } }),
+		);
 		const res = await pending;
+		const clock = await admin(app).post(`/accounts/${shop.accountId}/clock`, {
+			advanceTo: new Date(Date.now() + 40 * 86_400_000).toISOString(),
+		});
 
 		// Assert
 		expect(answeredWhileRenewing).toBe(false);
 		expect(res.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
-		expect(await app.broker.call("billing.claimRenewal", { ...cycle, owner: "billing-node-c" })).toEqual({ claimed: false });
+		expect(clock.status).toBe(200);
+		expect((await transactionsOf(customerId)).map((t: { type: string }) => t.type)).toEqual(["SUBSCRIPTION_START"]);
+		expect(await customer(customerId)).toMatchObject({ status: "UNSUBSCRIBED", renewalActive: false });
 	});
 
 	test("When a checkout died after opening the subscription, then its PENDING customer can be unsubscribed once 10 minutes have passed, not before", async () => {

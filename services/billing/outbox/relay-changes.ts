@@ -1,0 +1,83 @@
+// Relays the events waiting on given documents: those a change just wrote,
+// or those a sweep found listed (outbox-sweep.ts). An event leaves the outbox
+// only after notifications has stored it.
+import type { CustomerDoc, DisputeDoc, TransactionDoc } from "../models";
+import type { OutboxRelayDeps, RelayTargets } from "./outbox-relay";
+import { byId, markRelayed, readByIds } from "./relay-documents";
+import { customerEvent, disputeEvent, namesTransaction, transactionEvent } from "./webhook-events";
+
+/** Events per enqueueAll (notifications takes up to 1000). */
+export const ENQUEUE_BATCH = 500;
+
+interface Waiting {
+	transactions: TransactionDoc[];
+	customers: CustomerDoc[];
+	disputes: DisputeDoc[];
+}
+
+/** The customers the events are about, and the transactions they show besides their own (originals, conversions, disputed charges). */
+async function relatedDocs(deps: OutboxRelayDeps, { transactions, customers, disputes }: Waiting) {
+	const customersOf = await readByIds(
+		deps.db.customers,
+		[...transactions.map(tx => tx.customerId), ...disputes.map(dispute => dispute.customerId)],
+		byId(customers),
+	);
+	const named = customers.flatMap(c => c.outbox.flatMap(e => (namesTransaction(e) && e.transactionId ? [e.transactionId] : [])));
+	const transactionsOf = await readByIds(
+		deps.db.transactions,
+		[
+			...named,
+			...transactions.flatMap(tx => (tx.originalTransactionId === null ? [] : [tx.originalTransactionId])),
+			...disputes.flatMap(d => (d.chargebackTransactionId === null ? [d.transactionId] : [d.transactionId, d.chargebackTransactionId])),
+		],
+		byId(transactions),
+	);
+	return { customersOf, transactionsOf };
+}
+
+/** Transactions' events first (a checkout's TRANSACTION goes out before its CONVERSION), then customers', then disputes'. */
+async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
+	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
+	return [
+		...waiting.transactions.flatMap(tx => tx.outbox.map(event => transactionEvent(tx, event, customersOf, transactionsOf))),
+		...(await Promise.all(
+			waiting.customers.flatMap(customer => customer.outbox.map(event => customerEvent(deps.db, customer, event, transactionsOf))),
+		)),
+		...waiting.disputes.flatMap(dispute => dispute.outbox.map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
+	];
+}
+
+/** Relays every event waiting on these documents. */
+export async function relayDocs(
+	deps: OutboxRelayDeps,
+	transactions: TransactionDoc[],
+	customers: CustomerDoc[],
+	disputes: DisputeDoc[] = [],
+): Promise<void> {
+	const waiting: Waiting = {
+		transactions: transactions.filter(tx => tx.outbox.length > 0),
+		customers: customers.filter(customer => customer.outbox.length > 0),
+		disputes: disputes.filter(dispute => dispute.outbox.length > 0),
+	};
+	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
+	const events = await webhookEvents(deps, waiting);
+	for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH));
+	await markRelayed(deps.db.transactions, waiting.transactions);
+	await markRelayed(deps.db.customers, waiting.customers);
+	await markRelayed(deps.db.disputes, waiting.disputes);
+}
+
+/** Relays the events waiting on the documents a change just wrote (those it wrote as answered are not read again). */
+export async function relayTargets(deps: OutboxRelayDeps, changed: RelayTargets): Promise<void> {
+	const written = { customers: byId(changed.written?.customers ?? []), transactions: byId(changed.written?.transactions ?? []) };
+	const [transactions, customers] = await Promise.all([
+		readByIds<TransactionDoc>(
+			deps.db.transactions,
+			[...(changed.transactions ?? []), ...written.transactions.keys()],
+			written.transactions,
+		),
+		readByIds<CustomerDoc>(deps.db.customers, [...(changed.customers ?? []), ...written.customers.keys()], written.customers),
+	]);
+	const disputes = await readByIds<DisputeDoc>(deps.db.disputes, changed.disputes ?? []);
+	await relayDocs(deps, [...transactions.values()], [...customers.values()], [...disputes.values()]);
+}

@@ -1,0 +1,34 @@
+// Reads documents for the relay by id, one command per collection, and takes
+// the events off the documents once notifications has stored them.
+import type { OutboxEvent } from "../models";
+
+export const byId = <Doc extends { _id: number }>(docs: Doc[]) => new Map(docs.map(doc => [doc._id, doc]));
+
+/** Documents by id, one command per collection (those already at hand are not read again). */
+export async function readByIds<Doc extends { _id: number }>(
+	model: { find(filter: object): { lean(): Promise<unknown> } },
+	ids: Iterable<number>,
+	known: Map<number, Doc> = new Map(),
+): Promise<Map<number, Doc>> {
+	const missing = [...new Set(ids)].filter(id => !known.has(id));
+	if (missing.length === 0) return known;
+	const docs = (await model.find({ _id: { $in: missing } }).lean()) as Doc[];
+	return new Map([...known, ...byId(docs)]);
+}
+
+/** Moves each document's relayed events from its outbox to `relayed`, one command per collection. */
+export async function markRelayed(
+	model: { collection: { bulkWrite(ops: never[], options: object): Promise<unknown> } },
+	docs: { _id: number; outbox: OutboxEvent[] }[],
+): Promise<void> {
+	const operations = docs
+		.filter(doc => doc.outbox.length > 0)
+		.map(doc => {
+			const ids = doc.outbox.map(event => event.id);
+			return {
+				updateOne: { filter: { _id: doc._id }, update: { $pull: { outbox: { id: { $in: ids } } }, $push: { relayed: { $each: ids } } } },
+			};
+		});
+	// Straight to the driver: nothing to cast, and it runs after every change.
+	if (operations.length) await model.collection.bulkWrite(operations as never[], { ordered: false });
+}

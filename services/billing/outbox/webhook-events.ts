@@ -1,0 +1,80 @@
+// The webhook event the merchant receives for an outbox event: the envelope
+// (shared/contracts/notifications.ts) around the documents it is about, as
+// they are when relayed.
+import type { WebhookEvent } from "../../../shared/contracts/notifications";
+import { formatDateTime } from "../../../shared/time";
+import type { BillingDb, CustomerDoc, DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
+import { toCustomerView, toDisputeView, toTransactionView } from "../views";
+
+function envelope(
+	event: OutboxEvent,
+	about: Pick<WebhookEvent, "accountId" | "customerId" | "transaction_id">,
+	data: Record<string, unknown>,
+): WebhookEvent {
+	return { id: event.id, type: event.type, createdAt: formatDateTime(event.createdAt), ...about, data };
+}
+
+/** A transaction's event: the transaction, its customer, and a refund's original transaction. */
+export function transactionEvent(
+	tx: TransactionDoc,
+	event: OutboxEvent,
+	customers: Map<number, CustomerDoc>,
+	originals: Map<number, TransactionDoc>,
+): WebhookEvent {
+	const customer = customers.get(tx.customerId);
+	const data: Record<string, unknown> = { transaction: toTransactionView(tx), customer: customer ? toCustomerView(customer) : null };
+	if (tx.originalTransactionId !== null) {
+		const original = originals.get(tx.originalTransactionId);
+		data.originalTransaction = original ? toTransactionView(original) : null;
+	}
+	return envelope(event, { accountId: tx.accountId, customerId: tx.customerId, transaction_id: tx._id }, data);
+}
+
+/** A dispute's event: the dispute as it was announced, its transaction, customer, and a lost one's chargeback. */
+export function disputeEvent(
+	dispute: DisputeDoc,
+	event: OutboxEvent,
+	customers: Map<number, CustomerDoc>,
+	transactions: Map<number, TransactionDoc>,
+): WebhookEvent {
+	const view = (id: number | null) => {
+		const tx = id === null ? undefined : transactions.get(id);
+		return tx ? toTransactionView(tx) : null;
+	};
+	const customer = customers.get(dispute.customerId);
+	const data: Record<string, unknown> = {
+		dispute: toDisputeView(dispute, event.disputeStatus ?? dispute.status),
+		transaction: view(dispute.transactionId),
+		customer: customer ? toCustomerView(customer) : null,
+	};
+	if (event.type === "DISPUTE_CLOSED" && dispute.chargebackTransactionId !== null) data.chargeback = view(dispute.chargebackTransactionId);
+	return envelope(event, { accountId: dispute.accountId, customerId: dispute.customerId, transaction_id: dispute.transactionId }, data);
+}
+
+/** Whether a customer's event names a transaction: a CONVERSION its checkout's charge or hold, an AUTHENTICATION_REQUIRED the renewal refused. */
+export const namesTransaction = (event: OutboxEvent): boolean => event.type === "CONVERSION" || event.type === "AUTHENTICATION_REQUIRED";
+
+/** The transaction a customer's event names, if any (events written before it was recorded: its first, searched). */
+async function namedTransaction(
+	db: BillingDb,
+	customer: CustomerDoc,
+	event: OutboxEvent,
+	transactions: Map<number, TransactionDoc>,
+): Promise<TransactionDoc | null> {
+	if (!namesTransaction(event) || event.transactionId === null) return null;
+	if (event.transactionId === undefined) return db.transactions.findOne({ customerId: customer._id }).sort({ _id: 1 }).lean();
+	return transactions.get(event.transactionId) ?? null;
+}
+
+/** A customer's event: the customer, and the transaction the event names. */
+export async function customerEvent(
+	db: BillingDb,
+	customer: CustomerDoc,
+	event: OutboxEvent,
+	transactions: Map<number, TransactionDoc>,
+): Promise<WebhookEvent> {
+	const first = await namedTransaction(db, customer, event, transactions);
+	const data: Record<string, unknown> = { customer: toCustomerView(customer) };
+	if (first) data.transaction = toTransactionView(first);
+	return envelope(event, { accountId: customer.accountId, customerId: customer._id, transaction_id: first?._id ?? null }, data);
+}

@@ -1,0 +1,75 @@
+// What a billing node runs besides its actions: the outbox relay, the
+// recovery sweeps, the renewal cron and the sandbox's notices. Started once
+// the node's database is open; stopped in an order that lets work in progress
+// finish: a sweep, then a cycle, then the relay that sends what they wrote.
+import type { Logger, ServiceBroker } from "moleculer";
+import { call } from "../../../shared/call";
+import type { DisputeDeps } from "../disputes/notices";
+import { applySandboxNotices } from "../disputes/sandbox-notices";
+import type { BillingDb } from "../models";
+import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
+import type { RecoveryReport } from "../refunds/refund-recovery";
+import type { RenewalRuns } from "../renewals/renewal-runs";
+import { createBillingDeps } from "./deps";
+import { createCycleRunner, startRenewalCron } from "./renewal-cycles";
+import { createSweeps } from "./sweeps";
+
+export interface Background extends RenewalRuns {
+	deps: DisputeDeps;
+	relay: OutboxRelay;
+	recoverRefunds(): Promise<RecoveryReport>;
+	/** The node drains (SIGTERM): the cron stops, and cycles and sweeps claim nothing new. */
+	drain(): void;
+	stop(): Promise<void>;
+}
+
+/** Applies the sandbox's disputes and fraud warnings due by `until`; their webhooks go out at once. */
+function sandboxNoticesOf(deps: DisputeDeps, logger: Logger) {
+	return async (until: Date, accountId?: number): Promise<void> => {
+		const report = await applySandboxNotices(deps, {
+			until,
+			accountId,
+			onError: (noticeId, err) => logger.warn(`Sandbox notice ${noticeId} is applied again next time:`, err.message),
+		});
+		deps.relay(report.changed);
+		if (report.applied + report.failed > 0)
+			logger.info("Sandbox disputes and fraud warnings:", { applied: report.applied, failed: report.failed });
+	};
+}
+
+export function startBackground(broker: ServiceBroker, db: BillingDb, logger: Logger): Background {
+	const draining = new AbortController();
+	const deps = createBillingDeps(broker, db, targets => relay.kick(targets));
+	const relay = createOutboxRelay({
+		...deps,
+		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
+		logger,
+	});
+	relay.start();
+	const sweeps = createSweeps({ deps, owner: broker.nodeID, signal: draining.signal, logger });
+	sweeps.start();
+	const runCycle = createCycleRunner({ broker, deps, signal: draining.signal, logger });
+	const sandboxNotices = sandboxNoticesOf(deps, logger);
+	const cron = startRenewalCron(runCycle, sandboxNotices, logger);
+	return {
+		deps,
+		relay,
+		runCycle,
+		applySandboxNotices: sandboxNotices,
+		environmentOf: async accountId => (await call(broker, "accounts.get", { accountId })).environment,
+		now: deps.now,
+		recoverRefunds: sweeps.recoverRefunds,
+		drain() {
+			cron.stop();
+			draining.abort();
+		},
+		async stop() {
+			sweeps.stopTimer();
+			cron.stop();
+			draining.abort();
+			await sweeps.finished();
+			await cron.finished();
+			await relay.stop();
+		},
+	};
+}

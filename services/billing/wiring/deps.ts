@@ -1,0 +1,40 @@
+// What billing's domain functions are given (deps.ts, disputes/notices.ts):
+// its database and schedules, and the other services as plain functions.
+import { LRUCache } from "lru-cache";
+import type { ServiceBroker } from "moleculer";
+import { call, callsThrough } from "../../../shared/call";
+import { config } from "../../../shared/config";
+import { createCardExpirySchedule } from "../card-updates/card-expiry";
+import { recoveryMetrics } from "../card-updates/recovery-metrics";
+import type { DisputeDeps } from "../disputes/notices";
+import { midStatsMetrics } from "../merchant-accounts/mid-stats";
+import type { BillingDb } from "../models";
+import { createOutboxSchedule } from "../outbox/outbox";
+import type { RelayTargets } from "../outbox/outbox-relay";
+import { paymentsThrough } from "../payments";
+import { createRenewalSchedule } from "../renewals/renewal-schedule";
+import { createCheckoutSchedule } from "../subscriptions/checkout-recovery";
+
+/** `relay` hands targets to the outbox relay, which starts after the deps are made (it needs them). */
+export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (targets: RelayTargets) => void): DisputeDeps {
+	return {
+		db,
+		renewals: createRenewalSchedule(db),
+		outbox: createOutboxSchedule(db),
+		checkouts: createCheckoutSchedule(db),
+		cardExpiry: createCardExpirySchedule(db),
+		metrics: recoveryMetrics(broker),
+		midMetrics: midStatsMetrics(broker),
+		payments: paymentsThrough(callsThrough(broker)),
+		relay,
+		justOpened: new LRUCache({ max: 10_000, ttl: config().requestTimeoutMs }),
+		now: () => new Date(),
+		productOf: (accountId, productId) => call(broker, "accounts.getProduct", { accountId, productId }),
+		merchantAccountsOf: accountId => call(broker, "accounts.listMerchantAccounts", { accountId }),
+		refundGraceMs: config().refundRecoveryGraceMs,
+		protectionOf: async accountId => (await call(broker, "accounts.get", { accountId })).disputeProtection,
+		blockBuyer: async input => {
+			await call(broker, "accounts.blockBuyer", input);
+		},
+	};
+}
