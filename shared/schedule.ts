@@ -58,8 +58,6 @@ export interface Schedule<Id extends number | string> {
 	 * empty; never beyond `now` (a run for a future time moves nothing).
 	 */
 	due(until: Date, now: Date, options?: { moveCursor?: boolean }): Promise<DueEntry<Id>[]>;
-	/** Whether the schedule was ever written (else the data written before it existed is still to be listed). */
-	inUse(): Promise<boolean>;
 	/** Writes the cursor at the slot of `from` if there is none: the schedule is in use from now on, and holds nothing earlier. */
 	initialize(from: Date): Promise<void>;
 }
@@ -164,10 +162,6 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 				if (behind.length) await model.deleteMany({ _id: { $in: behind }, ids: { $size: 0 } });
 			}
 			return entries;
-		},
-
-		async inUse() {
-			return (await model.estimatedDocumentCount()) > 0;
 		},
 
 		async initialize(from) {

@@ -4,10 +4,10 @@
 import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
-import { listTransactions } from "./lists/pages";
+import { appendTransactions } from "./lists/pages";
 import { countTransactions } from "./merchant-accounts/mid-stats";
 import type { CustomerDoc, DisputeDoc, RefundDoc, TransactionDoc } from "./models";
-import { listEvents, listedEvent, outboxEvent } from "./outbox/outbox";
+import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
 import type { ProcessorOutcome } from "./payments";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
@@ -78,8 +78,8 @@ export async function recordTransactions(deps: BillingDeps, records: ChargeRecor
 	const timestamp = deps.now();
 	const docs: TransactionDoc[] = [];
 	for (const record of records) docs.push({ _id: await deps.db.ids.transactions.next(), timestamp, ...chargeFields(deps, record) });
-	await listTransactions(deps, docs);
-	await listEvents(
+	await appendTransactions(deps, docs);
+	await scheduleEvents(
 		deps,
 		docs.flatMap(doc => doc.outbox.map(event => ({ kind: "t" as const, docId: doc._id, event }))),
 	);
@@ -121,7 +121,7 @@ const OUTCOME_FIELDS = [
 async function completeErrored(deps: BillingDeps, recorded: TransactionDoc, fresh: TransactionFields): Promise<TransactionDoc> {
 	if (recorded.status !== TransactionStatus.Error || fresh.status === TransactionStatus.Error) return recorded;
 	const outcome = Object.fromEntries(OUTCOME_FIELDS.map(field => [field, fresh[field]]));
-	const event = await listedEvent(deps, "t", recorded._id, "TRANSACTION");
+	const event = await scheduledEvent(deps, "t", recorded._id, "TRANSACTION");
 	const completed = await deps.db.transactions
 		.findOneAndUpdate(
 			{ _id: recorded._id, status: TransactionStatus.Error },
@@ -204,8 +204,8 @@ async function createOnce(deps: BillingDeps, fields: TransactionFields): Promise
 	try {
 		const _id = await deps.db.ids.transactions.next();
 		const timestamp = deps.now();
-		await listTransactions(deps, [{ _id, accountId: fields.accountId, customerId: fields.customerId, timestamp }]);
-		await listEvents(
+		await appendTransactions(deps, [{ _id, accountId: fields.accountId, customerId: fields.customerId, timestamp }]);
+		await scheduleEvents(
 			deps,
 			fields.outbox.map(event => ({ kind: "t", docId: _id, event })),
 		);

@@ -10,7 +10,7 @@ import { config } from "../../../shared/config";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
 import type { BillingDb, CustomerDoc } from "../models";
-import { listedEvent } from "../outbox/outbox";
+import { scheduledEvent } from "../outbox/outbox";
 import { CustomerStatus } from "../states";
 
 const HOUR_MS = 3_600_000;
@@ -91,7 +91,7 @@ async function handleListing(
 	// Once per card: the update is conditional on the card and on not being warned about it yet.
 	const sent = await deps.db.customers.updateOne(
 		{ _id: customer._id, cardToken: customer.cardToken, expiryWarnedCard: { $ne: customer.cardToken } },
-		{ $set: { expiryWarnedCard: customer.cardToken }, $push: { outbox: await listedEvent(deps, "c", customer._id, "CARD_EXPIRING") } },
+		{ $set: { expiryWarnedCard: customer.cardToken }, $push: { outbox: await scheduledEvent(deps, "c", customer._id, "CARD_EXPIRING") } },
 	);
 	return { done: entry, warned: sent.modifiedCount === 1 };
 }

@@ -26,7 +26,7 @@ import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
 import { customerMove } from "../lifecycle";
 import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../models";
-import { listEvents, outboxEvent } from "../outbox/outbox";
+import { outboxEvent, scheduleEvents } from "../outbox/outbox";
 import type { ProcessorOutcome } from "../payments";
 import { waitForRenewalInFlight } from "../renewals/renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
@@ -357,7 +357,7 @@ async function writeCard(
 ): Promise<CustomerDoc | null> {
 	const status = recovery && customer.status === CustomerStatus.Suspended ? REACTIVATE : STAYS;
 	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED"), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
-	await listEvents(
+	await scheduleEvents(
 		deps,
 		events.map(event => ({ kind: "c" as const, docId: customer._id, event })),
 	);

@@ -1,13 +1,18 @@
 // The merchant's disputes: one by id, and the evidence for one, sent to its
 // gateway. The list is in lists/pages.ts with the others.
+
 import { DisputeError, type DisputeView } from "../../../shared/contracts/billing";
 import type { DisputeEvidence } from "../../../shared/contracts/payments";
 import { EvidenceError } from "../../../shared/contracts/payments";
 import { ownedBy } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import { listedEvent } from "../outbox/outbox";
+import { disputeMove } from "../lifecycle";
+import { scheduledEvent } from "../outbox/outbox";
 import { DisputeStatus } from "../states";
 import { toDisputeView } from "../views";
+
+/** NEEDS_RESPONSE -> UNDER_REVIEW: the merchant's evidence went to the gateway. */
+const SUBMIT_EVIDENCE = disputeMove(DisputeStatus.NeedsResponse, DisputeStatus.UnderReview);
 
 export async function getDispute(deps: BillingDeps, input: { accountId: number; id: number }): Promise<DisputeView | DisputeError> {
 	const dispute = ownedBy(await deps.db.disputes.findById(input.id).lean(), input.accountId);
@@ -34,14 +39,14 @@ export async function submitEvidence(
 	if ("error" in submitted)
 		return submitted.error === EvidenceError.Unavailable ? DisputeError.ProcessorUnavailable : DisputeError.ProcessorRefused;
 	// Submitted evidence puts a dispute under review, whatever the gateway answers now; its later notices decide it.
-	const status = DisputeStatus.UnderReview;
+	const status = SUBMIT_EVIDENCE.set.status;
 	const now = deps.now();
 	const moved = await deps.db.disputes
 		.findOneAndUpdate(
-			{ _id: dispute._id, status: DisputeStatus.NeedsResponse },
+			{ _id: dispute._id, ...SUBMIT_EVIDENCE.filter },
 			{
-				$set: { status, evidence: input.evidence, evidenceSubmittedAt: now, updatedAt: now },
-				$push: { outbox: await listedEvent(deps, "d", dispute._id, "DISPUTE_UPDATED", { disputeStatus: status }) },
+				$set: { ...SUBMIT_EVIDENCE.set, evidence: input.evidence, evidenceSubmittedAt: now, updatedAt: now },
+				$push: { outbox: await scheduledEvent(deps, "d", dispute._id, "DISPUTE_UPDATED", { disputeStatus: status }) },
 			},
 			{ returnDocument: "after" },
 		)

@@ -24,10 +24,10 @@ import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
-import { listDispute } from "../lists/pages";
+import { appendDispute } from "../lists/pages";
 import { count } from "../merchant-accounts/mid-stats";
 import type { DisputeDoc, TransactionDoc } from "../models";
-import { listEvents, listedEvent, outboxEvent } from "../outbox/outbox";
+import { outboxEvent, scheduledEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { refundTransaction } from "../refunds/refund-ledger";
 import { CustomerStatus, DisputeStatus, RefundStatus } from "../states";
@@ -82,8 +82,8 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
 	if (existing) return existing;
 	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next());
-	await listDispute(deps, dispute);
-	await listEvents(deps, [{ kind: "d", docId: dispute._id, event: dispute.outbox[0] }]);
+	await appendDispute(deps, dispute);
+	await scheduleEvents(deps, [{ kind: "d", docId: dispute._id, event: dispute.outbox[0] }]);
 	try {
 		const inserted = await insertDoc(deps.db.disputes, dispute);
 		const amount = { currency: dispute.currency, minor: dispute.amount };
@@ -148,7 +148,7 @@ async function moveFromReadStatus(
 	const target = move.set.status;
 	const closes = target === DisputeStatus.Won || target === DisputeStatus.Lost;
 	const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx) : null;
-	const event = await listedEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", { disputeStatus: target });
+	const event = await scheduledEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", { disputeStatus: target });
 	const changes = {
 		...move.set,
 		updatedAt: deps.now(),

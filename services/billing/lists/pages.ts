@@ -6,8 +6,8 @@
 //   t:<account>              every transaction
 //   tc:<customer>            (bag) a customer's transactions
 //   d:<account>              every dispute, in the order they opened
-// An item is listed before it is inserted, so no item exists unlisted; an
-// entry whose insert failed lists nothing and is skipped.
+// An item is appended before it is inserted, so no item is missing from its
+// lists; an entry whose insert failed names nothing and is skipped.
 import { DateTime } from "luxon";
 import { config } from "../../../shared/config";
 import type { CustomerView, DisputeView, TransactionView } from "../../../shared/contracts/billing";
@@ -44,8 +44,8 @@ const keys = {
  */
 const ORDER_SKEW_MS = 5 * 60_000;
 
-/** Lists a new customer (before it is inserted). */
-export async function listCustomer(
+/** Appends a new customer to its timelines (before it is inserted). */
+export async function appendCustomer(
 	deps: BillingDeps,
 	customer: Pick<CustomerDoc, "_id" | "accountId" | "productId" | "email" | "subscriptionTimestamp">,
 ): Promise<void> {
@@ -55,8 +55,8 @@ export async function listCustomer(
 	await addToBags(deps.db.timelines, [{ key: keys.emailCustomers(customer.accountId, customer.email), entry }]);
 }
 
-/** Lists new transactions (before they are inserted): one append per account, one bulk write for the customers' bags. */
-export async function listTransactions(
+/** Appends new transactions to their timelines (before they are inserted): one append per account, one bulk write for the customers' bags. */
+export async function appendTransactions(
 	deps: BillingDeps,
 	transactions: Pick<TransactionDoc, "_id" | "accountId" | "customerId" | "timestamp">[],
 ): Promise<void> {
@@ -71,8 +71,8 @@ export async function listTransactions(
 	);
 }
 
-/** Lists a new dispute (before it is inserted). */
-export async function listDispute(deps: BillingDeps, dispute: Pick<DisputeDoc, "_id" | "accountId" | "openedAt">): Promise<void> {
+/** Appends a new dispute to its timeline (before it is inserted). */
+export async function appendDispute(deps: BillingDeps, dispute: Pick<DisputeDoc, "_id" | "accountId" | "openedAt">): Promise<void> {
 	await append(deps.db.timelines, keys.disputes(dispute.accountId), [[dispute._id, dispute.openedAt.getTime()]]);
 }
 

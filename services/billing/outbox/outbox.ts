@@ -53,16 +53,16 @@ export const listingEntry = (listing: OutboxListing): DueEntry<string> => ({
 	at: listing.at,
 });
 
-/** Lists events about to be written (one command for any number): call it right before the update that writes them. */
-export function listEvents(
+/** Schedules events about to be written (one command for any number): call it right before the update that writes them. */
+export function scheduleEvents(
 	deps: Pick<BillingDeps, "outbox">,
 	events: { kind: OutboxKind; docId: number; event: OutboxEvent }[],
 ): Promise<void> {
 	return deps.outbox.addAll(events.map(e => entryOf(e.kind, e.docId, e.event)));
 }
 
-/** A new event on one document, listed: write it in the update that follows. */
-export async function listedEvent(
+/** A new event on one document, scheduled: write it in the update that follows. */
+export async function scheduledEvent(
 	deps: Pick<BillingDeps, "now" | "outbox">,
 	kind: OutboxKind,
 	docId: number,
@@ -70,6 +70,6 @@ export async function listedEvent(
 	details: Pick<OutboxEvent, "transactionId" | "disputeStatus"> = {},
 ): Promise<OutboxEvent> {
 	const event = outboxEvent(deps, type, details);
-	await listEvents(deps, [{ kind, docId, event }]);
+	await scheduleEvents(deps, [{ kind, docId, event }]);
 	return event;
 }

@@ -16,7 +16,7 @@ import { declineCategory, NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import { customerMove } from "../lifecycle";
 import type { CustomerDoc, OutboxEvent, TransactionDoc } from "../models";
-import { listedEvent } from "../outbox/outbox";
+import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import type { ProcessorOutcome } from "../payments";
 import { CustomerStatus, TransactionType } from "../states";
@@ -206,7 +206,7 @@ async function suspend(deps: RenewalDeps, customer: CustomerDoc, lease: object, 
 		{ ...lease, ...SUSPEND.filter },
 		{
 			$set: { ...SUSPEND.set, renewalActive: false, nextRenewalTimestamp: null, attempts, renewalLease: null },
-			$push: { outbox: await listedEvent(deps, "c", customer._id, "SUSPENSION") },
+			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "SUSPENSION") },
 		},
 	);
 	if (suspended.modifiedCount === 1) await releaseLock(deps, customer);
@@ -289,7 +289,7 @@ async function authenticationRequests(
 	for (const { item, state } of moving) {
 		if (state.result !== "declined" || declineCategory(item.outcome) !== DeclineCategory.Authentication) continue;
 		const transactionId = transactions.get(item.key)?._id ?? null;
-		asked.set(item.customer._id, await listedEvent(deps, "c", item.customer._id, "AUTHENTICATION_REQUIRED", { transactionId }));
+		asked.set(item.customer._id, await scheduledEvent(deps, "c", item.customer._id, "AUTHENTICATION_REQUIRED", { transactionId }));
 	}
 	return asked;
 }

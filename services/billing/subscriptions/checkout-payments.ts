@@ -17,9 +17,9 @@ import { addDays, addPeriod } from "../../../shared/time";
 import { listExpiryWarning } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
 import { customerMove } from "../lifecycle";
-import { listCustomer } from "../lists/pages";
+import { appendCustomer } from "../lists/pages";
 import type { CustomerDoc, TransactionDoc } from "../models";
-import { listedEvent } from "../outbox/outbox";
+import { scheduledEvent } from "../outbox/outbox";
 import type { ProcessorOutcome } from "../payments";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransaction } from "../transaction-record";
@@ -44,7 +44,7 @@ export async function openSubscription(
 	const now = deps.now();
 	// Listed before the customer exists: a checkout an outage or a crash leaves PENDING is found by key (checkout-recovery.ts).
 	await deps.checkouts.add(customerId, now);
-	await listCustomer(deps, {
+	await appendCustomer(deps, {
 		_id: customerId,
 		accountId: input.accountId,
 		productId: input.product.id,
@@ -122,7 +122,7 @@ async function settle(
 	const $set = { ...move.set, ...changes };
 	const update =
 		move.set.status === CustomerStatus.Active
-			? { $set, $push: { outbox: await listedEvent(deps, "c", customerId, "CONVERSION", { transactionId }) } }
+			? { $set, $push: { outbox: await scheduledEvent(deps, "c", customerId, "CONVERSION", { transactionId }) } }
 			: { $set };
 	return raw(deps.db.customers).findOneAndUpdate({ _id: customerId, ...move.filter }, update as never, {
 		returnDocument: "after",

@@ -6,7 +6,7 @@ import { settleIfOver } from "../card-updates/card-update";
 import type { BillingDeps } from "../deps";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
 import type { AwaitingCardUpdate, CustomerDoc } from "../models";
-import { listedEvent } from "../outbox/outbox";
+import { scheduledEvent } from "../outbox/outbox";
 import { waitForRenewalInFlight } from "../renewals/renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
 import { firstPaymentKey } from "./checkout-payments";
@@ -83,7 +83,7 @@ async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Promi
 		{ _id: customer._id, ...move.filter },
 		{
 			$set: { ...move.set, renewalActive: false, nextRenewalTimestamp: null, unsubscriptionTimestamp: deps.now() },
-			$push: { outbox: await listedEvent(deps, "c", customer._id, "CANCELLATION") },
+			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION") },
 		},
 	);
 	return done.modifiedCount === 1;
