@@ -160,8 +160,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		},
 	},
 
-	started() {
-		this.background = startBackground(this.broker, this.db, this.logger);
+	async started() {
+		this.background = await startBackground(this.broker, this.db, this.logger);
 		this.deps = this.background.deps;
 	},
 

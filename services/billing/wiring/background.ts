@@ -37,9 +37,13 @@ function sandboxNoticesOf(deps: DisputeDeps, logger: Logger) {
 	};
 }
 
-export function startBackground(broker: ServiceBroker, db: BillingDb, logger: Logger): Background {
+export async function startBackground(broker: ServiceBroker, db: BillingDb, logger: Logger): Promise<Background> {
 	const draining = new AbortController();
 	const deps = createBillingDeps(broker, db, targets => relay.kick(targets));
+	// Each schedule starts at the first node's first start (a cursor at now, if there is none), so the first read of a
+	// fresh database is by key rather than a look back over empty slots; nothing is scheduled before a node starts.
+	const now = deps.now();
+	await Promise.all([deps.renewals, deps.cardExpiry, deps.outbox, deps.checkouts].map(schedule => schedule.initialize(now)));
 	const relay = createOutboxRelay({
 		...deps,
 		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
