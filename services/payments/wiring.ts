@@ -1,0 +1,122 @@
+// What a payments node builds at start: the master keys (VAULT_KEY,
+// CREDENTIALS_KEY; refused when missing), the vault, the connectors, the
+// ledger and the deps its actions get; and, after a key rotation, the
+// background re-wrap of what was sealed under a previous key.
+import type { Logger, ServiceBroker } from "moleculer";
+import { call } from "../../shared/call";
+import { config } from "../../shared/config";
+import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
+import { createStripeConnector, type StripeCardKeys, type StripeKeyStore } from "./connectors/stripe/stripe-connector";
+import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, webhookSecretOf } from "./credentials";
+import type { PaymentsDeps } from "./deps";
+import { createLedger } from "./ledger";
+import type { PaymentsDb } from "./models";
+import { createProcessors } from "./processors";
+import { masterKeys } from "./sealing";
+import { createVault } from "./vault";
+
+const UNSEALS = "payments.vault.unseals";
+
+/** What the Stripe connector made of a card on a MID's Stripe account, in gateway_cards under `stripe:<midId>:<cardToken>`. */
+function stripeKeyStore(db: PaymentsDb, now: () => Date): StripeKeyStore {
+	const key = (midId: number, cardToken: string) => `stripe:${midId}:${cardToken}`;
+	return {
+		async get(midId, cardToken) {
+			const doc = await db.gatewayCards.findById(key(midId, cardToken)).lean();
+			return doc ? (doc.value as unknown as StripeCardKeys) : null;
+		},
+		async set(midId, cardToken, value) {
+			await db.gatewayCards.updateOne(
+				{ _id: key(midId, cardToken) },
+				{ $set: { value: { ...value } }, $setOnInsert: { createdAt: now() } },
+				{ upsert: true },
+			);
+		},
+	};
+}
+
+const fromBase64 = (key: string) => Buffer.from(key, "base64");
+
+/** The master keys from the configuration: refused at start when missing, so no card or gateway key is ever stored unsealed. */
+async function masterKeysOf() {
+	const { vaultKey, vaultPreviousKeys, credentialsPrivateKey, credentialsKey, credentialsPreviousKeys } = config();
+	if (!vaultKey) throw new Error("VAULT_KEY is not set: the payments service needs it to seal card numbers (npm start generates one)");
+	if (!credentialsPrivateKey || !credentialsKey)
+		throw new Error(
+			"CREDENTIALS_PRIVATE_KEY and CREDENTIALS_KEY must be set: the payments service seals MIDs' gateway keys with them (npm start generates them)",
+		);
+	return {
+		vault: masterKeys(fromBase64(vaultKey), vaultPreviousKeys.map(fromBase64)),
+		credentials: await loadCredentialKeys(
+			credentialsPrivateKey,
+			masterKeys(fromBase64(credentialsKey), credentialsPreviousKeys.map(fromBase64)),
+		),
+	};
+}
+
+/** Counts each card number unsealed for a gateway operation (payments.vault.unseals), when metrics are on. */
+function unsealCounter(broker: ServiceBroker): () => void {
+	const metrics = broker.isMetricsEnabled() ? broker.metrics : null;
+	if (metrics && !metrics.getMetric(UNSEALS))
+		metrics.register({ type: "counter", name: UNSEALS, description: "Card numbers unsealed from the vault for a gateway operation" });
+	return () => metrics?.increment(UNSEALS);
+}
+
+function stripeConnector(db: PaymentsDb, now: () => Date) {
+	const { stripeApiBase, stripeApiDialect, publicBaseUrl } = config();
+	return createStripeConnector({
+		apiBase: stripeApiBase,
+		dialect: stripeApiDialect,
+		keyStore: stripeKeyStore(db, now),
+		// The issuer's 3-D Secure page returns the buyer into the card frame (docs/authentication.md).
+		returnUrl: publicBaseUrl ? `${publicBaseUrl}/checkout/challenge-return.html` : undefined,
+	});
+}
+
+/** After a key rotation, what was sealed under a previous key is re-wrapped in the background. */
+function rewrapInBackground(db: PaymentsDb, credentialKeys: CredentialKeys, vault: PaymentsDeps["vault"], logger: Logger): void {
+	const { vaultPreviousKeys, credentialsPreviousKeys } = config();
+	if (credentialsPreviousKeys.length > 0)
+		void rewrapCredentials(db, credentialKeys)
+			.then(
+				n =>
+					n > 0 &&
+					logger.info(`Credentials: re-wrapped the gateway keys and webhook secrets of ${n} MIDs under the current CREDENTIALS_KEY`),
+			)
+			.catch(err => logger.warn("Credentials re-wrap stopped:", (err as Error).message));
+	if (vaultPreviousKeys.length > 0)
+		void vault
+			.rewrapAll()
+			.then(n => n > 0 && logger.info(`Vault: re-wrapped ${n} cards under the current master key`))
+			.catch(err => logger.warn("Vault re-wrap stopped:", (err as Error).message));
+}
+
+export async function startPayments(
+	broker: ServiceBroker,
+	db: PaymentsDb,
+	logger: Logger,
+): Promise<{ deps: PaymentsDeps; credentialKeys: CredentialKeys }> {
+	const keys = await masterKeysOf();
+	const now = () => new Date();
+	const vault = createVault(db, keys.vault, unsealCounter(broker), now);
+	const sandbox = createSandboxConnector(db, vault, now);
+	await sandbox.notices.initialize(now());
+	const stripe = stripeConnector(db, now);
+	const deps: PaymentsDeps = {
+		db,
+		vault,
+		sandbox,
+		stripe,
+		webhookSecretOf: midId => webhookSecretOf(db, keys.credentials, midId),
+		ledger: createLedger(db, now, err => logger.error("A gateway call failed instead of answering:", err.message)),
+		processors: createProcessors({
+			midProcessor: midId => call(broker, "accounts.merchantAccountProcessor", { midId }),
+			secretKeyOf: midId => secretKeyOf(db, keys.credentials, midId),
+			sandbox,
+			stripe,
+		}),
+		now,
+	};
+	rewrapInBackground(db, keys.credentials, vault, logger);
+	return { deps, credentialKeys: keys.credentials };
+}
