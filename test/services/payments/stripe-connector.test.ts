@@ -7,12 +7,8 @@ import { freePort } from "../../../dev/net";
 import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } from "../../../dev/stripe-servers";
 import { declineCategory } from "../../../services/billing/decline-reasons";
 import type { ConnectorOutcome, FirstPaymentKind, MidContext, Remember, VaultCard } from "../../../services/payments/connectors/connector";
-import {
-	createStripeConnector,
-	type StripeCardKeys,
-	type StripeConnector,
-	type StripeKeyStore,
-} from "../../../services/payments/connectors/stripe/stripe-connector";
+import type { StripeCardKeys, StripeKeyStore } from "../../../services/payments/connectors/stripe/client";
+import { createStripeConnector, type StripeConnector } from "../../../services/payments/connectors/stripe/stripe-connector";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 
 /** The first run also installs localstripe: about 15 s, twice that on a busy machine. */

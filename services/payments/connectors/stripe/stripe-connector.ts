@@ -31,8 +31,6 @@ import { refund } from "./refunds";
 import { afterSetupChallengeOf, setUpForLater } from "./setups";
 import { chargeKeyOf, verifyEvent } from "./webhooks";
 
-export { STRIPE_API_VERSION, type StripeCardKeys, type StripeKeyStore } from "./client";
-
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** The most requests one operation makes one after another: a first charge's customer, payment method, attach, intent, confirm, cancel. */
 const MOST_REQUESTS = 6;
