@@ -16,6 +16,8 @@ export interface EmbeddedDb {
 	stop(): Promise<void>;
 	/** mongo-java-server: what each of its threads is doing now (a JVM thread dump), for a test that finds it stuck. */
 	threadDump?(): Promise<string>;
+	/** mongo-java-server: its process, for a test that kills it as a crash would. */
+	pid?: number;
 }
 
 export interface EmbeddedDbOptions {
@@ -115,7 +117,7 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 	const child = spawn("java", args, { stdio: ["pipe", "pipe", "inherit"] });
 	child.stdin.on("error", () => undefined); // EPIPE after the child is gone is harmless
 	const exited = new Promise<void>(resolve => child.once("exit", () => resolve()));
-	const killOnExit = () => child.kill("SIGTERM"); // SIGTERM lets H2 commit; SIGKILL could lose the last second
+	const killOnExit = () => child.kill("SIGTERM"); // a clean close: the store file is compacted and unlocked
 	process.on("exit", killOnExit);
 	void exited.then(() => process.off("exit", killOnExit));
 
@@ -163,6 +165,7 @@ async function startMongoJavaServer(options: EmbeddedDbOptions, whyNotMongod: st
 		url: `mongodb://127.0.0.1:${port}`,
 		kind: "mongo-java-server",
 		reason: `${whyNotMongod}; using mongo-java-server ${version} (${storage}).`,
+		pid: child.pid,
 		threadDump: async () => {
 			const from = output.length;
 			// The JVM prints every thread's stack on SIGQUIT, to its stdout, and goes on.

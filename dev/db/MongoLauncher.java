@@ -5,12 +5,15 @@
 // --data <file>: H2 MVStore file (persists across restarts); without it everything stays in memory.
 // Prints exactly one line "LISTENING <port>" on stdout once bound (port 0 picks a free port).
 // Exits on SIGTERM/SIGINT and when stdin closes, so it never outlives the parent process.
+// With --data, every write is on disk before its answer leaves (GroupCommit below): a SIGKILL or a power
+// cut loses no acknowledged write.
 
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-
+import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Set;
 
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
@@ -31,8 +34,11 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
+import io.netty.channel.Channel;
 
 public class MongoLauncher {
+
+    private static final int EVENT_LOOPS = 32;
 
     public static void main(String[] args) {
         // Must be set before the first logger is created (i.e. before touching any server class).
@@ -71,13 +77,18 @@ public class MongoLauncher {
                 if (parent != null) {
                     parent.mkdirs();
                 }
-                h2 = new KeyedH2Backend(MVStore.open(data)); // fails fast if another process holds the file lock
+                // No background writer: H2's own auto-commit writes chunks asynchronously, so only GroupCommit
+                // stores, in the thread that waits for it. Fails fast if another process holds the file lock.
+                MVStore store = new MVStore.Builder().fileName(data).autoCommitDisabled().open();
+                h2 = new KeyedH2Backend(store);
                 backend = h2;
             } else {
                 backend = new KeyedMemoryBackend();
             }
             server = new MongoServer(backend.version(ServerVersion.MONGO_5_0));
-            server.bind(host, port);
+            // A write's answer waits on its event loop for the group commit, so give the connections more loops
+            // than Netty's default of two per core: a waiting loop then rarely holds up another connection's read.
+            server.bind(new InetSocketAddress(host, port), 1, EVENT_LOOPS);
         } catch (RuntimeException e) {
             // One readable line instead of a stack trace: typically a locked data file or a busy port.
             fail("cannot start on " + host + ":" + port + (data != null ? " with data file " + data : "") + ": " + e);
@@ -199,9 +210,98 @@ public class MongoLauncher {
         }
     }
 
+    // --- Durable answers: a group commit --------------------------------------
+    //
+    // H2's MVStore keeps changes in memory and, by default, writes them about once a second, so a SIGKILL
+    // lost the last second of acknowledged writes (and the id blocks they had reserved, which were then
+    // handed out again). Here a write command's answer waits until a commit that began after the write
+    // was applied has been written and synced. One thread commits for every write that arrived while the
+    // previous commit ran, so concurrent writes share one commit and one fsync.
+
+    /** Commands that change data: their answers wait for the group commit. */
+    static final Set<String> WRITES = Set.of(
+        "insert", "update", "delete", "findandmodify", "create", "drop", "dropdatabase", "createindexes",
+        "dropindexes", "renamecollection");
+
+    static boolean isWrite(String command, Document query) {
+        String name = command.toLowerCase();
+        if (WRITES.contains(name)) {
+            return true;
+        }
+        // An aggregation writes only through $out or $merge.
+        return name.equals("aggregate") && query.get("pipeline") instanceof List<?> stages && stages.stream()
+            .anyMatch(stage -> stage instanceof Document d && (d.containsKey("$out") || d.containsKey("$merge")));
+    }
+
+    static final class GroupCommit {
+        private final MVStore store;
+        /** Tickets handed to writes that were applied before they took one. */
+        private long issued;
+        /** Every ticket up to this one is on disk. */
+        private long durable;
+        /** A thread is committing now. */
+        private boolean committing;
+
+        GroupCommit(MVStore store) {
+            this.store = store;
+        }
+
+        /** Returns once everything applied before this call is committed and synced. */
+        void awaitDurable() {
+            long upTo;
+            synchronized (this) {
+                long ticket = ++issued;
+                while (committing && durable < ticket) {
+                    waitUninterruptibly();
+                }
+                if (durable >= ticket) {
+                    return; // a commit that began after this write covered it
+                }
+                committing = true; // lead a commit for every ticket issued so far
+                upTo = issued;
+            }
+            boolean stored = false;
+            try {
+                store.commit();
+                store.sync();
+                stored = true;
+            } finally {
+                synchronized (this) {
+                    committing = false;
+                    if (stored) {
+                        durable = Math.max(durable, upTo);
+                    }
+                    notifyAll();
+                }
+            }
+        }
+
+        private void waitUninterruptibly() {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     static final class KeyedH2Backend extends H2Backend {
+        private final GroupCommit groupCommit;
+
         KeyedH2Backend(MVStore store) {
             super(store);
+            groupCommit = new GroupCommit(store);
+        }
+
+        @Override
+        public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+            try {
+                return super.handleCommand(channel, databaseName, command, query);
+            } finally {
+                if (isWrite(command, query)) {
+                    groupCommit.awaitDurable(); // a refused write too: it may have applied part of its batch
+                }
+            }
         }
 
         @Override

@@ -1,57 +1,10 @@
 // `npm start` on a fresh data folder, as a newcomer runs it: a real process
 // with the embedded database, stopped with SIGTERM and started again.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
-import { projectRoot } from "../../shared/paths";
-
-interface Started {
-	child: ChildProcess;
-	output: () => string;
-	url: string;
-}
-
-async function npmStart(dataDir: string): Promise<Started> {
-	const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" };
-	delete env.MONGO_URL;
-	delete env.ADMIN_TOKEN;
-	const child = spawn(process.execPath, [path.join(projectRoot, "node_modules/tsx/dist/cli.mjs"), "bin/start.ts"], {
-		cwd: projectRoot,
-		env,
-	});
-	let output = "";
-	child.stdout!.on("data", chunk => (output += chunk));
-	child.stderr!.on("data", chunk => (output += chunk));
-	const startedAt = Date.now();
-	const url = await new Promise<string>((resolve, reject) => {
-		const timer = setTimeout(() => reject(new Error(`npm start did not come up in 60 s:\n${output}`)), 60_000);
-		child.stdout!.on("data", () => {
-			const match = /running at (http:\/\/localhost:\d+)/.exec(output);
-			// "Health:" is the last line it prints.
-			if (match && output.includes("Health:")) {
-				clearTimeout(timer);
-				resolve(match[1]);
-			}
-		});
-		child.once("exit", (code, signal) =>
-			reject(new Error(`npm start exited with ${signal ?? `code ${code}`} after ${Date.now() - startedAt} ms:\n${output}`)),
-		);
-	}).catch(err => {
-		// A start that failed must not outlive the test (it would keep jest from exiting).
-		child.kill("SIGKILL");
-		throw err;
-	});
-	return { child, output: () => output, url };
-}
-
-async function stop(started: Started): Promise<number | null> {
-	if (started.child.exitCode !== null) return started.child.exitCode;
-	const exited = new Promise<number | null>(resolve => started.child.once("exit", code => resolve(code)));
-	started.child.kill("SIGTERM");
-	return exited;
-}
+import { npmStart, type Started, stopNpmStart as stop } from "../factories/npm-start";
 
 describe("npm start", () => {
 	const dataDir = mkdtempSync(path.join(os.tmpdir(), "npm-start-"));
