@@ -25,9 +25,9 @@ export interface OutboxEvent {
 	id: string;
 	type: EventType;
 	createdAt: Date;
-	/** A CONVERSION's charge or hold (null: none, e.g. a scheduled first charge), so the relay need not search for it. */
+	/** The transaction a CONVERSION (its charge or hold) or an AUTHENTICATION_REQUIRED (the refused renewal) names; null: none (a scheduled first charge). Other events have none. */
 	transactionId?: number | null;
-	/** A dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
+	/** Every dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
 	disputeStatus?: DisputeStatus;
 }
 
