@@ -37,8 +37,12 @@ export interface DueEntry<Id> {
 export interface ScheduleOptions {
 	slotMs: number;
 	shards: number;
-	/** How far back the first reading looks, when no cursor has been written yet. */
-	firstLookBackMs: number;
+	/**
+	 * How far back a reading looks while no cursor has been written: for a schedule nobody initializes (notifications'
+	 * webhook attempts). Without it such a reading starts at now, as `initialize(now)` would; billing's schedules and the
+	 * sandbox's notices are initialized when their service starts, before anything reads them.
+	 */
+	firstLookBackMs?: number;
 	/** Slots read per query. */
 	batch?: number;
 }
@@ -147,7 +151,7 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 
 		async due(until, now, { moveCursor = true } = {}) {
 			const cursor = await model.findById(CURSOR).lean();
-			const from = cursor?.slot ?? slotOf(new Date(now.getTime() - options.firstLookBackMs));
+			const from = cursor?.slot ?? slotOf(new Date(now.getTime() - (options.firstLookBackMs ?? 0)));
 			const to = slotOf(until);
 			const { entries, firstHeld, empty } = await readSlots(from, to);
 			// Past the slots found empty, but never past now: work can still be added to the current slot.

@@ -20,10 +20,10 @@ export const DEFAULT_DISPUTE_PROTECTION: DisputeProtection = {
 	refundEarlyFraudWarnings: true,
 };
 
-/** The account's settings, each one it never set (an account of an earlier version sets none) at its default. */
-export const protectionOf = (doc: Pick<AccountDoc, "disputeProtection">): DisputeProtection => ({
+/** The settings a new account is stored with: each one it was not given at its default. */
+export const protectionOf = (input: { disputeProtection?: Partial<DisputeProtection> }): DisputeProtection => ({
 	...DEFAULT_DISPUTE_PROTECTION,
-	...doc.disputeProtection,
+	...input.disputeProtection,
 });
 
 export function toAccountView(doc: AccountDoc): AccountView {
@@ -33,7 +33,7 @@ export function toAccountView(doc: AccountDoc): AccountView {
 		environment: doc.environment,
 		webhookUrl: doc.webhookUrl,
 		renewalRetryDays: retryDaysOf(doc),
-		disputeProtection: protectionOf(doc),
+		disputeProtection: doc.disputeProtection,
 	};
 }
 
@@ -78,7 +78,7 @@ export async function updateAccount(
 ): Promise<AccountView | AccountsError> {
 	const { accountId, disputeProtection, ...changes } = input;
 	if (changes.renewalRetryDays) changes.renewalRetryDays = inOrder(changes.renewalRetryDays);
-	// Each protection setting by its own path: the ones not sent keep their stored (or default) value, with no read first.
+	// Each protection setting by its own path: the ones not sent keep their stored value, with no read first.
 	const settings = Object.entries(disputeProtection ?? {}).map(([name, value]) => [`disputeProtection.${name}`, value]);
 	const set = { ...changes, ...Object.fromEntries(settings) };
 	if (Object.keys(set).length === 0) return AccountsError.NothingToChange;

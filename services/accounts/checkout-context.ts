@@ -26,7 +26,7 @@ export async function checkoutContext(
 	return {
 		environment: account.environment,
 		product: product ? toProductRecord(product) : null,
-		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid, account.environment)),
+		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid)),
 		blocksBuyers: account.buyerBlocks === true,
 	};
 }

@@ -21,17 +21,7 @@ export type ProcessorInput =
 			webhookSecretLast4?: string;
 	  };
 
-/**
- * A MID stored before MIDs named their gateway: the sandbox for a sandbox account, none for a production one. A Stripe
- * MID stored before webhook secrets has none.
- */
-function processorOf(doc: MerchantAccountDoc, environment: Environment): MidProcessor | null {
-	if (doc.processor?.type === "stripe") return { ...doc.processor, webhookSecretLast4: doc.processor.webhookSecretLast4 ?? null };
-	if (doc.processor !== undefined) return doc.processor;
-	return environment === "sandbox" ? { type: "sandbox" } : null;
-}
-
-export function toMerchantAccountView(doc: MerchantAccountDoc, environment: Environment): MerchantAccountView {
+export function toMerchantAccountView(doc: MerchantAccountDoc): MerchantAccountView {
 	return {
 		id: doc._id,
 		accountId: doc.accountId,
@@ -39,8 +29,8 @@ export function toMerchantAccountView(doc: MerchantAccountDoc, environment: Envi
 		group: doc.group,
 		cardTypes: doc.cardTypes,
 		active: doc.active,
-		processor: processorOf(doc, environment),
-		weight: doc.weight ?? 1,
+		processor: doc.processor,
+		weight: doc.weight,
 		monthlyCap: doc.monthlyCap
 			? { amount: toDecimal(doc.monthlyCap.amount, findCurrency(doc.monthlyCap.currency)!), currency: doc.monthlyCap.currency }
 			: null,
@@ -134,7 +124,7 @@ export async function createMerchantAccount(
 		monthlyCap,
 		createdAt: deps.now(),
 	});
-	return toMerchantAccountView(doc.toObject(), account.environment);
+	return toMerchantAccountView(doc.toObject());
 }
 
 /** Renames, (de)activates, changes the brands of, or gives another gateway or key to one MID; the group stays. */
@@ -172,7 +162,7 @@ export async function updateMerchantAccount(
 		changes.processor = processor;
 	}
 	const doc = await deps.db.merchantAccounts.findOneAndUpdate({ _id: id }, { $set: changes }, { returnDocument: "after" }).lean();
-	return toMerchantAccountView(doc ?? { ...mid, ...changes }, account.environment);
+	return toMerchantAccountView(doc ?? { ...mid, ...changes });
 }
 
 function addToGroup(deps: AccountsDeps, accountId: number, group: string, merchantAccountId: number): Promise<unknown> {
@@ -199,7 +189,7 @@ export async function listMerchantAccounts(
 	if (!account) return AccountsError.UnknownAccount;
 	const filter = input.group === undefined ? { accountId: input.accountId } : { accountId: input.accountId, group: input.group };
 	const docs = await deps.db.merchantAccounts.find(filter).sort({ _id: 1 }).lean();
-	return docs.map(doc => toMerchantAccountView(doc, account.environment));
+	return docs.map(doc => toMerchantAccountView(doc));
 }
 
 /** The MID's gateway, read by key (payments asks, and keeps it 10 s). */
@@ -207,5 +197,5 @@ export async function merchantAccountProcessor(deps: AccountsDeps, input: { midI
 	const mid = await deps.db.merchantAccounts.findById(input.midId).lean();
 	const account = mid ? await deps.db.accounts.findById(mid.accountId).lean() : null;
 	if (!mid || !account) return null;
-	return { midId: mid._id, accountId: mid.accountId, environment: account.environment, processor: processorOf(mid, account.environment) };
+	return { midId: mid._id, accountId: mid.accountId, environment: account.environment, processor: mid.processor };
 }

@@ -32,8 +32,8 @@ export interface AccountDoc {
 	renewalRetryDays: number[] | null;
 	/** The sandbox demo account of `npm start`, served at /demo. */
 	demo: boolean;
-	/** Absent on accounts of earlier versions, and each setting may be: the defaults (protectionOf). */
-	disputeProtection?: Partial<DisputeProtection>;
+	/** Stored complete when the account is created (the defaults for what it was not given: protectionOf). */
+	disputeProtection: DisputeProtection;
 	/** Set before the account's first blocked buyer is stored, and kept: until then its checkouts ask nothing more. */
 	buyerBlocks?: boolean;
 	createdAt: Date;
@@ -59,8 +59,7 @@ export interface ProductDoc {
 	trialDays: number;
 	renewal: RenewalPeriod | null;
 	allowMultipleSubscriptions: boolean;
-	/** Absent on products of earlier versions: WHEN_REQUIRED. */
-	authentication?: AuthenticationPolicy;
+	authentication: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
 	createdAt: Date;
@@ -73,10 +72,9 @@ export interface MerchantAccountDoc {
 	group: string;
 	cardTypes: CardType[];
 	active: boolean;
-	/** Its gateway; absent on MIDs of earlier versions (the sandbox for a sandbox account, none for production). */
-	processor?: MidProcessor | null;
-	/** Absent on MIDs of earlier versions: 1. */
-	weight?: number;
+	/** Its gateway; null: none (a production MID created without one). */
+	processor: MidProcessor | null;
+	weight: number;
 	/** Minor units of `currency` a calendar month; absent or null: no cap. */
 	monthlyCap?: { amount: number; currency: string } | null;
 	createdAt: Date;
@@ -135,7 +133,7 @@ const productSchema = new Schema<ProductDoc>(
 		trialDays: { type: Number, required: true, min: 0 },
 		renewal: { type: new Schema({ every: Number, unit: { type: String, enum: PERIOD_UNITS } }, { _id: false }), default: null },
 		allowMultipleSubscriptions: { type: Boolean, required: true },
-		authentication: { type: String, enum: AUTHENTICATION_POLICIES, default: "WHEN_REQUIRED" },
+		authentication: { type: String, enum: AUTHENTICATION_POLICIES, required: true },
 		merchantAccountGroup: { type: String, required: true },
 		active: { type: Boolean, required: true },
 		createdAt: { type: Date, required: true },
@@ -152,7 +150,7 @@ const merchantAccountSchema = new Schema<MerchantAccountDoc>(
 		cardTypes: { type: [String], enum: CARD_TYPES, required: true },
 		active: { type: Boolean, required: true },
 		processor: { type: Schema.Types.Mixed, default: null },
-		weight: { type: Number, default: 1 },
+		weight: { type: Number, required: true },
 		monthlyCap: { type: Schema.Types.Mixed, default: null },
 		createdAt: { type: Date, required: true },
 	},

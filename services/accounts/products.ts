@@ -43,7 +43,7 @@ export function toProductRecord(doc: ProductDoc): ProductRecord {
 		trialDays: doc.trialDays,
 		renewal: doc.renewal ? { every: doc.renewal.every, unit: doc.renewal.unit } : null,
 		allowMultipleSubscriptions: doc.allowMultipleSubscriptions,
-		authentication: doc.authentication ?? "WHEN_REQUIRED",
+		authentication: doc.authentication,
 		merchantAccountGroup: doc.merchantAccountGroup,
 		active: doc.active,
 	};
@@ -103,7 +103,7 @@ export async function updateProduct(
 		trialDays: current.trialDays,
 		renewal: current.renewal,
 		allowMultipleSubscriptions: current.allowMultipleSubscriptions,
-		authentication: current.authentication ?? "WHEN_REQUIRED",
+		authentication: current.authentication,
 		merchantAccountGroup: current.merchantAccountGroup,
 		active: current.active,
 	};

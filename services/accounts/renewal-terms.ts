@@ -15,7 +15,7 @@ export const retryDaysOf = (account: Pick<AccountDoc, "renewalRetryDays">): numb
 
 export async function renewalTerms(deps: AccountsDeps, input: { accountId: number; productId: number }): Promise<RenewalTerms | null> {
 	const [account, product] = await Promise.all([
-		deps.db.accounts.findById(input.accountId, { renewalRetryDays: 1, environment: 1 }).lean(),
+		deps.db.accounts.findById(input.accountId, { renewalRetryDays: 1 }).lean(),
 		deps.db.products.findById(input.productId).lean(),
 	]);
 	// Read by key, then checked: another account's product is no product.
@@ -24,6 +24,6 @@ export async function renewalTerms(deps: AccountsDeps, input: { accountId: numbe
 	return {
 		product: toProductRecord(product),
 		retryDays: retryDaysOf(account),
-		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid, account.environment)),
+		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid)),
 	};
 }

@@ -1,6 +1,10 @@
-// Customers (subscriptions), transactions and the payment processors. The
-// checkout service calls the checkout steps; the gateway calls the reads.
-// What runs besides the actions (relay, sweeps, renewal cron) is in wiring/.
+// Subscriptions and their money, by card token: customers, transactions,
+// refunds, renewals, card updates, disputes; money moves through the payments
+// service (payments.ts). The checkout service calls the checkout and card
+// update steps, refunds calls refundTransaction, sessions asks whether a
+// customer can take a card update, and the gateway calls the reads, the
+// operator's actions and Stripe's events. What runs besides the actions
+// (relay, sweeps, renewal cron, sandbox notices) is in wiring/.
 
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";

@@ -1,7 +1,10 @@
 // The billing service's collections: customers (subscriptions), their
-// transactions, and the locks that keep one active subscription per
-// (product, email, card). The sandbox processor's own collections are in
-// processors/sandbox-processor.ts.
+// transactions, the locks that keep one active subscription per (product,
+// email, card), refunds, disputes, the Stripe events applied, the MIDs' and
+// recovery's counters, the four schedules (renewals, card-expiry warnings,
+// the outbox, checkouts to recover), the timelines the merchant's lists page
+// through, and the id sequences. The card vault and the gateways' ledger are
+// the payments service's (services/payments/models.ts).
 import { type Connection, type Model, Schema } from "mongoose";
 import { type CardUpdateOutcome, DeclineCategory, type FirstPaymentInput } from "../../shared/contracts/billing";
 import type { EventType } from "../../shared/contracts/notifications";
@@ -22,9 +25,9 @@ export interface OutboxEvent {
 	id: string;
 	type: EventType;
 	createdAt: Date;
-	/** A CONVERSION's charge or hold (null: none, e.g. a scheduled first charge), so the relay need not search for it. */
+	/** The transaction a CONVERSION (its charge or hold) or an AUTHENTICATION_REQUIRED (the refused renewal) names; null: none (a scheduled first charge). Other events have none. */
 	transactionId?: number | null;
-	/** A dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
+	/** Every dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
 	disputeStatus?: DisputeStatus;
 }
 

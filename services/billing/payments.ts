@@ -20,8 +20,11 @@ import {
 export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/payments";
 
 export interface Payments {
-	/** `at`: a renewal cycle's time (the sandbox judges the card's expiry by it). */
-	/** `networkTransactionId`: a renewal's reference to the card's first payment or set-up (docs/authentication.md). */
+	/**
+	 * A charge by card token (renewals make them). `at`: a renewal cycle's time (the sandbox judges
+	 * the card's expiry by it). `networkTransactionId`: a renewal's reference to the card's first payment or set-up
+	 * (docs/authentication.md).
+	 */
 	charge(request: MoneyParams & { initiator: "customer" | "merchant"; at?: Date; networkTransactionId?: string }): Promise<PaymentOutcome>;
 	/** The checkout's first charge or hold: the issuer may ask the buyer for a challenge until `challengeUntil`. */
 	firstPayment(

@@ -1,6 +1,8 @@
 // The checkout: takes the browser's encrypted card and walks the spec's
-// processing order (checkout-pipeline.ts), calling sessions, accounts and
-// billing. It holds the card-decryption keys and serves the public key.
+// processing order (checkout-pipeline.ts), calling sessions, accounts,
+// payments (the vault and the card's verification) and billing; the hosted
+// frame's card update takes the same checks (card-update-pipeline.ts). It
+// holds the card-decryption keys and serves the public key.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainErrors } from "../../shared/action";
 import { callsThrough } from "../../shared/call";

@@ -120,6 +120,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 		for (const route of schema.settings!.routes ?? []) {
 			// The processors' route keeps its text parser: a signed event is verified on the body as it came.
 			if (route.name === "processors") continue;
+			// Not strict: any JSON value parses (`null` included), and checkInputPlacement says what the endpoint takes.
 			route.bodyParsers = { json: { limit: bodyLimit, strict: false }, urlencoded: false };
 		}
 	},

@@ -30,8 +30,7 @@ import { DASHBOARD_OPTIONS, DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS, UPDATE
 
 const routeDefaults = {
 	mappingPolicy: "restrict" as const,
-	// Not strict: any JSON value parses (`null` included), and checkInputPlacement says what the endpoint takes.
-	bodyParsers: { json: { limit: "100kb", strict: false }, urlencoded: false },
+	// Body parsers: BODY_LIMIT's, set on every route when the service is created (gateway.service.ts, merged).
 	onAfterCall: applyEndpointOptions,
 	logging: true,
 };

@@ -5,6 +5,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http, { type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { EventType } from "../../shared/contracts/notifications";
 
 export interface ReceivedRequest {
 	method: string;
@@ -18,7 +19,7 @@ export interface ReceivedRequest {
 /** The envelope every webhook carries (docs/webhooks.md), as a test reads it; `GET /api/events` answers the same. */
 export interface Envelope {
 	id: string;
-	type: string;
+	type: EventType;
 	createdAt: string;
 	accountId: number;
 	customerId: number;

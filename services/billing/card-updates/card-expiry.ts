@@ -17,7 +17,7 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 export function createCardExpirySchedule(db: BillingDb): Schedule<number> {
-	return createSchedule<number>(db.cardExpirySchedule, { slotMs: HOUR_MS, shards: 4, firstLookBackMs: 400 * DAY_MS });
+	return createSchedule<number>(db.cardExpirySchedule, { slotMs: HOUR_MS, shards: 4 });
 }
 
 type Renewing = Pick<CustomerDoc, "_id" | "cardExpiredTime" | "nextRenewalTimestamp">;

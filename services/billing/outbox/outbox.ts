@@ -35,7 +35,7 @@ export interface OutboxListing {
 export const OUTBOX_SLOT_MS = 1000;
 
 export function createOutboxSchedule(db: BillingDb): Schedule<string> {
-	return createSchedule<string>(db.outboxSchedule, { slotMs: OUTBOX_SLOT_MS, shards: 4, firstLookBackMs: 24 * 3_600_000 });
+	return createSchedule<string>(db.outboxSchedule, { slotMs: OUTBOX_SLOT_MS, shards: 4 });
 }
 
 const entryOf = (kind: OutboxKind, docId: number, event: OutboxEvent): DueEntry<string> => ({

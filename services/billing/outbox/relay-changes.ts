@@ -40,9 +40,7 @@ async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
 	return [
 		...waiting.transactions.flatMap(tx => tx.outbox.map(event => transactionEvent(tx, event, customersOf, transactionsOf))),
-		...(await Promise.all(
-			waiting.customers.flatMap(customer => customer.outbox.map(event => customerEvent(deps.db, customer, event, transactionsOf))),
-		)),
+		...waiting.customers.flatMap(customer => customer.outbox.map(event => customerEvent(customer, event, transactionsOf))),
 		...waiting.disputes.flatMap(dispute => dispute.outbox.map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
 	];
 }

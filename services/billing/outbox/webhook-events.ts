@@ -3,7 +3,7 @@
 // they are when relayed.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import { formatDateTime } from "../../../shared/time";
-import type { BillingDb, CustomerDoc, DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
+import type { CustomerDoc, DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
 import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 
 function envelope(
@@ -43,7 +43,7 @@ export function disputeEvent(
 	};
 	const customer = customers.get(dispute.customerId);
 	const data: Record<string, unknown> = {
-		dispute: toDisputeView(dispute, event.disputeStatus ?? dispute.status),
+		dispute: toDisputeView(dispute, event.disputeStatus),
 		transaction: view(dispute.transactionId),
 		customer: customer ? toCustomerView(customer) : null,
 	};
@@ -54,27 +54,16 @@ export function disputeEvent(
 /** Whether a customer's event names a transaction: a CONVERSION its checkout's charge or hold, an AUTHENTICATION_REQUIRED the renewal refused. */
 export const namesTransaction = (event: OutboxEvent): boolean => event.type === "CONVERSION" || event.type === "AUTHENTICATION_REQUIRED";
 
-/** The transaction a customer's event names, if any (events written before it was recorded: its first, searched). */
-async function namedTransaction(
-	db: BillingDb,
-	customer: CustomerDoc,
-	event: OutboxEvent,
-	transactions: Map<number, TransactionDoc>,
-): Promise<TransactionDoc | null> {
-	if (!namesTransaction(event) || event.transactionId === null) return null;
-	if (event.transactionId === undefined) return db.transactions.findOne({ customerId: customer._id }).sort({ _id: 1 }).lean();
+/** The transaction a customer's event names, if any: its writer names it (`transactionId`), and the relay has read it. */
+function namedTransaction(event: OutboxEvent, transactions: Map<number, TransactionDoc>): TransactionDoc | null {
+	if (!namesTransaction(event) || event.transactionId == null) return null;
 	return transactions.get(event.transactionId) ?? null;
 }
 
 /** A customer's event: the customer, and the transaction the event names. */
-export async function customerEvent(
-	db: BillingDb,
-	customer: CustomerDoc,
-	event: OutboxEvent,
-	transactions: Map<number, TransactionDoc>,
-): Promise<WebhookEvent> {
-	const first = await namedTransaction(db, customer, event, transactions);
+export function customerEvent(customer: CustomerDoc, event: OutboxEvent, transactions: Map<number, TransactionDoc>): WebhookEvent {
+	const named = namedTransaction(event, transactions);
 	const data: Record<string, unknown> = { customer: toCustomerView(customer) };
-	if (first) data.transaction = toTransactionView(first);
-	return envelope(event, { accountId: customer.accountId, customerId: customer._id, transaction_id: first?._id ?? null }, data);
+	if (named) data.transaction = toTransactionView(named);
+	return envelope(event, { accountId: customer.accountId, customerId: customer._id, transaction_id: named?._id ?? null }, data);
 }

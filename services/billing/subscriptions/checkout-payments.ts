@@ -1,6 +1,9 @@
-// Billing's part of a checkout, in the spec's order: verify the card (step 3),
-// open the subscription under the duplicate-check lock (step 4), then the
-// first payment by product type (step 5). The checkout service orchestrates.
+// Billing's part of a checkout, in the spec's order: open the subscription
+// under the duplicate-check lock (step 4), then the first payment by product
+// type (step 5), through the payments service, and its continuation after a
+// 3-D Secure challenge. The card was vaulted and verified before (step 3: the
+// checkout service's card-checks.ts calls payments.saveCard). The checkout
+// service orchestrates (services/checkout/checkout-pipeline.ts).
 
 import {
 	CheckoutStepError,

@@ -26,7 +26,7 @@ import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./chec
 
 /** 10-second slots, 2 documents each: a checkout is listed once and read once, a grace period later. */
 export function createCheckoutSchedule(db: BillingDb): Schedule<number> {
-	return createSchedule<number>(db.checkoutSchedule, { slotMs: 10_000, shards: 2, firstLookBackMs: 24 * 3_600_000 });
+	return createSchedule<number>(db.checkoutSchedule, { slotMs: 10_000, shards: 2 });
 }
 
 const BILLING_KINDS = ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] as const;

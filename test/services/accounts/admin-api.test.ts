@@ -1,4 +1,3 @@
-import type { Connection } from "mongoose";
 import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -10,10 +9,6 @@ beforeAll(async () => {
 	merchant = await createMerchant(app);
 });
 afterAll(() => app.stop());
-
-/** The accounts service's own collection, to store an account as an earlier version did. */
-const accountsCollection = () =>
-	(app.broker.getLocalService("accounts") as unknown as { connection: Connection }).connection.collection<{ _id: number }>("accounts");
 
 const product = (overrides: object = {}) => ({
 	name: "Monthly",
@@ -311,20 +306,6 @@ describe("Dispute protection", () => {
 		});
 		const listed = (await admin(app).get("/accounts").expect(200)).body.find((a: { id: number }) => a.id === accountId);
 		expect(listed.disputeProtection).toEqual(second.body.disputeProtection);
-	});
-
-	test("When an account of an earlier version has no settings stored, then it shows the defaults, and a patch keeps them for the rest", async () => {
-		// Arrange: the account as an earlier version stored it.
-		const { accountId } = await createMerchant(app);
-		await accountsCollection().updateOne({ _id: accountId }, { $unset: { disputeProtection: "" } });
-
-		// Act
-		const read = await admin(app).get(`/accounts/${accountId}`).expect(200);
-		const patched = await admin(app).patch(`/accounts/${accountId}`, { disputeProtection: { refundEarlyFraudWarnings: false } });
-
-		// Assert
-		expect(read.body.disputeProtection).toEqual(DEFAULTS);
-		expect(patched.body.disputeProtection).toEqual({ ...DEFAULTS, refundEarlyFraudWarnings: false });
 	});
 
 	test.each([

@@ -4,21 +4,15 @@
 // (notifications.enqueueAll); and what an operator sees of their deliveries
 // through the admin API.
 import { randomUUID } from "node:crypto";
+import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import { formatDateTime } from "../../../shared/time";
 import { type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, type TestMerchant } from "../../factories/merchant";
 import type { Envelope } from "../../factories/webhook-receiver";
 import type { TestApp } from "../../setup/app";
 
-export interface TestEvent {
-	id: string;
-	type: "TRANSACTION" | "CONVERSION" | "REFUND" | "CANCELLATION" | "SUSPENSION";
-	createdAt: string;
-	accountId: number;
-	customerId: number;
-	transaction_id: number | null;
-	data: Record<string, unknown>;
-}
+/** An event as billing's outbox relay hands it over: the product's own type, every event type included. */
+export type TestEvent = WebhookEvent;
 
 export interface AttemptView {
 	attempt: number;

@@ -43,7 +43,7 @@ export interface SandboxNotices {
 
 export function createSandboxNotices(db: PaymentsDb, now: () => Date): SandboxNotices {
 	// Day slots: a notice's slot is read until its hour has come (due() checks each notice's own time).
-	const schedule = createSchedule<string>(db.sandboxNoticeSchedule, { slotMs: DAY_MS, shards: 2, firstLookBackMs: 60 * DAY_MS });
+	const schedule = createSchedule<string>(db.sandboxNoticeSchedule, { slotMs: DAY_MS, shards: 2 });
 
 	function noticesOf(op: MoneyOperation & { accountId: number }, card: TestCard, chargedAt: Date): SandboxNoticeDoc[] {
 		const base = { midId: op.mid.midId, chargeKey: op.idempotencyKey };
