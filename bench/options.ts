@@ -25,6 +25,8 @@ export interface BenchOptions {
 	billingCpu: number;
 	/** Service processes run with --cpu-prof; profiles and their summaries go to the results folder. */
 	profile: boolean;
+	/** The embedded database keeps its data on disk (H2, as `npm start` runs it) instead of in memory. */
+	persistent: boolean;
 	outDir: string;
 }
 
@@ -53,6 +55,8 @@ export const USAGE = `npm run bench -- [options]
   --billing-cpu <cores>   CPU of each billing process in the scale-out runs, a cgroup quota (default 0.3;
                           0: unlimited); needs root and the cgroup v1 cpu controller
   --profile               run the service processes with --cpu-prof and summarize the profiles
+  --persistent            the embedded database on disk (H2, every write committed before its answer, as
+                          npm start runs it) instead of its memory backend (the tests')
   --out <dir>             results folder (default bench/results)
 
 Environment: MONGO_URL=mongodb://host:port benchmarks against that server instead of the embedded one.`;
@@ -86,6 +90,7 @@ export function parseOptions(argv: string[]): BenchOptions {
 		scaleCustomers: quick ? 100 : 3000,
 		billingCpu: 0.3,
 		profile: false,
+		persistent: false,
 		outDir: "bench/results",
 	};
 	for (let i = 0; i < argv.length; i++) {
@@ -97,6 +102,9 @@ export function parseOptions(argv: string[]): BenchOptions {
 		};
 		switch (arg) {
 			case "--quick":
+				break;
+			case "--persistent":
+				options.persistent = true;
 				break;
 			case "--scenarios": {
 				const names = list(value());

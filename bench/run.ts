@@ -233,7 +233,7 @@ async function main(): Promise<void> {
 	);
 	log(`machine: ${cpus.length} × ${results.machine.model}, load average ${results.machine.loadAverageAtStart.join(" ")}`);
 
-	const ctx = await createContext({ logFile, profileDir });
+	const ctx = await createContext({ logFile, profileDir, persistent: options.persistent });
 	results.database = ctx.database;
 	log(`database server: ${ctx.database.kind} (${ctx.database.reason})`);
 	const interrupted = () => {
@@ -258,7 +258,7 @@ async function main(): Promise<void> {
 	const { rows, targets } = summarizeResults(results);
 	results.rows = rows;
 	results.targets = targets;
-	const title = `npm run bench${options.quick ? " --quick" : ""}, ${stamp}, ${cpus.length} CPUs, ${ctx.database.kind}; medians of ${options.repeat} run(s) of ${options.duration} s`;
+	const title = `npm run bench${options.quick ? " --quick" : ""}, ${stamp}, ${cpus.length} CPUs, ${ctx.database.kind}${options.persistent ? " on disk (H2)" : ""}; medians of ${options.repeat} run(s) of ${options.duration} s`;
 	const jsonFile = path.join(options.outDir, `${stamp}.json`);
 	const svgFile = path.join(options.outDir, `${stamp}.svg`);
 	writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);

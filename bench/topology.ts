@@ -9,7 +9,8 @@
 // a deployment may have each node serve its metrics (METRICS_PORT) on a port of its own.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { startEmbeddedDb } from "../dev/embedded-db";
 import { applyCardSecrets } from "../dev/local-secrets";
@@ -41,7 +42,7 @@ export interface BenchContext {
 }
 
 /** Starts the shared database server (unless MONGO_URL names one) and prepares what the service processes need. */
-export async function createContext(options: { logFile: string; profileDir?: string }): Promise<BenchContext> {
+export async function createContext(options: { logFile: string; profileDir?: string; persistent?: boolean }): Promise<BenchContext> {
 	mkdirSync(path.dirname(options.logFile), { recursive: true });
 	const log = createWriteStream(options.logFile);
 	let mongoUrl = process.env.MONGO_URL?.replace(/\/[^/]*$/, "");
@@ -49,11 +50,16 @@ export async function createContext(options: { logFile: string; profileDir?: str
 	let stopDb = async () => {};
 	let databasePid: number | null = null;
 	if (!mongoUrl) {
-		// The memory backend, as the tests use: nothing on disk, nothing left behind.
-		const db = await startEmbeddedDb({ persistent: false, dataDir: path.join(projectRoot, "data") });
+		// The memory backend, as the tests use: nothing on disk, nothing left behind. Or, with --persistent, the H2
+		// backend npm start uses, in a folder of its own that is removed at the end.
+		const dataDir = options.persistent ? mkdtempSync(path.join(os.tmpdir(), "bench-db-")) : path.join(projectRoot, "data");
+		const db = await startEmbeddedDb({ persistent: options.persistent ?? false, dataDir });
 		mongoUrl = db.url;
 		database = { kind: db.kind, reason: db.reason };
-		stopDb = db.stop;
+		stopDb = async () => {
+			await db.stop();
+			if (options.persistent) rmSync(dataDir, { recursive: true, force: true });
+		};
 		// A real mongod runs under mongodb-memory-server; mongo-java-server is our own java child.
 		databasePid = childNamed(process.pid, db.kind === "mongod" ? "mongod" : "java");
 	}
