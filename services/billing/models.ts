@@ -77,6 +77,8 @@ export interface CustomerDoc {
 	expiryWarnedCard?: string | null;
 	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
 	refusedMids?: number[];
+	/** When this period's renewal was first declined: every retry day counts from it (renewals/retry-state.ts); null once paid. */
+	firstDeclinedAt?: Date | null;
 	sessionId: string;
 	/** The checkout attempt that opened it: names its first payment at the processor (checkout-recovery.ts). */
 	attemptId?: string | null;
@@ -238,6 +240,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		midId: { type: Number, required: true },
 		midName: { type: String, required: true },
 		refusedMids: { type: [Number], default: undefined },
+		firstDeclinedAt: { type: Date, default: null },
 		expiryWarnedCard: { type: String, default: null },
 		sessionId: { type: String, required: true },
 		attemptId: { type: String, default: null },
