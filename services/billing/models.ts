@@ -26,6 +26,8 @@ export interface OutboxEvent {
 	transactionId?: number | null;
 	/** A dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
 	disputeStatus?: DisputeStatus;
+	/** An open dispute's event: its transaction's refund status then (DISPUTED while the dispute holds it), for the same reason. */
+	refundStatus?: RefundStatus;
 }
 
 /** What a card update makes the customer's: the card, and the MID that takes it. */
@@ -211,6 +213,7 @@ const outboxEventSchema = new Schema<OutboxEvent>(
 		createdAt: Date,
 		transactionId: { type: Number, required: false },
 		disputeStatus: { type: String, required: false },
+		refundStatus: { type: String, required: false },
 	},
 	{ _id: false },
 );
