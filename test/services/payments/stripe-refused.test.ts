@@ -82,3 +82,18 @@ test("When Stripe refuses the connection, then the charge still reads REFUNDABLE
 	expect(view.refundStatus).toBe("REFUNDABLE");
 	expect(after.body).toEqual({ success: true, message: "Refund success with amount 9.99" });
 });
+
+test("When Stripe refuses the connection, then a checkout answers PROCESSING_ERROR and, once Stripe is back, the buyer pays with a new session", async () => {
+	// Arrange
+	const shop = await stripeShop();
+	await cut.refuse();
+
+	// Act
+	const during = await submitCheckout(app, shop, { productId: shop.products.charge });
+	await cut.heal();
+	const after = await submitCheckout(app, shop, { productId: shop.products.charge });
+
+	// Assert
+	expect({ status: during.status, code: during.body.code }).toEqual({ status: 200, code: "PROCESSING_ERROR" });
+	expect(after.body.code).toBe("OK");
+});
