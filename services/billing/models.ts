@@ -29,6 +29,8 @@ export interface OutboxEvent {
 	transactionId?: number | null;
 	/** Every dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
 	disputeStatus?: DisputeStatus;
+	/** An open dispute's event: its transaction's refund status then (DISPUTED while the dispute holds it), for the same reason. */
+	refundStatus?: RefundStatus;
 }
 
 /** What a card update makes the customer's: the card, and the MID that takes it. */
@@ -80,6 +82,8 @@ export interface CustomerDoc {
 	expiryWarnedCard?: string | null;
 	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
 	refusedMids?: number[];
+	/** When this period's renewal was first declined: every retry day counts from it (renewals/retry-state.ts); null once paid. */
+	firstDeclinedAt?: Date | null;
 	sessionId: string;
 	/** The checkout attempt that opened it: names its first payment at the processor (checkout-recovery.ts). */
 	attemptId?: string | null;
@@ -212,6 +216,7 @@ const outboxEventSchema = new Schema<OutboxEvent>(
 		createdAt: Date,
 		transactionId: { type: Number, required: false },
 		disputeStatus: { type: String, required: false },
+		refundStatus: { type: String, required: false },
 	},
 	{ _id: false },
 );
@@ -241,6 +246,7 @@ const customerSchema = new Schema<CustomerDoc>(
 		midId: { type: Number, required: true },
 		midName: { type: String, required: true },
 		refusedMids: { type: [Number], default: undefined },
+		firstDeclinedAt: { type: Date, default: null },
 		expiryWarnedCard: { type: String, default: null },
 		sessionId: { type: String, required: true },
 		attemptId: { type: String, default: null },

@@ -26,7 +26,7 @@ export async function decideOwned(
 		// Only a first payment may ask the buyer: anything else asking is a connector's bug, and moved no money.
 		outcome = { status: "ERROR", reference: outcome.reference, reason: "processor_error", hardDecline: false };
 	}
-	if (outcome.status === "ERROR") return settleError(ctx, asked.mine, decision, outcome.reason);
+	if (outcome.status === "ERROR") return settleError(ctx, asked.mine, decision, outcome);
 	return record(ctx, asked.mine, outcome);
 }
 
@@ -59,16 +59,18 @@ export async function settleFound(ctx: LedgerContext, mine: OperationDoc, found:
 	return failed(OUTCOME_UNKNOWN_REASON);
 }
 
-/** An error: whether money moved is asked at once. Nothing moved: the key may be tried again (the error's reason is the answer). */
-async function settleError(
-	ctx: LedgerContext,
-	mine: OperationDoc,
-	decision: Resumption,
-	reason: string | null | undefined,
-): Promise<PaymentOutcome> {
-	const found = await decision.resume(mine).catch(() => failedOutcome);
-	const settled = await settleFound(ctx, mine, found);
-	if (settled) return settled;
+/**
+ * An error: whether money moved is asked at once. Nothing moved: the key may be tried again (the error's reason is the
+ * answer). A request that never reached the gateway, with nothing remembered before it, moved nothing: no lookup,
+ * which the same outage would fail and leave the outcome unknown.
+ */
+async function settleError(ctx: LedgerContext, mine: OperationDoc, decision: Resumption, error: ConnectorOutcome): Promise<PaymentOutcome> {
+	const nothingMoved = error.neverSent === true && mine.reference === null;
+	if (!nothingMoved) {
+		const found = await decision.resume(mine).catch(() => failedOutcome);
+		const settled = await settleFound(ctx, mine, found);
+		if (settled) return settled;
+	}
 	await giveUp(ctx, mine, true);
-	return failed(reason ?? "processor_unavailable");
+	return failed(error.reason ?? "processor_unavailable");
 }

@@ -4,6 +4,8 @@
 // and then refuses every connection until healed. A real outage seen from
 // our side, with the server's records kept: localstripe keeps its state in
 // memory, so killing its process would lose exactly what the test counts.
+// `refuse()` is the other outage: the relay stops listening, so every
+// connection is refused (ECONNREFUSED) and no byte reaches the server.
 import net from "node:net";
 import { freePort } from "../../dev/net";
 
@@ -14,6 +16,8 @@ export interface NetworkCut {
 	loseAnswerTo(requestLine: RegExp): Promise<void>;
 	/** Whether the cut has happened. */
 	readonly isCut: boolean;
+	/** Stops listening until healed: every connection is refused (ECONNREFUSED), nothing reaches the server. */
+	refuse(): Promise<void>;
 	/** Connections are accepted and relayed again. */
 	heal(): Promise<void>;
 	close(): Promise<void>;
@@ -26,6 +30,7 @@ export async function cutBetween(target: string): Promise<NetworkCut> {
 	let watch: RegExp | null = null;
 	let cut = false;
 	let cutDone: () => void = () => undefined;
+	let refused = false;
 
 	const server = net.createServer(client => {
 		if (cut) return client.destroy();
@@ -61,7 +66,8 @@ export async function cutBetween(target: string): Promise<NetworkCut> {
 		cutDone();
 	}
 
-	await new Promise<void>(resolve => server.listen(port, "127.0.0.1", resolve));
+	const listen = () => new Promise<void>(resolve => server.listen(port, "127.0.0.1", resolve));
+	await listen();
 	return {
 		url: `http://127.0.0.1:${port}`,
 		get isCut() {
@@ -73,13 +79,26 @@ export async function cutBetween(target: string): Promise<NetworkCut> {
 				cutDone = resolve;
 			});
 		},
+		async refuse() {
+			refused = true;
+			const closed = new Promise<void>(resolve => server.close(() => resolve()));
+			// Kept-alive connections would still carry requests: they go too.
+			for (const socket of sockets) socket.destroy();
+			sockets.clear();
+			await closed;
+		},
 		async heal() {
 			cut = false;
+			if (refused) {
+				refused = false;
+				await listen();
+			}
 		},
 		close: () =>
 			new Promise(resolve => {
 				for (const socket of sockets) socket.destroy();
-				server.close(() => resolve());
+				if (refused) resolve();
+				else server.close(() => resolve());
 			}),
 	};
 }

@@ -402,6 +402,7 @@ function resumedSchedule(deps: BillingDeps, customer: CustomerDoc, product: Prod
 	return {
 		renewalActive: true,
 		attempts: 0,
+		firstDeclinedAt: null,
 		billingAnchor: anchor,
 		periodsBilled,
 		lastTimeBilled: now,

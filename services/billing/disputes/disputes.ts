@@ -10,6 +10,7 @@ import { disputeMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
 import { DisputeStatus } from "../states";
 import { toDisputeView } from "../views";
+import { openDisputeDetails } from "./notices";
 
 /** NEEDS_RESPONSE -> UNDER_REVIEW: the merchant's evidence went to the gateway. */
 const SUBMIT_EVIDENCE = disputeMove(DisputeStatus.NeedsResponse, DisputeStatus.UnderReview);
@@ -46,7 +47,15 @@ export async function submitEvidence(
 			{ _id: dispute._id, ...SUBMIT_EVIDENCE.filter },
 			{
 				$set: { ...SUBMIT_EVIDENCE.set, evidence: input.evidence, evidenceSubmittedAt: now, updatedAt: now },
-				$push: { outbox: await scheduledEvent(deps, "d", dispute._id, "DISPUTE_UPDATED", { disputeStatus: status }) },
+				$push: {
+					outbox: await scheduledEvent(
+						deps,
+						"d",
+						dispute._id,
+						"DISPUTE_UPDATED",
+						await openDisputeDetails(deps, dispute.transactionId, status),
+					),
+				},
 			},
 			{ returnDocument: "after" },
 		)

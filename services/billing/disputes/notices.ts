@@ -7,10 +7,12 @@
 // A dispute is one document with its own outbox. Each step is one
 // single-document update, in an order whose every crash point the notice's
 // repeat completes:
-//   1. the dispute is inserted NEEDS_RESPONSE with DISPUTE_OPENED (unique by
-//      the gateway's dispute id), listed first;
-//   2. its transaction turns DISPUTED (only from REFUNDABLE), so no refund can
+//   1. its transaction turns DISPUTED (only from REFUNDABLE), so no refund can
 //      start: a refund already reserved still settles;
+//   2. the dispute is inserted NEEDS_RESPONSE with DISPUTE_OPENED (unique by
+//      the gateway's dispute id), listed first; the event keeps the refund
+//      status step 1 left, so a decision in the same notice (step 5) does not
+//      show through it;
 //   3. the account's protection: the customer is unsubscribed, the card (and
 //      the email) blocked from new checkouts;
 //   4. the dispute moves to the notice's status (compare-and-set) with
@@ -26,7 +28,7 @@ import type { BillingDeps } from "../deps";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
 import { appendDispute } from "../lists/pages";
 import { count } from "../merchant-accounts/mid-stats";
-import type { DisputeDoc, TransactionDoc } from "../models";
+import type { DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { refundTransaction } from "../refunds/refund-ledger";
@@ -69,19 +71,40 @@ const WON_NOTHING_LEFT = refundStatusMove(RefundStatus.Disputed, RefundStatus.Re
 
 async function applyDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<NoticeApplied> {
 	let dispute = await openDispute(deps, notice, tx);
-	await deps.db.transactions.updateOne({ _id: tx._id, ...HELD_BY_DISPUTE.filter }, { $set: HELD_BY_DISPUTE.set });
 	const unsubscribed = await protect(deps, await deps.protectionOf(tx.accountId), tx, "DISPUTE", dispute._id);
 	dispute = await moveDispute(deps, dispute, notice, tx);
 	await settleTransaction(deps, dispute);
 	return { changed: { disputes: [dispute._id], customers: unsubscribed ? [tx.customerId] : [] } };
 }
 
-/** The dispute of the notice's gateway id: found, or inserted with DISPUTE_OPENED (step 1). */
+/** Step 1: the transaction held by the dispute, if it was refundable; its refund status now. */
+async function holdTransaction(deps: DisputeDeps, tx: TransactionDoc): Promise<RefundStatus | undefined> {
+	const held = await deps.db.transactions
+		.findOneAndUpdate({ _id: tx._id, ...HELD_BY_DISPUTE.filter }, { $set: HELD_BY_DISPUTE.set }, { returnDocument: "after" })
+		.lean();
+	return (held ?? (await refundStatusOf(deps, tx._id)))?.refundStatus;
+}
+
+const refundStatusOf = (deps: BillingDeps, transactionId: number) =>
+	deps.db.transactions.findById(transactionId, { refundStatus: 1 }).lean();
+
+/** What an open dispute's event keeps: the status it announces, and its transaction's refund status now. */
+export async function openDisputeDetails(
+	deps: BillingDeps,
+	transactionId: number,
+	disputeStatus: DisputeStatus,
+): Promise<Pick<OutboxEvent, "disputeStatus" | "refundStatus">> {
+	const refundStatus = (await refundStatusOf(deps, transactionId))?.refundStatus;
+	return { disputeStatus, ...(refundStatus ? { refundStatus } : {}) };
+}
+
+/** The dispute of the notice's gateway id: found, or its transaction held and it inserted with DISPUTE_OPENED (steps 1 and 2). */
 async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
 	const processorKey = `${notice.midId}:${notice.reference}`;
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
 	if (existing) return existing;
-	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next());
+	const refundStatus = await holdTransaction(deps, tx);
+	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next(), refundStatus);
 	await appendDispute(deps, dispute);
 	await scheduleEvents(deps, [{ kind: "d", docId: dispute._id, event: dispute.outbox[0] }]);
 	try {
@@ -97,7 +120,13 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 }
 
 /** The dispute a notice opens, as first written, with its DISPUTE_OPENED event. */
-function newDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc, _id: number): DisputeDoc {
+function newDispute(
+	deps: DisputeDeps,
+	notice: DisputeNotice,
+	tx: TransactionDoc,
+	_id: number,
+	refundStatus: RefundStatus | undefined,
+): DisputeDoc {
 	// A notice that already says reviewing opens the dispute there; a decided one opens it as needing a response first.
 	const status = notice.status === DisputeStatus.UnderReview ? DisputeStatus.UnderReview : DisputeStatus.NeedsResponse;
 	return {
@@ -119,7 +148,7 @@ function newDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc
 		openedAt: new Date(notice.at),
 		updatedAt: deps.now(),
 		closedAt: null,
-		outbox: [outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status })],
+		outbox: [outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status, ...(refundStatus ? { refundStatus } : {}) })],
 		relayed: [],
 	};
 }
@@ -148,7 +177,9 @@ async function moveFromReadStatus(
 	const target = move.set.status;
 	const closes = target === DisputeStatus.Won || target === DisputeStatus.Lost;
 	const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx) : null;
-	const event = await scheduledEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", { disputeStatus: target });
+	// Still open: the transaction as the dispute holds it now. A decision's event shows the transaction it settles (step 5).
+	const details = closes ? { disputeStatus: target } : await openDisputeDetails(deps, tx._id, target);
+	const event = await scheduledEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", details);
 	const changes = {
 		...move.set,
 		updatedAt: deps.now(),

@@ -15,7 +15,7 @@ import type { BillingDb, OutboxEvent } from "../models";
 export function outboxEvent(
 	deps: Pick<BillingDeps, "now">,
 	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId" | "disputeStatus"> = {},
+	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus"> = {},
 ): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };
 }
@@ -67,7 +67,7 @@ export async function scheduledEvent(
 	kind: OutboxKind,
 	docId: number,
 	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId" | "disputeStatus"> = {},
+	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus"> = {},
 ): Promise<OutboxEvent> {
 	const event = outboxEvent(deps, type, details);
 	await scheduleEvents(deps, [{ kind, docId, event }]);

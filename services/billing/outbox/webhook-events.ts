@@ -30,7 +30,10 @@ export function transactionEvent(
 	return envelope(event, { accountId: tx.accountId, customerId: tx.customerId, transaction_id: tx._id }, data);
 }
 
-/** A dispute's event: the dispute as it was announced, its transaction, customer, and a lost one's chargeback. */
+/**
+ * A dispute's event: the dispute as it was announced, its transaction (with the refund status an open dispute's event
+ * announced: a decision made since must not show through it), customer, and a lost one's chargeback.
+ */
 export function disputeEvent(
 	dispute: DisputeDoc,
 	event: OutboxEvent,
@@ -41,10 +44,11 @@ export function disputeEvent(
 		const tx = id === null ? undefined : transactions.get(id);
 		return tx ? toTransactionView(tx) : null;
 	};
+	const disputed = view(dispute.transactionId);
 	const customer = customers.get(dispute.customerId);
 	const data: Record<string, unknown> = {
 		dispute: toDisputeView(dispute, event.disputeStatus),
-		transaction: view(dispute.transactionId),
+		transaction: disputed && event.refundStatus ? { ...disputed, refundStatus: event.refundStatus } : disputed,
 		customer: customer ? toCustomerView(customer) : null,
 	};
 	if (event.type === "DISPUTE_CLOSED" && dispute.chargebackTransactionId !== null) data.chargeback = view(dispute.chargebackTransactionId);

@@ -24,6 +24,7 @@ import { releaseLock } from "../subscriptions/subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
 import { claimRenewals } from "./renewal-lease";
+import { retryState } from "./retry-state";
 
 export interface RenewalDeps extends BillingDeps {
 	/** The product, the retry days and the group's MIDs (accounts.renewalTerms); null for a product gone. */
@@ -54,7 +55,6 @@ export interface CycleReport {
 /** Processor calls in flight per batch: they are the slow part. */
 const CONCURRENCY = 16;
 const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 const slotStart = (at: Date | null | undefined) => (at ? Math.floor(at.getTime() / HOUR_MS) * HOUR_MS : null);
 
 /** Why a listed customer this batch did not claim was passed over: it left the slot, another node holds it, or not for this cycle. */
@@ -153,7 +153,15 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 		const periodsBilled = customer.periodsBilled + 1;
 		const anchor = customer.billingAnchor ?? scheduled;
 		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periodsBilled, unit: product.renewal.unit }) : null;
-		const billed = { lastTimeBilled: deps.now(), periodsBilled, attempts: 0, refusedMids: [], authorizationId: null, renewalLease: null };
+		const billed = {
+			lastTimeBilled: deps.now(),
+			periodsBilled,
+			attempts: 0,
+			refusedMids: [],
+			firstDeclinedAt: null,
+			authorizationId: null,
+			renewalLease: null,
+		};
 		// The schedule moves only if the customer is still ACTIVE (an unsubscribe may have landed meanwhile); else only the charge is noted.
 		return {
 			result: "charged" as const,
@@ -164,38 +172,6 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 	}
 	const retry = retryState(item, options.at);
 	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive } } : retry;
-}
-
-/**
- * After a declined renewal (docs/recovery.md): a hard decline suspends at once; a
- * MID's refusal is tried again in an hour on another eligible MID of the group, without using up
- * a retry; a soft decline (or one with no MID left) is retried on the account's retry days, counted
- * from the first decline, and suspends once they are used up. A decline for want of authentication is retried
- * as a soft one (an issuer may exempt a later try), and the merchant hears AUTHENTICATION_REQUIRED, so the buyer can
- * authenticate with a card update.
- */
-function retryState({ customer, outcome, terms }: Charged, at: Date) {
-	const category = declineCategory(outcome) ?? DeclineCategory.Soft;
-	const suspended = (attempts: number) => ({ result: "suspended" as const, listAt: null, attempts });
-	if (category === DeclineCategory.Hard) return suspended(customer.attempts + 1);
-	const retry = (listAt: Date, changes: object) => ({
-		result: "declined" as const,
-		listAt,
-		ifActive: { ...changes, nextRenewalTimestamp: listAt, renewalLease: null },
-		otherwise: { renewalLease: null },
-	});
-	if (category === DeclineCategory.MerchantAccount) {
-		const refusedMids = [...(customer.refusedMids ?? []), customer.midId];
-		const next = terms.merchantAccounts.find(
-			m => m.active && m.cardTypes.includes(customer.cardType as never) && !refusedMids.includes(m.id),
-		);
-		if (next) return retry(new Date(at.getTime() + HOUR_MS), { refusedMids, midId: next.id, midName: next.name });
-	}
-	const attempts = customer.attempts + 1;
-	const days = terms.retryDays;
-	if (attempts > days.length) return suspended(attempts);
-	const waitDays = days[attempts - 1] - (attempts >= 2 ? days[attempts - 2] : 0);
-	return retry(new Date(at.getTime() + waitDays * DAY_MS), { attempts });
 }
 
 const SUSPEND = customerMove(CustomerStatus.Active, CustomerStatus.Suspended);

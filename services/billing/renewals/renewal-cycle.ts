@@ -12,7 +12,7 @@
 //     TIME_ZONE), so 31 Jan -> 28/29 Feb -> 31 Mar, and a missed cycle is caught up.
 //   - A soft decline is retried on the account's retry days, a MID's refusal
 //     on another MID of the group; a hard decline or the last retry suspends
-//     the customer (renewal-batch.ts retryState, docs/recovery.md).
+//     the customer (retry-state.ts, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends.
 import type { DueEntry } from "../../../shared/schedule";

@@ -23,6 +23,11 @@ export interface ConnectorOutcome {
 	authentication?: Authentication | null;
 	/** The card network's id of an approved first payment (pay, afterChallenge), when the gateway gives it. */
 	networkTransactionId?: string | null;
+	/**
+	 * An ERROR whose failing request never left us (the connection was refused) and whose earlier requests were all
+	 * answered: the gateway did nothing more than those answers said, so the ledger need not look the key up.
+	 */
+	neverSent?: true;
 }
 
 /** The issuer asked for a challenge (3-D Secure): the buyer takes it at `challengeUrl`; `reference` is remembered. */

@@ -170,6 +170,37 @@ describe("Disputes", () => {
 		expect((await disputesOf(shop)).data).toEqual([expect.objectContaining({ status: "LOST" })]);
 	});
 
+	test.each([
+		{ card: DISPUTE_CARDS.lost, decided: "LOST", after: "CHARGED_BACK" },
+		{ card: DISPUTE_CARDS.won, decided: "WON", after: "REFUNDABLE" },
+	])(
+		"When a dispute is opened and $decided in one move of the clock, then DISPUTE_OPENED shows its transaction DISPUTED and DISPUTE_CLOSED shows it $after, in the webhooks and in /api/events",
+		async ({ card, decided, after }) => {
+			// Arrange
+			const { shop, customerId, transactionId } = await paidWith(card);
+
+			// Act
+			await advanceClock(app, shop, 13);
+
+			// Assert
+			const types = ["DISPUTE_OPENED", "DISPUTE_CLOSED"];
+			const shown = (
+				events: { type: string; data: { dispute: { status: string }; transaction: { id: number; refundStatus: string } } }[],
+			) =>
+				types.map(type => {
+					const event = events.find(e => e.type === type);
+					return [type, event?.data.dispute.status, event?.data.transaction.id, event?.data.transaction.refundStatus];
+				});
+			const expected = [
+				["DISPUTE_OPENED", "NEEDS_RESPONSE", transactionId, "DISPUTED"],
+				["DISPUTE_CLOSED", decided, transactionId, after],
+			];
+			expect(shown(await webhooks(customerId, types, 2))).toEqual(expected);
+			const listed = (await api(shop).get(`/api/events?customerId=${customerId}`).expect(200)).body.data;
+			expect(shown(listed)).toEqual(expected);
+		},
+	);
+
 	test("When the clock moves twice at once, then each dispute is opened and decided once", async () => {
 		// Arrange
 		const { shop, customerId } = await paidWith(DISPUTE_CARDS.won);

@@ -1,8 +1,10 @@
 // Declined renewals, through the sandbox test clock: each decline reason the
 // sandbox models and what it means (hard, soft, a MID's own refusal), the
 // account's retry days, recovery on a later retry, and cascading to another MID.
+
+import { addDays, formatDateTime } from "../../../shared/time";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, advanceClock, bearer } from "../../factories/merchant";
+import { admin, advanceClock, bearer, DAY_MS } from "../../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -19,6 +21,7 @@ afterAll(async () => {
 });
 
 const advance = (shop: Shop, days: number) => advanceClock(app, shop, days);
+const HOUR_MS = 3_600_000;
 
 interface TransactionView {
 	type: string;
@@ -140,6 +143,32 @@ describe("Retry days", () => {
 		expect((await renewals(shop, customerId)).map(t => t.status)).toEqual(["DECLINED", "DECLINED", "DECLINED"]);
 	});
 
+	test("When a retry runs hours late, then the next retry is still due on its day counted from the first decline, at the first decline's time", async () => {
+		// Arrange: retry days 1 and 2; the clock moved to exact times, as hourly cycles would run them.
+		const { shop, customerId } = await subscribed(CARDS.renewalsInsufficientFunds);
+		await admin(app)
+			.patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [1, 2] })
+			.expect(200);
+		const firstDecline = Date.now() + 32 * DAY_MS;
+		const clockTo = (at: number) =>
+			admin(app)
+				.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(at).toISOString() })
+				.expect(200);
+
+		// Act: the renewal is declined; its day-1 retry runs 6 hours late (missed cycles) and is declined too.
+		await clockTo(firstDecline);
+		const afterFirst = await customer(shop, customerId);
+		await clockTo(firstDecline + DAY_MS + 6 * HOUR_MS);
+
+		// Assert
+		expect(afterFirst).toMatchObject({ attempts: 1, nextRenewalTimestamp: formatDateTime(addDays(new Date(firstDecline), 1)) });
+		expect(await customer(shop, customerId)).toMatchObject({
+			status: "ACTIVE",
+			attempts: 2,
+			nextRenewalTimestamp: formatDateTime(addDays(new Date(firstDecline), 2)),
+		});
+	});
+
 	test("When an account's retry days are empty, then the first soft decline suspends", async () => {
 		const { shop, customerId } = await subscribed(CARDS.renewalsInsufficientFunds);
 		await admin(app).patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [] }).expect(200);
@@ -198,7 +227,7 @@ describe("Recovery on a retry", () => {
 });
 
 describe("Cascading to another MID", () => {
-	test("When a MID refuses a renewal, then it is tried an hour later on another MID of the group, without using up a retry, and the customer keeps that MID", async () => {
+	test("When a MID refuses a renewal, then it is tried an hour later on another MID of the group, counted in attempts but without using up a retry day, and the customer keeps that MID", async () => {
 		// Arrange: the card is refused by the MID that verified it at checkout; the shop's group has two visa MIDs.
 		const { shop, customerId } = await subscribed(CARDS.renewalsRefusedByFirstMid);
 
@@ -208,7 +237,7 @@ describe("Cascading to another MID", () => {
 		await advance(shop, 32.1);
 
 		// Assert
-		expect(afterRefusal).toMatchObject({ status: "ACTIVE", attempts: 0 });
+		expect(afterRefusal).toMatchObject({ status: "ACTIVE", attempts: 1 });
 		const [refused, approved] = await renewals(shop, customerId);
 		expect(refused).toMatchObject({ status: "DECLINED", declineReason: "merchant_account_refused", declineCategory: "MERCHANT_ACCOUNT" });
 		expect(approved).toMatchObject({ status: "APPROVED" });

@@ -688,15 +688,15 @@ describe("localstripe: what the connector's requests do", () => {
 		);
 		const found = await onDoomed.lookup({ idempotencyKey: keyFor("lost"), kind: "charge", mid: MID, reference: "pi_123" });
 
-		// Assert
-		expect(charged).toEqual({ ...unavailable, reference: null });
+		// Assert: refused connections, so nothing was sent (the ledger then needs no lookup).
+		expect(charged).toEqual({ ...unavailable, reference: null, neverSent: true });
 		expect(references).toEqual([]);
-		expect(found).toEqual({ ...unavailable, reference: "pi_123" });
+		expect(found).toEqual({ ...unavailable, reference: "pi_123", neverSent: true });
 	}, 60_000);
 });
 
 describe("no server at all", () => {
-	test("When nothing listens on the port, then every operation answers ERROR processor_unavailable", async () => {
+	test("When nothing listens on the port, then every operation answers ERROR processor_unavailable, marked never sent", async () => {
 		// Arrange
 		const connector = createStripeConnector({
 			apiBase: `http://127.0.0.1:${await freePort()}`,
@@ -718,6 +718,8 @@ describe("no server at all", () => {
 		];
 
 		// Assert
-		expect(outcomes.map(outcome => [outcome?.status, outcome?.reason])).toEqual(Array(7).fill(["ERROR", "processor_unavailable"]));
+		expect(outcomes.map(outcome => [outcome?.status, outcome?.reason, outcome?.neverSent])).toEqual(
+			Array(7).fill(["ERROR", "processor_unavailable", true]),
+		);
 	});
 });

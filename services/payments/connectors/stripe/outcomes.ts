@@ -43,8 +43,20 @@ export function outcomeOfError(err: unknown, reference: string | null, lookingUp
 	if (err instanceof Stripe.errors.StripeIdempotencyError) return failed("idempotency_error", reference);
 	// Our request was wrong (or the object's state did not allow it): Stripe did nothing.
 	if (err instanceof Stripe.errors.StripeInvalidRequestError) return failed(err.code ?? "invalid_request", reference);
-	// Unreachable, timed out, rate limited, 5xx: Stripe did nothing, or the remembered reference tells.
+	// Refused before a byte was sent: Stripe did nothing with it.
+	if (neverSent(err)) return { ...failed(UNAVAILABLE, reference), neverSent: true };
+	// Timed out, dropped, rate limited, 5xx: Stripe did nothing, or the remembered reference tells.
 	return failed(UNAVAILABLE, reference);
+}
+
+/**
+ * The connection was refused (ECONNREFUSED), so the request never reached Stripe. Not when the library retried it:
+ * it sends a request again after a closed connection, which the first sending may have reached.
+ */
+function neverSent(err: Stripe.errors.StripeError): boolean {
+	if (!(err instanceof Stripe.errors.StripeConnectionError) || err.message.includes("retried")) return false;
+	const detail = err.detail as { code?: unknown } | undefined;
+	return typeof detail === "object" && detail?.code === "ECONNREFUSED";
 }
 
 export const isInvalidRequest = (err: unknown) => err instanceof Stripe.errors.StripeInvalidRequestError;
