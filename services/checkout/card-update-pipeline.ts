@@ -49,6 +49,7 @@ const REFUSED: Record<CardUpdateError, CardUpdateAnswer> = {
 	[CardUpdateError.NotUpdatable]: updateAnswer(CardUpdateCode.CustomerNotUpdatable),
 	[CardUpdateError.AlreadySubscribed]: answer(CheckoutCode.AlreadySubscribed),
 	[CardUpdateError.Busy]: updateAnswer(CardUpdateCode.TryAgain),
+	[CardUpdateError.NotPaused]: answer(CheckoutCode.SessionNotFound),
 };
 
 export async function submitCardUpdate(
@@ -91,6 +92,7 @@ export async function submitCardUpdate(
 		attemptId,
 		card: checked.record,
 		mid: { id: mid.id, name: mid.name },
+		sessionId: consumed.sessionId,
 		challengeUntil: consumed.expiresAt,
 	});
 	return answerCardUpdate(deps, { sessionId: input.sessionId, attemptId, customerId: target.customerId }, updated);
@@ -108,6 +110,8 @@ export async function continueCardUpdate(
 	if (isFailure(inProgress)) return answer(SESSION_CODES[inProgress.error]);
 	const { attemptId, customerId } = inProgress;
 	const updated = await deps.call("billing.continueCardUpdate", { customerId, attemptId });
+	// The session's last update had no challenge (it ended at once): nothing to continue, nothing released.
+	if (isFailure(updated) && updated.error === CardUpdateError.NotPaused) return REFUSED[updated.error];
 	return answerCardUpdate(deps, { sessionId: input.sessionId, attemptId, customerId }, updated);
 }
 
@@ -121,8 +125,6 @@ async function answerCardUpdate(
 		if ([CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered].includes(updated.outcome))
 			return { ...answer(CheckoutCode.Ok, session.customerId), recovered: updated.outcome === CardUpdateOutcome.Recovered };
 		if (updated.outcome === CardUpdateOutcome.AwaitingBuyer) return challengeFor(updated.challengeUrl ?? "", session.sessionId);
-		// The challenge's time ran out: the session has expired with it.
-		if (updated.outcome === CardUpdateOutcome.Abandoned) return answer(CheckoutCode.SessionExpired);
 	}
 	// Nothing changed: the buyer may try another card with the same session.
 	await deps.call("sessions.release", { sessionId: session.sessionId, attemptId: session.attemptId });
@@ -134,4 +136,6 @@ const UNCHANGED = {
 	[CardUpdateOutcome.RecoveryDeclined]: CheckoutCode.PaymentDeclined,
 	[CardUpdateOutcome.RecoveryFailed]: CheckoutCode.ProcessingError,
 	[CardUpdateOutcome.AuthenticationFailed]: CheckoutCode.AuthenticationFailed,
+	// The challenge's time ran out: the session has expired with it (released, it reads EXPIRED, not USED).
+	[CardUpdateOutcome.Abandoned]: CheckoutCode.SessionExpired,
 };
