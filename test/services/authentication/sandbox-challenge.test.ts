@@ -488,7 +488,7 @@ describe("A card update's challenge on the renewal owed", () => {
 		expect(await sessionStatus(sessionId)).toBe("EXPIRED");
 	});
 
-	test("When the merchant unsubscribes a customer whose card update waits for the challenge, then it is refused while the challenge is open; once the session has ended the update is settled first (nothing charged) and the customer is UNSUBSCRIBED", async () => {
+	test("When the merchant unsubscribes a customer whose card update waits for the challenge, then it is refused while the challenge is open; once the session has ended the update is settled first (nothing charged, the session reads EXPIRED) and the customer is UNSUBSCRIBED", async () => {
 		// Arrange
 		const { customerId, sessionId, answer } = await updateChallenged();
 		const unsubscribe = () => app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
@@ -504,6 +504,8 @@ describe("A card update's challenge on the renewal owed", () => {
 			message: `Customer ${customerId} has a card update in progress; try again in a few minutes`,
 		});
 		expect(after.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
+		// Settled without its frame: the session is released by the settlement itself.
+		expect(await sessionStatus(sessionId)).toBe("EXPIRED");
 		expect(await customerOf(customerId)).toMatchObject({ status: "UNSUBSCRIBED", ...OLD_CARD });
 		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
 			["SUBSCRIPTION_START", "APPROVED"],
