@@ -44,6 +44,12 @@ const MESSAGES: Record<CardUpdateCode, string> = {
 
 const updateAnswer = (code: CardUpdateCode): CardUpdateAnswer => ({ code, message: MESSAGES[code] });
 
+/** OK says what happened: an update that charged nothing is no payment. */
+const UPDATED_MESSAGES = {
+	[CardUpdateOutcome.Updated]: "Card updated",
+	[CardUpdateOutcome.Recovered]: "Card updated; the payment owed was accepted",
+};
+
 const REFUSED: Record<CardUpdateError, CardUpdateAnswer> = {
 	[CardUpdateError.UnknownCustomer]: updateAnswer(CardUpdateCode.CustomerNotUpdatable),
 	[CardUpdateError.NotUpdatable]: updateAnswer(CardUpdateCode.CustomerNotUpdatable),
@@ -122,8 +128,10 @@ async function answerCardUpdate(
 	updated: CardUpdateResult | { error: CardUpdateError },
 ): Promise<CardUpdateAnswer> {
 	if (!isFailure(updated)) {
-		if ([CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered].includes(updated.outcome))
-			return { ...answer(CheckoutCode.Ok, session.customerId), recovered: updated.outcome === CardUpdateOutcome.Recovered };
+		if (updated.outcome === CardUpdateOutcome.Updated || updated.outcome === CardUpdateOutcome.Recovered) {
+			const message = UPDATED_MESSAGES[updated.outcome];
+			return { code: CheckoutCode.Ok, message, customerId: session.customerId, recovered: updated.outcome === CardUpdateOutcome.Recovered };
+		}
 		if (updated.outcome === CardUpdateOutcome.AwaitingBuyer) return challengeFor(updated.challengeUrl ?? "", session.sessionId);
 	}
 	// Nothing changed: the buyer may try another card with the same session.
