@@ -279,9 +279,12 @@ function finish(answer) {
 	if (answer.code === "INVALID_REQUEST") text = [text, ...showServiceErrors(answer.errors)].join(" ");
 	state = outcome.final ? "closed" : "ready";
 	if (outcome.success) {
-		// Paid: the card data has no further use here.
-		fields.cardNumber.input.value = "";
-		fields.cvc.input.value = "";
+		// Paid: the card data has no further use here, and its emptied fields are nothing the buyer has to fix.
+		for (const f of [fields.cardNumber, fields.cvc]) {
+			f.input.value = "";
+			f.touched = false;
+			f.serviceError = null;
+		}
 	}
 	showOutcome(text, outcome.success ? "success" : "error");
 	render();

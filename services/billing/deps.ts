@@ -35,6 +35,8 @@ export interface BillingDeps {
 	now: () => Date;
 	/** The account's MIDs (accounts.listMerchantAccounts); an unknown account is thrown as its 404. */
 	merchantAccountsOf(accountId: number): Promise<MerchantAccountView[]>;
+	/** Frees a session whose payment ended unpaid with no checkout to do it (sessions.release): past its end it reads EXPIRED. */
+	releaseSession(input: { sessionId: string; attemptId: string }): Promise<void>;
 	/** The account's product (accounts.getProduct), or null when it is gone. */
 	productOf(accountId: number, productId: number): Promise<ProductRecord | null>;
 	/** How long a refund's request may take before the recovery may settle it instead (REFUND_RECOVERY_GRACE_MS). */

@@ -42,6 +42,8 @@ export type CardFields = Pick<
 /** A card update paused for the buyer's challenge on the renewal owed (card-update.ts). */
 export interface AwaitingCardUpdate {
 	attemptId: string;
+	/** The card update session, released if the update ends unpaid without its frame. */
+	sessionId: string;
 	card: CardFields;
 	/** True when it pays the renewal owed; false when it only sets the card up for later charges. */
 	owes: boolean;

@@ -37,6 +37,7 @@ export const schemas = {
 		attemptId,
 		card,
 		mid: params({ id, name: shortText }),
+		sessionId: { type: "string", maxLength: 36 },
 		challengeUntil: { type: "string", format: "date-time" },
 	}),
 	continueCardUpdate: params({ customerId: id, attemptId }),

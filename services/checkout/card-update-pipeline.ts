@@ -44,11 +44,18 @@ const MESSAGES: Record<CardUpdateCode, string> = {
 
 const updateAnswer = (code: CardUpdateCode): CardUpdateAnswer => ({ code, message: MESSAGES[code] });
 
+/** OK says what happened: an update that charged nothing is no payment. */
+const UPDATED_MESSAGES = {
+	[CardUpdateOutcome.Updated]: "Card updated",
+	[CardUpdateOutcome.Recovered]: "Card updated; the payment owed was accepted",
+};
+
 const REFUSED: Record<CardUpdateError, CardUpdateAnswer> = {
 	[CardUpdateError.UnknownCustomer]: updateAnswer(CardUpdateCode.CustomerNotUpdatable),
 	[CardUpdateError.NotUpdatable]: updateAnswer(CardUpdateCode.CustomerNotUpdatable),
 	[CardUpdateError.AlreadySubscribed]: answer(CheckoutCode.AlreadySubscribed),
 	[CardUpdateError.Busy]: updateAnswer(CardUpdateCode.TryAgain),
+	[CardUpdateError.NotPaused]: answer(CheckoutCode.SessionNotFound),
 };
 
 export async function submitCardUpdate(
@@ -91,6 +98,7 @@ export async function submitCardUpdate(
 		attemptId,
 		card: checked.record,
 		mid: { id: mid.id, name: mid.name },
+		sessionId: consumed.sessionId,
 		challengeUntil: consumed.expiresAt,
 	});
 	return answerCardUpdate(deps, { sessionId: input.sessionId, attemptId, customerId: target.customerId }, updated);
@@ -108,6 +116,8 @@ export async function continueCardUpdate(
 	if (isFailure(inProgress)) return answer(SESSION_CODES[inProgress.error]);
 	const { attemptId, customerId } = inProgress;
 	const updated = await deps.call("billing.continueCardUpdate", { customerId, attemptId });
+	// The session's last update had no challenge (it ended at once): nothing to continue, nothing released.
+	if (isFailure(updated) && updated.error === CardUpdateError.NotPaused) return REFUSED[updated.error];
 	return answerCardUpdate(deps, { sessionId: input.sessionId, attemptId, customerId }, updated);
 }
 
@@ -118,11 +128,11 @@ async function answerCardUpdate(
 	updated: CardUpdateResult | { error: CardUpdateError },
 ): Promise<CardUpdateAnswer> {
 	if (!isFailure(updated)) {
-		if ([CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered].includes(updated.outcome))
-			return { ...answer(CheckoutCode.Ok, session.customerId), recovered: updated.outcome === CardUpdateOutcome.Recovered };
+		if (updated.outcome === CardUpdateOutcome.Updated || updated.outcome === CardUpdateOutcome.Recovered) {
+			const message = UPDATED_MESSAGES[updated.outcome];
+			return { code: CheckoutCode.Ok, message, customerId: session.customerId, recovered: updated.outcome === CardUpdateOutcome.Recovered };
+		}
 		if (updated.outcome === CardUpdateOutcome.AwaitingBuyer) return challengeFor(updated.challengeUrl ?? "", session.sessionId);
-		// The challenge's time ran out: the session has expired with it.
-		if (updated.outcome === CardUpdateOutcome.Abandoned) return answer(CheckoutCode.SessionExpired);
 	}
 	// Nothing changed: the buyer may try another card with the same session.
 	await deps.call("sessions.release", { sessionId: session.sessionId, attemptId: session.attemptId });
@@ -134,4 +144,6 @@ const UNCHANGED = {
 	[CardUpdateOutcome.RecoveryDeclined]: CheckoutCode.PaymentDeclined,
 	[CardUpdateOutcome.RecoveryFailed]: CheckoutCode.ProcessingError,
 	[CardUpdateOutcome.AuthenticationFailed]: CheckoutCode.AuthenticationFailed,
+	// The challenge's time ran out: the session has expired with it (released, it reads EXPIRED, not USED).
+	[CardUpdateOutcome.Abandoned]: CheckoutCode.SessionExpired,
 };

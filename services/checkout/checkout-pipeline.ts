@@ -38,14 +38,15 @@ export interface CheckoutInput {
 
 /** Every way a first payment ends unpaid, after which the session is released for another try. */
 const UNPAID: Record<
-	| Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active | FirstPaymentOutcome.AwaitingBuyer | FirstPaymentOutcome.Abandoned>
-	| CheckoutStepError,
+	Exclude<FirstPaymentOutcome, FirstPaymentOutcome.Active | FirstPaymentOutcome.AwaitingBuyer> | CheckoutStepError,
 	CheckoutAnswer
 > = {
 	[FirstPaymentOutcome.Declined]: answer(CheckoutCode.PaymentDeclined),
 	[FirstPaymentOutcome.NoProcessor]: NO_PROCESSOR,
 	[FirstPaymentOutcome.ProcessorError]: answer(CheckoutCode.ProcessingError),
 	[FirstPaymentOutcome.AuthenticationFailed]: answer(CheckoutCode.AuthenticationFailed),
+	// The challenge's time ran out: the session has expired with it (released, it reads EXPIRED, not USED).
+	[FirstPaymentOutcome.Abandoned]: answer(CheckoutCode.SessionExpired),
 	[CheckoutStepError.WrongState]: answer(CheckoutCode.ProcessingError),
 };
 
@@ -58,10 +59,8 @@ async function answerFirstPayment(
 	if (!isFailure(paid)) {
 		if (paid.outcome === FirstPaymentOutcome.Active) return answer(CheckoutCode.Ok, paid.customer.id);
 		if (paid.outcome === FirstPaymentOutcome.AwaitingBuyer) return challengeFor(paid.challengeUrl ?? "", session.sessionId);
-		// The challenge's time ran out: the session has expired with it.
-		if (paid.outcome === FirstPaymentOutcome.Abandoned) return answer(CheckoutCode.SessionExpired);
 	}
-	// The payment failed: the buyer may try again with the same session.
+	// Unpaid: the buyer may try again with the same session while it lasts.
 	await deps.call("sessions.release", session);
 	return UNPAID[isFailure(paid) ? paid.error : (paid.outcome as keyof typeof UNPAID)];
 }
@@ -157,5 +156,7 @@ export async function continueCheckout(deps: CheckoutDeps, input: { sessionId: s
 	const inProgress = await deps.call("sessions.paymentInProgress", input);
 	if (isFailure(inProgress)) return answer(SESSION_CODES[inProgress.error]);
 	const paid = await deps.call("billing.continueFirstPayment", { customerId: inProgress.customerId, attemptId: inProgress.attemptId });
+	// The session's last payment had no challenge (it paid or was declined at once): nothing to continue, nothing released.
+	if (isFailure(paid)) return answer(CheckoutCode.SessionNotFound);
 	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId: inProgress.attemptId }, paid);
 }

@@ -44,7 +44,10 @@ export async function consumeSession(
 	return current.status === SessionStatus.Used ? SessionCheckoutError.Used : SessionCheckoutError.Expired;
 }
 
-/** A USED session's checkout (or card update), whose payment waits for the buyer's challenge: on the session's own site only. */
+/**
+ * The checkout (or card update) of the session's last payment, for its continuation after a challenge: on the
+ * session's own site only. Released or expired too: a repeated continue answers what the payment came to.
+ */
 export async function paymentInProgress(
 	deps: SessionsDeps,
 	input: { sessionId: string; landingDomain: string; purpose?: SessionPurpose },
@@ -52,19 +55,18 @@ export async function paymentInProgress(
 	const doc = await deps.db.sessions.findById(input.sessionId.toLowerCase()).lean();
 	if (!doc || purposeOf(doc) !== (input.purpose ?? "checkout")) return SessionCheckoutError.NotFound;
 	if (normalizeHostName(input.landingDomain) !== doc.domain) return SessionCheckoutError.DomainMismatch;
-	// Expired too: what the payment came to is still the answer (nothing moved, or what the buyer did in time).
-	if (doc.status !== SessionStatus.Used || !doc.usedBy || doc.usedFor == null)
+	if (!doc.usedBy || doc.usedFor == null)
 		return statusAt(doc.status, doc.expiresAt, deps.now()) === SessionStatus.Expired
 			? SessionCheckoutError.Expired
 			: SessionCheckoutError.NotFound;
 	return { accountId: doc.accountId, attemptId: doc.usedBy, customerId: doc.usedFor };
 }
 
-/** USED -> VALID, by the attempt that consumed it, after its payment failed. */
+/** USED -> VALID, by the attempt that consumed it, after its payment ended unpaid; `usedBy` stays for a repeated continue. */
 export async function releaseSession(deps: SessionsDeps, input: { sessionId: string; attemptId: string }): Promise<{ released: boolean }> {
 	const result = await deps.db.sessions.updateOne(
 		{ _id: input.sessionId.toLowerCase(), ...RELEASE.filter, usedBy: input.attemptId },
-		{ $set: { ...RELEASE.set, usedAt: null, usedBy: null } },
+		{ $set: { ...RELEASE.set, usedAt: null } },
 	);
 	return { released: result.modifiedCount === 1 };
 }

@@ -13,7 +13,7 @@ export interface SessionDoc {
 	createdAt: Date;
 	expiresAt: Date;
 	usedAt: Date | null;
-	/** The checkout attempt that consumed the session; only it may release it again. */
+	/** The checkout attempt that last consumed the session: only it may release it again, and a continue reads its payment (kept after a release). */
 	usedBy: string | null;
 	/** The customer that attempt opened: its payment continues after a challenge. */
 	usedFor?: number | null;

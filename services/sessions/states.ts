@@ -2,10 +2,12 @@ import { stateMachine } from "../../shared/state-machine";
 
 // A checkout session's life:
 //   VALID -> USED     a checkout consumes it just before paying
-//   USED  -> VALID    that checkout's payment failed, so the buyer may retry
+//   USED  -> VALID    that checkout's payment ended unpaid (declined, failed, or
+//                     its challenge abandoned), so the buyer may retry
 //   VALID -> EXPIRED  5 minutes after creation
 // A USED session whose payment succeeded stays USED; EXPIRED is final. EXPIRED
-// is never written: it is read off the clock, so no sweeper is needed.
+// is never written: it is read off the clock, so no sweeper is needed, and an
+// unpaid session released after its end reads EXPIRED, never USED.
 export enum SessionStatus {
 	Valid = "VALID",
 	Used = "USED",
@@ -25,7 +27,7 @@ export const sessionMove = stateMachine<"status", StoredSessionStatus>("session"
 
 /** VALID -> USED: a checkout consumes it. */
 export const CONSUME = sessionMove(SessionStatus.Valid, SessionStatus.Used);
-/** USED -> VALID: its payment failed, the buyer may retry. */
+/** USED -> VALID: its payment ended unpaid, the buyer may retry. */
 export const RELEASE = sessionMove(SessionStatus.Used, SessionStatus.Valid);
 
 export const SESSION_LIFETIME_MS = 5 * 60 * 1000;

@@ -223,6 +223,8 @@ export enum CardUpdateError {
 	AlreadySubscribed = "ALREADY_SUBSCRIBED",
 	/** A renewal of the customer stayed in flight; nothing was changed. */
 	Busy = "BUSY",
+	/** A continuation for an attempt whose update never waited for a challenge: nothing to continue. */
+	NotPaused = "NOT_PAUSED",
 }
 
 /** What a card update did: the card changed (and, for a customer who owed a renewal, it was charged). */
@@ -259,6 +261,8 @@ export interface CardUpdateInput {
 	attemptId: string;
 	card: OpenSubscriptionInput["card"];
 	mid: { id: number; name: string };
+	/** The card update session: released if the update ends unpaid without its frame (an abandoned challenge). */
+	sessionId: string;
 	/** The session's end: the renewal owed may wait for the buyer's challenge until then. */
 	challengeUntil: string;
 }

@@ -26,11 +26,11 @@ export interface SessionsActions {
 		params: { sessionId: string; attemptId: string; customerId?: number };
 		result: { sessionId: string; expiresAt: string } | { error: SessionCheckoutError };
 	};
-	/** The checkout (or card update) a USED session's payment belongs to, for its continuation after a challenge (docs/authentication.md). */
+	/** The checkout (or card update) of the session's last payment, for its continuation after a challenge (docs/authentication.md). */
 	"sessions.paymentInProgress": {
 		params: { sessionId: string; landingDomain: string; purpose?: SessionPurpose };
 		result: { accountId: number; attemptId: string; customerId: number } | { error: SessionCheckoutError };
 	};
-	/** USED -> VALID, by the attempt that consumed it, after its payment failed. */
+	/** USED -> VALID, by the attempt that consumed it, after its payment ended unpaid (declined, failed, abandoned). */
 	"sessions.release": { params: { sessionId: string; attemptId: string }; result: { released: boolean } };
 }

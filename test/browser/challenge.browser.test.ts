@@ -116,6 +116,27 @@ test("When the buyer fails the challenge, then the demo page gets AUTHENTICATION
 	await page.screenshot({ path: path.join(OUTPUT, "challenge-failed.png"), fullPage: true });
 }, 90_000);
 
+test("When the buyer fails the challenge and then pays with another card in the same form, then the frame shows the payment complete and no field error beside it", async () => {
+	// Arrange
+	const page = await context.newPage();
+	const { frame, challenge } = await atChallenge(page);
+	await challenge.getByRole("button", { name: "Fail authentication" }).click();
+	await frame.getByText("nothing was charged").waitFor(WAIT);
+
+	// Act: another card, typed over the first.
+	await frame.getByLabel("Card number").fill("");
+	await frame.getByLabel("Card number").pressSequentially("4242 4242 4242 4242");
+	await frame.getByLabel("Security code").fill("123");
+	await frame.getByRole("button", { name: "Pay" }).click(WAIT);
+	await frame.getByText("Payment complete").waitFor(WAIT);
+
+	// Assert
+	await page.screenshot({ path: path.join(OUTPUT, "challenge-failed-then-paid.png"), fullPage: true });
+	const fieldErrors = await frame.locator("p.error").allTextContents();
+	expect(fieldErrors.filter(text => text.trim() !== "")).toEqual([]);
+	expect(await frame.locator('[aria-invalid="true"]').count()).toBe(0);
+}, 90_000);
+
 test("When the buyer reloads the frame during the challenge, then the challenge shows again, and completing it pays once", async () => {
 	// Arrange
 	const page = await context.newPage();

@@ -2,6 +2,7 @@
 // SERVICES=billing) over a real NATS server and one shared database server;
 // one node SIGKILLed mid-cycle, another SIGTERMed while unsubscribes arrive.
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import { type Db, MongoClient } from "mongodb";
 import { createBroker } from "../../runtime/broker";
@@ -302,6 +303,8 @@ test("When a declined renewal's retry and card updates with recovery charges, so
 					attemptId,
 					card: { cardToken, fingerprint, bin: pan.slice(0, 6), last4: pan.slice(-4), brand: "visa", expiry: "1234" },
 					mid: { id: shop.midId, name: "MID" },
+					// No card update session: the update is called directly, so there is none to release.
+					sessionId: randomUUID(),
 					challengeUntil: new Date(Date.now() + 300_000).toISOString(),
 				},
 				{ nodeID: survivors[i % 2], timeout: 120_000 },

@@ -140,7 +140,7 @@ async function updateHeldCustomer(deps: BillingDeps, customer: CustomerDoc, inpu
 		deps,
 		customer,
 		change,
-		{ attemptId: input.attemptId, card: change.card, newLock, owes, until },
+		{ attemptId: input.attemptId, sessionId: input.sessionId, card: change.card, newLock, owes, until },
 		paid.challengeUrl,
 	);
 }
@@ -239,7 +239,7 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 		const last = customer.lastCardUpdate;
 		return last?.attemptId === input.attemptId
 			? { outcome: last.outcome, customer: toCustomerView(customer), transaction: null }
-			: CardUpdateError.NotUpdatable;
+			: CardUpdateError.NotPaused;
 	}
 	const key = paymentKey(customer._id, input.attemptId, awaiting.owes);
 	const paid = await withRetries(() => deps.payments.afterChallenge(key));
@@ -278,8 +278,22 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
  */
 export async function settleIfOver(deps: BillingDeps, customerId: number, paused: AwaitingCardUpdate): Promise<boolean> {
 	if (new Date(paused.until).getTime() > deps.now().getTime()) return false;
-	await continueCardUpdate(deps, { customerId, attemptId: paused.attemptId }).catch(() => null);
+	await settleWithoutBuyer(deps, customerId, paused).catch(() => null);
 	return true;
+}
+
+/** What a paused update settled without its frame may come to and still hold its session. */
+const SESSION_KEPT = [CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered, CardUpdateOutcome.AwaitingBuyer];
+
+/**
+ * A paused update settled with no frame to answer (the recovery sweep, another change of the customer): unpaid, its
+ * session is released as the frame's continuation would have released it, so it reads EXPIRED, never USED.
+ */
+export async function settleWithoutBuyer(deps: BillingDeps, customerId: number, paused: AwaitingCardUpdate): Promise<UpdateResult> {
+	const settled = await continueCardUpdate(deps, { customerId, attemptId: paused.attemptId });
+	if (typeof settled === "object" && !SESSION_KEPT.includes(settled.outcome))
+		await deps.releaseSession({ sessionId: paused.sessionId, attemptId: paused.attemptId });
+	return settled;
 }
 
 /** The lock an update took for the new card, let go when the card does not become the customer's. */

@@ -10,6 +10,7 @@
 // first payment's key (`lookup`, never a new charge):
 //   - approved or declined -> its transaction (once, by key) and ACTIVE or DECLINED, as the checkout would have
 //   - never seen (the checkout stopped before paying, or before a SCHEDULE product's card was set up) -> ABANDONED, lock released
+//   - unpaid either way -> its session released (sessions.release), as the checkout would have released it
 // A card update paused for the buyer's challenge is listed too, at the challenge's end, and settled the same way.
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
@@ -17,7 +18,7 @@
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
-import { continueCardUpdate } from "../card-updates/card-update";
+import { settleWithoutBuyer } from "../card-updates/card-update";
 import type { BillingDeps } from "../deps";
 import type { BillingDb, CustomerDoc } from "../models";
 import { OutcomeUnknownError } from "../payments";
@@ -85,8 +86,13 @@ async function recoverCheckout(
 	if (customer.createdAt > openedBefore) return "later";
 	const product = await deps.productOf(customer.accountId, customer.productId);
 	// Without an attempt nothing was charged.
-	if (!product || !customer.attemptId) return abandon(deps, customerId);
-	return settleByGateway(deps, customer, product, customer.attemptId);
+	const { attemptId } = customer;
+	const settled = !product || !attemptId ? await abandon(deps, customerId) : await settleByGateway(deps, customer, product, attemptId);
+	// Unpaid, with no checkout left to answer: its session is released as the checkout would have (past its end it
+	// reads EXPIRED, not USED). Only the attempt that consumed it can release it.
+	if (attemptId && (settled === "declined" || settled === "abandoned"))
+		await deps.releaseSession({ sessionId: customer.sessionId, attemptId });
+	return settled;
 }
 
 type Recovered = keyof Omit<CheckoutRecoveryReport, "skipped"> | "later" | null;
@@ -121,6 +127,6 @@ const laterIfUnknown = (err: Error): "later" => {
 async function settleCardUpdate(deps: BillingDeps, customer: CustomerDoc, openedBefore: Date): Promise<"later" | null> {
 	const awaiting = customer.awaitingCardUpdate!;
 	if (new Date(awaiting.until) > openedBefore) return "later";
-	const settled = await continueCardUpdate(deps, { customerId: customer._id, attemptId: awaiting.attemptId }).catch(laterIfUnknown);
+	const settled = await settleWithoutBuyer(deps, customer._id, awaiting).catch(laterIfUnknown);
 	return settled === "later" || (typeof settled === "object" && settled.outcome === CardUpdateOutcome.AwaitingBuyer) ? "later" : null;
 }

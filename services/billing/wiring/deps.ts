@@ -30,6 +30,9 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 		justOpened: new LRUCache({ max: 10_000, ttl: config().requestTimeoutMs }),
 		now: () => new Date(),
 		productOf: (accountId, productId) => call(broker, "accounts.getProduct", { accountId, productId }),
+		releaseSession: async input => {
+			await call(broker, "sessions.release", input);
+		},
 		merchantAccountsOf: accountId => call(broker, "accounts.listMerchantAccounts", { accountId }),
 		refundGraceMs: config().refundRecoveryGraceMs,
 		protectionOf: async accountId => (await call(broker, "accounts.get", { accountId })).disputeProtection,

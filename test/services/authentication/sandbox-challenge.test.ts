@@ -56,6 +56,8 @@ const customersByEmail = async (email: string) =>
 	).body as { id: number; status: string }[];
 const continueCheckout = (sessionId: string) =>
 	app.http().post("/api/checkout/continue").send({ sessionId, landingDomain: "shop.example.com" });
+const sessionStatus = async (sessionId: string) =>
+	(await app.http().get(`/api/session?sessionId=${sessionId}`).set(bearer(shop)).expect(200)).body.status as string;
 const choose = (challengeUrl: string, result: string) =>
 	app
 		.http()
@@ -168,7 +170,19 @@ describe("A challenge the buyer fails or abandons", () => {
 		expect(retry.body).toMatchObject({ code: "OK", customerId: retried.id });
 	});
 
-	test("When the session ends before the buyer finishes the challenge, then nothing is charged, the customer is ABANDONED, and a late choice is refused", async () => {
+	test("When the buyer fails the challenge and the frame continues again (a second tab, a reload), then the repeat answers AUTHENTICATION_FAILED too", async () => {
+		const { sessionId, answer } = await challenged();
+		await choose(answer.challengeUrl, "fail");
+
+		const first = await continueCheckout(sessionId);
+		const again = await continueCheckout(sessionId);
+
+		expect(first.body).toEqual({ code: "AUTHENTICATION_FAILED", message: expect.any(String) });
+		expect(again.body).toEqual(first.body);
+		expect(await sessionStatus(sessionId)).toBe("VALID");
+	});
+
+	test("When the session ends before the buyer finishes the challenge, then nothing is charged, the customer is ABANDONED, the session reads EXPIRED, and a late choice is refused", async () => {
 		// Arrange
 		const { sessionId, email, answer } = await challenged();
 		setWallClock(Date.now() + 5 * 60 * 1000 + 1);
@@ -176,19 +190,21 @@ describe("A challenge the buyer fails or abandons", () => {
 		// Act
 		const late = await choose(answer.challengeUrl, "complete");
 		const continued = await continueCheckout(sessionId);
+		const again = await continueCheckout(sessionId);
 
 		// Assert
 		expect(late.body).toEqual({ accepted: false });
-		expect(continued.body.code).toBe("SESSION_EXPIRED");
+		expect([continued.body.code, again.body.code]).toEqual(["SESSION_EXPIRED", "SESSION_EXPIRED"]);
 		const [customer] = await customersByEmail(email);
 		expect(customer.status).toBe("ABANDONED");
 		expect(await transactionsOf(customer.id)).toEqual([]);
+		expect(await sessionStatus(sessionId)).toBe("EXPIRED");
 	});
 });
 
-test("When the buyer leaves during the challenge and nothing more is asked, then the checkout recovery makes the customer ABANDONED once the session has ended, and nothing is charged", async () => {
+test("When the buyer leaves during the challenge and nothing more is asked, then the checkout recovery makes the customer ABANDONED once the session has ended, nothing is charged, and the session reads EXPIRED", async () => {
 	// Arrange: the challenge outlives several recovery sweeps while its session is open.
-	const { email, answer } = await challenged();
+	const { sessionId, email, answer } = await challenged();
 	await new Promise(resolve => setTimeout(resolve, 5000));
 	const [during] = await customersByEmail(email);
 
@@ -204,6 +220,7 @@ test("When the buyer leaves during the challenge and nothing more is asked, then
 	}, 20_000);
 	expect(await transactionsOf(customer.id)).toEqual([]);
 	expect((await choose(answer.challengeUrl, "complete")).body).toEqual({ accepted: false });
+	expect(await sessionStatus(sessionId)).toBe("EXPIRED");
 });
 
 describe("Authentication without a challenge", () => {
@@ -267,6 +284,17 @@ test("When a continue names a session with no payment in progress, then the sess
 	const unknown = await continueCheckout("6f1c1d2e-9a4b-4c1d-8e2f-3a4b5c6d7e8f");
 
 	expect([res.body.code, unknown.body.code]).toEqual(["SESSION_NOT_FOUND", "SESSION_NOT_FOUND"]);
+});
+
+test("When a continue names a session that paid without a challenge, then SESSION_NOT_FOUND, and the session stays USED", async () => {
+	const sessionId = await newSession(app, shop);
+	const paid = await submitCheckout(app, shop, { productId: shop.products.charge, sessionId });
+
+	const res = await continueCheckout(sessionId);
+
+	expect(paid.body.code).toBe("OK");
+	expect(res.body.code).toBe("SESSION_NOT_FOUND");
+	expect(await sessionStatus(sessionId)).toBe("USED");
 });
 
 describe("The product's policy", () => {
@@ -428,7 +456,19 @@ describe("A card update's challenge on the renewal owed", () => {
 		expect(await customerOf(customerId)).toMatchObject({ attempts: 0, cardType: "mastercard" });
 	});
 
-	test("When the buyer leaves during it, then once the session has ended the recovery settles the update: nothing charged, nothing changed, and a late choice is refused", async () => {
+	test("When the buyer fails it and the frame continues again (a second tab, a reload), then the repeat answers AUTHENTICATION_FAILED too", async () => {
+		const { sessionId, answer } = await updateChallenged();
+		await choose(answer.challengeUrl, "fail");
+
+		const first = await continueUpdate(sessionId);
+		const again = await continueUpdate(sessionId);
+
+		expect(first.body).toEqual({ code: "AUTHENTICATION_FAILED", message: expect.any(String) });
+		expect(again.body).toEqual(first.body);
+		expect(await sessionStatus(sessionId)).toBe("VALID");
+	});
+
+	test("When the buyer leaves during it, then once the session has ended the recovery settles the update: nothing charged, nothing changed, the session reads EXPIRED, and a late choice is refused", async () => {
 		// Arrange
 		const { customerId, sessionId, answer } = await updateChallenged();
 
@@ -445,9 +485,10 @@ describe("A card update's challenge on the renewal owed", () => {
 			["RENEWAL", "DECLINED"],
 		]);
 		expect(await customerOf(customerId)).toMatchObject({ status: "ACTIVE", attempts: 1, ...OLD_CARD });
+		expect(await sessionStatus(sessionId)).toBe("EXPIRED");
 	});
 
-	test("When the merchant unsubscribes a customer whose card update waits for the challenge, then it is refused while the challenge is open; once the session has ended the update is settled first (nothing charged) and the customer is UNSUBSCRIBED", async () => {
+	test("When the merchant unsubscribes a customer whose card update waits for the challenge, then it is refused while the challenge is open; once the session has ended the update is settled first (nothing charged, the session reads EXPIRED) and the customer is UNSUBSCRIBED", async () => {
 		// Arrange
 		const { customerId, sessionId, answer } = await updateChallenged();
 		const unsubscribe = () => app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
@@ -463,6 +504,8 @@ describe("A card update's challenge on the renewal owed", () => {
 			message: `Customer ${customerId} has a card update in progress; try again in a few minutes`,
 		});
 		expect(after.body).toEqual({ success: true, message: `Customer ${customerId} unsubscribed` });
+		// Settled without its frame: the session is released by the settlement itself.
+		expect(await sessionStatus(sessionId)).toBe("EXPIRED");
 		expect(await customerOf(customerId)).toMatchObject({ status: "UNSUBSCRIBED", ...OLD_CARD });
 		expect((await transactionsOf(customerId)).map(t => [t.type, t.status])).toEqual([
 			["SUBSCRIPTION_START", "APPROVED"],

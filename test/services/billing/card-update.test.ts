@@ -120,7 +120,7 @@ describe("Card update sessions", () => {
 });
 
 describe("A new card for an active customer", () => {
-	test("When the card is updated, then the customer shows the new card, nothing is charged, and PAYMENT_METHOD_UPDATED arrives", async () => {
+	test("When the card is updated, then the answer says the card was updated (not a payment), the customer shows the new card, nothing is charged, and PAYMENT_METHOD_UPDATED arrives", async () => {
 		// Arrange
 		const shop = await shopWithWebhooks();
 		const customerId = await subscribed(shop);
@@ -129,7 +129,7 @@ describe("A new card for an active customer", () => {
 		const res = await submitCardUpdate(app, await updateSession(shop, customerId), { card: CARDS.mastercard, expiry: "0931" });
 
 		// Assert
-		expect(res.body).toMatchObject({ code: "OK", customerId, recovered: false });
+		expect(res.body).toEqual({ code: "OK", message: "Card updated", customerId, recovered: false });
 		expect(await customer(shop, customerId)).toMatchObject({
 			status: "ACTIVE",
 			cardBin: "555555",
@@ -194,7 +194,7 @@ describe("A new card for an active customer", () => {
 });
 
 describe("Recovery on update", () => {
-	test("When a SUSPENDED customer gives a card that is approved, then the renewal owed is charged, it is ACTIVE from now, and TRANSACTION and REACTIVATION arrive", async () => {
+	test("When a SUSPENDED customer gives a card that is approved, then the renewal owed is charged (the answer says both), it is ACTIVE from now, and TRANSACTION and REACTIVATION arrive", async () => {
 		// Arrange: a hard decline suspended it.
 		const shop = await shopWithWebhooks();
 		const customerId = await subscribed(shop, CARDS.renewalsLostCard);
@@ -205,7 +205,7 @@ describe("Recovery on update", () => {
 		const res = await submitCardUpdate(app, await updateSession(shop, customerId), { card: CARDS.visa });
 
 		// Assert
-		expect(res.body).toMatchObject({ code: "OK", customerId, recovered: true });
+		expect(res.body).toEqual({ code: "OK", message: "Card updated; the payment owed was accepted", customerId, recovered: true });
 		const after = await customer(shop, customerId);
 		expect(after).toMatchObject({ status: "ACTIVE", attempts: 0, renewalActive: true, cardBin: "424242" });
 		const nextRenewal = new Date(`${after.nextRenewalTimestamp}Z`).getTime();

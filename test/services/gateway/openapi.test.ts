@@ -15,6 +15,8 @@ import { DeliveryStatus } from "../../../services/notifications/states";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import { EVENT_TYPES } from "../../../shared/contracts/notifications";
 import { CURRENCY_CODES } from "../../../shared/money";
+import { CARDS, createShop, submitCheckout } from "../../factories/checkout";
+import { admin } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
 interface Operation {
@@ -215,4 +217,42 @@ describe("What every operation can answer", () => {
 			if (route.path.startsWith("/admin/accounts/{accountId}")) expect(statuses).toContain("404");
 		},
 	);
+
+	test.each(routes.filter(r => r.method === "post" && !r.scheme && r.path.startsWith("/api/") && !r.path.startsWith("/api/processors/")))(
+		"When $name takes a POST without a token, then its 429 is the per-address limit the gateway counts it against (CHECKOUTS_PER_MINUTE)",
+		route => {
+			// Act
+			const limited = operation(document, route)?.responses["429"] as { $ref?: string } | undefined;
+
+			// Assert
+			expect(limited?.$ref).toBe("#/components/responses/CheckoutTooManyRequests");
+		},
+	);
 });
+
+describe("What an answer holds", () => {
+	test("When the sandbox's ledger lists a checkout's charge, then the SandboxOperation schema names every field of it, its outcome's authentication included", async () => {
+		// Arrange
+		const shop = await createShop(app);
+		await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.frictionless });
+
+		// Act
+		const operations = (await admin(app).get("/sandbox/operations?cardBin=400000&kind=charge").expect(200)).body as {
+			outcome: Record<string, unknown>;
+		}[];
+
+		// Assert
+		const schema = (document as unknown as { components: { schemas: Record<string, SchemaObject> } }).components.schemas.SandboxOperation;
+		const outcome = schema.properties?.outcome.anyOf?.find(s => s.type === "object");
+		const charge = operations.at(-1)!;
+		expect(Object.keys(schema.properties ?? {})).toEqual(expect.arrayContaining(Object.keys(charge)));
+		expect(Object.keys(outcome?.properties ?? {})).toEqual(expect.arrayContaining(Object.keys(charge.outcome)));
+		expect(charge.outcome.authentication).toEqual({ version: "2.2.0", outcome: "FRICTIONLESS", eci: "05" });
+	});
+});
+
+interface SchemaObject {
+	type?: string;
+	properties?: Record<string, SchemaObject>;
+	anyOf?: SchemaObject[];
+}

@@ -41,10 +41,12 @@ describe("Rate limits", () => {
 		expect(res.body.error).toBe("TOO_MANY_REQUESTS");
 	});
 
-	test("When a client address submits more checkouts than CHECKOUTS_PER_MINUTE, then 429: the checkout needs no token, so card testing is limited per address", async () => {
+	test("When a client address submits more checkouts than CHECKOUTS_PER_MINUTE, then 429: the checkout needs no token, so card testing is limited per address; every POST without a token shares that limit, and the key's GET does not", async () => {
 		// Arrange: an app of its own, since the test above blocks this client address.
 		const own = await startApp({ env: { CHECKOUTS_PER_MINUTE: "3" } });
 		const answers = [];
+		const others: Record<string, number> = {};
+		let key = 0;
 		try {
 			const shop = await createShop(own);
 			const bodies = [];
@@ -52,6 +54,16 @@ describe("Rate limits", () => {
 
 			// Act
 			for (const body of bodies) answers.push(await own.http().post("/api/checkout").send(body));
+			const session = { sessionId: bodies[0].sessionId, landingDomain: "shop.example.com" };
+			for (const [path, body] of [
+				["/api/checkout/continue", session],
+				["/api/sandbox/challenges/sbx3ds_00000000000000000000000000000000", { result: "complete" }],
+				["/api/card-update", bodies[0]],
+				["/api/card-update/continue", session],
+				["/api/card-update-link", { token: "a".repeat(43) }],
+			] as const)
+				others[path] = (await own.http().post(path).send(body)).status;
+			key = (await own.http().get("/api/checkout/key")).status;
 		} finally {
 			await own.stop();
 		}
@@ -60,6 +72,8 @@ describe("Rate limits", () => {
 		expect(answers.slice(0, 3).map(a => a.body.code)).toEqual(["OK", "OK", "OK"]);
 		expect(answers[3].status).toBe(429);
 		expect(answers[3].body.error).toBe("TOO_MANY_REQUESTS");
+		expect(Object.values(others)).toEqual([429, 429, 429, 429, 429]);
+		expect(key).toBe(200);
 	});
 
 	test("When a client address tries to sign in to the dashboard more than DASHBOARD_SIGN_INS_PER_MINUTE times, then 429 with Retry-After, whatever each attempt's outcome", async () => {
