@@ -15,7 +15,6 @@ import { cardUpdateTarget, continueCardUpdate, updateCard } from "./card-updates
 import { recoveryOf } from "./card-updates/recovery";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
-import type { DisputeDeps } from "./disputes/notices";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
 import { billingErrors } from "./errors";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
@@ -33,7 +32,7 @@ import { type Background, startBackground } from "./wiring/background";
 
 interface Locals {
 	db: BillingDb;
-	deps: DisputeDeps;
+	deps: BillingDeps;
 	background: Background;
 }
 
@@ -121,7 +120,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
 		// Checkout nodes: what capped MIDs sold this month (checkout/mid-routing.ts).
 		midVolumes: idempotent(
-			domainAction(schemas.midVolumes, async (deps: DisputeDeps, input: { midIds: number[] }) => ({
+			domainAction(schemas.midVolumes, async (deps: BillingDeps, input: { midIds: number[] }) => ({
 				volumes: await monthVolumes(deps, input),
 			})),
 		),

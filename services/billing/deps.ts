@@ -1,4 +1,4 @@
-import type { MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
+import type { BlockBuyerInput, DisputeProtection, MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { MidStatsMetrics } from "./merchant-accounts/mid-stats";
 import type { BillingDb, CustomerDoc } from "./models";
@@ -41,4 +41,8 @@ export interface BillingDeps {
 	productOf(accountId: number, productId: number): Promise<ProductRecord | null>;
 	/** How long a refund's request may take before the recovery may settle it instead (REFUND_RECOVERY_GRACE_MS). */
 	refundGraceMs: number;
+	/** The account's dispute protection (accounts.get). */
+	protectionOf(accountId: number): Promise<DisputeProtection>;
+	/** Refuses the buyer's card and email at the account's new checkouts (accounts.blockBuyer). */
+	blockBuyer(input: BlockBuyerInput): Promise<void>;
 }

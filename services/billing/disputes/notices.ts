@@ -21,7 +21,7 @@
 //   5. a decided dispute settles its transaction: WON back to REFUNDABLE
 //      (REFUNDED when nothing is left), LOST to CHARGED_BACK.
 import { createHash } from "node:crypto";
-import type { BlockBuyerInput, DisputeProtection } from "../../../shared/contracts/accounts";
+import type { DisputeProtection } from "../../../shared/contracts/accounts";
 import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
@@ -36,13 +36,6 @@ import { CustomerStatus, DisputeStatus, RefundStatus } from "../states";
 import { unsubscribe } from "../subscriptions/unsubscribe";
 import { recordChargebackTransaction } from "../transaction-record";
 
-export interface DisputeDeps extends BillingDeps {
-	/** The account's protection (accounts.get). */
-	protectionOf(accountId: number): Promise<DisputeProtection>;
-	/** Refuses the buyer's card and email at the account's new checkouts (accounts.blockBuyer). */
-	blockBuyer(input: BlockBuyerInput): Promise<void>;
-}
-
 /** Why a notice was not applied; it is not applied later either. */
 export enum NoticeError {
 	/** No transaction of ours has the charge's key (a payment made outside this service). */
@@ -56,7 +49,7 @@ export interface NoticeApplied {
 	changed: RelayTargets;
 }
 
-export async function applyNotice(deps: DisputeDeps, notice: GatewayNotice): Promise<NoticeApplied | NoticeError> {
+export async function applyNotice(deps: BillingDeps, notice: GatewayNotice): Promise<NoticeApplied | NoticeError> {
 	const tx = await deps.db.transactions.findOne({ idempotencyKey: notice.chargeKey }).lean();
 	if (!tx) return NoticeError.UnknownCharge;
 	if (tx.midId !== notice.midId) return NoticeError.OtherMerchantAccount;
@@ -69,7 +62,7 @@ const CHARGED_BACK = refundStatusMove(RefundStatus.Disputed, RefundStatus.Charge
 const WON = refundStatusMove(RefundStatus.Disputed, RefundStatus.Refundable);
 const WON_NOTHING_LEFT = refundStatusMove(RefundStatus.Disputed, RefundStatus.Refunded);
 
-async function applyDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<NoticeApplied> {
+async function applyDispute(deps: BillingDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<NoticeApplied> {
 	let dispute = await openDispute(deps, notice, tx);
 	const unsubscribed = await protect(deps, await deps.protectionOf(tx.accountId), tx, "DISPUTE", dispute._id);
 	dispute = await moveDispute(deps, dispute, notice, tx);
@@ -78,7 +71,7 @@ async function applyDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transa
 }
 
 /** Step 1: the transaction held by the dispute, if it was refundable; its refund status now. */
-async function holdTransaction(deps: DisputeDeps, tx: TransactionDoc): Promise<RefundStatus | undefined> {
+async function holdTransaction(deps: BillingDeps, tx: TransactionDoc): Promise<RefundStatus | undefined> {
 	const held = await deps.db.transactions
 		.findOneAndUpdate({ _id: tx._id, ...HELD_BY_DISPUTE.filter }, { $set: HELD_BY_DISPUTE.set }, { returnDocument: "after" })
 		.lean();
@@ -99,7 +92,7 @@ export async function openDisputeDetails(
 }
 
 /** The dispute of the notice's gateway id: found, or its transaction held and it inserted with DISPUTE_OPENED (steps 1 and 2). */
-async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
+async function openDispute(deps: BillingDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
 	const processorKey = `${notice.midId}:${notice.reference}`;
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
 	if (existing) return existing;
@@ -121,7 +114,7 @@ async function openDispute(deps: DisputeDeps, notice: DisputeNotice, tx: Transac
 
 /** The dispute a notice opens, as first written, with its DISPUTE_OPENED event. */
 function newDispute(
-	deps: DisputeDeps,
+	deps: BillingDeps,
 	notice: DisputeNotice,
 	tx: TransactionDoc,
 	_id: number,
@@ -154,7 +147,7 @@ function newDispute(
 }
 
 /** Step 4: the notice's status, if the dispute may move there; a late notice of an earlier stage changes nothing. */
-async function moveDispute(deps: DisputeDeps, dispute: DisputeDoc, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
+async function moveDispute(deps: BillingDeps, dispute: DisputeDoc, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
 	const target = notice.status as DisputeStatus;
 	for (let tries = 0; tries < 5; tries++) {
 		if (!disputeMayMove(dispute.status, target)) return dispute;
@@ -168,7 +161,7 @@ async function moveDispute(deps: DisputeDeps, dispute: DisputeDoc, notice: Dispu
 
 /** Compare-and-set from the status the dispute was read in to the notice's, with its event; null if it moved meanwhile. */
 async function moveFromReadStatus(
-	deps: DisputeDeps,
+	deps: BillingDeps,
 	dispute: DisputeDoc,
 	notice: DisputeNotice,
 	tx: TransactionDoc,
@@ -194,7 +187,7 @@ async function moveFromReadStatus(
 }
 
 /** Step 5: a decided dispute releases its transaction (won) or marks it charged back (lost); undecided, nothing. */
-async function settleTransaction(deps: DisputeDeps, dispute: DisputeDoc): Promise<void> {
+async function settleTransaction(deps: BillingDeps, dispute: DisputeDoc): Promise<void> {
 	if (dispute.status === DisputeStatus.Lost) {
 		await deps.db.transactions.updateOne({ _id: dispute.transactionId, ...CHARGED_BACK.filter }, { $set: CHARGED_BACK.set });
 		return;
@@ -215,7 +208,7 @@ async function settleTransaction(deps: DisputeDeps, dispute: DisputeDoc): Promis
  * customer was unsubscribed now (its CANCELLATION is to be relayed).
  */
 async function protect(
-	deps: DisputeDeps,
+	deps: BillingDeps,
 	protection: DisputeProtection,
 	tx: TransactionDoc,
 	reason: "DISPUTE" | "EARLY_FRAUD_WARNING",
@@ -246,7 +239,7 @@ const warningRefundId = (notice: FraudWarningNotice) =>
 	`efw_${createHash("sha256").update(`${notice.midId}:${notice.reference}`).digest("hex").slice(0, 40)}`;
 
 /** An early fraud warning: the account's protection, and the charge refunded in full if the account says so. */
-async function applyFraudWarning(deps: DisputeDeps, notice: FraudWarningNotice, tx: TransactionDoc): Promise<NoticeApplied> {
+async function applyFraudWarning(deps: BillingDeps, notice: FraudWarningNotice, tx: TransactionDoc): Promise<NoticeApplied> {
 	const protection = await deps.protectionOf(tx.accountId);
 	const unsubscribed = await protect(deps, protection, tx, "EARLY_FRAUD_WARNING");
 	const changed: RelayTargets = { customers: unsubscribed ? [tx.customerId] : [] };

@@ -3,8 +3,8 @@
 // account's test clock moves (that account's, up to its new time). Each notice
 // is applied, then named done; one that failed is answered again next time.
 
+import type { BillingDeps } from "../deps";
 import type { RelayTargets } from "../outbox/outbox-relay";
-import type { DisputeDeps } from "./notices";
 import { applyNotice } from "./notices";
 
 export interface SandboxNoticesReport {
@@ -14,7 +14,7 @@ export interface SandboxNoticesReport {
 }
 
 export async function applySandboxNotices(
-	deps: DisputeDeps,
+	deps: BillingDeps,
 	input: { until: Date; accountId?: number; onError?: (noticeId: string, err: Error) => void },
 ): Promise<SandboxNoticesReport> {
 	const notices = await deps.payments.sandboxNotices({ until: input.until, accountId: input.accountId });

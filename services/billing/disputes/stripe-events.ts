@@ -10,8 +10,9 @@
 // changes nothing. Two copies at once may both apply it, for the same reason.
 import { StripeEventError } from "../../../shared/contracts/payments";
 import { insertOnce } from "../../../shared/persistence";
+import type { BillingDeps } from "../deps";
 import type { RelayTargets } from "../outbox/outbox-relay";
-import { applyNotice, type DisputeDeps, NoticeError } from "./notices";
+import { applyNotice, NoticeError } from "./notices";
 
 /** Why an event is refused; Stripe retries a refused one for days, then gives up. */
 export type StripeEventRefusal = StripeEventError | NoticeError.OtherMerchantAccount;
@@ -26,7 +27,7 @@ export interface StripeEventReceived {
 }
 
 export async function applyStripeEvent(
-	deps: DisputeDeps,
+	deps: BillingDeps,
 	input: { midId: number; payload: string; signature?: string },
 ): Promise<StripeEventReceived | StripeEventRefusal> {
 	const read = await deps.payments.stripeEvent(input);

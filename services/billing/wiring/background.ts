@@ -4,7 +4,7 @@
 // finish: a sweep, then a cycle, then the relay that sends what they wrote.
 import type { Logger, ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
-import type { DisputeDeps } from "../disputes/notices";
+import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
 import type { BillingDb } from "../models";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
@@ -15,7 +15,7 @@ import { createCycleRunner, startRenewalCron } from "./renewal-cycles";
 import { createSweeps } from "./sweeps";
 
 export interface Background extends RenewalRuns {
-	deps: DisputeDeps;
+	deps: BillingDeps;
 	relay: OutboxRelay;
 	recoverRefunds(): Promise<RecoveryReport>;
 	/** The node drains (SIGTERM): the cron stops, and cycles and sweeps claim nothing new. */
@@ -24,7 +24,7 @@ export interface Background extends RenewalRuns {
 }
 
 /** Applies the sandbox's disputes and fraud warnings due by `until`; their webhooks go out at once. */
-function sandboxNoticesOf(deps: DisputeDeps, logger: Logger) {
+function sandboxNoticesOf(deps: BillingDeps, logger: Logger) {
 	return async (until: Date, accountId?: number): Promise<void> => {
 		const report = await applySandboxNotices(deps, {
 			until,

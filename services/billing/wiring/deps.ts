@@ -1,4 +1,4 @@
-// What billing's domain functions are given (deps.ts, disputes/notices.ts):
+// What billing's domain functions are given (deps.ts):
 // its database and schedules, and the other services as plain functions.
 import { LRUCache } from "lru-cache";
 import type { ServiceBroker } from "moleculer";
@@ -6,7 +6,7 @@ import { call, callsThrough } from "../../../shared/call";
 import { config } from "../../../shared/config";
 import { createCardExpirySchedule } from "../card-updates/card-expiry";
 import { recoveryMetrics } from "../card-updates/recovery-metrics";
-import type { DisputeDeps } from "../disputes/notices";
+import type { BillingDeps } from "../deps";
 import { midStatsMetrics } from "../merchant-accounts/mid-stats";
 import type { BillingDb } from "../models";
 import { createOutboxSchedule } from "../outbox/outbox";
@@ -16,7 +16,7 @@ import { createRenewalSchedule } from "../renewals/renewal-schedule";
 import { createCheckoutSchedule } from "../subscriptions/checkout-recovery";
 
 /** `relay` hands targets to the outbox relay, which starts after the deps are made (it needs them). */
-export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (targets: RelayTargets) => void): DisputeDeps {
+export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (targets: RelayTargets) => void): BillingDeps {
 	return {
 		db,
 		renewals: createRenewalSchedule(db),
