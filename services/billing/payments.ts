@@ -17,8 +17,6 @@ import {
 	type StripeEventError,
 } from "../../shared/contracts/payments";
 
-export type { PaymentOutcome as ProcessorOutcome } from "../../shared/contracts/payments";
-
 export interface Payments {
 	/**
 	 * A charge by card token (renewals make them). `at`: a renewal cycle's time (the sandbox judges

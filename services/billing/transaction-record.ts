@@ -1,6 +1,8 @@
 // Transactions are recorded once per processor operation, keyed by its
 // idempotency key: a repeated step (a retry, a node taking over) finds the one
 // already recorded instead of writing a second.
+
+import type { PaymentOutcome } from "../../shared/contracts/payments";
 import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
@@ -8,7 +10,6 @@ import { appendTransactions } from "./lists/pages";
 import { countTransactions } from "./merchant-accounts/mid-stats";
 import type { CustomerDoc, DisputeDoc, RefundDoc, TransactionDoc } from "./models";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
-import type { ProcessorOutcome } from "./payments";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /** A charge, hold or capture to record: its customer, its money and the processor's answer. */
@@ -17,7 +18,7 @@ export interface ChargeRecord {
 	money: { amountMinor: number; currency: string; currencyId: number };
 	type: TransactionType;
 	idempotencyKey: string;
-	outcome: ProcessorOutcome;
+	outcome: PaymentOutcome;
 }
 
 function chargeFields(deps: BillingDeps, { customer, money, type, idempotencyKey, outcome }: ChargeRecord): TransactionFields {
@@ -63,7 +64,7 @@ export function recordTransaction(
 	money: ChargeRecord["money"],
 	type: TransactionType,
 	idempotencyKey: string,
-	outcome: ProcessorOutcome,
+	outcome: PaymentOutcome,
 ): Promise<TransactionDoc> {
 	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome }));
 }
@@ -140,7 +141,7 @@ export function recordRefundTransaction(
 	deps: BillingDeps,
 	refund: RefundDoc,
 	original: TransactionDoc,
-	refunded: Pick<ProcessorOutcome, "processorTransactionId" | "processorReference"> | null,
+	refunded: Pick<PaymentOutcome, "processorTransactionId" | "processorReference"> | null,
 ): Promise<TransactionDoc> {
 	return createOnce(deps, {
 		...withoutOutcome(original),

@@ -19,7 +19,7 @@ import {
 	type CardUpdateTarget,
 	type TransactionView,
 } from "../../../shared/contracts/billing";
-import { AUTHENTICATION_FAILED_REASON } from "../../../shared/contracts/payments";
+import { AUTHENTICATION_FAILED_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
 import { leaseFree, newLease } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addPeriod } from "../../../shared/time";
@@ -27,7 +27,6 @@ import type { BillingDeps } from "../deps";
 import { customerMove } from "../lifecycle";
 import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../models";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
-import type { ProcessorOutcome } from "../payments";
 import { waitForRenewalInFlight } from "../renewals/renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscriptions/subscription-lock";
@@ -309,7 +308,7 @@ async function settlePayment(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	change: CardChange,
-	{ product: owed, owes, key, paid }: { product: ProductRecord; owes: boolean; key: string; paid: ProcessorOutcome },
+	{ product: owed, owes, key, paid }: { product: ProductRecord; owes: boolean; key: string; paid: PaymentOutcome },
 ): Promise<UpdateResult> {
 	const type = customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal;
 	const recorded = owes ? await recordTransaction(deps, { ...customer, ...change.card }, owed, type, key, paid) : null;

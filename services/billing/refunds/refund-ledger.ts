@@ -22,6 +22,7 @@
 
 import { randomUUID } from "node:crypto";
 import { type RefundDone, RefundError, type RefundInput } from "../../../shared/contracts/billing";
+import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { findCurrency, toDecimal, toMinorUnits } from "../../../shared/money";
 import { insertOnce, leaseFree, newLease, ownedBy } from "../../../shared/persistence";
 import { pollUntil } from "../../../shared/poll";
@@ -29,12 +30,12 @@ import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
 import { refundRecordMove, refundStatusMove } from "../lifecycle";
 import type { RefundDoc, TransactionDoc } from "../models";
-import type { Payments, ProcessorOutcome } from "../payments";
+import type { Payments } from "../payments";
 import { RefundRecordStatus, RefundStatus } from "../states";
 import { recordRefundTransaction, refundTransactionKey } from "../transaction-record";
 
 /** How a settling step learns what the processor did with the refund's key. */
-export type AskProcessor = (payments: Payments, refund: RefundDoc, original: TransactionDoc) => Promise<ProcessorOutcome | null>;
+export type AskProcessor = (payments: Payments, refund: RefundDoc, original: TransactionDoc) => Promise<PaymentOutcome | null>;
 
 /**
  * Asks for the refund, retried with the same key; a gateway error moved no money. A call that fails (payments
@@ -93,7 +94,7 @@ export async function completeRefund(
 	deps: BillingDeps,
 	refund: RefundDoc,
 	original: TransactionDoc,
-	refunded: Pick<ProcessorOutcome, "processorTransactionId" | "processorReference"> | null,
+	refunded: Pick<PaymentOutcome, "processorTransactionId" | "processorReference"> | null,
 ): Promise<RefundDone> {
 	const refundTransaction = await recordRefundTransaction(deps, refund, original, refunded);
 	const after = await deps.db.transactions

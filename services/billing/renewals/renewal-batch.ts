@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
+import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import type { DueEntry } from "../../../shared/schedule";
 import { addPeriod } from "../../../shared/time";
@@ -18,7 +19,6 @@ import { customerMove } from "../lifecycle";
 import type { CustomerDoc, OutboxEvent, TransactionDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
-import type { ProcessorOutcome } from "../payments";
 import { CustomerStatus, TransactionType } from "../states";
 import { releaseLock } from "../subscriptions/subscription-lock";
 import { recordTransactions } from "../transaction-record";
@@ -75,13 +75,13 @@ interface Claimed {
 interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
-	outcome: ProcessorOutcome;
+	outcome: PaymentOutcome;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };
 }
 
 /** A renewal no MID may take: declined as a MID's refusal, without asking any processor. */
-const noMid: ProcessorOutcome = {
+const noMid: PaymentOutcome = {
 	status: "DECLINED",
 	processorTransactionId: null,
 	processorReference: null,
@@ -89,7 +89,7 @@ const noMid: ProcessorOutcome = {
 	hardDecline: false,
 };
 
-async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date): Promise<ProcessorOutcome> {
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date): Promise<PaymentOutcome> {
 	if (customer.authorizationId !== null) {
 		return withRetries(() =>
 			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),

@@ -11,11 +11,11 @@
 // the retry days used are those tries less the MIDs that refused (refusedMids).
 import type { RenewalTerms } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
+import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { addDays } from "../../../shared/time";
 import { firstDecline } from "../card-updates/recovery";
 import { declineCategory } from "../decline-reasons";
 import type { CustomerDoc } from "../models";
-import type { ProcessorOutcome } from "../payments";
 
 const HOUR_MS = 3_600_000;
 
@@ -38,7 +38,7 @@ export type RetryState =
 
 export interface Declined {
 	customer: Pick<CustomerDoc, "attempts" | "refusedMids" | "firstDeclinedAt" | "midId" | "cardType">;
-	outcome: ProcessorOutcome;
+	outcome: PaymentOutcome;
 	terms: Pick<RenewalTerms, "retryDays" | "merchantAccounts">;
 }
 

@@ -13,7 +13,12 @@ import {
 	OpenSubscriptionError,
 	type OpenSubscriptionInput,
 } from "../../../shared/contracts/billing";
-import { AUTHENTICATION_FAILED_REASON, type FirstPaymentKind, NO_PROCESSOR_REASON } from "../../../shared/contracts/payments";
+import {
+	AUTHENTICATION_FAILED_REASON,
+	type FirstPaymentKind,
+	NO_PROCESSOR_REASON,
+	type PaymentOutcome,
+} from "../../../shared/contracts/payments";
 import { insertDoc, raw } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
@@ -23,7 +28,6 @@ import { customerMove } from "../lifecycle";
 import { appendCustomer } from "../lists/pages";
 import type { CustomerDoc, TransactionDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
-import type { ProcessorOutcome } from "../payments";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransaction } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
@@ -238,7 +242,7 @@ export async function settleFirstPayment(
 	customer: CustomerDoc,
 	product: FirstPaymentInput["product"],
 	idempotencyKey: string,
-	outcome: ProcessorOutcome,
+	outcome: PaymentOutcome,
 	/** When the processor charged: now, or for a recovered checkout when it opened. */
 	now = deps.now(),
 ): Promise<FirstPaymentResult> {
@@ -264,7 +268,7 @@ async function recordFirstTransaction(
 	customer: CustomerDoc,
 	product: FirstPaymentInput["product"],
 	idempotencyKey: string,
-	outcome: ProcessorOutcome,
+	outcome: PaymentOutcome,
 ): Promise<TransactionDoc | null> {
 	if (product.billing === "SCHEDULE") return null;
 	const type = product.billing === "PREAUTHORIZE" ? TransactionType.Preauthorization : TransactionType.SubscriptionStart;
@@ -276,7 +280,7 @@ async function declineCheckout(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	transaction: TransactionDoc | null,
-	outcome: ProcessorOutcome,
+	outcome: PaymentOutcome,
 ): Promise<FirstPaymentResult> {
 	const declined = await settle(deps, customer._id, DECLINE);
 	relayWritten(deps, transaction, customer._id, declined);
@@ -292,7 +296,7 @@ async function declineCheckout(
  * The ACTIVE customer's schedule after an approved first payment, by the product's billing kind: a set-up's first
  * charge, or a hold's capture, when the trial ends; a charge now is the schedule's first period.
  */
-function activeSchedule(product: FirstPaymentInput["product"], outcome: ProcessorOutcome, now: Date): Partial<CustomerDoc> {
+function activeSchedule(product: FirstPaymentInput["product"], outcome: PaymentOutcome, now: Date): Partial<CustomerDoc> {
 	// Renewals refer to this payment (docs/authentication.md).
 	const networkTransactionId = outcome.networkTransactionId ?? null;
 	if (product.billing === "CHARGE") {

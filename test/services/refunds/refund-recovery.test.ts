@@ -10,7 +10,7 @@ import type { ServiceBroker } from "moleculer";
 import { type Db, MongoClient } from "mongodb";
 import { createBroker } from "../../../runtime/broker";
 import { keyRecordOf } from "../../../services/refunds/idempotent-refund";
-import type { PaymentOutcome as ProcessorOutcome } from "../../../shared/contracts/payments";
+import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
@@ -66,7 +66,7 @@ const refundVia = (id: number, query = "", headers: Record<string, string> = {})
 const readTransaction = async (id: number) => (await app.http().get(`/api/transaction/${id}`).set(bearer(shop))).body;
 const transactionsOf = async (customerId: number): Promise<{ id: number; type: string; amount: number }[]> =>
 	(await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`)).body;
-const refundOperations = async (): Promise<{ idempotencyKey: string; outcome: ProcessorOutcome | null }[]> =>
+const refundOperations = async (): Promise<{ idempotencyKey: string; outcome: PaymentOutcome | null }[]> =>
 	(await admin(app).get("/sandbox/operations?kind=refund")).body;
 const refundWebhooksOf = (customerId: number) =>
 	receiver.requests.map(r => JSON.parse(r.rawBody)).filter(e => e.type === "REFUND" && e.customerId === customerId);
@@ -84,12 +84,12 @@ async function reserve(tx: Transaction, refundId: string, amount: number): Promi
 }
 
 /** Step 3: the processor asked to refund, with the refund id as idempotency key. */
-function askProcessor(tx: Transaction, refundId: string, amount: number): Promise<ProcessorOutcome> {
+function askProcessor(tx: Transaction, refundId: string, amount: number): Promise<PaymentOutcome> {
 	return processor.refund({ idempotencyKey: refundId, processorTransactionId: tx.transactionId, amount });
 }
 
 /** Step 4a: the REFUNDED transaction, with its REFUND webhook in its outbox. */
-async function recordRefundTransaction(tx: Transaction, refundId: string, amount: number, outcome: ProcessorOutcome): Promise<void> {
+async function recordRefundTransaction(tx: Transaction, refundId: string, amount: number, outcome: PaymentOutcome): Promise<void> {
 	const original = (await billingDb.collection("transactions").findOne({ _id: tx.id as never }))!;
 	await billingDb.collection("transactions").insertOne({
 		...original,
