@@ -17,7 +17,7 @@ import { createBroker } from "../runtime/broker";
 import { createBillingModels } from "../services/billing/models";
 import type { CycleReport } from "../services/billing/renewals/renewal-batch";
 import { RENEWAL_SCHEDULE } from "../services/billing/renewals/renewal-schedule";
-import { masterKeys, sealEnvelope } from "../services/payments/sealing";
+import { masterKeys, sealEnvelope } from "../services/payments/vault/sealing";
 import type { ServiceName } from "../shared/config";
 import { slotDocuments } from "../shared/schedule";
 import { type CpuUse, cpuMeter, machineMeter } from "./cpu-time";

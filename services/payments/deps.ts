@@ -1,9 +1,9 @@
 import type { SandboxConnector } from "./connectors/sandbox/sandbox-connector";
 import type { StripeConnector } from "./connectors/stripe/stripe-connector";
-import type { Ledger } from "./ledger";
+import type { Ledger } from "./ledger/ledger";
 import type { PaymentsDb } from "./models";
 import type { Processors } from "./processors";
-import type { Vault } from "./vault";
+import type { Vault } from "./vault/vault";
 
 export interface PaymentsDeps {
 	db: PaymentsDb;
@@ -14,7 +14,7 @@ export interface PaymentsDeps {
 	sandbox: SandboxConnector;
 	/** The Stripe gateway, for the events Stripe sends (stripe-events.ts). */
 	stripe: StripeConnector;
-	/** The MID's webhook signing secret, unsealed to verify one event; null when it has none (credentials.ts). */
+	/** The MID's webhook signing secret, unsealed to verify one event; null when it has none (vault/credentials.ts). */
 	webhookSecretOf(midId: number): Promise<string | null>;
 	now: () => Date;
 }

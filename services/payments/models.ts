@@ -5,11 +5,11 @@ import { type Connection, type Model, Schema } from "mongoose";
 import type { GatewayNotice, PaymentOutcome } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
-import type { Envelope } from "./sealing";
+import type { Envelope } from "./vault/sealing";
 
 export type OperationKind = "verify" | "setup" | "charge" | "authorize" | "capture" | "void" | "refund";
 
-/** A card in the vault: its number envelope-sealed (sealing.ts), and what may be shown of it. */
+/** A card in the vault: its number envelope-sealed (vault/sealing.ts), and what may be shown of it. */
 export interface VaultCardDoc {
 	/** The card token (`card_…`): all that billing keeps. */
 	_id: string;
@@ -73,7 +73,7 @@ export interface TransactionIndexDoc {
 	operation: string;
 }
 
-/** A MID's gateway key and webhook signing secret, envelope-sealed under CREDENTIALS_KEY (credentials.ts). */
+/** A MID's gateway key and webhook signing secret, envelope-sealed under CREDENTIALS_KEY (vault/credentials.ts). */
 export interface CredentialsDoc {
 	/** The MID's id. */
 	_id: number;

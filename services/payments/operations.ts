@@ -12,7 +12,7 @@ import {
 import { withRetries } from "../../shared/processor-retries";
 import type { ConnectorOutcome, Remember, VaultCard } from "./connectors/connector";
 import type { PaymentsDeps } from "./deps";
-import type { Decision, OperationRecord, Resumption } from "./ledger";
+import type { Decision, OperationRecord, Resumption } from "./ledger/ledger";
 import type { OperationDoc } from "./models";
 import type { Gateway } from "./processors";
 

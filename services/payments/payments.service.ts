@@ -1,11 +1,10 @@
 // The card vault and the gateways. After the checkout decrypts a card, this
-// is the only service that holds its number: it seals it (vault.ts), and
-// every gateway operation goes through its ledger (ledger.ts) to the MID's
+// is the only service that holds its number: it seals it (vault/vault.ts), and
+// every gateway operation goes through its ledger (ledger/) to the MID's
 // connector (processors.ts). Billing and refunds see card tokens only.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import { dbMixin } from "../../shared/db.mixin";
-import { type CredentialKeys, storeCredentials } from "./credentials";
 import type { PaymentsDeps } from "./deps";
 import { sandboxNotices, sandboxNoticesDone, submitDisputeEvidence } from "./disputes";
 import { createPaymentsModels, type PaymentsDb } from "./models";
@@ -13,6 +12,7 @@ import { afterChallenge, capture, charge, chooseSandboxChallenge, firstPayment, 
 import { listSandboxOperations } from "./sandbox-operations";
 import { schemas } from "./schemas";
 import { stripeEvent } from "./stripe-events";
+import { type CredentialKeys, storeCredentials } from "./vault/credentials";
 import { startPayments } from "./wiring";
 
 interface Locals {
@@ -44,7 +44,7 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		submitDisputeEvidence: domainAction(schemas.submitDisputeEvidence, submitDisputeEvidence, errorAsValue),
 		// Verifies and reads; writes nothing: safe to retry.
 		stripeEvent: idempotent(domainAction(schemas.stripeEvent, stripeEvent, errorAsValue)),
-		// What the gateway seals a MID's gateway key to before it crosses the transporter (credentials.ts).
+		// What the gateway seals a MID's gateway key to before it crosses the transporter (vault/credentials.ts).
 		credentialsKey: {
 			params: schemas.none,
 			handler() {

@@ -14,7 +14,7 @@ export interface Gateway {
 	name: string;
 	connector: Connector;
 	mid: MidContext;
-	/** How long one of its calls may take to decide (ledger.ts). */
+	/** How long one of its calls may take to decide (ledger/ledger.ts). */
 	decidingMs: number;
 }
 

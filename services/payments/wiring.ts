@@ -8,13 +8,13 @@ import { config } from "../../shared/config";
 import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
 import type { StripeCardKeys, StripeKeyStore } from "./connectors/stripe/client";
 import { createStripeConnector } from "./connectors/stripe/stripe-connector";
-import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, webhookSecretOf } from "./credentials";
 import type { PaymentsDeps } from "./deps";
-import { createLedger } from "./ledger";
+import { createLedger } from "./ledger/ledger";
 import type { PaymentsDb } from "./models";
 import { createProcessors } from "./processors";
-import { masterKeys } from "./sealing";
-import { createVault } from "./vault";
+import { type CredentialKeys, loadCredentialKeys, rewrapCredentials, secretKeyOf, webhookSecretOf } from "./vault/credentials";
+import { masterKeys } from "./vault/sealing";
+import { createVault } from "./vault/vault";
 
 const UNSEALS = "payments.vault.unseals";
 

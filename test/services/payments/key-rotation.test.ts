@@ -5,7 +5,7 @@
 // working; no card number is decrypted to do it.
 import { randomBytes } from "node:crypto";
 import { MongoClient } from "mongodb";
-import { keyId } from "../../../services/payments/sealing";
+import { keyId } from "../../../services/payments/vault/sealing";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, submitCheckout } from "../../factories/checkout";
 import { admin, advanceClock } from "../../factories/merchant";

@@ -4,7 +4,7 @@
 // renewals it declined so far) is in gateway_cards (card-state.ts).
 import { EvidenceError } from "../../../../shared/contracts/payments";
 import type { PaymentsDb } from "../../models";
-import type { Vault } from "../../vault";
+import type { Vault } from "../../vault/vault";
 import type { Connector } from "../connector";
 import { createSandboxCardStates } from "./card-state";
 import { challengeUrl, createSandboxChallenges, isSandboxChallenge } from "./challenges";

@@ -3,9 +3,9 @@
 // gateway operation, and every unseal is counted (payments.vault.unseals).
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { insertDoc } from "../../shared/persistence";
-import type { VaultCard } from "./connectors/connector";
-import type { PaymentsDb, VaultCardDoc } from "./models";
+import { insertDoc } from "../../../shared/persistence";
+import type { VaultCard } from "../connectors/connector";
+import type { PaymentsDb, VaultCardDoc } from "../models";
 import { type MasterKeys, rewrap, sealEnvelope, unsealEnvelope } from "./sealing";
 
 export interface Vault {

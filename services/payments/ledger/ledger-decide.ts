@@ -1,11 +1,11 @@
 // How the ledger decides an operation it holds: ask the gateway once, then
 // record the outcome, hold the operation for the buyer's challenge, or, on an
 // error, ask at once whether money moved.
-import { type AwaitingBuyer, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
-import type { ChallengeAsked, ConnectorOutcome } from "./connectors/connector";
+import { type AwaitingBuyer, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
+import type { ChallengeAsked, ConnectorOutcome } from "../connectors/connector";
+import type { OperationDoc } from "../models";
 import type { Decision, Resumption } from "./ledger";
 import { awaitBuyer, failed, failedOutcome, giveUp, type LedgerContext, record, remember } from "./ledger-writes";
-import type { OperationDoc } from "./models";
 
 /** `takenOver`: another call recorded it and died; what it may have done at the gateway is looked up first. */
 export async function decideOwned(

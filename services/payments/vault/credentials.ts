@@ -5,8 +5,8 @@
 // and unseals one only to call the gateway or to verify an event it sent.
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { calculateJwkThumbprint, compactDecrypt, exportJWK, type JWK } from "jose";
-import { CredentialsError, GATEWAY_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../shared/contracts/payments";
-import type { PaymentsDb } from "./models";
+import { CredentialsError, GATEWAY_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../../shared/contracts/payments";
+import type { PaymentsDb } from "../models";
 import { type MasterKeys, rewrap, sealEnvelope, unsealEnvelope } from "./sealing";
 
 const GATEWAY_KEY = new RegExp(GATEWAY_KEY_PATTERN);

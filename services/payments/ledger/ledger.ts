@@ -11,13 +11,13 @@ import {
 	OPERATION_IN_PROGRESS_REASON,
 	OUTCOME_UNKNOWN_REASON,
 	type PaymentOutcome,
-} from "../../shared/contracts/payments";
-import { insertOnce } from "../../shared/persistence";
-import { pollUntil } from "../../shared/poll";
-import type { ChallengeAsked, ConnectorOutcome, Remember } from "./connectors/connector";
+} from "../../../shared/contracts/payments";
+import { insertOnce } from "../../../shared/persistence";
+import { pollUntil } from "../../../shared/poll";
+import type { ChallengeAsked, ConnectorOutcome, Remember } from "../connectors/connector";
+import type { OperationDoc, PaymentsDb } from "../models";
 import { decideOwned, settleFound } from "./ledger-decide";
 import { awaitingOf, failed, failedOutcome, giveUp, type LedgerContext, later, record, takeOver } from "./ledger-writes";
-import type { OperationDoc, PaymentsDb } from "./models";
 
 export type OperationRecord = Omit<OperationDoc, "_id" | "reference" | "outcome" | "awaiting" | "decidingUntil" | "createdAt">;
 

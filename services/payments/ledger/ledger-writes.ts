@@ -2,10 +2,10 @@
 // compare-and-set on the operation still being undecided and held by the same
 // call (`decidingUntil`), so a call that was taken over cannot write over the
 // call that took it over.
-import { type AwaitingBuyer, OPERATION_IN_PROGRESS_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
-import { insertOnce, raw } from "../../shared/persistence";
-import type { ChallengeAsked, ConnectorOutcome } from "./connectors/connector";
-import type { OperationDoc, PaymentsDb } from "./models";
+import { type AwaitingBuyer, OPERATION_IN_PROGRESS_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
+import { insertOnce, raw } from "../../../shared/persistence";
+import type { ChallengeAsked, ConnectorOutcome } from "../connectors/connector";
+import type { OperationDoc, PaymentsDb } from "../models";
 
 /** What the ledger's steps share: the database, the clock, and who is told of a connector call that threw. */
 export interface LedgerContext {
