@@ -58,9 +58,9 @@ export interface Config {
 	vaultKey: string | undefined;
 	/** Master keys the vault was sealed under before VAULT_KEY: they unseal until every card is re-wrapped. */
 	vaultPreviousKeys: string[];
-	/** The payments service's RSA key: the gateway seals a MID's gateway key to it before the key crosses the transporter. */
+	/** The payments service's RSA key: the gateway seals a MID's processor key to it before the key crosses the transporter. */
 	credentialsPrivateKey: string | undefined;
-	/** The key-encryption key of MIDs' gateway keys at rest, and the ones before it during a rotation. */
+	/** The key-encryption key of MIDs' processor keys at rest, and the ones before it during a rotation. */
 	credentialsKey: string | undefined;
 	credentialsPreviousKeys: string[];
 	/** Where Stripe is reached, for every MID (a test server's address in tests); undefined: Stripe itself. */

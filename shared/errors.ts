@@ -60,7 +60,7 @@ const OUTAGE_ERRORS = new Set([
 	"RequestSkippedError",
 	"BrokerDisconnectedError",
 	"QueueIsFullError",
-	// A gateway (Stripe) took a request and could not be reached to tell what it did: it is looked up later.
+	// A processor (Stripe) took a request and could not be reached to tell what it did: it is looked up later.
 	"OutcomeUnknownError",
 	// The MongoDB driver and mongoose: the database server cannot be reached, or went away mid-operation.
 	"MongooseServerSelectionError",

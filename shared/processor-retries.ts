@@ -1,6 +1,6 @@
 import { sleep } from "./poll";
 
-/** Gateway errors are retried with the same idempotency key, so a retry never charges twice. */
+/** Processor errors are retried with the same idempotency key, so a retry never charges twice. */
 const PROCESSOR_RETRY_DELAYS_MS = [50, 250];
 
 /** `null` (nothing recorded for a lookup) is an answer too, and is not retried. */

@@ -3,7 +3,7 @@ import type { AccountsDb } from "./models";
 
 export interface AccountsDeps {
 	db: AccountsDb;
-	/** The payments service keeps MIDs' gateway keys (storeCredentials). */
+	/** The payments service keeps MIDs' processor keys (storeCredentials). */
 	call: Call;
 	now: () => Date;
 }

@@ -15,12 +15,12 @@ export enum AccountsError {
 	AmountConflictsWithCurrency = "AMOUNT_CONFLICTS_WITH_CURRENCY",
 	TrialConflictsWithBilling = "TRIAL_CONFLICTS_WITH_BILLING",
 	UnknownMerchantAccount = "UNKNOWN_MERCHANT_ACCOUNT",
-	/** A MID's gateway that its account's environment may not use (409): docs/api.md#merchant-accounts. */
+	/** A MID's processor that its account's environment may not use (409): docs/api.md#merchant-accounts. */
 	SandboxInProduction = "SANDBOX_IN_PRODUCTION",
 	TestKeyInProduction = "TEST_KEY_IN_PRODUCTION",
 	LiveKeyInSandbox = "LIVE_KEY_IN_SANDBOX",
-	/** The gateway's sealed key could not be read by payments (a key rotation in between): send it again. */
-	UnreadableGatewayKey = "UNREADABLE_GATEWAY_KEY",
+	/** The processor key, sealed, could not be read by payments (a key rotation in between): send it again. */
+	UnreadableProcessorKey = "UNREADABLE_PROCESSOR_KEY",
 }
 
 /** What the admin API answers for each error. */
@@ -63,5 +63,5 @@ export const ACCOUNTS_ERRORS: ErrorTable<AccountsError> = {
 		type: ApiErrorType.Conflict,
 		message: "A sandbox account's Stripe merchant account takes test keys only (sk_test_… or rk_test_…): live keys move real money",
 	},
-	[AccountsError.UnreadableGatewayKey]: { type: ApiErrorType.BadRequest, message: "The gateway key could not be stored: send it again" },
+	[AccountsError.UnreadableProcessorKey]: { type: ApiErrorType.BadRequest, message: "The gateway key could not be stored: send it again" },
 };

@@ -6,7 +6,7 @@ import { AccountsError } from "./errors";
 import { groupKey, type MerchantAccountDoc } from "./models";
 
 /**
- * A MID's gateway as the gateway service hands it over: the sandbox, or Stripe with its key (and its webhook signing
+ * A MID's processor as the gateway service hands it over: the sandbox, or Stripe with its key (and its webhook signing
  * secret, if given) already sealed to the payments service, the mode and last 4 characters beside them, read before
  * they were sealed.
  */
@@ -51,8 +51,8 @@ export async function accountExists(deps: AccountsDeps, accountId: number): Prom
 }
 
 /**
- * Which gateways an environment may use: a production account real ones with live keys, a sandbox account the
- * sandbox or a gateway's test keys. Without one named, a sandbox MID uses the sandbox and a production MID has none.
+ * Which processors an environment may use: a production account real ones with live keys, a sandbox account the
+ * sandbox or a processor's test keys. Without one named, a sandbox MID uses the sandbox and a production MID has none.
  */
 function allowedProcessor(environment: Environment, input: ProcessorInput | null | undefined): ProcessorInput | null | AccountsError {
 	if (input === undefined) return environment === "sandbox" ? { type: "sandbox" } : null;
@@ -65,7 +65,7 @@ function allowedProcessor(environment: Environment, input: ProcessorInput | null
 
 /**
  * Stores a Stripe key and webhook secret with payments before any MID names them (a processor without a secret leaves
- * the MID none); what the MID itself keeps of its gateway.
+ * the MID none); what the MID itself keeps of its processor.
  */
 async function keepProcessor(
 	deps: AccountsDeps,
@@ -79,7 +79,7 @@ async function keepProcessor(
 		sealedSecretKey: input.sealedSecretKey,
 		...(input.sealedWebhookSecret === undefined ? {} : { sealedWebhookSecret: input.sealedWebhookSecret }),
 	});
-	if (isFailure(stored)) return AccountsError.UnreadableGatewayKey;
+	if (isFailure(stored)) return AccountsError.UnreadableProcessorKey;
 	return {
 		type: "stripe",
 		keyMode: input.keyMode,
@@ -127,7 +127,7 @@ export async function createMerchantAccount(
 	return toMerchantAccountView(doc.toObject());
 }
 
-/** Renames, (de)activates, changes the brands of, or gives another gateway or key to one MID; the group stays. */
+/** Renames, (de)activates, changes the brands of, or gives another processor or key to one MID; the group stays. */
 export async function updateMerchantAccount(
 	deps: AccountsDeps,
 	input: {
@@ -192,7 +192,7 @@ export async function listMerchantAccounts(
 	return docs.map(doc => toMerchantAccountView(doc));
 }
 
-/** The MID's gateway, read by key (payments asks, and keeps it 10 s). */
+/** The MID's processor, read by key (payments asks, and keeps it 10 s). */
 export async function merchantAccountProcessor(deps: AccountsDeps, input: { midId: number }): Promise<MerchantAccountProcessor | null> {
 	const mid = await deps.db.merchantAccounts.findById(input.midId).lean();
 	const account = mid ? await deps.db.accounts.findById(mid.accountId).lean() : null;

@@ -72,7 +72,7 @@ export interface MerchantAccountDoc {
 	group: string;
 	cardTypes: CardType[];
 	active: boolean;
-	/** Its gateway; null: none (a production MID created without one). */
+	/** Its processor; null: none (a production MID created without one). */
 	processor: MidProcessor | null;
 	weight: number;
 	/** Minor units of `currency` a calendar month; absent or null: no cap. */

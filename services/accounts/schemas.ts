@@ -72,8 +72,8 @@ const monthlyCap = {
 };
 
 /**
- * A MID's gateway as the gateway service hands it over (the Stripe key and webhook secret already sealed to payments:
- * gateway-keys.ts); null: none.
+ * A MID's processor as the gateway service hands it over (the Stripe key and webhook secret already sealed to payments:
+ * processor-keys.ts); null: none.
  */
 const processorInput = {
 	anyOf: [

@@ -30,7 +30,7 @@ export interface BillingDeps {
 	};
 	/** Hands the documents a change wrote events on to the outbox relay, so their webhooks go out at once. */
 	relay(targets: RelayTargets): void;
-	/** The payments service: charges, holds and refunds by card token, each on its MID's gateway. */
+	/** The payments service: charges, holds and refunds by card token, each on its MID's processor. */
 	payments: Payments;
 	now: () => Date;
 	/** The account's MIDs (accounts.listMerchantAccounts); an unknown account is thrown as its 404. */

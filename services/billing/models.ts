@@ -3,7 +3,7 @@
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
 // recovery's counters, the four schedules (renewals, card-expiry warnings,
 // the outbox, checkouts to recover), the timelines the merchant's lists page
-// through, and the id sequences. The card vault and the gateways' ledger are
+// through, and the id sequences. The card vault and the payments ledger are
 // the payments service's (services/payments/models.ts).
 import { type Connection, type Model, Schema } from "mongoose";
 import { type CardUpdateOutcome, DeclineCategory, type FirstPaymentInput } from "../../shared/contracts/billing";
@@ -98,7 +98,7 @@ export interface CustomerDoc {
 	awaitingCardUpdate?: AwaitingCardUpdate | null;
 	/**
 	 * The card network's id of the card's first payment or set-up, the buyer present: each renewal refers to it, which
-	 * keeps renewals exempt from authentication (docs/authentication.md). Null when the gateway keeps it itself.
+	 * keeps renewals exempt from authentication (docs/authentication.md). Null when the processor keeps it itself.
 	 */
 	networkTransactionId?: string | null;
 	/** The last card update that paid or paused, and what it came to: a repeated continuation answers it again. */
@@ -127,9 +127,9 @@ export interface TransactionDoc {
 	currency: string;
 	currencyId: number;
 	productId: number;
-	/** The payments service's number of the gateway operation: the API shows it as the transaction's `transactionId`. */
+	/** The payments service's number of the payment operation: the API shows it as the transaction's `transactionId`. */
 	processorTransactionId: number | null;
-	/** The gateway's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); absent on transactions of earlier versions. */
+	/** The processor's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); absent on transactions of earlier versions. */
 	processorReference?: string | null;
 	/** A first payment's 3-D Secure authentication; absent on the others and on transactions of earlier versions. */
 	authentication?: Authentication | null;
@@ -173,7 +173,7 @@ export interface RefundDoc {
 	lease: Lease | null;
 }
 
-/** A dispute of one transaction, as its gateway reported it (disputes/notices.ts), with its events' outbox. */
+/** A dispute of one transaction, as its processor reported it (disputes/notices.ts), with its events' outbox. */
 export interface DisputeDoc {
 	_id: number;
 	accountId: number;
@@ -181,9 +181,9 @@ export interface DisputeDoc {
 	/** The disputed transaction (ours). */
 	transactionId: number;
 	midId: number;
-	/** `<midId>:<the gateway's dispute id>`: a gateway's notices find their dispute by it (unique). */
+	/** `<midId>:<the processor's dispute id>`: a processor's notices find their dispute by it (unique). */
 	processorKey: string;
-	/** The gateway's id of the dispute (Stripe `du_…`, the sandbox `sbxdp_…`). */
+	/** The processor's id of the dispute (Stripe `du_…`, the sandbox `sbxdp_…`). */
 	processorReference: string;
 	status: DisputeStatus;
 	reason: string;
@@ -349,7 +349,7 @@ const disputeSchema = new Schema<DisputeDoc>(
 	},
 	options,
 );
-// One dispute per gateway dispute, however often its notices come.
+// One dispute per processor dispute, however often its notices come.
 disputeSchema.index({ processorKey: 1 }, { unique: true });
 
 /** An event Stripe sent to a MID's endpoint, once applied (disputes/stripe-events.ts): Stripe's repeat is not applied again. */

@@ -1,5 +1,5 @@
 // Billing moves money through the payments service (the vault and the
-// gateways) by card token and idempotency key. A call that fails (payments
+// processors) by card token and idempotency key. A call that fails (payments
 // unreachable, timed out) is thrown, not taken for "nothing happened": the
 // operation may have run, and the recovery looks its key up later.
 import type { Call } from "../../shared/call";
@@ -9,11 +9,11 @@ import {
 	type DisputeStatus,
 	type EvidenceError,
 	type FirstPaymentKind,
-	type GatewayNotice,
 	type MoneyParams,
 	OPERATION_IN_PROGRESS_REASON,
 	OUTCOME_UNKNOWN_REASON,
 	type PaymentOutcome,
+	type ProcessorNotice,
 	type StripeEventError,
 } from "../../shared/contracts/payments";
 
@@ -35,30 +35,30 @@ export interface Payments {
 	refund(request: { idempotencyKey: string; processorTransactionId: number; amount: number }): Promise<PaymentOutcome>;
 	/** The outcome recorded for a key; null when no money moved for it. */
 	lookup(idempotencyKey: string): Promise<PaymentOutcome | null>;
-	/** A dispute's evidence, sent to its MID's gateway: the dispute's status there afterwards. */
+	/** A dispute's evidence, sent to its MID's processor: the dispute's status there afterwards. */
 	submitDisputeEvidence(request: {
 		midId: number;
 		reference: string;
 		evidence: DisputeEvidence;
 	}): Promise<{ status: DisputeStatus } | { error: EvidenceError }>;
 	/** The sandbox's disputes and warnings due by `until` (one account's: a test clock), until named done. */
-	sandboxNotices(request: { until: Date; accountId?: number }): Promise<GatewayNotice[]>;
+	sandboxNotices(request: { until: Date; accountId?: number }): Promise<ProcessorNotice[]>;
 	sandboxNoticesDone(ids: string[]): Promise<void>;
 	/** An event Stripe sent to a MID's endpoint, verified and read: the notice it brings, null when none of ours. */
 	stripeEvent(request: {
 		midId: number;
 		payload: string;
 		signature?: string;
-	}): Promise<{ eventId: string; notice: GatewayNotice | null } | { error: StripeEventError }>;
+	}): Promise<{ eventId: string; notice: ProcessorNotice | null } | { error: StripeEventError }>;
 }
 
 /**
- * Money may have moved and the gateway cannot tell yet, or another call still decides the key: thrown like a call that
+ * Money may have moved and the processor cannot tell yet, or another call still decides the key: thrown like a call that
  * failed, so nothing is settled (or recorded) on it, and the key is asked again later.
  */
 export class OutcomeUnknownError extends Error {
 	constructor(idempotencyKey: string) {
-		super(`The gateway's outcome for ${idempotencyKey} is unknown for now: it is looked up later`);
+		super(`The processor's outcome for ${idempotencyKey} is unknown for now: it is looked up later`);
 		this.name = "OutcomeUnknownError";
 	}
 }

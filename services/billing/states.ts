@@ -82,10 +82,10 @@ export const REFUND_STATUS_TRANSITIONS: Record<RefundStatus, RefundStatus[]> = {
 };
 
 /**
- * A dispute (a chargeback the buyer asked their bank for), as its gateway reports it:
- *   NEEDS_RESPONSE -> UNDER_REVIEW  evidence was submitted (or the gateway says it is reviewing)
+ * A dispute (a chargeback the buyer asked their bank for), as its processor reports it:
+ *   NEEDS_RESPONSE -> UNDER_REVIEW  evidence was submitted (or the processor says it is reviewing)
  *   NEEDS_RESPONSE, UNDER_REVIEW -> WON, LOST  the network decided (final)
- * A dispute never goes back: a gateway's late notice of an earlier stage changes nothing.
+ * A dispute never goes back: a processor's late notice of an earlier stage changes nothing.
  */
 export enum DisputeStatus {
 	NeedsResponse = "NEEDS_RESPONSE",

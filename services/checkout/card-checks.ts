@@ -76,7 +76,7 @@ export async function checkCard(
 	if (!routed) return answer(CheckoutCode.NoMerchantAccount);
 	const { mid } = routed;
 	const attemptId = `${attemptPrefix}_${randomBytes(12).toString("base64url")}`;
-	// The card number goes to the payments service alone, which vaults it and verifies it on the MID's gateway.
+	// The card number goes to the payments service alone, which vaults it and verifies it on the MID's processor.
 	const verified = await deps.call("payments.saveCard", {
 		midId: mid.id,
 		attemptId,

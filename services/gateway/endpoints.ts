@@ -29,8 +29,8 @@ export interface Endpoint {
 	publicBaseUrl?: boolean;
 	/** The host name the request was sent to is the action's `domain` (a page of the service's own). */
 	hostAsDomain?: boolean;
-	/** `processor.secretKey` is sealed to the payments service before the request goes on (gateway-keys.ts). */
-	sealsGatewayKey?: boolean;
+	/** `processor.secretKey` is sealed to the payments service before the request goes on (processor-keys.ts). */
+	sealsProcessorKey?: boolean;
 }
 
 /** `/api`, Bearer API token. */
@@ -67,7 +67,7 @@ export const publicEndpoints: Record<string, Endpoint> = {
 };
 
 /**
- * `/api/processors`, no token: what a MID's gateway sends us, each request signed with the MID's own secret, which the
+ * `/api/processors`, no token: what a MID's processor sends us, each request signed with the MID's own secret, which the
  * action verifies on the body as it came (docs/api.md#stripe-events).
  */
 export const processorEndpoints: Record<string, Endpoint> = {
@@ -95,9 +95,9 @@ export const adminEndpoints: Record<string, Endpoint> = {
 		action: "accounts.createMerchantAccount",
 		status: 201,
 		location: "list",
-		sealsGatewayKey: true,
+		sealsProcessorKey: true,
 	},
-	"PATCH /accounts/:accountId/merchant-accounts/:id": { action: "accounts.updateMerchantAccount", sealsGatewayKey: true },
+	"PATCH /accounts/:accountId/merchant-accounts/:id": { action: "accounts.updateMerchantAccount", sealsProcessorKey: true },
 	"GET /accounts/:accountId/merchant-accounts": { action: "accounts.listMerchantAccounts" },
 	"GET /accounts/:accountId/merchant-account-health": { action: "billing.midHealth" },
 	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201, location: "list" },

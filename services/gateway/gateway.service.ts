@@ -17,11 +17,11 @@ import { createAuthenticator } from "./api-auth";
 import { createDashboardRoutes, type DashboardUser } from "./dashboard-routes";
 import { requiredServices } from "./endpoints";
 import { onError } from "./error-handler";
-import { createGatewayKeySealer } from "./gateway-keys";
 import { checkHealth } from "./health";
 import { jsonError } from "./http-errors";
 import type { Locals } from "./locals";
 import { answeredByMethod } from "./method-check";
+import { createProcessorKeySealer } from "./processor-keys";
 import {
 	authenticateAdmin,
 	authenticateApi,
@@ -130,7 +130,7 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
 		this.dashboard = createDashboardRoutes({ signInsPerMinute: dashboardSignInsPerMinute, publicBaseUrl });
-		this.sealProcessor = createGatewayKeySealer(
+		this.sealProcessor = createProcessorKeySealer(
 			async () => (await call(this.broker, "payments.credentialsKey", {})).publicJwk as unknown as import("jose").JWK,
 		);
 		this.openapi = JSON.parse(readFileSync(path.join(projectRoot, "docs", "openapi.json"), "utf8"));

@@ -8,7 +8,7 @@ import type { DashboardRoutes } from "./dashboard-routes";
 export interface Locals {
 	auth: Authenticator;
 	dashboard: DashboardRoutes;
-	/** Seals a MID's Stripe key to payments (gateway-keys.ts). */
+	/** Seals a MID's Stripe key to payments (processor-keys.ts). */
 	sealProcessor(processor: unknown): Promise<unknown>;
 	openapi: object;
 	server: Server;

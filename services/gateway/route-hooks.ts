@@ -60,7 +60,7 @@ export async function checkAdminRequest(this: Locals, ctx: Context, _route: unkn
 	// Not retried: the request's retries belong to its action, so an outage answers 503 within the documented bound.
 	if (/:accountId\b/.test(req.$alias?.path ?? ""))
 		await call(ctx, "accounts.get", { accountId: req.$params.accountId as number }, { retries: 0 });
-	if (endpointFor(req.$alias?.action)?.sealsGatewayKey && req.$params.processor !== undefined)
+	if (endpointFor(req.$alias?.action)?.sealsProcessorKey && req.$params.processor !== undefined)
 		req.$params.processor = await this.sealProcessor(req.$params.processor);
 }
 

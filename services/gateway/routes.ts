@@ -52,7 +52,7 @@ export const routes = [
 		authorization: "checkApiRequest",
 	},
 	{ ...routeDefaults, name: "public", path: "/api", cors: CORS, aliases: aliasesOf(publicEndpoints), onBeforeCall: beforePublicCall },
-	// What gateways send us, signed (docs/api.md#stripe-events). The body stays text, so the signature is checked on
+	// What processors send us, signed (docs/api.md#stripe-events). The body stays text, so the signature is checked on
 	// the bytes that were signed; Stripe's events are far smaller than the limit.
 	{
 		...routeDefaults,

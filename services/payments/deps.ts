@@ -10,9 +10,9 @@ export interface PaymentsDeps {
 	vault: Vault;
 	ledger: Ledger;
 	processors: Processors;
-	/** The sandbox gateway, for its challenge page. */
+	/** The sandbox's connector, for its challenge page. */
 	sandbox: SandboxConnector;
-	/** The Stripe gateway, for the events Stripe sends (stripe-events.ts). */
+	/** The Stripe connector, for the events Stripe sends (stripe-events.ts). */
 	stripe: StripeConnector;
 	/** The MID's webhook signing secret, unsealed to verify one event; null when it has none (vault/credentials.ts). */
 	webhookSecretOf(midId: number): Promise<string | null>;

@@ -1,13 +1,13 @@
-// What gateways say of charges after they were made: disputes and early fraud
-// warnings. Billing owns the disputes; this service reaches the gateways for
-// them: the sandbox's notices, and a dispute's evidence sent to the MID's gateway.
-import { type DisputeEvidence, type DisputeStatus, EvidenceError, type GatewayNotice } from "../../shared/contracts/payments";
+// What processors say of charges after they were made: disputes and early fraud
+// warnings. Billing owns the disputes; this service reaches the processors for
+// them: the sandbox's notices, and a dispute's evidence sent to the MID's processor.
+import { type DisputeEvidence, type DisputeStatus, EvidenceError, type ProcessorNotice } from "../../shared/contracts/payments";
 import type { PaymentsDeps } from "./deps";
 
 export async function sandboxNotices(
 	deps: PaymentsDeps,
 	input: { until: string; accountId?: number },
-): Promise<{ notices: GatewayNotice[] }> {
+): Promise<{ notices: ProcessorNotice[] }> {
 	return { notices: await deps.sandbox.notices.due(new Date(input.until), input.accountId) };
 }
 
@@ -19,11 +19,11 @@ export async function submitDisputeEvidence(
 	deps: PaymentsDeps,
 	input: { midId: number; reference: string; evidence: DisputeEvidence },
 ): Promise<{ status: DisputeStatus } | EvidenceError> {
-	const gateway = await deps.processors.gatewayFor(input.midId);
-	// The MID lost its gateway since the dispute opened: nothing can reach the dispute now.
-	if (!gateway) return EvidenceError.Refused;
-	const submitted = await gateway.connector.submitDisputeEvidence({
-		mid: gateway.mid,
+	const processor = await deps.processors.processorFor(input.midId);
+	// The MID lost its processor since the dispute opened: nothing can reach the dispute now.
+	if (!processor) return EvidenceError.Refused;
+	const submitted = await processor.connector.submitDisputeEvidence({
+		mid: processor.mid,
 		reference: input.reference,
 		evidence: input.evidence,
 	});

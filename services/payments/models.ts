@@ -1,8 +1,8 @@
 // The payments service's collections: the card vault, the ledger of every
-// gateway operation (by our idempotency key) with its integer transaction id,
-// and what the connectors keep of a card at their gateway.
+// payment operation (by our idempotency key) with its integer transaction id,
+// and what the connectors keep of a card at their processor.
 import { type Connection, type Model, Schema } from "mongoose";
-import type { GatewayNotice, PaymentOutcome } from "../../shared/contracts/payments";
+import type { PaymentOutcome, ProcessorNotice } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import type { Envelope } from "./vault/sealing";
@@ -22,20 +22,20 @@ export interface VaultCardDoc {
 	createdAt: Date;
 }
 
-/** The ledger: one operation per idempotency key, recorded before its gateway is asked, decided once. */
+/** The ledger: one operation per idempotency key, recorded before its processor is asked, decided once. */
 export interface OperationDoc {
 	_id: string;
 	kind: OperationKind;
 	initiator: "customer" | "merchant" | null;
 	midId: number | null;
-	/** The gateway the MID used for it ("sandbox", "stripe"): a later capture or refund goes to the same one. */
+	/** The processor the MID used for it ("sandbox", "stripe"): a later capture or refund goes to the same one. */
 	processor: string | null;
 	cardToken: string | null;
 	amount: number;
 	currency: string | null;
 	/** What a capture, void or refund acts on: the operation of the hold or charge, by key. */
 	target: string | null;
-	/** The gateway's object for it, remembered before money moves (connectors/connector.ts). */
+	/** The processor's object for it, remembered before money moves (connectors/connector.ts). */
 	reference: string | null;
 	outcome: PaymentOutcome | null;
 	/** A first payment whose issuer asked the buyer for a challenge: where, and until when (then `decidingUntil` too). */
@@ -59,7 +59,7 @@ export interface SandboxNoticeDoc {
 	_id: string;
 	accountId: number;
 	due: Date;
-	notice: GatewayNotice;
+	notice: ProcessorNotice;
 	/** A dispute's decision that turns to WON once evidence is submitted. */
 	winsWithEvidence: boolean;
 	/** Billing applied it. */
@@ -73,7 +73,7 @@ export interface TransactionIndexDoc {
 	operation: string;
 }
 
-/** A MID's gateway key and webhook signing secret, envelope-sealed under CREDENTIALS_KEY (vault/credentials.ts). */
+/** A MID's processor key and webhook signing secret, envelope-sealed under CREDENTIALS_KEY (vault/credentials.ts). */
 export interface CredentialsDoc {
 	/** The MID's id. */
 	_id: number;
@@ -84,8 +84,8 @@ export interface CredentialsDoc {
 	updatedAt: Date;
 }
 
-/** What a connector keeps of a card at its gateway, by `<connector>:<midId>:<cardToken>` (Stripe: customer and payment method). */
-export interface GatewayCardDoc {
+/** What a connector keeps of a card at its processor, by `<connector>:<midId>:<cardToken>` (Stripe: customer and payment method). */
+export interface ProcessorCardDoc {
 	_id: string;
 	value: Record<string, string | number>;
 	createdAt: Date;
@@ -135,13 +135,16 @@ const sandboxNoticeSchema = new Schema<SandboxNoticeDoc>(
 );
 
 const transactionIndexSchema = new Schema<TransactionIndexDoc>({ _id: Number, operation: String }, { versionKey: false });
-const gatewayCardSchema = new Schema<GatewayCardDoc>({ _id: String, value: Schema.Types.Mixed, createdAt: Date }, { versionKey: false });
+const processorCardSchema = new Schema<ProcessorCardDoc>(
+	{ _id: String, value: Schema.Types.Mixed, createdAt: Date },
+	{ versionKey: false },
+);
 
 export interface PaymentsDb {
 	vault: Model<VaultCardDoc>;
 	operations: Model<OperationDoc>;
 	transactions: Model<TransactionIndexDoc>;
-	gatewayCards: Model<GatewayCardDoc>;
+	processorCards: Model<ProcessorCardDoc>;
 	credentials: Model<CredentialsDoc>;
 	sandboxChallenges: Model<SandboxChallengeDoc>;
 	sandboxNotices: Model<SandboxNoticeDoc>;
@@ -156,8 +159,8 @@ export function createPaymentsModels(connection: Connection): PaymentsDb {
 		vault: connection.model("VaultCard", vaultSchema, "vault_cards"),
 		operations: connection.model("PaymentOperation", operationSchema, "payment_operations"),
 		transactions: connection.model("PaymentTransaction", transactionIndexSchema, "payment_transactions"),
-		gatewayCards: connection.model("GatewayCard", gatewayCardSchema, "gateway_cards"),
-		credentials: connection.model("GatewayCredentials", credentialsSchema, "gateway_credentials"),
+		processorCards: connection.model("ProcessorCard", processorCardSchema, "gateway_cards"),
+		credentials: connection.model("ProcessorCredentials", credentialsSchema, "gateway_credentials"),
 		sandboxChallenges: connection.model("SandboxChallenge", sandboxChallengeSchema, "sandbox_challenges"),
 		sandboxNotices: connection.model("SandboxNotice", sandboxNoticeSchema, "sandbox_notices"),
 		sandboxNoticeSchedule: connection.model("SandboxNoticeSchedule", scheduleSchema(), "sandbox_notice_schedule"),

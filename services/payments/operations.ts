@@ -1,5 +1,5 @@
 // The payments service's actions: save a card (vault it, then verify it on
-// the MID's gateway), and move money by the card's token. Each operation goes
+// the MID's processor), and move money by the card's token. Each operation goes
 // through the ledger under our idempotency key, so a repeat moves no money.
 import {
 	type AwaitingBuyer,
@@ -14,9 +14,9 @@ import type { ConnectorOutcome, Remember, VaultCard } from "./connectors/connect
 import type { PaymentsDeps } from "./deps";
 import type { Decision, OperationRecord, Resumption } from "./ledger/ledger";
 import type { OperationDoc } from "./models";
-import type { Gateway } from "./processors";
+import type { Processor } from "./processors";
 
-/** The answer for a MID without a gateway it may use: a refusal by that MID, recorded nowhere (nothing was asked). */
+/** The answer for a MID without a processor it may use: a refusal by that MID, recorded nowhere (nothing was asked). */
 const noProcessor: PaymentOutcome = {
 	status: "DECLINED",
 	processorTransactionId: null,
@@ -27,21 +27,21 @@ const noProcessor: PaymentOutcome = {
 
 const declined = (reason: string): ConnectorOutcome => ({ status: "DECLINED", reference: null, reason, hardDecline: false });
 
-/** How the gateway finds out what a call that died did; `chargeReference`: a refund's charge. */
-function resumption(gateway: Gateway, chargeReference?: string): Resumption {
+/** How the connector finds out what a call that died did; `chargeReference`: a refund's charge. */
+function resumption(processor: Processor, chargeReference?: string): Resumption {
 	return {
 		resume: op =>
-			gateway.connector.lookup({ idempotencyKey: op._id, kind: op.kind, mid: gateway.mid, reference: op.reference, chargeReference }),
-		decidingMs: gateway.decidingMs,
+			processor.connector.lookup({ idempotencyKey: op._id, kind: op.kind, mid: processor.mid, reference: op.reference, chargeReference }),
+		decidingMs: processor.decidingMs,
 	};
 }
 
-/** How the gateway decides one operation. */
-function decision(gateway: Gateway, decide: Decision["decide"], chargeReference?: string): Decision {
-	return { ...resumption(gateway, chargeReference), decide };
+/** How the connector decides one operation. */
+function decision(processor: Processor, decide: Decision["decide"], chargeReference?: string): Decision {
+	return { ...resumption(processor, chargeReference), decide };
 }
 
-/** A decision made without a gateway (what it acts on does not exist): recorded, so a repeat answers the same. */
+/** A decision made without a processor (what it acts on does not exist): recorded, so a repeat answers the same. */
 function refusal(reason: string): Decision {
 	return { decide: async () => declined(reason), resume: async () => null, decidingMs: 1000 };
 }
@@ -57,15 +57,15 @@ async function withCard<T extends { status: string }>(
 }
 
 const moneyRecord = (
-	gateway: Gateway,
+	processor: Processor,
 	kind: OperationDoc["kind"],
 	p: Pick<MoneyParams, "cardToken" | "amount"> & { currency: string | null },
 	initiator: OperationDoc["initiator"],
 ): OperationRecord => ({
 	kind,
 	initiator,
-	midId: gateway.mid.midId,
-	processor: gateway.name,
+	midId: processor.mid.midId,
+	processor: processor.name,
 	cardToken: p.cardToken,
 	amount: p.amount,
 	currency: p.currency,
@@ -76,21 +76,21 @@ export async function saveCard(
 	deps: PaymentsDeps,
 	input: PaymentsActions["payments.saveCard"]["params"],
 ): Promise<{ cardToken: string } | SaveCardError> {
-	const gateway = await deps.processors.gatewayFor(input.midId);
-	if (!gateway) return SaveCardError.NoProcessor;
+	const processor = await deps.processors.processorFor(input.midId);
+	if (!processor) return SaveCardError.NoProcessor;
 	const cardToken = await deps.vault.store({ pan: input.card.pan, expiry: input.card.expiry });
 	const key = `${input.attemptId}:verify`;
-	const record = moneyRecord(gateway, "verify", { cardToken, amount: 0, currency: null }, "customer");
+	const record = moneyRecord(processor, "verify", { cardToken, amount: 0, currency: null }, "customer");
 	const outcome = await withRetries(() =>
 		deps.ledger.once(
 			key,
 			record,
 			// The card is in hand: verified as it came, not read back from the vault.
-			decision(gateway, remember =>
-				gateway.connector.verify(
+			decision(processor, remember =>
+				processor.connector.verify(
 					{
 						idempotencyKey: key,
-						mid: gateway.mid,
+						mid: processor.mid,
 						card: { cardToken, pan: input.card.pan, expiry: input.card.expiry },
 						cvc: input.card.cvc,
 					},
@@ -104,18 +104,18 @@ export async function saveCard(
 }
 
 export async function charge(deps: PaymentsDeps, input: PaymentsActions["payments.charge"]["params"]): Promise<PaymentOutcome> {
-	const gateway = await deps.processors.gatewayFor(input.midId);
-	if (!gateway) return noProcessor;
+	const processor = await deps.processors.processorFor(input.midId);
+	if (!processor) return noProcessor;
 	const key = input.idempotencyKey;
 	const at = input.at ? new Date(input.at) : undefined;
 	const { amount, currency, initiator, networkTransactionId } = input;
 	return deps.ledger.once(
 		key,
-		moneyRecord(gateway, "charge", input, initiator),
-		decision(gateway, (remember: Remember) =>
+		moneyRecord(processor, "charge", input, initiator),
+		decision(processor, (remember: Remember) =>
 			withCard(deps, input.cardToken, card =>
-				gateway.connector.charge(
-					{ idempotencyKey: key, mid: gateway.mid, card, amount, currency, initiator, at, networkTransactionId },
+				processor.connector.charge(
+					{ idempotencyKey: key, mid: processor.mid, card, amount, currency, initiator, at, networkTransactionId },
 					remember,
 				),
 			),
@@ -128,21 +128,21 @@ export async function firstPayment(
 	deps: PaymentsDeps,
 	input: PaymentsActions["payments.firstPayment"]["params"],
 ): Promise<PaymentOutcome | AwaitingBuyer> {
-	const gateway = await deps.processors.gatewayFor(input.midId);
-	if (!gateway) return noProcessor;
+	const processor = await deps.processors.processorFor(input.midId);
+	if (!processor) return noProcessor;
 	const key = input.idempotencyKey;
 	const challengeUntil = new Date(input.challengeUntil);
 	return deps.ledger.pay(
 		key,
-		moneyRecord(gateway, input.kind, input, "customer"),
+		moneyRecord(processor, input.kind, input, "customer"),
 		{
-			...resumption(gateway),
+			...resumption(processor),
 			decide: remember =>
 				withCard(deps, input.cardToken, card =>
-					gateway.connector.pay(
+					processor.connector.pay(
 						{
 							idempotencyKey: key,
-							mid: gateway.mid,
+							mid: processor.mid,
 							card,
 							amount: input.amount,
 							currency: input.currency,
@@ -163,10 +163,11 @@ export function afterChallenge(deps: PaymentsDeps, input: { idempotencyKey: stri
 	return deps.ledger.afterChallenge(
 		input.idempotencyKey,
 		async op => {
-			const gateway = await gatewayOfOperation(deps, op);
-			if (!gateway || (op.kind !== "charge" && op.kind !== "authorize" && op.kind !== "setup")) return null;
+			const processor = await processorOfOperation(deps, op);
+			if (!processor || (op.kind !== "charge" && op.kind !== "authorize" && op.kind !== "setup")) return null;
 			const kind = op.kind;
-			return found => gateway.connector.afterChallenge({ idempotencyKey: found._id, kind, mid: gateway.mid, reference: found.reference });
+			return found =>
+				processor.connector.afterChallenge({ idempotencyKey: found._id, kind, mid: processor.mid, reference: found.reference });
 		},
 		op => resumptionOfOperation(deps, op),
 	);
@@ -179,36 +180,36 @@ export async function chooseSandboxChallenge(
 	return { accepted: await deps.sandbox.chooseChallenge(input.challengeId, input.result) };
 }
 
-/** The gateway an operation was made on, if the MID still uses it. */
-async function gatewayOfOperation(deps: PaymentsDeps, op: OperationDoc): Promise<Gateway | null> {
+/** The processor an operation was made on, if the MID still uses it. */
+async function processorOfOperation(deps: PaymentsDeps, op: OperationDoc): Promise<Processor | null> {
 	if (op.midId === null) return null;
-	const gateway = await deps.processors.gatewayFor(op.midId);
-	return gateway && gateway.name === op.processor ? gateway : null;
+	const processor = await deps.processors.processorFor(op.midId);
+	return processor && processor.name === op.processor ? processor : null;
 }
 
-/** The approved operation a capture, void or refund acts on, with its gateway; or the reason it cannot. */
+/** The approved operation a capture, void or refund acts on, with its processor; or the reason it cannot. */
 async function targetOf(
 	deps: PaymentsDeps,
 	processorTransactionId: number,
 	kinds: OperationDoc["kind"][],
 	missing: string,
-): Promise<{ target: OperationDoc; gateway: Gateway } | string> {
+): Promise<{ target: OperationDoc; processor: Processor } | string> {
 	const target = await deps.ledger.operationOf(processorTransactionId);
 	if (!target || !kinds.includes(target.kind) || target.outcome?.status !== "APPROVED" || target.midId === null) return missing;
-	const gateway = await deps.processors.gatewayFor(target.midId);
-	// The MID's gateway changed since: the operation stays with the gateway that made it.
-	if (!gateway || gateway.name !== target.processor) return NO_PROCESSOR_REASON;
-	return { target, gateway };
+	const processor = await deps.processors.processorFor(target.midId);
+	// The MID's processor changed since: the operation stays with the processor that made it.
+	if (!processor || processor.name !== target.processor) return NO_PROCESSOR_REASON;
+	return { target, processor };
 }
 
-/** Captures, voids and refunds: recorded under their key, acting on their target's gateway object. */
+/** Captures, voids and refunds: recorded under their key, acting on their target's processor object. */
 async function onTarget(
 	deps: PaymentsDeps,
 	key: string,
 	kind: "capture" | "void" | "refund",
 	amount: number,
-	found: { target: OperationDoc; gateway: Gateway } | string,
-	act: (gateway: Gateway, target: OperationDoc, remember: Remember) => Promise<ConnectorOutcome>,
+	found: { target: OperationDoc; processor: Processor } | string,
+	act: (processor: Processor, target: OperationDoc, remember: Remember) => Promise<ConnectorOutcome>,
 ): Promise<PaymentOutcome> {
 	if (typeof found === "string") {
 		const record: OperationRecord = {
@@ -223,7 +224,7 @@ async function onTarget(
 		};
 		return deps.ledger.once(key, record, refusal(found));
 	}
-	const { target, gateway } = found;
+	const { target, processor } = found;
 	const record: OperationRecord = {
 		kind,
 		initiator: "merchant",
@@ -238,16 +239,16 @@ async function onTarget(
 	return deps.ledger.once(
 		key,
 		record,
-		decision(gateway, remember => act(gateway, target, remember), chargeReference),
+		decision(processor, remember => act(processor, target, remember), chargeReference),
 	);
 }
 
 export async function capture(deps: PaymentsDeps, input: PaymentsActions["payments.capture"]["params"]): Promise<PaymentOutcome> {
 	const found = await targetOf(deps, input.authorizationId, ["authorize"], "authorization_not_found");
-	return onTarget(deps, input.idempotencyKey, "capture", input.amount, found, (gateway, target) =>
-		gateway.connector.capture({
+	return onTarget(deps, input.idempotencyKey, "capture", input.amount, found, (processor, target) =>
+		processor.connector.capture({
 			idempotencyKey: input.idempotencyKey,
-			mid: gateway.mid,
+			mid: processor.mid,
 			reference: target.outcome!.processorReference!,
 			amount: input.amount,
 		}),
@@ -256,18 +257,18 @@ export async function capture(deps: PaymentsDeps, input: PaymentsActions["paymen
 
 export async function voidHold(deps: PaymentsDeps, input: PaymentsActions["payments.void"]["params"]): Promise<PaymentOutcome> {
 	const found = await targetOf(deps, input.authorizationId, ["authorize"], "authorization_not_found");
-	return onTarget(deps, input.idempotencyKey, "void", 0, found, (gateway, target) =>
-		gateway.connector.void({ idempotencyKey: input.idempotencyKey, mid: gateway.mid, reference: target.outcome!.processorReference! }),
+	return onTarget(deps, input.idempotencyKey, "void", 0, found, (processor, target) =>
+		processor.connector.void({ idempotencyKey: input.idempotencyKey, mid: processor.mid, reference: target.outcome!.processorReference! }),
 	);
 }
 
 export async function refund(deps: PaymentsDeps, input: PaymentsActions["payments.refund"]["params"]): Promise<PaymentOutcome> {
 	const found = await targetOf(deps, input.processorTransactionId, ["charge", "capture"], "charge_not_found");
-	return onTarget(deps, input.idempotencyKey, "refund", input.amount, found, (gateway, target, remember) =>
-		gateway.connector.refund(
+	return onTarget(deps, input.idempotencyKey, "refund", input.amount, found, (processor, target, remember) =>
+		processor.connector.refund(
 			{
 				idempotencyKey: input.idempotencyKey,
-				mid: gateway.mid,
+				mid: processor.mid,
 				reference: target.outcome!.processorReference!,
 				amount: input.amount,
 				cardToken: target.cardToken,
@@ -282,12 +283,12 @@ export function lookup(deps: PaymentsDeps, input: { idempotencyKey: string }): P
 	return deps.ledger.lookup(input.idempotencyKey, op => resumptionOfOperation(deps, op));
 }
 
-/** How a recorded operation is looked up at its gateway; null when its MID no longer uses that gateway. */
+/** How a recorded operation is looked up at its processor; null when its MID no longer uses that processor. */
 async function resumptionOfOperation(deps: PaymentsDeps, op: OperationDoc): Promise<Resumption | null> {
-	// Recorded without a gateway (its target did not exist): nothing was asked of any.
+	// Recorded without a processor (its target did not exist): nothing was asked of any.
 	if (op.midId === null) return { resume: async () => null, decidingMs: 1000 };
-	const gateway = await gatewayOfOperation(deps, op);
-	if (!gateway) return null;
+	const processor = await processorOfOperation(deps, op);
+	if (!processor) return null;
 	const target = op.kind === "refund" && op.target ? await deps.db.operations.findById(op.target).lean() : null;
-	return resumption(gateway, target?.outcome?.processorReference ?? undefined);
+	return resumption(processor, target?.outcome?.processorReference ?? undefined);
 }

@@ -1,6 +1,6 @@
-// The card vault and the gateways. After the checkout decrypts a card, this
+// The card vault and the processors. After the checkout decrypts a card, this
 // is the only service that holds its number: it seals it (vault/vault.ts), and
-// every gateway operation goes through its ledger (ledger/) to the MID's
+// every payment operation goes through its ledger (ledger/) to the MID's
 // connector (processors.ts). Billing and refunds see card tokens only.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
@@ -29,7 +29,7 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		saveCard: domainAction(schemas.saveCard, saveCard, errorAsValue),
 		charge: domainAction(schemas.charge, charge),
 		firstPayment: domainAction(schemas.firstPayment, firstPayment),
-		// Reads the gateway and records once: safe to retry.
+		// Reads the processor and records once: safe to retry.
 		afterChallenge: idempotent(domainAction(schemas.lookup, afterChallenge)),
 		sandboxChallenge: domainAction(schemas.sandboxChallenge, chooseSandboxChallenge),
 		capture: domainAction(schemas.capture, capture),
@@ -44,7 +44,7 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		submitDisputeEvidence: domainAction(schemas.submitDisputeEvidence, submitDisputeEvidence, errorAsValue),
 		// Verifies and reads; writes nothing: safe to retry.
 		stripeEvent: idempotent(domainAction(schemas.stripeEvent, stripeEvent, errorAsValue)),
-		// What the gateway seals a MID's gateway key to before it crosses the transporter (vault/credentials.ts).
+		// What the gateway seals a MID's processor key to before it crosses the transporter (vault/credentials.ts).
 		credentialsKey: {
 			params: schemas.none,
 			handler() {

@@ -1,4 +1,4 @@
-// Which gateway a MID charges through, with its credentials: asked of the
+// Which processor a MID charges through, with its credentials: asked of the
 // accounts service (which owns MIDs) and kept for a few seconds, so a
 // renewal batch does not ask once per customer.
 import type { MerchantAccountProcessor } from "../../shared/contracts/accounts";
@@ -6,12 +6,14 @@ import type { Connector, MidContext } from "./connectors/connector";
 import { SANDBOX_DECIDING_MS } from "./connectors/sandbox/sandbox-connector";
 import type { StripeConnector } from "./connectors/stripe/stripe-connector";
 
-/** How long a MID's gateway is kept: a change to a MID reaches every payments node this soon. */
+/** How long a MID's processor is kept: a change to a MID reaches every payments node this soon. */
 export const MID_CACHE_MS = 10_000;
 
-export interface Gateway {
-	/** The connector's name, recorded on each operation ("sandbox", "stripe"). */
+/** The processor a MID charges through, as this service reaches it: its name, our connector to it, and the MID's context. */
+export interface Processor {
+	/** The processor's name, recorded on each operation ("sandbox", "stripe"). */
 	name: string;
+	/** Our adapter to it (connectors/). */
 	connector: Connector;
 	mid: MidContext;
 	/** How long one of its calls may take to decide (ledger/ledger.ts). */
@@ -19,22 +21,22 @@ export interface Gateway {
 }
 
 export interface Processors {
-	/** The MID's gateway, or null when it has none it may use. */
-	gatewayFor(midId: number): Promise<Gateway | null>;
+	/** The MID's processor, or null when it has none it may use. */
+	processorFor(midId: number): Promise<Processor | null>;
 }
 
 export function createProcessors(deps: {
 	midProcessor(midId: number): Promise<MerchantAccountProcessor | null>;
-	/** The MID's gateway key, unsealed; null when none is stored. */
+	/** The MID's processor key, unsealed; null when none is stored. */
 	secretKeyOf(midId: number): Promise<string | null>;
 	sandbox: Connector;
 	stripe: StripeConnector;
 	now?: () => number;
 }): Processors {
 	const now = deps.now ?? Date.now;
-	const cache = new Map<number, { until: number; gateway: Promise<Gateway | null> }>();
+	const cache = new Map<number, { until: number; processor: Promise<Processor | null> }>();
 
-	async function resolve(midId: number): Promise<Gateway | null> {
+	async function resolve(midId: number): Promise<Processor | null> {
 		const mid = await deps.midProcessor(midId);
 		if (!mid?.processor) return null;
 		switch (mid.processor.type) {
@@ -60,14 +62,14 @@ export function createProcessors(deps: {
 	}
 
 	return {
-		gatewayFor(midId) {
+		processorFor(midId) {
 			const cached = cache.get(midId);
-			if (cached && cached.until > now()) return cached.gateway;
-			const gateway = resolve(midId);
-			cache.set(midId, { until: now() + MID_CACHE_MS, gateway });
+			if (cached && cached.until > now()) return cached.processor;
+			const processor = resolve(midId);
+			cache.set(midId, { until: now() + MID_CACHE_MS, processor });
 			// A failed lookup (an outage) is not kept.
-			gateway.catch(() => cache.delete(midId));
-			return gateway;
+			processor.catch(() => cache.delete(midId));
+			return processor;
 		},
 	};
 }

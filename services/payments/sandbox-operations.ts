@@ -1,4 +1,4 @@
-// Ops: the sandbox gateway's operations from the ledger, to check what it was asked to do.
+// Ops: the sandbox processor's operations from the ledger, to check what it was asked to do.
 import type { PaymentOutcome } from "../../shared/contracts/payments";
 import type { PaymentsDeps } from "./deps";
 import type { OperationKind } from "./models";

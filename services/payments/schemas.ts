@@ -64,7 +64,7 @@ export const schemas = {
 		{
 			cardBin: { type: "string", pattern: "^[0-9]{6}$" },
 			kind: { enum: ["verify", "setup", "charge", "authorize", "capture", "void", "refund"] },
-			// Gateway errors are not kept (they moved no money), so only final outcomes can be filtered.
+			// Processor errors are not kept (they moved no money), so only final outcomes can be filtered.
 			status: { enum: ["APPROVED", "DECLINED"] },
 			midId: id,
 		},

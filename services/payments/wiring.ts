@@ -23,11 +23,11 @@ function stripeKeyStore(db: PaymentsDb, now: () => Date): StripeKeyStore {
 	const key = (midId: number, cardToken: string) => `stripe:${midId}:${cardToken}`;
 	return {
 		async get(midId, cardToken) {
-			const doc = await db.gatewayCards.findById(key(midId, cardToken)).lean();
+			const doc = await db.processorCards.findById(key(midId, cardToken)).lean();
 			return doc ? (doc.value as unknown as StripeCardKeys) : null;
 		},
 		async set(midId, cardToken, value) {
-			await db.gatewayCards.updateOne(
+			await db.processorCards.updateOne(
 				{ _id: key(midId, cardToken) },
 				{ $set: { value: { ...value } }, $setOnInsert: { createdAt: now() } },
 				{ upsert: true },
@@ -38,13 +38,13 @@ function stripeKeyStore(db: PaymentsDb, now: () => Date): StripeKeyStore {
 
 const fromBase64 = (key: string) => Buffer.from(key, "base64");
 
-/** The master keys from the configuration: refused at start when missing, so no card or gateway key is ever stored unsealed. */
+/** The master keys from the configuration: refused at start when missing, so no card or processor key is ever stored unsealed. */
 async function masterKeysOf() {
 	const { vaultKey, vaultPreviousKeys, credentialsPrivateKey, credentialsKey, credentialsPreviousKeys } = config();
 	if (!vaultKey) throw new Error("VAULT_KEY is not set: the payments service needs it to seal card numbers (npm start generates one)");
 	if (!credentialsPrivateKey || !credentialsKey)
 		throw new Error(
-			"CREDENTIALS_PRIVATE_KEY and CREDENTIALS_KEY must be set: the payments service seals MIDs' gateway keys with them (npm start generates them)",
+			"CREDENTIALS_PRIVATE_KEY and CREDENTIALS_KEY must be set: the payments service seals MIDs' processor keys with them (npm start generates them)",
 		);
 	return {
 		vault: masterKeys(fromBase64(vaultKey), vaultPreviousKeys.map(fromBase64)),
@@ -55,11 +55,11 @@ async function masterKeysOf() {
 	};
 }
 
-/** Counts each card number unsealed for a gateway operation (payments.vault.unseals), when metrics are on. */
+/** Counts each card number unsealed for a payment operation (payments.vault.unseals), when metrics are on. */
 function unsealCounter(broker: ServiceBroker): () => void {
 	const metrics = broker.isMetricsEnabled() ? broker.metrics : null;
 	if (metrics && !metrics.getMetric(UNSEALS))
-		metrics.register({ type: "counter", name: UNSEALS, description: "Card numbers unsealed from the vault for a gateway operation" });
+		metrics.register({ type: "counter", name: UNSEALS, description: "Card numbers unsealed from the vault for a payment operation" });
 	return () => metrics?.increment(UNSEALS);
 }
 
@@ -82,7 +82,7 @@ function rewrapInBackground(db: PaymentsDb, credentialKeys: CredentialKeys, vaul
 			.then(
 				n =>
 					n > 0 &&
-					logger.info(`Credentials: re-wrapped the gateway keys and webhook secrets of ${n} MIDs under the current CREDENTIALS_KEY`),
+					logger.info(`Credentials: re-wrapped the processor keys and webhook secrets of ${n} MIDs under the current CREDENTIALS_KEY`),
 			)
 			.catch(err => logger.warn("Credentials re-wrap stopped:", (err as Error).message));
 	if (vaultPreviousKeys.length > 0)
@@ -109,7 +109,7 @@ export async function startPayments(
 		sandbox,
 		stripe,
 		webhookSecretOf: midId => webhookSecretOf(db, keys.credentials, midId),
-		ledger: createLedger(db, now, err => logger.error("A gateway call failed instead of answering:", err.message)),
+		ledger: createLedger(db, now, err => logger.error("A processor call failed instead of answering:", err.message)),
 		processors: createProcessors({
 			midProcessor: midId => call(broker, "accounts.merchantAccountProcessor", { midId }),
 			secretKeyOf: midId => secretKeyOf(db, keys.credentials, midId),

@@ -122,7 +122,7 @@ export interface MerchantAccountView {
 	group: string;
 	cardTypes: CardType[];
 	active: boolean;
-	/** Its gateway; null: it has none (a production account's MID before it goes live), and cannot charge. */
+	/** Its processor; null: it has none (a production account's MID before it goes live), and cannot charge. */
 	processor: MidProcessor | null;
 	/** Its share of new checkouts among the eligible MIDs (0: none); default 1 (docs/disputes.md#routing). */
 	weight: number;
@@ -131,14 +131,14 @@ export interface MerchantAccountView {
 }
 
 /**
- * The gateway a MID charges through, as the admin API shows it: the sandbox, or Stripe with the last 4 characters of
+ * The processor a MID charges through, as the admin API shows it: the sandbox, or Stripe with the last 4 characters of
  * its key and of its webhook signing secret (null: none set). Both are write-only, kept by the payments service.
  */
 export type MidProcessor =
 	| { type: "sandbox" }
 	| { type: "stripe"; keyMode: "test" | "live"; secretKeyLast4: string; webhookSecretLast4: string | null };
 
-/** A MID's account environment and gateway (null: it has none it may use). */
+/** A MID's account environment and processor (null: it has none it may use). */
 export interface MerchantAccountProcessor {
 	midId: number;
 	accountId: number;
@@ -179,7 +179,7 @@ export interface AccountsActions {
 	"accounts.blockBuyer": { params: BlockBuyerInput; result: { blocked: number } };
 	/** Whether the card (its keyed fingerprint) or the email is blocked by the account. */
 	"accounts.isBuyerBlocked": { params: { accountId: number; fingerprint: string; email?: string }; result: boolean };
-	/** The MID's gateway (payments); null for an unknown MID. */
+	/** The MID's processor (payments); null for an unknown MID. */
 	"accounts.merchantAccountProcessor": { params: { midId: number }; result: MerchantAccountProcessor | null };
 	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };
 	/** null for an unknown account or product. */

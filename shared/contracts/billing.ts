@@ -34,7 +34,7 @@ export interface TransactionView {
 	amount: number;
 	productId: number;
 	transactionId: number | null;
-	/** The gateway's own id of the operation (Stripe `pi_…`, `re_…`; the sandbox `sbx_…`); null when no gateway made one. */
+	/** The processor's own id of the operation (Stripe `pi_…`, `re_…`; the sandbox `sbx_…`); null when no processor made one. */
 	processorReference: string | null;
 	/** How the buyer was authenticated (3-D Secure) for a first payment; null for the others (docs/authentication.md). */
 	authentication: Authentication | null;
@@ -60,17 +60,17 @@ export interface DisputeView {
 	/** A lost dispute's CHARGEBACK transaction's `id`; null otherwise. */
 	chargebackTransactionId: number | null;
 	status: DisputeStatus;
-	/** The card network's reason, as the gateway names it (e.g. `fraudulent`). */
+	/** The card network's reason, as the processor names it (e.g. `fraudulent`). */
 	reason: string;
 	/** Decimal, in `currency`. */
 	amount: number;
 	currency: string;
-	/** Local date-time by which evidence must be submitted; null when the gateway gives none. */
+	/** Local date-time by which evidence must be submitted; null when the processor gives none. */
 	evidenceDueBy: string | null;
 	evidence: DisputeEvidence | null;
 	evidenceSubmittedAt: string | null;
 	midId: number;
-	/** The gateway's id of the dispute (Stripe `du_…`, the sandbox `sbxdp_…`). */
+	/** The processor's id of the dispute (Stripe `du_…`, the sandbox `sbxdp_…`). */
 	processorReference: string;
 	openedAt: string;
 	updatedAt: string;
@@ -84,9 +84,9 @@ export enum DisputeError {
 	NotAwaitingEvidence = "NOT_AWAITING_EVIDENCE",
 	/** Its due date has passed. */
 	EvidenceOverdue = "EVIDENCE_OVERDUE",
-	/** The gateway refused it. */
+	/** The processor refused it. */
 	ProcessorRefused = "PROCESSOR_REFUSED",
-	/** The gateway could not be reached: nothing was submitted. */
+	/** The processor could not be reached: nothing was submitted. */
 	ProcessorUnavailable = "PROCESSOR_UNAVAILABLE",
 }
 

@@ -1,16 +1,16 @@
-// The payments service's contract: the card vault and the gateways. Checkout
+// The payments service's contract: the card vault and the processors. Checkout
 // hands it the card number once (saveCard); billing and refunds move money by
 // the card's token and our idempotency keys. Types only.
 
-/** What a gateway did with one operation, as the payments service's ledger recorded it. */
+/** What a processor did with one operation, as the payments service's ledger recorded it. */
 export interface PaymentOutcome {
-	/** ERROR: the gateway did not do it (unreachable, timed out); the same key may be tried again and never moves money twice. */
+	/** ERROR: the processor did not do it (unreachable, timed out); the same key may be tried again and never moves money twice. */
 	status: "APPROVED" | "DECLINED" | "ERROR";
-	/** Ours, an integer per gateway operation: the API's `transactionId`. Null for an ERROR. */
+	/** Ours, an integer per payment operation: the API's `transactionId`. Null for an ERROR. */
 	processorTransactionId: number | null;
-	/** The gateway's own id of the operation (Stripe `pi_…`, `re_…`; the sandbox `sbx_…`); null for an ERROR. */
+	/** The processor's own id of the operation (Stripe `pi_…`, `re_…`; the sandbox `sbx_…`); null for an ERROR. */
 	processorReference: string | null;
-	/** Why it was declined or failed, e.g. `insufficient_funds`; `no_processor` when the MID has no gateway. */
+	/** Why it was declined or failed, e.g. `insufficient_funds`; `no_processor` when the MID has no processor. */
 	reason: string | null;
 	/** A decline that retrying cannot fix (lost, stolen, expired card). */
 	hardDecline: boolean;
@@ -18,7 +18,7 @@ export interface PaymentOutcome {
 	authentication?: Authentication | null;
 	/**
 	 * The card network's id of an approved first payment or set-up, the buyer present: later merchant-initiated charges
-	 * (renewals) refer to it, which keeps them exempt from authentication. Absent or null where the gateway keeps it
+	 * (renewals) refer to it, which keeps them exempt from authentication. Absent or null where the processor keeps it
 	 * itself (Stripe) or none applies.
 	 */
 	networkTransactionId?: string | null;
@@ -57,14 +57,14 @@ export const AUTHENTICATION_FAILED_REASON = "authentication_failed";
 /** The decline reason when the issuer wants an authentication the payment could not have (a renewal, off session). */
 export const AUTHENTICATION_REQUIRED_REASON = "authentication_required";
 
-/** A MID's gateway key as the admin API takes it: Stripe's secret or restricted key, test or live. */
-export const GATEWAY_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
+/** A MID's processor key as the admin API takes it: Stripe's secret or restricted key, test or live. */
+export const PROCESSOR_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
 
 /** A MID's webhook signing secret as the admin API takes it: the `whsec_…` of the MID's endpoint in Stripe's dashboard. */
 export const WEBHOOK_SECRET_PATTERN = "^whsec_[A-Za-z0-9]{8,247}$";
 
 /**
- * The reason of an ERROR after which money may have moved (the gateway took the request, then could not be reached to
+ * The reason of an ERROR after which money may have moved (the processor took the request, then could not be reached to
  * tell): the caller must not take it for a failure, but look the key up later (payments.lookup) or retry it.
  */
 export const OUTCOME_UNKNOWN_REASON = "outcome_unknown";
@@ -75,11 +75,11 @@ export const OUTCOME_UNKNOWN_REASON = "outcome_unknown";
  */
 export const OPERATION_IN_PROGRESS_REASON = "operation_in_progress";
 
-/** The reason of a decline by a MID that has no gateway it may use (a production account's MID without one). */
+/** The reason of a decline by a MID that has no processor it may use (a production account's MID without one). */
 export const NO_PROCESSOR_REASON = "no_processor";
 
 export enum SaveCardError {
-	/** The MID has no gateway (a production account before it goes live). */
+	/** The MID has no processor (a production account before it goes live). */
 	NoProcessor = "NO_PROCESSOR",
 	CardNotVerified = "CARD_NOT_VERIFIED",
 	ProcessorError = "PROCESSOR_ERROR",
@@ -96,9 +96,9 @@ export interface MoneyParams {
 	currency: string;
 }
 
-/** Why payments refused a MID's sealed gateway key. */
+/** Why payments refused a MID's sealed processor key. */
 export enum CredentialsError {
-	/** Not sealed to the payments service's current key, or no gateway key (or webhook secret) inside. */
+	/** Not sealed to the payments service's current key, or no processor key (or webhook secret) inside. */
 	Unreadable = "UNREADABLE",
 }
 
@@ -124,7 +124,7 @@ export enum StripeEventError {
 export const DISPUTE_STATUSES = ["NEEDS_RESPONSE", "UNDER_REVIEW", "WON", "LOST"] as const;
 export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
 
-/** What a gateway says of a charge after it was made, in our words: a dispute's change, or an early fraud warning. */
+/** What a processor says of a charge after it was made, in our words: a dispute's change, or an early fraud warning. */
 interface NoticeOf<Kind extends string> {
 	kind: Kind;
 	/** Unique per notice, so a repeat is recognised (the sandbox's `<reference>:<stage>`, Stripe's event id). */
@@ -132,20 +132,20 @@ interface NoticeOf<Kind extends string> {
 	midId: number;
 	/** The idempotency key of the charge it concerns: billing's transaction of that key. */
 	chargeKey: string;
-	/** The gateway's id of the dispute or warning (Stripe `du_…`, `issfr_…`; the sandbox `sbxdp_…`, `sbxfw_…`). */
+	/** The processor's id of the dispute or warning (Stripe `du_…`, `issfr_…`; the sandbox `sbxdp_…`, `sbxfw_…`). */
 	reference: string;
-	/** When it happened at the gateway (ISO 8601). */
+	/** When it happened at the processor (ISO 8601). */
 	at: string;
 }
 
 export interface DisputeNotice extends NoticeOf<"dispute"> {
 	status: DisputeStatus;
-	/** The network's reason, as the gateway names it (e.g. `fraudulent`, `product_not_received`). */
+	/** The network's reason, as the processor names it (e.g. `fraudulent`, `product_not_received`). */
 	reason: string;
 	/** Disputed amount, minor units of `currency`. */
 	amount: number;
 	currency: string;
-	/** Until when evidence may be submitted (ISO 8601); null when the gateway gives none. */
+	/** Until when evidence may be submitted (ISO 8601); null when the processor gives none. */
 	evidenceDueBy: string | null;
 }
 
@@ -154,7 +154,7 @@ export interface FraudWarningNotice extends NoticeOf<"earlyFraudWarning"> {
 	fraudType: string;
 }
 
-export type GatewayNotice = DisputeNotice | FraudWarningNotice;
+export type ProcessorNotice = DisputeNotice | FraudWarningNotice;
 
 /** Evidence for a dispute: text fields as Stripe names them (https://docs.stripe.com/api/disputes/update). */
 export const DISPUTE_EVIDENCE_FIELDS = [
@@ -174,23 +174,23 @@ export const DISPUTE_EVIDENCE_FIELDS = [
 ] as const;
 export type DisputeEvidence = Partial<Record<(typeof DISPUTE_EVIDENCE_FIELDS)[number], string>>;
 
-/** Why a dispute's evidence did not reach the gateway. */
+/** Why a dispute's evidence did not reach the processor. */
 export enum EvidenceError {
-	/** The gateway could not be reached or failed: nothing was submitted; try again. */
+	/** The processor could not be reached or failed: nothing was submitted; try again. */
 	Unavailable = "UNAVAILABLE",
-	/** The gateway refused it (the dispute is closed there, or past its due date). */
+	/** The processor refused it (the dispute is closed there, or past its due date). */
 	Refused = "REFUSED",
 }
 
 export interface PaymentsActions {
-	/** The public key (JWK, RSA-OAEP-256) the gateway seals a MID's gateway key to, so it never crosses the transporter in clear. */
+	/** The public key (JWK, RSA-OAEP-256) the gateway seals a MID's processor key to, so it never crosses the transporter in clear. */
 	"payments.credentialsKey": { params: Record<string, never>; result: { publicJwk: Record<string, unknown> & { kid?: string } } };
-	/** Keeps a MID's gateway key and webhook signing secret, sealed at rest; replaces both earlier ones (no secret: none). */
+	/** Keeps a MID's processor key and webhook signing secret, sealed at rest; replaces both earlier ones (no secret: none). */
 	"payments.storeCredentials": {
 		params: { midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string };
 		result: { midId: number } | { error: CredentialsError };
 	};
-	/** Vaults the card and verifies it with a zero amount on the MID's gateway (the CVC is used there, never kept). */
+	/** Vaults the card and verifies it with a zero amount on the MID's processor (the CVC is used there, never kept). */
 	"payments.saveCard": {
 		params: { midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };
 		result: { cardToken: string } | { error: SaveCardError };
@@ -223,7 +223,7 @@ export interface PaymentsActions {
 	 * The sandbox's disputes and warnings due by `until` (its test cards': docs/disputes.md), oldest first; only the
 	 * account's with `accountId` (a test clock). They are answered again until `sandboxNoticesDone` names them.
 	 */
-	"payments.sandboxNotices": { params: { until: string; accountId?: number }; result: { notices: GatewayNotice[] } };
+	"payments.sandboxNotices": { params: { until: string; accountId?: number }; result: { notices: ProcessorNotice[] } };
 	"payments.sandboxNoticesDone": { params: { ids: string[] }; result: { done: number } };
 	/**
 	 * An event Stripe sent to a MID's endpoint (the raw body and its Stripe-Signature header), verified with the MID's
@@ -232,9 +232,9 @@ export interface PaymentsActions {
 	 */
 	"payments.stripeEvent": {
 		params: { midId: number; payload: string; signature?: string };
-		result: { eventId: string; notice: GatewayNotice | null } | { error: StripeEventError };
+		result: { eventId: string; notice: ProcessorNotice | null } | { error: StripeEventError };
 	};
-	/** Submits a dispute's evidence to the MID's gateway: the dispute's status there afterwards. */
+	/** Submits a dispute's evidence to the MID's processor: the dispute's status there afterwards. */
 	"payments.submitDisputeEvidence": {
 		params: { midId: number; reference: string; evidence: DisputeEvidence };
 		result: { status: DisputeStatus } | { error: EvidenceError };

@@ -35,7 +35,7 @@ export interface Shop extends TestMerchant {
 	mids: number[];
 }
 
-/** A shop of a sandbox account on the sandbox processor, unless named: a production account, or its MIDs' gateway. */
+/** A shop of a sandbox account on the sandbox processor, unless named: a production account, or its MIDs' processor. */
 export async function createShop(
 	app: TestApp,
 	options: { environment?: "sandbox" | "production"; processor?: object } = {},

@@ -1,5 +1,5 @@
 // The payments service as billing calls it, on the test app's broker: what
-// "the gateway already did it" means in a test that builds the state a crash
+// "the processor already did it" means in a test that builds the state a crash
 // or an outage leaves behind.
 import { randomBytes } from "node:crypto";
 import type { PaymentOutcome, PaymentsActions } from "../../shared/contracts/payments";

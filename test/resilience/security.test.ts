@@ -389,7 +389,7 @@ describe("Webhook URLs of production accounts (SSRF)", () => {
 				data: {},
 			};
 
-			// Act: handed over as billing's outbox relay does (a production account's checkout would need a real gateway).
+			// Act: handed over as billing's outbox relay does (a production account's checkout would need a real processor).
 			await app.broker.call("notifications.enqueueAll", { events: [event] });
 			let lastError: string | null = null;
 			for (let i = 0; i < 100 && !lastError; i++) {

@@ -1,6 +1,6 @@
 // After the whole suite: no test card number may be stored in plaintext
 // anywhere on the test database server, no document may hold a CVC, and no
-// API token or gateway key (sk_…, rk_…) may be stored in clear.
+// API token or processor key (sk_…, rk_…) may be stored in clear.
 import { MongoClient } from "mongodb";
 import { CARDS } from "../factories/checkout";
 
@@ -21,7 +21,7 @@ export async function findCardDataAtRest(url: string): Promise<string[]> {
 					const where = `${name}.${collection} ${JSON.stringify(doc._id)}`;
 					for (const number of numbers) if (text.includes(number)) findings.push(`${where}: card number ${number.slice(0, 6)}…`);
 					if (/"(cvc|cvv|cvn|cid|securityCode)"\s*:/i.test(text)) findings.push(`${where}: a CVC field`);
-					if (KEY.test(text)) findings.push(`${where}: an API token or gateway key in clear`);
+					if (KEY.test(text)) findings.push(`${where}: an API token or processor key in clear`);
 				}
 			}
 		}

@@ -10,7 +10,7 @@ export default async function globalTeardown(): Promise<void> {
 	try {
 		const findings = await findCardDataAtRest(process.env.MONGO_URL ?? db!.url);
 		if (findings.length) throw new Error(`Card data stored in plaintext after the test suite:\n${findings.join("\n")}`);
-		console.log("\nCard data scan: no test card number, no CVC and no API token or gateway key stored in clear in any database.");
+		console.log("\nCard data scan: no test card number, no CVC and no API token or processor key stored in clear in any database.");
 		const inLogs = logDir ? findSecretsInLogs(logDir) : [];
 		// Kept for reading when something was found (or KEEP_TEST_LOGS=1); removed otherwise.
 		if (inLogs.length) throw new Error(`Card data or secrets in the apps' logs (${logDir}):\n${inLogs.slice(0, 50).join("\n")}`);

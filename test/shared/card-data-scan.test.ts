@@ -3,7 +3,7 @@ import { MongoClient } from "mongodb";
 import { uniqueDatabaseName } from "../setup/app";
 import { findCardDataAtRest } from "../setup/card-data-scan";
 
-test("When a card number, a CVC field or a gateway key is stored somewhere, then the scan reports where", async () => {
+test("When a card number, a CVC field or a processor key is stored somewhere, then the scan reports where", async () => {
 	// Arrange: plant both in a database of this test's own.
 	const client = await MongoClient.connect(process.env.MONGO_URL!);
 	const name = uniqueDatabaseName();
@@ -20,7 +20,7 @@ test("When a card number, a CVC field or a gateway key is stored somewhere, then
 		expect(findings).toEqual([
 			`${name}.leaky "x": card number 424242…`,
 			`${name}.leaky "x": a CVC field`,
-			`${name}.leaky "x": an API token or gateway key in clear`,
+			`${name}.leaky "x": an API token or processor key in clear`,
 		]);
 	} finally {
 		await client.db(name).dropDatabase();

@@ -225,7 +225,7 @@ async function pauseForChallenge(
 }
 
 /**
- * A card update after the buyer's challenge on the renewal owed: settled by what the gateway recorded, as the update
+ * A card update after the buyer's challenge on the renewal owed: settled by what the processor recorded, as the update
  * would have been. Nothing moved before the challenge's time ran out: ABANDONED, nothing changed. A repeat (a second
  * tab, a reload, the recovery sweep) finds the update settled and changes nothing again.
  */

@@ -1,5 +1,5 @@
 // The merchant's disputes: one by id, and the evidence for one, sent to its
-// gateway. The list is in lists/pages.ts with the others.
+// processor. The list is in lists/pages.ts with the others.
 
 import { DisputeError, type DisputeView } from "../../../shared/contracts/billing";
 import type { DisputeEvidence } from "../../../shared/contracts/payments";
@@ -12,7 +12,7 @@ import { DisputeStatus } from "../states";
 import { toDisputeView } from "../views";
 import { openDisputeDetails } from "./notices";
 
-/** NEEDS_RESPONSE -> UNDER_REVIEW: the merchant's evidence went to the gateway. */
+/** NEEDS_RESPONSE -> UNDER_REVIEW: the merchant's evidence went to the processor. */
 const SUBMIT_EVIDENCE = disputeMove(DisputeStatus.NeedsResponse, DisputeStatus.UnderReview);
 
 export async function getDispute(deps: BillingDeps, input: { accountId: number; id: number }): Promise<DisputeView | DisputeError> {
@@ -21,8 +21,8 @@ export async function getDispute(deps: BillingDeps, input: { accountId: number; 
 }
 
 /**
- * Evidence goes to the gateway first; the dispute records it and moves to UNDER_REVIEW after (DISPUTE_UPDATED). If
- * that write is lost, the gateway has the evidence and its next notice moves the dispute.
+ * Evidence goes to the processor first; the dispute records it and moves to UNDER_REVIEW after (DISPUTE_UPDATED). If
+ * that write is lost, the processor has the evidence and its next notice moves the dispute.
  */
 export async function submitEvidence(
 	deps: BillingDeps,
@@ -39,7 +39,7 @@ export async function submitEvidence(
 	});
 	if ("error" in submitted)
 		return submitted.error === EvidenceError.Unavailable ? DisputeError.ProcessorUnavailable : DisputeError.ProcessorRefused;
-	// Submitted evidence puts a dispute under review, whatever the gateway answers now; its later notices decide it.
+	// Submitted evidence puts a dispute under review, whatever the processor answers now; its later notices decide it.
 	const status = SUBMIT_EVIDENCE.set.status;
 	const now = deps.now();
 	const moved = await deps.db.disputes
@@ -61,7 +61,7 @@ export async function submitEvidence(
 		)
 		.lean();
 	if (moved) return { dispute: toDisputeView(moved), changed: moved._id };
-	// A notice moved it meanwhile: the evidence still went to the gateway; the dispute is shown as it is now.
+	// A notice moved it meanwhile: the evidence still went to the processor; the dispute is shown as it is now.
 	const current = await deps.db.disputes.findById(dispute._id).lean();
 	return { dispute: toDisputeView(current ?? dispute), changed: null };
 }

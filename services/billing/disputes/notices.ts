@@ -1,6 +1,6 @@
-// What a gateway says of a charge after it was made (a dispute's change, an
+// What a processor says of a charge after it was made (a dispute's change, an
 // early fraud warning), applied to the charge's transaction and customer.
-// Gateways repeat themselves (Stripe retries an event until we answer 2xx; the
+// Processors repeat themselves (Stripe retries an event until we answer 2xx; the
 // sandbox answers a notice until billing names it done), so applying a notice
 // twice, or two copies at once, changes nothing the second time.
 //
@@ -10,7 +10,7 @@
 //   1. its transaction turns DISPUTED (only from REFUNDABLE), so no refund can
 //      start: a refund already reserved still settles;
 //   2. the dispute is inserted NEEDS_RESPONSE with DISPUTE_OPENED (unique by
-//      the gateway's dispute id), listed first; the event keeps the refund
+//      the processor's dispute id), listed first; the event keeps the refund
 //      status step 1 left, so a decision in the same notice (step 5) does not
 //      show through it;
 //   3. the account's protection: the customer is unsubscribed, the card (and
@@ -22,7 +22,7 @@
 //      (REFUNDED when nothing is left), LOST to CHARGED_BACK.
 import { createHash } from "node:crypto";
 import type { DisputeProtection } from "../../../shared/contracts/accounts";
-import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../shared/contracts/payments";
+import type { DisputeNotice, FraudWarningNotice, ProcessorNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
@@ -49,7 +49,7 @@ export interface NoticeApplied {
 	changed: RelayTargets;
 }
 
-export async function applyNotice(deps: BillingDeps, notice: GatewayNotice): Promise<NoticeApplied | NoticeError> {
+export async function applyNotice(deps: BillingDeps, notice: ProcessorNotice): Promise<NoticeApplied | NoticeError> {
 	const tx = await deps.db.transactions.findOne({ idempotencyKey: notice.chargeKey }).lean();
 	if (!tx) return NoticeError.UnknownCharge;
 	if (tx.midId !== notice.midId) return NoticeError.OtherMerchantAccount;
@@ -91,7 +91,7 @@ export async function openDisputeDetails(
 	return { disputeStatus, ...(refundStatus ? { refundStatus } : {}) };
 }
 
-/** The dispute of the notice's gateway id: found, or its transaction held and it inserted with DISPUTE_OPENED (steps 1 and 2). */
+/** The dispute of the notice's processor id: found, or its transaction held and it inserted with DISPUTE_OPENED (steps 1 and 2). */
 async function openDispute(deps: BillingDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<DisputeDoc> {
 	const processorKey = `${notice.midId}:${notice.reference}`;
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
@@ -177,7 +177,7 @@ async function moveFromReadStatus(
 		...move.set,
 		updatedAt: deps.now(),
 		...(notice.evidenceDueBy ? { evidenceDueBy: new Date(notice.evidenceDueBy) } : {}),
-		// Decided when the gateway says (a test clock's time in the sandbox), so it never precedes openedAt.
+		// Decided when the processor says (a test clock's time in the sandbox), so it never precedes openedAt.
 		...(closes ? { closedAt: new Date(notice.at) } : {}),
 		...(chargeback ? { chargebackTransactionId: chargeback._id } : {}),
 	};
@@ -229,7 +229,7 @@ async function protect(
 		});
 	if (!protection.unsubscribe || customer.status === CustomerStatus.Unsubscribed) return false;
 	const answer = await unsubscribe(deps, { accountId: tx.accountId, customerId: tx.customerId });
-	// A card update in progress settles first: the notice fails, and its repeat (the gateway's retry) unsubscribes.
+	// A card update in progress settles first: the notice fails, and its repeat (the processor's retry) unsubscribes.
 	if (!answer.success) throw new Error(answer.message);
 	return true;
 }

@@ -38,7 +38,7 @@ import { recordRefundTransaction, refundTransactionKey } from "../transaction-re
 export type AskProcessor = (payments: Payments, refund: RefundDoc, original: TransactionDoc) => Promise<PaymentOutcome | null>;
 
 /**
- * Asks for the refund, retried with the same key; a gateway error moved no money. A call that fails (payments
+ * Asks for the refund, retried with the same key; a processor error moved no money. A call that fails (payments
  * unreachable) is thrown: the refund may have been made, so it stays RESERVED for the recovery's lookup.
  */
 const requestRefund: AskProcessor = (payments, refund, original) =>

@@ -40,7 +40,7 @@ const DEFAULT_BATCH = 50;
 /** What the processor did with the refund's key; null if it never saw it. A lookup that fails throws: nothing is decided. */
 const lookUp: AskProcessor = async (payments, refund) => {
 	const outcome = await payments.lookup(refund._id);
-	// Still being decided, or its gateway unreachable now: nothing is decided, the next sweep asks again.
+	// Still being decided, or its processor unreachable now: nothing is decided, the next sweep asks again.
 	if (outcome?.status === "ERROR") throw new Error(`refund ${refund._id}: ${outcome.reason}`);
 	return outcome;
 };

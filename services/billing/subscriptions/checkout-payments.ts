@@ -192,7 +192,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 }
 
 /**
- * A first payment after the buyer's challenge: settled by what the gateway recorded, as firstPayment would have.
+ * A first payment after the buyer's challenge: settled by what the processor recorded, as firstPayment would have.
  * A repeat (a second tab, a reload) reads the same outcome and settles nothing again. Nothing moved before the
  * challenge's time ran out: the customer is ABANDONED, as the checkout recovery would make it.
  */

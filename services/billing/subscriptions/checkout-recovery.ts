@@ -87,7 +87,7 @@ async function recoverCheckout(
 	const product = await deps.productOf(customer.accountId, customer.productId);
 	// Without an attempt nothing was charged.
 	const { attemptId } = customer;
-	const settled = !product || !attemptId ? await abandon(deps, customerId) : await settleByGateway(deps, customer, product, attemptId);
+	const settled = !product || !attemptId ? await abandon(deps, customerId) : await settleByProcessor(deps, customer, product, attemptId);
 	// Unpaid, with no checkout left to answer: its session is released as the checkout would have (past its end it
 	// reads EXPIRED, not USED). Only the attempt that consumed it can release it.
 	if (attemptId && (settled === "declined" || settled === "abandoned"))
@@ -97,13 +97,13 @@ async function recoverCheckout(
 
 type Recovered = keyof Omit<CheckoutRecoveryReport, "skipped"> | "later" | null;
 
-/** Settled by what the gateway did with the checkout's first payment; abandoned when it has no record of one. */
-async function settleByGateway(deps: BillingDeps, customer: CustomerDoc, product: ProductRecord, attemptId: string): Promise<Recovered> {
+/** Settled by what the processor did with the checkout's first payment; abandoned when it has no record of one. */
+async function settleByProcessor(deps: BillingDeps, customer: CustomerDoc, product: ProductRecord, attemptId: string): Promise<Recovered> {
 	// A charge, a hold or a set-up, the product's billing kind first, whatever it is now (it may have changed since).
 	const kinds = [product.billing, ...BILLING_KINDS.filter(billing => billing !== product.billing)];
 	for (const billing of kinds) {
 		const key = firstPaymentKey(attemptId, billing);
-		// Still being decided (a challenge still open), or its gateway unreachable now: the next sweep asks again.
+		// Still being decided (a challenge still open), or its processor unreachable now: the next sweep asks again.
 		const outcome = await deps.payments.lookup(key).catch(laterIfUnknown);
 		if (outcome === "later" || outcome?.status === "ERROR") return "later";
 		if (!outcome) continue;
@@ -123,7 +123,7 @@ const laterIfUnknown = (err: Error): "later" => {
 	throw err;
 };
 
-/** A card update whose buyer left during the challenge: settled by what the gateway did (card-update.ts). */
+/** A card update whose buyer left during the challenge: settled by what the processor did (card-update.ts). */
 async function settleCardUpdate(deps: BillingDeps, customer: CustomerDoc, openedBefore: Date): Promise<"later" | null> {
 	const awaiting = customer.awaitingCardUpdate!;
 	if (new Date(awaiting.until) > openedBefore) return "later";

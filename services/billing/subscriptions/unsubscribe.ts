@@ -102,7 +102,7 @@ const VOID = refundStatusMove(RefundStatus.NotRefundable, RefundStatus.Voided);
 async function releaseHold(deps: BillingDeps, customer: CustomerDoc): Promise<void> {
 	const { _id: customerId, authorizationId } = customer;
 	if (authorizationId === null) return;
-	// A hold the gateway cannot release now is never captured (the customer is unsubscribed) and lapses by itself.
+	// A hold the processor cannot release now is never captured (the customer is unsubscribed) and lapses by itself.
 	const outcome = await deps.payments.void({ idempotencyKey: `void:${customerId}:${authorizationId}`, authorizationId }).catch(() => null);
 	if (outcome?.status !== "APPROVED") return;
 	// The hold's transaction, by its unique key (the checkout's hold), then by _id: both answered from an index.

@@ -1,31 +1,31 @@
-// What the payments service asks of a gateway (a connector: the sandbox,
+// What the payments service asks of a processor, through its connector (the sandbox,
 // Stripe, …). The service keeps the ledger: it records every operation under
 // our idempotency key before a connector runs, assigns the integer
-// transaction ids, and maps ids back to the gateway's references. A connector
-// only talks to its gateway, and is handed the card from the vault.
+// transaction ids, and maps ids back to the processor's references. A connector
+// only talks to its processor, and is handed the card from the vault.
 import type { Authentication, DisputeEvidence, DisputeStatus, EvidenceError, FirstPaymentKind } from "../../../shared/contracts/payments";
 
 export type { FirstPaymentKind };
 
 /**
- * What a gateway did. ERROR: it did not do it, or cannot tell yet (unreachable, timed out, 5xx); the same key may be
+ * What a processor did. ERROR: it did not do it, or cannot tell yet (unreachable, timed out, 5xx); the same key may be
  * tried again, and the ledger looks up first what a connector remembered for it.
  */
 export interface ConnectorOutcome {
 	status: "APPROVED" | "DECLINED" | "ERROR";
-	/** The gateway's own id of what it did (Stripe: `pi_…`, `seti_…`, `re_…`); null when it did nothing. */
+	/** The processor's own id of what it did (Stripe: `pi_…`, `seti_…`, `re_…`); null when it did nothing. */
 	reference: string | null;
-	/** Why it was declined or failed, in our words (services/billing/decline-reasons.ts decides retries by them): a connector maps its gateway's codes (Stripe: decline-codes.ts). */
+	/** Why it was declined or failed, in our words (services/billing/decline-reasons.ts decides retries by them): a connector maps its processor's codes (Stripe: decline-codes.ts). */
 	reason: string | null;
 	/** A decline that retrying cannot fix (lost, stolen, expired card). */
 	hardDecline: boolean;
 	/** How the buyer was authenticated, for a first payment (pay, afterChallenge). */
 	authentication?: Authentication | null;
-	/** The card network's id of an approved first payment (pay, afterChallenge), when the gateway gives it. */
+	/** The card network's id of an approved first payment (pay, afterChallenge), when the processor gives it. */
 	networkTransactionId?: string | null;
 	/**
 	 * An ERROR whose failing request never left us (the connection was refused) and whose earlier requests were all
-	 * answered: the gateway did nothing more than those answers said, so the ledger need not look the key up.
+	 * answered: the processor did nothing more than those answers said, so the ledger need not look the key up.
 	 */
 	neverSent?: true;
 }
@@ -39,24 +39,24 @@ export interface ChallengeAsked {
 
 /** The card as the vault unseals it for one operation; never stored by a connector. */
 export interface VaultCard {
-	/** The vault's token: a connector keys what it keeps of the card (a gateway's customer, payment method) by it. */
+	/** The vault's token: a connector keys what it keeps of the card (a processor's customer, payment method) by it. */
 	cardToken: string;
 	pan: string;
 	/** MMYY, as the checkout takes it (`cardExpiry`). */
 	expiry: string;
 }
 
-/** Which merchant account an operation runs on, with its gateway credentials (unsealed for this call only). */
+/** Which merchant account an operation runs on, with its processor credentials (unsealed for this call only). */
 export interface MidContext {
 	midId: number;
 	/** The merchant's account the MID belongs to. */
 	accountId: number;
-	/** The MID's secret key at its gateway; absent for the sandbox. */
+	/** The MID's secret key at its processor; absent for the sandbox. */
 	secretKey?: string;
 }
 
 export interface MoneyOperation {
-	/** Ours; a connector derives the gateway's idempotency key from it and records it on the gateway's object. */
+	/** Ours; a connector derives the processor's idempotency key from it and records it on the processor's object. */
 	idempotencyKey: string;
 	mid: MidContext;
 	card: VaultCard;
@@ -67,8 +67,8 @@ export interface MoneyOperation {
 }
 
 /**
- * A connector remembers the gateway object it created for a key before it
- * asks the gateway to move money, so an answer lost in between is found again.
+ * A connector remembers the processor object it created for a key before it
+ * asks the processor to move money, so an answer lost in between is found again.
  */
 export type Remember = (reference: string) => Promise<void>;
 
@@ -117,10 +117,10 @@ export interface Connector {
 	): Promise<ConnectorOutcome>;
 	/**
 	 * What became of an operation whose answer was lost (our process died, or the call timed out). `reference` is what
-	 * `remember` stored, if it was called. Answers null when the gateway moved no money for it: the operation may be
+	 * `remember` stored, if it was called. Answers null when the processor moved no money for it: the operation may be
 	 * tried again with the same key. Never moves money itself: an operation left unconfirmed is cancelled.
 	 */
-	/** Submits a dispute's evidence (text fields) for review: the dispute's status at the gateway afterwards. */
+	/** Submits a dispute's evidence (text fields) for review: the dispute's status at the processor afterwards. */
 	submitDisputeEvidence(op: {
 		mid: MidContext;
 		reference: string;
@@ -131,7 +131,7 @@ export interface Connector {
 		kind: "verify" | "setup" | "charge" | "authorize" | "capture" | "void" | "refund";
 		mid: MidContext;
 		reference: string | null;
-		/** For a refund: the charge it refunds (a refund's id is only known once the gateway answers). */
+		/** For a refund: the charge it refunds (a refund's id is only known once the processor answers). */
 		chargeReference?: string;
 	}): Promise<ConnectorOutcome | null>;
 }

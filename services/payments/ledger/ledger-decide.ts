@@ -1,4 +1,4 @@
-// How the ledger decides an operation it holds: ask the gateway once, then
+// How the ledger decides an operation it holds: ask the processor once, then
 // record the outcome, hold the operation for the buyer's challenge, or, on an
 // error, ask at once whether money moved.
 import { type AwaitingBuyer, OUTCOME_UNKNOWN_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
@@ -7,7 +7,7 @@ import type { OperationDoc } from "../models";
 import type { Decision, Resumption } from "./ledger";
 import { awaitBuyer, failed, failedOutcome, giveUp, type LedgerContext, record, remember } from "./ledger-writes";
 
-/** `takenOver`: another call recorded it and died; what it may have done at the gateway is looked up first. */
+/** `takenOver`: another call recorded it and died; what it may have done at the processor is looked up first. */
 export async function decideOwned(
 	ctx: LedgerContext,
 	mine: OperationDoc,
@@ -19,7 +19,7 @@ export async function decideOwned(
 		const settled = await settleFound(ctx, mine, await decision.resume(mine));
 		if (settled) return settled;
 	}
-	const asked = await askGateway(ctx, mine, decision);
+	const asked = await askProcessor(ctx, mine, decision);
 	let outcome = asked.outcome;
 	if (outcome.status === "AWAITING_BUYER") {
 		if (challengeUntil) return awaitBuyer(ctx, asked.mine, outcome, challengeUntil);
@@ -30,8 +30,8 @@ export async function decideOwned(
 	return record(ctx, asked.mine, outcome);
 }
 
-/** The gateway's answer, and the operation as it now is (with the reference the connector remembered, if any). */
-async function askGateway(
+/** The processor's answer, and the operation as it now is (with the reference the connector remembered, if any). */
+async function askProcessor(
 	ctx: LedgerContext,
 	mine: OperationDoc,
 	decision: Decision<ConnectorOutcome | ChallengeAsked>,
@@ -49,7 +49,7 @@ async function askGateway(
 }
 
 /**
- * What a look-up found at the gateway, recorded: its outcome; or, when the gateway cannot tell now, the record stays
+ * What a look-up found at the processor, recorded: its outcome; or, when the processor cannot tell now, the record stays
  * (looked up later) and the caller is told the outcome is unknown. null: nothing moved (the operation is left as it is).
  */
 export async function settleFound(ctx: LedgerContext, mine: OperationDoc, found: ConnectorOutcome | null): Promise<PaymentOutcome | null> {
@@ -61,7 +61,7 @@ export async function settleFound(ctx: LedgerContext, mine: OperationDoc, found:
 
 /**
  * An error: whether money moved is asked at once. Nothing moved: the key may be tried again (the error's reason is the
- * answer). A request that never reached the gateway, with nothing remembered before it, moved nothing: no lookup,
+ * answer). A request that never reached the processor, with nothing remembered before it, moved nothing: no lookup,
  * which the same outage would fail and leave the outcome unknown.
  */
 async function settleError(ctx: LedgerContext, mine: OperationDoc, decision: Resumption, error: ConnectorOutcome): Promise<PaymentOutcome> {

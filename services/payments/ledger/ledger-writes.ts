@@ -66,7 +66,7 @@ export async function record(ctx: LedgerContext, mine: OperationDoc, outcome: Co
 }
 
 /**
- * Gives an undecided operation up. `forget`: nothing moved for it (its gateway said so), so the key is free again;
+ * Gives an undecided operation up. `forget`: nothing moved for it (its processor said so), so the key is free again;
  * else the record stays with what was remembered, free to be taken over at once and looked up.
  */
 export async function giveUp(ctx: LedgerContext, mine: OperationDoc, forget: boolean): Promise<void> {
@@ -74,7 +74,7 @@ export async function giveUp(ctx: LedgerContext, mine: OperationDoc, forget: boo
 	else await ctx.db.operations.updateOne(heldBy(mine), { $set: { decidingUntil: ctx.now() } });
 }
 
-/** Keeps the gateway's reference for the object being made, so a call that takes over can look it up. */
+/** Keeps the processor's reference for the object being made, so a call that takes over can look it up. */
 export async function remember(ctx: LedgerContext, mine: OperationDoc, reference: string): Promise<OperationDoc> {
 	const kept = await ctx.db.operations.updateOne(heldBy(mine), { $set: { reference } });
 	if (kept.modifiedCount !== 1) throw new Error("the operation was taken over while it was being decided");

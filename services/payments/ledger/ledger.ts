@@ -1,7 +1,7 @@
-// The ledger: every gateway operation is recorded under our idempotency key
-// before its gateway is asked, and decided once. A repeat of the key answers
+// The ledger: every payment operation is recorded under our idempotency key
+// before its processor is asked, and decided once. A repeat of the key answers
 // the first outcome. A call that died while deciding is taken over once its
-// time is up: what it remembered of the gateway's object is looked up first,
+// time is up: what it remembered of the processor's object is looked up first,
 // so an answer that was lost is found again instead of charging twice.
 // A first payment may wait for the buyer's challenge (3-D Secure): it is then
 // held until the challenge's end (`awaiting`), and read again afterwards
@@ -38,7 +38,7 @@ export type ChallengeReader = (operation: OperationDoc & { reference: string }) 
 
 export interface Ledger {
 	once(key: string, record: OperationRecord, decision: Decision): Promise<PaymentOutcome>;
-	/** A first payment: as `once`, but the gateway may ask for a challenge, which holds the operation until `until`. */
+	/** A first payment: as `once`, but the processor may ask for a challenge, which holds the operation until `until`. */
 	pay(
 		key: string,
 		record: OperationRecord,

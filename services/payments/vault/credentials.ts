@@ -1,15 +1,15 @@
-// A MID's gateway key (Stripe's secret key) and its webhook signing secret
+// A MID's processor key (Stripe's secret key) and its webhook signing secret
 // (whsec_…), write-only. The gateway seals them to this service's RSA key
 // (JWE) the moment they arrive, so they never cross the transporter in clear;
 // this service keeps them envelope-sealed under CREDENTIALS_KEY (sealing.ts),
-// and unseals one only to call the gateway or to verify an event it sent.
+// and unseals one only to call the processor or to verify an event it sent.
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { calculateJwkThumbprint, compactDecrypt, exportJWK, type JWK } from "jose";
-import { CredentialsError, GATEWAY_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../../shared/contracts/payments";
+import { CredentialsError, PROCESSOR_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../../shared/contracts/payments";
 import type { PaymentsDb } from "../models";
 import { type MasterKeys, rewrap, sealEnvelope, unsealEnvelope } from "./sealing";
 
-const GATEWAY_KEY = new RegExp(GATEWAY_KEY_PATTERN);
+const PROCESSOR_KEY = new RegExp(PROCESSOR_KEY_PATTERN);
 const WEBHOOK_SECRET = new RegExp(WEBHOOK_SECRET_PATTERN);
 
 export interface CredentialKeys {
@@ -48,7 +48,7 @@ export async function storeCredentials(
 	input: { midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string },
 	now: Date,
 ): Promise<{ midId: number } | CredentialsError> {
-	const secretKey = await unsealed(keys, input.sealedSecretKey, GATEWAY_KEY);
+	const secretKey = await unsealed(keys, input.sealedSecretKey, PROCESSOR_KEY);
 	if (secretKey === null) return CredentialsError.Unreadable;
 	const webhookSecret = input.sealedWebhookSecret === undefined ? null : await unsealed(keys, input.sealedWebhookSecret, WEBHOOK_SECRET);
 	if (input.sealedWebhookSecret !== undefined && webhookSecret === null) return CredentialsError.Unreadable;
@@ -67,7 +67,7 @@ export async function storeCredentials(
 	return { midId: input.midId };
 }
 
-/** The MID's gateway key, unsealed for one call; null when none is stored. */
+/** The MID's processor key, unsealed for one call; null when none is stored. */
 export async function secretKeyOf(db: PaymentsDb, keys: CredentialKeys, midId: number): Promise<string | null> {
 	const doc = await db.credentials.findById(midId).lean();
 	return doc ? unsealEnvelope(keys.atRest, doc.secret) : null;

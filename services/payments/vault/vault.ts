@@ -1,6 +1,6 @@
 // The card vault: a card number is sealed under a data key of its own, wrapped
 // by the master key (VAULT_KEY). Only this service unseals, one card for one
-// gateway operation, and every unseal is counted (payments.vault.unseals).
+// payment operation, and every unseal is counted (payments.vault.unseals).
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { insertDoc } from "../../../shared/persistence";

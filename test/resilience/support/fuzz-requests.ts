@@ -362,7 +362,7 @@ const BAD_TOKENS = (r: Random): [string, string | undefined][] => [
 // --- The endpoints --------------------------------------------------------------
 
 const text = (value: string, required = true): FieldSpec => ({ valid: () => value, type: "string", required });
-/** A MID's gateway (POST and PATCH of a MID): the Stripe key's shape, the environment's rules and the object's own. */
+/** A MID's processor (POST and PATCH of a MID): the Stripe key's shape, the environment's rules and the object's own. */
 const midProcessor: FieldSpec = {
 	valid: () => ({ type: "sandbox" }),
 	type: "nullable-object",

@@ -1,4 +1,4 @@
-// A MID names its gateway (issue 23): the sandbox, or Stripe with a secret key
+// A MID names its processor (issue 23): the sandbox, or Stripe with a secret key
 // and a webhook signing secret that are write-only. The environment rules
 // answer 409 naming the rule; the key and the secret are sealed by the gateway
 // service before they cross the transporter, stored sealed by payments, and
@@ -48,13 +48,13 @@ async function everythingStored(): Promise<string> {
 	}
 }
 
-describe("Which gateway a MID may use", () => {
+describe("Which processor a MID may use", () => {
 	test.each([
 		["a sandbox account", "no processor", () => sandbox, undefined, { type: "sandbox" }],
 		["a production account", "no processor", () => production, undefined, null],
 		["a sandbox account", "the sandbox", () => sandbox, { type: "sandbox" }, { type: "sandbox" }],
 		["a sandbox account", "none (null)", () => sandbox, null, null],
-	])("When %s adds a MID with %s, then 201 and it shows its gateway", async (_, __, merchant, processor, shown) => {
+	])("When %s adds a MID with %s, then 201 and it shows its processor", async (_, __, merchant, processor, shown) => {
 		const res = await addMid(merchant(), processor);
 
 		expect(res.status).toBe(201);
@@ -157,7 +157,7 @@ describe("Which gateway a MID may use", () => {
 	});
 
 	test.each([
-		["an unknown gateway", { type: "paypal" }],
+		["an unknown processor", { type: "paypal" }],
 		["a sandbox with a key", { type: "sandbox", secretKey: "sk_test_1234567890abcdef" }],
 		["a string", "sandbox"],
 	])("When the processor is %s, then 400 naming processor", async (_, processor) => {
@@ -200,7 +200,7 @@ describe("PATCH /admin/accounts/{accountId}/merchant-accounts/{id}", () => {
 		expect(res.body).toEqual({ ...mid, name: "Renamed", active: false });
 	});
 
-	test("When a production MID is given the sandbox, then 409 and it keeps its gateway", async () => {
+	test("When a production MID is given the sandbox, then 409 and it keeps its processor", async () => {
 		const key = stripeKey("live");
 		const mid = (await addMid(production, { type: "stripe", secretKey: key }).expect(201)).body;
 

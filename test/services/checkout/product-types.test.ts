@@ -51,7 +51,7 @@ const TRANSACTION_FIELDS = [
 	// Our additions (docs/recovery.md): why a charge was declined.
 	"declineReason",
 	"declineCategory",
-	// The gateway's own id of the operation (issue 23).
+	// The processor's own id of the operation (issue 23).
 	"processorReference",
 	// How the buyer was authenticated (3-D Secure, docs/authentication.md).
 	"authentication",

@@ -1,7 +1,7 @@
 // Production accounts' webhooks reach public addresses only (no SSRF into our
 // own network); sandbox accounts may use localhost and private networks. The
 // production retry window is shrunk to about 2 s so refused deliveries end.
-// A production account's checkout needs a real gateway: its events are handed
+// A production account's checkout needs a real processor: its events are handed
 // over as billing's outbox relay does.
 import { refusalOf } from "../../../services/notifications/address-policy";
 import { createShop } from "../../factories/checkout";

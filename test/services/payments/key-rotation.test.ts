@@ -1,4 +1,4 @@
-// Rotating the keys that seal card numbers (VAULT_KEY) and gateway keys
+// Rotating the keys that seal card numbers (VAULT_KEY) and processor keys
 // (CREDENTIALS_KEY), as docs/security.md tells an operator to: the new key
 // current, the old one in *_PREVIOUS_KEYS, the service restarted on the same
 // data. Everything sealed before is re-wrapped under the new key and keeps
@@ -30,7 +30,7 @@ afterAll(async () => {
 	await client.close();
 });
 
-test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as previous, then every card, gateway key and webhook secret is re-wrapped under the new ones, and the old customer renews", async () => {
+test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as previous, then every card, processor key and webhook secret is re-wrapped under the new ones, and the old customer renews", async () => {
 	// Arrange: a customer and a MID with a Stripe key and webhook secret, sealed under the old keys.
 	app = await startApp({ database });
 	const shop = await createShop(app);
@@ -60,7 +60,7 @@ test("When VAULT_KEY and CREDENTIALS_KEY are rotated with the old keys kept as p
 	});
 	const newVaultKid = keyId(Buffer.from(newVaultKey, "base64"));
 	const newCredentialsKid = keyId(Buffer.from(newCredentialsKey, "base64"));
-	// The re-wraps: no card, gateway key or webhook secret left under an old key.
+	// The re-wraps: no card, processor key or webhook secret left under an old key.
 	await eventually(
 		async () => expect(await payments.collection("vault_cards").countDocuments({ "pan.kid": { $ne: newVaultKid } })).toBe(0),
 		20_000,

@@ -20,14 +20,14 @@ export interface SandboxCardStates {
 export function createSandboxCardStates(db: PaymentsDb, now: () => Date): SandboxCardStates {
 	const stateKey = (cardToken: string) => `sandbox:${cardToken}`;
 	async function stateOf(cardToken: string): Promise<SandboxCardState> {
-		return ((await db.gatewayCards.findById(stateKey(cardToken)).lean())?.value ?? {}) as SandboxCardState;
+		return ((await db.processorCards.findById(stateKey(cardToken)).lean())?.value ?? {}) as SandboxCardState;
 	}
 	return {
 		firstMidId: async cardToken => (await stateOf(cardToken)).firstMidId,
 
 		async keepFirstMid(cardToken, midId) {
 			if ((await stateOf(cardToken)).firstMidId !== undefined) return;
-			await db.gatewayCards.updateOne(
+			await db.processorCards.updateOne(
 				{ _id: stateKey(cardToken) },
 				{ $set: { "value.firstMidId": midId }, $setOnInsert: { createdAt: now() } },
 				{ upsert: true },
@@ -35,7 +35,7 @@ export function createSandboxCardStates(db: PaymentsDb, now: () => Date): Sandbo
 		},
 
 		async countMerchantCharge(cardToken) {
-			const before = await db.gatewayCards
+			const before = await db.processorCards
 				.findByIdAndUpdate(
 					stateKey(cardToken),
 					{ $inc: { "value.merchantDeclines": 1 }, $setOnInsert: { createdAt: now() } },

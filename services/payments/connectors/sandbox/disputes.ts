@@ -7,7 +7,7 @@
 // (payments.sandboxNotices) and names those it applied (sandboxNoticesDone);
 // until then they are answered again, and billing applies a repeat as a no-op.
 import { createHash } from "node:crypto";
-import type { DisputeNotice, GatewayNotice } from "../../../../shared/contracts/payments";
+import type { DisputeNotice, ProcessorNotice } from "../../../../shared/contracts/payments";
 import { insertAllOnce } from "../../../../shared/persistence";
 import { createSchedule } from "../../../../shared/schedule";
 import type { PaymentsDb, SandboxNoticeDoc } from "../../models";
@@ -32,7 +32,7 @@ export interface SandboxNotices {
 	/** Lists what an approved charge of this card will bring (nothing for most cards); a repeat of the key changes nothing. */
 	scheduleFor(op: MoneyOperation & { accountId: number }, card: TestCard, chargedAt: Date): Promise<void>;
 	/** The notices due by `until`, oldest first; only those of `accountId` when given. */
-	due(until: Date, accountId?: number): Promise<GatewayNotice[]>;
+	due(until: Date, accountId?: number): Promise<ProcessorNotice[]>;
 	/** Billing applied these: they are not answered again. */
 	done(ids: string[]): Promise<number>;
 	/** Starts the schedule at `from` if it never ran: nothing was listed before it. */
@@ -47,7 +47,7 @@ export function createSandboxNotices(db: PaymentsDb, now: () => Date): SandboxNo
 
 	function noticesOf(op: MoneyOperation & { accountId: number }, card: TestCard, chargedAt: Date): SandboxNoticeDoc[] {
 		const base = { midId: op.mid.midId, chargeKey: op.idempotencyKey };
-		const doc = (notice: GatewayNotice, extra: Partial<SandboxNoticeDoc> = {}): SandboxNoticeDoc => ({
+		const doc = (notice: ProcessorNotice, extra: Partial<SandboxNoticeDoc> = {}): SandboxNoticeDoc => ({
 			_id: notice.id,
 			accountId: op.accountId,
 			due: new Date(notice.at),

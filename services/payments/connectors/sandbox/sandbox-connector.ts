@@ -1,4 +1,4 @@
-// The sandbox gateway: a real gateway's behaviour for the test cards, decided
+// The sandbox processor: a real processor's behaviour for the test cards, decided
 // in this process. Sandbox accounts' MIDs use it; it is a product feature, not
 // a test double. What it keeps of a card (the MID that first verified it, the
 // renewals it declined so far) is in gateway_cards (card-state.ts).

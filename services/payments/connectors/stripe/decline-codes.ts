@@ -5,7 +5,7 @@
 // HARD stops retries, MERCHANT_ACCOUNT moves to another MID, the rest is SOFT.
 // Where we already have a name for the same thing (unknown_card,
 // card_verification_failed, transaction_not_permitted) Stripe's code is
-// renamed to it, so both gateways' declines read alike; elsewhere the reason
+// renamed to it, so both processors' declines read alike; elsewhere the reason
 // is Stripe's own code.
 
 export interface StripeDecline {

@@ -1,10 +1,10 @@
 // Stripe's events in our words (docs/api.md#stripe-events): the dispute's
 // three (charge.dispute.created, .updated, .closed) and the early fraud
-// warning's (radar.early_fraud_warning.created) become a GatewayNotice; any
+// warning's (radar.early_fraud_warning.created) become a ProcessorNotice; any
 // other type is acknowledged and ignored. Pure: the event's signature was
 // verified before (webhooks.ts verifyEvent), and the charge's key is
 // read from its PaymentIntent after, by the event's `concerns`.
-import { type DisputeNotice, type FraudWarningNotice, type GatewayNotice, StripeEventError } from "../../../../shared/contracts/payments";
+import { type DisputeNotice, type FraudWarningNotice, type ProcessorNotice, StripeEventError } from "../../../../shared/contracts/payments";
 import { disputeStatusOf } from "./disputes";
 
 export const DISPUTE_EVENT_TYPES: readonly string[] = ["charge.dispute.created", "charge.dispute.updated", "charge.dispute.closed"];
@@ -19,7 +19,7 @@ export interface EventConcerns {
 /** An event of a type we ignore (`concerns` null), or one about a charge, whose notice needs the charge's key. */
 export type EventReading =
 	| { eventId: string; concerns: null }
-	| { eventId: string; concerns: EventConcerns; notice(midId: number, chargeKey: string): GatewayNotice };
+	| { eventId: string; concerns: EventConcerns; notice(midId: number, chargeKey: string): ProcessorNotice };
 
 type Json = Record<string, unknown>;
 

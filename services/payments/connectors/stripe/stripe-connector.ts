@@ -1,4 +1,4 @@
-// The Stripe gateway, spoken to only through the official library. Each MID
+// Our connector to Stripe, which speaks to it only through the official library. Each MID
 // is its own Stripe account (its secret key). A vault card is put on that
 // account once, as a Customer with an attached PaymentMethod made from the
 // raw card; the account must be allowed to send raw card numbers.

@@ -1,21 +1,21 @@
-// A MID's gateway key (Stripe's secret key) and its webhook signing secret
+// A MID's processor key (Stripe's secret key) and its webhook signing secret
 // are sealed here, the moment the admin request arrives, to the payments
 // service's public key (JWE, RSA-OAEP-256 + A256GCM): they cross the
 // transporter and the accounts service sealed, and only payments can read
 // them. What the rules and the answers need of them (test or live, the last 4
 // characters) travels beside them.
 import { CompactEncrypt, importJWK, type JWK } from "jose";
-import { GATEWAY_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../shared/contracts/payments";
+import { PROCESSOR_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../shared/contracts/payments";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 
-const GATEWAY_KEY = new RegExp(GATEWAY_KEY_PATTERN);
+const PROCESSOR_KEY = new RegExp(PROCESSOR_KEY_PATTERN);
 const WEBHOOK_SECRET = new RegExp(WEBHOOK_SECRET_PATTERN);
 /** payments' key is asked again after this long, so a rotation of CREDENTIALS_PRIVATE_KEY reaches every gateway. */
 const KEY_CACHE_MS = 60_000;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-export function createGatewayKeySealer(fetchKey: () => Promise<JWK>, now: () => number = Date.now) {
+export function createProcessorKeySealer(fetchKey: () => Promise<JWK>, now: () => number = Date.now) {
 	let cached: { until: number; key: Promise<{ key: CryptoKey | Uint8Array; kid?: string }> } | null = null;
 
 	function publicKey() {
@@ -40,7 +40,7 @@ export function createGatewayKeySealer(fetchKey: () => Promise<JWK>, now: () => 
 	return async function sealProcessor(processor: unknown): Promise<unknown> {
 		if (!isObject(processor) || processor.type !== "stripe") return processor;
 		const { secretKey, webhookSecret, ...rest } = processor;
-		if (typeof secretKey !== "string" || !GATEWAY_KEY.test(secretKey))
+		if (typeof secretKey !== "string" || !PROCESSOR_KEY.test(secretKey))
 			throw new ApiError(
 				ApiErrorType.BadRequest,
 				"processor.secretKey must be a Stripe secret or restricted key: sk_test_…, sk_live_…, rk_test_… or rk_live_…",
