@@ -80,6 +80,10 @@ public class MongoLauncher {
                 // No background writer: H2's own auto-commit writes chunks asynchronously, so only GroupCommit
                 // stores, in the thread that waits for it. Fails fast if another process holds the file lock.
                 MVStore store = new MVStore.Builder().fileName(data).autoCommitDisabled().open();
+                // Every commit is synced before the next one starts, so the space of a chunk that died may be written
+                // again at once (H2 waits 45 s by default, for file systems that write late, which let the file grow
+                // by 45 s of commits). A command in progress keeps the chunks of the version it reads (handleCommand).
+                store.setRetentionTime(0);
                 h2 = new KeyedH2Backend(store);
                 backend = h2;
             } else {
@@ -234,6 +238,11 @@ public class MongoLauncher {
     }
 
     static final class GroupCommit {
+        /** How long a commit waits for writes still being applied, so that they share it. */
+        private static final long GATHER_NANOS = 300_000;
+        /** How often a commit first rewrites the live pages of mostly dead chunks, so that their space is reused. */
+        private static final long COMPACT_EVERY_NANOS = 10_000_000_000L;
+
         private final MVStore store;
         /** Tickets handed to writes that were applied before they took one. */
         private long issued;
@@ -241,27 +250,51 @@ public class MongoLauncher {
         private long durable;
         /** A thread is committing now. */
         private boolean committing;
+        /** Writes being applied now, which will take a ticket. */
+        private int applying;
+        private long lastCompaction = System.nanoTime();
 
         GroupCommit(MVStore store) {
             this.store = store;
         }
 
+        synchronized void beforeWrite() {
+            applying++;
+        }
+
         /** Returns once everything applied before this call is committed and synced. */
         void awaitDurable() {
             long upTo;
+            boolean compact;
             synchronized (this) {
+                if (--applying == 0 && committing) {
+                    notifyAll(); // the commit gathering writes need not wait longer
+                }
                 long ticket = ++issued;
                 while (committing && durable < ticket) {
-                    waitUninterruptibly();
+                    waitUninterruptibly(0);
                 }
                 if (durable >= ticket) {
                     return; // a commit that began after this write covered it
                 }
                 committing = true; // lead a commit for every ticket issued so far
+                // Writes being applied now would need a commit of their own right after this one: wait a moment
+                // for them. Alone (one buyer at a time) there are none, and nothing waits.
+                long until = System.nanoTime() + GATHER_NANOS;
+                for (long left = GATHER_NANOS; applying > 0 && left > 0; left = until - System.nanoTime()) {
+                    waitUninterruptibly(left);
+                }
                 upTo = issued;
+                compact = System.nanoTime() - lastCompaction > COMPACT_EVERY_NANOS;
+                if (compact) {
+                    lastCompaction = System.nanoTime();
+                }
             }
             boolean stored = false;
             try {
+                if (compact) {
+                    store.compact(50, 1 << 20); // the commit below writes what it moved
+                }
                 store.commit();
                 store.sync();
                 stored = true;
@@ -276,9 +309,13 @@ public class MongoLauncher {
             }
         }
 
-        private void waitUninterruptibly() {
+        private void waitUninterruptibly(long nanos) {
             try {
-                wait();
+                if (nanos == 0) {
+                    wait();
+                } else {
+                    wait(nanos / 1_000_000, (int) (nanos % 1_000_000));
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -295,10 +332,16 @@ public class MongoLauncher {
 
         @Override
         public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+            boolean write = isWrite(command, query);
+            if (write) {
+                groupCommit.beforeWrite();
+            }
+            MVStore.TxCounter reading = getMvStore().registerVersionUsage();
             try {
                 return super.handleCommand(channel, databaseName, command, query);
             } finally {
-                if (isWrite(command, query)) {
+                getMvStore().deregisterVersionUsage(reading);
+                if (write) {
                     groupCommit.awaitDurable(); // a refused write too: it may have applied part of its batch
                 }
             }
