@@ -20,7 +20,7 @@ import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events"
 import { billingErrors } from "./errors";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
-import { midHealth, monthVolumes } from "./merchant-accounts/mid-health";
+import { midHealth, monthVolumes } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import { refundTransaction } from "./refunds/refund-ledger";

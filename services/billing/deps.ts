@@ -1,6 +1,6 @@
 import type { MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
-import type { MidStatsMetrics } from "./merchant-accounts/mid-stats";
+import type { MidStatsMetrics } from "./mid-stats/mid-stats";
 import type { BillingDb, CustomerDoc } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import type { Payments } from "./payments";

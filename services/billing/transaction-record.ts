@@ -5,7 +5,7 @@ import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persisten
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import { appendTransactions } from "./lists/pages";
-import { countTransactions } from "./merchant-accounts/mid-stats";
+import { countTransactions } from "./mid-stats/mid-stats";
 import type { CustomerDoc, DisputeDoc, RefundDoc, TransactionDoc } from "./models";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
 import type { ProcessorOutcome } from "./payments";

@@ -27,7 +27,7 @@ import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
 import { appendDispute } from "../lists/pages";
-import { count } from "../merchant-accounts/mid-stats";
+import { count } from "../mid-stats/mid-stats";
 import type { DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";

@@ -7,7 +7,7 @@
 import type { MerchantAccountView, RenewalTerms } from "../../../shared/contracts/accounts";
 import { findCurrency, toMinorUnits } from "../../../shared/money";
 import type { BillingDeps } from "../deps";
-import { monthVolumes } from "../merchant-accounts/mid-health";
+import { monthVolumes } from "../mid-stats/mid-health";
 import type { CustomerDoc } from "../models";
 
 export interface CapTracker {
