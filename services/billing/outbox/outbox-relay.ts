@@ -29,6 +29,12 @@ export interface RelayTargets {
 	written?: { customers?: CustomerDoc[]; transactions?: TransactionDoc[] };
 }
 
+/** What a change answers its caller, and the documents it wrote events on, which its caller hands to the relay. */
+export interface Relayed<A> {
+	answer: A;
+	changed: RelayTargets;
+}
+
 const SWEEP_INTERVAL_MS = 5000;
 
 export function createOutboxRelay(deps: OutboxRelayDeps) {

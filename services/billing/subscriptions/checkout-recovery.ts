@@ -108,7 +108,9 @@ async function settleByGateway(deps: BillingDeps, customer: CustomerDoc, product
 		if (outcome === "later" || outcome?.status === "ERROR") return "later";
 		if (!outcome) continue;
 		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.createdAt);
-		return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
+		// A sweep, not an action: it kicks the relay itself with what it wrote, as soon as it wrote it.
+		deps.relay(settled.changed);
+		return settled.answer.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
 	}
 	return abandon(deps, customer._id);
 }
