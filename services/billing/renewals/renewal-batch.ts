@@ -19,11 +19,11 @@ import type { CustomerDoc, OutboxEvent, TransactionDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import type { ProcessorOutcome } from "../payments";
+import { claimRenewals } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
-import { releaseLock } from "../subscriptions/subscription-lock";
+import { releaseLock } from "../subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
-import { claimRenewals } from "./renewal-lease";
 import { retryState } from "./retry-state";
 
 export interface RenewalDeps extends BillingDeps {

@@ -26,9 +26,9 @@ import { scheduledEvent } from "../outbox/outbox";
 import type { Relayed, RelayTargets } from "../outbox/outbox-relay";
 import type { ProcessorOutcome } from "../payments";
 import { CustomerStatus, TransactionType } from "../states";
+import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordTransaction } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
-import { claimLock, lockKey, releaseLock } from "./subscription-lock";
 
 /** Declines the checkout answers with a code of their own. */
 const UNPAID_REASONS: Record<string, FirstPaymentOutcome> = {

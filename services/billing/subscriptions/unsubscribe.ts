@@ -7,10 +7,10 @@ import type { BillingDeps } from "../deps";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
 import type { AwaitingCardUpdate, CustomerDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
-import { waitForRenewalInFlight } from "../renewals/renewal-lease";
+import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
+import { isStalePending, releaseLock } from "../subscription-lock";
 import { firstPaymentKey } from "./checkout-payments";
-import { isStalePending, releaseLock } from "./subscription-lock";
 
 export interface UnsubscribeAnswer {
 	success: boolean;
