@@ -7,7 +7,7 @@
 import { leaseFree, newLease } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./models";
+import type { CustomerDoc } from "./documents/customer";
 import { CustomerStatus } from "./states";
 
 export interface BatchClaim {

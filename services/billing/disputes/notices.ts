@@ -25,10 +25,12 @@ import type { BlockBuyerInput, DisputeProtection } from "../../../shared/contrac
 import type { DisputeNotice, FraudWarningNotice, GatewayNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
+import type { DisputeDoc } from "../documents/dispute";
+import type { OutboxEvent } from "../documents/outbox-event";
+import type { TransactionDoc } from "../documents/transaction";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
 import { appendDispute } from "../lists/pages";
 import { count } from "../mid-stats/mid-stats";
-import type { DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { refundTransaction } from "../refunds/refund-ledger";

@@ -7,7 +7,9 @@
 // whatever a crashed node or a failed relay left behind.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { Schedule } from "../../../shared/schedule";
-import type { BillingDb, CustomerDoc, TransactionDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { TransactionDoc } from "../documents/transaction";
+import type { BillingDb } from "../models";
 import { sweepOutbox } from "./outbox-sweep";
 import { relayTargets } from "./relay-changes";
 

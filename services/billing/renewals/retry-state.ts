@@ -14,7 +14,7 @@ import { DeclineCategory } from "../../../shared/contracts/billing";
 import { addDays } from "../../../shared/time";
 import { firstDecline } from "../card-updates/recovery";
 import { declineCategory } from "../decline-reasons";
-import type { CustomerDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
 import type { ProcessorOutcome } from "../payments";
 
 const HOUR_MS = 3_600_000;

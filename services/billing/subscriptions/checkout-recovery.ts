@@ -20,7 +20,8 @@ import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contract
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import { settleWithoutBuyer } from "../card-updates/card-update";
 import type { BillingDeps } from "../deps";
-import type { BillingDb, CustomerDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { BillingDb } from "../models";
 import { OutcomeUnknownError } from "../payments";
 import { CustomerStatus } from "../states";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";

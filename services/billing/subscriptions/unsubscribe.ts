@@ -4,8 +4,8 @@
 import { ownedBy } from "../../../shared/persistence";
 import { settleIfOver } from "../card-updates/card-update";
 import type { BillingDeps } from "../deps";
+import type { AwaitingCardUpdate, CustomerDoc } from "../documents/customer";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
-import type { AwaitingCardUpdate, CustomerDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
