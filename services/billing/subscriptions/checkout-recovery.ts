@@ -18,7 +18,7 @@
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
-import { settleWithoutBuyer } from "../card-updates/card-update";
+import { settleWithoutBuyer } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { BillingDb } from "../models";
@@ -126,7 +126,7 @@ const laterIfUnknown = (err: Error): "later" => {
 	throw err;
 };
 
-/** A card update whose buyer left during the challenge: settled by what the gateway did (card-update.ts). */
+/** A card update whose buyer left during the challenge: settled by what the gateway did (card-update-challenge.ts). */
 async function settleCardUpdate(deps: BillingDeps, customer: CustomerDoc, openedBefore: Date): Promise<"later" | null> {
 	const awaiting = customer.awaitingCardUpdate!;
 	if (new Date(awaiting.until) > openedBefore) return "later";

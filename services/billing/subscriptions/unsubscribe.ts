@@ -2,7 +2,7 @@
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
 import { ownedBy } from "../../../shared/persistence";
-import { settleIfOver } from "../card-updates/card-update";
+import { settleIfOver } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
 import type { AwaitingCardUpdate, CustomerDoc } from "../documents/customer";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
