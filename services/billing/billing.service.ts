@@ -8,10 +8,11 @@
 
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
-import type { FirstPaymentResult } from "../../shared/contracts/billing";
+import type { CheckoutStepError, FirstPaymentResult } from "../../shared/contracts/billing";
 import { dbMixin } from "../../shared/db.mixin";
 import { pageOrBadRequest } from "../../shared/list-page";
-import { cardUpdateTarget, continueCardUpdate, updateCard } from "./card-updates/card-update";
+import { cardUpdateTarget, updateCard } from "./card-updates/card-update";
+import { continueCardUpdate } from "./card-updates/card-update-challenge";
 import { recoveryOf } from "./card-updates/recovery";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
@@ -19,14 +20,20 @@ import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events"
 import { billingErrors } from "./errors";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
-import { midHealth, monthVolumes } from "./merchant-accounts/mid-health";
+import { midHealth, monthVolumes } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import { refundTransaction } from "./refunds/refund-ledger";
 import { renewalStatus } from "./renewals/renewal-cycle";
 import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals } from "./renewals/renewal-runs";
 import { schemas } from "./schemas";
-import { abandonSubscription, continueFirstPayment, firstPayment, openSubscription } from "./subscriptions/checkout-payments";
+import {
+	abandonSubscription,
+	continueFirstPayment,
+	firstPayment,
+	openSubscription,
+	type SettledFirstPayment,
+} from "./subscriptions/checkout-payments";
 import { unsubscribe } from "./subscriptions/unsubscribe";
 import { type Background, startBackground } from "./wiring/background";
 
@@ -38,18 +45,25 @@ interface Locals {
 
 type BillingAction = ActionSchema<Service & Locals>;
 
-/** Actions that write outbox events relay the documents they wrote them on, so webhooks go out at once. */
+/**
+ * The one way an action hands the outbox events it wrote to the relay, so their webhooks go out at once: its domain
+ * function writes them and returns, `changed` names the documents it wrote them on (or gives them as written), the
+ * relay is kicked with those, and then the action answers (`answer`: by default, errors as values). The domain
+ * functions of these actions never kick the relay themselves; only the node's background work does, where it writes
+ * (renewal batches, also those runRenewals asks for, the sweeps and the sandbox's notices: wiring/).
+ */
 function thenRelay<P, R>(
 	params: object,
-	fn: (deps: BillingDeps, input: P) => Promise<R>,
+	fn: (deps: Locals["deps"], input: P) => Promise<R>,
 	changed: (input: P, result: R) => RelayTargets,
+	answer: (this: Service & Locals, result: R, input: P) => unknown = result => errorAsValue(result as string),
 ): BillingAction {
 	return {
 		params: params as ActionSchema["params"],
 		async handler(ctx: Context<P>) {
 			const result = await fn(this.deps, ctx.params);
 			this.deps.relay(changed(ctx.params, result));
-			return errorAsValue(result as string);
+			return answer.call(this, result, ctx.params);
 		},
 	};
 }
@@ -66,7 +80,12 @@ function renewalRunAction<P, R>(params: object, fn: (runs: RenewalRuns, input: P
 
 const ofObject = <R extends object>(result: R | string): R | null => (typeof result === "object" ? result : null);
 
-/** A first payment's or a card update's: its customer, and its charge or hold when one was attempted. */
+/** A first payment's: its transaction and customer as written (settleFirstPayment); nothing when it failed or waits for the buyer. */
+const firstPaymentChanges = (_: unknown, result: SettledFirstPayment | string): RelayTargets => ofObject(result)?.changed ?? {};
+const firstPaymentAnswer = (result: SettledFirstPayment | CheckoutStepError) =>
+	errorAsValue(ofObject(result)?.answer ?? (result as string));
+
+/** A card update's: its customer, and its charge when one was attempted. */
 const paymentChanges = (_: unknown, result: Pick<FirstPaymentResult, "customer" | "transaction"> | string): RelayTargets => {
 	const done = ofObject(result);
 	return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
@@ -79,9 +98,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	actions: {
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
-		// These relay what they wrote themselves (settleFirstPayment), as written: nothing is read again for the webhooks.
-		firstPayment: domainAction(schemas.firstPayment, firstPayment, errorAsValue),
-		continueFirstPayment: domainAction(schemas.continueFirstPayment, continueFirstPayment, errorAsValue),
+		// What these wrote is relayed as written (settleFirstPayment): nothing is read again for the webhooks.
+		firstPayment: thenRelay(schemas.firstPayment, firstPayment, firstPaymentChanges, firstPaymentAnswer),
+		continueFirstPayment: thenRelay(schemas.continueFirstPayment, continueFirstPayment, firstPaymentChanges, firstPaymentAnswer),
 		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction, (_, result) => {
 			const done = ofObject(result);
 			return { transactions: done ? [done.refundTransactionId] : [] };
@@ -125,26 +144,27 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			})),
 		),
 		getDispute: idempotent(billingErrors.action(schemas.getById, getDispute)),
-		submitDisputeEvidence: {
-			params: schemas.submitDisputeEvidence,
-			async handler(ctx: Context<Parameters<typeof submitEvidence>[1]>) {
-				const submitted = billingErrors.orFail(await submitEvidence(this.deps, ctx.params));
-				if (submitted.changed !== null) this.deps.relay({ disputes: [submitted.changed] });
-				return submitted.dispute;
+		submitDisputeEvidence: thenRelay(
+			schemas.submitDisputeEvidence,
+			submitEvidence,
+			(_, result) => {
+				const moved = ofObject(result)?.changed ?? null;
+				return { disputes: moved === null ? [] : [moved] };
 			},
-		},
+			result => billingErrors.orFail(result).dispute,
+		),
 		// POST /api/processors/stripe/{midId}/events: Stripe's disputes and fraud warnings (disputes/stripe-events.ts).
-		stripeEvent: {
-			params: schemas.stripeEvent,
-			async handler(ctx: Context<Parameters<typeof applyStripeEvent>[1]>) {
-				const outcome = await applyStripeEvent(this.deps, ctx.params);
+		stripeEvent: thenRelay(
+			schemas.stripeEvent,
+			applyStripeEvent,
+			(_, outcome) => ofObject(outcome)?.changed ?? {},
+			function (outcome, input) {
 				// Stripe sends it again, for days: the operator sees why before it gives up.
-				if (waitsForStripeRetry(outcome))
-					this.logger.warn(`A Stripe event for MID ${ctx.params.midId} waits for Stripe's retry: ${outcome}`);
-				this.deps.relay(billingErrors.orFail(outcome).changed);
+				if (waitsForStripeRetry(outcome)) this.logger.warn(`A Stripe event for MID ${input.midId} waits for Stripe's retry: ${outcome}`);
+				billingErrors.orFail(outcome);
 				return { received: true };
 			},
-		},
+		),
 		// Ops: the account's customers in recovery and its recovery rate (recovery.ts).
 		recovery: idempotent(domainAction(schemas.recovery, recoveryOf)),
 		// Ops: settle the refunds crashes left RESERVED now, instead of at the next timer (refund-recovery.ts).

@@ -1,7 +1,8 @@
 import type { BlockBuyerInput, DisputeProtection, MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
-import type { MidStatsMetrics } from "./merchant-accounts/mid-stats";
-import type { BillingDb, CustomerDoc } from "./models";
+import type { CustomerDoc } from "./documents/customer";
+import type { MidStatsMetrics } from "./mid-stats/mid-stats";
+import type { BillingDb } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import type { Payments } from "./payments";
 

@@ -6,9 +6,12 @@ import type { PaymentOutcome } from "../../shared/contracts/payments";
 import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
+import type { CustomerDoc } from "./documents/customer";
+import type { DisputeDoc } from "./documents/dispute";
+import type { RefundDoc } from "./documents/refund";
+import type { TransactionDoc } from "./documents/transaction";
 import { appendTransactions } from "./lists/pages";
-import { countTransactions } from "./merchant-accounts/mid-stats";
-import type { CustomerDoc, DisputeDoc, RefundDoc, TransactionDoc } from "./models";
+import { countTransactions } from "./mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 

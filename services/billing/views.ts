@@ -2,7 +2,9 @@
 import type { CustomerView, DisputeView, TransactionView } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal } from "../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
-import type { CustomerDoc, DisputeDoc, TransactionDoc } from "./models";
+import type { CustomerDoc } from "./documents/customer";
+import type { DisputeDoc } from "./documents/dispute";
+import type { TransactionDoc } from "./documents/transaction";
 import { TransactionStatus } from "./states";
 
 export function toCustomerView(doc: CustomerDoc): CustomerView {

@@ -9,7 +9,8 @@ import { isCardExpired } from "../../../shared/card-expiry";
 import { config } from "../../../shared/config";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { BillingDb, CustomerDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { BillingDb } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
 import { CustomerStatus } from "../states";
 

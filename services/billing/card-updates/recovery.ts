@@ -7,7 +7,7 @@ import type { RecoveryCustomer, RecoveryMonth } from "../../../shared/contracts/
 import { findCurrency, toDecimal } from "../../../shared/money";
 import { formatDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
 

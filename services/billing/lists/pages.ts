@@ -24,7 +24,9 @@ import {
 } from "../../../shared/list-page";
 import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../../shared/timeline";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc, DisputeDoc, TransactionDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { DisputeDoc } from "../documents/dispute";
+import type { TransactionDoc } from "../documents/transaction";
 import type { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "../states";
 import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 

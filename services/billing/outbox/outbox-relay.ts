@@ -7,7 +7,9 @@
 // whatever a crashed node or a failed relay left behind.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { Schedule } from "../../../shared/schedule";
-import type { BillingDb, CustomerDoc, TransactionDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { TransactionDoc } from "../documents/transaction";
+import type { BillingDb } from "../models";
 import { sweepOutbox } from "./outbox-sweep";
 import { relayTargets } from "./relay-changes";
 
@@ -27,6 +29,12 @@ export interface RelayTargets {
 	disputes?: number[];
 	/** Documents as the change's own writes answered them (after its last write): not read again. */
 	written?: { customers?: CustomerDoc[]; transactions?: TransactionDoc[] };
+}
+
+/** What a change answers its caller, and the documents it wrote events on, which its caller hands to the relay. */
+export interface Relayed<A> {
+	answer: A;
+	changed: RelayTargets;
 }
 
 const SWEEP_INTERVAL_MS = 5000;

@@ -10,7 +10,8 @@
 import { randomUUID } from "node:crypto";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { BillingDb, OutboxEvent } from "../models";
+import type { OutboxEvent } from "../documents/outbox-event";
+import type { BillingDb } from "../models";
 
 export function outboxEvent(
 	deps: Pick<BillingDeps, "now">,

@@ -1,7 +1,9 @@
 // Relays the events waiting on given documents: those a change just wrote,
 // or those a sweep found listed (outbox-sweep.ts). An event leaves the outbox
 // only after notifications has stored it.
-import type { CustomerDoc, DisputeDoc, TransactionDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { DisputeDoc } from "../documents/dispute";
+import type { TransactionDoc } from "../documents/transaction";
 import type { OutboxRelayDeps, RelayTargets } from "./outbox-relay";
 import { byId, markRelayed, readByIds } from "./relay-documents";
 import { customerEvent, disputeEvent, namesTransaction, transactionEvent } from "./webhook-events";

@@ -3,7 +3,10 @@
 // they are when relayed.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import { formatDateTime } from "../../../shared/time";
-import type { CustomerDoc, DisputeDoc, OutboxEvent, TransactionDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { DisputeDoc } from "../documents/dispute";
+import type { OutboxEvent } from "../documents/outbox-event";
+import type { TransactionDoc } from "../documents/transaction";
 import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 
 function envelope(

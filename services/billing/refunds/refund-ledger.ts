@@ -28,8 +28,9 @@ import { insertOnce, leaseFree, newLease, ownedBy } from "../../../shared/persis
 import { pollUntil } from "../../../shared/poll";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
+import type { RefundDoc } from "../documents/refund";
+import type { TransactionDoc } from "../documents/transaction";
 import { refundRecordMove, refundStatusMove } from "../lifecycle";
-import type { RefundDoc, TransactionDoc } from "../models";
 import type { Payments } from "../payments";
 import { RefundRecordStatus, RefundStatus } from "../states";
 import { recordRefundTransaction, refundTransactionKey } from "../transaction-record";

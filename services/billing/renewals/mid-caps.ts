@@ -7,8 +7,8 @@
 import type { MerchantAccountView, RenewalTerms } from "../../../shared/contracts/accounts";
 import { findCurrency, toMinorUnits } from "../../../shared/money";
 import type { BillingDeps } from "../deps";
-import { monthVolumes } from "../merchant-accounts/mid-health";
-import type { CustomerDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import { monthVolumes } from "../mid-stats/mid-health";
 
 export interface CapTracker {
 	/** Takes `amountMinor` of the MID's cap if it has room (always, for a MID without a cap in that currency). */

@@ -15,15 +15,17 @@ import { expiryListings } from "../card-updates/card-expiry";
 import { firstDecline, noteRecovery } from "../card-updates/recovery";
 import { declineCategory, NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
+import type { CustomerDoc } from "../documents/customer";
+import type { OutboxEvent } from "../documents/outbox-event";
+import type { TransactionDoc } from "../documents/transaction";
 import { customerMove } from "../lifecycle";
-import type { CustomerDoc, OutboxEvent, TransactionDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
+import { claimRenewals } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
-import { releaseLock } from "../subscriptions/subscription-lock";
+import { releaseLock } from "../subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
-import { claimRenewals } from "./renewal-lease";
 import { retryState } from "./retry-state";
 
 export interface RenewalDeps extends BillingDeps {

@@ -15,7 +15,7 @@ import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { addDays } from "../../../shared/time";
 import { firstDecline } from "../card-updates/recovery";
 import { declineCategory } from "../decline-reasons";
-import type { CustomerDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
 
 const HOUR_MS = 3_600_000;
 

@@ -24,14 +24,16 @@ import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
 import { listExpiryWarning } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
+import type { CustomerDoc } from "../documents/customer";
+import type { TransactionDoc } from "../documents/transaction";
 import { customerMove } from "../lifecycle";
 import { appendCustomer } from "../lists/pages";
-import type { CustomerDoc, TransactionDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
+import type { Relayed, RelayTargets } from "../outbox/outbox-relay";
 import { CustomerStatus, TransactionType } from "../states";
+import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordTransaction } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
-import { claimLock, lockKey, releaseLock } from "./subscription-lock";
 
 /** Declines the checkout answers with a code of their own. */
 const UNPAID_REASONS: Record<string, FirstPaymentOutcome> = {
@@ -136,13 +138,16 @@ async function settle(
 	});
 }
 
-/** The first payment's transaction and customer, as their writes answered them, to the outbox relay (their events go out at once). */
-function relayWritten(deps: BillingDeps, transaction: TransactionDoc | null, customerId: number, customer: CustomerDoc | null): void {
+/** A first payment's answer, and its transaction and customer as their writes answered them, for the outbox relay. */
+export type SettledFirstPayment = Relayed<FirstPaymentResult>;
+
+/** The first payment's transaction and customer, as their writes answered them: the relay does not read them again. */
+function writtenTargets(transaction: TransactionDoc | null, customerId: number, customer: CustomerDoc | null): RelayTargets {
 	// A customer another settled first (null) is read again: its events may wait too.
-	deps.relay({
+	return {
 		customers: customer ? [] : [customerId],
 		written: { transactions: transaction ? [transaction] : [], customers: customer ? [customer] : [] },
-	});
+	};
 }
 
 /**
@@ -156,8 +161,11 @@ function takeJustOpened(deps: BillingDeps, customerId: number): CustomerDoc | nu
 	return opened ?? null;
 }
 
-/** Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. */
-export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<FirstPaymentResult | CheckoutStepError> {
+/**
+ * Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. The documents it wrote
+ * events on come back with the answer: the action hands them to the relay (billing.service.ts, thenRelay).
+ */
+export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<SettledFirstPayment | CheckoutStepError> {
 	const customer = takeJustOpened(deps, input.customerId) ?? (await raw(deps.db.customers).findOne({ _id: input.customerId }));
 	if (!customer) return CheckoutStepError.WrongState;
 	if (customer.status !== CustomerStatus.Pending) return CheckoutStepError.WrongState;
@@ -183,13 +191,14 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	if (outcome.status !== "AWAITING_BUYER") return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
 	// The buyer takes the issuer's challenge; the product's terms are kept for the payment's end (continueFirstPayment).
 	await deps.db.customers.updateOne({ _id: customer._id, status: CustomerStatus.Pending }, { $set: { awaitingChallenge: { product } } });
-	return {
-		outcome: FirstPaymentOutcome.AwaitingBuyer,
-		customer: toCustomerView(customer),
-		transaction: null,
-		challengeUrl: outcome.challengeUrl,
-	};
+	return awaitingBuyer(customer, outcome.challengeUrl);
 }
+
+/** The answer while the buyer takes the issuer's challenge: nothing written for the relay yet. */
+const awaitingBuyer = (customer: CustomerDoc, challengeUrl: string): SettledFirstPayment => ({
+	answer: { outcome: FirstPaymentOutcome.AwaitingBuyer, customer: toCustomerView(customer), transaction: null, challengeUrl },
+	changed: {},
+});
 
 /**
  * A first payment after the buyer's challenge: settled by what the processor recorded, as firstPayment would have.
@@ -199,7 +208,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 export async function continueFirstPayment(
 	deps: BillingDeps,
 	input: { customerId: number; attemptId: string },
-): Promise<FirstPaymentResult | CheckoutStepError> {
+): Promise<SettledFirstPayment | CheckoutStepError> {
 	const customer = await deps.db.customers.findById(input.customerId).lean();
 	const product = customer?.awaitingChallenge?.product;
 	if (!customer || !product || customer.attemptId !== input.attemptId) return CheckoutStepError.WrongState;
@@ -208,15 +217,12 @@ export async function continueFirstPayment(
 	if (outcome === null) {
 		await abandonSubscription(deps, { customerId: customer._id });
 		const after = await deps.db.customers.findById(customer._id).lean();
-		return { outcome: FirstPaymentOutcome.Abandoned, customer: toCustomerView(after ?? customer), transaction: null };
-	}
-	if (outcome.status === "AWAITING_BUYER")
 		return {
-			outcome: FirstPaymentOutcome.AwaitingBuyer,
-			customer: toCustomerView(customer),
-			transaction: null,
-			challengeUrl: outcome.challengeUrl,
+			answer: { outcome: FirstPaymentOutcome.Abandoned, customer: toCustomerView(after ?? customer), transaction: null },
+			changed: {},
 		};
+	}
+	if (outcome.status === "AWAITING_BUYER") return awaitingBuyer(customer, outcome.challengeUrl);
 	return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
 }
 
@@ -236,6 +242,7 @@ export function firstPaymentKey(attemptId: string, billing: FirstPaymentInput["p
  * Records what the processor did with the first charge or hold and settles the PENDING customer by it: ACTIVE, or
  * DECLINED with its lock released. Run by the checkout, and by the recovery for a checkout cut off after the
  * processor answered; the transaction is written once (by its key) and the customer settled once (compare-and-set).
+ * Its caller hands what it wrote (`changed`) to the relay.
  */
 export async function settleFirstPayment(
 	deps: BillingDeps,
@@ -245,7 +252,7 @@ export async function settleFirstPayment(
 	outcome: PaymentOutcome,
 	/** When the processor charged: now, or for a recovered checkout when it opened. */
 	now = deps.now(),
-): Promise<FirstPaymentResult> {
+): Promise<SettledFirstPayment> {
 	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome);
 	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
 	const schedule = activeSchedule(product, outcome, now);
@@ -254,11 +261,13 @@ export async function settleFirstPayment(
 		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp });
 	}
 	const activated = await settle(deps, customer._id, ACTIVATE, schedule, transaction?._id ?? null);
-	relayWritten(deps, transaction, customer._id, activated);
 	return {
-		outcome: FirstPaymentOutcome.Active,
-		customer: toCustomerView(activated ?? customer),
-		transaction: transaction && toTransactionView(transaction),
+		answer: {
+			outcome: FirstPaymentOutcome.Active,
+			customer: toCustomerView(activated ?? customer),
+			transaction: transaction && toTransactionView(transaction),
+		},
+		changed: writtenTargets(transaction, customer._id, activated),
 	};
 }
 
@@ -281,15 +290,17 @@ async function declineCheckout(
 	customer: CustomerDoc,
 	transaction: TransactionDoc | null,
 	outcome: PaymentOutcome,
-): Promise<FirstPaymentResult> {
+): Promise<SettledFirstPayment> {
 	const declined = await settle(deps, customer._id, DECLINE);
-	relayWritten(deps, transaction, customer._id, declined);
 	await releaseLock(deps, customer);
 	const code =
 		outcome.status === "ERROR"
 			? FirstPaymentOutcome.ProcessorError
 			: (UNPAID_REASONS[outcome.reason ?? ""] ?? FirstPaymentOutcome.Declined);
-	return { outcome: code, customer: toCustomerView(declined ?? customer), transaction: transaction && toTransactionView(transaction) };
+	return {
+		answer: { outcome: code, customer: toCustomerView(declined ?? customer), transaction: transaction && toTransactionView(transaction) },
+		changed: writtenTargets(transaction, customer._id, declined),
+	};
 }
 
 /**

@@ -18,9 +18,10 @@
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
-import { settleWithoutBuyer } from "../card-updates/card-update";
+import { settleWithoutBuyer } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
-import type { BillingDb, CustomerDoc } from "../models";
+import type { CustomerDoc } from "../documents/customer";
+import type { BillingDb } from "../models";
 import { OutcomeUnknownError } from "../payments";
 import { CustomerStatus } from "../states";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
@@ -108,7 +109,9 @@ async function settleByProcessor(deps: BillingDeps, customer: CustomerDoc, produ
 		if (outcome === "later" || outcome?.status === "ERROR") return "later";
 		if (!outcome) continue;
 		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.createdAt);
-		return settled.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
+		// A sweep, not an action: it kicks the relay itself with what it wrote, as soon as it wrote it.
+		deps.relay(settled.changed);
+		return settled.answer.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
 	}
 	return abandon(deps, customer._id);
 }
@@ -123,7 +126,7 @@ const laterIfUnknown = (err: Error): "later" => {
 	throw err;
 };
 
-/** A card update whose buyer left during the challenge: settled by what the processor did (card-update.ts). */
+/** A card update whose buyer left during the challenge: settled by what the processor did (card-update-challenge.ts). */
 async function settleCardUpdate(deps: BillingDeps, customer: CustomerDoc, openedBefore: Date): Promise<"later" | null> {
 	const awaiting = customer.awaitingCardUpdate!;
 	if (new Date(awaiting.until) > openedBefore) return "later";

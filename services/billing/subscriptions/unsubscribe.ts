@@ -2,15 +2,15 @@
 // released, past transactions are left alone, and one CANCELLATION event is
 // written with the change itself.
 import { ownedBy } from "../../../shared/persistence";
-import { settleIfOver } from "../card-updates/card-update";
+import { settleIfOver } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
+import type { AwaitingCardUpdate, CustomerDoc } from "../documents/customer";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
-import type { AwaitingCardUpdate, CustomerDoc } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
-import { waitForRenewalInFlight } from "../renewals/renewal-lease";
+import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
+import { isStalePending, releaseLock } from "../subscription-lock";
 import { firstPaymentKey } from "./checkout-payments";
-import { isStalePending, releaseLock } from "./subscription-lock";
 
 export interface UnsubscribeAnswer {
 	success: boolean;

@@ -7,7 +7,7 @@ import { config } from "../../../shared/config";
 import { createCardExpirySchedule } from "../card-updates/card-expiry";
 import { recoveryMetrics } from "../card-updates/recovery-metrics";
 import type { BillingDeps } from "../deps";
-import { midStatsMetrics } from "../merchant-accounts/mid-stats";
+import { midStatsMetrics } from "../mid-stats/mid-stats";
 import type { BillingDb } from "../models";
 import { createOutboxSchedule } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";

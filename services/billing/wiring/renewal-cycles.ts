@@ -1,6 +1,6 @@
 // This node's renewal cycles: on the cron (RENEWAL_CRON) and when asked
 // (renewals/renewal-runs.ts). Every billing node runs the cycle; the leases
-// share the work (renewals/renewal-lease.ts).
+// share the work (renewal-lease.ts).
 import { Cron } from "croner";
 import type { Logger, ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";

@@ -4,11 +4,11 @@
 // (so no new claim can succeed) and then waits for a held lease to end before
 // it answers: once an unsubscribe has been answered, no renewal charges.
 
-import { leaseFree, newLease } from "../../../shared/persistence";
-import { pollUntil } from "../../../shared/poll";
-import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../models";
-import { CustomerStatus } from "../states";
+import { leaseFree, newLease } from "../../shared/persistence";
+import { pollUntil } from "../../shared/poll";
+import type { BillingDeps } from "./deps";
+import type { CustomerDoc } from "./documents/customer";
+import { CustomerStatus } from "./states";
 
 export interface BatchClaim {
 	customerIds: number[];

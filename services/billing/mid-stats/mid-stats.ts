@@ -10,7 +10,8 @@ import type { ServiceBroker } from "moleculer";
 import { raw } from "../../../shared/persistence";
 import { formatDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import type { MidStatsDoc, TransactionDoc } from "../models";
+import type { MidStatsDoc } from "../documents/counters";
+import type { TransactionDoc } from "../documents/transaction";
 import { TransactionStatus, TransactionType } from "../states";
 
 /** What is counted per MID and day; amounts in minor units by currency. */

@@ -2,11 +2,11 @@
 // (account, product, email, card fingerprint), held while the subscription is
 // PENDING or ACTIVE, taken over once its holder has ended or died mid-checkout.
 
-import { sha256Hex } from "../../../shared/crypto";
-import { insertOnce } from "../../../shared/persistence";
-import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../models";
-import { CustomerStatus, HOLDS_SUBSCRIPTION } from "../states";
+import { sha256Hex } from "../../shared/crypto";
+import { insertOnce } from "../../shared/persistence";
+import type { BillingDeps } from "./deps";
+import type { CustomerDoc } from "./documents/customer";
+import { CustomerStatus, HOLDS_SUBSCRIPTION } from "./states";
 
 export interface LockOwner {
 	accountId: number;

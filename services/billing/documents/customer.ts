@@ -1,0 +1,141 @@
+// The customers collection: one buyer's subscription to one product, keyed by
+// its numeric id, with its card, its schedule, its renewal lease and its
+// outbox.
+import { Schema } from "mongoose";
+import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
+import { type Lease, leaseSchema } from "../../../shared/persistence";
+import { CustomerStatus } from "../states";
+import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
+
+/** What a card update makes the customer's: the card, and the MID that takes it. */
+export type CardFields = Pick<
+	CustomerDoc,
+	"cardToken" | "cardFingerprint" | "cardBin" | "cardLast4" | "cardType" | "cardExpiredTime" | "midId" | "midName" | "refusedMids"
+>;
+
+/** A card update paused for the buyer's challenge on the renewal owed (card-update.ts). */
+export interface AwaitingCardUpdate {
+	attemptId: string;
+	/** The card update session, released if the update ends unpaid without its frame. */
+	sessionId: string;
+	card: CardFields;
+	/** True when it pays the renewal owed; false when it only sets the card up for later charges. */
+	owes: boolean;
+	/** The duplicate-subscription lock the update took for the new card; let go if it ends unpaid. */
+	newLock: string | null;
+	/** The challenge's end (the card update session's). */
+	until: Date;
+}
+
+export interface CustomerDoc {
+	_id: number;
+	accountId: number;
+	/** The account's environment at signup: which processor bills this subscription. */
+	environment: "sandbox" | "production";
+	email: string;
+	name: string;
+	lastName: string;
+	status: CustomerStatus;
+	productId: number;
+	subscriptionTimestamp: Date;
+	nextRenewalTimestamp: Date | null;
+	lastTimeBilled: Date | null;
+	unsubscriptionTimestamp: Date | null;
+	renewalActive: boolean;
+	attempts: number;
+	cardBin: string;
+	cardLast4: string;
+	cardType: string;
+	/** MMYY */
+	cardExpiredTime: string;
+	/** The processor's vault reference: renewals charge it without the card number. */
+	cardToken: string;
+	/** Keyed hash of the card number, for the duplicate check. */
+	cardFingerprint: string;
+	midId: number;
+	midName: string;
+	/** The card token a CARD_EXPIRING warning was sent for (once per card); see card-expiry.ts. */
+	expiryWarnedCard?: string | null;
+	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
+	refusedMids?: number[];
+	/** When this period's renewal was first declined: every retry day counts from it (renewals/retry-state.ts); null once paid. */
+	firstDeclinedAt?: Date | null;
+	sessionId: string;
+	/** The checkout attempt that opened it: names its first payment at the processor (checkout-recovery.ts). */
+	attemptId?: string | null;
+	additionalData: Record<string, unknown> | null;
+	/** The PREAUTHORIZE hold to capture when the trial ends, if any. */
+	authorizationId: number | null;
+	/** A first payment waiting for the buyer's challenge (3-D Secure): the product's terms it settles by afterwards. */
+	awaitingChallenge?: { product: FirstPaymentInput["product"] } | null;
+	/** A card update whose renewal owed waits for the buyer's challenge: what it writes once paid (card-update.ts). */
+	awaitingCardUpdate?: AwaitingCardUpdate | null;
+	/**
+	 * The card network's id of the card's first payment or set-up, the buyer present: each renewal refers to it, which
+	 * keeps renewals exempt from authentication (docs/authentication.md). Null when the processor keeps it itself.
+	 */
+	networkTransactionId?: string | null;
+	/** The last card update that paid or paused, and what it came to: a repeated continuation answers it again. */
+	lastCardUpdate?: { attemptId: string; outcome: CardUpdateOutcome } | null;
+	outbox: OutboxEvent[];
+	/** The ids of the events relayed so far: a listing whose event is here is done. */
+	relayed: string[];
+	/** The first charge's date (made or scheduled): period n is due at anchor + n periods, so month ends do not drift. */
+	billingAnchor: Date | null;
+	/** Charges made on the schedule so far. */
+	periodsBilled: number;
+	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
+	renewalLease: Lease | null;
+	createdAt: Date;
+}
+
+const options = { versionKey: false } as const;
+
+export const customerSchema = new Schema<CustomerDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true },
+		environment: { type: String, enum: ["sandbox", "production"], required: true },
+		email: { type: String, required: true },
+		name: { type: String, required: true },
+		lastName: { type: String, default: "" },
+		status: { type: String, enum: Object.values(CustomerStatus), required: true },
+		productId: { type: Number, required: true },
+		subscriptionTimestamp: { type: Date, required: true },
+		nextRenewalTimestamp: { type: Date, default: null },
+		lastTimeBilled: { type: Date, default: null },
+		unsubscriptionTimestamp: { type: Date, default: null },
+		renewalActive: { type: Boolean, required: true },
+		attempts: { type: Number, required: true },
+		cardBin: { type: String, required: true },
+		cardLast4: { type: String, required: true },
+		cardType: { type: String, required: true },
+		cardExpiredTime: { type: String, required: true },
+		cardToken: { type: String, required: true },
+		cardFingerprint: { type: String, required: true },
+		midId: { type: Number, required: true },
+		midName: { type: String, required: true },
+		refusedMids: { type: [Number], default: undefined },
+		firstDeclinedAt: { type: Date, default: null },
+		expiryWarnedCard: { type: String, default: null },
+		sessionId: { type: String, required: true },
+		attemptId: { type: String, default: null },
+		additionalData: { type: Schema.Types.Mixed, default: null },
+		authorizationId: { type: Number, default: null },
+		awaitingChallenge: { type: Schema.Types.Mixed, default: null },
+		awaitingCardUpdate: { type: Schema.Types.Mixed, default: null },
+		lastCardUpdate: { type: Schema.Types.Mixed, default: null },
+		networkTransactionId: { type: String, default: null },
+		outbox: { type: [outboxEventSchema], default: [] },
+		relayed: { type: [String], default: [] },
+		billingAnchor: { type: Date, default: null },
+		periodsBilled: { type: Number, default: 0 },
+		renewalLease: { type: leaseSchema(), default: null },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+// Production (MongoDB) indexes for the queries that are not by key: the merchant's
+// lists and the operators' renewal status. mongo-java-server ignores them.
+customerSchema.index({ accountId: 1 });
+customerSchema.index({ renewalActive: 1, nextRenewalTimestamp: 1 });

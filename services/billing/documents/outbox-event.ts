@@ -1,0 +1,35 @@
+// The event a customer, a transaction or a dispute carries in its outbox until
+// the relay hands it over (outbox/outbox.ts, outbox/outbox-relay.ts).
+import { Schema } from "mongoose";
+import type { EventType } from "../../../shared/contracts/notifications";
+import type { DisputeStatus, RefundStatus } from "../states";
+
+/**
+ * An event for the merchant's webhooks, written in the same single-document
+ * update as the change it announces, so it exists exactly when the change
+ * does. It is listed in the outbox schedule (outbox.ts) just before. The
+ * outbox relay hands it to notifications, then moves its id to `relayed`.
+ */
+export interface OutboxEvent {
+	id: string;
+	type: EventType;
+	createdAt: Date;
+	/** The transaction a CONVERSION (its charge or hold) or an AUTHENTICATION_REQUIRED (the refused renewal) names; null: none (a scheduled first charge). Other events have none. */
+	transactionId?: number | null;
+	/** Every dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
+	disputeStatus?: DisputeStatus;
+	/** An open dispute's event: its transaction's refund status then (DISPUTED while the dispute holds it), for the same reason. */
+	refundStatus?: RefundStatus;
+}
+
+export const outboxEventSchema = new Schema<OutboxEvent>(
+	{
+		id: String,
+		type: String,
+		createdAt: Date,
+		transactionId: { type: Number, required: false },
+		disputeStatus: { type: String, required: false },
+		refundStatus: { type: String, required: false },
+	},
+	{ _id: false },
+);

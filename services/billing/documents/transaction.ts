@@ -1,0 +1,85 @@
+// The transactions collection: every money movement we record (a charge, a
+// hold, a renewal, a refund, a chargeback), keyed by its numeric id and unique
+// by its processor operation's idempotency key.
+import { Schema } from "mongoose";
+import { DeclineCategory } from "../../../shared/contracts/billing";
+import type { Authentication } from "../../../shared/contracts/payments";
+import { RefundStatus, TransactionStatus, TransactionType } from "../states";
+import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
+
+export interface TransactionDoc {
+	_id: number;
+	accountId: number;
+	customerId: number;
+	timestamp: Date;
+	success: boolean;
+	type: TransactionType;
+	/** Minor units; negative for refunds. */
+	amount: number;
+	currency: string;
+	currencyId: number;
+	productId: number;
+	/** The payments service's number of the payment operation: the API shows it as the transaction's `transactionId`. */
+	processorTransactionId: number | null;
+	/** The processor's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); absent on transactions of earlier versions. */
+	processorReference?: string | null;
+	/** A first payment's 3-D Secure authentication; absent on the others and on transactions of earlier versions. */
+	authentication?: Authentication | null;
+	midId: number;
+	midName: string;
+	refundStatus: RefundStatus;
+	status: TransactionStatus;
+	paymentMethod: string;
+	declineReason: string | null;
+	declineCategory: DeclineCategory | null;
+	idempotencyKey: string;
+	/** Minor units that can still be refunded; reserved atomically before the processor is asked. */
+	refundableRemaining: number;
+	/**
+	 * Refunds holding a reservation on `refundableRemaining` that is not settled
+	 * yet: added in the reserving update, removed in the update that gives the
+	 * amount back or after the REFUNDED transaction is recorded (refund-ledger.ts).
+	 */
+	pendingRefunds: string[];
+	/** For a REFUNDED transaction: the transaction it refunds. */
+	originalTransactionId: number | null;
+	outbox: OutboxEvent[];
+	relayed: string[];
+}
+
+const options = { versionKey: false } as const;
+
+export const transactionSchema = new Schema<TransactionDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true },
+		customerId: { type: Number, required: true },
+		timestamp: { type: Date, required: true },
+		success: { type: Boolean, required: true },
+		type: { type: String, enum: Object.values(TransactionType), required: true },
+		amount: { type: Number, required: true },
+		currency: { type: String, required: true },
+		currencyId: { type: Number, required: true },
+		productId: { type: Number, required: true },
+		processorTransactionId: { type: Number, default: null },
+		processorReference: { type: String, default: null },
+		authentication: { type: Schema.Types.Mixed, default: null },
+		midId: { type: Number, required: true },
+		midName: { type: String, required: true },
+		refundStatus: { type: String, enum: Object.values(RefundStatus), required: true },
+		status: { type: String, enum: Object.values(TransactionStatus), required: true },
+		paymentMethod: { type: String, required: true },
+		declineReason: { type: String, default: null },
+		declineCategory: { type: String, enum: [...Object.values(DeclineCategory), null], default: null },
+		idempotencyKey: { type: String, required: true },
+		refundableRemaining: { type: Number, required: true, min: 0 },
+		pendingRefunds: { type: [String], default: [] },
+		originalTransactionId: { type: Number, default: null },
+		outbox: { type: [outboxEventSchema], default: [] },
+		relayed: { type: [String], default: [] },
+	},
+	options,
+);
+// One transaction per processor operation, even if a step is retried.
+transactionSchema.index({ idempotencyKey: 1 }, { unique: true });
+transactionSchema.index({ customerId: 1, _id: 1 });
