@@ -34,6 +34,7 @@ import {
 	openSubscription,
 	type SettledFirstPayment,
 } from "./subscriptions/checkout-payments";
+import { pauseCustomer, resumeCustomer } from "./subscriptions/pause";
 import { unsubscribe } from "./subscriptions/unsubscribe";
 import { type Background, startBackground } from "./wiring/background";
 
@@ -106,6 +107,19 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			return { transactions: done ? [done.refundTransactionId] : [] };
 		}),
 		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe, input => ({ customers: [input.customerId] })),
+		// POST /api/customer/{id}/pause and /resume (subscriptions/pause.ts): the customer as it is now, or a 404 or 409.
+		pauseCustomer: thenRelay(
+			schemas.pauseCustomer,
+			pauseCustomer,
+			input => ({ customers: [input.id] }),
+			result => billingErrors.orFail(result),
+		),
+		resumeCustomer: thenRelay(
+			schemas.resumeCustomer,
+			resumeCustomer,
+			input => ({ customers: [input.id] }),
+			result => billingErrors.orFail(result),
+		),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
 		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
 		updateCard: thenRelay(schemas.updateCard, updateCard, paymentChanges),

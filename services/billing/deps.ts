@@ -20,6 +20,8 @@ export interface BillingDeps {
 	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
 	cardExpiry: Schedule<number>;
+	/** Paused customers by their resumeAt (subscriptions/pause.ts): the renewal cycle resumes them. */
+	resumes: Schedule<number>;
 	/**
 	 * Customers this node opened for a checkout, as inserted, kept for less than a request's time (REQUEST_TIMEOUT_MS):
 	 * the checkout's first payment follows within its request, usually on this node, and need not read its customer.

@@ -8,12 +8,14 @@ import { ApiErrorType } from "../../shared/errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
 import { RenewalRunError } from "./renewals/renewal-runs";
+import { PauseError } from "./subscriptions/pause";
 
-export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError;
+export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError | PauseError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
- * ours) or 503 (Stripe could not be read); a renewal run's 409s, which depend on the time now, not on the request alone.
+ * ours) or 503 (Stripe could not be read); a renewal run's 409s, which depend on the time now, not on the request alone;
+ * a pause's or resume's 404 and 409s (the customer's state, or a resumeAt judged against the time now).
  */
 export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[DisputeError.NotFound]: { type: ApiErrorType.NotFound, message: "Dispute not found" },
@@ -65,6 +67,33 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 		message: "advanceTo must not be in the past: the clock only moves forward",
 	},
 	[RenewalRunError.NotSandbox]: { type: ApiErrorType.Conflict, message: "Only sandbox accounts have a test clock" },
+	[PauseError.NotFound]: { type: ApiErrorType.NotFound, message: "Customer not found" },
+	[PauseError.NotActive]: {
+		type: ApiErrorType.Conflict,
+		message: "Only an ACTIVE customer can be paused; this one is PENDING, DECLINED, ABANDONED or UNSUBSCRIBED",
+	},
+	[PauseError.Suspended]: {
+		type: ApiErrorType.Conflict,
+		message: "A SUSPENDED customer has no renewals to pause; a card update reactivates it",
+	},
+	[PauseError.AlreadyPaused]: { type: ApiErrorType.Conflict, message: "The customer is already PAUSED" },
+	[PauseError.NotPaused]: { type: ApiErrorType.Conflict, message: "The customer is not PAUSED" },
+	[PauseError.NoRenewal]: { type: ApiErrorType.Conflict, message: "The customer's product does not renew: there is nothing to pause" },
+	[PauseError.InRecovery]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer's renewal was declined and is being retried; it can be paused once the renewal is paid",
+	},
+	[PauseError.HoldPending]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer's trial holds an authorization that is captured when it ends; it cannot be paused before",
+	},
+	[PauseError.CardUpdateInProgress]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer has a card update in progress; try again in a few minutes",
+	},
+	[PauseError.Busy]: { type: ApiErrorType.Conflict, message: "The customer is being renewed; try again in a few seconds" },
+	[PauseError.ResumeAtPast]: { type: ApiErrorType.Conflict, message: "resumeAt must be in the future" },
+	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
 };
 
 export const billingErrors = domainErrors(BILLING_ERRORS);

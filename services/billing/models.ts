@@ -1,8 +1,8 @@
 // The billing service's collections: customers (subscriptions), their
 // transactions, the locks that keep one active subscription per (product,
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
-// recovery's counters, the four schedules (renewals, card-expiry warnings,
-// the outbox, checkouts to recover), the timelines the merchant's lists page
+// recovery's counters, the five schedules (renewals, card-expiry warnings,
+// the outbox, checkouts to recover, paused customers' resumes), the timelines the merchant's lists page
 // through, and the id sequences. What each document holds, and its key, is
 // written beside its schema in documents/ (customer.ts, transaction.ts,
 // refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
@@ -37,6 +37,8 @@ export interface BillingDb {
 	cardExpirySchedule: Model<ScheduleSlotDoc>;
 	/** Checkouts by the time they opened (checkout-recovery.ts): the recovery finds one left PENDING by key. */
 	checkoutSchedule: Model<ScheduleSlotDoc>;
+	/** Paused customers by the hour of their resumeAt (subscriptions/pause.ts): the renewal cycle resumes them by key. */
+	resumeSchedule: Model<ScheduleSlotDoc>;
 	/** The merchant's lists of customers and transactions (lists/pages.ts). */
 	timelines: Timelines;
 	ids: { customers: IdAllocator; transactions: IdAllocator; disputes: IdAllocator };
@@ -56,6 +58,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),
 		checkoutSchedule: connection.model("CheckoutSchedule", scheduleSchema(), "checkout_schedule"),
+		resumeSchedule: connection.model("ResumeSchedule", scheduleSchema(), "resume_schedule"),
 		timelines: createTimelines(connection),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),

@@ -71,6 +71,8 @@ export const schemas = {
 		["accountId", "transactionId", "refundId"],
 	),
 	unsubscribe: params({ accountId: id, customerId: id }),
+	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" } }, ["accountId", "id"]),
+	resumeCustomer: params({ accountId: id, id }),
 	runRenewals: params({ at: { type: "string", format: "date-time" } }, []),
 	recoverRefunds: params({}, []),
 	recovery: params({ accountId: id }),

@@ -7,7 +7,9 @@
  *   PENDING  -> ABANDONED    the checkout lost its session before paying (final)
  *   ACTIVE   -> SUSPENDED    renewal attempts exhausted, or a hard decline (lost, stolen, expired card)
  *   SUSPENDED -> ACTIVE      a new card (card update session) paid the renewal owed (card-update.ts)
- *   ACTIVE, SUSPENDED, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
+ *   ACTIVE   -> PAUSED       the merchant paused it: no renewal runs (subscriptions/pause.ts)
+ *   PAUSED   -> ACTIVE       resumed, by the merchant or at its resumeAt by the renewal cycle (pause.ts)
+ *   ACTIVE, PAUSED, SUSPENDED, DECLINED, ABANDONED -> UNSUBSCRIBED  the merchant unsubscribed the customer (final)
  *   PENDING  -> UNSUBSCRIBED only once older than 10 minutes: its checkout died (unsubscribe.ts
  *                            checks the age; a younger one is mid-checkout and must settle first)
  * Updates are built from this table by lifecycle.ts.
@@ -20,19 +22,22 @@ export enum CustomerStatus {
 	Unsubscribed = "UNSUBSCRIBED",
 	/** Renewals failed until the retry days ran out, or a hard decline; no more charges until a new card pays what is owed. */
 	Suspended = "SUSPENDED",
+	/** The merchant paused it: no renewal runs until it is resumed; the paid time left is kept (subscriptions/pause.ts). */
+	Paused = "PAUSED",
 }
 
 export const CUSTOMER_TRANSITIONS: Record<CustomerStatus, CustomerStatus[]> = {
 	[CustomerStatus.Pending]: [CustomerStatus.Active, CustomerStatus.Declined, CustomerStatus.Abandoned, CustomerStatus.Unsubscribed],
-	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed, CustomerStatus.Suspended],
+	[CustomerStatus.Active]: [CustomerStatus.Unsubscribed, CustomerStatus.Suspended, CustomerStatus.Paused],
+	[CustomerStatus.Paused]: [CustomerStatus.Active, CustomerStatus.Unsubscribed],
 	[CustomerStatus.Suspended]: [CustomerStatus.Active, CustomerStatus.Unsubscribed],
 	[CustomerStatus.Declined]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Abandoned]: [CustomerStatus.Unsubscribed],
 	[CustomerStatus.Unsubscribed]: [],
 };
 
-/** A subscription holds its duplicate-check lock while in these states. */
-export const HOLDS_SUBSCRIPTION: CustomerStatus[] = [CustomerStatus.Pending, CustomerStatus.Active];
+/** A subscription holds its duplicate-check lock while in these states (a paused one is still the buyer's subscription). */
+export const HOLDS_SUBSCRIPTION: CustomerStatus[] = [CustomerStatus.Pending, CustomerStatus.Active, CustomerStatus.Paused];
 
 export enum TransactionType {
 	/** The first charge of a subscription (at checkout, or when a trial ends). */

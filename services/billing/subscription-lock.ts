@@ -1,6 +1,6 @@
 // The duplicate-subscription check (spec step 4): one lock document per
 // (account, product, email, card fingerprint), held while the subscription is
-// PENDING or ACTIVE, taken over once its holder has ended or died mid-checkout.
+// PENDING, ACTIVE or PAUSED, taken over once its holder has ended or died mid-checkout.
 
 import { sha256Hex } from "../../shared/crypto";
 import { insertOnce } from "../../shared/persistence";

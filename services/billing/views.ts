@@ -25,6 +25,7 @@ export function toCustomerView(doc: CustomerDoc): CustomerView {
 		cardBin: doc.cardBin,
 		cardType: doc.cardType,
 		cardExpiredTime: doc.cardExpiredTime,
+		pause: doc.pause ? { pausedAt: formatDateTime(doc.pause.pausedAt), resumeAt: formatOptionalDateTime(doc.pause.resumeAt) } : null,
 	};
 }
 

@@ -49,6 +49,8 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"GET /disputes/:id": { action: "billing.getDispute" },
 	"POST /disputes/:id/evidence": { action: "billing.submitDisputeEvidence" },
 	"POST /unsubscribe/:customerId": { action: "billing.unsubscribe" },
+	"POST /customer/:id/pause": { action: "billing.pauseCustomer" },
+	"POST /customer/:id/resume": { action: "billing.resumeCustomer" },
 };
 
 /** `/api`, no token. */

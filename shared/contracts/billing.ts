@@ -22,6 +22,8 @@ export interface CustomerView {
 	cardBin: string;
 	cardType: string;
 	cardExpiredTime: string;
+	/** While PAUSED: when it was paused and when it resumes by itself (null: when the merchant resumes it); null otherwise. */
+	pause: { pausedAt: string; resumeAt: string | null } | null;
 }
 
 /** The spec's Transaction (section 2). */

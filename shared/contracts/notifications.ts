@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
 	"DISPUTE_OPENED",
 	"DISPUTE_UPDATED",
 	"DISPUTE_CLOSED",
+	"SUBSCRIPTION_PAUSED",
+	"SUBSCRIPTION_RESUMED",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

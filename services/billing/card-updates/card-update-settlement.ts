@@ -13,7 +13,7 @@ import type { BillingDeps } from "../deps";
 import type { CardFields, CustomerDoc } from "../documents/customer";
 import { customerMove } from "../lifecycle";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
-import { CustomerStatus, TransactionType } from "../states";
+import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordTransaction } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
@@ -21,7 +21,7 @@ import { listExpiryWarning } from "./card-expiry";
 import { noteRecovery } from "./recovery";
 
 /** Customers whose card can be replaced: a subscription that is live, or suspended by its renewals. */
-export const UPDATABLE = [CustomerStatus.Active, CustomerStatus.Suspended];
+export const UPDATABLE = [CustomerStatus.Active, CustomerStatus.Suspended, CustomerStatus.Paused];
 
 export type UpdateResult = CardUpdateResult | CardUpdateError;
 
@@ -144,7 +144,8 @@ async function afterCardWritten(deps: BillingDeps, customer: CustomerDoc, update
 			entered: [],
 			recovered: [{ customer, amountMinor: recovery.owed.amountMinor, currency: recovery.owed.currency }],
 		});
-	if (updated.cardFingerprint !== customer.cardFingerprint && customer.status === CustomerStatus.Active) await releaseLock(deps, customer);
+	if (updated.cardFingerprint !== customer.cardFingerprint && HOLDS_SUBSCRIPTION.includes(customer.status))
+		await releaseLock(deps, customer);
 	// The new card may expire before the next renewal (lists nothing when it does not, or when there is none).
 	await listExpiryWarning(deps, updated);
 	const next = recovery?.schedule.nextRenewalTimestamp;
@@ -163,12 +164,14 @@ function resumedSchedule(deps: BillingDeps, customer: CustomerDoc, product: Prod
 	const restart = customer.status === CustomerStatus.Suspended || !customer.billingAnchor;
 	const anchor = restart ? now : customer.billingAnchor!;
 	const periodsBilled = restart ? 1 : customer.periodsBilled + 1;
-	const next = addPeriod(anchor, { every: renewal.every * periodsBilled, unit: renewal.unit });
+	const anchorPeriod = restart ? 0 : (customer.anchorPeriod ?? 0);
+	const next = addPeriod(anchor, { every: renewal.every * (periodsBilled - anchorPeriod), unit: renewal.unit });
 	return {
 		renewalActive: true,
 		attempts: 0,
 		firstDeclinedAt: null,
 		billingAnchor: anchor,
+		anchorPeriod,
 		periodsBilled,
 		lastTimeBilled: now,
 		nextRenewalTimestamp: next,

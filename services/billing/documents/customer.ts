@@ -13,6 +13,14 @@ export type CardFields = Pick<
 	"cardToken" | "cardFingerprint" | "cardBin" | "cardLast4" | "cardType" | "cardExpiredTime" | "midId" | "midName" | "refusedMids"
 >;
 
+/** A paused subscription: the time left until `dueAt` at `pausedAt` is kept, and counted again from the resume. */
+export interface CustomerPause {
+	pausedAt: Date;
+	resumeAt: Date | null;
+	/** The nextRenewalTimestamp it had when it was paused. */
+	dueAt: Date;
+}
+
 /** A card update paused for the buyer's challenge on the renewal owed (card-update.ts). */
 export interface AwaitingCardUpdate {
 	attemptId: string;
@@ -84,6 +92,13 @@ export interface CustomerDoc {
 	billingAnchor: Date | null;
 	/** Charges made on the schedule so far. */
 	periodsBilled: number;
+	/**
+	 * The value of periodsBilled when billingAnchor's period began: period n is due at anchor + (n - anchorPeriod)
+	 * periods. 0 (or absent) unless a resume restarted the schedule from the resume (subscriptions/pause.ts).
+	 */
+	anchorPeriod?: number;
+	/** While PAUSED: when it was paused, when it resumes by itself (null: only when the merchant resumes it), and the renewal that was due then. */
+	pause?: CustomerPause | null;
 	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
 	renewalLease: Lease | null;
 	createdAt: Date;
@@ -130,6 +145,8 @@ export const customerSchema = new Schema<CustomerDoc>(
 		relayed: { type: [String], default: [] },
 		billingAnchor: { type: Date, default: null },
 		periodsBilled: { type: Number, default: 0 },
+		anchorPeriod: { type: Number, default: 0 },
+		pause: { type: Schema.Types.Mixed, default: null },
 		renewalLease: { type: leaseSchema(), default: null },
 		createdAt: { type: Date, required: true },
 	},

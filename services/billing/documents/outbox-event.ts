@@ -20,7 +20,14 @@ export interface OutboxEvent {
 	disputeStatus?: DisputeStatus;
 	/** An open dispute's event: its transaction's refund status then (DISPUTED while the dispute holds it), for the same reason. */
 	refundStatus?: RefundStatus;
+	/** A SUBSCRIPTION_PAUSED's pause, as it was written (a resume since must not show through it). */
+	pause?: { pausedAt: Date; resumeAt: Date | null };
+	/** A SUBSCRIPTION_RESUMED's resume: when, and the next renewal it set. */
+	resume?: { resumedAt: Date; nextRenewalTimestamp: Date };
 }
+
+/** What an event may carry besides its type (outbox.ts). */
+export type OutboxDetails = Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus" | "pause" | "resume">;
 
 export const outboxEventSchema = new Schema<OutboxEvent>(
 	{
@@ -30,6 +37,8 @@ export const outboxEventSchema = new Schema<OutboxEvent>(
 		transactionId: { type: Number, required: false },
 		disputeStatus: { type: String, required: false },
 		refundStatus: { type: String, required: false },
+		pause: { type: Schema.Types.Mixed, required: false },
+		resume: { type: Schema.Types.Mixed, required: false },
 	},
 	{ _id: false },
 );

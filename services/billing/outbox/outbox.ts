@@ -10,14 +10,10 @@
 import { randomUUID } from "node:crypto";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { OutboxEvent } from "../documents/outbox-event";
+import type { OutboxDetails, OutboxEvent } from "../documents/outbox-event";
 import type { BillingDb } from "../models";
 
-export function outboxEvent(
-	deps: Pick<BillingDeps, "now">,
-	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus"> = {},
-): OutboxEvent {
+export function outboxEvent(deps: Pick<BillingDeps, "now">, type: OutboxEvent["type"], details: OutboxDetails = {}): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };
 }
 
@@ -68,7 +64,7 @@ export async function scheduledEvent(
 	kind: OutboxKind,
 	docId: number,
 	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus"> = {},
+	details: OutboxDetails = {},
 ): Promise<OutboxEvent> {
 	const event = outboxEvent(deps, type, details);
 	await scheduleEvents(deps, [{ kind, docId, event }]);

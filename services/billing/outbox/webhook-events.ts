@@ -2,7 +2,7 @@
 // (shared/contracts/notifications.ts) around the documents it is about, as
 // they are when relayed.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
-import { formatDateTime } from "../../../shared/time";
+import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
 import type { CustomerDoc } from "../documents/customer";
 import type { DisputeDoc } from "../documents/dispute";
 import type { OutboxEvent } from "../documents/outbox-event";
@@ -67,10 +67,16 @@ function namedTransaction(event: OutboxEvent, transactions: Map<number, Transact
 	return transactions.get(event.transactionId) ?? null;
 }
 
-/** A customer's event: the customer, and the transaction the event names. */
+/** A customer's event: the customer, the transaction the event names, and a pause's or resume's own dates. */
 export function customerEvent(customer: CustomerDoc, event: OutboxEvent, transactions: Map<number, TransactionDoc>): WebhookEvent {
 	const named = namedTransaction(event, transactions);
 	const data: Record<string, unknown> = { customer: toCustomerView(customer) };
 	if (named) data.transaction = toTransactionView(named);
+	if (event.pause) data.pause = { pausedAt: formatDateTime(event.pause.pausedAt), resumeAt: formatOptionalDateTime(event.pause.resumeAt) };
+	if (event.resume)
+		data.resume = {
+			resumedAt: formatDateTime(event.resume.resumedAt),
+			nextRenewalTimestamp: formatDateTime(event.resume.nextRenewalTimestamp),
+		};
 	return envelope(event, { accountId: customer.accountId, customerId: customer._id, transaction_id: named?._id ?? null }, data);
 }

@@ -52,6 +52,8 @@ export interface CycleReport {
 	skipped: number;
 	/** CARD_EXPIRING warnings sent. */
 	cardExpiryWarnings: number;
+	/** Paused customers resumed at their resumeAt (subscriptions/pause.ts), before the renewals. */
+	resumed: number;
 }
 
 /** Processor calls in flight per batch: they are the slow part. */
@@ -154,7 +156,9 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 	if (outcome.status === "APPROVED") {
 		const periodsBilled = customer.periodsBilled + 1;
 		const anchor = customer.billingAnchor ?? scheduled;
-		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periodsBilled, unit: product.renewal.unit }) : null;
+		// Counted from the anchor's period: a resume (subscriptions/pause.ts) moves the anchor to the period it starts.
+		const periods = periodsBilled - (customer.anchorPeriod ?? 0);
+		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periods, unit: product.renewal.unit }) : null;
 		const billed = {
 			lastTimeBilled: deps.now(),
 			periodsBilled,

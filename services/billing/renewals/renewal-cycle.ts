@@ -14,11 +14,14 @@
 //     on another MID of the group; a hard decline or the last retry suspends
 //     the customer (retry-state.ts, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
-// PREAUTHORIZE holds when the trial ends.
+// PREAUTHORIZE holds when the trial ends. Before the renewals, it resumes the
+// paused customers whose resumeAt has come (subscriptions/pause.ts), so a
+// renewal the resume makes due is charged in the same cycle.
 import type { DueEntry } from "../../../shared/schedule";
 import { warnExpiringCards } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
 import { CustomerStatus } from "../states";
+import { resumeDue } from "../subscriptions/pause";
 import { type CycleReport, type RenewalDeps, renewBatch } from "./renewal-batch";
 
 export type { CycleReport, RenewalDeps } from "./renewal-batch";
@@ -49,10 +52,11 @@ function fromRandomStart<T>(items: T[]): T[] {
 }
 
 export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions): Promise<CycleReport> {
-	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0 };
+	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0 };
 	const now = deps.now();
 	// Only the hourly cycle moves the schedule's cursor: a run for one account or for a future time leaves work behind it.
 	const moveCursor = options.accountId === undefined && options.at.getTime() <= now.getTime();
+	report.resumed = await sendResumes(deps, options, { now, moveCursor });
 	await renewDue(deps, options, { now, moveCursor }, report);
 	if (!options.signal?.aborted) report.cardExpiryWarnings = await sendExpiryWarnings(deps, options, { now, moveCursor });
 	return report;
@@ -106,6 +110,18 @@ async function renewInBatches(
 		const { heldElsewhere } = await renewBatch(deps, batch, batchOptions, report);
 		if (heldElsewhere) return;
 	}
+}
+
+/** The paused customers whose resumeAt is due by the cycle's time, resumed, their events handed to the relay; answers how many. */
+async function sendResumes(deps: RenewalDeps, options: CycleOptions, run: CycleRun): Promise<number> {
+	const resumed = await resumeDue(deps, {
+		at: options.at,
+		accountId: options.accountId,
+		sandboxOnly: options.at > run.now,
+		moveCursor: run.moveCursor,
+	});
+	if (resumed.length) deps.relay({ customers: resumed });
+	return resumed.length;
 }
 
 /** The CARD_EXPIRING warnings due by the cycle's time, handed to the outbox relay; answers how many were sent. */

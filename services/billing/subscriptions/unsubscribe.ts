@@ -82,7 +82,7 @@ async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Promi
 	const done = await deps.db.customers.updateOne(
 		{ _id: customer._id, ...move.filter },
 		{
-			$set: { ...move.set, renewalActive: false, nextRenewalTimestamp: null, unsubscriptionTimestamp: deps.now() },
+			$set: { ...move.set, renewalActive: false, nextRenewalTimestamp: null, pause: null, unsubscriptionTimestamp: deps.now() },
 			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION") },
 		},
 	);

@@ -43,7 +43,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 	// Each schedule starts at the first node's first start (a cursor at now, if there is none), so the first read of a
 	// fresh database is by key rather than a look back over empty slots; nothing is scheduled before a node starts.
 	const now = deps.now();
-	await Promise.all([deps.renewals, deps.cardExpiry, deps.outbox, deps.checkouts].map(schedule => schedule.initialize(now)));
+	await Promise.all([deps.renewals, deps.cardExpiry, deps.outbox, deps.checkouts, deps.resumes].map(schedule => schedule.initialize(now)));
 	const relay = createOutboxRelay({
 		...deps,
 		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),

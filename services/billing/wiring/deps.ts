@@ -14,6 +14,7 @@ import type { RelayTargets } from "../outbox/outbox-relay";
 import { paymentsThrough } from "../payments";
 import { createRenewalSchedule } from "../renewals/renewal-schedule";
 import { createCheckoutSchedule } from "../subscriptions/checkout-recovery";
+import { createResumeSchedule } from "../subscriptions/pause";
 
 /** `relay` hands targets to the outbox relay, which starts after the deps are made (it needs them). */
 export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (targets: RelayTargets) => void): BillingDeps {
@@ -23,6 +24,7 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 		outbox: createOutboxSchedule(db),
 		checkouts: createCheckoutSchedule(db),
 		cardExpiry: createCardExpirySchedule(db),
+		resumes: createResumeSchedule(db),
 		metrics: recoveryMetrics(broker),
 		midMetrics: midStatsMetrics(broker),
 		payments: paymentsThrough(callsThrough(broker)),

@@ -56,7 +56,7 @@ export function createCycleRunner({ broker, deps, signal, logger }: CycleRunnerO
 	};
 }
 
-const NOTHING_RENEWED: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0 };
+const NOTHING_RENEWED: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0 };
 
 /** The cron's cycle, then the sandbox notices due by its time (those of the charges it just made included). */
 export function startRenewalCron(runCycle: RunCycle, applySandboxNotices: (until: Date) => Promise<void>, logger: Logger) {

@@ -180,6 +180,8 @@ beforeAll(async () => {
 		"GET /api/disputes/:id": {},
 		"POST /api/disputes/:id/evidence": { body: { evidence: { uncategorized_text: "Delivered" } } },
 		"POST /api/unsubscribe/:customerId": {},
+		"POST /api/customer/:id/pause": {},
+		"POST /api/customer/:id/resume": {},
 		"GET /api/openapi.json": {},
 		"GET /api/checkout/key": {},
 		"POST /api/checkout": { body: await checkoutBody(app, shop, { productId: shop.products.oneOff, card: CARDS.mastercard }) },
