@@ -172,6 +172,32 @@ function recoveryState(customer) {
 	return "none";
 }
 
+function pauseState(customer) {
+	if (!customer.pause) return "no";
+	return `since ${customer.pause.pausedAt}, ${customer.pause.resumeAt ? `resumes ${customer.pause.resumeAt}` : "until resumed"}`;
+}
+
+/** An ACTIVE customer can be paused (optionally until a date), a PAUSED one resumed (docs/subscriptions.md). */
+function pauseActions(customer) {
+	const id = customer.id;
+	const after = verb => answer => {
+		if (answer) void pages.customer(id).then(() => say(`Customer ${id} ${verb}`));
+	};
+	if (customer.status === "PAUSED") {
+		const resume = () => busy("Resuming", () => api("POST", `/customers/${id}/resume`)).then(after("resumed"));
+		return [el("button", { type: "button", class: "secondary", onclick: resume }, "Resume")];
+	}
+	if (customer.status !== "ACTIVE") return [];
+	const until = el("input", { name: "resumeAt", type: "datetime-local" });
+	const pause = async () => {
+		const resumeAt = until.value ? new Date(until.value).toISOString() : undefined;
+		const when = resumeAt ? `until ${until.value.replace("T", " ")}` : "until you resume it";
+		if (!(await confirmAction(`Pause customer ${id} (${customer.email}) ${when}? No renewal runs meanwhile.`))) return;
+		await busy("Pausing", () => api("POST", `/customers/${id}/pause`, resumeAt ? { resumeAt } : {})).then(after("paused"));
+	};
+	return [field("Resume on (optional)", until), el("button", { type: "button", class: "secondary", onclick: pause }, "Pause")];
+}
+
 /** A page showing one list the API answers whole, as a table. */
 async function tablePage(title, path, columns) {
 	const rows = await busy(`Loading ${title.toLowerCase()}`, () => api("GET", path));
@@ -304,7 +330,7 @@ const pages = {
 			path: "/customers",
 			filters: [
 				field("Email", el("input", { name: "email", type: "email" })),
-				field("Status", select("status", ["PENDING", "ACTIVE", "SUSPENDED", "DECLINED", "ABANDONED", "UNSUBSCRIBED"])),
+				field("Status", select("status", ["PENDING", "ACTIVE", "PAUSED", "SUSPENDED", "DECLINED", "ABANDONED", "UNSUBSCRIBED"])),
 			],
 			query: form => ({ email: form.elements.email.value.trim(), status: form.elements.status.value }),
 			columns: [
@@ -349,6 +375,7 @@ const pages = {
 				),
 				linkOut,
 			);
+			actions.append(...pauseActions(customer));
 			actions.append(
 				el(
 					"button",
@@ -389,6 +416,7 @@ const pages = {
 						["Next renewal", customer.nextRenewalTimestamp ?? "–"],
 						["Last billed", customer.lastTimeBilled ?? "–"],
 						["Failed attempts this period", customer.attempts],
+						["Paused", pauseState(customer)],
 						["Recovery", recoveryState(customer)],
 					].flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]),
 				),

@@ -29,7 +29,7 @@ export interface DashboardUser extends SessionUser {
 }
 
 /** How the audit log names what a path parameter names. */
-const TARGET_NAMES: Record<string, string> = { id: "transaction", customerId: "customer", eventId: "event" };
+const TARGET_NAMES: Record<string, string> = { customerId: "customer", eventId: "event" };
 
 export function cookieToken(req: IncomingMessage): string | undefined {
 	for (const part of (req.headers.cookie ?? "").split(";")) {
@@ -134,8 +134,11 @@ export function createDashboardRoutes({ signInsPerMinute, publicBaseUrl }: Dashb
 			const endpoint = endpointOf(req);
 			if (!endpoint?.change) return;
 			const user = (ctx.meta as { user: DashboardUser }).user;
-			const names = [...(req.$alias?.path ?? "").matchAll(/:(\w+)/g)].map(match => match[1]);
-			const target = names.map(name => `${TARGET_NAMES[name] ?? name} ${req.$params[name]}`).join(", ");
+			// A plain `:id` names what the path segment before it lists: /customers/:id is a customer.
+			const params = [...(req.$alias?.path ?? "").matchAll(/([\w-]*)\/:(\w+)/g)].map(([, listed, name]) => ({ listed, name }));
+			const target = params
+				.map(({ listed, name }) => `${name === "id" ? listed.replace(/s$/, "") : (TARGET_NAMES[name] ?? name)} ${req.$params[name]}`)
+				.join(", ");
 			const answer = data as { message?: string; success?: boolean } | null;
 			await call(ctx, "dashboard.recordAudit", {
 				accountId: user.accountId,

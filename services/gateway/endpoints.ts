@@ -152,6 +152,8 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /audit": { action: "dashboard.audit", operatorOnly: true },
 	"POST /transactions/:id/refund": { action: "refunds.refund", idempotencyKey: true, change: "refund" },
 	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
+	"POST /customers/:id/pause": { action: "billing.pauseCustomer", change: "pause" },
+	"POST /customers/:id/resume": { action: "billing.resumeCustomer", change: "resume" },
 	"POST /customers/:customerId/card-update-link": {
 		action: "sessions.createCardUpdateLink",
 		change: "card update link",

@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
-import { admin } from "../factories/merchant";
+import { admin, bearer } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
 import { startApp, type TestApp } from "../setup/app";
 import { launchChromium, PROJECT_ROOT } from "./browser";
@@ -143,6 +143,51 @@ describe("The dashboard in Chromium", () => {
 			["REFUNDED", -4],
 		]);
 	});
+
+	test("When an operator pauses a customer until a date and then resumes it, then the customer reads PAUSED with its resume date, then ACTIVE, and the audit log names both", async () => {
+		// Arrange: a monthly subscription (a one-off product has nothing to pause).
+		const page = await context.newPage();
+		const email = `buyer-${Date.now().toString(36)}-${++users}@example.com`;
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa, email })).body;
+		await signIn(page, await newUser(shop, "operator"));
+		await page.goto(`${app.url}/dashboard/#/customer/${customerId}`);
+		await page.getByRole("button", { name: "Pause" }).waitFor(WAIT);
+
+		// Act: pause until a date 30 days ahead (in the browser's time zone, as the buyer's operator types it), confirmed.
+		const resumeOn = await page.evaluate(() => {
+			const at = new Date(Date.now() + 30 * 86_400_000);
+			const two = (n: number) => String(n).padStart(2, "0");
+			return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}T${two(at.getHours())}:${two(at.getMinutes())}`;
+		});
+		await page.getByLabel("Resume on (optional)").fill(resumeOn);
+		await page.getByRole("button", { name: "Pause" }).click();
+		const confirmation = await page.locator("#confirm-text").textContent();
+		await page.getByRole("button", { name: "Confirm" }).click();
+		await page.getByText(`Customer ${customerId} paused`).waitFor(WAIT);
+		await page.getByRole("definition").filter({ hasText: "PAUSED" }).waitFor(WAIT);
+		const paused = await page
+			.getByRole("definition")
+			.filter({ hasText: /^since / })
+			.textContent();
+		await shot(page, "customer-paused");
+
+		// Act: resume.
+		await page.getByRole("button", { name: "Resume" }).click();
+		await page.getByText(`Customer ${customerId} resumed`).waitFor(WAIT);
+		await page.getByRole("definition").filter({ hasText: "ACTIVE" }).waitFor(WAIT);
+		await shot(page, "customer-resumed");
+
+		// Assert
+		expect(confirmation).toBe(`Pause customer ${customerId} (${email}) until ${resumeOn.replace("T", " ")}? No renewal runs meanwhile.`);
+		expect(paused).toMatch(/^since \S+, resumes \d{4}-\d\d-\d\dT\d\d:\d\d:00/);
+		await page.getByRole("link", { name: "Audit log" }).click();
+		await page.getByRole("cell", { name: "resume", exact: true }).waitFor(WAIT);
+		const audit = (await page.locator("tbody tr").allTextContents()).filter(row => row.includes(`customer ${customerId}`));
+		expect(audit.some(row => row.includes("pause"))).toBe(true);
+		expect(audit.some(row => row.includes("resume"))).toBe(true);
+		const customer = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop))).body;
+		expect(customer).toMatchObject({ status: "ACTIVE", pause: null });
+	}, 90_000);
 
 	test("When an operator makes a card update link and the customer opens it, then the customer gives a new card in the hosted frame", async () => {
 		// Arrange
