@@ -252,6 +252,8 @@ beforeAll(async () => {
 		"GET /dashboard/api/audit": {},
 		"POST /dashboard/api/transactions/:id/refund": { body: { amountToRefund: "1.00" } },
 		"POST /dashboard/api/customers/:customerId/unsubscribe": {},
+		"POST /dashboard/api/customers/:id/pause": {},
+		"POST /dashboard/api/customers/:id/resume": {},
 		"POST /dashboard/api/webhooks/:eventId/redeliver": {},
 		"POST /dashboard/api/clock": { body: { advanceTo: future } },
 		"POST /admin/renewals/run": { body: { at: future } },
