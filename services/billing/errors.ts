@@ -7,9 +7,10 @@ import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
+import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 
-export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError;
+export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError | PlanChangeError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
@@ -65,6 +66,8 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 		message: "advanceTo must not be in the past: the clock only moves forward",
 	},
 	[RenewalRunError.NotSandbox]: { type: ApiErrorType.Conflict, message: "Only sandbox accounts have a test clock" },
+	// A subscription's change (plan-changes/).
+	...PLAN_CHANGE_ERRORS,
 };
 
 export const billingErrors = domainErrors(BILLING_ERRORS);

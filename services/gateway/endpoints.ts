@@ -49,6 +49,10 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"GET /disputes/:id": { action: "billing.getDispute" },
 	"POST /disputes/:id/evidence": { action: "billing.submitDisputeEvidence" },
 	"POST /unsubscribe/:customerId": { action: "billing.unsubscribe" },
+	// A subscription's change in place (docs/subscriptions.md).
+	"POST /customer/:id/change-quote": { action: "billing.quoteChange" },
+	"POST /customer/:id/change": { action: "billing.changeSubscription" },
+	"DELETE /customer/:id/pending-change": { action: "billing.cancelPendingChange" },
 };
 
 /** `/api`, no token. */

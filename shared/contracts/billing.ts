@@ -22,6 +22,12 @@ export interface CustomerView {
 	cardBin: string;
 	cardType: string;
 	cardExpiredTime: string;
+	/** Seats: each charge is the product's price × quantity (docs/subscriptions.md). */
+	quantity: number;
+	/** The customer's credit, a decimal in the subscription's currency: spent by later charges before the card. */
+	credit: number;
+	/** A change waiting for the period's end (mode at_period_end), null when none. */
+	pendingChange: { productId: number; quantity: number; at: string } | null;
 }
 
 /** The spec's Transaction (section 2). */
@@ -48,6 +54,8 @@ export interface TransactionView {
 	declineReason: string | null;
 	/** What a decline means for retrying it; null unless DECLINED. */
 	declineCategory: DeclineCategory | null;
+	/** A decimal: what the customer's credit paid of this charge besides `amount` (the card's part); 0 when none. */
+	creditApplied: number;
 }
 
 /** A dispute, as GET /api/disputes/{id} shows it (docs/disputes.md). */

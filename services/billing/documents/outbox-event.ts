@@ -20,6 +20,24 @@ export interface OutboxEvent {
 	disputeStatus?: DisputeStatus;
 	/** An open dispute's event: its transaction's refund status then (DISPUTED while the dispute holds it), for the same reason. */
 	refundStatus?: RefundStatus;
+	/** A subscription change's event: what changed, as it was then (plan-changes/change-answers.ts formats it). */
+	change?: ChangeDetails;
+}
+
+/** What a SUBSCRIPTION_CHANGED, _SCHEDULED or _CANCELLED event tells (minor units of `currency`). */
+export interface ChangeDetails {
+	quoteId: string | null;
+	mode: string;
+	currency: string;
+	from: { productId: number; quantity: number };
+	to: { productId: number; quantity: number };
+	due: number;
+	charged: number;
+	creditUsed: number;
+	creditAdded: number;
+	creditAfter: number;
+	/** When the new plan starts: the change's time, or the period's end. */
+	effectiveAt: Date | null;
 }
 
 export const outboxEventSchema = new Schema<OutboxEvent>(
@@ -30,6 +48,7 @@ export const outboxEventSchema = new Schema<OutboxEvent>(
 		transactionId: { type: Number, required: false },
 		disputeStatus: { type: String, required: false },
 		refundStatus: { type: String, required: false },
+		change: { type: Schema.Types.Mixed, required: false },
 	},
 	{ _id: false },
 );

@@ -16,7 +16,7 @@ import type { BillingDb } from "../models";
 export function outboxEvent(
 	deps: Pick<BillingDeps, "now">,
 	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus"> = {},
+	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus" | "change"> = {},
 ): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };
 }
@@ -68,7 +68,7 @@ export async function scheduledEvent(
 	kind: OutboxKind,
 	docId: number,
 	type: OutboxEvent["type"],
-	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus"> = {},
+	details: Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus" | "change"> = {},
 ): Promise<OutboxEvent> {
 	const event = outboxEvent(deps, type, details);
 	await scheduleEvents(deps, [{ kind, docId, event }]);

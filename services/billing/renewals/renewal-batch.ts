@@ -26,6 +26,7 @@ import { CustomerStatus, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
+import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-plan";
 import { retryState } from "./retry-state";
 
 export interface RenewalDeps extends BillingDeps {
@@ -78,6 +79,8 @@ interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
 	outcome: PaymentOutcome;
+	/** What it billed: the card's part, the credit's, and the customer's plan after it (renewal-plan.ts). */
+	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };
 }
@@ -91,7 +94,17 @@ const noMid: PaymentOutcome = {
 	hardDecline: false,
 };
 
-async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date): Promise<PaymentOutcome> {
+/** A renewal the customer's credit pays in full: no processor call. */
+const paidByCredit: PaymentOutcome = {
+	status: "APPROVED",
+	processorTransactionId: null,
+	processorReference: null,
+	reason: null,
+	hardDecline: false,
+};
+
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date, amount: number) {
+	if (amount === 0) return paidByCredit;
 	if (customer.authorizationId !== null) {
 		return withRetries(() =>
 			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
@@ -100,7 +113,7 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Product
 	const money = {
 		idempotencyKey: key,
 		cardToken: customer.cardToken,
-		amount: product.amountMinor,
+		amount,
 		currency: product.currency,
 		midId: customer.midId,
 	};
@@ -133,17 +146,18 @@ async function chargeAll(
 
 /** One claimed customer's renewal: its terms, the MID that takes it, the charge; "noProduct" when its product is gone. */
 async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions): Promise<Charged | "noProduct"> {
-	const terms = await deps.termsOf(item.customer.accountId, item.customer.productId);
+	const terms = await deps.termsOf(item.customer.accountId, renewalProductId(item.customer));
 	if (!terms) return "noProduct";
+	const bill = renewalBill(item.customer, terms.product);
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
 	const mid = await renewalMid(item.customer, terms, deps.caps);
-	if (!mid) return { ...item, terms, key, outcome: noMid };
+	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
-	const outcome = await charge(deps, customer, terms.product, key, options.at);
+	const outcome = await charge(deps, customer, terms.product, key, options.at, bill.amount);
 	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, terms.product.amountMinor);
-	return { ...item, customer, terms, key, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
+	return { ...item, customer, terms, key, bill, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
 
 /** The customer's update after its charge, and where it is listed next. */
@@ -154,8 +168,11 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 	if (outcome.status === "APPROVED") {
 		const periodsBilled = customer.periodsBilled + 1;
 		const anchor = customer.billingAnchor ?? scheduled;
-		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periodsBilled, unit: product.renewal.unit }) : null;
+		const period = item.bill.changes?.period;
+		const every = product.renewal && { every: product.renewal.every * periodsBilled, unit: product.renewal.unit };
+		const next = period ? period.end : every ? addPeriod(anchor, every) : null;
 		const billed = {
+			...item.bill.changes,
 			lastTimeBilled: deps.now(),
 			periodsBilled,
 			attempts: 0,
@@ -238,8 +255,9 @@ function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<strin
 	return recordTransactions(
 		deps,
 		charged.map(item => ({
-			customer: item.customer,
-			money: item.terms.product,
+			customer: { ...item.customer, productId: item.bill.productId },
+			money: { ...item.terms.product, amountMinor: item.bill.amount },
+			creditApplied: item.bill.creditUsed,
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
 			idempotencyKey: item.key,
 			outcome: item.outcome,
