@@ -2,7 +2,7 @@
 // transactions, the locks that keep one active subscription per (product,
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
 // recovery's counters, the four schedules (renewals, card-expiry warnings,
-// the outbox, checkouts to recover), the timelines the merchant's lists page
+// the outbox, checkouts to recover), change quotes, the timelines the merchant's lists page
 // through, and the id sequences. What each document holds, and its key, is
 // written beside its schema in documents/ (customer.ts, transaction.ts,
 // refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
