@@ -9,6 +9,8 @@ export enum ApiErrorType {
 	Unauthorized = "UNAUTHORIZED",
 	/** The dashboard: signed in, but not allowed (a viewer's change, a missing CSRF token, another origin). */
 	Forbidden = "FORBIDDEN",
+	/** A charge the issuer declined or the processor failed (a subscription's change): nothing changed. */
+	PaymentDeclined = "PAYMENT_DECLINED",
 	NotFound = "NOT_FOUND",
 	Conflict = "CONFLICT",
 	PayloadTooLarge = "PAYLOAD_TOO_LARGE",
@@ -25,6 +27,7 @@ const STATUS: Record<ApiErrorType, number> = {
 	[ApiErrorType.BadRequest]: 400,
 	[ApiErrorType.Unauthorized]: 401,
 	[ApiErrorType.Forbidden]: 403,
+	[ApiErrorType.PaymentDeclined]: 402,
 	[ApiErrorType.NotFound]: 404,
 	[ApiErrorType.Conflict]: 409,
 	[ApiErrorType.PayloadTooLarge]: 413,

@@ -23,6 +23,10 @@ import { getCustomer, getTransaction, listCustomers, listTransactions } from "./
 import { midHealth, monthVolumes } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
+import { quoteView } from "./plan-changes/change-answers";
+import type { PlanChangeError } from "./plan-changes/change-api-errors";
+import { type ChangeDone, cancelPendingChange, changeSubscription } from "./plan-changes/change-apply";
+import { storeQuote } from "./plan-changes/change-quote";
 import { refundTransaction } from "./refunds/refund-ledger";
 import { renewalStatus } from "./renewals/renewal-cycle";
 import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals } from "./renewals/renewal-runs";
@@ -92,6 +96,10 @@ const paymentChanges = (_: unknown, result: Pick<FirstPaymentResult, "customer" 
 	return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
 };
 
+/** A change's: its customer, and its charge when one was made. */
+const changeRelay = (_: unknown, result: ChangeDone | string): RelayTargets => ofObject(result)?.changed ?? {};
+const changeAnswer = (result: ChangeDone | PlanChangeError) => billingErrors.orFail<ChangeDone>(result).answer;
+
 const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "billing",
 	mixins: [dbMixin("billing", createBillingModels)],
@@ -120,6 +128,13 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			input => ({ customers: [input.id] }),
 			result => billingErrors.orFail(result),
 		),
+		// A subscription's change in place (plan-changes/, docs/subscriptions.md): a binding quote, the change, a scheduled one cancelled.
+		quoteChange: billingErrors.action(schemas.changeQuote, async (deps: BillingDeps, input: Parameters<typeof storeQuote>[1]) => {
+			const quote = await storeQuote(deps, input);
+			return typeof quote === "string" ? quote : quoteView(quote);
+		}),
+		changeSubscription: thenRelay(schemas.changeSubscription, changeSubscription, changeRelay, changeAnswer),
+		cancelPendingChange: thenRelay(schemas.getById, cancelPendingChange, changeRelay, changeAnswer),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
 		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
 		updateCard: thenRelay(schemas.updateCard, updateCard, paymentChanges),

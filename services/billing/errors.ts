@@ -7,10 +7,11 @@ import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
+import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { PauseError } from "./subscriptions/pause";
 
-export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError | PauseError;
+export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError | PauseError | PlanChangeError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
@@ -91,9 +92,15 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 		type: ApiErrorType.Conflict,
 		message: "The customer has a card update in progress; try again in a few minutes",
 	},
+	[PauseError.ChangePending]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer has a change waiting for the period's end; cancel it (DELETE /api/customer/{id}/pending-change) before pausing",
+	},
 	[PauseError.Busy]: { type: ApiErrorType.Conflict, message: "The customer is being renewed; try again in a few seconds" },
 	[PauseError.ResumeAtPast]: { type: ApiErrorType.Conflict, message: "resumeAt must be in the future" },
 	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
+	// A subscription's change (plan-changes/).
+	...PLAN_CHANGE_ERRORS,
 };
 
 export const billingErrors = domainErrors(BILLING_ERRORS);

@@ -2,7 +2,7 @@
 // transactions, the locks that keep one active subscription per (product,
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
 // recovery's counters, the five schedules (renewals, card-expiry warnings,
-// the outbox, checkouts to recover, paused customers' resumes), the timelines the merchant's lists page
+// the outbox, checkouts to recover, paused customers' resumes), change quotes, the timelines the merchant's lists page
 // through, and the id sequences. What each document holds, and its key, is
 // written beside its schema in documents/ (customer.ts, transaction.ts,
 // refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
@@ -12,6 +12,7 @@ import type { Connection, Model } from "mongoose";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import { createTimelines, type Timelines } from "../../shared/timeline";
+import { type ChangeQuoteDoc, changeQuoteSchema } from "./documents/change-quote";
 import { type MidStatsDoc, midStatsSchema, type RecoveryStatsDoc, recoveryStatsSchema } from "./documents/counters";
 import { type CustomerDoc, customerSchema } from "./documents/customer";
 import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./documents/dispute";
@@ -30,6 +31,8 @@ export interface BillingDb {
 	recoveryStats: Model<RecoveryStatsDoc>;
 	/** Each MID's counts by day (mid-stats.ts). */
 	midStats: Model<MidStatsDoc>;
+	/** Binding quotes of subscription changes, by their random id (plan-changes/). */
+	changeQuotes: Model<ChangeQuoteDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
 	renewalSchedule: Model<ScheduleSlotDoc>;
 	/** Outbox events by the time they were written (outbox.ts): the relay's sweep finds them by key. */
@@ -54,6 +57,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		stripeEvents: connection.model("StripeEvent", stripeEventSchema, "stripe_events"),
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
+		changeQuotes: connection.model("ChangeQuote", changeQuoteSchema, "change_quotes"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),

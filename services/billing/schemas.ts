@@ -1,6 +1,7 @@
 import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params, shortText } from "../../shared/schemas";
+import { CHANGE_MODES } from "./changes/subscription-period";
 import { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "./states";
 
 const environment = { enum: ["sandbox", "production"] };
@@ -73,6 +74,22 @@ export const schemas = {
 	unsubscribe: params({ accountId: id, customerId: id }),
 	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" } }, ["accountId", "id"]),
 	resumeCustomer: params({ accountId: id, id }),
+	// A subscription's change (plan-changes/): at least one of productId and quantity, which the action checks.
+	changeQuote: params(
+		{ accountId: id, id, productId: id, quantity: { type: "integer", minimum: 1, maximum: 10_000 }, mode: { enum: CHANGE_MODES } },
+		["accountId", "id", "mode"],
+	),
+	changeSubscription: params(
+		{
+			accountId: id,
+			id,
+			productId: id,
+			quantity: { type: "integer", minimum: 1, maximum: 10_000 },
+			mode: { enum: CHANGE_MODES },
+			quoteId: { type: "string", pattern: "^q_[0-9a-f]{32}$" },
+		},
+		["accountId", "id", "mode"],
+	),
 	runRenewals: params({ at: { type: "string", format: "date-time" } }, []),
 	recoverRefunds: params({}, []),
 	recovery: params({ accountId: id }),

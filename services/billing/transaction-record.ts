@@ -22,11 +22,19 @@ export interface ChargeRecord {
 	type: TransactionType;
 	idempotencyKey: string;
 	outcome: PaymentOutcome;
+	/** Minor units of the customer's credit that paid the rest of this charge (issue 36); absent: none. */
+	creditApplied?: number;
 }
 
-function chargeFields(deps: BillingDeps, { customer, money, type, idempotencyKey, outcome }: ChargeRecord): TransactionFields {
+const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
+
+function chargeFields(
+	deps: BillingDeps,
+	{ customer, money, type, idempotencyKey, outcome, creditApplied }: ChargeRecord,
+): TransactionFields {
 	const approved = outcome.status === "APPROVED";
-	const refundable = approved && (type === TransactionType.SubscriptionStart || type === TransactionType.Renewal);
+	// A renewal the credit paid in full moved no money at the processor: nothing to refund.
+	const refundable = approved && REFUNDABLE_TYPES.includes(type) && money.amountMinor > 0;
 	const status = approved
 		? TransactionStatus.Approved
 		: outcome.status === "DECLINED"
@@ -55,6 +63,7 @@ function chargeFields(deps: BillingDeps, { customer, money, type, idempotencyKey
 		refundableRemaining: refundable ? money.amountMinor : 0,
 		pendingRefunds: [],
 		originalTransactionId: null,
+		...(creditApplied ? { creditApplied } : {}),
 		// A charge or hold was attempted, approved or not: the merchant hears of it.
 		outbox: [outboxEvent(deps, "TRANSACTION")],
 		relayed: [],
@@ -70,6 +79,11 @@ export function recordTransaction(
 	outcome: PaymentOutcome,
 ): Promise<TransactionDoc> {
 	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome }));
+}
+
+/** One charge, with the credit that paid the rest of it (a subscription's change). */
+export function recordCharge(deps: BillingDeps, record: ChargeRecord): Promise<TransactionDoc> {
+	return createOnce(deps, chargeFields(deps, record));
 }
 
 /**

@@ -5,7 +5,20 @@ import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
 import type { CustomerDoc } from "./documents/customer";
 import type { DisputeDoc } from "./documents/dispute";
 import type { TransactionDoc } from "./documents/transaction";
+import { creditOf, quantityOf, storedPeriod } from "./plan-changes/customer-period";
 import { TransactionStatus } from "./states";
+
+/** The credit as a decimal of the period's currency (a customer with credit has a stored period: a change gave it). */
+function creditView(doc: CustomerDoc): number {
+	const currency = doc.period?.currency && findCurrency(doc.period.currency);
+	return currency ? toDecimal(creditOf(doc), currency) : 0;
+}
+
+function pendingView(doc: CustomerDoc): CustomerView["pendingChange"] {
+	const pending = storedPeriod(doc)?.pending;
+	if (!pending || !doc.nextRenewalTimestamp) return null;
+	return { productId: pending.productId, quantity: pending.quantity, at: formatDateTime(doc.nextRenewalTimestamp) };
+}
 
 export function toCustomerView(doc: CustomerDoc): CustomerView {
 	return {
@@ -26,6 +39,9 @@ export function toCustomerView(doc: CustomerDoc): CustomerView {
 		cardType: doc.cardType,
 		cardExpiredTime: doc.cardExpiredTime,
 		pause: doc.pause ? { pausedAt: formatDateTime(doc.pause.pausedAt), resumeAt: formatOptionalDateTime(doc.pause.resumeAt) } : null,
+		quantity: quantityOf(doc),
+		credit: creditView(doc),
+		pendingChange: pendingView(doc),
 	};
 }
 
@@ -49,6 +65,7 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		paymentMethod: doc.paymentMethod,
 		declineReason: doc.status === TransactionStatus.Declined ? doc.declineReason : null,
 		declineCategory: doc.status === TransactionStatus.Declined ? (doc.declineCategory ?? null) : null,
+		creditApplied: doc.creditApplied ? toDecimal(doc.creditApplied, findCurrency(doc.currency)!) : 0,
 	};
 }
 

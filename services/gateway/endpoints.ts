@@ -51,6 +51,10 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"POST /unsubscribe/:customerId": { action: "billing.unsubscribe" },
 	"POST /customer/:id/pause": { action: "billing.pauseCustomer" },
 	"POST /customer/:id/resume": { action: "billing.resumeCustomer" },
+	// A subscription's change in place (docs/subscriptions.md).
+	"POST /customer/:id/change-quote": { action: "billing.quoteChange" },
+	"POST /customer/:id/change": { action: "billing.changeSubscription" },
+	"DELETE /customer/:id/pending-change": { action: "billing.cancelPendingChange" },
 };
 
 /** `/api`, no token. */

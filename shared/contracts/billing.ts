@@ -24,6 +24,12 @@ export interface CustomerView {
 	cardExpiredTime: string;
 	/** While PAUSED: when it was paused and when it resumes by itself (null: when the merchant resumes it); null otherwise. */
 	pause: { pausedAt: string; resumeAt: string | null } | null;
+	/** Seats: each charge is the product's price × quantity (docs/subscriptions.md). */
+	quantity: number;
+	/** The customer's credit, a decimal in the subscription's currency: spent by later charges before the card. */
+	credit: number;
+	/** A change waiting for the period's end (mode at_period_end), null when none. */
+	pendingChange: { productId: number; quantity: number; at: string } | null;
 }
 
 /** The spec's Transaction (section 2). */
@@ -50,6 +56,8 @@ export interface TransactionView {
 	declineReason: string | null;
 	/** What a decline means for retrying it; null unless DECLINED. */
 	declineCategory: DeclineCategory | null;
+	/** A decimal: what the customer's credit paid of this charge besides `amount` (the card's part); 0 when none. */
+	creditApplied: number;
 }
 
 /** A dispute, as GET /api/disputes/{id} shows it (docs/disputes.md). */

@@ -4,6 +4,7 @@
 import { Schema } from "mongoose";
 import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
 import { type Lease, leaseSchema } from "../../../shared/persistence";
+import type { SubscriptionPeriod } from "../changes/subscription-period";
 import { CustomerStatus } from "../states";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
@@ -101,6 +102,18 @@ export interface CustomerDoc {
 	pause?: CustomerPause | null;
 	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
 	renewalLease: Lease | null;
+	/** Seats (issue 36): the amount of each charge is the product's price × quantity. Absent: 1. */
+	quantity?: number;
+	/** Minor units of the period's currency, never negative: what a downgrade gave back, spent by later charges first. Absent: 0. */
+	credit?: number;
+	/**
+	 * The current period as a change in place counts it (changes/subscription-period.ts): written by the first change,
+	 * moved on by each renewal after. Absent for a customer that never changed: its period is derived from its product
+	 * and schedule (plan-changes/customer-period.ts). Trusted only while its `end` is the customer's nextRenewalTimestamp.
+	 */
+	period?: SubscriptionPeriod | null;
+	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
+	lastQuoteId?: string | null;
 	createdAt: Date;
 }
 
@@ -148,6 +161,10 @@ export const customerSchema = new Schema<CustomerDoc>(
 		anchorPeriod: { type: Number, default: 0 },
 		pause: { type: Schema.Types.Mixed, default: null },
 		renewalLease: { type: leaseSchema(), default: null },
+		quantity: { type: Number, default: undefined },
+		credit: { type: Number, default: undefined },
+		period: { type: Schema.Types.Mixed, default: undefined },
+		lastQuoteId: { type: String, default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,

@@ -24,10 +24,28 @@ export interface OutboxEvent {
 	pause?: { pausedAt: Date; resumeAt: Date | null };
 	/** A SUBSCRIPTION_RESUMED's resume: when, and the next renewal it set. */
 	resume?: { resumedAt: Date; nextRenewalTimestamp: Date };
+	/** A subscription change's event: what changed, as it was then (plan-changes/change-answers.ts formats it). */
+	change?: ChangeDetails;
+}
+
+/** What a SUBSCRIPTION_CHANGED, _SCHEDULED or _CANCELLED event tells (minor units of `currency`). */
+export interface ChangeDetails {
+	quoteId: string | null;
+	mode: string;
+	currency: string;
+	from: { productId: number; quantity: number };
+	to: { productId: number; quantity: number };
+	due: number;
+	charged: number;
+	creditUsed: number;
+	creditAdded: number;
+	creditAfter: number;
+	/** When the new plan starts: the change's time, or the period's end. */
+	effectiveAt: Date | null;
 }
 
 /** What an event may carry besides its type (outbox.ts). */
-export type OutboxDetails = Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus" | "pause" | "resume">;
+export type OutboxDetails = Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus" | "pause" | "resume" | "change">;
 
 export const outboxEventSchema = new Schema<OutboxEvent>(
 	{
@@ -39,6 +57,7 @@ export const outboxEventSchema = new Schema<OutboxEvent>(
 		refundStatus: { type: String, required: false },
 		pause: { type: Schema.Types.Mixed, required: false },
 		resume: { type: Schema.Types.Mixed, required: false },
+		change: { type: Schema.Types.Mixed, required: false },
 	},
 	{ _id: false },
 );

@@ -43,6 +43,8 @@ export interface TransactionDoc {
 	pendingRefunds: string[];
 	/** For a REFUNDED transaction: the transaction it refunds. */
 	originalTransactionId: number | null;
+	/** Minor units of the customer's credit that paid part of this charge (a renewal or a change, issue 36): `amount` is what the card paid. Absent: none. */
+	creditApplied?: number;
 	outbox: OutboxEvent[];
 	relayed: string[];
 }
@@ -75,6 +77,7 @@ export const transactionSchema = new Schema<TransactionDoc>(
 		refundableRemaining: { type: Number, required: true, min: 0 },
 		pendingRefunds: { type: [String], default: [] },
 		originalTransactionId: { type: Number, default: null },
+		creditApplied: { type: Number, default: undefined },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
 	},

@@ -2,10 +2,11 @@
 // (shared/contracts/notifications.ts) around the documents it is about, as
 // they are when relayed.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
+import { findCurrency, toDecimal } from "../../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
 import type { CustomerDoc } from "../documents/customer";
 import type { DisputeDoc } from "../documents/dispute";
-import type { OutboxEvent } from "../documents/outbox-event";
+import type { ChangeDetails, OutboxEvent } from "../documents/outbox-event";
 import type { TransactionDoc } from "../documents/transaction";
 import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 
@@ -58,8 +59,31 @@ export function disputeEvent(
 	return envelope(event, { accountId: dispute.accountId, customerId: dispute.customerId, transaction_id: dispute.transactionId }, data);
 }
 
-/** Whether a customer's event names a transaction: a CONVERSION its checkout's charge or hold, an AUTHENTICATION_REQUIRED the renewal refused. */
-export const namesTransaction = (event: OutboxEvent): boolean => event.type === "CONVERSION" || event.type === "AUTHENTICATION_REQUIRED";
+/**
+ * Whether a customer's event names a transaction: a CONVERSION its checkout's charge or hold, an
+ * AUTHENTICATION_REQUIRED the renewal (or change) refused, a SUBSCRIPTION_CHANGED the change's charge.
+ */
+export const namesTransaction = (event: OutboxEvent): boolean =>
+	event.type === "CONVERSION" || event.type === "AUTHENTICATION_REQUIRED" || event.type === "SUBSCRIPTION_CHANGED";
+
+/** A change's details as the merchant reads them: amounts as decimals, the date as the API prints it. */
+function changeView(change: ChangeDetails) {
+	const currency = findCurrency(change.currency)!;
+	const amount = (minor: number) => toDecimal(minor, currency);
+	return {
+		quoteId: change.quoteId,
+		mode: change.mode,
+		currency: change.currency,
+		from: change.from,
+		to: change.to,
+		due: amount(change.due),
+		charged: amount(change.charged),
+		creditUsed: amount(change.creditUsed),
+		creditAdded: amount(change.creditAdded),
+		creditAfter: amount(change.creditAfter),
+		effectiveAt: change.effectiveAt ? formatDateTime(new Date(change.effectiveAt)) : null,
+	};
+}
 
 /** The transaction a customer's event names, if any: its writer names it (`transactionId`), and the relay has read it. */
 function namedTransaction(event: OutboxEvent, transactions: Map<number, TransactionDoc>): TransactionDoc | null {
@@ -78,5 +102,6 @@ export function customerEvent(customer: CustomerDoc, event: OutboxEvent, transac
 			resumedAt: formatDateTime(event.resume.resumedAt),
 			nextRenewalTimestamp: formatDateTime(event.resume.nextRenewalTimestamp),
 		};
+	if (event.change) data.change = changeView(event.change);
 	return envelope(event, { accountId: customer.accountId, customerId: customer._id, transaction_id: named?._id ?? null }, data);
 }

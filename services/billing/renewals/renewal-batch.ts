@@ -26,6 +26,7 @@ import { CustomerStatus, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
+import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-plan";
 import { retryState } from "./retry-state";
 
 export interface RenewalDeps extends BillingDeps {
@@ -80,6 +81,8 @@ interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
 	outcome: PaymentOutcome;
+	/** What it billed: the card's part, the credit's, and the customer's plan after it (renewal-plan.ts). */
+	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };
 }
@@ -93,7 +96,17 @@ const noMid: PaymentOutcome = {
 	hardDecline: false,
 };
 
-async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date): Promise<PaymentOutcome> {
+/** A renewal the customer's credit pays in full: no processor call. */
+const paidByCredit: PaymentOutcome = {
+	status: "APPROVED",
+	processorTransactionId: null,
+	processorReference: null,
+	reason: null,
+	hardDecline: false,
+};
+
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date, amount: number) {
+	if (amount === 0) return paidByCredit;
 	if (customer.authorizationId !== null) {
 		return withRetries(() =>
 			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
@@ -102,7 +115,7 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Product
 	const money = {
 		idempotencyKey: key,
 		cardToken: customer.cardToken,
-		amount: product.amountMinor,
+		amount,
 		currency: product.currency,
 		midId: customer.midId,
 	};
@@ -135,17 +148,18 @@ async function chargeAll(
 
 /** One claimed customer's renewal: its terms, the MID that takes it, the charge; "noProduct" when its product is gone. */
 async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions): Promise<Charged | "noProduct"> {
-	const terms = await deps.termsOf(item.customer.accountId, item.customer.productId);
+	const terms = await deps.termsOf(item.customer.accountId, renewalProductId(item.customer));
 	if (!terms) return "noProduct";
+	const bill = renewalBill(item.customer, terms.product);
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
 	const mid = await renewalMid(item.customer, terms, deps.caps);
-	if (!mid) return { ...item, terms, key, outcome: noMid };
+	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
-	const outcome = await charge(deps, customer, terms.product, key, options.at);
+	const outcome = await charge(deps, customer, terms.product, key, options.at, bill.amount);
 	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, terms.product.amountMinor);
-	return { ...item, customer, terms, key, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
+	return { ...item, customer, terms, key, bill, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
 
 /** The customer's update after its charge, and where it is listed next. */
@@ -156,10 +170,13 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 	if (outcome.status === "APPROVED") {
 		const periodsBilled = customer.periodsBilled + 1;
 		const anchor = customer.billingAnchor ?? scheduled;
+		const period = item.bill.changes?.period;
 		// Counted from the anchor's period: a resume (subscriptions/pause.ts) moves the anchor to the period it starts.
 		const periods = periodsBilled - (customer.anchorPeriod ?? 0);
-		const next = product.renewal ? addPeriod(anchor, { every: product.renewal.every * periods, unit: product.renewal.unit }) : null;
+		const every = product.renewal && { every: product.renewal.every * periods, unit: product.renewal.unit };
+		const next = period ? period.end : every ? addPeriod(anchor, every) : null;
 		const billed = {
+			...item.bill.changes,
 			lastTimeBilled: deps.now(),
 			periodsBilled,
 			attempts: 0,
@@ -242,8 +259,9 @@ function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<strin
 	return recordTransactions(
 		deps,
 		charged.map(item => ({
-			customer: item.customer,
-			money: item.terms.product,
+			customer: { ...item.customer, productId: item.bill.productId },
+			money: { ...item.terms.product, amountMinor: item.bill.amount },
+			creditApplied: item.bill.creditUsed,
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
 			idempotencyKey: item.key,
 			outcome: item.outcome,

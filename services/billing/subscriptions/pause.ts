@@ -41,6 +41,8 @@ export enum PauseError {
 	HoldPending = "HOLD_PENDING",
 	/** A card update waits for the buyer's challenge on its payment. */
 	CardUpdateInProgress = "CARD_UPDATE_IN_PROGRESS",
+	/** A change waits for the period's end (plan-changes/): the resume restarts the period, which would lose it. */
+	ChangePending = "CHANGE_PENDING",
 	/** Another billing node kept the customer's renewal lease through every try. */
 	Busy = "BUSY",
 	ResumeAtPast = "RESUME_AT_PAST",
@@ -71,6 +73,7 @@ function pauseRefusal(customer: CustomerDoc): PauseError | null {
 	if (!customer.renewalActive || !customer.nextRenewalTimestamp) return PauseError.NoRenewal;
 	if (customer.attempts > 0 || (customer.refusedMids?.length ?? 0) > 0) return PauseError.InRecovery;
 	if (customer.authorizationId !== null) return PauseError.HoldPending;
+	if (customer.period?.pending) return PauseError.ChangePending;
 	return null;
 }
 
@@ -205,6 +208,8 @@ async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promi
 					// The period restarts at the resume's renewal: period n is due at it + (n - periodsBilled) periods.
 					billingAnchor: next,
 					anchorPeriod: customer.periodsBilled,
+					// A change's stored period (plan-changes/) no longer ends at the renewal: it is derived from the anchor.
+					period: null,
 				},
 				$push: { outbox: event },
 			},

@@ -53,6 +53,38 @@ async function eventsOf(customerId: number, types: string[]): Promise<Envelope[]
 }
 
 describe("Pause and resume", () => {
+	test("When a customer with a change waiting for the period's end is paused, then 409 and nothing changes; once it is cancelled, paused and resumed, a prorated change charges for the time that was left", async () => {
+		// Arrange: a second seat at the period's end.
+		const id = await subscribed();
+		const change = (body: object) => app.http().post(`/api/customer/${id}/change`).set(bearer(shop)).send(body);
+		expect((await change({ quantity: 2, mode: "at_period_end" })).status).toBe(200);
+		const scheduled = await customer(id);
+
+		// Act
+		const refused = await pause(id);
+
+		// Assert: refused, the change still waits
+		expect(refused.status).toBe(409);
+		expect(refused.body.message).toBe(
+			"The customer has a change waiting for the period's end; cancel it (DELETE /api/customer/{id}/pending-change) before pausing",
+		);
+		expect(await customer(id)).toEqual(scheduled);
+
+		// Act: cancel, pause, resume, then the second seat now.
+		await app.http().delete(`/api/customer/${id}/pending-change`).set(bearer(shop)).expect(200);
+		expect((await pause(id)).status).toBe(200);
+		const resumed = await resume(id);
+		const now = await change({ quantity: 2, mode: "now_prorated" });
+
+		// Assert: the period the resume restarted ends at the kept renewal, nearly all of it left: nearly a seat's price.
+		expect(Math.abs(roughly(resumed.body.nextRenewalTimestamp) - roughly(scheduled.nextRenewalTimestamp))).toBeLessThan(60_000);
+		expect(now.status).toBe(200);
+		expect(now.body.transaction).toMatchObject({ type: "SUBSCRIPTION_CHANGE", status: "APPROVED" });
+		expect(now.body.transaction.amount).toBeGreaterThan(9.9);
+		expect(now.body.transaction.amount).toBeLessThanOrEqual(9.99);
+		expect(await customer(id)).toMatchObject({ status: "ACTIVE", quantity: 2, pendingChange: null });
+	});
+
 	test("When a customer is paused without a resume date, then nothing renews while the clock moves months; resumed, it keeps the time it had left and is charged then", async () => {
 		// Arrange
 		const id = await subscribed();

@@ -1,0 +1,237 @@
+// Subscriptions that change in place (issue 36), over HTTP: quotes, changes now (prorated or not) and at the period's
+// end, seats, an interval change, credit spent by the renewal, refusals that change nothing, and their events. The
+// wall clock is set to April 2027 (30 days, no clock change, CEST), as in docs/subscriptions.md's examples.
+import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { admin, bearer } from "../../factories/merchant";
+import { setWallClock } from "../../factories/wall-clock";
+import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
+import { startApp, type TestApp } from "../../setup/app";
+import { eventually } from "../notifications/webhook-events";
+
+let app: TestApp;
+let shop: Shop;
+let receiver: WebhookReceiver;
+const product: Record<string, number> = {};
+
+/** Local CEST time in April 2027 (UTC+2). */
+const april = (day: number, hour = 0, minute = 0) => Date.UTC(2027, 3, day, hour - 2, minute);
+
+beforeAll(async () => {
+	setWallClock(april(1));
+	app = await startApp();
+	shop = await createShop(app);
+	receiver = await startWebhookReceiver();
+	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+	const create = async (body: object) =>
+		(
+			await admin(app)
+				.post(`/accounts/${shop.accountId}/products`, {
+					name: "Plan",
+					currency: "EUR",
+					merchantAccountGroup: "default",
+					billing: "CHARGE",
+					renewal: { every: 1, unit: "month" },
+					...body,
+				})
+				.expect(201)
+		).body.id as number;
+	product.ten = await create({ amount: 10 });
+	product.twenty = await create({ amount: 20 });
+	product.twelve = await create({ amount: 12 });
+	product.yearly = await create({ amount: 100, renewal: { every: 1, unit: "year" } });
+	product.dollars = await create({ amount: 20, currency: "USD" });
+	product.inactive = await create({ amount: 20 });
+	await admin(app).patch(`/accounts/${shop.accountId}/products/${product.inactive}`, { active: false }).expect(200);
+});
+afterAll(async () => {
+	jest.useRealTimers();
+	await receiver.stop();
+	await app.stop();
+});
+
+const api = () => ({
+	post: (path: string, body: object) => app.http().post(`/api${path}`).set(bearer(shop)).send(body),
+	get: (path: string) => app.http().get(`/api${path}`).set(bearer(shop)),
+	delete: (path: string) => app.http().delete(`/api${path}`).set(bearer(shop)),
+});
+const subscribe = async (productId: number, card: string = CARDS.visa) => {
+	setWallClock(april(1));
+	const res = await submitCheckout(app, shop, { productId, card });
+	expect(res.body.code).toBe("OK");
+	return res.body.customerId as number;
+};
+const customer = async (id: number) => (await api().get(`/customer/${id}`).expect(200)).body;
+const transactions = async (id: number) => (await api().get(`/customer/${id}/transactions`).expect(200)).body.data;
+const renewAt = (at: number) =>
+	admin(app)
+		.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(at).toISOString() })
+		.expect(200);
+
+describe("Subscription changes", () => {
+	test("When €10 a month is upgraded to €20 on 16 April with its quote, then €5.00 is charged once as SUBSCRIPTION_CHANGE, and the quote cannot be used again", async () => {
+		const id = await subscribe(product.ten);
+		setWallClock(april(16));
+
+		const quote = await api().post(`/customer/${id}/change-quote`, { productId: product.twenty, mode: "now_prorated" }).expect(200);
+		setWallClock(april(16, 0, 10));
+		const done = await api()
+			.post(`/customer/${id}/change`, { productId: product.twenty, mode: "now_prorated", quoteId: quote.body.quoteId })
+			.expect(200);
+		const again = await api().post(`/customer/${id}/change`, { mode: "now_prorated", quoteId: quote.body.quoteId });
+
+		expect(quote.body).toMatchObject({ due: 5, charge: 5, creditAdded: 0, currency: "EUR", nextRenewal: { amount: 20 } });
+		expect(quote.body.lines.map((l: { kind: string; amount: number }) => [l.kind, l.amount])).toEqual([
+			["unused_time_credit", -5],
+			["new_plan_charge", 10],
+		]);
+		expect(done.body.transaction).toMatchObject({ type: "SUBSCRIPTION_CHANGE", amount: 5, status: "APPROVED", productId: product.twenty });
+		expect(done.body.customer).toMatchObject({ productId: product.twenty, quantity: 1, credit: 0, pendingChange: null });
+		expect(again.status).toBe(409);
+		expect((await transactions(id)).filter((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE")).toHaveLength(1);
+		const events = await eventually(() => {
+			const found = receiver.requests.map(r => JSON.parse(r.rawBody)).filter(e => e.customerId === id && e.type === "SUBSCRIPTION_CHANGED");
+			expect(found).toHaveLength(1);
+			return found;
+		});
+		expect(events[0].data.change).toMatchObject({ from: { productId: product.ten }, to: { productId: product.twenty }, charged: 5 });
+		expect(events[0].data.transaction).toMatchObject({ type: "SUBSCRIPTION_CHANGE" });
+		const listed = (await api().get("/events?type=SUBSCRIPTION_CHANGED").expect(200)).body;
+		expect(JSON.stringify(listed)).toContain(events[0].id);
+	});
+
+	test("When €20 is downgraded to €10 on 16 April without a quote, then €5.00 becomes credit, and the May renewal is paid €5.00 by credit and €5.00 by card", async () => {
+		const id = await subscribe(product.twenty);
+		setWallClock(april(16));
+
+		const done = await api().post(`/customer/${id}/change`, { productId: product.ten, mode: "now_prorated" }).expect(200);
+		await renewAt(april(30, 23, 30) + 3_600_000);
+
+		expect(done.body.change).toMatchObject({ due: 0, creditAdded: 5, creditAfter: 5 });
+		expect(done.body.transaction).toBeNull();
+		expect(done.body.customer.credit).toBe(5);
+		const renewal = (await transactions(id)).find((t: { type: string }) => t.type === "RENEWAL");
+		expect(renewal).toMatchObject({ amount: 5, creditApplied: 5, status: "APPROVED", productId: product.ten });
+		expect((await customer(id)).credit).toBe(0);
+	});
+
+	test("When 1 seat of €12 becomes 5 on 11 April, then €32.00 is charged; back to 2 seats on 21 April, the credit is what those seats were paid", async () => {
+		const id = await subscribe(product.twelve);
+		setWallClock(april(11));
+
+		const up = await api().post(`/customer/${id}/change`, { quantity: 5, mode: "now_prorated" }).expect(200);
+		setWallClock(april(21));
+		const down = await api().post(`/customer/${id}/change-quote`, { quantity: 2, mode: "now_prorated" }).expect(200);
+
+		expect(up.body.transaction).toMatchObject({ amount: 32 });
+		expect(up.body.customer).toMatchObject({ quantity: 5 });
+		// April is worth 12 × 10/30 + 60 × 10/30 + 24 × 10/30 = 32.00; 44.00 was paid.
+		expect(down.body).toMatchObject({ due: 0, creditAdded: 12, nextRenewal: { amount: 24, quantity: 2 } });
+	});
+
+	test("When a change is made without proration, then nothing is charged and May costs the new price", async () => {
+		const id = await subscribe(product.ten);
+		setWallClock(april(11));
+
+		const done = await api().post(`/customer/${id}/change`, { productId: product.twenty, mode: "now_without_proration" }).expect(200);
+
+		expect(done.body.change).toMatchObject({ due: 0, charge: 0, creditAdded: 0, nextRenewal: { amount: 20 } });
+		expect(done.body.transaction).toBeNull();
+	});
+
+	test("When a change waits for the period's end, then it shows on the customer, can be cancelled, and once scheduled again the renewal applies it", async () => {
+		const id = await subscribe(product.ten);
+		setWallClock(april(10));
+
+		await api().post(`/customer/${id}/change`, { productId: product.twenty, mode: "at_period_end" }).expect(200);
+		const scheduled = await customer(id);
+		await api().delete(`/customer/${id}/pending-change`).expect(200);
+		const cancelled = await customer(id);
+		const none = await api().delete(`/customer/${id}/pending-change`);
+		await api().post(`/customer/${id}/change`, { productId: product.twenty, mode: "at_period_end" }).expect(200);
+		await renewAt(april(30, 23, 30) + 3_600_000);
+
+		expect(scheduled).toMatchObject({ productId: product.ten, pendingChange: { productId: product.twenty, quantity: 1 } });
+		expect(cancelled.pendingChange).toBeNull();
+		expect(none.status).toBe(404);
+		expect((await transactions(id)).find((t: { type: string }) => t.type === "RENEWAL")).toMatchObject({
+			amount: 20,
+			productId: product.twenty,
+		});
+		expect(await customer(id)).toMatchObject({ productId: product.twenty, pendingChange: null });
+		const types = receiver.requests
+			.map(r => JSON.parse(r.rawBody))
+			.filter(e => e.customerId === id)
+			.map(e => e.type);
+		await eventually(() =>
+			expect(types).toEqual(expect.arrayContaining(["SUBSCRIPTION_CHANGE_SCHEDULED", "SUBSCRIPTION_CHANGE_CANCELLED"])),
+		);
+	});
+
+	test("When €10 a month changes to €100 a year on 16 April, then €95.00 is charged and the next renewal is 16 April 2028", async () => {
+		const id = await subscribe(product.ten);
+		setWallClock(april(16));
+
+		const done = await api().post(`/customer/${id}/change`, { productId: product.yearly, mode: "now_prorated" }).expect(200);
+
+		expect(done.body.change).toMatchObject({ intervalChange: true, due: 95, nextRenewal: { amount: 100, at: "2028-04-16T00:00:00.000" } });
+		expect((await customer(id)).nextRenewalTimestamp).toBe("2028-04-16T00:00:00.000");
+	});
+
+	test("When a quote has expired, is forged or is another customer's, then the change is refused and nothing changes", async () => {
+		const id = await subscribe(product.ten);
+		const other = await subscribe(product.ten);
+		setWallClock(april(16));
+		const quote = (await api().post(`/customer/${id}/change-quote`, { productId: product.twenty, mode: "now_prorated" }).expect(200)).body;
+
+		const otherCustomers = await api().post(`/customer/${other}/change`, { mode: "now_prorated", quoteId: quote.quoteId });
+		const forged = await api().post(`/customer/${id}/change`, { mode: "now_prorated", quoteId: `q_${"0".repeat(32)}` });
+		setWallClock(april(16, 0, 16));
+		const expired = await api().post(`/customer/${id}/change`, { mode: "now_prorated", quoteId: quote.quoteId });
+
+		expect([otherCustomers.status, forged.status, expired.status]).toEqual([404, 404, 409]);
+		expect(expired.body.message).toContain("expired");
+		expect((await customer(id)).productId).toBe(product.ten);
+		expect(await transactions(id)).toHaveLength(1);
+	});
+
+	test("When the input is bad, then each refusal is a documented 4xx and nothing changes", async () => {
+		const id = await subscribe(product.ten);
+		const gone = await subscribe(product.ten);
+		await api().post(`/unsubscribe/${gone}`, {}).expect(200);
+		const stranger = await createShop(app);
+		setWallClock(april(16));
+		const change = (path: number, body: object) => api().post(`/customer/${path}/change`, body);
+
+		const answers = [
+			await change(id, { productId: product.dollars, mode: "now_prorated" }),
+			await change(id, { productId: product.inactive, mode: "now_prorated" }),
+			await change(id, { productId: shop.products.oneOff, mode: "now_prorated" }),
+			await change(id, { productId: stranger.products.charge, mode: "now_prorated" }),
+			await change(gone, { productId: product.twenty, mode: "now_prorated" }),
+			await change(id, { quantity: "2", mode: "now_prorated" }),
+			await change(id, { mode: "now_prorated" }),
+			await change(id, { productId: product.twenty, mode: "later" }),
+			await change(id, { productId: product.ten, mode: "now_prorated" }),
+			await app.http().post(`/api/customer/${id}/change`).set(bearer(stranger)).send({ productId: product.twenty, mode: "now_prorated" }),
+		];
+
+		expect(answers.map(a => a.status)).toEqual([409, 409, 409, 404, 409, 400, 400, 400, 409, 404]);
+		expect((await customer(id)).productId).toBe(product.ten);
+		expect(await transactions(id)).toHaveLength(1);
+	});
+
+	test("When the card declines the upgrade's charge, then it answers 402 with the reason and nothing changes", async () => {
+		const id = await subscribe(product.ten, CARDS.declinesRenewals);
+		setWallClock(april(16));
+
+		const res = await api().post(`/customer/${id}/change`, { productId: product.twenty, mode: "now_prorated" });
+
+		expect(res.status).toBe(402);
+		expect(res.body).toMatchObject({ error: "PAYMENT_DECLINED", status: 402 });
+		expect(await customer(id)).toMatchObject({ productId: product.ten, credit: 0 });
+		expect((await transactions(id)).map((t: { type: string; status: string }) => [t.type, t.status])).toContainEqual([
+			"SUBSCRIPTION_CHANGE",
+			"DECLINED",
+		]);
+	});
+});
