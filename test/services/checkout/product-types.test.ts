@@ -32,6 +32,11 @@ const CUSTOMER_FIELDS = [
 	"cardBin",
 	"cardType",
 	"cardExpiredTime",
+	// Our additions (docs/subscriptions.md): seats, credit, a change waiting for the period's end, a pause.
+	"quantity",
+	"credit",
+	"pendingChange",
+	"pause",
 ].sort();
 const TRANSACTION_FIELDS = [
 	"id",
@@ -55,6 +60,8 @@ const TRANSACTION_FIELDS = [
 	"processorReference",
 	// How the buyer was authenticated (3-D Secure, docs/authentication.md).
 	"authentication",
+	// What the customer's credit paid of a renewal (docs/subscriptions.md).
+	"creditApplied",
 ].sort();
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
 
