@@ -55,7 +55,8 @@ export async function authenticateAdmin(this: Locals, _ctx: Context, _route: unk
 }
 
 export async function checkAdminRequest(this: Locals, ctx: Context, _route: unknown, req: GatewayRequest): Promise<void> {
-	checkParameters(req);
+	// An account is named by the path only: an action that takes one as an option (the dashboard's scope) never gets it here.
+	checkParameters(req, ["accountId"]);
 	// Everything under /admin/accounts/{accountId} answers an unknown account the same way: 404, before its action runs.
 	// Not retried: the request's retries belong to its action, so an outage answers 503 within the documented bound.
 	if (/:accountId\b/.test(req.$alias?.path ?? ""))

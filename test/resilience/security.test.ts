@@ -98,6 +98,29 @@ describe("Cross-account access", () => {
 			unknown: ["POST", `/api/disputes/${UNKNOWN_ID}/evidence`],
 			body: { evidence: { uncategorized_text: "Not yours" } },
 		},
+		// A subscription's pause, resume and change (docs/subscriptions.md).
+		"POST /customer/:id/pause": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/pause`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/pause`],
+		},
+		"POST /customer/:id/resume": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/resume`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/resume`],
+		},
+		"POST /customer/:id/change-quote": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/change-quote`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/change-quote`],
+			body: { quantity: 2, mode: "now_prorated" },
+		},
+		"POST /customer/:id/change": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/change`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/change`],
+			body: { quantity: 2, mode: "now_prorated" },
+		},
+		"DELETE /customer/:id/pending-change": {
+			foreign: () => ["DELETE", `/api/customer/${their.customerId}/pending-change`],
+			unknown: ["DELETE", `/api/customer/${UNKNOWN_ID}/pending-change`],
+		},
 		// The lists name a customer through a filter or the path: another account's lists nothing, as an unknown one.
 		"GET /customer/:id/transactions": {
 			foreign: () => ["GET", `/api/customer/${their.customerId}/transactions`],
@@ -120,7 +143,15 @@ describe("Cross-account access", () => {
 	const NAMES_NOTHING = ["POST /session", "GET /disputes"];
 	const LISTS = ["GET /customer/:id/transactions", "GET /transactions", "GET /events", "GET /customers"];
 	/** Our additions to the spec answer a 404, as REST does: the spec's 200 answers are for the spec's routes. */
-	const NOT_FOUND_404 = ["GET /disputes/:id", "POST /disputes/:id/evidence"];
+	const NOT_FOUND_404: Record<string, string> = {
+		"GET /disputes/:id": "Dispute not found",
+		"POST /disputes/:id/evidence": "Dispute not found",
+		"POST /customer/:id/pause": "Customer not found",
+		"POST /customer/:id/resume": "Customer not found",
+		"POST /customer/:id/change-quote": "Customer not found",
+		"POST /customer/:id/change": "Customer not found",
+		"DELETE /customer/:id/pending-change": "Customer not found",
+	};
 
 	test("When an /api endpoint names a resource, then it is in this table", () => {
 		expect(
@@ -149,11 +180,11 @@ describe("Cross-account access", () => {
 
 			// Assert: indistinguishable, but for the id the message names.
 			const idOf = (p: string) => p.split(/[/=]/).pop()!;
-			expect(foreign.status).toBe(NOT_FOUND_404.includes(route) ? 404 : 200);
+			expect(foreign.status).toBe(route in NOT_FOUND_404 ? 404 : 200);
 			expect(foreign.body.split(idOf(path)).join("<id>")).toBe(unknown.body.split(idOf(unknownPath)).join("<id>"));
 			expect(foreign.headers["content-type"]).toBe(unknown.headers["content-type"]);
 			if (LISTS.includes(route)) expect(JSON.parse(foreign.body)).toEqual({ data: [], nextCursor: null });
-			else if (NOT_FOUND_404.includes(route)) expect(JSON.parse(foreign.body)).toMatchObject({ status: 404, message: "Dispute not found" });
+			else if (route in NOT_FOUND_404) expect(JSON.parse(foreign.body)).toMatchObject({ status: 404, message: NOT_FOUND_404[route] });
 			else if (method === "GET" && !path.startsWith("/api/refund")) expect(foreign.body).toBe("");
 			else expect(JSON.parse(foreign.body)).toEqual({ success: false, message: expect.stringMatching(/ not found with ID: \d+$/) });
 			expect((await app.http().get(`/api/customer/${their.customerId}`).set(bearer(theirs))).body).toEqual(before.customer);

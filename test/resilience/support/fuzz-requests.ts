@@ -681,6 +681,60 @@ export function endpointSpecs(): EndpointSpec[] {
 			fields: {},
 		},
 
+		// A subscription's pause, resume and change (docs/subscriptions.md): the world's customer is the target only of
+		// requests with one defect each, which are refused; a well-formed one names another account's or no customer.
+		{
+			...api,
+			route: "POST /api/customer/:id/pause",
+			changesState: true,
+			input: "body",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			fields: {
+				resumeAt: {
+					valid: () => new Date(Date.now() + 30 * 86_400_000).toISOString(),
+					type: "string",
+					refused: () => ["tomorrow", "2020-01-01T00:00:00Z", "2999-01-01T00:00:00Z", "", "2026-13-01T00:00:00Z"],
+				},
+			},
+		},
+		{
+			...api,
+			route: "POST /api/customer/:id/resume",
+			changesState: true,
+			input: "body",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			fields: {},
+		},
+		...(["change-quote", "change"] as const).map(
+			(action): EndpointSpec => ({
+				...api,
+				route: `POST /api/customer/:id/${action}`,
+				changesState: true,
+				input: "body",
+				path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+				fields: {
+					productId: { valid: w => w.productId, type: "integer", refused: w => [0, -1, 1.5, w.otherProductId] },
+					quantity: { valid: () => 2, type: "integer", refused: () => [0, -1, 10_001, 1.5] },
+					mode: {
+						valid: () => "now_prorated",
+						type: "string",
+						required: true,
+						refused: () => ["NOW_PRORATED", "later", "", "now"],
+					},
+					...(action === "change"
+						? { quoteId: { valid: () => `q_${"0".repeat(32)}`, type: "string", refused: () => ["q_1", "", `Q_${"0".repeat(32)}`] } }
+						: {}),
+				},
+			}),
+		),
+		{
+			...api,
+			route: "DELETE /api/customer/:id/pending-change",
+			changesState: true,
+			input: "none",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+		},
+
 		// /api, no token
 		{ ...publicApi, route: "GET /api/openapi.json", changesState: false, input: "query", strict: false },
 		{ ...publicApi, route: "GET /api/checkout/key", changesState: false, input: "query" },
