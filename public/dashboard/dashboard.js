@@ -198,6 +198,175 @@ function pauseActions(customer) {
 	return [field("Resume on (optional)", until), el("button", { type: "button", class: "secondary", onclick: pause }, "Pause")];
 }
 
+const CHANGE_MODES = [
+	["now_prorated", "Now, prorated"],
+	["now_without_proration", "Now, without proration"],
+	["at_period_end", "At the period's end"],
+];
+
+const LINE_KINDS = { unused_time_credit: "Unused time credit", new_plan_charge: "New plan charge" };
+
+const productName = (products, id) => {
+	const product = products.get(id);
+	return product ? `${product.name} (${id})` : `product ${id}`;
+};
+
+const renewsEvery = ({ every, unit }) => `every ${every === 1 ? "" : `${every} `}${unit}${every === 1 ? "" : "s"}`;
+
+function pendingState(customer, products) {
+	const pending = customer.pendingChange;
+	return pending ? `${productName(products, pending.productId)} × ${pending.quantity} from ${pending.at}` : "–";
+}
+
+/** A quote's lines, and what it comes to, each amount with its currency: two tables, the second narrow enough for a phone. */
+function quoteTable(quote, products) {
+	const money = amount => `${amount} ${quote.currency}`;
+	const columns = [
+		["Line", l => LINE_KINDS[l.kind] ?? l.kind],
+		["Product", l => productName(products, l.productId)],
+		["Quantity", l => l.quantity],
+		["Unit amount", l => money(l.unitAmount)],
+		["From", l => l.from],
+		["To", l => l.to],
+		["Amount", l => money(l.amount)],
+	];
+	const next = quote.nextRenewal;
+	const totals = [
+		["Due", money(quote.due)],
+		["Paid from credit", money(quote.creditUsed)],
+		["Charged to the card now", money(quote.charge)],
+		["Added to credit", money(quote.creditAdded)],
+		["Credit after", money(quote.creditAfter)],
+		[`Next renewal${next.at ? ` on ${next.at}` : ""}: ${productName(products, next.productId)} × ${next.quantity}`, money(next.amount)],
+	];
+	return [
+		el(
+			"div",
+			{ class: "table-wrap" },
+			el(
+				"table",
+				{ class: "quote" },
+				el("caption", {}, `Quote ${quote.quoteId}, valid until ${quote.expiresAt}`),
+				el(
+					"thead",
+					{},
+					el(
+						"tr",
+						{},
+						columns.map(([title]) => el("th", { scope: "col" }, title)),
+					),
+				),
+				el(
+					"tbody",
+					{},
+					quote.lines.length === 0
+						? el("tr", {}, el("td", { colspan: columns.length }, "Nothing to prorate."))
+						: quote.lines.map(line =>
+								el(
+									"tr",
+									{},
+									columns.map(([, cell]) => el("td", {}, cell(line))),
+								),
+							),
+				),
+			),
+		),
+		el(
+			"table",
+			{ class: "totals" },
+			el("caption", { class: "visually-hidden" }, "What the quote comes to"),
+			el(
+				"tbody",
+				{},
+				totals.map(([title, value]) => el("tr", {}, el("th", { scope: "row" }, title), el("td", {}, value))),
+			),
+		),
+	];
+}
+
+/**
+ * An ACTIVE customer's change in place (docs/subscriptions.md): a product of the same currency that renews, a
+ * quantity and when; "Quote" answers a binding quote, "Confirm change" applies exactly it. Changing the form
+ * drops the quote shown.
+ */
+function changeSection(customer, products) {
+	const id = customer.id;
+	const current = products.get(customer.productId);
+	const choices = [...products.values()].filter(
+		p => p.id === customer.productId || (p.active && p.renewal && p.currency === current?.currency),
+	);
+	const product = el(
+		"select",
+		{ name: "productId" },
+		choices.map(p =>
+			el(
+				"option",
+				{ value: p.id, selected: p.id === customer.productId },
+				`${p.name} (${p.id}), ${p.amount} ${p.currency} ${p.renewal ? renewsEvery(p.renewal) : "once"}${p.id === customer.productId ? ", current" : ""}`,
+			),
+		),
+	);
+	const quantity = el("input", { name: "quantity", type: "number", min: 1, max: 10000, step: 1, required: true, value: customer.quantity });
+	const mode = el(
+		"select",
+		{ name: "mode" },
+		CHANGE_MODES.map(([value, label]) => el("option", { value }, label)),
+	);
+	const quoted = el("div", { class: "quoted" });
+	const form = el(
+		"form",
+		{ class: "filters change", "aria-label": "Change subscription" },
+		field("Product", product),
+		field("Quantity", quantity),
+		field("When", mode),
+		el("button", { type: "submit", class: "secondary" }, "Quote"),
+	);
+	form.addEventListener("input", () => quoted.replaceChildren());
+	form.addEventListener("submit", async event => {
+		event.preventDefault();
+		const body = { productId: Number(product.value), quantity: Number(quantity.value), mode: mode.value };
+		const quote = await busy("Quoting", () => api("POST", `/customers/${id}/change-quote`, body));
+		if (!quote) return quoted.replaceChildren();
+		const confirm = el("button", { type: "button" }, "Confirm change");
+		confirm.addEventListener("click", async () => {
+			const answer = await busy("Changing the subscription", () =>
+				api("POST", `/customers/${id}/change`, { ...body, quoteId: quote.quoteId }),
+			);
+			if (!answer) return;
+			const done =
+				body.mode === "at_period_end"
+					? `Customer ${id}: change scheduled for ${answer.customer.pendingChange?.at ?? "the period's end"}`
+					: `Customer ${id} changed${answer.transaction ? `: ${answer.transaction.amount} ${quote.currency} charged` : ""}`;
+			await pages.customer(id).then(() => say(done));
+		});
+		quoted.replaceChildren(...quoteTable(quote, products), el("div", { class: "actions" }, confirm));
+		say(`Quote ${quote.quoteId}: ${quote.charge} ${quote.currency} to charge now`);
+		confirm.focus();
+	});
+	const cancel = customer.pendingChange
+		? el(
+				"button",
+				{
+					type: "button",
+					class: "secondary",
+					onclick: async () => {
+						const answer = await busy("Cancelling the pending change", () => api("DELETE", `/customers/${id}/pending-change`));
+						if (answer) await pages.customer(id).then(() => say(`Customer ${id}: the pending change is cancelled`));
+					},
+				},
+				"Cancel pending change",
+			)
+		: null;
+	return el(
+		"section",
+		{ class: "card", "aria-labelledby": "change-title" },
+		el("h2", { id: "change-title" }, "Change subscription"),
+		cancel ? el("div", { class: "actions" }, el("span", {}, `Pending: ${pendingState(customer, products)}`), cancel) : null,
+		form,
+		quoted,
+	);
+}
+
 /** A page showing one list the API answers whole, as a table. */
 async function tablePage(title, path, columns) {
 	const rows = await busy(`Loading ${title.toLowerCase()}`, () => api("GET", path));
@@ -346,9 +515,12 @@ const pages = {
 	},
 
 	async customer(id) {
-		const customer = await busy("Loading the customer", () => api("GET", `/customers/${id}`));
-		if (customer === undefined) return;
+		const answers = await busy("Loading the customer", () => Promise.all([api("GET", `/customers/${id}`), api("GET", "/products")]));
+		if (answers === undefined) return;
+		const [customer, productList] = answers;
 		if (customer === null) return view.replaceChildren(el("h1", {}, `Customer ${id}`), el("p", {}, "No such customer."));
+		const products = new Map(productList.map(p => [p.id, p]));
+		const currency = products.get(customer.productId)?.currency ?? "";
 		const transactions = el("div");
 		const actions = el("div", { class: "actions" });
 		if (isOperator() && customer.status !== "UNSUBSCRIBED") {
@@ -407,6 +579,10 @@ const pages = {
 						["Email", customer.email],
 						["Name", `${customer.name} ${customer.lastName}`.trim()],
 						["Status", customer.status],
+						["Product", productName(products, customer.productId)],
+						["Quantity", customer.quantity],
+						["Credit", `${customer.credit} ${currency}`.trim()],
+						["Pending change", pendingState(customer, products)],
 						[
 							"Card",
 							`${customer.cardType} ${customer.cardBin}…, expires ${customer.cardExpiredTime.slice(0, 2)}/${customer.cardExpiredTime.slice(2)}`,
@@ -422,6 +598,7 @@ const pages = {
 				),
 				actions,
 			),
+			isOperator() && customer.status === "ACTIVE" ? changeSection(customer, products) : null,
 			el("h2", {}, "Transactions"),
 			transactions,
 		);

@@ -158,6 +158,11 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
 	"POST /customers/:id/pause": { action: "billing.pauseCustomer", change: "pause" },
 	"POST /customers/:id/resume": { action: "billing.resumeCustomer", change: "resume" },
+	// A subscription's change in place (docs/subscriptions.md). A quote is stored but changes nothing the customer
+	// pays, so only the change that applies it is audited; an operator's all the same, as it is only asked for to apply.
+	"POST /customers/:id/change-quote": { action: "billing.quoteChange", operatorOnly: true },
+	"POST /customers/:id/change": { action: "billing.changeSubscription", change: "change subscription" },
+	"DELETE /customers/:id/pending-change": { action: "billing.cancelPendingChange", change: "cancel change" },
 	"POST /customers/:customerId/card-update-link": {
 		action: "sessions.createCardUpdateLink",
 		change: "card update link",

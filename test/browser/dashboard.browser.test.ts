@@ -76,6 +76,15 @@ async function signIn(page: Page, email: string): Promise<void> {
 
 const statusText = (page: Page) => page.locator("#status").textContent();
 
+/** What a customer's details say for a term ("Quantity"). */
+const detail = (page: Page, term: string) =>
+	page
+		.locator("dt", { hasText: new RegExp(`^${term}$`) })
+		.locator("xpath=following-sibling::dd[1]")
+		.textContent();
+const details = async (page: Page, ...terms: string[]) => Promise.all(terms.map(term => detail(page, term)));
+const CHANGE_TERMS = ["Product", "Quantity", "Credit", "Pending change"];
+
 describe("The dashboard in Chromium", () => {
 	test("When an operator finds a customer by email, refunds part of a transaction and unsubscribes it, then the REFUND event and its delivery show and the customer is UNSUBSCRIBED", async () => {
 		// Arrange
@@ -187,6 +196,79 @@ describe("The dashboard in Chromium", () => {
 		expect(audit.some(row => row.includes("resume"))).toBe(true);
 		const customer = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop))).body;
 		expect(customer).toMatchObject({ status: "ACTIVE", pause: null });
+	}, 90_000);
+
+	test("When an operator quotes 3 seats now prorated and confirms, then the quote's lines and charge show, the customer has 3 seats and a SUBSCRIPTION_CHANGE, and a change scheduled for the period's end can be cancelled, each in the audit log", async () => {
+		// Arrange: a monthly subscription of 1 seat (9.99 EUR).
+		const page = await context.newPage();
+		const email = `buyer-${Date.now().toString(36)}-${++users}@example.com`;
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa, email })).body;
+		await signIn(page, await newUser(shop, "operator"));
+		await page.goto(`${app.url}/dashboard/#/customer/${customerId}`);
+		await page.getByRole("button", { name: "Quote" }).waitFor(WAIT);
+		const before = await details(page, ...CHANGE_TERMS);
+
+		// Act: 3 seats, now and prorated (the default), quoted and confirmed with the keyboard.
+		await page.getByLabel("Quantity").fill("3");
+		await page.keyboard.press("Enter");
+		await page.locator("table.totals").waitFor(WAIT);
+		const lines = await page
+			.locator("table.quote tbody tr")
+			.evaluateAll(rows => rows.map(row => Array.from(row.querySelectorAll("td"), td => td.textContent)));
+		const charge = await page
+			.getByRole("row", { name: /^Charged to the card now/ })
+			.getByRole("cell")
+			.textContent();
+		await shot(page, "customer-change-quote");
+		await page.keyboard.press("Enter");
+		await page.getByText(`Customer ${customerId} changed: `).waitFor(WAIT);
+		await page.getByRole("cell", { name: "SUBSCRIPTION_CHANGE", exact: true }).waitFor(WAIT);
+		const changed = await details(page, ...CHANGE_TERMS);
+		const changedStatus = await statusText(page);
+		await shot(page, "customer-changed");
+
+		// Act: 2 seats at the period's end, then that change cancelled.
+		await page.getByLabel("Quantity").fill("2");
+		await page.getByLabel("When").selectOption({ label: "At the period's end" });
+		await page.getByRole("button", { name: "Quote" }).click();
+		await page.getByRole("button", { name: "Confirm change" }).click();
+		await page.getByText(`Customer ${customerId}: change scheduled for `).waitFor(WAIT);
+		const scheduled = await details(page, ...CHANGE_TERMS);
+		await shot(page, "customer-change-scheduled");
+		await page.getByRole("button", { name: "Cancel pending change" }).click();
+		await page.getByText(`Customer ${customerId}: the pending change is cancelled`).waitFor(WAIT);
+		const cancelled = await details(page, ...CHANGE_TERMS);
+
+		// Assert: what the page showed.
+		const product = `P (${shop.products.charge})`;
+		expect(before).toEqual([product, "1", "0 EUR", "–"]);
+		const date = expect.stringMatching(/^\d{4}-\d\d-\d\dT/);
+		expect(lines).toEqual([
+			["Unused time credit", product, "1", "9.99 EUR", date, date, expect.stringMatching(/^-\d+(\.\d+)? EUR$/)],
+			["New plan charge", product, "3", "9.99 EUR", date, date, expect.stringMatching(/^\d+(\.\d+)? EUR$/)],
+		]);
+		expect(charge).toMatch(/^\d+(\.\d+)? EUR$/);
+		expect(changed).toEqual([product, "3", "0 EUR", "–"]);
+		expect(scheduled).toEqual([
+			product,
+			"3",
+			"0 EUR",
+			expect.stringMatching(new RegExp(`^P \\(${shop.products.charge}\\) × 2 from \\d{4}-`)),
+		]);
+		expect(cancelled).toEqual([product, "3", "0 EUR", "–"]);
+		// Assert: what the API holds, and the audit log.
+		const customer = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop))).body;
+		expect(customer).toMatchObject({ status: "ACTIVE", quantity: 3, pendingChange: null });
+		const transactions = (await app.http().get(`/api/customer/${customerId}/transactions`).set(bearer(shop))).body.data;
+		const change = transactions.find((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE");
+		expect(`${change.amount} EUR`).toBe(charge);
+		expect(changedStatus).toBe(`Customer ${customerId} changed: ${charge} charged`);
+		await page.getByRole("link", { name: "Audit log" }).click();
+		await page.getByRole("cell", { name: "cancel change", exact: true }).waitFor(WAIT);
+		const audit = (await page.locator("tbody tr").allTextContents()).filter(row => row.includes(`customer ${customerId}`));
+		expect(audit.filter(row => row.includes("change subscription")).length).toBe(2);
+		expect(audit.filter(row => row.includes("cancel change")).length).toBe(1);
+		await shot(page, "audit-changes");
 	}, 90_000);
 
 	test("When an operator makes a card update link and the customer opens it, then the customer gives a new card in the hosted frame", async () => {
@@ -326,24 +408,36 @@ describe("The dashboard in Chromium", () => {
 		expect(await page.getByRole("navigation", { name: "Sections" }).isVisible()).toBe(false);
 	});
 
-	test("When the dashboard is 360 px wide, then nothing overflows sideways and every control has a label", async () => {
+	test("When the dashboard is 360 px wide, then nothing overflows sideways and every control has a label, on the customers and on a customer's change form with a quote", async () => {
 		await context.close();
 		context = await browser.newContext({ viewport: { width: 360, height: 740 } });
 		const page = await context.newPage();
 		await paidCustomer(shop);
+		const email = `buyer-${Date.now().toString(36)}-${++users}@example.com`;
+		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa, email })).body;
 		await signIn(page, await newUser(shop, "operator"));
 		await page.getByRole("cell").first().waitFor(WAIT);
 		await shot(page, "narrow");
+		const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+		const unlabelled = () =>
+			page.evaluate(
+				() =>
+					Array.from(document.querySelectorAll("input, select")).filter(
+						el => !(el.getAttribute("aria-label") || (el.id && document.querySelector(`label[for="${el.id}"]`))),
+					).length,
+			);
+		const list = { overflow: await overflow(), unlabelled: await unlabelled() };
+		// A customer's page with its change form and a quote (its table scrolls inside its own box).
+		await page.goto(`${app.url}/dashboard/#/customer/${customerId}`);
+		await page.getByLabel("Quantity").fill("2");
+		await page.getByRole("button", { name: "Quote" }).click();
+		await page.locator("table.totals").waitFor(WAIT);
+		await shot(page, "narrow-change");
+		const customer = { overflow: await overflow(), unlabelled: await unlabelled() };
 
-		const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-		const unlabelled = await page.evaluate(
-			() =>
-				Array.from(document.querySelectorAll("input, select")).filter(
-					el => !(el.getAttribute("aria-label") || (el.id && document.querySelector(`label[for="${el.id}"]`))),
-				).length,
-		);
-
-		expect(overflow).toBeLessThanOrEqual(0);
-		expect(unlabelled).toBe(0);
+		expect(list.overflow).toBeLessThanOrEqual(0);
+		expect(list.unlabelled).toBe(0);
+		expect(customer.overflow).toBeLessThanOrEqual(0);
+		expect(customer.unlabelled).toBe(0);
 	});
 });
