@@ -4,11 +4,10 @@
 // node SIGKILLed while renewals are charged and `now_prorated` upgrades are
 // asked through the HTTP API. Each customer's renewal and change must be
 // charged exactly once, and the change's charge must be what its quote said.
-import { type ChildProcess, spawn } from "node:child_process";
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../shared/db.mixin";
-import { projectRoot } from "../../shared/paths";
 import { addPeriod } from "../../shared/time";
+import { billingNodes } from "../factories/billing-nodes";
 import { createShop, type Shop, submitCheckout } from "../factories/checkout";
 import { bearer } from "../factories/merchant";
 import { startApp, type TestApp } from "../setup/app";
@@ -21,30 +20,7 @@ const MONTHLY = { every: 1, unit: "month" } as const;
 
 let nats: NatsServer;
 let app: TestApp;
-const nodes = new Map<string, ChildProcess>();
-
-function startBillingNode(nodeId: string): ChildProcess {
-	const env = { ...process.env, SERVICES: "billing", NODE_ID: nodeId, LOG_LEVEL: "warn" };
-	// As renewals-multiprocess.test.ts: tsx as a loader in one real process, so SIGKILL kills the node itself.
-	const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], {
-		cwd: projectRoot,
-		env,
-		stdio: ["ignore", "ignore", "inherit"],
-	});
-	nodes.set(nodeId, child);
-	return child;
-}
-
-async function waitForBillingNodes(names: string[]): Promise<void> {
-	const deadline = Date.now() + 60_000;
-	for (;;) {
-		const available = app.broker.registry.getServiceList({ onlyAvailable: true, withActions: false }) as { name: string; nodeID: string }[];
-		const billing = new Set(available.filter(s => s.name === "billing").map(s => s.nodeID));
-		if (names.every(n => billing.has(n))) return;
-		if (Date.now() > deadline) throw new Error(`billing nodes did not join: ${[...billing].join(", ")}`);
-		await sleep(200);
-	}
-}
+const nodes = billingNodes();
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 const minor = (decimal: string | number) => Math.round(Number(decimal) * 100);
@@ -106,12 +82,12 @@ beforeAll(async () => {
 		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications"],
 		broker: { nodeID: "support", requestTimeout: 120_000 },
 	});
-	for (const name of BILLING_NODES) startBillingNode(name);
-	await waitForBillingNodes(BILLING_NODES);
+	for (const name of BILLING_NODES) nodes.start(name);
+	await nodes.waitFor(app.broker, BILLING_NODES);
 }, 90_000);
 
 afterAll(async () => {
-	for (const child of nodes.values()) if (child.exitCode === null) child.kill("SIGKILL");
+	nodes.killAll();
 	await app?.stop();
 	await nats?.stop();
 });
@@ -168,7 +144,7 @@ test("When changes race renewals on two billing nodes and one node is SIGKILLed 
 		const changes = Promise.all(customerIds.map(id => upgrade(shop, id, deadline)));
 		for (let waited = 0; (await count("SUBSCRIPTION_CHANGE")) < 3 && waited < 60_000; waited += 20) await sleep(20);
 		const atKill = { renewals: await count("RENEWAL"), changes: await count("SUBSCRIPTION_CHANGE") };
-		nodes.get("billing-2")!.kill("SIGKILL");
+		nodes.processes.get("billing-2")!.kill("SIGKILL");
 		await Promise.all(cycles);
 		// The killed node's renewal leases expire; the survivor's next cycle renews what it held.
 		await sleep(LEASE_MS + 500);

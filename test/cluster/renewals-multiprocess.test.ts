@@ -1,13 +1,13 @@
 // Exactly-once renewals on real processes: billing nodes (`npm run node` with
 // SERVICES=billing) over a real NATS server and one shared database server;
 // one node SIGKILLed mid-cycle, another SIGTERMed while unsubscribes arrive.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import { type Db, MongoClient } from "mongodb";
 import { createBroker } from "../../runtime/broker";
 import { databaseNameFor } from "../../shared/db.mixin";
-import { projectRoot } from "../../shared/paths";
+import { billingNodes } from "../factories/billing-nodes";
 import { testEnvironment } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
 
@@ -17,30 +17,7 @@ const LEASE_MS = 3000;
 
 let nats: NatsServer;
 let support: ServiceBroker;
-const nodes = new Map<string, ChildProcess>();
-
-function startBillingNode(nodeId: string): ChildProcess {
-	const env = { ...process.env, SERVICES: "billing", NODE_ID: nodeId, LOG_LEVEL: "warn" };
-	// One real process per node (tsx as a loader, not its CLI, which would run the node in a child), so SIGKILL kills the node.
-	const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], {
-		cwd: projectRoot,
-		env,
-		stdio: ["ignore", "ignore", "inherit"],
-	});
-	nodes.set(nodeId, child);
-	return child;
-}
-
-async function waitForBillingNodes(names: string[]): Promise<void> {
-	const deadline = Date.now() + 60_000;
-	for (;;) {
-		const available = support.registry.getServiceList({ onlyAvailable: true, withActions: false }) as { name: string; nodeID: string }[];
-		const billing = new Set(available.filter(s => s.name === "billing").map(s => s.nodeID));
-		if (names.every(n => billing.has(n))) return;
-		if (Date.now() > deadline) throw new Error(`billing nodes did not join: ${[...billing].join(", ")}`);
-		await new Promise(r => setTimeout(r, 200));
-	}
-}
+const nodes = billingNodes();
 
 /** Subscriptions to a SCHEDULE product with a 1-day trial, through the checkout's own billing steps. */
 async function seedCustomers(shop: RenewalShop, count: number, pan = "4242424242424242"): Promise<void> {
@@ -136,12 +113,12 @@ beforeAll(async () => {
 	// Everything but billing runs in this process; billing runs in three processes of its own.
 	support = createBroker(["accounts", "notifications", "payments"], { nodeID: "support", logger: false, requestTimeout: 120_000 });
 	await support.start();
-	for (const name of BILLING_NODES) startBillingNode(name);
-	await waitForBillingNodes(BILLING_NODES);
+	for (const name of BILLING_NODES) nodes.start(name);
+	await nodes.waitFor(support, BILLING_NODES);
 }, 90_000);
 
 afterAll(async () => {
-	for (const child of nodes.values()) if (child.exitCode === null) child.kill("SIGKILL");
+	nodes.killAll();
 	await support?.stop();
 	await nats?.stop();
 });
@@ -163,7 +140,7 @@ test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2
 		// A bounded wait: if the cycles end (or fail) first, the kill simply comes after them.
 		const killAt = Math.min(300, Math.floor(CUSTOMERS / 5));
 		for (let waited = 0; (await charges()) < killAt && waited < 60_000; waited += 20) await new Promise(r => setTimeout(r, 20));
-		nodes.get("billing-2")!.kill("SIGKILL");
+		nodes.processes.get("billing-2")!.kill("SIGKILL");
 		const results = await Promise.all(cycles);
 		if (process.env.DEBUG_RENEWALS) console.log("cycles:", results, "charges:", await charges());
 		// The killed node's leases expire; the survivors' next cycle catches up what it held.
@@ -202,8 +179,8 @@ test("When one of three billing processes is SIGKILLed mid-cycle, then each of 2
 test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, then it finishes what it holds and exits 0, the rest is charged once, and no one is charged after their unsubscribe was answered", async () => {
 	// Arrange: a fresh node to stop, and billing-3 as the survivor.
 	const count = 400;
-	startBillingNode("billing-4");
-	await waitForBillingNodes(["billing-3", "billing-4"]);
+	nodes.start("billing-4");
+	await nodes.waitFor(support, ["billing-3", "billing-4"]);
 	const shop = await createRenewalShop();
 	await seedCustomers(shop, count);
 	const client = await MongoClient.connect(process.env.MONGO_URL!);
@@ -222,7 +199,7 @@ test("When a billing process gets SIGTERM mid-cycle while unsubscribes arrive, t
 		const at = new Date(Date.now() + 2 * 86_400_000).toISOString();
 		const cycles = ["billing-3", "billing-4"].map(nodeID => support.call("billing.runRenewals", { at }, { nodeID, timeout: 120_000 }));
 		for (let waited = 0; (await charges()) < 40 && waited < 60_000; waited += 20) await new Promise(r => setTimeout(r, 20));
-		const stopping = nodes.get("billing-4")!;
+		const stopping = nodes.processes.get("billing-4")!;
 		stopping.kill("SIGTERM");
 		const answeredAt = new Map<number, number>();
 		await Promise.all(

@@ -1,0 +1,46 @@
+// Billing nodes as real processes (`npm run node` with SERVICES=billing) for
+// the multi-process tests: each joins the test's NATS server and database.
+import { type ChildProcess, spawn } from "node:child_process";
+import type { ServiceBroker } from "moleculer";
+import { projectRoot } from "../../shared/paths";
+
+export interface BillingNodes {
+	/** Every node started, by its id: a test SIGKILLs or SIGTERMs them through this. */
+	processes: Map<string, ChildProcess>;
+	start(nodeId: string): ChildProcess;
+	/** Resolves once `broker` sees billing available on every one of these nodes. */
+	waitFor(broker: ServiceBroker, nodeIds: string[]): Promise<void>;
+	/** SIGKILLs every node still running. */
+	killAll(): void;
+}
+
+export function billingNodes(): BillingNodes {
+	const processes = new Map<string, ChildProcess>();
+	return {
+		processes,
+		start(nodeId) {
+			const env = { ...process.env, SERVICES: "billing", NODE_ID: nodeId, LOG_LEVEL: "warn" };
+			// tsx as a loader, not its CLI (which would run the node in a child), so SIGKILL kills the node itself.
+			const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], {
+				cwd: projectRoot,
+				env,
+				stdio: ["ignore", "ignore", "inherit"],
+			});
+			processes.set(nodeId, child);
+			return child;
+		},
+		async waitFor(broker, nodeIds) {
+			const deadline = Date.now() + 60_000;
+			for (;;) {
+				const available = broker.registry.getServiceList({ onlyAvailable: true, withActions: false }) as { name: string; nodeID: string }[];
+				const billing = new Set(available.filter(s => s.name === "billing").map(s => s.nodeID));
+				if (nodeIds.every(n => billing.has(n))) return;
+				if (Date.now() > deadline) throw new Error(`billing nodes did not join: ${[...billing].join(", ")}`);
+				await new Promise(r => setTimeout(r, 200));
+			}
+		},
+		killAll() {
+			for (const child of processes.values()) if (child.exitCode === null) child.kill("SIGKILL");
+		},
+	};
+}
