@@ -6,6 +6,7 @@
 // quote: a repeat asks the processor with the same key and charges once. The
 // customer's new plan and its event are written in one update.
 import { randomUUID } from "node:crypto";
+import { config } from "../../../shared/config";
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
@@ -28,7 +29,8 @@ import { PlanChangeError } from "./change-api-errors";
 import { basisOf, type ChangeRequest, customerOf, customerRefusal, sameBasis, storeQuote } from "./change-quote";
 import { storedPeriod } from "./customer-period";
 
-const LEASE_MS = 60_000;
+/** As long as a renewal's (RENEWAL_LEASE_MS): a change does what a renewal does, and a dead node's lease ends as soon. */
+const leaseMs = () => config().renewalLeaseMs;
 const CLAIM_TRIES = 3;
 
 export interface ChangeDone {
@@ -43,7 +45,7 @@ async function claim(deps: BillingDeps, accountId: number, customerId: number, o
 		const claimed = await deps.db.customers
 			.findOneAndUpdate(
 				{ _id: customerId, accountId, ...leaseFree("renewalLease", now) },
-				{ $set: { renewalLease: newLease(owner, now, LEASE_MS) } },
+				{ $set: { renewalLease: newLease(owner, now, leaseMs()) } },
 				{ returnDocument: "after" },
 			)
 			.lean();
