@@ -83,14 +83,15 @@ function confirmAction(text) {
 
 const isOperator = () => me?.role === "operator";
 
-function table(columns, rows, caption) {
+/** A table of `rows`, one column per [title, cell]; its caption is for screen readers unless `visibleCaption`. */
+function table(columns, rows, caption, { className, visibleCaption = false, empty = "Nothing here." } = {}) {
 	return el(
 		"div",
 		{ class: "table-wrap" },
 		el(
 			"table",
-			{},
-			el("caption", { class: "visually-hidden" }, caption),
+			className ? { class: className } : {},
+			el("caption", visibleCaption ? {} : { class: "visually-hidden" }, caption),
 			el(
 				"thead",
 				{},
@@ -104,7 +105,7 @@ function table(columns, rows, caption) {
 				"tbody",
 				{},
 				rows.length === 0
-					? el("tr", {}, el("td", { colspan: columns.length }, "Nothing here."))
+					? el("tr", {}, el("td", { colspan: columns.length }, empty))
 					: rows.map(row =>
 							el(
 								"tr",
@@ -240,37 +241,11 @@ function quoteTable(quote, products) {
 		[`Next renewal${next.at ? ` on ${next.at}` : ""}: ${productName(products, next.productId)} × ${next.quantity}`, money(next.amount)],
 	];
 	return [
-		el(
-			"div",
-			{ class: "table-wrap" },
-			el(
-				"table",
-				{ class: "quote" },
-				el("caption", {}, `Quote ${quote.quoteId}, valid until ${quote.expiresAt}`),
-				el(
-					"thead",
-					{},
-					el(
-						"tr",
-						{},
-						columns.map(([title]) => el("th", { scope: "col" }, title)),
-					),
-				),
-				el(
-					"tbody",
-					{},
-					quote.lines.length === 0
-						? el("tr", {}, el("td", { colspan: columns.length }, "Nothing to prorate."))
-						: quote.lines.map(line =>
-								el(
-									"tr",
-									{},
-									columns.map(([, cell]) => el("td", {}, cell(line))),
-								),
-							),
-				),
-			),
-		),
+		table(columns, quote.lines, `Quote ${quote.quoteId}, valid until ${quote.expiresAt}`, {
+			className: "quote",
+			visibleCaption: true,
+			empty: "Nothing to prorate.",
+		}),
 		el(
 			"table",
 			{ class: "totals" },

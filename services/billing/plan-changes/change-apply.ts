@@ -26,8 +26,8 @@ import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
 import { changeDetails, quotedView } from "./change-answers";
 import { PlanChangeError } from "./change-api-errors";
-import { basisOf, type ChangeRequest, customerOf, customerRefusal, sameBasis, storeQuote } from "./change-quote";
-import { storedPeriod } from "./customer-period";
+import { basisOf, type ChangeRequest, customerOf, customerRefusal, nothingNow, sameBasis, storeQuote } from "./change-quote";
+import { creditOf, storedPeriod } from "./customer-period";
 
 /** As long as a renewal's (RENEWAL_LEASE_MS): a change does what a renewal does, and a dead node's lease ends as soon. */
 const leaseMs = () => config().renewalLeaseMs;
@@ -207,23 +207,17 @@ export async function cancelPendingChange(
 		const pending = period?.pending;
 		if (!period || !pending) return PlanChangeError.NoPendingChange;
 		const from = { productId: period.plan.productId, quantity: period.plan.quantity };
-		const credit = customer.credit ?? 0;
-		const result: QuotedChange = {
-			mode: "at_period_end",
-			trial: false,
-			intervalChange: false,
-			currency: period.currency,
-			from,
-			to: { productId: pending.productId, quantity: pending.quantity },
-			lines: [],
-			due: 0,
-			creditUsed: 0,
-			charged: 0,
-			creditAdded: 0,
-			creditAfter: credit,
-			nextRenewal: { at: period.end, ...from, amount: period.plan.unitAmount * period.plan.quantity },
-			state: null,
-		};
+		const result = nothingNow(
+			{
+				mode: "at_period_end",
+				trial: false,
+				currency: period.currency,
+				from,
+				to: { productId: pending.productId, quantity: pending.quantity },
+				nextRenewal: { at: period.end, ...from, amount: period.plan.unitAmount * period.plan.quantity },
+			},
+			creditOf(customer),
+		);
 		const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_CHANGE_CANCELLED", {
 			change: changeDetails(null, result, customer.nextRenewalTimestamp),
 		});

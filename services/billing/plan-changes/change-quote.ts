@@ -130,6 +130,24 @@ export async function computeChange(
 	};
 }
 
+/** A change that charges and credits nothing now (in a trial, or one cancelled): no lines, the credit as it is. */
+export function nothingNow(
+	change: Pick<QuotedChange, "mode" | "trial" | "currency" | "from" | "to" | "nextRenewal">,
+	credit: number,
+): QuotedChange {
+	return {
+		...change,
+		intervalChange: false,
+		lines: [],
+		due: 0,
+		creditUsed: 0,
+		charged: 0,
+		creditAdded: 0,
+		creditAfter: credit,
+		state: null,
+	};
+}
+
 /** In a trial nothing was paid: the plan the first charge bills switches now, whatever the mode, with nothing prorated. */
 function trialChange(
 	customer: CustomerDoc,
@@ -141,23 +159,10 @@ function trialChange(
 	if (from.productId === to.productId && from.quantity === to.quantity) return PlanChangeError.SamePlan;
 	const amount = next.amountMinor * to.quantity;
 	if (!Number.isSafeInteger(amount)) return PlanChangeError.AmountTooLarge;
-	const credit = creditOf(customer);
-	return {
-		mode,
-		trial: true,
-		intervalChange: false,
-		currency: next.currency,
-		from,
-		to,
-		lines: [],
-		due: 0,
-		creditUsed: 0,
-		charged: 0,
-		creditAdded: 0,
-		creditAfter: credit,
-		nextRenewal: { at: customer.nextRenewalTimestamp, ...to, amount },
-		state: null,
-	};
+	return nothingNow(
+		{ mode, trial: true, currency: next.currency, from, to, nextRenewal: { at: customer.nextRenewalTimestamp, ...to, amount } },
+		creditOf(customer),
+	);
 }
 
 /** The customer, if it is the account's. */

@@ -56,9 +56,9 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 	const now = deps.now();
 	// Only the hourly cycle moves the schedule's cursor: a run for one account or for a future time leaves work behind it.
 	const moveCursor = options.accountId === undefined && options.at.getTime() <= now.getTime();
-	report.resumed = await sendResumes(deps, options, { now, moveCursor });
+	report.resumed = await sendDue(deps, options, { now, moveCursor }, resumeDue);
 	await renewDue(deps, options, { now, moveCursor }, report);
-	if (!options.signal?.aborted) report.cardExpiryWarnings = await sendExpiryWarnings(deps, options, { now, moveCursor });
+	if (!options.signal?.aborted) report.cardExpiryWarnings = await sendDue(deps, options, { now, moveCursor }, warnExpiringCards);
 	return report;
 }
 
@@ -112,28 +112,24 @@ async function renewInBatches(
 	}
 }
 
-/** The paused customers whose resumeAt is due by the cycle's time, resumed, their events handed to the relay; answers how many. */
-async function sendResumes(deps: RenewalDeps, options: CycleOptions, run: CycleRun): Promise<number> {
-	const resumed = await resumeDue(deps, {
+/**
+ * What a schedule beside the renewals has due by the cycle's time (resumes of paused customers, CARD_EXPIRING
+ * warnings), done and the customers' events handed to the relay; answers how many.
+ */
+async function sendDue(
+	deps: RenewalDeps,
+	options: CycleOptions,
+	run: CycleRun,
+	due: (deps: RenewalDeps, by: { at: Date; accountId?: number; sandboxOnly: boolean; moveCursor: boolean }) => Promise<number[]>,
+): Promise<number> {
+	const customers = await due(deps, {
 		at: options.at,
 		accountId: options.accountId,
 		sandboxOnly: options.at > run.now,
 		moveCursor: run.moveCursor,
 	});
-	if (resumed.length) deps.relay({ customers: resumed });
-	return resumed.length;
-}
-
-/** The CARD_EXPIRING warnings due by the cycle's time, handed to the outbox relay; answers how many were sent. */
-async function sendExpiryWarnings(deps: RenewalDeps, options: CycleOptions, run: CycleRun): Promise<number> {
-	const warned = await warnExpiringCards(deps, {
-		at: options.at,
-		accountId: options.accountId,
-		sandboxOnly: options.at > run.now,
-		moveCursor: run.moveCursor,
-	});
-	if (warned.length) deps.relay({ customers: warned });
-	return warned.length;
+	if (customers.length) deps.relay({ customers });
+	return customers.length;
 }
 
 /** Ops: what the renewal engine has in front of it right now. */
