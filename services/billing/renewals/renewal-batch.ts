@@ -21,12 +21,12 @@ import type { TransactionDoc } from "../documents/transaction";
 import { customerMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
+import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
 import { claimRenewals } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
-import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-plan";
 import { retryState } from "./retry-state";
 
 export interface RenewalDeps extends BillingDeps {
@@ -67,6 +67,7 @@ function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, 
 	// A checkout still paying: its listing may be changing; leave it.
 	if (customer?.status === CustomerStatus.Pending) return "notNow";
 	if (customer?.renewalLease && customer.renewalLease.until.getTime() > now.getTime()) return "held";
+	if (customer?.changeInFlight) return "held";
 	const listed =
 		customer?.status === CustomerStatus.Active && customer.renewalActive && slotStart(customer.nextRenewalTimestamp) === entry.at.getTime();
 	return listed ? "notNow" : "left";
@@ -81,7 +82,7 @@ interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
 	outcome: PaymentOutcome;
-	/** What it billed: the card's part, the credit's, and the customer's plan after it (renewal-plan.ts). */
+	/** What it billed: the card's part, the credit's, and the customer's plan after it (plan-changes/renewal-bill.ts). */
 	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };

@@ -234,4 +234,38 @@ describe("Subscription changes", () => {
 			"DECLINED",
 		]);
 	});
+
+	test("When a change without a quote is sent twice with one Idempotency-Key, then it is charged and applied once and the repeat gets the first answer; the key with another body is refused", async () => {
+		const id = await subscribe(product.ten);
+		setWallClock(april(16));
+		const send = (body: object, key: string) => api().post(`/customer/${id}/change`, body).set("Idempotency-Key", key);
+		const key = `chg-${id}`;
+
+		const first = await send({ productId: product.twenty, mode: "now_prorated" }, key).expect(200);
+		setWallClock(april(16, 1));
+		const repeat = await send({ productId: product.twenty, mode: "now_prorated" }, key).expect(200);
+		const other = await send({ productId: product.twelve, mode: "now_prorated" }, key);
+
+		expect(first.body.change).toMatchObject({ charge: 5 });
+		expect(repeat.body).toEqual(first.body);
+		expect(other.status).toBe(409);
+		expect(other.body.message).toMatch(/must be the quote's/);
+		expect((await transactions(id)).filter((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE")).toHaveLength(1);
+		expect(await customer(id)).toMatchObject({ productId: product.twenty });
+	});
+
+	test("When a declined change is sent again with its Idempotency-Key, then the processor is asked with the same key and the answer is the same decline", async () => {
+		const id = await subscribe(product.ten, CARDS.declinesRenewals);
+		setWallClock(april(16));
+		const send = () =>
+			api().post(`/customer/${id}/change`, { productId: product.twenty, mode: "now_prorated" }).set("Idempotency-Key", `declined-${id}`);
+
+		const first = await send();
+		const repeat = await send();
+
+		expect([first.status, repeat.status]).toEqual([402, 402]);
+		expect(repeat.body.message).toEqual(first.body.message);
+		expect((await transactions(id)).filter((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE")).toHaveLength(1);
+		expect(await customer(id)).toMatchObject({ productId: product.ten });
+	});
 });
