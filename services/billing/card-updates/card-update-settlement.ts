@@ -11,6 +11,7 @@ import { AUTHENTICATION_FAILED_REASON, type PaymentOutcome } from "../../../shar
 import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
 import type { CardFields, CustomerDoc } from "../documents/customer";
+import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
 import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
@@ -18,7 +19,6 @@ import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
-import { listExpiryWarning } from "./card-expiry";
 import { noteRecovery } from "./recovery";
 
 /** Customers whose card can be replaced: a subscription that is live, or suspended by its renewals. */

@@ -69,7 +69,7 @@ export interface CustomerDoc {
 	cardFingerprint: string;
 	midId: number;
 	midName: string;
-	/** The card token a CARD_EXPIRING warning was sent for (once per card); see card-expiry.ts. */
+	/** The card token a CARD_EXPIRING warning was sent for (once per card); see expiry-warnings.ts. */
 	expiryWarnedCard?: string | null;
 	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
 	refusedMids?: number[];

@@ -15,6 +15,7 @@ import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
+import { listExpiryWarning } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { waitForRenewalInFlight } from "../renewal-lease";
@@ -189,7 +190,11 @@ export async function applied(
 	// The answer first: once the customer says the quote was applied, a repeat of its key finds it.
 	await deps.db.changeQuotes.updateOne({ _id: quote._id, usedAt: null }, { $set: { answer } });
 	const moved = fields.nextRenewalTimestamp && customer.nextRenewalTimestamp;
-	if (moved) await deps.renewals.addAll([{ id: customer._id, at: fields.nextRenewalTimestamp! }]);
+	if (moved) {
+		await deps.renewals.addAll([{ id: customer._id, at: fields.nextRenewalTimestamp! }]);
+		// A card that will have expired by the new renewal is warned about before it (CARD_EXPIRING).
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: fields.nextRenewalTimestamp! });
+	}
 	await deps.db.customers.updateOne(held, { $set: fields, $push: { outbox: event } });
 	if (moved) await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp!, fields.nextRenewalTimestamp!);
 	await deps.db.changeQuotes.updateOne({ _id: quote._id, usedAt: null }, { $set: { usedAt: deps.now() } });

@@ -268,4 +268,22 @@ describe("Subscription changes", () => {
 		expect((await transactions(id)).filter((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE")).toHaveLength(1);
 		expect(await customer(id)).toMatchObject({ productId: product.ten });
 	});
+
+	test("When a monthly subscription changes to yearly and its card expires before the new renewal, then CARD_EXPIRING is sent 30 days before that renewal", async () => {
+		// A card valid until January 2028: May 2027's renewal is fine, April 2028's is not.
+		setWallClock(april(1));
+		const checkout = await submitCheckout(app, shop, { productId: product.ten, expiry: "0128" });
+		const id = checkout.body.customerId as number;
+		setWallClock(april(16));
+		await api().post(`/customer/${id}/change`, { productId: product.yearly, mode: "now_prorated" }).expect(200);
+
+		await renewAt(Date.UTC(2028, 2, 20));
+
+		const warned = await eventually(() => {
+			const found = receiver.requests.map(r => JSON.parse(r.rawBody)).filter(e => e.customerId === id && e.type === "CARD_EXPIRING");
+			expect(found).toHaveLength(1);
+			return found;
+		});
+		expect(warned[0].data).toBeDefined();
+	});
 });
