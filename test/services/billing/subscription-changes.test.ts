@@ -269,6 +269,26 @@ describe("Subscription changes", () => {
 		expect(await customer(id)).toMatchObject({ productId: product.ten });
 	});
 
+	test("When a subscription resumed to renew on 31 July changes, then its renewals stay on month ends: 31 August, 30 September", async () => {
+		// Subscribed 1 March, paused at once (31 days left), resumed 30 June: it renews 31 July at the same hour.
+		setWallClock(Date.UTC(2027, 2, 1, 10));
+		const checkout = await submitCheckout(app, shop, { productId: product.ten });
+		const id = checkout.body.customerId as number;
+		await app.http().post(`/api/customer/${id}/pause`).set(bearer(shop)).expect(200);
+		setWallClock(Date.UTC(2027, 5, 30, 10));
+		await app.http().post(`/api/customer/${id}/resume`).set(bearer(shop)).expect(200);
+		expect((await customer(id)).nextRenewalTimestamp).toBe("2027-07-31T11:00:00.000");
+		setWallClock(Date.UTC(2027, 6, 10, 10));
+		await api().post(`/customer/${id}/change`, { quantity: 2, mode: "now_prorated" }).expect(200);
+
+		await renewAt(Date.UTC(2027, 7, 1));
+		const august = (await customer(id)).nextRenewalTimestamp;
+		await renewAt(Date.UTC(2027, 8, 1));
+		const september = (await customer(id)).nextRenewalTimestamp;
+
+		expect([august, september]).toEqual(["2027-08-31T11:00:00.000", "2027-09-30T11:00:00.000"]);
+	});
+
 	test("When a monthly subscription changes to yearly and its card expires before the new renewal, then CARD_EXPIRING is sent 30 days before that renewal", async () => {
 		// A card valid until January 2028: May 2027's renewal is fine, April 2028's is not.
 		setWallClock(april(1));
