@@ -27,6 +27,7 @@ import { quoteView } from "./plan-changes/change-answers";
 import type { PlanChangeError } from "./plan-changes/change-api-errors";
 import { type ChangeDone, cancelPendingChange, changeSubscription } from "./plan-changes/change-apply";
 import { storeQuote } from "./plan-changes/change-quote";
+import { type CreditRefundDone, refundCredit } from "./plan-changes/credit-refund";
 import { refundTransaction } from "./refunds/refund-ledger";
 import { renewalStatus } from "./renewals/renewal-cycle";
 import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals } from "./renewals/renewal-runs";
@@ -135,6 +136,12 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		}),
 		changeSubscription: thenRelay(schemas.changeSubscription, changeSubscription, changeRelay, changeAnswer),
 		cancelPendingChange: thenRelay(schemas.getById, cancelPendingChange, changeRelay, changeAnswer),
+		refundCredit: thenRelay(
+			schemas.getById,
+			refundCredit,
+			(_, result) => ({ transactions: ofObject(result)?.transactions ?? [] }),
+			(result: CreditRefundDone | PlanChangeError) => billingErrors.orFail<CreditRefundDone>(result).answer,
+		),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
 		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
 		updateCard: thenRelay(schemas.updateCard, updateCard, paymentChanges),

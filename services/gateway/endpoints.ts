@@ -55,6 +55,7 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"POST /customer/:id/change-quote": { action: "billing.quoteChange" },
 	"POST /customer/:id/change": { action: "billing.changeSubscription", idempotencyKey: true },
 	"DELETE /customer/:id/pending-change": { action: "billing.cancelPendingChange" },
+	"POST /customer/:id/credit-refund": { action: "billing.refundCredit" },
 };
 
 /** `/api`, no token. */

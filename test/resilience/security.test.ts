@@ -121,6 +121,10 @@ describe("Cross-account access", () => {
 			foreign: () => ["DELETE", `/api/customer/${their.customerId}/pending-change`],
 			unknown: ["DELETE", `/api/customer/${UNKNOWN_ID}/pending-change`],
 		},
+		"POST /customer/:id/credit-refund": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/credit-refund`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/credit-refund`],
+		},
 		// The lists name a customer through a filter or the path: another account's lists nothing, as an unknown one.
 		"GET /customer/:id/transactions": {
 			foreign: () => ["GET", `/api/customer/${their.customerId}/transactions`],
@@ -151,6 +155,7 @@ describe("Cross-account access", () => {
 		"POST /customer/:id/change-quote": "Customer not found",
 		"POST /customer/:id/change": "Customer not found",
 		"DELETE /customer/:id/pending-change": "Customer not found",
+		"POST /customer/:id/credit-refund": "Customer not found",
 	};
 
 	test("When an /api endpoint names a resource, then it is in this table", () => {

@@ -36,6 +36,12 @@ export interface AwaitingCardUpdate {
 	until: Date;
 }
 
+/** Credit being paid back after the customer unsubscribed (plan-changes/credit-refund.ts): the refunds, by their ids. */
+export interface CreditRefund {
+	currency: string;
+	refunds: { transactionId: number; amount: number; refundId: string }[];
+}
+
 /** A change's charge sent to the processor: its quote, and when it was listed for the recovery sweep. */
 export interface ChangeInFlight {
 	quoteId: string;
@@ -125,6 +131,8 @@ export interface CustomerDoc {
 	 * the renewal lease and no renewal claims the customer; a change whose node died is settled by the recovery sweep.
 	 */
 	changeInFlight?: ChangeInFlight | null;
+	/** The credit's refunds while they are being made; the credit they take is already off `credit`. */
+	creditRefund?: CreditRefund | null;
 	createdAt: Date;
 }
 
@@ -177,6 +185,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		period: { type: Schema.Types.Mixed, default: undefined },
 		lastQuoteId: { type: String, default: undefined },
 		changeInFlight: { type: Schema.Types.Mixed, default: undefined },
+		creditRefund: { type: Schema.Types.Mixed, default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,

@@ -24,6 +24,9 @@ export enum PlanChangeError {
 	QuoteStale = "QUOTE_STALE",
 	QuoteMismatch = "QUOTE_MISMATCH",
 	Busy = "CHANGE_BUSY",
+	CreditWhileSubscribed = "CREDIT_WHILE_SUBSCRIBED",
+	NoCredit = "NO_CREDIT",
+	NothingToRefund = "NOTHING_TO_REFUND",
 }
 
 const conflict = (message: string) => ({ type: ApiErrorType.Conflict, message });
@@ -53,4 +56,9 @@ export const PLAN_CHANGE_ERRORS: ErrorTable<PlanChangeError> = {
 	[PlanChangeError.QuoteStale]: conflict("The subscription changed or renewed since the quote: ask for a new one"),
 	[PlanChangeError.QuoteMismatch]: conflict("productId, quantity and mode must be the quote's (or left out)"),
 	[PlanChangeError.Busy]: conflict("A renewal, card update or other change of this customer is in progress: try again in a few seconds"),
+	[PlanChangeError.CreditWhileSubscribed]: conflict(
+		"Credit is paid back once the customer is UNSUBSCRIBED; until then its charges spend it",
+	),
+	[PlanChangeError.NoCredit]: conflict("This customer has no credit"),
+	[PlanChangeError.NothingToRefund]: conflict("None of this customer's charges can be refunded: its credit stays"),
 };

@@ -727,13 +727,15 @@ export function endpointSpecs(): EndpointSpec[] {
 				},
 			}),
 		),
-		{
-			...api,
-			route: "DELETE /api/customer/:id/pending-change",
-			changesState: true,
-			input: "none",
-			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
-		},
+		...["DELETE /api/customer/:id/pending-change", "POST /api/customer/:id/credit-refund"].map(
+			(route): EndpointSpec => ({
+				...api,
+				route,
+				changesState: true,
+				input: "none",
+				path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			}),
+		),
 
 		// /api, no token
 		{ ...publicApi, route: "GET /api/openapi.json", changesState: false, input: "query", strict: false },

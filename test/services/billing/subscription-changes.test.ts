@@ -114,6 +114,28 @@ describe("Subscription changes", () => {
 		expect((await customer(id)).credit).toBe(0);
 	});
 
+	test("When a customer with €5.00 of credit unsubscribes and the merchant asks for its credit back, then €5.00 is refunded to its card once, and the credit is 0", async () => {
+		const id = await subscribe(product.twenty);
+		setWallClock(april(16));
+		await api().post(`/customer/${id}/change`, { productId: product.ten, mode: "now_prorated" }).expect(200);
+		const whileSubscribed = await api().post(`/customer/${id}/credit-refund`, {});
+
+		await api().post(`/unsubscribe/${id}`, {}).expect(200);
+		const refunded = await api().post(`/customer/${id}/credit-refund`, {}).expect(200);
+		const again = await api().post(`/customer/${id}/credit-refund`, {});
+
+		expect(whileSubscribed.status).toBe(409);
+		const start = (await transactions(id)).find((t: { type: string }) => t.type === "SUBSCRIPTION_START");
+		expect(refunded.body.refunds).toEqual([{ transactionId: start.id, amount: 5, refundTransactionId: expect.any(Number), refused: null }]);
+		expect(refunded.body.customer).toMatchObject({ status: "UNSUBSCRIBED", credit: 0 });
+		expect(again.status).toBe(409);
+		expect(again.body.message).toBe("This customer has no credit");
+		const refunds = (await transactions(id)).filter((t: { type: string }) => t.type === "REFUNDED");
+		expect(refunds.map((t: { amount: number; id: number }) => [t.amount, t.id])).toEqual([
+			[-5, refunded.body.refunds[0].refundTransactionId],
+		]);
+	});
+
 	test("When 1 seat of €12 becomes 5 on 11 April, then €32.00 is charged; back to 2 seats on 21 April, the credit is what those seats were paid", async () => {
 		const id = await subscribe(product.twelve);
 		setWallClock(april(11));

@@ -185,6 +185,7 @@ beforeAll(async () => {
 		"POST /api/customer/:id/change-quote": { body: { quantity: 2, mode: "now_prorated" } },
 		"POST /api/customer/:id/change": { body: { quantity: 2, mode: "at_period_end" } },
 		"DELETE /api/customer/:id/pending-change": {},
+		"POST /api/customer/:id/credit-refund": {},
 		"GET /api/openapi.json": {},
 		"GET /api/checkout/key": {},
 		"POST /api/checkout": { body: await checkoutBody(app, shop, { productId: shop.products.oneOff, card: CARDS.mastercard }) },
