@@ -5,6 +5,7 @@ import { Schema } from "mongoose";
 import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
 import { type Lease, leaseSchema } from "../../../shared/persistence";
 import type { SubscriptionPeriod } from "../changes/subscription-period";
+import type { CustomerCoupon } from "../coupons/discount";
 import { CustomerStatus } from "../states";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
@@ -112,6 +113,11 @@ export interface CustomerDoc {
 	 * and schedule (plan-changes/customer-period.ts). Trusted only while its `end` is the customer's nextRenewalTimestamp.
 	 */
 	period?: SubscriptionPeriod | null;
+	/**
+	 * The coupon in force (docs/coupons.md): its terms and the charges it still discounts. Written with the PENDING
+	 * customer when its checkout brings one (so a crashed checkout's redemption is given back), or by the merchant.
+	 */
+	coupon?: CustomerCoupon | null;
 	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
 	lastQuoteId?: string | null;
 	createdAt: Date;
@@ -165,6 +171,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		credit: { type: Number, default: undefined },
 		period: { type: Schema.Types.Mixed, default: undefined },
 		lastQuoteId: { type: String, default: undefined },
+		coupon: { type: Schema.Types.Mixed, default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,
