@@ -89,6 +89,11 @@ export const schemas = {
 	unsubscribe: params({ accountId: id, customerId: id }),
 	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" } }, ["accountId", "id"]),
 	resumeCustomer: params({ accountId: id, id }),
+	// Exactly one of couponId and promotionCode, which the action checks (ONE_COUPON).
+	attachCoupon: params({ accountId: id, id, couponId: id, promotionCode: { type: "string", pattern: "^[A-Za-z0-9_-]{3,40}$" } }, [
+		"accountId",
+		"id",
+	]),
 	// A subscription's change (plan-changes/): at least one of productId and quantity, which the action checks.
 	changeQuote: params(
 		{ accountId: id, id, productId: id, quantity: { type: "integer", minimum: 1, maximum: 10_000 }, mode: { enum: CHANGE_MODES } },

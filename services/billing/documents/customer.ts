@@ -118,6 +118,8 @@ export interface CustomerDoc {
 	 * customer when its checkout brings one (so a crashed checkout's redemption is given back), or by the merchant.
 	 */
 	coupon?: CustomerCoupon | null;
+	/** Minor units the coupon took off the current period's charge: it was paid that much less (plan-changes/customer-period.ts). Absent: 0. */
+	periodDiscount?: number;
 	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
 	lastQuoteId?: string | null;
 	createdAt: Date;
@@ -172,6 +174,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		period: { type: Schema.Types.Mixed, default: undefined },
 		lastQuoteId: { type: String, default: undefined },
 		coupon: { type: Schema.Types.Mixed, default: undefined },
+		periodDiscount: { type: Number, default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,

@@ -43,7 +43,8 @@ export function derivedPeriod(customer: CustomerDoc, product: ProductRecord): Su
 		start,
 		end,
 		segments: [{ ...price, from: start }],
-		billedForPeriod: product.amountMinor * quantity,
+		// What was paid for it: a coupon's discount on its charge was never paid (docs/coupons.md).
+		billedForPeriod: Math.max(product.amountMinor * quantity - (customer.periodDiscount ?? 0), 0),
 	};
 }
 

@@ -264,7 +264,8 @@ export async function settleFirstPayment(
 	const charge = firstCharge(customer, product);
 	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome, charge);
 	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
-	const schedule = { ...activeSchedule(product, outcome, now), ...(charge.coupon ? { coupon: charge.coupon } : {}) };
+	const discounted = charge.coupon ? { coupon: charge.coupon, periodDiscount: charge.discount?.amount ?? 0 } : {};
+	const schedule = { ...activeSchedule(product, outcome, now), ...discounted };
 	if (schedule.nextRenewalTimestamp) {
 		await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp);
 		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp });
