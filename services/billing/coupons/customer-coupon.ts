@@ -10,7 +10,6 @@ import type { CouponError } from "../../../shared/contracts/accounts";
 import type { CustomerView } from "../../../shared/contracts/billing";
 import { leaseFree, ownedBy } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
@@ -28,14 +27,14 @@ export enum CustomerCouponError {
 
 const CHARGEABLE = [CustomerStatus.Active, CustomerStatus.Paused, CustomerStatus.Suspended];
 
-async function chargeableCustomer(deps: BillingDeps, accountId: number, id: number): Promise<CustomerDoc | CustomerCouponError> {
+async function chargeableCustomer(deps: BillingDeps, accountId: number, id: number) {
 	const customer = ownedBy(await deps.db.customers.findById(id).lean(), accountId);
 	if (!customer) return CustomerCouponError.CustomerNotFound;
 	return CHARGEABLE.includes(customer.status) ? customer : CustomerCouponError.NotChargeable;
 }
 
 /** Writes `set` on the customer once no renewal holds it, while it is still chargeable; null when it stopped being so. */
-async function writeWhileFree(deps: BillingDeps, customer: CustomerDoc, update: object): Promise<CustomerDoc | CustomerCouponError> {
+async function writeWhileFree(deps: BillingDeps, customer: { _id: number }, update: object) {
 	await waitForRenewalInFlight(deps, customer._id);
 	const filter = { _id: customer._id, status: { $in: CHARGEABLE }, ...leaseFree("renewalLease", deps.now()) };
 	const doc = await deps.db.customers.findOneAndUpdate(filter, update, { returnDocument: "after" }).lean();

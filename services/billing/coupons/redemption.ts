@@ -7,8 +7,13 @@
 // whatever settles it knows what to give back.
 import type { FirstPaymentInput } from "../../../shared/contracts/billing";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { applyCoupon, type CustomerCoupon, type DiscountLine } from "./discount";
+
+/** A customer as these read it (documents/ imports this folder's types, so this folder names none of its). */
+interface CouponHolder {
+	_id: number;
+	coupon?: CustomerCoupon | null;
+}
 
 /** What a checkout's first payment asks of the card, and what its coupon becomes once it is paid. */
 export interface FirstCharge {
@@ -22,7 +27,10 @@ export interface FirstCharge {
  * A checkout's charge or hold, less the coupon's discount. A hold is discounted as its capture will be, but uses no
  * period: the capture does (the renewal engine). A SCHEDULE checkout charges nothing now.
  */
-export function firstCharge(customer: Pick<CustomerDoc, "coupon" | "productId">, product: FirstPaymentInput["product"]): FirstCharge {
+export function firstCharge(
+	customer: { coupon?: CustomerCoupon | null; productId: number },
+	product: FirstPaymentInput["product"],
+): FirstCharge {
 	if (product.billing === "SCHEDULE") return { amount: 0, discount: null, coupon: null };
 	const applied = applyCoupon(customer.coupon, {
 		productId: customer.productId,
@@ -35,13 +43,13 @@ export function firstCharge(customer: Pick<CustomerDoc, "coupon" | "productId">,
 }
 
 /** The first payment was approved: the redemption is kept. Best effort: a lost confirmation only leaves its customer named as pending. */
-export async function confirmCoupon(deps: BillingDeps, customer: Pick<CustomerDoc, "_id" | "coupon">): Promise<void> {
+export async function confirmCoupon(deps: BillingDeps, customer: CouponHolder): Promise<void> {
 	if (!customer.coupon) return;
 	await deps.coupons.confirm({ couponId: customer.coupon.couponId, customerId: customer._id }).catch(() => undefined);
 }
 
 /** The first payment ended unpaid: the redemption is given back before the customer's settlement, so a crash in between repeats it. */
-export async function releaseCoupon(deps: BillingDeps, customer: Pick<CustomerDoc, "_id" | "coupon">): Promise<void> {
+export async function releaseCoupon(deps: BillingDeps, customer: CouponHolder): Promise<void> {
 	if (!customer.coupon) return;
 	await deps.coupons.release({ couponId: customer.coupon.couponId, customerId: customer._id });
 }
