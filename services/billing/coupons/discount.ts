@@ -38,6 +38,18 @@ export interface DiscountLine {
 	amount: number;
 }
 
+/** The coupon's discount terms if it applies to a charge of this product and currency now (periods left), else null. */
+export function couponInForce(
+	coupon: CustomerCoupon | null | undefined,
+	charge: { productId: number; currency: string },
+): Pick<CouponTerms, "percentOff" | "amountOff"> | null {
+	if (!coupon) return null;
+	const inForce = coupon.periodsLeft === null || coupon.periodsLeft > 0;
+	const forProduct = !coupon.productIds || coupon.productIds.includes(charge.productId);
+	const inCurrency = coupon.currency === null || coupon.currency === charge.currency;
+	return inForce && forProduct && inCurrency ? { percentOff: coupon.percentOff, amountOff: coupon.amountOff } : null;
+}
+
 /**
  * What the customer's coupon does to one charge of `listAmount` for `productId` in `currency`: the discount (null when
  * it gives none: used up, another product or currency, nothing to discount) and the coupon after it (one period less).
@@ -47,10 +59,7 @@ export function applyCoupon(
 	charge: { productId: number; currency: string; listAmount: number },
 ): { discount: DiscountLine | null; coupon: CustomerCoupon | null } {
 	if (!coupon) return { discount: null, coupon: null };
-	const inForce = coupon.periodsLeft === null || coupon.periodsLeft > 0;
-	const forProduct = !coupon.productIds || coupon.productIds.includes(charge.productId);
-	const inCurrency = coupon.currency === null || coupon.currency === charge.currency;
-	const amount = inForce && forProduct && inCurrency ? discountFor(coupon, charge.listAmount) : 0;
+	const amount = couponInForce(coupon, charge) ? discountFor(coupon, charge.listAmount) : 0;
 	if (amount === 0) return { discount: null, coupon };
 	const periodsLeft = coupon.periodsLeft === null ? null : coupon.periodsLeft - 1;
 	return { discount: { couponId: String(coupon.couponId), code: coupon.code, amount }, coupon: { ...coupon, periodsLeft } };

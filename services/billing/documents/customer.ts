@@ -4,7 +4,7 @@
 import { Schema } from "mongoose";
 import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
 import { type Lease, leaseSchema } from "../../../shared/persistence";
-import type { SubscriptionPeriod } from "../changes/subscription-period";
+import type { PeriodDiscount, SubscriptionPeriod } from "../changes/subscription-period";
 import type { CustomerCoupon } from "../coupons/discount";
 import { CustomerStatus } from "../states";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
@@ -118,8 +118,8 @@ export interface CustomerDoc {
 	 * customer when its checkout brings one (so a crashed checkout's redemption is given back), or by the merchant.
 	 */
 	coupon?: CustomerCoupon | null;
-	/** Minor units the coupon took off the current period's charge: it was paid that much less (plan-changes/customer-period.ts). Absent: 0. */
-	periodDiscount?: number;
+	/** The coupon the current period's charge was discounted by: a change prorates what was paid (plan-changes/customer-period.ts). Absent or null: none. */
+	periodCoupon?: PeriodDiscount | null;
 	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
 	lastQuoteId?: string | null;
 	createdAt: Date;
@@ -174,7 +174,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		period: { type: Schema.Types.Mixed, default: undefined },
 		lastQuoteId: { type: String, default: undefined },
 		coupon: { type: Schema.Types.Mixed, default: undefined },
-		periodDiscount: { type: Number, default: undefined },
+		periodCoupon: { type: Schema.Types.Mixed, default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,

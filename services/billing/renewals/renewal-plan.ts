@@ -19,7 +19,7 @@ export interface RenewalBill {
 	/** The coupon's discount on the list price, before the credit; null: none (docs/coupons.md). */
 	discount: DiscountLine | null;
 	/** What the customer's fields become once it is paid (none for one that never changed and has no credit or coupon). */
-	changes: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity" | "coupon" | "periodDiscount">> | null;
+	changes: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity" | "coupon" | "periodCoupon">> | null;
 }
 
 /** The bill less the customer's coupon: the discount comes off the list price first, then the credit pays what it can. */
@@ -29,13 +29,14 @@ export function renewalBill(customer: CustomerDoc, product: ProductRecord): Rene
 	const applied = applyCoupon(customer.coupon, { productId: bill.productId, currency: product.currency, listAmount: list });
 	if (!applied.discount) {
 		// The period before was discounted, this one is not: a change must not count the old discount as paid less.
-		const cleared = customer.periodDiscount ? { changes: { ...bill.changes, periodDiscount: 0 } } : {};
+		const cleared = customer.periodCoupon ? { changes: { ...bill.changes, periodCoupon: null } } : {};
 		return { ...bill, discount: null, ...cleared };
 	}
 	const paid = applyCredit(creditOf(customer), list - applied.discount.amount);
 	const charged = paid.ok ? paid.value.charged : list - applied.discount.amount;
 	const credit = paid.ok ? paid.value.creditLeft : creditOf(customer);
 	const period = bill.changes?.period;
+	const terms = { percentOff: customer.coupon!.percentOff, amountOff: customer.coupon!.amountOff };
 	return {
 		amount: charged,
 		creditUsed: list - applied.discount.amount - charged,
@@ -45,9 +46,9 @@ export function renewalBill(customer: CustomerDoc, product: ProductRecord): Rene
 			...bill.changes,
 			credit,
 			coupon: applied.coupon,
-			periodDiscount: applied.discount.amount,
-			// The period was paid less the discount: a change's proration credits what was paid (docs/coupons.md).
-			...(period ? { period: { ...period, billedForPeriod: period.billedForPeriod - applied.discount.amount } } : {}),
+			periodCoupon: terms,
+			// The period was paid less the discount: a change prorates what was paid (docs/coupons.md#proration).
+			...(period ? { period: { ...period, billedForPeriod: period.billedForPeriod - applied.discount.amount, discount: terms } } : {}),
 		},
 	};
 }

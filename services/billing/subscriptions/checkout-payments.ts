@@ -264,7 +264,9 @@ export async function settleFirstPayment(
 	const charge = firstCharge(customer, product);
 	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome, charge);
 	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
-	const discounted = charge.coupon ? { coupon: charge.coupon, periodDiscount: charge.discount?.amount ?? 0 } : {};
+	const discounted = charge.coupon
+		? { coupon: charge.coupon, periodCoupon: { percentOff: charge.coupon.percentOff, amountOff: charge.coupon.amountOff } }
+		: {};
 	const schedule = { ...activeSchedule(product, outcome, now), ...discounted };
 	if (schedule.nextRenewalTimestamp) {
 		await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp);

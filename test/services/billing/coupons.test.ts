@@ -185,6 +185,26 @@ describe("A promotion code at checkout", () => {
 	});
 });
 
+describe("A change of a discounted subscription", () => {
+	test("When a customer that paid half price adds a second seat right away, then the change charges about half a seat, not a seat and a half, and the next renewal two seats at half price", async () => {
+		// Arrange: 50 % for ever, paid 4.99 (9.99 less 5.00).
+		const coupon = await createCoupon({ percentOff: 50, duration: "forever" });
+		const paid = await submitCheckout(app, shop, { productId: shop.products.charge, extra: { promotionCode: coupon.code } });
+		const id = paid.body.customerId as number;
+
+		// Act
+		const changed = await app.http().post(`/api/customer/${id}/change`).set(bearer(shop)).send({ quantity: 2, mode: "now_prorated" });
+		await clockTo(Date.now() + 32 * DAY_MS);
+
+		// Assert: two seats for (almost) the whole period are worth 19.98 less half: 9.99; 4.99 was paid, so about 5.00 is due.
+		expect(changed.status).toBe(200);
+		expect(changed.body.transaction.amount).toBeGreaterThan(4.9);
+		expect(changed.body.transaction.amount).toBeLessThanOrEqual(5);
+		const renewal = (await transactionsOf(id)).find(t => t.type === "RENEWAL")!;
+		expect(renewal).toMatchObject({ amount: 9.99, discount: { couponId: coupon.id, amount: 9.99 } });
+	});
+});
+
 describe("A coupon on an existing customer", () => {
 	test("When the merchant attaches a coupon, then the next renewal is discounted; once removed, the one after is not", async () => {
 		// Arrange
