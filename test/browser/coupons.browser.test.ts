@@ -2,9 +2,9 @@
 // promotionCode: true, the buyer types a code, the service applies or refuses it, and the frame says which.
 import type { Browser, BrowserContext } from "playwright-core";
 import { admin } from "../factories/merchant";
-import { startApp, type TestApp } from "../setup/app";
+import type { TestApp } from "../setup/app";
 import { launchChromium } from "./browser";
-import { fillCheckout, openDemoCheckout, resultOf, WAIT } from "./demo-page";
+import { fillCheckout, openDemoCheckout, resultOf, startDemoApp, WAIT } from "./demo-page";
 
 let browser: Browser;
 let app: TestApp;
@@ -14,20 +14,13 @@ let demoAccountId: number;
 
 beforeAll(async () => {
 	browser = await launchChromium();
-	app = await startApp({ env: { DEMO: "1" } });
-	demoAccountId = ((await app.broker.call("accounts.seedDemo")) as { accountId: number }).accountId;
-	demoUrl = `${app.url.replace("127.0.0.1", "localhost")}/demo`;
+	({ app, demoUrl, accountId: demoAccountId } = await startDemoApp());
 }, 60_000);
-afterAll(async () => {
-	await browser?.close();
-	await app?.stop();
-});
+afterAll(async () => Promise.all([browser?.close(), app?.stop()]));
 beforeEach(async () => {
 	context = await browser.newContext();
 });
-afterEach(async () => {
-	await context?.close();
-});
+afterEach(() => context?.close());
 
 test("When the buyer types an unknown promotion code, then the frame says so next to the field and nothing is paid; with WELCOME10 the payment is 10 % less and the frame says the code applied", async () => {
 	// Arrange
