@@ -79,7 +79,8 @@ export const ACCOUNTS_ERRORS: ErrorTable<AccountsError> = {
 		type: ApiErrorType.BadRequest,
 		message: "durationInPeriods is required with duration repeating, and only with it",
 	},
-	[AccountsError.RedeemByPast]: { type: ApiErrorType.BadRequest, message: "redeemBy must be in the future" },
+	// Judged against the time now, as a pause's resumeAt: a 409, not the request's own fault.
+	[AccountsError.RedeemByPast]: { type: ApiErrorType.Conflict, message: "redeemBy must be in the future" },
 	[AccountsError.DuplicateCouponCode]: { type: ApiErrorType.Conflict, message: "The account already has a coupon with this code" },
 	[AccountsError.UnreadableProcessorKey]: { type: ApiErrorType.BadRequest, message: "The gateway key could not be stored: send it again" },
 };
