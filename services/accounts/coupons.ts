@@ -89,6 +89,7 @@ export async function createCoupon(deps: AccountsDeps, input: CouponInput): Prom
 	const redeemBy = input.redeemBy ? new Date(input.redeemBy) : null;
 	if (redeemBy && redeemBy.getTime() <= deps.now().getTime()) return AccountsError.RedeemByPast;
 	const productIds = input.productIds?.length ? [...new Set(input.productIds)].sort((a, b) => a - b) : null;
+	if (productIds && !(await allProductsOf(deps, input.accountId, productIds))) return AccountsError.UnknownProduct;
 	const doc: CouponDoc = {
 		_id: await deps.db.ids.coupons.next(),
 		accountId: input.accountId,
@@ -110,6 +111,12 @@ export async function createCoupon(deps: AccountsDeps, input: CouponInput): Prom
 		throw err;
 	}
 	return toCouponView(doc);
+}
+
+/** Whether every one of the ids is a product of the account (read by `_id`). */
+async function allProductsOf(deps: AccountsDeps, accountId: number, productIds: number[]): Promise<boolean> {
+	const found = await deps.db.products.find({ _id: { $in: productIds } }, { accountId: 1 }).lean();
+	return found.length === productIds.length && found.every(product => product.accountId === accountId);
 }
 
 /** The operators' list, newest first (a search by account: off the checkout's path). */

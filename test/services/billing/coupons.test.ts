@@ -66,14 +66,18 @@ describe("An operator's coupons", () => {
 		expect((await couponById(created.id)).redeemed).toBe(0);
 	});
 
-	test("When a coupon is sent with both kinds of discount, none, or a repeating one without periods, then 400 and nothing is stored", async () => {
+	test("When a coupon is sent with both kinds of discount, none, a repeating one without periods, a past redeemBy or another account's product, then 400, 409 or 404 and nothing is stored", async () => {
 		const post = (body: object) => admin(app).post(`/accounts/${shop.accountId}/coupons`, { code: newCode(), ...body });
+		const before = (await admin(app).get(`/accounts/${shop.accountId}/coupons`).expect(200)).body;
 		expect((await post({ percentOff: 10, amountOff: 1, currency: "EUR", duration: "once" })).status).toBe(400);
 		expect((await post({ duration: "once" })).status).toBe(400);
 		expect((await post({ percentOff: 10, duration: "repeating" })).status).toBe(400);
 		expect((await post({ amountOff: 1.005, currency: "EUR", duration: "once" })).status).toBe(400);
 		expect((await post({ percentOff: 101, duration: "once" })).status).toBe(400);
 		expect((await post({ percentOff: "10", duration: "once" })).status).toBe(400);
+		expect((await post({ percentOff: 10, duration: "once", redeemBy: "2020-01-01T00:00:00Z" })).status).toBe(409);
+		expect((await post({ percentOff: 10, duration: "once", productIds: [999_999_999] })).status).toBe(404);
+		expect((await admin(app).get(`/accounts/${shop.accountId}/coupons`).expect(200)).body).toEqual(before);
 	});
 });
 
