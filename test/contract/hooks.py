@@ -62,6 +62,9 @@ STATE_MESSAGES = {
     # none for a card update: a query string's parameters cannot depend on each other in a schema.
     "POST /admin/accounts/{accountId}/coupons": ("amount must be a positive number with no more decimals",),
     "POST /api/session": ("Send couponId or promotionCode, not both, and neither with customerId",),
+    # The stateful phase infers a link from a blocked buyer's `disputeId` to GET /api/disputes/{id} and follows it when
+    # the field is null, sending the id "None" as if it were valid (Schemathesis issue 2983): no integer id gets this 400.
+    "GET /api/disputes/{id}": ("id must be integer",),
 }
 
 
