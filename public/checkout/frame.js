@@ -19,6 +19,8 @@ const checkout = {
 	domain: params.get("domain") ?? "",
 	// "update": a card update session's frame: only the card, sent to /api/card-update (docs/recovery.md).
 	update: params.get("mode") === "update",
+	// The merchant asked for a promotion code field (the SDK's promotionCode: true).
+	promotionCode: params.get("promotionCode") === "1" && params.get("mode") !== "update",
 };
 
 // The merchant's origin: the only one we talk to. ancestorOrigins cannot be
@@ -46,6 +48,7 @@ const fields = {
 				name: field("first-name", value => validateRequired(value, "Enter your first name.")),
 				lastName: field("last-name", () => ({ error: null })),
 			}),
+	...(checkout.promotionCode ? { promotionCode: field("promotion-code", validatePromotionCode) } : {}),
 	cardNumber: field("card-number", value => validateCardNumber(value), formatCardNumber),
 	expiry: field("expiry", value => validateExpiry(value), formatExpiry),
 	cvc: field("cvc", value => validateCvc(value, cardBrand()), formatCvc),
@@ -53,6 +56,13 @@ const fields = {
 
 /** "ready" to pay, "submitting" (no second submit), or "closed" (paid, or nothing more can be done here). */
 let state = "ready";
+
+/** Optional; when typed, letters, digits, - and _ (3 to 40), as the service takes it. */
+function validatePromotionCode(value) {
+	const code = String(value ?? "").trim();
+	if (code === "" || /^[A-Za-z0-9_-]{3,40}$/.test(code)) return { error: null, definite: false };
+	return { error: "A promotion code has 3 to 40 letters, digits, - or _.", definite: false };
+}
 
 function field(id, validate, format) {
 	return { input: $(id), error: $(`${id}-error`), validate, format, touched: false, serviceError: null };
@@ -158,6 +168,7 @@ async function submitCheckout() {
 		});
 	}
 	const lastName = fields.lastName.input.value.trim();
+	const promotionCode = fields.promotionCode?.input.value.trim() ?? "";
 	const body = {
 		sessionId: checkout.sessionId,
 		productId: checkout.productId,
@@ -166,6 +177,7 @@ async function submitCheckout() {
 		...(lastName ? { lastName } : {}),
 		landingDomain: checkout.domain,
 		...(additionalData !== undefined ? { additionalData } : {}),
+		...(promotionCode ? { promotionCode } : {}),
 		encryptedCardNumber,
 		encryptedCvc,
 		cardExpiry: expiryMMYY(fields.expiry.input.value),
@@ -189,7 +201,15 @@ async function post(path, body) {
 
 /** Puts the service's field errors (400 INVALID_REQUEST) next to the inputs they concern; returns the others' messages. */
 function showServiceErrors(errors) {
-	const byField = { email: "email", name: "name", lastName: "lastName", encryptedCardNumber: "cardNumber", encryptedCvc: "cvc", cardExpiry: "expiry" };
+	const byField = {
+		email: "email",
+		name: "name",
+		lastName: "lastName",
+		promotionCode: "promotionCode",
+		encryptedCardNumber: "cardNumber",
+		encryptedCvc: "cvc",
+		cardExpiry: "expiry",
+	};
 	const unplaced = [];
 	for (const { field: name, message } of Array.isArray(errors) ? errors : []) {
 		// Accept "email", "/email" or "body.email".
@@ -277,6 +297,9 @@ function finish(answer) {
 	const outcome = outcomeFor(answer.code, answer.message, checkout.update);
 	let text = outcome.text;
 	if (answer.code === "INVALID_REQUEST") text = [text, ...showServiceErrors(answer.errors)].join(" ");
+	// A code the service refused: said next to the field too, where the buyer corrects or clears it.
+	if (answer.code.startsWith("COUPON_") && fields.promotionCode) fields.promotionCode.serviceError = text;
+	if (outcome.success && answer.discount?.code) text = `${text} Promotion code ${answer.discount.code} applied.`;
 	state = outcome.final ? "closed" : "ready";
 	if (outcome.success) {
 		// Paid: the card data has no further use here, and its emptied fields are nothing the buyer has to fix.
@@ -292,6 +315,7 @@ function finish(answer) {
 	const result = { type: "result", code: answer.code, message: answer.message ?? outcome.text };
 	if (answer.customerId !== undefined) result.customerId = answer.customerId;
 	if (typeof answer.recovered === "boolean") result.recovered = answer.recovered;
+	if (answer.discount && typeof answer.discount === "object") result.discount = answer.discount;
 	toParent(result);
 }
 
@@ -333,6 +357,7 @@ const page = $("page");
 new ResizeObserver(() => toParent({ type: "height", height: Math.ceil(page.getBoundingClientRect().height) })).observe(page);
 
 if (checkout.update) $("buyer-fields").hidden = true;
+if (checkout.promotionCode) $("promotion-field").hidden = false;
 if (!checkout.sessionId || (!checkout.update && (!Number.isInteger(checkout.productId) || checkout.productId <= 0)) || !checkout.domain) {
 	close("This checkout is not set up correctly (session, product or domain missing). Please contact the merchant.");
 } else if (!window.isSecureContext || !globalThis.crypto?.subtle) {

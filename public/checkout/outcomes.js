@@ -19,6 +19,13 @@ const OUTCOMES = {
 	DOMAIN_MISMATCH: { text: "This checkout is not set up for this website. Please contact the merchant.", final: true },
 	PRODUCT_NOT_FOUND: { text: "This product is not available. Please contact the merchant.", final: true },
 	PRODUCT_INACTIVE: { text: "This product is no longer available.", final: true },
+	// A promotion code the service refused (docs/coupons.md): correct it, or clear it to pay without.
+	COUPON_NOT_FOUND: { text: "This promotion code does not exist. Check it, or clear it to pay without." },
+	COUPON_INACTIVE: { text: "This promotion code is no longer valid. Clear it to pay without." },
+	COUPON_EXPIRED: { text: "This promotion code has expired. Clear it to pay without." },
+	COUPON_USED_UP: { text: "This promotion code has been used up. Clear it to pay without." },
+	COUPON_NOT_FOR_PRODUCT: { text: "This promotion code does not apply to this product. Clear it to pay without." },
+	COUPON_WRONG_CURRENCY: { text: "This promotion code does not apply to this price. Clear it to pay without." },
 	// A card update's own (POST /api/card-update).
 	CUSTOMER_NOT_UPDATABLE: { text: "This subscription has ended; its card cannot be updated.", final: true },
 	TRY_AGAIN: { text: "A payment of this subscription is in progress. Please try again in a minute." },

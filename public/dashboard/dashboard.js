@@ -342,6 +342,61 @@ function changeSection(customer, products) {
 	);
 }
 
+/** A coupon's discount as the operator reads it: "20 %", or "3 EUR". */
+const discountOf = c => (c.percentOff !== null ? `${c.percentOff} %` : `${c.amountOff} ${c.currency}`);
+
+/** How long a coupon lasts: "once", "3 periods" (repeating), "forever". */
+const durationOf = c => (c.duration === "repeating" ? `${c.durationInPeriods} periods` : c.duration);
+
+/** A customer's coupon (docs/coupons.md): its code, discount and the charges it still discounts. */
+function couponState(coupon) {
+	if (!coupon) return "–";
+	const left = coupon.periodsLeft === null ? "every charge" : `${coupon.periodsLeft} more charge${coupon.periodsLeft === 1 ? "" : "s"}`;
+	return `${coupon.code}: ${discountOf(coupon)} off, ${left}`;
+}
+
+/** An operator's form for a new coupon (docs/coupons.md); its answer reloads the page. */
+function couponForm() {
+	const kind = el(
+		"select",
+		{ name: "kind" },
+		el("option", { value: "percent" }, "Percent off"),
+		el("option", { value: "amount" }, "Amount off"),
+	);
+	const duration = el(
+		"select",
+		{ name: "duration" },
+		["once", "repeating", "forever"].map(d => el("option", { value: d }, d)),
+	);
+	const form = el(
+		"form",
+		{ class: "filters", "aria-label": "New coupon" },
+		field("Code", el("input", { name: "code", required: true, pattern: "[A-Za-z0-9_-]{3,40}" })),
+		field("Kind", kind),
+		field("Value", el("input", { name: "value", inputmode: "decimal", required: true, size: 6 })),
+		field("Currency", el("input", { name: "currency", size: 4, placeholder: "EUR" })),
+		field("Duration", duration),
+		field("Periods", el("input", { name: "periods", type: "number", min: 1, max: 120, size: 4 })),
+		field("Max redemptions", el("input", { name: "maxRedemptions", type: "number", min: 1, size: 6 })),
+		el("button", { type: "submit" }, "Create coupon"),
+	);
+	form.addEventListener("submit", async event => {
+		event.preventDefault();
+		const f = form.elements;
+		const value = Number(f.value.value);
+		const body = {
+			code: f.code.value.trim(),
+			duration: f.duration.value,
+			...(f.kind.value === "percent" ? { percentOff: value } : { amountOff: value, currency: f.currency.value.trim().toUpperCase() }),
+			...(f.duration.value === "repeating" ? { durationInPeriods: Number(f.periods.value) } : {}),
+			...(f.maxRedemptions.value ? { maxRedemptions: Number(f.maxRedemptions.value) } : {}),
+		};
+		const created = await busy("Creating the coupon", () => api("POST", "/coupons", body));
+		if (created) await pages.coupons().then(() => say(`Coupon ${created.code} created.`));
+	});
+	return form;
+}
+
 /** A page showing one list the API answers whole, as a table. */
 async function tablePage(title, path, columns) {
 	const rows = await busy(`Loading ${title.toLowerCase()}`, () => api("GET", path));
@@ -558,6 +613,7 @@ const pages = {
 						["Quantity", customer.quantity],
 						["Credit", `${customer.credit} ${currency}`.trim()],
 						["Pending change", pendingState(customer, products)],
+						["Coupon", couponState(customer.coupon)],
 						[
 							"Card",
 							`${customer.cardType} ${customer.cardBin}…, expires ${customer.cardExpiredTime.slice(0, 2)}/${customer.cardExpiredTime.slice(2)}`,
@@ -690,6 +746,45 @@ const pages = {
 			["Authentication", p => p.authentication],
 			["Active", p => (p.active ? "yes" : "no")],
 		]);
+	},
+
+	async coupons() {
+		const coupons = await busy("Loading coupons", () => api("GET", "/coupons"));
+		if (!coupons) return;
+		const deactivate = c =>
+			isOperator() && c.active
+				? el(
+						"button",
+						{
+							type: "button",
+							class: "danger",
+							onclick: async () => {
+								if (!(await confirmAction(`Deactivate coupon ${c.code}? New checkouts refuse it; customers that have it keep it.`))) return;
+								const answer = await busy("Deactivating", () => api("POST", `/coupons/${c.id}/deactivate`));
+								if (answer) await pages.coupons().then(() => say(`Coupon ${answer.code} deactivated.`));
+							},
+						},
+						"Deactivate",
+					)
+				: null;
+		view.replaceChildren(
+			el("h1", {}, "Coupons"),
+			isOperator() ? couponForm() : null,
+			table(
+				[
+					["Code", c => c.code],
+					["Discount", discountOf],
+					["Duration", durationOf],
+					["Products", c => (c.productIds ? c.productIds.join(", ") : "all")],
+					["Redeemed", c => (c.maxRedemptions === null ? String(c.redeemed) : `${c.redeemed} of ${c.maxRedemptions}`)],
+					["Redeem by", c => c.redeemBy ?? "–"],
+					["Active", c => (c.active ? "yes" : "no")],
+					["", deactivate],
+				],
+				coupons,
+				"Coupons",
+			),
+		);
 	},
 
 	async "merchant-accounts"() {

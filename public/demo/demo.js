@@ -43,6 +43,8 @@ function mountCheckout(session, product) {
 		// The host name this page is on: the session was created for it.
 		domain: location.hostname,
 		additionalData: { source: "demo" },
+		// The demo account has the code WELCOME10 (docs/coupons.md).
+		promotionCode: true,
 		onResult: showResult,
 	});
 }

@@ -1,7 +1,7 @@
 // PaymentCheckout: the script merchants put on their page.
 //
 //   <script src="https://<service>/sdk/checkout.js"></script>
-//   PaymentCheckout.mount(element, { sessionId, productId, domain, additionalData, onResult })
+//   PaymentCheckout.mount(element, { sessionId, productId, domain, additionalData, promotionCode, onResult })
 //   PaymentCheckout.mount(element, { sessionId, mode: "update", domain, onResult })   a card update session
 //
 // It shows the service's card form in an iframe. The card is typed into, and
@@ -9,6 +9,8 @@
 // merchant's page never holds card data; the page only learns the outcome
 // (onResult: the final code, AUTHENTICATION_FAILED included; a 3-D Secure
 // challenge happens inside the frame, docs/authentication.md).
+// promotionCode: true shows a promotion code field in the frame (docs/coupons.md);
+// onResult then gets the discount of an OK checkout that used one.
 // A classic script (not a module) so a plain <script src> tag is enough.
 (() => {
 	"use strict";
@@ -25,14 +27,16 @@
 		if (!SERVICE_ORIGIN) throw new Error('PaymentCheckout: load checkout.js with a <script src="…"> tag');
 		const container = typeof element === "string" ? document.querySelector(element) : element;
 		if (!(container instanceof Element)) throw new TypeError("PaymentCheckout.mount: element not found");
-		const { sessionId, update, productId, domain, additionalData, onResult } = checkedOptions(options);
+		const { sessionId, update, productId, domain, additionalData, promotionCode, onResult } = checkedOptions(options);
 
 		// Only identifiers go in the URL, which ends up in logs and history.
 		// additionalData is the merchant's own and may be personal, so it goes
 		// by postMessage to the service's origin once the frame has loaded.
 		const src = new URL("/checkout/frame.html", SERVICE_ORIGIN);
 		src.search = new URLSearchParams(
-			update ? { sessionId, mode: "update", domain } : { sessionId, productId: String(productId), domain },
+			update
+				? { sessionId, mode: "update", domain }
+				: { sessionId, productId: String(productId), domain, ...(promotionCode ? { promotionCode: "1" } : {}) },
 		).toString();
 		const iframe = createFrame(src, update);
 
@@ -72,7 +76,10 @@
 		if (additionalData !== undefined && !isPlainObject(additionalData)) {
 			throw new TypeError("PaymentCheckout.mount: additionalData must be an object");
 		}
-		return { sessionId, update, productId, domain, additionalData, onResult };
+		if (options.promotionCode !== undefined && typeof options.promotionCode !== "boolean") {
+			throw new TypeError("PaymentCheckout.mount: promotionCode must be true or false");
+		}
+		return { sessionId, update, productId, domain, additionalData, promotionCode: options.promotionCode === true && !update, onResult };
 	}
 
 	/** A card update session's frame takes only a card; it has no product. */
@@ -112,6 +119,7 @@
 		} else if (data.type === "result" && typeof data.code === "string" && typeof onResult === "function") {
 			const result = { code: data.code, customerId: data.customerId, message: data.message };
 			if (typeof data.recovered === "boolean") result.recovered = data.recovered;
+			if (isPlainObject(data.discount)) result.discount = data.discount;
 			onResult(result);
 		}
 	}

@@ -1,15 +1,17 @@
 // Merchants' accounts and everything configured on them: API tokens,
-// products, merchant accounts (MIDs), the BIN blacklist and blocked buyers.
+// products, merchant accounts (MIDs), the BIN blacklist, blocked buyers and
+// coupons (with their redemptions, which checkout and billing take and settle).
 // The admin API and the REPL call these actions; the gateway calls
 // `authenticate`, billing `blockBuyer` when a dispute opens.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { domainErrors, idempotent } from "../../shared/action";
+import { domainAction, domainErrors, errorAsValue, idempotent } from "../../shared/action";
 import { broadcast, callsThrough, emit } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
 import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
 import { addBlockedBuyer, blockBuyer, isBuyerBlocked, listBlockedBuyers, removeBlockedBuyer } from "./blocked-buyers";
 import { checkoutContext } from "./checkout-context";
+import { confirmCoupon, couponFor, createCoupon, deactivateCoupon, listCoupons, redeemCoupon, releaseCoupon } from "./coupons";
 import { demoAccount, seedDemo } from "./demo-data";
 import type { AccountsDeps } from "./deps";
 import { ACCOUNTS_ERRORS } from "./errors";
@@ -87,6 +89,15 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		removeBlockedBuyer: announced(action(schemas.removeBlockedBuyer, removeBlockedBuyer)),
 		listBlockedBuyers: idempotent(action(schemas.listBlockedBuyers, listBlockedBuyers)),
 		isBuyerBlocked: idempotent(action(schemas.isBuyerBlocked, isBuyerBlocked)),
+		createCoupon: action(schemas.createCoupon, createCoupon),
+		listCoupons: idempotent(action(schemas.listCoupons, listCoupons)),
+		deactivateCoupon: idempotent(action(schemas.deactivateCoupon, deactivateCoupon)),
+		// Checkout and billing: a coupon's refusal is a value (the checkout's code), never an exception.
+		couponFor: idempotent(domainAction(schemas.couponFor, couponFor, errorAsValue)),
+		// Keyed by the customer: a repeat takes nothing more, so all three are safe to retry.
+		redeemCoupon: idempotent(domainAction(schemas.redeemCoupon, redeemCoupon, errorAsValue)),
+		confirmCoupon: idempotent(action(schemas.settleCoupon, confirmCoupon)),
+		releaseCoupon: idempotent(action(schemas.settleCoupon, releaseCoupon)),
 		seedDemo: action(schemas.none, seedDemo),
 		demoAccount: idempotent(action(schemas.none, demoAccount)),
 		checkoutContext: idempotent(action(schemas.checkoutContext, checkoutContext)),

@@ -2,6 +2,7 @@
 // a newcomer can pay with a test card at /demo straight away.
 import { CARD_TYPES, type ProductView } from "../../shared/contracts/accounts";
 import { createAccount } from "./account-admin";
+import { createCoupon } from "./coupons";
 import type { AccountsDeps } from "./deps";
 import { createMerchantAccount } from "./merchant-accounts";
 import { createProduct, toProductView } from "./products";
@@ -40,6 +41,8 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 		}),
 		await createProduct(deps, { ...common, name: "14-day free trial", amount: 4.99, billing: "SCHEDULE", trialDays: 14, renewal: monthly }),
 	];
+	// A promotion code to try in the demo's card frame: 10 % off the first charge.
+	await createCoupon(deps, { accountId, code: "WELCOME10", percentOff: 10, duration: "once" });
 	return { accountId, apiToken: account.apiToken, products: products as ProductView[] };
 }
 

@@ -21,6 +21,13 @@ export enum AccountsError {
 	LiveKeyInSandbox = "LIVE_KEY_IN_SANDBOX",
 	/** The processor key, sealed, could not be read by payments (a key rotation in between): send it again. */
 	UnreadableProcessorKey = "UNREADABLE_PROCESSOR_KEY",
+	UnknownCoupon = "UNKNOWN_COUPON",
+	/** A coupon takes percentOff, or amountOff with its currency (docs/coupons.md). */
+	InvalidCouponDiscount = "INVALID_COUPON_DISCOUNT",
+	InvalidCouponDuration = "INVALID_COUPON_DURATION",
+	RedeemByPast = "REDEEM_BY_PAST",
+	/** Promotion codes are unique per account, whatever their letter case (409). */
+	DuplicateCouponCode = "DUPLICATE_COUPON_CODE",
 }
 
 /** What the admin API answers for each error. */
@@ -63,5 +70,17 @@ export const ACCOUNTS_ERRORS: ErrorTable<AccountsError> = {
 		type: ApiErrorType.Conflict,
 		message: "A sandbox account's Stripe merchant account takes test keys only (sk_test_… or rk_test_…): live keys move real money",
 	},
+	[AccountsError.UnknownCoupon]: { type: ApiErrorType.NotFound, message: "No coupon with this couponId in the account" },
+	[AccountsError.InvalidCouponDiscount]: {
+		type: ApiErrorType.BadRequest,
+		message: "A coupon takes either percentOff, or amountOff with its currency",
+	},
+	[AccountsError.InvalidCouponDuration]: {
+		type: ApiErrorType.BadRequest,
+		message: "durationInPeriods is required with duration repeating, and only with it",
+	},
+	// Judged against the time now, as a pause's resumeAt: a 409, not the request's own fault.
+	[AccountsError.RedeemByPast]: { type: ApiErrorType.Conflict, message: "redeemBy must be in the future" },
+	[AccountsError.DuplicateCouponCode]: { type: ApiErrorType.Conflict, message: "The account already has a coupon with this code" },
 	[AccountsError.UnreadableProcessorKey]: { type: ApiErrorType.BadRequest, message: "The gateway key could not be stored: send it again" },
 };

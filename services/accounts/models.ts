@@ -13,6 +13,8 @@ import {
 	type BlockedBuyerKind,
 	CARD_TYPES,
 	type CardType,
+	COUPON_DURATIONS,
+	type CouponDuration,
 	type DisputeProtection,
 	ENVIRONMENTS,
 	type Environment,
@@ -211,6 +213,53 @@ const merchantAccountGroupSchema = new Schema<MerchantAccountGroupDoc>(
 	options,
 );
 
+/**
+ * A coupon, keyed by its numeric id; its promotion code is unique per account (a unique index on `(accountId, code)`,
+ * read by that exact pair). `redeemed` counts redemptions taken; `pending` names the customers whose checkout holds
+ * one not yet paid: a redemption is `$inc` with a `$push` in one conditional update, given back (`$inc -1`, `$pull`)
+ * if its payment ends unpaid, or kept (`$pull` only) once paid (coupons.ts).
+ */
+export interface CouponDoc {
+	_id: number;
+	accountId: number;
+	code: string;
+	percentOff: number | null;
+	/** Minor units of `currency`. */
+	amountOff: number | null;
+	currency: string | null;
+	duration: CouponDuration;
+	durationInPeriods: number | null;
+	productIds: number[] | null;
+	maxRedemptions: number | null;
+	redeemed: number;
+	pending: number[];
+	redeemBy: Date | null;
+	active: boolean;
+	createdAt: Date;
+}
+
+const couponSchema = new Schema<CouponDoc>(
+	{
+		_id: Number,
+		accountId: { type: Number, required: true },
+		code: { type: String, required: true },
+		percentOff: { type: Number, default: null },
+		amountOff: { type: Number, default: null },
+		currency: { type: String, default: null },
+		duration: { type: String, enum: COUPON_DURATIONS, required: true },
+		durationInPeriods: { type: Number, default: null },
+		productIds: { type: [Number], default: null },
+		maxRedemptions: { type: Number, default: null },
+		redeemed: { type: Number, required: true, min: 0 },
+		pending: { type: [Number], default: [] },
+		redeemBy: { type: Date, default: null },
+		active: { type: Boolean, required: true },
+		createdAt: { type: Date, required: true },
+	},
+	options,
+);
+couponSchema.index({ accountId: 1, code: 1 }, { unique: true });
+
 export const binKey = (accountId: number, bin: string) => `${accountId}:${bin}`;
 export const groupKey = (accountId: number, group: string) => `${accountId}:${group}`;
 export const blockedBuyerKey = (accountId: number, kind: BlockedBuyerKind, value: string) => `${accountId}:${kind.toLowerCase()}:${value}`;
@@ -223,7 +272,8 @@ export interface AccountsDb {
 	blacklistedBins: Model<BlacklistedBinDoc>;
 	blockedBuyers: Model<BlockedBuyerDoc>;
 	merchantAccountGroups: Model<MerchantAccountGroupDoc>;
-	ids: { accounts: IdAllocator; products: IdAllocator; merchantAccounts: IdAllocator };
+	coupons: Model<CouponDoc>;
+	ids: { accounts: IdAllocator; products: IdAllocator; merchantAccounts: IdAllocator; coupons: IdAllocator };
 }
 
 export function createAccountsDb(connection: Connection): AccountsDb {
@@ -235,10 +285,12 @@ export function createAccountsDb(connection: Connection): AccountsDb {
 		blacklistedBins: connection.model("BlacklistedBin", blacklistedBinSchema, "bin_blacklist"),
 		blockedBuyers: connection.model("BlockedBuyer", blockedBuyerSchema, "blocked_buyers"),
 		merchantAccountGroups: connection.model("MerchantAccountGroup", merchantAccountGroupSchema, "merchant_account_groups"),
+		coupons: connection.model("Coupon", couponSchema, "coupons"),
 		ids: {
 			accounts: createIdAllocator(connection, "accounts", 10),
 			products: createIdAllocator(connection, "products", 10),
 			merchantAccounts: createIdAllocator(connection, "merchant_accounts", 10),
+			coupons: createIdAllocator(connection, "coupons", 10),
 		},
 	};
 }

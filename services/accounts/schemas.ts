@@ -4,6 +4,7 @@ import {
 	BILLING_KINDS,
 	BLOCK_REASONS,
 	CARD_TYPES,
+	COUPON_DURATIONS,
 	ENVIRONMENTS,
 	PERIOD_UNITS,
 } from "../../shared/contracts/accounts";
@@ -97,6 +98,16 @@ const processorInput = {
 	],
 };
 
+// Promotion codes: letters, digits, - and _ (matched without regard to case).
+// No run of 13 digits (a card number typed in) is stored as a code.
+const couponCode = {
+	type: "string",
+	pattern: "^[A-Za-z0-9_-]{3,40}$",
+	not: { pattern: "[0-9]([ -]?[0-9]){12}" },
+	errorMessage: { not: "must not hold a card number" },
+};
+const couponRef = { accountId: id, couponId: id, code: couponCode };
+
 export const schemas = {
 	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection }, ["name", "environment"]),
 	update: params(
@@ -180,5 +191,26 @@ export const schemas = {
 	addBlockedBuyer: params({ accountId: id, email: typedEmail }),
 	listBlockedBuyers: params({ accountId: id }),
 	removeBlockedBuyer: params({ accountId: id, kind: { enum: ["card", "email"] }, value: { type: "string", minLength: 1, maxLength: 254 } }),
+	createCoupon: params(
+		{
+			accountId: id,
+			code: couponCode,
+			percentOff: { type: "integer", minimum: 1, maximum: 100 },
+			amountOff: { type: "number", exclusiveMinimum: 0, maximum: MAX_AMOUNT },
+			currency: { enum: CURRENCY_CODES, errorMessage: "must be an active ISO 4217 code in upper case, such as EUR" },
+			duration: { enum: COUPON_DURATIONS },
+			durationInPeriods: { type: "integer", minimum: 1, maximum: 120 },
+			productIds: { type: "array", items: id, maxItems: 100 },
+			maxRedemptions: { type: "integer", minimum: 1, maximum: 1_000_000 },
+			redeemBy: { type: "string", format: "date-time" },
+		},
+		["accountId", "code", "duration"],
+	),
+	listCoupons: params({ accountId: id }),
+	deactivateCoupon: params({ accountId: id, couponId: id }),
+	// One of couponId and code: couponFor answers COUPON_NOT_FOUND for neither.
+	couponFor: params({ ...couponRef, productId: id }, ["accountId", "productId"]),
+	redeemCoupon: params({ accountId: id, couponId: id, customerId: id }),
+	settleCoupon: params({ couponId: id, customerId: id }),
 	none: params({}),
 };

@@ -14,6 +14,7 @@ import { pageOrBadRequest } from "../../shared/list-page";
 import { cardUpdateTarget, updateCard } from "./card-updates/card-update";
 import { continueCardUpdate } from "./card-updates/card-update-challenge";
 import { recoveryOf } from "./card-updates/recovery";
+import { attachCoupon, removeCoupon } from "./coupons/customer-coupon";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
@@ -142,6 +143,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			(_, result) => ({ transactions: ofObject(result)?.transactions ?? [] }),
 			(result: CreditRefundDone | PlanChangeError) => billingErrors.orFail<CreditRefundDone>(result).answer,
 		),
+		// POST and DELETE /api/customer/{id}/coupon (coupons/customer-coupon.ts): no event, so nothing to relay.
+		attachCoupon: billingErrors.action(schemas.attachCoupon, attachCoupon),
+		removeCoupon: billingErrors.action(schemas.getById, removeCoupon),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
 		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
 		updateCard: thenRelay(schemas.updateCard, updateCard, paymentChanges),

@@ -1,4 +1,10 @@
-import type { BlockBuyerInput, DisputeProtection, MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
+import type {
+	AccountsActions,
+	BlockBuyerInput,
+	DisputeProtection,
+	MerchantAccountView,
+	ProductRecord,
+} from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { CustomerDoc } from "./documents/customer";
 import type { MidStatsMetrics } from "./mid-stats/mid-stats";
@@ -48,4 +54,11 @@ export interface BillingDeps {
 	protectionOf(accountId: number): Promise<DisputeProtection>;
 	/** Refuses the buyer's card and email at the account's new checkouts (accounts.blockBuyer). */
 	blockBuyer(input: BlockBuyerInput): Promise<void>;
+	/** The accounts service's coupons (accounts.couponFor, redeemCoupon, confirmCoupon, releaseCoupon): coupons/redemption.ts. */
+	coupons: {
+		find(input: AccountsActions["accounts.couponFor"]["params"]): Promise<AccountsActions["accounts.couponFor"]["result"]>;
+		redeem(input: AccountsActions["accounts.redeemCoupon"]["params"]): Promise<AccountsActions["accounts.redeemCoupon"]["result"]>;
+		confirm(input: { couponId: number; customerId: number }): Promise<unknown>;
+		release(input: { couponId: number; customerId: number }): Promise<unknown>;
+	};
 }

@@ -2,16 +2,25 @@
 // errors are not here: they travel to the checkout service as values
 // (errorAsValue), which maps them to its codes.
 import { domainErrors, type ErrorTable } from "../../shared/action";
+import { CouponError } from "../../shared/contracts/accounts";
 import { DisputeError } from "../../shared/contracts/billing";
 import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
+import { CustomerCouponError } from "./coupons/customer-coupon";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { PauseError } from "./subscriptions/pause";
 
-export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError | PauseError | PlanChangeError;
+export type BillingError =
+	| DisputeError
+	| StripeEventRefusal
+	| RenewalRunError
+	| PauseError
+	| PlanChangeError
+	| CustomerCouponError
+	| CouponError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
@@ -68,6 +77,25 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 		message: "advanceTo must not be in the past: the clock only moves forward",
 	},
 	[RenewalRunError.NotSandbox]: { type: ApiErrorType.Conflict, message: "Only sandbox accounts have a test clock" },
+	// A customer's coupon (coupons/customer-coupon.ts, docs/coupons.md#errors).
+	[CustomerCouponError.NotChargeable]: {
+		type: ApiErrorType.Conflict,
+		message: "Only an ACTIVE, PAUSED or SUSPENDED customer takes a coupon",
+	},
+	[CustomerCouponError.OneCoupon]: { type: ApiErrorType.BadRequest, message: "Send couponId or promotionCode: exactly one" },
+	[CustomerCouponError.Busy]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer is being renewed or changed: nothing changed; send it again",
+	},
+	[CouponError.NotFound]: { type: ApiErrorType.NotFound, message: "No coupon with this couponId or promotionCode in the account" },
+	[CouponError.Inactive]: { type: ApiErrorType.Conflict, message: "This coupon was deactivated" },
+	[CouponError.Expired]: { type: ApiErrorType.Conflict, message: "This coupon's redeemBy has passed" },
+	[CouponError.UsedUp]: { type: ApiErrorType.Conflict, message: "This coupon has reached its maxRedemptions" },
+	[CouponError.WrongProduct]: { type: ApiErrorType.Conflict, message: "This coupon is not for the customer's product" },
+	[CouponError.WrongCurrency]: {
+		type: ApiErrorType.Conflict,
+		message: "This coupon's amountOff is in another currency than the customer's product",
+	},
 	[PauseError.NotFound]: { type: ApiErrorType.NotFound, message: "Customer not found" },
 	[PauseError.NotActive]: {
 		type: ApiErrorType.Conflict,

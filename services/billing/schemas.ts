@@ -9,6 +9,17 @@ const attemptId = { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" };
 const cardExpiry = { type: "string", pattern: "^(0[1-9]|1[0-2])[0-9]{2}$" };
 const period = params({ every: { type: "integer", minimum: 1 }, unit: { enum: ["day", "week", "month", "year"] } });
 
+// A coupon's terms as accounts.couponFor answers them (shared/contracts/accounts.ts CouponTerms).
+const couponTerms = params({
+	couponId: id,
+	code: { type: "string", maxLength: 40 },
+	percentOff: { anyOf: [{ type: "integer", minimum: 1, maximum: 100 }, { type: "null" }] },
+	amountOff: { anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }] },
+	currency: { anyOf: [{ type: "string", pattern: "^[A-Z]{3}$" }, { type: "null" }] },
+	duration: { enum: ["once", "repeating", "forever"] },
+	periods: { anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }] },
+	productIds: { anyOf: [{ type: "array", items: id }, { type: "null" }] },
+});
 const card = params({
 	cardToken: { type: "string", maxLength: 100 },
 	fingerprint: { type: "string", pattern: "^[0-9a-f]{64}$" },
@@ -19,17 +30,21 @@ const card = params({
 });
 
 export const schemas = {
-	openSubscription: params({
-		accountId: id,
-		attemptId,
-		environment,
-		product: params({ id, allowMultipleSubscriptions: { type: "boolean" } }),
-		buyer: params({ email: { type: "string", maxLength: 254 }, name: shortText, lastName: { type: "string", maxLength: 200 } }),
-		card,
-		mid: params({ id, name: shortText }),
-		sessionId: { type: "string", maxLength: 36 },
-		additionalData: { anyOf: [{ type: "object" }, { type: "null" }] },
-	}),
+	openSubscription: params(
+		{
+			accountId: id,
+			attemptId,
+			environment,
+			product: params({ id, allowMultipleSubscriptions: { type: "boolean" } }),
+			buyer: params({ email: { type: "string", maxLength: 254 }, name: shortText, lastName: { type: "string", maxLength: 200 } }),
+			card,
+			mid: params({ id, name: shortText }),
+			sessionId: { type: "string", maxLength: 36 },
+			additionalData: { anyOf: [{ type: "object" }, { type: "null" }] },
+			coupon: { anyOf: [couponTerms, { type: "null" }] },
+		},
+		["accountId", "attemptId", "environment", "product", "buyer", "card", "mid", "sessionId", "additionalData"],
+	),
 	abandonSubscription: params({ customerId: id }),
 	cardUpdateTarget: params({ accountId: id, customerId: id }),
 	updateCard: params({
@@ -74,6 +89,11 @@ export const schemas = {
 	unsubscribe: params({ accountId: id, customerId: id }),
 	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" } }, ["accountId", "id"]),
 	resumeCustomer: params({ accountId: id, id }),
+	// Exactly one of couponId and promotionCode, which the action checks (ONE_COUPON).
+	attachCoupon: params({ accountId: id, id, couponId: id, promotionCode: { type: "string", pattern: "^[A-Za-z0-9_-]{3,40}$" } }, [
+		"accountId",
+		"id",
+	]),
 	// A subscription's change (plan-changes/): at least one of productId and quantity, which the action checks.
 	changeQuote: params(
 		{ accountId: id, id, productId: id, quantity: { type: "integer", minimum: 1, maximum: 10_000 }, mode: { enum: CHANGE_MODES } },

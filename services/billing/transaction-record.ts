@@ -4,6 +4,7 @@
 
 import type { PaymentOutcome } from "../../shared/contracts/payments";
 import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
+import type { DiscountLine } from "./coupons/discount";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./documents/customer";
@@ -24,13 +25,15 @@ export interface ChargeRecord {
 	outcome: PaymentOutcome;
 	/** Minor units of the customer's credit that paid the rest of this charge (issue 36); absent: none. */
 	creditApplied?: number;
+	/** The coupon's discount on this charge's list price; absent or null: none. */
+	discount?: DiscountLine | null;
 }
 
 const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
 
 function chargeFields(
 	deps: BillingDeps,
-	{ customer, money, type, idempotencyKey, outcome, creditApplied }: ChargeRecord,
+	{ customer, money, type, idempotencyKey, outcome, creditApplied, discount }: ChargeRecord,
 ): TransactionFields {
 	const approved = outcome.status === "APPROVED";
 	// A renewal the credit paid in full moved no money at the processor: nothing to refund.
@@ -64,6 +67,7 @@ function chargeFields(
 		pendingRefunds: [],
 		originalTransactionId: null,
 		...(creditApplied ? { creditApplied } : {}),
+		...(discount ? { discount } : {}),
 		// A charge or hold was attempted, approved or not: the merchant hears of it.
 		outbox: [outboxEvent(deps, "TRANSACTION")],
 		relayed: [],
@@ -77,8 +81,9 @@ export function recordTransaction(
 	type: TransactionType,
 	idempotencyKey: string,
 	outcome: PaymentOutcome,
+	discount: DiscountLine | null = null,
 ): Promise<TransactionDoc> {
-	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome }));
+	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome, discount }));
 }
 
 /** One charge, with the credit that paid the rest of it (a subscription's change). */

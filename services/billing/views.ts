@@ -1,5 +1,5 @@
 // Customers and transactions exactly as the spec's tables show them (shared/contracts/billing).
-import type { CustomerView, DisputeView, TransactionView } from "../../shared/contracts/billing";
+import type { CustomerCouponView, CustomerView, DiscountView, DisputeView, TransactionView } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal } from "../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
 import type { CustomerDoc } from "./documents/customer";
@@ -18,6 +18,20 @@ function pendingView(doc: CustomerDoc): CustomerView["pendingChange"] {
 	const pending = storedPeriod(doc)?.pending;
 	if (!pending || !doc.nextRenewalTimestamp) return null;
 	return { productId: pending.productId, quantity: pending.quantity, at: formatDateTime(doc.nextRenewalTimestamp) };
+}
+
+function couponView(coupon: CustomerDoc["coupon"]): CustomerCouponView | null {
+	if (!coupon) return null;
+	const currency = coupon.currency ? findCurrency(coupon.currency) : undefined;
+	const { couponId, code, percentOff, duration, periodsLeft } = coupon;
+	const amountOff = coupon.amountOff !== null && currency ? toDecimal(coupon.amountOff, currency) : null;
+	return { couponId, code, percentOff, amountOff, currency: coupon.currency, duration, periodsLeft };
+}
+
+function discountView(doc: TransactionDoc): DiscountView | null {
+	if (!doc.discount) return null;
+	const { couponId, code, amount } = doc.discount;
+	return { couponId: Number(couponId), code, amount: toDecimal(amount, findCurrency(doc.currency)!) };
 }
 
 export function toCustomerView(doc: CustomerDoc): CustomerView {
@@ -42,6 +56,7 @@ export function toCustomerView(doc: CustomerDoc): CustomerView {
 		quantity: quantityOf(doc),
 		credit: creditView(doc),
 		pendingChange: pendingView(doc),
+		coupon: couponView(doc.coupon),
 	};
 }
 
@@ -66,6 +81,7 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		declineReason: doc.status === TransactionStatus.Declined ? doc.declineReason : null,
 		declineCategory: doc.status === TransactionStatus.Declined ? (doc.declineCategory ?? null) : null,
 		creditApplied: doc.creditApplied ? toDecimal(doc.creditApplied, findCurrency(doc.currency)!) : 0,
+		discount: discountView(doc),
 	};
 }
 

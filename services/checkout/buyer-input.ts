@@ -80,10 +80,11 @@ export function buyerInputProblems(input: {
 	email: string;
 	name: string;
 	lastName?: string;
+	promotionCode?: string;
 	additionalData?: Record<string, unknown>;
 }): InputProblem[] {
 	const problems: InputProblem[] = [];
-	for (const field of ["email", "name", "lastName"] as const) {
+	for (const field of ["email", "name", "lastName", "promotionCode"] as const) {
 		const value = input[field];
 		if (typeof value === "string" && holdsCardNumber(value)) problems.push({ field, message: `${field} must not hold a card number` });
 	}

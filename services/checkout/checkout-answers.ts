@@ -22,6 +22,13 @@ export enum CheckoutCode {
 	AuthenticationFailed = "AUTHENTICATION_FAILED",
 	/** To the frame only, never the SDK: the issuer asks the buyer for a challenge, shown at `challengeUrl`. */
 	Challenge = "CHALLENGE",
+	// A coupon the checkout cannot apply (docs/coupons.md#errors): nothing was charged.
+	CouponNotFound = "COUPON_NOT_FOUND",
+	CouponInactive = "COUPON_INACTIVE",
+	CouponExpired = "COUPON_EXPIRED",
+	CouponUsedUp = "COUPON_USED_UP",
+	CouponNotForProduct = "COUPON_NOT_FOR_PRODUCT",
+	CouponWrongCurrency = "COUPON_WRONG_CURRENCY",
 }
 
 export const CHECKOUT_MESSAGES: Record<CheckoutCode, string> = {
@@ -40,6 +47,12 @@ export const CHECKOUT_MESSAGES: Record<CheckoutCode, string> = {
 	[CheckoutCode.ProcessingError]: "The payment could not be processed; nothing was charged, please try again",
 	[CheckoutCode.AuthenticationFailed]: "The card's authentication failed; nothing was charged",
 	[CheckoutCode.Challenge]: "Your bank asks you to confirm this payment",
+	[CheckoutCode.CouponNotFound]: "This promotion code does not exist",
+	[CheckoutCode.CouponInactive]: "This promotion code is no longer valid",
+	[CheckoutCode.CouponExpired]: "This promotion code has expired",
+	[CheckoutCode.CouponUsedUp]: "This promotion code has been used up",
+	[CheckoutCode.CouponNotForProduct]: "This promotion code does not apply to this product",
+	[CheckoutCode.CouponWrongCurrency]: "This promotion code is for another currency",
 };
 
 export interface CheckoutAnswer {
@@ -48,6 +61,8 @@ export interface CheckoutAnswer {
 	customerId?: number;
 	/** CHALLENGE: the page the frame shows. */
 	challengeUrl?: string;
+	/** OK with a coupon: what it took off the first payment (a decimal in the product's currency). */
+	discount?: { couponId: number; code: string | null; amount: number };
 }
 
 export interface InvalidCheckout {

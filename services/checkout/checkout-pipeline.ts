@@ -8,7 +8,7 @@
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
 // Every outcome is a code; nothing here throws for a business reason.
 import { isFailure } from "../../shared/call";
-import type { Environment, ProductRecord } from "../../shared/contracts/accounts";
+import type { CouponTerms, Environment, ProductRecord } from "../../shared/contracts/accounts";
 import { CheckoutStepError, FirstPaymentOutcome, type FirstPaymentResult } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
 import { type CheckedCard, checkCard, decryptCard } from "./card-checks";
@@ -21,6 +21,7 @@ import {
 	NO_PROCESSOR,
 	SESSION_CODES,
 } from "./checkout-answers";
+import { checkoutCoupon, redeemFor } from "./checkout-coupon";
 import type { CheckoutDeps } from "./deps";
 
 export interface CheckoutInput {
@@ -31,6 +32,8 @@ export interface CheckoutInput {
 	lastName?: string;
 	landingDomain: string;
 	additionalData?: Record<string, unknown>;
+	/** Typed by the buyer in the frame's promotion code field (docs/coupons.md). */
+	promotionCode?: string;
 	encryptedCardNumber: string;
 	encryptedCvc: string;
 	cardExpiry: string;
@@ -57,7 +60,10 @@ async function answerFirstPayment(
 	paid: FirstPaymentResult | { error: CheckoutStepError },
 ): Promise<CheckoutAnswer> {
 	if (!isFailure(paid)) {
-		if (paid.outcome === FirstPaymentOutcome.Active) return answer(CheckoutCode.Ok, paid.customer.id);
+		if (paid.outcome === FirstPaymentOutcome.Active) {
+			const discount = paid.transaction?.discount;
+			return { ...answer(CheckoutCode.Ok, paid.customer.id), ...(discount ? { discount } : {}) };
+		}
 		if (paid.outcome === FirstPaymentOutcome.AwaitingBuyer) return challengeFor(paid.challengeUrl ?? "", session.sessionId);
 	}
 	// Unpaid: the buyer may try again with the same session while it lasts.
@@ -84,6 +90,8 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if (!context?.product) return answer(CheckoutCode.ProductNotFound);
 	if (!context.product.active) return answer(CheckoutCode.ProductInactive);
 	const product = context.product;
+	const coupon = await checkoutCoupon(deps, { ...input, accountId: session.accountId }, session.coupon);
+	if ("refused" in coupon) return coupon.refused;
 
 	// 2. and 3. A MID for the brand, the BIN blacklist and blocked buyers, then the card itself.
 	const sale = product.billing === "CHARGE" ? { amountMinor: product.amountMinor, currency: product.currency } : null;
@@ -92,7 +100,8 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	if ("code" in checked) return checked;
 	let paid: CheckoutAnswer | undefined;
 	try {
-		paid = await payOn(deps, input, { accountId: session.accountId, environment: context.environment, product }, checked);
+		const sale = { accountId: session.accountId, environment: context.environment, product, coupon: coupon.terms };
+		paid = await payOn(deps, input, sale, checked);
 		return paid;
 	} finally {
 		checked.settle(paid?.code === CheckoutCode.Ok);
@@ -103,7 +112,7 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 async function payOn(
 	deps: CheckoutDeps,
 	input: CheckoutInput,
-	session: { accountId: number; environment: Environment; product: ProductRecord },
+	session: { accountId: number; environment: Environment; product: ProductRecord; coupon: CouponTerms | null },
 	checked: CheckedCard,
 ): Promise<CheckoutAnswer> {
 	const { mid, attemptId } = checked;
@@ -121,8 +130,11 @@ async function payOn(
 		mid: { id: mid.id, name: mid.name },
 		sessionId: input.sessionId.toLowerCase(),
 		additionalData: input.additionalData ?? null,
+		coupon: session.coupon,
 	});
 	if (isFailure(opened)) return answer(CheckoutCode.AlreadySubscribed);
+	const refused = await redeemFor(deps, session.coupon, { accountId: session.accountId, customerId: opened.customerId });
+	if (refused) return refused;
 
 	// 5. The session is consumed just before money moves, so one session pays once.
 	const consumed = await deps.call("sessions.consume", { sessionId: input.sessionId, attemptId, customerId: opened.customerId });

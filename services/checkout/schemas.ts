@@ -15,6 +15,7 @@ export const schemas = {
 			lastName: { type: "string", maxLength: 200 },
 			landingDomain,
 			additionalData: { type: "object", maxProperties: 50 },
+			promotionCode: { type: "string", pattern: "^[A-Za-z0-9_-]{3,40}$" },
 			encryptedCardNumber: jwe,
 			encryptedCvc: jwe,
 			cardExpiry,

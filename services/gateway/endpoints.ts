@@ -56,6 +56,9 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"POST /customer/:id/change": { action: "billing.changeSubscription", idempotencyKey: true },
 	"DELETE /customer/:id/pending-change": { action: "billing.cancelPendingChange" },
 	"POST /customer/:id/credit-refund": { action: "billing.refundCredit" },
+	// A coupon on an existing customer, from its next charge (docs/coupons.md).
+	"POST /customer/:id/coupon": { action: "billing.attachCoupon" },
+	"DELETE /customer/:id/coupon": { action: "billing.removeCoupon" },
 };
 
 /** `/api`, no token. */
@@ -116,6 +119,9 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"POST /accounts/:accountId/blocked-buyers": { action: "accounts.addBlockedBuyer", status: 201, location: "list" },
 	"GET /accounts/:accountId/blocked-buyers": { action: "accounts.listBlockedBuyers" },
 	"DELETE /accounts/:accountId/blocked-buyers/:kind/:value": { action: "accounts.removeBlockedBuyer" },
+	"POST /accounts/:accountId/coupons": { action: "accounts.createCoupon", status: 201, location: "list" },
+	"GET /accounts/:accountId/coupons": { action: "accounts.listCoupons" },
+	"POST /accounts/:accountId/coupons/:couponId/deactivate": { action: "accounts.deactivateCoupon" },
 	"GET /accounts/:accountId/customers": { action: "billing.listCustomers" },
 	"GET /accounts/:accountId/customers/:customerId/transactions": { action: "billing.listTransactions" },
 	"GET /accounts/:accountId/recovery": { action: "billing.recovery" },
@@ -155,6 +161,9 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /merchant-accounts/health": { action: "billing.midHealth" },
 	"GET /disputes": { action: "billing.disputes" },
 	"GET /audit": { action: "dashboard.audit", operatorOnly: true },
+	"GET /coupons": { action: "accounts.listCoupons" },
+	"POST /coupons": { action: "accounts.createCoupon", change: "create coupon" },
+	"POST /coupons/:couponId/deactivate": { action: "accounts.deactivateCoupon", change: "deactivate coupon" },
 	"POST /transactions/:id/refund": { action: "refunds.refund", idempotencyKey: true, change: "refund" },
 	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
 	"POST /customers/:id/pause": { action: "billing.pauseCustomer", change: "pause" },

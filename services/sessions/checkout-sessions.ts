@@ -31,7 +31,7 @@ function toSessionView(doc: SessionDoc, now: Date): SessionView {
 
 export async function createSession(
 	deps: SessionsDeps,
-	input: { accountId: number; domain?: unknown; customerId?: number },
+	input: { accountId: number; domain?: unknown; customerId?: number; couponId?: number; promotionCode?: string },
 ): Promise<{ sessionId: string } | Exclude<SessionsError, SessionsError.UnknownLink>> {
 	const domain = normalizeHostName(input.domain);
 	if (!domain) return SessionsError.InvalidDomain;
@@ -39,6 +39,10 @@ export async function createSession(
 		const refused = await cardUpdateRefusal(deps, input.accountId, input.customerId);
 		if (refused) return refused;
 	}
+	// A coupon is the checkout's: checked when the checkout applies it, with its own codes (docs/coupons.md).
+	if (input.couponId !== undefined && input.promotionCode !== undefined) return SessionsError.CouponAndCode;
+	if (input.customerId !== undefined && (input.couponId ?? input.promotionCode) !== undefined) return SessionsError.CouponAndCode;
+	const coupon = input.couponId !== undefined ? { couponId: input.couponId } : input.promotionCode ? { code: input.promotionCode } : null;
 	const createdAt = deps.now();
 	const doc = await insertDoc(deps.db.sessions, {
 		_id: randomUUID(),
@@ -48,6 +52,7 @@ export async function createSession(
 		status: SessionStatus.Valid,
 		createdAt,
 		expiresAt: new Date(createdAt.getTime() + SESSION_LIFETIME_MS),
+		...(coupon ? { coupon } : {}),
 	});
 	return { sessionId: doc._id };
 }

@@ -3,7 +3,7 @@
 // retry with another card. Consuming is one compare-and-set, so two checkouts
 // racing on one session cannot both pay.
 
-import { SessionCheckoutError, type SessionPurpose } from "../../shared/contracts/sessions";
+import { SessionCheckoutError, type SessionCoupon, type SessionPurpose } from "../../shared/contracts/sessions";
 import { raw } from "../../shared/persistence";
 import type { SessionsDeps } from "./deps";
 import { normalizeHostName } from "./host-name";
@@ -15,7 +15,7 @@ const purposeOf = (doc: { customerId?: number | null }): SessionPurpose => (doc.
 export async function checkForCheckout(
 	deps: SessionsDeps,
 	input: { sessionId: string; landingDomain: string; purpose?: SessionPurpose },
-): Promise<{ accountId: number; domain: string; customerId: number | null } | SessionCheckoutError> {
+): Promise<{ accountId: number; domain: string; customerId: number | null; coupon: SessionCoupon | null } | SessionCheckoutError> {
 	const doc = await raw(deps.db.sessions).findOne({ _id: input.sessionId.toLowerCase() });
 	// A session of the other kind is no session for this use.
 	if (!doc || purposeOf(doc) !== (input.purpose ?? "checkout")) return SessionCheckoutError.NotFound;
@@ -23,7 +23,7 @@ export async function checkForCheckout(
 	if (status === SessionStatus.Used) return SessionCheckoutError.Used;
 	if (status === SessionStatus.Expired) return SessionCheckoutError.Expired;
 	if (normalizeHostName(input.landingDomain) !== doc.domain) return SessionCheckoutError.DomainMismatch;
-	return { accountId: doc.accountId, domain: doc.domain, customerId: doc.customerId ?? null };
+	return { accountId: doc.accountId, domain: doc.domain, customerId: doc.customerId ?? null, coupon: doc.coupon ?? null };
 }
 
 /** VALID -> USED, only while the session has not expired. */

@@ -12,6 +12,8 @@ export enum SessionsError {
 	UnknownLink = "UNKNOWN_LINK",
 	/** A card update link opened on a host that is no session domain. */
 	LinkOnInvalidHost = "LINK_ON_INVALID_HOST",
+	/** A checkout session names one coupon: by couponId or by promotionCode; a card update session none. */
+	CouponAndCode = "ONE_COUPON",
 }
 
 /** What the API answers for each error (docs/api.md); an invalid domain is the spec's plain-text 500, naming the domain. */
@@ -23,5 +25,9 @@ export const SESSIONS_ERRORS: ErrorTable<SessionsError> = {
 		message: "This customer's card cannot be updated: it is unsubscribed or never became active",
 	},
 	[SessionsError.UnknownLink]: { type: ApiErrorType.NotFound, message: "This card update link is unknown or has expired" },
+	[SessionsError.CouponAndCode]: {
+		type: ApiErrorType.BadRequest,
+		message: "Send couponId or promotionCode, not both, and neither with customerId",
+	},
 	[SessionsError.LinkOnInvalidHost]: { type: ApiErrorType.BadRequest, message: "This page's address cannot show a card update" },
 };

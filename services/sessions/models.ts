@@ -1,4 +1,5 @@
 import { type Connection, type Model, Schema } from "mongoose";
+import type { SessionCoupon } from "../../shared/contracts/sessions";
 import { SessionStatus, type StoredSessionStatus } from "./states";
 
 export interface SessionDoc {
@@ -17,6 +18,8 @@ export interface SessionDoc {
 	usedBy: string | null;
 	/** The customer that attempt opened: its payment continues after a challenge. */
 	usedFor?: number | null;
+	/** The coupon the merchant attached to the checkout, by id or by promotion code; absent: none. */
+	coupon?: SessionCoupon | null;
 }
 
 const sessionSchema = new Schema<SessionDoc>(
@@ -31,6 +34,7 @@ const sessionSchema = new Schema<SessionDoc>(
 		usedAt: { type: Date, default: null },
 		usedBy: { type: String, default: null },
 		usedFor: { type: Number, default: null },
+		coupon: { type: Schema.Types.Mixed, default: undefined },
 	},
 	{ versionKey: false },
 );

@@ -5,7 +5,11 @@ export const sessionIdSchema = { type: "string", pattern: "^[0-9A-Fa-f]{8}-[0-9A
 
 export const schemas = {
 	// Any domain value reaches the domain logic, which answers the spec's 500 for a bad one.
-	create: params({ accountId: id, domain: {}, customerId: id }, ["accountId"]),
+	// A checkout session may name the coupon its checkout applies: by id or by promotion code (docs/coupons.md).
+	create: params(
+		{ accountId: id, domain: {}, customerId: id, couponId: id, promotionCode: { type: "string", pattern: "^[A-Za-z0-9_-]{3,40}$" } },
+		["accountId"],
+	),
 	createCardUpdateLink: params({ accountId: id, customerId: id, baseUrl: { type: "string", pattern: "^https?://[^/]+$", maxLength: 300 } }),
 	openCardUpdateLink: params({ token: { type: "string", pattern: "^[A-Za-z0-9_-]{43}$" }, domain: { type: "string", maxLength: 300 } }),
 	get: params({ accountId: id, sessionId: sessionIdSchema }),

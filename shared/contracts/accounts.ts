@@ -163,6 +163,66 @@ export interface RenewalTerms {
 	merchantAccounts: MerchantAccountView[];
 }
 
+export const COUPON_DURATIONS = ["once", "repeating", "forever"] as const;
+export type CouponDuration = (typeof COUPON_DURATIONS)[number];
+
+/**
+ * What a coupon takes off a charge, as billing applies it (docs/coupons.md): `percentOff` (an integer percent) or
+ * `amountOff` (minor units of `currency`), for the first charge (`once`), `periods` charges (`repeating`) or all
+ * (`forever`), on `productIds` only when named.
+ */
+export interface CouponTerms {
+	couponId: number;
+	/** The promotion code, upper case. */
+	code: string;
+	percentOff: number | null;
+	amountOff: number | null;
+	currency: string | null;
+	duration: CouponDuration;
+	/** The number of charges a `repeating` coupon discounts; null for the others. */
+	periods: number | null;
+	productIds: number[] | null;
+}
+
+/** A coupon as the admin API and the dashboard show it. */
+export interface CouponView {
+	id: number;
+	accountId: number;
+	code: string;
+	/** Integer percent (1 to 100), or null for a fixed amount. */
+	percentOff: number | null;
+	/** Decimal in `currency`, or null for a percentage. */
+	amountOff: number | null;
+	currency: string | null;
+	duration: CouponDuration;
+	durationInPeriods: number | null;
+	productIds: number[] | null;
+	maxRedemptions: number | null;
+	/** Redemptions taken: paid ones and those of checkouts still paying. */
+	redeemed: number;
+	/** Local date-time (TIME_ZONE) after which it is refused; null: no end. */
+	redeemBy: string | null;
+	active: boolean;
+	createdAt: string;
+}
+
+/** Why a coupon cannot be used: the checkout's codes of the same name (docs/coupons.md#errors). */
+export enum CouponError {
+	NotFound = "COUPON_NOT_FOUND",
+	Inactive = "COUPON_INACTIVE",
+	Expired = "COUPON_EXPIRED",
+	UsedUp = "COUPON_USED_UP",
+	WrongProduct = "COUPON_NOT_FOR_PRODUCT",
+	WrongCurrency = "COUPON_WRONG_CURRENCY",
+}
+
+/** A coupon named by its id (a merchant's) or by its promotion code (a buyer's or a merchant's). */
+export interface CouponRef {
+	accountId: number;
+	couponId?: number;
+	code?: string;
+}
+
 export interface AccountsActions {
 	"accounts.authenticate": { params: { tokenHash: string }; result: AuthenticatedAccount | null };
 	/** Answers 404 (ApiError NOT_FOUND) for an unknown account. */
@@ -186,6 +246,20 @@ export interface AccountsActions {
 	"accounts.renewalTerms": { params: { accountId: number; productId: number }; result: RenewalTerms | null };
 	/** The account's MIDs (of one group if named); 404 (ApiError NOT_FOUND) for an unknown account. */
 	"accounts.listMerchantAccounts": { params: { accountId: number; group?: string }; result: MerchantAccountView[] };
+	/** The coupon's terms if a new subscription to the product may use it now (read only: redeemCoupon takes it). */
+	"accounts.couponFor": { params: CouponRef & { productId: number }; result: CouponTerms | { error: CouponError } };
+	/**
+	 * Takes one redemption for the customer: one conditional update on the coupon, idempotent per customer (a repeat
+	 * answers the same). Refused when the coupon is used up, inactive or expired meanwhile.
+	 */
+	"accounts.redeemCoupon": {
+		params: { accountId: number; couponId: number; customerId: number };
+		result: { redeemed: true } | { error: CouponError };
+	};
+	/** The customer's payment was made: its redemption is kept for good (idempotent). */
+	"accounts.confirmCoupon": { params: { couponId: number; customerId: number }; result: { confirmed: boolean } };
+	/** The customer's payment ended unpaid: its redemption, if not yet confirmed, is given back (idempotent). */
+	"accounts.releaseCoupon": { params: { couponId: number; customerId: number }; result: { released: boolean } };
 	/** The demo account of `npm start`, or null when there is none. */
 	"accounts.demoAccount": { params: Record<string, never>; result: { accountId: number; products: ProductView[] } | null };
 }

@@ -1,7 +1,7 @@
 // The billing service's contract with the other services: the checkout's
 // steps, refunds, and the customer and transaction as the spec's tables show
 // them. Types only; billing and its callers both import them.
-import type { AuthenticationPolicy, BillingKind, Environment, RenewalPeriod } from "./accounts";
+import type { AuthenticationPolicy, BillingKind, CouponDuration, CouponTerms, Environment, RenewalPeriod } from "./accounts";
 import type { Authentication, DisputeEvidence, DisputeStatus } from "./payments";
 
 /** The spec's Customer (section 2). */
@@ -30,6 +30,27 @@ export interface CustomerView {
 	credit: number;
 	/** A change waiting for the period's end (mode at_period_end), null when none. */
 	pendingChange: { productId: number; quantity: number; at: string } | null;
+	/** The coupon in force (docs/coupons.md), null when none. */
+	coupon: CustomerCouponView | null;
+}
+
+/** A customer's coupon: its discount and the charges it still discounts (null: all, `forever`). */
+export interface CustomerCouponView {
+	couponId: number;
+	code: string;
+	percentOff: number | null;
+	/** A decimal in `currency`, or null for a percentage. */
+	amountOff: number | null;
+	currency: string | null;
+	duration: CouponDuration;
+	periodsLeft: number | null;
+}
+
+/** A charge's discount: the coupon and the decimal it took off the list price (before credit and tax). */
+export interface DiscountView {
+	couponId: number;
+	code: string | null;
+	amount: number;
 }
 
 /** The spec's Transaction (section 2). */
@@ -58,6 +79,8 @@ export interface TransactionView {
 	declineCategory: DeclineCategory | null;
 	/** A decimal: what the customer's credit paid of this charge besides `amount` (the card's part); 0 when none. */
 	creditApplied: number;
+	/** The coupon's discount on this charge (`amount` is after it); null when none. */
+	discount: DiscountView | null;
 }
 
 /** A dispute, as GET /api/disputes/{id} shows it (docs/disputes.md). */
@@ -165,6 +188,8 @@ export interface OpenSubscriptionInput {
 	mid: { id: number; name: string };
 	sessionId: string;
 	additionalData: Record<string, unknown> | null;
+	/** The coupon the checkout brings (accounts.couponFor), written on the PENDING customer before its redemption is taken. */
+	coupon?: CouponTerms | null;
 }
 
 export interface FirstPaymentInput {

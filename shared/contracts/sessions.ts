@@ -11,6 +11,12 @@ export enum SessionCheckoutError {
 /** What a session is for: a checkout, or a customer's card update (a session created with a customerId). */
 export type SessionPurpose = "checkout" | "cardUpdate";
 
+/** A coupon a merchant attached to a checkout session: by its id or by its promotion code. */
+export interface SessionCoupon {
+	couponId?: number;
+	code?: string;
+}
+
 export interface SessionsActions {
 	/** The session's id (lower-case UUID); the demo page's stand-in for a merchant's server. */
 	"sessions.create": { params: { accountId: number; domain: string; customerId?: number }; result: string };
@@ -19,7 +25,9 @@ export interface SessionsActions {
 	/** A checkout session (purpose "checkout") or a card update session (purpose "cardUpdate", bound to a customer). */
 	"sessions.checkForCheckout": {
 		params: { sessionId: string; landingDomain: string; purpose?: SessionPurpose };
-		result: { accountId: number; domain: string; customerId: number | null } | { error: SessionCheckoutError };
+		result:
+			| { accountId: number; domain: string; customerId: number | null; coupon: SessionCoupon | null }
+			| { error: SessionCheckoutError };
 	};
 	/** VALID -> USED, by one checkout attempt, for its customer; `expiresAt`: the end of a challenge the issuer may ask for. */
 	"sessions.consume": {

@@ -2,6 +2,7 @@
 // with a product chosen, fill the card frame as a buyer would, read the result
 // the page shows.
 import type { FrameLocator, Page } from "playwright-core";
+import { startApp, type TestApp } from "../setup/app";
 
 export const CVC = "123";
 export const WAIT = { timeout: 30_000 };
@@ -44,4 +45,14 @@ export async function openDemoCheckout(page: Page, demoUrl: string, billing = "C
 	if (problem) throw new Error(`The demo page could not start: ${problem}`);
 	await page.getByRole("radio", { name: new RegExp(`\\(${billing}:`) }).check();
 	return page.frameLocator("iframe");
+}
+
+/**
+ * The whole service with the demo on (DEMO=1, `env` added) and its demo account seeded; the demo page's address on
+ * localhost, as a developer opens it after npm start (/demo/session binds the session to the page's host name).
+ */
+export async function startDemoApp(env: Record<string, string> = {}): Promise<{ app: TestApp; demoUrl: string; accountId: number }> {
+	const app = await startApp({ env: { DEMO: "1", ...env } });
+	const seeded = (await app.broker.call("accounts.seedDemo")) as { accountId: number };
+	return { app, demoUrl: `${app.url.replace("127.0.0.1", "localhost")}/demo`, accountId: seeded.accountId };
 }

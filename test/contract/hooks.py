@@ -3,8 +3,8 @@
 - The spec's empty 200: on the operations schemathesis.toml names, an answer of
   200 with an empty body passes; any other answer goes through the built-in
   content-type and response-schema checks unchanged.
-- What no schema can say: a list's cursor, a cap's decimals, an email holding a card
-  number; the 400 a schema-valid request gets for it passes (STATE_MESSAGES), any other
+- What no schema can say: a list's cursor, a cap's or a coupon's decimals, an email holding a card
+  number, a session's coupon parameters; the 400 a schema-valid request gets for it passes (STATE_MESSAGES), any other
   answer goes through the built-in check.
 - Encrypted card fields: a JWE cannot be drawn from a schema, so the formats
   `jwe-card-number` and `jwe-cvc` of docs/openapi.json are drawn from real
@@ -58,6 +58,13 @@ STATE_MESSAGES = {
     "POST /admin/accounts/{accountId}/merchant-accounts": ("amount must be a positive number with no more decimals",),
     "PATCH /admin/accounts/{accountId}/merchant-accounts/{id}": ("amount must be a positive number with no more decimals",),
     "POST /admin/accounts/{accountId}/blocked-buyers": ("email must not hold a card number",),
+    # A coupon's amountOff has no more decimals than its currency; a session names one coupon, by id or by code, and
+    # none for a card update: a query string's parameters cannot depend on each other in a schema.
+    "POST /admin/accounts/{accountId}/coupons": ("amount must be a positive number with no more decimals",),
+    "POST /api/session": ("Send couponId or promotionCode, not both, and neither with customerId",),
+    # The stateful phase infers a link from a blocked buyer's `disputeId` to GET /api/disputes/{id} and follows it when
+    # the field is null, sending the id "None" as if it were valid (Schemathesis issue 2983): no integer id gets this 400.
+    "GET /api/disputes/{id}": ("id must be integer",),
 }
 
 

@@ -1,5 +1,6 @@
-// Billing nodes as real processes (`npm run node` with SERVICES=billing) for
-// the multi-process tests: each joins the test's NATS server and database.
+// Billing nodes (or another service's) as real processes (`npm run node` with
+// SERVICES=billing) for the multi-process tests: each joins the test's NATS
+// server and database.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServiceBroker } from "moleculer";
 import { projectRoot } from "../../shared/paths";
@@ -15,11 +16,16 @@ export interface BillingNodes {
 }
 
 export function billingNodes(): BillingNodes {
+	return serviceNodes("billing");
+}
+
+/** Nodes that each run only `service` (SERVICES=<service>), e.g. two checkout nodes. */
+export function serviceNodes(service: string): BillingNodes {
 	const processes = new Map<string, ChildProcess>();
 	return {
 		processes,
 		start(nodeId) {
-			const env = { ...process.env, SERVICES: "billing", NODE_ID: nodeId, LOG_LEVEL: "warn" };
+			const env = { ...process.env, SERVICES: service, NODE_ID: nodeId, LOG_LEVEL: "warn" };
 			// tsx as a loader, not its CLI (which would run the node in a child), so SIGKILL kills the node itself.
 			const child = spawn(process.execPath, ["--import", "tsx", "bin/node.ts"], {
 				cwd: projectRoot,
@@ -33,9 +39,9 @@ export function billingNodes(): BillingNodes {
 			const deadline = Date.now() + 60_000;
 			for (;;) {
 				const available = broker.registry.getServiceList({ onlyAvailable: true, withActions: false }) as { name: string; nodeID: string }[];
-				const billing = new Set(available.filter(s => s.name === "billing").map(s => s.nodeID));
-				if (nodeIds.every(n => billing.has(n))) return;
-				if (Date.now() > deadline) throw new Error(`billing nodes did not join: ${[...billing].join(", ")}`);
+				const running = new Set(available.filter(s => s.name === service).map(s => s.nodeID));
+				if (nodeIds.every(n => running.has(n))) return;
+				if (Date.now() > deadline) throw new Error(`${service} nodes did not join: ${[...running].join(", ")}`);
 				await new Promise(r => setTimeout(r, 200));
 			}
 		},

@@ -1,4 +1,4 @@
-// The hot paths read and write by key: every command a checkout, the merchant
+// The hot paths read and write by key: every command a checkout (with a promotion code), the merchant
 // reads, a refund, an unsubscribe (a trial's too, its hold released), a subscription's change, pause and resume, the
 // outbox relay, webhook delivery and a renewal send is answered from an index on the embedded database (_id, or a
 // unique index matched exactly), so none slows down as collections grow.
@@ -21,6 +21,16 @@ beforeAll(async () => {
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "41111111" }).expect(201);
 	// So that its checkouts also ask whether the buyer is blocked.
 	await admin(app).post(`/accounts/${shop.accountId}/blocked-buyers`, { email: "blocked@hot-paths.example.com" }).expect(201);
+	// So that its checkouts find a promotion code by its unique key, take a redemption, and keep or give it back.
+	await admin(app)
+		.post(`/accounts/${shop.accountId}/coupons`, {
+			code: "HOT",
+			percentOff: 10,
+			duration: "repeating",
+			durationInPeriods: 2,
+			maxRedemptions: 10,
+		})
+		.expect(201);
 });
 afterAll(async () => {
 	await app.stop();
@@ -33,8 +43,13 @@ describe("Hot paths on the embedded database", () => {
 		const recording = recordCommands(app);
 
 		// Act
-		const checkout = await submitCheckout(app, shop, { productId: shop.products.charge });
-		const declined = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.insufficientFunds });
+		const promotionCode = { promotionCode: "hot" };
+		const checkout = await submitCheckout(app, shop, { productId: shop.products.charge, extra: promotionCode });
+		const declined = await submitCheckout(app, shop, {
+			productId: shop.products.charge,
+			card: CARDS.insufficientFunds,
+			extra: promotionCode,
+		});
 		const customerId = checkout.body.customerId as number;
 		await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200);
 		recording.stop();

@@ -28,15 +28,23 @@
 // (its time counted against the old period's full length), the rest of what
 // was billed for it is credited, and the new period is charged in full.
 //
+// A period discounted by a coupon (its `discount`) is valued at its rounded
+// total less that coupon's discount of it (coupons/discount.ts, discountFor,
+// half up), the same rule at every change, so the cumulative sums stay exact:
+// the buyer has paid the period's discounted value, no more, no less. The
+// new plan's charge line is discounted the same way; the credit line is the
+// remainder, as always (docs/coupons.md#proration).
+//
 // docs/subscriptions.md explains all this to merchants, with worked examples.
 
 import { config } from "../../../shared/config";
 import type { RenewalPeriod } from "../../../shared/contracts/accounts";
 import { addPeriod } from "../../../shared/time";
+import { discountFor } from "../coupons/discount";
 import { type ChangeResult, failed, ok } from "./change-errors";
 import { changeError, stateError } from "./change-validation";
 import { fullAmount, roundHalfUp, secondsBetween, secondsOf, segmentsNumerator, toSafeNumber } from "./exact-amount";
-import type { ChangeMode, Plan, PlanChange, PlanPrice, SubscriptionPeriod } from "./subscription-period";
+import type { ChangeMode, PeriodDiscount, Plan, PlanChange, PlanPrice, SubscriptionPeriod } from "./subscription-period";
 
 /** One line of a quote (minor units): a charge is positive, a credit negative. */
 export interface QuoteLine extends PlanPrice {
@@ -79,6 +87,13 @@ const priceOf = ({ productId, unitAmount, quantity }: PlanPrice): PlanPrice => (
 const planOf = (change: PlanChange): Plan => ({ ...priceOf(change), renewal: { ...change.renewal } });
 const sameRenewal = (a: RenewalPeriod, b: RenewalPeriod) => a.every === b.every && a.unit === b.unit;
 
+/** A value less the period's coupon discount of it (unchanged without one, or when it is too large for a number). */
+function discounted(value: bigint, discount: PeriodDiscount | null | undefined): bigint {
+	if (!discount) return value;
+	const amount = toSafeNumber(value);
+	return amount === null ? value : value - BigInt(discountFor(discount, amount));
+}
+
 /**
  * What changing `state`'s subscription to `change` at `at` costs, and the
  * period after it. `zone` is the time zone periods are counted in (a new
@@ -101,7 +116,7 @@ export function quoteChange(
 			if (intervalChange) return failed({ code: "INTERVAL_CHANGE_WITHOUT_PRORATION" });
 			return quoted(change.mode, false, [], { ...state, plan, pending: null });
 		case "now_prorated":
-			return intervalChange ? newIntervalNow(state, plan, at, zone) : prorateNow(state, plan, at);
+			return intervalChange ? newIntervalNow(state, plan, at, zone, change.discount) : prorateNow(state, plan, at);
 	}
 }
 
@@ -110,9 +125,9 @@ function prorateNow(state: SubscriptionPeriod, plan: Plan, at: Date): ChangeResu
 	const periodSeconds = secondsBetween(state.start, state.end);
 	const before = state.segments.filter(segment => secondsOf(segment.from) < secondsOf(at));
 	const segments = [...before, { ...priceOf(plan), from: at }];
-	const total = roundHalfUp(segmentsNumerator(segments, state.end), periodSeconds);
+	const total = discounted(roundHalfUp(segmentsNumerator(segments, state.end), periodSeconds), state.discount);
 	const net = total - BigInt(state.billedForPeriod);
-	const charge = roundHalfUp(fullAmount(plan) * secondsBetween(at, state.end), periodSeconds);
+	const charge = discounted(roundHalfUp(fullAmount(plan) * secondsBetween(at, state.end), periodSeconds), state.discount);
 	const unused = state.segments[state.segments.length - 1];
 	const lines = [
 		{ kind: "unused_time_credit" as const, price: unused, from: at, to: state.end, amount: net - charge },
@@ -124,11 +139,17 @@ function prorateNow(state: SubscriptionPeriod, plan: Plan, at: Date): ChangeResu
 }
 
 /** Another interval: the old period ends at `at` (its unused part credited, cumulatively), a new one starts there, charged in full. */
-function newIntervalNow(state: SubscriptionPeriod, plan: Plan, at: Date, zone: string): ChangeResult<ChangeQuote> {
+function newIntervalNow(
+	state: SubscriptionPeriod,
+	plan: Plan,
+	at: Date,
+	zone: string,
+	discount: PeriodDiscount | null | undefined,
+): ChangeResult<ChangeQuote> {
 	const periodSeconds = secondsBetween(state.start, state.end);
-	const usedValue = roundHalfUp(segmentsNumerator(state.segments, at), periodSeconds);
+	const usedValue = discounted(roundHalfUp(segmentsNumerator(state.segments, at), periodSeconds), state.discount);
 	const end = addPeriod(at, plan.renewal, zone);
-	const charge = fullAmount(plan);
+	const charge = discounted(fullAmount(plan), discount);
 	const unused = state.segments[state.segments.length - 1];
 	const lines = [
 		{ kind: "unused_time_credit" as const, price: unused, from: at, to: state.end, amount: usedValue - BigInt(state.billedForPeriod) },
@@ -144,6 +165,7 @@ function newIntervalNow(state: SubscriptionPeriod, plan: Plan, at: Date, zone: s
 		end,
 		segments: [{ ...priceOf(plan), from: at }],
 		billedForPeriod: Number(charge),
+		discount: discount ?? null,
 	};
 	return quoted("now_prorated", true, lines, next);
 }

@@ -22,6 +22,15 @@ export interface PlanSegment extends PlanPrice {
 }
 
 /**
+ * The coupon a period's charges were discounted by (docs/coupons.md): the period's value counts at its list value
+ * less coupons/discount.ts's discountFor of it, so a change prorates what the buyer paid after the discount.
+ */
+export interface PeriodDiscount {
+	percentOff: number | null;
+	amountOff: number | null;
+}
+
+/**
  * A subscription's current period.
  *
  * - `plan` is in force now and renews at `end` unless `pending` replaces it
@@ -33,6 +42,9 @@ export interface PlanSegment extends PlanPrice {
  * - `billedForPeriod` is what was charged for this period so far, net of what
  *   was credited back for it (minor units). After every change it equals the
  *   period's total rounded once (proration.ts).
+ * - `discount`, when set, is the coupon its charges were discounted by:
+ *   the period's value is its list value less that coupon's discount of it,
+ *   and `billedForPeriod` was paid after it (absent or null: none).
  * - Period n of an interval runs from anchor + n intervals to anchor + n + 1
  *   intervals (`periodIndex` is n), as the renewals schedule them: month ends
  *   do not drift (31 Jan, 28 Feb, 31 Mar). Right after a resume n is -1: the
@@ -48,6 +60,7 @@ export interface SubscriptionPeriod {
 	end: Date;
 	segments: PlanSegment[];
 	billedForPeriod: number;
+	discount?: PeriodDiscount | null;
 }
 
 export const CHANGE_MODES = ["now_prorated", "now_without_proration", "at_period_end"] as const;
@@ -63,4 +76,6 @@ export type ChangeMode = (typeof CHANGE_MODES)[number];
 export interface PlanChange extends Plan {
 	currency: string;
 	mode: ChangeMode;
+	/** The coupon a new period this change starts (another interval, now) is discounted by; absent or null: none. */
+	discount?: PeriodDiscount | null;
 }

@@ -4,7 +4,8 @@
 import { Schema } from "mongoose";
 import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
 import { type Lease, leaseSchema } from "../../../shared/persistence";
-import type { SubscriptionPeriod } from "../changes/subscription-period";
+import type { PeriodDiscount, SubscriptionPeriod } from "../changes/subscription-period";
+import type { CustomerCoupon } from "../coupons/discount";
 import { CustomerStatus } from "../states";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
@@ -124,6 +125,13 @@ export interface CustomerDoc {
 	 * and schedule (plan-changes/customer-period.ts). Trusted only while its `end` is the customer's nextRenewalTimestamp.
 	 */
 	period?: SubscriptionPeriod | null;
+	/**
+	 * The coupon in force (docs/coupons.md): its terms and the charges it still discounts. Written with the PENDING
+	 * customer when its checkout brings one (so a crashed checkout's redemption is given back), or by the merchant.
+	 */
+	coupon?: CustomerCoupon | null;
+	/** The coupon the current period's charge was discounted by: a change prorates what was paid (plan-changes/customer-period.ts). Absent or null: none. */
+	periodCoupon?: PeriodDiscount | null;
 	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
 	lastQuoteId?: string | null;
 	/**
@@ -186,6 +194,8 @@ export const customerSchema = new Schema<CustomerDoc>(
 		lastQuoteId: { type: String, default: undefined },
 		changeInFlight: { type: Schema.Types.Mixed, default: undefined },
 		creditRefund: { type: Schema.Types.Mixed, default: undefined },
+		coupon: { type: Schema.Types.Mixed, default: undefined },
+		periodCoupon: { type: Schema.Types.Mixed, default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,

@@ -4,6 +4,7 @@
 import { Schema } from "mongoose";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import type { Authentication } from "../../../shared/contracts/payments";
+import type { DiscountLine } from "../coupons/discount";
 import { RefundStatus, TransactionStatus, TransactionType } from "../states";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
@@ -45,6 +46,8 @@ export interface TransactionDoc {
 	originalTransactionId: number | null;
 	/** Minor units of the customer's credit that paid part of this charge (a renewal or a change, issue 36): `amount` is what the card paid. Absent: none. */
 	creditApplied?: number;
+	/** The coupon's discount on this charge (coupons/discount.ts): `amount` is what the list price lost, before credit and tax. Absent: none. */
+	discount?: DiscountLine;
 	outbox: OutboxEvent[];
 	relayed: string[];
 }
@@ -78,6 +81,7 @@ export const transactionSchema = new Schema<TransactionDoc>(
 		pendingRefunds: { type: [String], default: [] },
 		originalTransactionId: { type: Number, default: null },
 		creditApplied: { type: Number, default: undefined },
+		discount: { type: Schema.Types.Mixed, default: undefined },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
 	},

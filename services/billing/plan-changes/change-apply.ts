@@ -10,6 +10,7 @@ import { config } from "../../../shared/config";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import { ApiError, ApiErrorType } from "../../../shared/errors";
 import { isDuplicateKey, leaseFree, newLease } from "../../../shared/persistence";
+import type { PeriodDiscount } from "../changes/subscription-period";
 import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuotedChange } from "../documents/change-quote";
@@ -155,7 +156,7 @@ async function declined(deps: BillingDeps, customer: CustomerDoc, held: object, 
 }
 
 /** The customer's fields after the change, by its kind. */
-function changedFields(result: QuotedChange, quoteId: string): Partial<CustomerDoc> {
+function changedFields(result: QuotedChange, quoteId: string, customer: CustomerDoc): Partial<CustomerDoc> {
 	const base = { lastQuoteId: quoteId, credit: result.creditAfter };
 	if (result.trial) return { ...base, productId: result.to.productId, quantity: result.to.quantity };
 	const state = result.state!;
@@ -163,7 +164,15 @@ function changedFields(result: QuotedChange, quoteId: string): Partial<CustomerD
 	const plan = { ...base, period: state, productId: result.to.productId, quantity: result.to.quantity };
 	// Another interval: a new period starts now, and the schedule with it.
 	if (!result.intervalChange) return plan;
-	return { ...plan, nextRenewalTimestamp: state.end, billingAnchor: state.anchor, periodsBilled: 1, lastTimeBilled: state.start };
+	const schedule = { nextRenewalTimestamp: state.end, billingAnchor: state.anchor, periodsBilled: 1, lastTimeBilled: state.start };
+	return { ...plan, ...schedule, ...newPeriodCoupon(customer, state.discount ?? null) };
+}
+
+/** A new period's charge used one of the coupon's periods when the coupon discounted it (docs/coupons.md#proration). */
+function newPeriodCoupon(customer: CustomerDoc, discount: PeriodDiscount | null): Partial<CustomerDoc> {
+	const coupon = customer.coupon;
+	if (!discount || !coupon) return { periodCoupon: null };
+	return { periodCoupon: discount, coupon: { ...coupon, periodsLeft: coupon.periodsLeft === null ? null : coupon.periodsLeft - 1 } };
 }
 
 export async function applied(
@@ -174,7 +183,7 @@ export async function applied(
 	transaction: TransactionDoc | null,
 ): Promise<ChangeDone> {
 	const { result } = quote;
-	const fields = { ...changedFields(result, quote._id), changeInFlight: null };
+	const fields = { ...changedFields(result, quote._id, customer), changeInFlight: null };
 	const scheduled = !result.trial && result.mode === "at_period_end";
 	const effectiveAt = scheduled ? customer.nextRenewalTimestamp : deps.now();
 	const event = await scheduledEvent(deps, "c", customer._id, scheduled ? "SUBSCRIPTION_CHANGE_SCHEDULED" : "SUBSCRIPTION_CHANGED", {

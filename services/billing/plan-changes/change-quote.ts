@@ -9,6 +9,7 @@ import type { ChangeError } from "../changes/change-errors";
 import { applyCredit } from "../changes/credit";
 import { quoteChange } from "../changes/proration";
 import type { ChangeMode } from "../changes/subscription-period";
+import { couponInForce } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
@@ -91,7 +92,15 @@ export async function computeChange(
 	if (to.productId === period.plan.productId && to.quantity === period.plan.quantity) return PlanChangeError.SamePlan;
 	const quoted = quoteChange(
 		period,
-		{ ...to, unitAmount: next.amountMinor, renewal: next.renewal!, currency: next.currency, mode: input.mode },
+		{
+			...to,
+			unitAmount: next.amountMinor,
+			renewal: next.renewal!,
+			currency: next.currency,
+			mode: input.mode,
+			// A new period the change starts (another interval) is a charge the customer's coupon discounts while it lasts.
+			discount: couponInForce(customer.coupon, { productId: next.id, currency: next.currency }),
+		},
 		deps.now(),
 	);
 	if (!quoted.ok) return CHANGE_ERRORS[quoted.error.code] ?? PlanChangeError.PeriodOver;

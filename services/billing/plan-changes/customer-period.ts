@@ -4,6 +4,7 @@
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { addPeriod } from "../../../shared/time";
 import type { SubscriptionPeriod } from "../changes/subscription-period";
+import { discountFor } from "../coupons/discount";
 import type { CustomerDoc } from "../documents/customer";
 
 export const quantityOf = (customer: Pick<CustomerDoc, "quantity">): number => customer.quantity ?? 1;
@@ -42,7 +43,11 @@ export function derivedPeriod(customer: CustomerDoc, product: ProductRecord): Su
 		start,
 		end,
 		segments: [{ ...price, from: start }],
-		billedForPeriod: product.amountMinor * quantity,
+		// What was paid for it: less the discount of the coupon its charge used (docs/coupons.md#proration).
+		billedForPeriod:
+			product.amountMinor * quantity -
+			discountFor(customer.periodCoupon ?? { percentOff: null, amountOff: 0 }, product.amountMinor * quantity),
+		discount: customer.periodCoupon ?? null,
 	};
 }
 

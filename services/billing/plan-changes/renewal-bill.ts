@@ -7,6 +7,7 @@ import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { applyCredit } from "../changes/credit";
 import { renewPeriod } from "../changes/proration";
 import type { SubscriptionPeriod } from "../changes/subscription-period";
+import { applyCoupon, type DiscountLine } from "../coupons/discount";
 import type { CustomerDoc } from "../documents/customer";
 import { creditOf, quantityOf, storedPeriod } from "./customer-period";
 
@@ -15,8 +16,41 @@ export interface RenewalBill {
 	amount: number;
 	creditUsed: number;
 	productId: number;
-	/** What the customer's fields become once it is paid (none for one that never changed and has no credit). */
-	changes: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity">> | null;
+	/** The coupon's discount on the list price, before the credit; null: none (docs/coupons.md). */
+	discount: DiscountLine | null;
+	/** What the customer's fields become once it is paid (none for one that never changed and has no credit or coupon). */
+	changes: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity" | "coupon" | "periodCoupon">> | null;
+}
+
+/** The bill less the customer's coupon: the discount comes off the list price first, then the credit pays what it can. */
+export function renewalBill(customer: CustomerDoc, product: ProductRecord): RenewalBill {
+	const bill = listBill(customer, product);
+	const list = bill.amount + bill.creditUsed;
+	const applied = applyCoupon(customer.coupon, { productId: bill.productId, currency: product.currency, listAmount: list });
+	if (!applied.discount) {
+		// The period before was discounted, this one is not: a change must not count the old discount as paid less.
+		const cleared = customer.periodCoupon ? { changes: { ...bill.changes, periodCoupon: null } } : {};
+		return { ...bill, discount: null, ...cleared };
+	}
+	const paid = applyCredit(creditOf(customer), list - applied.discount.amount);
+	const charged = paid.ok ? paid.value.charged : list - applied.discount.amount;
+	const credit = paid.ok ? paid.value.creditLeft : creditOf(customer);
+	const period = bill.changes?.period;
+	const terms = { percentOff: customer.coupon!.percentOff, amountOff: customer.coupon!.amountOff };
+	return {
+		amount: charged,
+		creditUsed: list - applied.discount.amount - charged,
+		productId: bill.productId,
+		discount: applied.discount,
+		changes: {
+			...bill.changes,
+			credit,
+			coupon: applied.coupon,
+			periodCoupon: terms,
+			// The period was paid less the discount: a change prorates what was paid (docs/coupons.md#proration).
+			...(period ? { period: { ...period, billedForPeriod: period.billedForPeriod - applied.discount.amount, discount: terms } } : {}),
+		},
+	};
 }
 
 /** The product a renewal bills: the one of a change waiting for the period's end, else the customer's. */
@@ -24,8 +58,8 @@ export function renewalProductId(customer: CustomerDoc): number {
 	return storedPeriod(customer)?.pending?.productId ?? customer.productId;
 }
 
-/** What the renewal of `customer` bills, `product` being renewalProductId's. */
-export function renewalBill(customer: CustomerDoc, product: ProductRecord): RenewalBill {
+/** What the renewal of `customer` bills at list prices, `product` being renewalProductId's. */
+function listBill(customer: CustomerDoc, product: ProductRecord): Omit<RenewalBill, "discount"> {
 	const credit = creditOf(customer);
 	const period = storedPeriod(customer);
 	const renewed = period && renewPeriod(withPrice(period, product.amountMinor));

@@ -106,12 +106,13 @@ const paidByCredit: PaymentOutcome = {
 	hardDecline: false,
 };
 
-async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date, amount: number) {
+async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date, bill: RenewalBill) {
+	const { amount } = bill;
 	if (amount === 0) return paidByCredit;
 	if (customer.authorizationId !== null) {
-		return withRetries(() =>
-			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
-		);
+		// A hold is captured at the product's price, or at what its coupon leaves of it (the hold was discounted alike).
+		const captured = bill.discount ? amount : product.amountMinor;
+		return withRetries(() => deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: captured }));
 	}
 	const money = {
 		idempotencyKey: key,
@@ -158,7 +159,7 @@ async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions
 	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
-	const outcome = await charge(deps, customer, terms.product, key, options.at, bill.amount);
+	const outcome = await charge(deps, customer, terms.product, key, options.at, bill);
 	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, bill.amount);
 	return { ...item, customer, terms, key, bill, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
@@ -263,6 +264,7 @@ function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<strin
 			customer: { ...item.customer, productId: item.bill.productId },
 			money: { ...item.terms.product, amountMinor: item.bill.amount },
 			creditApplied: item.bill.creditUsed,
+			discount: item.bill.discount,
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
 			idempotencyKey: item.key,
 			outcome: item.outcome,

@@ -22,6 +22,8 @@ import {
 import { insertDoc, raw } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
+import { periodsOf } from "../coupons/discount";
+import { confirmCoupon, type FirstCharge, firstCharge, releaseCoupon } from "../coupons/redemption";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
@@ -99,6 +101,8 @@ function pendingCustomer(input: OpenSubscriptionInput, customerId: number, now: 
 		billingAnchor: null,
 		periodsBilled: 0,
 		renewalLease: null,
+		// Before its redemption is taken: whatever settles the checkout (or the recovery) knows what to give back.
+		...(input.coupon ? { coupon: { ...input.coupon, periodsLeft: periodsOf(input.coupon) } } : {}),
 		createdAt: now,
 	} as CustomerDoc;
 }
@@ -108,6 +112,8 @@ export async function abandonSubscription(
 	deps: BillingDeps,
 	input: { customerId: number },
 ): Promise<{ customerId: number } | CheckoutStepError> {
+	const customer = await deps.db.customers.findById(input.customerId, { status: 1, coupon: 1 }).lean();
+	if (customer?.status === CustomerStatus.Pending) await releaseCoupon(deps, customer);
 	const doc = await deps.db.customers
 		.findOneAndUpdate({ _id: input.customerId, ...ABANDON.filter }, { $set: ABANDON.set }, { returnDocument: "after" })
 		.lean();
@@ -170,13 +176,15 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	if (!customer) return CheckoutStepError.WrongState;
 	if (customer.status !== CustomerStatus.Pending) return CheckoutStepError.WrongState;
 	const { product } = input;
-	const kind = FIRST_PAYMENT_KINDS[product.billing];
+	const { amount } = firstCharge(customer, product);
+	// A SCHEDULE checkout charges nothing now: its card is set up for the charge after the trial; so is a charge a
+	// coupon takes to 0, under the charge's own key (the recovery finds it there).
+	const kind = amount === 0 ? "setup" : FIRST_PAYMENT_KINDS[product.billing];
 	const idempotencyKey = firstPaymentKey(input.attemptId, product.billing);
 	const money = {
 		idempotencyKey,
 		cardToken: customer.cardToken,
-		// A SCHEDULE checkout charges nothing now: its card is set up for the charge after the trial.
-		amount: kind === "setup" ? 0 : product.amountMinor,
+		amount,
 		currency: product.currency,
 		midId: customer.midId,
 	};
@@ -253,14 +261,19 @@ export async function settleFirstPayment(
 	/** When the processor charged: now, or for a recovered checkout when it opened. */
 	now = deps.now(),
 ): Promise<SettledFirstPayment> {
-	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome);
+	const charge = firstCharge(customer, product);
+	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome, charge);
 	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
-	const schedule = activeSchedule(product, outcome, now);
+	const discounted = charge.coupon
+		? { coupon: charge.coupon, periodCoupon: { percentOff: charge.coupon.percentOff, amountOff: charge.coupon.amountOff } }
+		: {};
+	const schedule = { ...activeSchedule(product, outcome, now), ...discounted };
 	if (schedule.nextRenewalTimestamp) {
 		await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp);
 		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp });
 	}
 	const activated = await settle(deps, customer._id, ACTIVATE, schedule, transaction?._id ?? null);
+	await confirmCoupon(deps, customer);
 	return {
 		answer: {
 			outcome: FirstPaymentOutcome.Active,
@@ -278,10 +291,12 @@ async function recordFirstTransaction(
 	product: FirstPaymentInput["product"],
 	idempotencyKey: string,
 	outcome: PaymentOutcome,
+	charge: FirstCharge,
 ): Promise<TransactionDoc | null> {
 	if (product.billing === "SCHEDULE") return null;
 	const type = product.billing === "PREAUTHORIZE" ? TransactionType.Preauthorization : TransactionType.SubscriptionStart;
-	return recordTransaction(deps, customer, product, type, idempotencyKey, outcome);
+	const money = { ...product, amountMinor: charge.amount };
+	return recordTransaction(deps, customer, money, type, idempotencyKey, outcome, charge.discount);
 }
 
 /** PENDING -> DECLINED, its lock released, answered with the checkout's code for the decline. */
@@ -291,6 +306,7 @@ async function declineCheckout(
 	transaction: TransactionDoc | null,
 	outcome: PaymentOutcome,
 ): Promise<SettledFirstPayment> {
+	await releaseCoupon(deps, customer);
 	const declined = await settle(deps, customer._id, DECLINE);
 	await releaseLock(deps, customer);
 	const code =

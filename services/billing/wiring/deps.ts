@@ -41,5 +41,11 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 		blockBuyer: async input => {
 			await call(broker, "accounts.blockBuyer", input);
 		},
+		coupons: {
+			find: input => call(broker, "accounts.couponFor", input),
+			redeem: input => call(broker, "accounts.redeemCoupon", input),
+			confirm: input => call(broker, "accounts.confirmCoupon", input),
+			release: input => call(broker, "accounts.releaseCoupon", input),
+		},
 	};
 }

@@ -8,6 +8,7 @@
 // API and a real webhook receiver.
 import { randomBytes, randomUUID } from "node:crypto";
 import { cardFingerprint } from "../../../services/checkout/card-data";
+import type { CouponTerms } from "../../../shared/contracts/accounts";
 import type { OpenSubscriptionInput } from "../../../shared/contracts/billing";
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
@@ -44,7 +45,7 @@ interface Opened {
 }
 
 /** Billing's step 4 of a checkout, as the checkout service calls it: a PENDING customer under the duplicate lock. */
-async function openedCheckout(card: string = CARDS.visa): Promise<Opened> {
+async function openedCheckout(card: string = CARDS.visa, coupon: CouponTerms | null = null): Promise<Opened> {
 	const attemptId = `co_${randomBytes(8).toString("hex")}`;
 	const email = uniqueEmail();
 	const { cardToken } = await processor.tokenize({ pan: card, expiry: "1234" }, shop.mids[0]);
@@ -66,8 +67,12 @@ async function openedCheckout(card: string = CARDS.visa): Promise<Opened> {
 		mid: { id: shop.mids[0], name: "MID A" },
 		sessionId: randomUUID(),
 		additionalData: null,
+		coupon,
 	};
 	const opened = await app.broker.call<{ customerId: number }, OpenSubscriptionInput>("billing.openSubscription", input);
+	// The checkout's next step with a coupon: its redemption, taken for the customer before the payment.
+	if (coupon)
+		await app.broker.call("accounts.redeemCoupon", { accountId: shop.accountId, couponId: coupon.couponId, customerId: opened.customerId });
 	return { customerId: opened.customerId, attemptId, email, cardToken };
 }
 
@@ -137,4 +142,70 @@ test("When a checkout stopped before the processor was asked, then the sweep aba
 	expect(webhooksOf(opened.customerId)).toEqual([]);
 	const again = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.mastercard, email: opened.email });
 	expect(again.body).toMatchObject({ code: "OK" });
+}, 30_000);
+
+/** A coupon of the shop limited to one redemption, and its terms as the checkout reads them. */
+async function singleUseCoupon(code: string): Promise<CouponTerms> {
+	await admin(app).post(`/accounts/${shop.accountId}/coupons`, { code, percentOff: 10, duration: "once", maxRedemptions: 1 }).expect(201);
+	return app.broker.call("accounts.couponFor", { accountId: shop.accountId, code, productId: shop.products.charge });
+}
+
+const redeemedOf = async (code: string) =>
+	((await admin(app).get(`/accounts/${shop.accountId}/coupons`).expect(200)).body as { code: string; redeemed: number }[]).find(
+		c => c.code === code,
+	)!.redeemed;
+
+test("When a checkout with a single-use coupon stopped after taking its redemption, before paying, then the sweep gives the redemption back and another buyer can use the code", async () => {
+	// Arrange: the redemption taken, then the checkout stops.
+	const coupon = await singleUseCoupon("CRASHED");
+	const opened = await openedCheckout(CARDS.visa, coupon);
+	expect(await redeemedOf("CRASHED")).toBe(1);
+
+	// Act
+	const customer = await eventually(
+		() => customerOf(opened.customerId),
+		c => c.status !== "PENDING",
+		"the checkout's recovery",
+	);
+
+	// Assert: abandoned, and the code is free again.
+	expect(customer.status).toBe("ABANDONED");
+	expect(await redeemedOf("CRASHED")).toBe(0);
+	const other = await submitCheckout(app, shop, { productId: shop.products.charge, extra: { promotionCode: "CRASHED" } });
+	expect(other.body).toMatchObject({ code: "OK", discount: { couponId: coupon.couponId, amount: 1 } });
+}, 30_000);
+
+test("When a checkout with a single-use coupon stopped after the processor charged the discounted amount, then the sweep records the discount and keeps the redemption", async () => {
+	// Arrange: 9.99 less 10 % (1.00), charged under the checkout's key.
+	const coupon = await singleUseCoupon("PAIDTHEN");
+	const opened = await openedCheckout(CARDS.visa, coupon);
+	const charged = await processor.charge({
+		idempotencyKey: `${opened.attemptId}:charge`,
+		cardToken: opened.cardToken,
+		amount: 899,
+		currency: "EUR",
+		midId: shop.mids[0],
+		initiator: "customer",
+	});
+	expect(charged.status).toBe("APPROVED");
+
+	// Act
+	const customer = await eventually(
+		() => customerOf(opened.customerId),
+		c => c.status !== "PENDING",
+		"the checkout's recovery",
+	);
+
+	// Assert
+	expect(customer).toMatchObject({ status: "ACTIVE", coupon: { couponId: coupon.couponId, periodsLeft: 0 } });
+	expect(await transactionsOf(opened.customerId)).toEqual([
+		expect.objectContaining({
+			type: "SUBSCRIPTION_START",
+			amount: 8.99,
+			discount: { couponId: coupon.couponId, code: "PAIDTHEN", amount: 1 },
+		}),
+	]);
+	expect(await redeemedOf("PAIDTHEN")).toBe(1);
+	const other = await submitCheckout(app, shop, { productId: shop.products.charge, extra: { promotionCode: "PAIDTHEN" } });
+	expect(other.body.code).toBe("COUPON_USED_UP");
 }, 30_000);

@@ -37,6 +37,8 @@ const CUSTOMER_FIELDS = [
 	"credit",
 	"pendingChange",
 	"pause",
+	// The coupon in force (docs/coupons.md).
+	"coupon",
 ].sort();
 const TRANSACTION_FIELDS = [
 	"id",
@@ -62,6 +64,8 @@ const TRANSACTION_FIELDS = [
 	"authentication",
 	// What the customer's credit paid of a renewal (docs/subscriptions.md).
 	"creditApplied",
+	// A coupon's discount on the charge (docs/coupons.md).
+	"discount",
 ].sort();
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/;
 

@@ -97,6 +97,7 @@ async function readBack(): Promise<unknown> {
 		a.get(`${account}/merchant-accounts`),
 		a.get(`${account}/bin-blacklist`),
 		a.get(`${account}/blocked-buyers`),
+		a.get(`${account}/coupons`),
 		a.get(`${account}/customers`),
 		a.get(`${account}/customers/${ids.customerId}/transactions`),
 		a.get(`${account}/webhooks`),
@@ -119,6 +120,9 @@ beforeAll(async () => {
 	const [transaction] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body;
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "400000" }).expect(201);
 	await admin(app).post(`/accounts/${shop.accountId}/blocked-buyers`, { email: "blocked@example.com" }).expect(201);
+	const coupon = (
+		await admin(app).post(`/accounts/${shop.accountId}/coupons`, { code: "METHODS", percentOff: 10, duration: "once" }).expect(201)
+	).body;
 	const [delivery] = await eventually(async () => {
 		const waiting = await deliveriesOf(app, shop, "WAITING");
 		expect(waiting.length).toBeGreaterThan(0);
@@ -163,6 +167,7 @@ beforeAll(async () => {
 		value: "blocked@example.com",
 		eventId: delivery.id,
 		sessionId,
+		couponId: coupon.id,
 	};
 	const future = "2099-01-01T00:00:00Z";
 	samples = {
@@ -186,6 +191,8 @@ beforeAll(async () => {
 		"POST /api/customer/:id/change": { body: { quantity: 2, mode: "at_period_end" } },
 		"DELETE /api/customer/:id/pending-change": {},
 		"POST /api/customer/:id/credit-refund": {},
+		"POST /api/customer/:id/coupon": { body: { couponId: coupon.id } },
+		"DELETE /api/customer/:id/coupon": {},
 		"GET /api/openapi.json": {},
 		"GET /api/checkout/key": {},
 		"POST /api/checkout": { body: await checkoutBody(app, shop, { productId: shop.products.oneOff, card: CARDS.mastercard }) },
@@ -228,6 +235,9 @@ beforeAll(async () => {
 		"POST /admin/accounts/:accountId/blocked-buyers": { body: { email: "blocked-by-a-wrong-method@example.com" } },
 		"GET /admin/accounts/:accountId/blocked-buyers": {},
 		"DELETE /admin/accounts/:accountId/blocked-buyers/:kind/:value": {},
+		"POST /admin/accounts/:accountId/coupons": { body: { code: "WRONG-METHOD", percentOff: 5, duration: "once" } },
+		"GET /admin/accounts/:accountId/coupons": {},
+		"POST /admin/accounts/:accountId/coupons/:couponId/deactivate": {},
 		"GET /admin/accounts/:accountId/customers": {},
 		"GET /admin/accounts/:accountId/customers/:customerId/transactions": {},
 		"GET /admin/accounts/:accountId/recovery": {},
@@ -254,6 +264,9 @@ beforeAll(async () => {
 		"GET /dashboard/api/merchant-accounts/health": {},
 		"GET /dashboard/api/disputes": { query: "limit=5" },
 		"GET /dashboard/api/audit": {},
+		"GET /dashboard/api/coupons": {},
+		"POST /dashboard/api/coupons": { body: { code: "WRONG-METHOD-2", percentOff: 5, duration: "once" } },
+		"POST /dashboard/api/coupons/:couponId/deactivate": {},
 		"POST /dashboard/api/transactions/:id/refund": { body: { amountToRefund: "1.00" } },
 		"POST /dashboard/api/customers/:customerId/unsubscribe": {},
 		"POST /dashboard/api/customers/:id/pause": {},
