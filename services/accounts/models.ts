@@ -14,6 +14,7 @@ import {
 	CARD_TYPES,
 	type CardType,
 	type DisputeProtection,
+	type EmailSettings,
 	ENVIRONMENTS,
 	type Environment,
 	type MidProcessor,
@@ -34,6 +35,8 @@ export interface AccountDoc {
 	demo: boolean;
 	/** Stored complete when the account is created (the defaults for what it was not given: protectionOf). */
 	disputeProtection: DisputeProtection;
+	/** Emails to buyers; absent on an account never given any: the defaults (emailsOf). */
+	emails?: Partial<EmailSettings>;
 	/** Set before the account's first blocked buyer is stored, and kept: until then its checkouts ask nothing more. */
 	buyerBlocks?: boolean;
 	createdAt: Date;
@@ -102,6 +105,13 @@ const accountSchema = new Schema<AccountDoc>(
 		disputeProtection: {
 			type: new Schema(
 				{ unsubscribe: Boolean, blockCard: Boolean, blockEmail: Boolean, refundEarlyFraudWarnings: Boolean },
+				{ _id: false },
+			),
+			default: undefined,
+		},
+		emails: {
+			type: new Schema(
+				{ enabled: Boolean, from: String, fromName: String, replyTo: String, language: String, brandColor: String },
 				{ _id: false },
 			),
 			default: undefined,

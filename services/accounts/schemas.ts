@@ -4,6 +4,7 @@ import {
 	BILLING_KINDS,
 	BLOCK_REASONS,
 	CARD_TYPES,
+	EMAIL_LANGUAGES,
 	ENVIRONMENTS,
 	PERIOD_UNITS,
 } from "../../shared/contracts/accounts";
@@ -34,6 +35,21 @@ const disputeProtection = params(
 		blockCard: { type: "boolean" },
 		blockEmail: { type: "boolean" },
 		refundEarlyFraudWarnings: { type: "boolean" },
+	},
+	[],
+);
+// Any of them, the others keep their value (or default); at least one on a change. A null address or name: the service's.
+const emailAddress = { type: "string", format: "email", maxLength: 254 };
+const orNull = (schema: object) => ({ anyOf: [schema, { type: "null" }] });
+const emails = params(
+	{
+		enabled: { type: "boolean" },
+		from: orNull(emailAddress),
+		// No line breaks: a display name goes into the From header.
+		fromName: orNull({ ...shortText, pattern: "^[^\\r\\n]*$" }),
+		replyTo: orNull(emailAddress),
+		language: { enum: EMAIL_LANGUAGES },
+		brandColor: orNull({ type: "string", pattern: "^#[0-9a-fA-F]{6}$" }),
 	},
 	[],
 );
@@ -98,7 +114,7 @@ const processorInput = {
 };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection }, ["name", "environment"]),
+	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, emails }, ["name", "environment"]),
 	update: params(
 		{
 			accountId: id,
@@ -106,6 +122,7 @@ export const schemas = {
 			environment,
 			renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] },
 			disputeProtection: { ...disputeProtection, minProperties: 1 },
+			emails: { ...emails, minProperties: 1 },
 		},
 		["accountId"],
 	),

@@ -150,7 +150,7 @@ function createSlots(deps: NotificationsDeps, wake: Wake) {
 }
 
 /** A pause the worker can cut short. A kick that arrives while the loop is busy is remembered, so it is never lost. */
-function createWake() {
+export function createWake() {
 	let kicked = false;
 	let wake: (() => void) | null = null;
 	return {

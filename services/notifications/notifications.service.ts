@@ -7,12 +7,15 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, domainErrors, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
-import type { WebhookTarget } from "../../shared/contracts/accounts";
+import type { AccountView, WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { createSchedule } from "../../shared/schedule";
 import { enqueueEvents } from "./deliveries";
+import { enqueueEmails } from "./email-outbox";
+import { type SmtpSender, smtpSender } from "./email-transport";
+import { createEmailWorker, EMAIL_SLOT_MS, type EmailWorker } from "./email-worker";
 import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
@@ -28,6 +31,9 @@ interface Locals {
 	deps: NotificationsDeps;
 	worker: DeliveryWorker;
 	targets: LRUCache<number, WebhookTarget>;
+	accounts: LRUCache<number, AccountView>;
+	emailWorker: EmailWorker;
+	smtp: SmtpSender | null;
 	enqueue(events: WebhookEvent[]): Promise<void>;
 }
 
@@ -75,6 +81,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 	events: {
 		"accounts.updated"(ctx: Context<{ accountId: number }>) {
 			this.targets.delete(ctx.params.accountId);
+			this.accounts.delete(ctx.params.accountId);
 		},
 		// Balanced (one node of the group): that node sends the account's backlog, oldest first.
 		async "accounts.webhookUrlSet"(ctx: Context<{ accountId: number }>) {
@@ -91,6 +98,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		async enqueue(events: WebhookEvent[]): Promise<void> {
 			// Stored, those the worker has room for already claimed: now the first attempts, without waiting for the next poll.
 			const { deliveryIds, claimed } = await enqueueEvents(this.deps, events, this.worker.freeSlots());
+			// The buyers' emails the events make, stored before the answer too (email-outbox.ts).
+			if ((await enqueueEmails(this.deps, events)).length > 0) this.emailWorker.kick();
 			const attempted = new Set(claimed.map(d => d._id));
 			for (const delivery of claimed) this.worker.attempt(delivery);
 			for (const id of deliveryIds) if (!attempted.has(id)) this.worker.deliver(id);
@@ -99,10 +108,13 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 
 	created() {
 		this.targets = new LRUCache({ max: 10_000, ttl: TARGET_CACHE_TTL_MS });
+		this.accounts = new LRUCache({ max: 10_000, ttl: TARGET_CACHE_TTL_MS });
 	},
 
 	async started() {
 		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, webhookWaitDays, timeZone } = config();
+		const { smtpUrl, emailFrom, emailRetryBaseMs, emailRetryHours, publicBaseUrl, port } = config();
+		this.smtp = smtpUrl ? smtpSender(smtpUrl) : null;
 		this.deps = {
 			db: this.db,
 			attempts: createSchedule<string>(this.db.attemptSchedule, { slotMs: ATTEMPT_SLOT_MS, shards: 4, firstLookBackMs: 60 * 60 * 1000 }),
@@ -123,16 +135,40 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				this.targets.set(accountId, target);
 				return target;
 			},
+			emails: {
+				schedule: createSchedule<string>(this.db.emailSchedule, { slotMs: EMAIL_SLOT_MS, shards: 2, firstLookBackMs: 60 * 60 * 1000 }),
+				send: this.smtp ? email => this.smtp!.send(email) : null,
+				// Cached per account, as the webhook targets are; an account change drops its entry on every node.
+				account: async accountId => {
+					const cached = this.accounts.get(accountId);
+					if (cached) return cached;
+					const account = await call(this.broker, "accounts.get", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS });
+					this.accounts.set(accountId, account);
+					return account;
+				},
+				renewalTerms: (accountId, productId) =>
+					call(this.broker, "accounts.renewalTerms", { accountId, productId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+				cardUpdateLink: async (accountId, customerId) => {
+					// The address buyers reach the service at; without PUBLIC_BASE_URL, this node's own (npm start, tests).
+					const baseUrl = publicBaseUrl ?? `http://localhost:${port}`;
+					const made = await call(this.broker, "sessions.createCardUpdateLink", { accountId, customerId, baseUrl }).catch(() => null);
+					return made?.link ?? null;
+				},
+				settings: { from: emailFrom, retryBaseMs: emailRetryBaseMs, retryHours: emailRetryHours },
+			},
 			logger: this.logger,
 			now: () => new Date(),
 		};
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
+		this.emailWorker = createEmailWorker(this.deps);
+		this.emailWorker.start();
 		void releaseAllWaiting(this.deps).catch(err => this.logger.warn(`Releasing waiting webhooks failed: ${(err as Error).message}`));
 	},
 
 	async stopped() {
-		await this.worker?.stop();
+		await Promise.all([this.worker?.stop(), this.emailWorker?.stop()]);
+		this.smtp?.close();
 	},
 };
 

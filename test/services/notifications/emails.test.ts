@@ -1,0 +1,148 @@
+// Emails to buyers (docs/emails.md), read back from a real Mailpit: a receipt
+// after a payment, the dunning sequence on the retry days with a last notice
+// and a card update link that opens, the card-expiring warning, nothing when
+// the account's emails are off, and an SMTP server that is down: retried, and
+// each email arrives once when it is back.
+import { type Mailpit, startMailpit } from "../../../dev/mailpit";
+import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
+import { waitForEmails } from "../../factories/mailbox";
+import { admin, advanceClock } from "../../factories/merchant";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let mailpit: Mailpit;
+const PUBLIC_BASE_URL = "https://pay.example.test";
+
+beforeAll(async () => {
+	mailpit = await startMailpit();
+	app = await startApp({ env: { SMTP_URL: mailpit.smtpUrl, EMAIL_RETRY_BASE_MS: "300", PUBLIC_BASE_URL } });
+});
+afterAll(async () => {
+	await app?.stop();
+	await mailpit?.stop();
+});
+
+const EMAILS_ON = { enabled: true, from: "billing@shop.example", fromName: "Shop Ltd", replyTo: "help@shop.example", brandColor: "#0a7d5a" };
+
+async function shopWithEmails(emails: object | null = EMAILS_ON): Promise<Shop> {
+	const shop = await createShop(app);
+	if (emails) await admin(app).patch(`/accounts/${shop.accountId}`, { emails }).expect(200);
+	return shop;
+}
+
+async function subscribed(shop: Shop, options: { card?: string; expiry?: string } = {}) {
+	const email = uniqueEmail();
+	const res = await submitCheckout(app, shop, { productId: shop.products.charge, email, ...options });
+	expect(res.body.code).toBe("OK");
+	return { email, customerId: res.body.customerId as number };
+}
+
+/** MMYY of the month `months` from now (UTC). */
+function expiryIn(months: number): string {
+	const at = new Date();
+	at.setUTCDate(1);
+	at.setUTCMonth(at.getUTCMonth() + months);
+	return `${String(at.getUTCMonth() + 1).padStart(2, "0")}${String(at.getUTCFullYear() % 100).padStart(2, "0")}`;
+}
+
+describe("Emails to buyers", () => {
+	test("When a buyer pays on an account with emails on, then one receipt arrives from the account's sender, with the amount in its currency", async () => {
+		const shop = await shopWithEmails();
+
+		const { email } = await subscribed(shop);
+		const received = await waitForEmails(mailpit, email, 1);
+
+		expect(received).toHaveLength(1);
+		expect(received[0]).toMatchObject({
+			from: { Name: "Shop Ltd", Address: "billing@shop.example" },
+			to: [email],
+			replyTo: ["help@shop.example"],
+			subject: "Your receipt from Shop Ltd",
+		});
+		expect(received[0].text).toContain("We received your payment of €9.99 for P.");
+		expect(received[0].html).toContain("#0a7d5a");
+		expect(received[0].text).not.toMatch(/4242/);
+	});
+
+	test("When an account writes in German, then the receipt is in German with the amount as German writes it", async () => {
+		const shop = await shopWithEmails({ ...EMAILS_ON, language: "de" });
+
+		const { email } = await subscribed(shop);
+		const [receipt] = await waitForEmails(mailpit, email, 1);
+
+		expect(receipt.subject).toBe("Ihre Quittung von Shop Ltd");
+		expect(receipt.text).toContain("9,99\u00a0€");
+	});
+
+	test("When the account's emails are off (the default), then no email is sent", async () => {
+		const shop = await shopWithEmails(null);
+
+		const { email } = await subscribed(shop);
+
+		expect(await waitForEmails(mailpit, email, 1, 0)).toEqual([]);
+	});
+
+	test("When renewals are declined, then a dunning email follows each retry day with a card update link that opens, a last notice before the last try, and a suspension notice", async () => {
+		// Arrange: retried 2 and 4 days after the first decline.
+		const shop = await shopWithEmails();
+		await admin(app).patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [2, 4] }).expect(200);
+		const { email } = await subscribed(shop, { card: CARDS.renewalsInsufficientFunds });
+
+		// Act: the renewal, its day-2 retry, its day-4 retry.
+		await advanceClock(app, shop, 31);
+		const afterFirst = await waitForEmails(mailpit, email, 2);
+		await advanceClock(app, shop, 33.1);
+		const afterSecond = await waitForEmails(mailpit, email, 3);
+		await advanceClock(app, shop, 35.2);
+		const all = await waitForEmails(mailpit, email, 4);
+
+		// Assert
+		expect(afterFirst.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your payment to Shop Ltd did not go through"]);
+		expect(afterSecond).toHaveLength(3);
+		expect(all.map(e => e.subject)).toEqual([
+			"Your receipt from Shop Ltd",
+			"Your payment to Shop Ltd did not go through",
+			"Last notice: your P subscription will be suspended",
+			"Your P subscription is suspended",
+		]);
+		const link = /Update your card: (\S+)/.exec(all[1].text)?.[1] ?? "";
+		expect(link.startsWith(`${PUBLIC_BASE_URL}/update-card/#`)).toBe(true);
+		// The link's token opens a fresh card update session on the page that shows it.
+		const opened = await app
+			.http()
+			.post("/api/card-update-link")
+			.set("Host", "pay.example.test")
+			.send({ token: link.split("#")[1] });
+		expect(opened.status).toBe(200);
+		expect(opened.body.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+	});
+
+	test("When a renewal will fall after the card's expiry, then the buyer is warned once, with a card update link", async () => {
+		const shop = await shopWithEmails();
+		const { email } = await subscribed(shop, { expiry: expiryIn(1) });
+
+		await advanceClock(app, shop, 33);
+		const received = await waitForEmails(mailpit, email, 3);
+
+		const warnings = received.filter(e => e.subject === "Your card for P is about to expire");
+		expect(warnings).toHaveLength(1);
+		expect(warnings[0].text).toContain("/update-card/#");
+	});
+
+	test("When the SMTP server is down, then the emails are retried and each arrives once when it is back", async () => {
+		const shop = await shopWithEmails();
+		await mailpit.stop();
+
+		const buyers = [await subscribed(shop), await subscribed(shop), await subscribed(shop)];
+		await new Promise(r => setTimeout(r, 1500));
+		await mailpit.start();
+
+		for (const { email } of buyers) {
+			const received = await waitForEmails(mailpit, email, 1, 0);
+			expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd"]);
+		}
+		// Long enough for any retry still scheduled to have gone out.
+		await new Promise(r => setTimeout(r, 3000));
+		for (const { email } of buyers) expect(await waitForEmails(mailpit, email, 1, 0)).toHaveLength(1);
+	});
+});
