@@ -6,8 +6,8 @@
 // other failure is retried with backoff until the retry window closes.
 import { randomUUID } from "node:crypto";
 import { DateTime } from "luxon";
-import { newLease, leaseFree } from "../../shared/persistence";
 import { findCurrency, formatMoney, toMinorUnits } from "../../shared/money";
+import { leaseFree, newLease } from "../../shared/persistence";
 import { retryDelayMs } from "./backoff";
 import type { NotificationsDeps, OutgoingEmail } from "./deps";
 import type { DunningStage, Template } from "./email-templates";

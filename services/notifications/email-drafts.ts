@@ -97,8 +97,14 @@ function receiptOf(event: WebhookEvent, customer: Customer): EmailDraft | null {
 	const transaction = event.data.transaction as Transaction | undefined;
 	const invoice = event.data as Invoice;
 	if (event.type === "TRANSACTION") {
-		if (!transaction || transaction.status !== "APPROVED" || !PAID_TYPES.has(transaction.type)) return null;
-		return draft(event, "RECEIPT", `t${transaction.id}`, customer, factsOf(customer, { amount: transaction.amount, transactionId: transaction.id }));
+		if (transaction?.status !== "APPROVED" || !PAID_TYPES.has(transaction.type)) return null;
+		return draft(
+			event,
+			"RECEIPT",
+			`t${transaction.id}`,
+			customer,
+			factsOf(customer, { amount: transaction.amount, transactionId: transaction.id }),
+		);
 	}
 	if (invoice.transactionId === undefined) return null;
 	const facts = factsOf(customer, {
@@ -113,7 +119,7 @@ function receiptOf(event: WebhookEvent, customer: Customer): EmailDraft | null {
 /** A declined renewal (or a retry of it): one dunning email per declined try, keyed by that try. */
 function dunningOf(event: WebhookEvent, customer: Customer): EmailDraft | null {
 	const transaction = event.data.transaction as Transaction | undefined;
-	if (!transaction || transaction.status !== "DECLINED" || !PAID_TYPES.has(transaction.type)) return null;
+	if (transaction?.status !== "DECLINED" || !PAID_TYPES.has(transaction.type)) return null;
 	// A checkout's decline leaves the customer DECLINED: the buyer saw it on the page.
 	if (!["ACTIVE", "SUSPENDED"].includes(customer.status) || transaction.declineCategory === RETRIED_ELSEWHERE) return null;
 	const facts = factsOf(customer, { amount: transaction.amount, transactionId: transaction.id });

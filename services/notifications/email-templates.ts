@@ -34,7 +34,10 @@ interface Words {
 	action?: { label: string; url: string | null };
 }
 
-type Phrasebook = Record<Template, (v: TemplateValues) => Words> & { hello: (name: string) => string; thanks: (merchant: string) => string };
+type Phrasebook = Record<Template, (v: TemplateValues) => Words> & {
+	hello: (name: string) => string;
+	thanks: (merchant: string) => string;
+};
 
 const card = (f: EmailFacts) => `${f.cardType} (${f.cardExpiredTime.slice(0, 2)}/${f.cardExpiredTime.slice(2)})`;
 

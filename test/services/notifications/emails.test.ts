@@ -22,7 +22,13 @@ afterAll(async () => {
 	await mailpit?.stop();
 });
 
-const EMAILS_ON = { enabled: true, from: "billing@shop.example", fromName: "Shop Ltd", replyTo: "help@shop.example", brandColor: "#0a7d5a" };
+const EMAILS_ON = {
+	enabled: true,
+	from: "billing@shop.example",
+	fromName: "Shop Ltd",
+	replyTo: "help@shop.example",
+	brandColor: "#0a7d5a",
+};
 
 async function shopWithEmails(emails: object | null = EMAILS_ON): Promise<Shop> {
 	const shop = await createShop(app);
@@ -85,7 +91,9 @@ describe("Emails to buyers", () => {
 	test("When renewals are declined, then a dunning email follows each retry day with a card update link that opens, a last notice before the last try, and a suspension notice", async () => {
 		// Arrange: retried 2 and 4 days after the first decline.
 		const shop = await shopWithEmails();
-		await admin(app).patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [2, 4] }).expect(200);
+		await admin(app)
+			.patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [2, 4] })
+			.expect(200);
 		const { email } = await subscribed(shop, { card: CARDS.renewalsInsufficientFunds });
 
 		// Act: the renewal, its day-2 retry, its day-4 retry.
