@@ -85,7 +85,7 @@ async function main(): Promise<void> {
 		console.log(`Dashboard: ${url}/dashboard/ (sign in as ${secrets.demoDashboardEmail}, password ${secrets.demoDashboardPassword})`);
 	}
 	console.log(
-		mailpitUrl ? `Emails to buyers (Mailpit): ${mailpitUrl}/` : `Emails to buyers: ${process.env.SMTP_URL ? "SMTP_URL" : "not sent"}`,
+		mailpit ? `Emails to buyers (Mailpit): ${mailpit.httpUrl}/` : `Emails to buyers: ${process.env.SMTP_URL ? "SMTP_URL" : "not sent"}`,
 	);
 	console.log(`Health: ${url}/actuator/health   API reference: ${url}/api/openapi.json\n`);
 }
