@@ -517,7 +517,9 @@ describe("An account's email settings (docs/emails.md#settings)", () => {
 	test("When emails are turned on and then one setting changes, then each patch keeps the others as they were", async () => {
 		const { accountId } = await createMerchant(app);
 
-		await admin(app).patch(`/accounts/${accountId}`, { emails: { enabled: true, from: "billing@shop.example" } }).expect(200);
+		await admin(app)
+			.patch(`/accounts/${accountId}`, { emails: { enabled: true, from: "billing@shop.example" } })
+			.expect(200);
 		const second = await admin(app).patch(`/accounts/${accountId}`, { emails: { language: "de", brandColor: "#0a7d5a" } });
 
 		expect(second.status).toBe(200);
