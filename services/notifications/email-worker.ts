@@ -4,7 +4,7 @@
 // at most), so a pass sends a few at a time. Nodes share the work only through
 // the database (the claim's lease).
 import type { DueEntry } from "../../shared/schedule";
-import { createWake } from "./delivery-worker";
+import { createWake, passesWhile } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
 import { attemptEmail } from "./email-attempt";
 import { EmailStatus } from "./states";
@@ -42,17 +42,14 @@ export function createEmailWorker(deps: NotificationsDeps): EmailWorker {
 		}
 	}
 
-	async function run(): Promise<void> {
-		while (running) {
-			try {
-				await pass();
-			} catch (err) {
-				if (!running) break;
-				deps.logger.warn(`Email worker could not claim work: ${(err as Error).message}`);
-			}
-			await wake.pause(EMAIL_POLL_MS);
-		}
-	}
+	const run = () =>
+		passesWhile(
+			() => running,
+			pass,
+			wake,
+			EMAIL_POLL_MS,
+			err => deps.logger.warn(`Email worker could not claim work: ${err}`),
+		);
 
 	return {
 		start() {

@@ -44,6 +44,17 @@ const TARGET_LOOKUP_TIMEOUT_MS = 5000;
 
 const { orFail } = domainErrors(NOTIFICATIONS_ERRORS);
 
+/** An account's answer, from the cache while it holds it. */
+function cachedLookup<T extends object>(cache: LRUCache<number, T>, lookUp: (accountId: number) => Promise<T>) {
+	return async (accountId: number): Promise<T> => {
+		const cached = cache.get(accountId);
+		if (cached) return cached;
+		const answer = await lookUp(accountId);
+		cache.set(accountId, answer);
+		return answer;
+	};
+}
+
 const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "notifications",
 	mixins: [dbMixin("notifications", createNotificationsDb)],
@@ -128,24 +139,16 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				timeZone,
 			},
 			// Cached per account; an account change (URL, environment) drops its entry on every node.
-			webhookTarget: async accountId => {
-				const cached = this.targets.get(accountId);
-				if (cached) return cached;
-				const target = await call(this.broker, "accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS });
-				this.targets.set(accountId, target);
-				return target;
-			},
+			webhookTarget: cachedLookup(this.targets, accountId =>
+				call(this.broker, "accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+			),
 			emails: {
 				schedule: createSchedule<string>(this.db.emailSchedule, { slotMs: EMAIL_SLOT_MS, shards: 2, firstLookBackMs: 60 * 60 * 1000 }),
 				send: this.smtp ? email => this.smtp!.send(email) : null,
 				// Cached per account, as the webhook targets are; an account change drops its entry on every node.
-				account: async accountId => {
-					const cached = this.accounts.get(accountId);
-					if (cached) return cached;
-					const account = await call(this.broker, "accounts.get", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS });
-					this.accounts.set(accountId, account);
-					return account;
-				},
+				account: cachedLookup(this.accounts, accountId =>
+					call(this.broker, "accounts.get", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+				),
 				renewalTerms: (accountId, productId) =>
 					call(this.broker, "accounts.renewalTerms", { accountId, productId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
 				cardUpdateLink: async (accountId, customerId) => {
