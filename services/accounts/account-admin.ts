@@ -113,6 +113,22 @@ export async function updateAccount(
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;
 }
 
+/** The account's email settings (the dashboard's page). */
+export async function emailSettings(deps: AccountsDeps, input: { accountId: number }): Promise<EmailSettings | AccountsError> {
+	const doc = await deps.db.accounts.findById(input.accountId, { emails: 1 }).lean();
+	return doc ? emailsOf(doc) : AccountsError.UnknownAccount;
+}
+
+/** Changes the email settings given, the others keep their value; answers them all. */
+export async function updateEmailSettings(
+	deps: AccountsDeps,
+	input: Partial<EmailSettings> & { accountId: number },
+): Promise<EmailSettings | AccountsError> {
+	const { accountId, ...emails } = input;
+	const updated = await updateAccount(deps, { accountId, emails });
+	return typeof updated === "string" ? updated : updated.emails;
+}
+
 /** Issues a new token; the account's current tokens keep working for `graceSeconds`. */
 export async function rotateToken(
 	deps: AccountsDeps,

@@ -127,6 +127,7 @@ export const schemas = {
 		["accountId"],
 	),
 	get: params({ accountId: id }),
+	updateEmailSettings: { ...emails, properties: { ...emails.properties, accountId: id }, required: ["accountId"] } as const,
 	rotateToken: params({ accountId: id, graceSeconds: { type: "integer", minimum: 0, maximum: 30 * 24 * 3600 } }, ["accountId"]),
 	authenticate: params({ tokenHash: { type: "string", pattern: "^[0-9a-f]{64}$" } }),
 	createMerchantAccount: params(

@@ -2,10 +2,14 @@
 // an event accepted is an email that will be sent, whatever crashes after. A
 // repeated event makes no second email (its key exists). Only accounts with
 // emails turned on get any; the setting is read again when the email is sent.
+// Each new email is added to its customer's bag (`em:<customer>`, email-views.ts)
+// before it is stored.
 import type { WebhookEvent } from "../../shared/contracts/notifications";
-import { insertAllOnce } from "../../shared/persistence";
+import { insertAllOnce, raw } from "../../shared/persistence";
+import { addToBags } from "../../shared/timeline";
 import type { NotificationsDeps } from "./deps";
 import { draftsOf } from "./email-drafts";
+import { customerEmailsKey } from "./email-views";
 import type { EmailDoc } from "./models";
 import { EmailStatus } from "./states";
 
@@ -31,9 +35,18 @@ export async function enqueueEmails(deps: NotificationsDeps, events: WebhookEven
 			lastError: null,
 			sentAt: null,
 		}));
-	if (emails.length === 0) return [];
+	// A repeated event adds nothing, not even a second place in its customer's list: read first, one command.
+	const stored = new Set(
+		(await raw(deps.db.emails).find({ _id: { $in: emails.map(e => e._id) } }, { projection: { _id: 1 } }).toArray()).map(e => e._id),
+	);
+	const fresh = emails.filter(e => !stored.has(e._id));
+	if (fresh.length === 0) return [];
 	// Listed before stored, so a node that dies in between leaves them for any other to find.
-	await deps.emails.schedule.addAll(emails.map(e => ({ id: e._id, at: now })));
-	await insertAllOnce(deps.db.emails, emails);
-	return emails.map(e => e._id);
+	await addToBags(
+		deps.db.timelines,
+		fresh.map(e => ({ key: customerEmailsKey(e.customerId), entry: [e._id, now.getTime()] })),
+	);
+	await deps.emails.schedule.addAll(fresh.map(e => ({ id: e._id, at: now })));
+	await insertAllOnce(deps.db.emails, fresh);
+	return fresh.map(e => e._id);
 }

@@ -17,6 +17,7 @@ import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
 import { enqueueEmails } from "./email-outbox";
+import { customerEmails } from "./email-views";
 import { type SmtpSender, smtpSender } from "./email-transport";
 import { createEmailWorker, EMAIL_SLOT_MS, type EmailWorker } from "./email-worker";
 import { NOTIFICATIONS_ERRORS } from "./errors";
@@ -71,6 +72,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		// The events API (events.ts).
 		events: idempotent(domainAction(schemas.events, listEvents, pageOrBadRequest)),
 		getEvent: idempotent(domainAction(schemas.getEvent, getEvent)),
+		// The emails sent to a customer (email-views.ts).
+		customerEmails: idempotent(domainAction(schemas.customerEmails, customerEmails)),
 		redeliverAccount: {
 			params: schemas.redeliverAccount,
 			async handler(ctx: Context<{ accountId: number }>) {

@@ -5,8 +5,9 @@
 // each email arrives once when it is back.
 import { type Mailpit, startMailpit } from "../../../dev/mailpit";
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
+import { signedIn } from "../../factories/dashboard-session";
 import { waitForEmails } from "../../factories/mailbox";
-import { admin, advanceClock } from "../../factories/merchant";
+import { admin, advanceClock, createMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -152,5 +153,42 @@ describe("Emails to buyers", () => {
 		// Long enough for any retry still scheduled to have gone out.
 		await new Promise(r => setTimeout(r, 3000));
 		for (const { email } of buyers) expect(await waitForEmails(mailpit, email, 1, 0)).toHaveLength(1);
+	});
+});
+
+describe("Operators see a customer's emails and set an account's", () => {
+	test("When a receipt was sent, then the admin API and the dashboard list it with its status and subject, and another account sees none", async () => {
+		const shop = await shopWithEmails();
+		const { email, customerId } = await subscribed(shop);
+		await waitForEmails(mailpit, email, 1, 0);
+
+		const listed = await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/emails`).expect(200);
+		const viewer = await signedIn(app, shop, "viewer");
+		const inDashboard = await viewer.get(`/customers/${customerId}/emails`).expect(200);
+		const other = await createMerchant(app);
+		const elsewhere = await admin(app).get(`/accounts/${other.accountId}/customers/${customerId}/emails`).expect(200);
+
+		expect(listed.body).toEqual([
+			expect.objectContaining({ kind: "RECEIPT", to: email, status: "SENT", subject: "Your receipt from Shop Ltd", attempts: 1, lastError: null }),
+		]);
+		expect(inDashboard.body).toEqual(listed.body);
+		expect(elsewhere.body).toEqual([]);
+	});
+
+	test("When an operator sets the email settings in the dashboard, then a viewer reads them and may not change them", async () => {
+		const shop = await createShop(app);
+		const operator = await signedIn(app, shop, "operator");
+		const viewer = await signedIn(app, shop, "viewer");
+
+		const set = await operator.send("patch", "/email-settings", { enabled: true, from: "billing@shop.example", language: "de" });
+		const read = await viewer.get("/email-settings");
+		const refused = await viewer.send("patch", "/email-settings", { enabled: false });
+		const bad = await operator.send("patch", "/email-settings", { brandColor: "green" });
+
+		expect(set.status).toBe(200);
+		expect(read.body).toEqual({ enabled: true, from: "billing@shop.example", fromName: null, replyTo: null, language: "de", brandColor: null });
+		expect(refused.status).toBe(403);
+		expect(bad.status).toBe(400);
+		expect((await admin(app).get(`/accounts/${shop.accountId}`).expect(200)).body.emails).toEqual(read.body);
 	});
 });
