@@ -37,7 +37,11 @@ export async function enqueueEmails(deps: NotificationsDeps, events: WebhookEven
 		}));
 	// A repeated event adds nothing, not even a second place in its customer's list: read first, one command.
 	const stored = new Set(
-		(await raw(deps.db.emails).find({ _id: { $in: emails.map(e => e._id) } }, { projection: { _id: 1 } }).toArray()).map(e => e._id),
+		(
+			await raw(deps.db.emails)
+				.find({ _id: { $in: emails.map(e => e._id) } }, { projection: { _id: 1 } })
+				.toArray()
+		).map(e => e._id),
 	);
 	const fresh = emails.filter(e => !stored.has(e._id));
 	if (fresh.length === 0) return [];

@@ -19,10 +19,6 @@ export async function signedIn(app: TestApp, merchant: TestMerchant, role: "view
 	return {
 		get: path => app.http().get(`/dashboard/api${path}`).set("Cookie", cookie),
 		send: (method, path, body = {}) =>
-			app
-				.http()
-				[method](`/dashboard/api${path}`)
-				.set({ Cookie: cookie, Origin: app.url, "X-CSRF-Token": res.body.csrfToken })
-				.send(body),
+			app.http()[method](`/dashboard/api${path}`).set({ Cookie: cookie, Origin: app.url, "X-CSRF-Token": res.body.csrfToken }).send(body),
 	};
 }

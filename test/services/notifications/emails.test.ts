@@ -169,7 +169,14 @@ describe("Operators see a customer's emails and set an account's", () => {
 		const elsewhere = await admin(app).get(`/accounts/${other.accountId}/customers/${customerId}/emails`).expect(200);
 
 		expect(listed.body).toEqual([
-			expect.objectContaining({ kind: "RECEIPT", to: email, status: "SENT", subject: "Your receipt from Shop Ltd", attempts: 1, lastError: null }),
+			expect.objectContaining({
+				kind: "RECEIPT",
+				to: email,
+				status: "SENT",
+				subject: "Your receipt from Shop Ltd",
+				attempts: 1,
+				lastError: null,
+			}),
 		]);
 		expect(inDashboard.body).toEqual(listed.body);
 		expect(elsewhere.body).toEqual([]);
@@ -186,7 +193,14 @@ describe("Operators see a customer's emails and set an account's", () => {
 		const bad = await operator.send("patch", "/email-settings", { brandColor: "green" });
 
 		expect(set.status).toBe(200);
-		expect(read.body).toEqual({ enabled: true, from: "billing@shop.example", fromName: null, replyTo: null, language: "de", brandColor: null });
+		expect(read.body).toEqual({
+			enabled: true,
+			from: "billing@shop.example",
+			fromName: null,
+			replyTo: null,
+			language: "de",
+			brandColor: null,
+		});
 		expect(refused.status).toBe(403);
 		expect(bad.status).toBe(400);
 		expect((await admin(app).get(`/accounts/${shop.accountId}`).expect(200)).body.emails).toEqual(read.body);
