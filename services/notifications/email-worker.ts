@@ -16,14 +16,16 @@ const AT_ONCE = 4;
 export interface EmailWorker {
 	start(): void;
 	stop(): Promise<void>;
-	/** New emails were stored: look now. */
-	kick(): void;
+	/** Emails just stored: their first attempt now, without waiting for their slot to complete (the pass finds them if this node dies). */
+	attemptNow(ids: string[]): void;
 }
 
 export function createEmailWorker(deps: NotificationsDeps): EmailWorker {
 	let running = false;
 	let loop: Promise<void> | null = null;
 	const wake = createWake();
+	/** First attempts started by attemptNow: stopping waits for them. */
+	const inFlight = new Set<Promise<unknown>>();
 
 	/** One email's listing: tried, then unlisted unless it is still due in that slot (held by another node, or not yet tried). */
 	async function handle(entry: DueEntry<string>): Promise<void> {
@@ -60,8 +62,15 @@ export function createEmailWorker(deps: NotificationsDeps): EmailWorker {
 		async stop() {
 			running = false;
 			wake.kick();
-			await loop;
+			await Promise.all([loop, ...inFlight]);
 		},
-		kick: wake.kick,
+		attemptNow(ids) {
+			if (!running) return;
+			const work = Promise.all(ids.map(id => attemptEmail(deps, id))).catch(err =>
+				deps.logger.warn(`Email first attempts failed: ${(err as Error).message}`),
+			);
+			inFlight.add(work);
+			void work.finally(() => inFlight.delete(work));
+		},
 	};
 }

@@ -83,10 +83,15 @@ describe("Emails to buyers", () => {
 
 	test("When the account's emails are off (the default), then no email is sent", async () => {
 		const shop = await shopWithEmails(null);
+		const control = await shopWithEmails();
 
-		const { email } = await subscribed(shop);
+		const { email, customerId } = await subscribed(shop);
+		// Paid after it: once its receipt is in, the first payment's would have been too.
+		const other = await subscribed(control);
+		await waitForEmails(mailpit, other.email, 1);
 
-		expect(await waitForEmails(mailpit, email, 1, 0)).toEqual([]);
+		expect(await waitForEmails(mailpit, email, 0)).toEqual([]);
+		expect((await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/emails`).expect(200)).body).toEqual([]);
 	});
 
 	test("When renewals are declined, then a dunning email follows each retry day with a card update link that opens, a last notice before the last try, and a suspension notice", async () => {
@@ -153,6 +158,12 @@ describe("Emails to buyers", () => {
 		// Long enough for any retry still scheduled to have gone out.
 		await new Promise(r => setTimeout(r, 3000));
 		for (const { email } of buyers) expect(await waitForEmails(mailpit, email, 1, 0)).toHaveLength(1);
+		// Tried while it was down (the first attempt at least), sent once it was back.
+		for (const { customerId } of buyers) {
+			const [receipt] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/emails`).expect(200)).body;
+			expect(receipt).toMatchObject({ kind: "RECEIPT", status: "SENT", lastError: null });
+			expect(receipt.attempts).toBeGreaterThanOrEqual(2);
+		}
 	});
 });
 
