@@ -34,7 +34,7 @@ export function mailpitBin(env: NodeJS.ProcessEnv = process.env): string {
 	}
 	if (!existsSync(PROJECT_MAILPIT)) {
 		throw new Error(
-			"No Mailpit in .mailpit/: `npm install` builds it with Go (1.24 or newer). " +
+			"No Mailpit in .mailpit/: `npm install` builds it with Go (1.26 or newer). " +
 				"Re-run npm install and read its [mailpit] lines, or set MAILPIT_BIN to a mailpit binary.",
 		);
 	}

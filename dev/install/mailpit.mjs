@@ -2,10 +2,8 @@
 // received, and a web UI) from its Go module into .mailpit/, with the machine's Go, through
 // the Go module proxy. The email tests and `npm start`'s sandbox run it (dev/mailpit.ts finds it).
 // Best effort only: it must never fail `npm install`.
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { installGoTool, repo } from "./go-tool.mjs";
+import { builtModuleVersion, installGoTool, repo } from "./go-tool.mjs";
 
 const binary = join(repo, ".mailpit", "mailpit");
 
@@ -15,16 +13,11 @@ installGoTool({
 	module: "github.com/axllent/mailpit",
 	version: "v1.33.1",
 	folder: ".mailpit",
-	goVersion: "1.24",
+	goVersion: "1.26", // its go.mod asks for Go 1.26
 	envVar: "MAILPIT_BIN",
 	orAnother: "or set MAILPIT_BIN to a mailpit binary",
 	neededBy: "the email tests and npm start's emails need it",
 	duration: "about 35 s with a cold Go cache, seconds with a warm one",
-	/** The module version Go wrote into the binary (`go version -m`): a go-install build may not report it itself. */
-	installedVersion() {
-		if (!existsSync(binary)) return null;
-		const res = spawnSync("go", ["version", "-m", binary], { encoding: "utf8" });
-		const line = /^\s*mod\s+github\.com\/axllent\/mailpit\s+(\S+)/m.exec(res.stdout ?? "");
-		return line ? line[1] : null;
-	},
+	/** The module version Go wrote into the binary: a go-install build does not report it itself. */
+	installedVersion: () => builtModuleVersion(binary, "github.com/axllent/mailpit"),
 });
