@@ -5,11 +5,11 @@
 // npm install provides. Loopback only, on free ports; `stop` and `start` again
 // keep the ports (a test takes the SMTP server down and brings it back).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { projectRoot } from "../shared/paths";
 import { freePort, waitForPort } from "./net";
 import { stopProcess } from "./processes";
+import { projectBinary } from "./project-binary";
 
 const PROJECT_MAILPIT = path.join(projectRoot, ".mailpit", "mailpit");
 const READY_TIMEOUT_MS = 30_000;
@@ -27,18 +27,13 @@ export interface Mailpit {
 
 /** The Mailpit binary to run; throws how to get one when there is none. */
 export function mailpitBin(env: NodeJS.ProcessEnv = process.env): string {
-	const configured = env.MAILPIT_BIN;
-	if (configured) {
-		if (!existsSync(configured)) throw new Error(`MAILPIT_BIN is ${configured}, which does not exist`);
-		return configured;
-	}
-	if (!existsSync(PROJECT_MAILPIT)) {
-		throw new Error(
+	return projectBinary(env, {
+		envVar: "MAILPIT_BIN",
+		file: PROJECT_MAILPIT,
+		missing:
 			"No Mailpit in .mailpit/: `npm install` builds it with Go (1.26 or newer). " +
-				"Re-run npm install and read its [mailpit] lines, or set MAILPIT_BIN to a mailpit binary.",
-		);
-	}
-	return PROJECT_MAILPIT;
+			"Re-run npm install and read its [mailpit] lines, or set MAILPIT_BIN to a mailpit binary.",
+	});
 }
 
 /** Mailpit on two free ports of 127.0.0.1, ready (both ports accept connections). */

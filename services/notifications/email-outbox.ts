@@ -5,7 +5,7 @@
 // Each new email is added to its customer's bag (`em:<customer>`, email-views.ts)
 // before it is stored.
 import type { WebhookEvent } from "../../shared/contracts/notifications";
-import { insertAllOnce, raw } from "../../shared/persistence";
+import { insertAllOnce, storedIds } from "../../shared/persistence";
 import { addToBags } from "../../shared/timeline";
 import type { NotificationsDeps } from "./deps";
 import { draftsOf } from "./email-drafts";
@@ -36,12 +36,9 @@ export async function enqueueEmails(deps: NotificationsDeps, events: WebhookEven
 			sentAt: null,
 		}));
 	// A repeated event adds nothing, not even a second place in its customer's list: read first, one command.
-	const stored = new Set(
-		(
-			await raw(deps.db.emails)
-				.find({ _id: { $in: emails.map(e => e._id) } }, { projection: { _id: 1 } })
-				.toArray()
-		).map(e => e._id),
+	const stored = await storedIds(
+		deps.db.emails,
+		emails.map(e => e._id),
 	);
 	const fresh = emails.filter(e => !stored.has(e._id));
 	if (fresh.length === 0) return [];
