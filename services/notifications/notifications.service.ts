@@ -112,11 +112,12 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		async enqueue(events: WebhookEvent[]): Promise<void> {
 			// Stored, those the worker has room for already claimed: now the first attempts, without waiting for the next poll.
 			const { deliveryIds, claimed } = await enqueueEvents(this.deps, events, this.worker.freeSlots());
-			// The buyers' emails the events make, stored before the answer too (email-outbox.ts).
-			this.emailWorker.attemptNow(await enqueueEmails(this.deps, events));
 			const attempted = new Set(claimed.map(d => d._id));
 			for (const delivery of claimed) this.worker.attempt(delivery);
 			for (const id of deliveryIds) if (!attempted.has(id)) this.worker.deliver(id);
+			// The buyers' emails the events make, stored before the answer too (email-outbox.ts); after the webhooks have
+			// started, so an account lookup that fails (the relay then hands the events over again) delays no webhook.
+			this.emailWorker.attemptNow(await enqueueEmails(this.deps, events));
 		},
 	},
 
