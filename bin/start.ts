@@ -46,10 +46,7 @@ async function main(): Promise<void> {
 	const mailpit = await startEmailServer();
 	if (mailpit) {
 		const stopStore = stopDb;
-		stopDb = async () => {
-			await mailpit.stop();
-			await stopStore();
-		};
+		stopDb = async () => void (await Promise.all([mailpit.stop(), stopStore()]));
 	}
 	resetConfig();
 
