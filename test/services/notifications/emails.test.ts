@@ -131,6 +131,29 @@ describe("Emails to buyers", () => {
 		expect(opened.body.sessionId).toMatch(/^[0-9a-f-]{36}$/);
 	});
 
+	test("When a renewal is hard-declined (a lost card), then the buyer is told at once that the subscription is suspended, with a card update link", async () => {
+		const shop = await shopWithEmails();
+		const { email } = await subscribed(shop, { card: CARDS.renewalsLostCard });
+
+		await advanceClock(app, shop, 31);
+		const received = await waitForEmails(mailpit, email, 2);
+
+		expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your P subscription is suspended"]);
+		expect(received[1].text).toContain(`Update your card: ${PUBLIC_BASE_URL}/update-card/#`);
+		expect(received[1].html).toContain(`href="${PUBLIC_BASE_URL}/update-card/#`);
+	});
+
+	test("When a MID refuses a renewal and another MID charges it an hour later, then the buyer gets the renewal's receipt and no dunning email", async () => {
+		const shop = await shopWithEmails();
+		const { email } = await subscribed(shop, { card: CARDS.renewalsRefusedByFirstMid });
+
+		await advanceClock(app, shop, 32);
+		await advanceClock(app, shop, 32.1);
+		const received = await waitForEmails(mailpit, email, 2);
+
+		expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your receipt from Shop Ltd"]);
+	});
+
 	test("When a renewal will fall after the card's expiry, then the buyer is warned once, with a card update link", async () => {
 		const shop = await shopWithEmails();
 		const { email } = await subscribed(shop, { expiry: expiryIn(1) });
