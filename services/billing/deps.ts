@@ -18,7 +18,7 @@ export interface BillingDeps {
 	midMetrics?: MidStatsMetrics;
 	/** Checkouts by the time they opened (checkout-recovery.ts): one left PENDING is found by key. */
 	checkouts: Schedule<number>;
-	/** When to send CARD_EXPIRING warnings (card-expiry.ts). */
+	/** When to send CARD_EXPIRING warnings (expiry-warnings.ts). */
 	cardExpiry: Schedule<number>;
 	/** Paused customers by their resumeAt (subscriptions/pause.ts): the renewal cycle resumes them. */
 	resumes: Schedule<number>;

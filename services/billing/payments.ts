@@ -63,6 +63,12 @@ export class OutcomeUnknownError extends Error {
 	}
 }
 
+/** For a sweep's `.catch`: an outcome unknown for now is looked at again by the next sweep; any other error is thrown. */
+export const laterIfUnknown = (err: Error): "later" => {
+	if (err instanceof OutcomeUnknownError) return "later";
+	throw err;
+};
+
 function known<T extends PaymentOutcome | AwaitingBuyer | null>(idempotencyKey: string, outcome: T): T {
 	const unknown =
 		outcome?.status === "ERROR" && (outcome.reason === OUTCOME_UNKNOWN_REASON || outcome.reason === OPERATION_IN_PROGRESS_REASON);

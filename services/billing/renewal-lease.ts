@@ -34,6 +34,8 @@ export async function claimRenewals(deps: BillingDeps, claim: BatchClaim): Promi
 			status: CustomerStatus.Active,
 			renewalActive: true,
 			nextRenewalTimestamp: { $lte: claim.at },
+			// A change's charge not settled yet (plan-changes/change-charge.ts): renewed once the sweep has settled it.
+			changeInFlight: null,
 			...(claim.accountId === undefined ? {} : { accountId: claim.accountId }),
 			...(claim.sandboxOnly ? { environment: "sandbox" } : {}),
 			...leaseFree("renewalLease", now),

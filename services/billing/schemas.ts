@@ -87,6 +87,7 @@ export const schemas = {
 			quantity: { type: "integer", minimum: 1, maximum: 10_000 },
 			mode: { enum: CHANGE_MODES },
 			quoteId: { type: "string", pattern: "^q_[0-9a-f]{32}$" },
+			idempotencyKey: { type: "string", minLength: 1, maxLength: 255 },
 		},
 		["accountId", "id", "mode"],
 	),

@@ -139,14 +139,13 @@ export function createDashboardRoutes({ signInsPerMinute, publicBaseUrl }: Dashb
 			const target = params
 				.map(({ listed, name }) => `${name === "id" ? listed.replace(/s$/, "") : (TARGET_NAMES[name] ?? name)} ${req.$params[name]}`)
 				.join(", ");
-			const answer = data as { message?: string; success?: boolean } | null;
 			await call(ctx, "dashboard.recordAudit", {
 				accountId: user.accountId,
 				userId: user.userId,
 				email: user.email,
 				action: endpoint.change,
 				target: target || null,
-				outcome: (answer?.message ?? JSON.stringify(data ?? null)).slice(0, 500),
+				outcome: auditOutcome(data).slice(0, 500),
 				from: user.from,
 			});
 		},
@@ -154,6 +153,21 @@ export function createDashboardRoutes({ signInsPerMinute, publicBaseUrl }: Dashb
 }
 
 export type DashboardRoutes = ReturnType<typeof createDashboardRoutes>;
+
+interface ChangeAnswer {
+	change: { mode: string; currency: string; from: Plan; to: Plan; charge: number; creditAfter: number };
+}
+type Plan = { productId: number; quantity: number };
+
+/** What came of a change, in a line: the answer's message, a subscription change's summary, or the answer itself. */
+function auditOutcome(data: unknown): string {
+	const answer = data as ({ message?: string } & Partial<ChangeAnswer>) | null;
+	if (answer?.message) return answer.message;
+	const change = answer?.change;
+	if (!change) return JSON.stringify(data ?? null);
+	const plan = ({ productId, quantity }: Plan) => `product ${productId} × ${quantity}`;
+	return `${change.mode}: ${plan(change.from)} → ${plan(change.to)}; charged ${change.charge} ${change.currency}; credit ${change.creditAfter} ${change.currency}`;
+}
 
 /** A change (or any request but a read) needs a page of this origin and the session's CSRF token; changes and operator-only reads need an operator. */
 function checkAllowed(user: DashboardUser, req: GatewayRequest, endpoint: Endpoint): void {

@@ -53,7 +53,7 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"POST /customer/:id/resume": { action: "billing.resumeCustomer" },
 	// A subscription's change in place (docs/subscriptions.md).
 	"POST /customer/:id/change-quote": { action: "billing.quoteChange" },
-	"POST /customer/:id/change": { action: "billing.changeSubscription" },
+	"POST /customer/:id/change": { action: "billing.changeSubscription", idempotencyKey: true },
 	"DELETE /customer/:id/pending-change": { action: "billing.cancelPendingChange" },
 };
 

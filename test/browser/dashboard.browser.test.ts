@@ -309,7 +309,11 @@ describe("The dashboard in Chromium", () => {
 		await page.getByRole("link", { name: "Audit log" }).click();
 		await page.getByRole("cell", { name: "cancel change", exact: true }).waitFor(WAIT);
 		const audit = (await page.locator("tbody tr").allTextContents()).filter(row => row.includes(`customer ${customerId}`));
-		expect(audit.filter(row => row.includes("change subscription")).length).toBe(2);
+		const changes = audit.filter(row => row.includes("change subscription"));
+		expect(changes.length).toBe(2);
+		expect(changes.join("\n")).toContain(
+			`now_prorated: product ${shop.products.charge} × 1 → product ${shop.products.charge} × 3; charged ${charge}`,
+		);
 		expect(audit.filter(row => row.includes("cancel change")).length).toBe(1);
 		await shot(page, "audit-changes");
 	}, 90_000);

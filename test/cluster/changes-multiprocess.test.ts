@@ -38,7 +38,7 @@ interface ChangeOutcome {
 /**
  * A careful merchant's upgrade to 2 seats: a binding quote, then the change by that quote, retried with the same quote
  * while it answers busy, an error or nothing; a new quote when it is stale (or the period is not renewed yet).
- * Bounded by a deadline well past the change's own lease (60 s), which a killed node may leave behind.
+ * Bounded by a deadline well past the recovery sweep's grace period, which settles a change a killed node left behind.
  */
 async function upgrade(shop: Shop, customerId: number, deadline: number): Promise<ChangeOutcome> {
 	const statuses: number[] = [];
@@ -78,7 +78,14 @@ async function upgrade(shop: Shop, customerId: number, deadline: number): Promis
 beforeAll(async () => {
 	nats = await startNats();
 	app = await startApp({
-		env: { TRANSPORTER: nats.url, RENEWAL_LEASE_MS: String(LEASE_MS), RENEWAL_CRON: "0 0 1 1 *" },
+		// A change whose node died after its charge was sent is settled by the recovery sweep after its grace period.
+		env: {
+			TRANSPORTER: nats.url,
+			RENEWAL_LEASE_MS: String(LEASE_MS),
+			RENEWAL_CRON: "0 0 1 1 *",
+			REFUND_RECOVERY_GRACE_MS: "12000",
+			REFUND_RECOVERY_INTERVAL_MS: "500",
+		},
 		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications"],
 		broker: { nodeID: "support", requestTimeout: 120_000 },
 	});

@@ -1,6 +1,6 @@
 // The hot paths read and write by key: every command a checkout, the merchant
-// reads, a refund, an unsubscribe (a trial's too, its hold released), the outbox relay, webhook delivery, buyers' emails and a
-// renewal send is answered from an index on the embedded database (_id, or a
+// reads, a refund, an unsubscribe (a trial's too, its hold released), a subscription's change, pause and resume, the
+// outbox relay, webhook delivery, buyers' emails and a renewal send is answered from an index on the embedded database (_id, or a
 // unique index matched exactly), so none slows down as collections grow.
 // The commands are recorded with the driver's command monitoring.
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
@@ -60,6 +60,32 @@ describe("Hot paths on the embedded database", () => {
 		// The receipts were stored and attempted on the way.
 		const touched = new Set([...recording.commands, ...reads.commands].map(c => c.collection));
 		expect([touched.has("emails"), touched.has("email_schedule")]).toEqual([true, true]);
+	});
+
+	test("When a merchant quotes and makes changes (an Idempotency-Key repeated, one at the period's end, cancelled), pauses and resumes, then no command scans a collection", async () => {
+		// Arrange
+		const checkout = await submitCheckout(app, shop, { productId: shop.products.charge });
+		const id = checkout.body.customerId as number;
+		const post = (path: string, body?: object) => {
+			const request = app.http().post(`/api/customer/${id}/${path}`).set(bearer(shop));
+			return body ? request.send(body) : request;
+		};
+		const recording = recordCommands(app);
+
+		// Act
+		const quote = await post("change-quote", { quantity: 2, mode: "now_prorated" }).expect(200);
+		await post("change", { mode: "now_prorated", quoteId: quote.body.quoteId }).expect(200);
+		await post("change", { quantity: 3, mode: "now_prorated" }).set("Idempotency-Key", "hot-path-change").expect(200);
+		await post("change", { quantity: 3, mode: "now_prorated" }).set("Idempotency-Key", "hot-path-change").expect(200);
+		await post("change", { quantity: 1, mode: "at_period_end" }).expect(200);
+		await app.http().delete(`/api/customer/${id}/pending-change`).set(bearer(shop)).expect(200);
+		await post("pause").expect(200);
+		await post("resume").expect(200);
+		await receiver.waitForRequests(1);
+		recording.stop();
+
+		// Assert
+		expect(scans(recording.commands, uniqueKeysOf(app))).toEqual([]);
 	});
 
 	test("When customers in a trial (a hold placed, or the first charge scheduled) unsubscribe, then no command scans a collection", async () => {

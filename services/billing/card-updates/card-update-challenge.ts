@@ -3,7 +3,7 @@ import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
 import type { AwaitingCardUpdate } from "../documents/customer";
 import { toCustomerView } from "../views";
-import { awaitingBuyer, heldBy, letLockGo, paymentKey, settlePayment, type UpdateResult } from "./card-update-settlement";
+import { awaitingBuyer, heldBy, letLockGo, owedRenewal, paymentKey, settlePayment, type UpdateResult } from "./card-update-settlement";
 
 /**
  * A card update after the buyer's challenge on the renewal owed: settled by what the processor recorded, as the update
@@ -37,8 +37,8 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 			result = { outcome: CardUpdateOutcome.Abandoned, customer: toCustomerView(customer), transaction: null };
 			return result;
 		}
-		const product = await deps.productOf(customer.accountId, customer.productId);
-		if (product) result = await settlePayment(deps, customer, change, { product, owes: awaiting.owes, key, paid });
+		const owed = awaiting.owes ? await owedRenewal(deps, customer) : null;
+		if (owed || !awaiting.owes) result = await settlePayment(deps, customer, change, { owed, key, paid });
 		return result;
 	} finally {
 		// Unpaid (an approved one was written with the card): what it came to is kept for a repeat. The pause ends even

@@ -11,13 +11,14 @@ import { AUTHENTICATION_FAILED_REASON, type PaymentOutcome } from "../../../shar
 import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
 import type { CardFields, CustomerDoc } from "../documents/customer";
+import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
+import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
 import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
-import { recordTransaction } from "../transaction-record";
+import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
-import { listExpiryWarning } from "./card-expiry";
 import { noteRecovery } from "./recovery";
 
 /** Customers whose card can be replaced: a subscription that is live, or suspended by its renewals. */
@@ -47,6 +48,18 @@ export interface CardChange {
 	held: object;
 }
 
+/** The renewal a card update pays: its product and what it bills (seats, the customer's credit, a change waiting for it). */
+export interface OwedRenewal {
+	product: ProductRecord;
+	bill: RenewalBill;
+}
+
+/** What the renewal owed bills, as the renewal would have; null when its product is gone. */
+export async function owedRenewal(deps: BillingDeps, customer: CustomerDoc): Promise<OwedRenewal | null> {
+	const product = await deps.productOf(customer.accountId, renewalProductId(customer));
+	return product?.renewal ? { product, bill: renewalBill(customer, product) } : null;
+}
+
 /** The lock an update took for the new card, let go when the card does not become the customer's. */
 export async function letLockGo(deps: BillingDeps, customer: CustomerDoc, newLock: string | null): Promise<void> {
 	if (newLock) await deps.db.subscriptionLocks.deleteOne({ _id: newLock, customerId: customer._id });
@@ -60,10 +73,10 @@ export async function settlePayment(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	change: CardChange,
-	{ product: owed, owes, key, paid }: { product: ProductRecord; owes: boolean; key: string; paid: PaymentOutcome },
+	{ owed, key, paid }: { owed: OwedRenewal | null; key: string; paid: PaymentOutcome },
 ): Promise<UpdateResult> {
 	const type = customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal;
-	const recorded = owes ? await recordTransaction(deps, { ...customer, ...change.card }, owed, type, key, paid) : null;
+	const recorded = owed ? await recordOwed(deps, { ...customer, ...change.card }, owed, type, key, paid) : null;
 	const transaction = recorded && toTransactionView(recorded);
 	const networkTransactionId = paid.networkTransactionId ?? null;
 	if (paid.status !== "APPROVED") {
@@ -78,16 +91,36 @@ export async function settlePayment(
 		return { outcome, customer: toCustomerView(customer), transaction };
 	}
 	// The card set up (a set-up records no transaction): it only changes.
-	if (!transaction) return applyCard(deps, customer, change, { networkTransactionId });
+	if (!transaction || !owed) return applyCard(deps, customer, change, { networkTransactionId });
 	const schedule = resumedSchedule(deps, customer, owed);
 	await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);
-	return applyCard(deps, customer, change, { networkTransactionId, recovery: { schedule, transaction, owed } });
+	const money = { amountMinor: owed.bill.amount, currency: owed.product.currency };
+	return applyCard(deps, customer, change, { networkTransactionId, recovery: { schedule, transaction, owed: money } });
+}
+
+/** The renewal owed's transaction: the card's part, and the credit's beside it. */
+function recordOwed(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	{ product, bill }: OwedRenewal,
+	type: TransactionType,
+	key: string,
+	paid: PaymentOutcome,
+) {
+	return recordCharge(deps, {
+		customer: { ...customer, productId: bill.productId },
+		money: { amountMinor: bill.amount, currency: product.currency, currencyId: product.currencyId },
+		type,
+		idempotencyKey: key,
+		outcome: paid,
+		creditApplied: bill.creditUsed,
+	});
 }
 
 type PaidWithCard = {
 	/** The new card's first payment's or set-up's, which later renewals refer to. */
 	networkTransactionId: string | null;
-	recovery?: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: ProductRecord };
+	recovery?: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: { amountMinor: number; currency: string } };
 };
 
 /** The card (and after a recovery the schedule) in one update, with PAYMENT_METHOD_UPDATED (and REACTIVATION). */
@@ -158,7 +191,7 @@ async function afterCardWritten(deps: BillingDeps, customer: CustomerDoc, update
  * date); a SUSPENDED one starts again from now, as a new first charge would,
  * so months of suspension are not charged at once.
  */
-function resumedSchedule(deps: BillingDeps, customer: CustomerDoc, product: ProductRecord): Partial<CustomerDoc> {
+function resumedSchedule(deps: BillingDeps, customer: CustomerDoc, { product, bill }: OwedRenewal): Partial<CustomerDoc> {
 	const now = deps.now();
 	const renewal = product.renewal!;
 	const restart = customer.status === CustomerStatus.Suspended || !customer.billingAnchor;
@@ -166,7 +199,11 @@ function resumedSchedule(deps: BillingDeps, customer: CustomerDoc, product: Prod
 	const periodsBilled = restart ? 1 : customer.periodsBilled + 1;
 	const anchorPeriod = restart ? 0 : (customer.anchorPeriod ?? 0);
 	const next = addPeriod(anchor, { every: renewal.every * (periodsBilled - anchorPeriod), unit: renewal.unit });
+	// The plan the renewal billed (a waiting change applied, the credit spent); after a restart its period is derived
+	// afresh from the new anchor (plan-changes/customer-period.ts).
+	const plan = bill.changes && restart && bill.changes.period ? { ...bill.changes, period: null } : (bill.changes ?? {});
 	return {
+		...plan,
 		renewalActive: true,
 		attempts: 0,
 		firstDeclinedAt: null,

@@ -29,6 +29,8 @@ import {
 	type CardChange,
 	heldBy,
 	letLockGo,
+	type OwedRenewal,
+	owedRenewal,
 	ownerOf,
 	paymentKey,
 	settlePayment,
@@ -106,10 +108,11 @@ async function updateHeldCustomer(deps: BillingDeps, customer: CustomerDoc, inpu
 	const change: CardChange = { attemptId: input.attemptId, card: cardOf(input), newLock, held };
 	// Nothing will be charged later (a one-off product, or one gone): the card only changes.
 	if (!product?.renewal) return applyCard(deps, customer, change, { networkTransactionId: null });
-	const owes = owesRenewal(customer);
+	const owed = owesRenewal(customer) ? await owedRenewal(deps, customer) : null;
+	const owes = owed !== null;
 	const key = paymentKey(customer._id, input.attemptId, owes);
-	const paid = await payWithNewCard(deps, input, change.card, { product, owes, key });
-	if (paid.status !== "AWAITING_BUYER") return settlePayment(deps, customer, change, { product, owes, key, paid });
+	const paid = await payWithNewCard(deps, input, change.card, { product, owed, key });
+	if (paid.status !== "AWAITING_BUYER") return settlePayment(deps, customer, change, { owed, key, paid });
 	const until = new Date(input.challengeUntil);
 	return pauseForChallenge(
 		deps,
@@ -162,16 +165,16 @@ function payWithNewCard(
 	deps: BillingDeps,
 	input: CardUpdateInput,
 	card: CardFields,
-	{ product, owes, key }: { product: ProductRecord; owes: boolean; key: string },
+	{ product, owed, key }: { product: ProductRecord; owed: OwedRenewal | null; key: string },
 ) {
 	return withRetries(() =>
 		deps.payments.firstPayment({
 			idempotencyKey: key,
 			cardToken: card.cardToken,
-			amount: owes ? product.amountMinor : 0,
-			currency: product.currency,
+			amount: owed ? owed.bill.amount : 0,
+			currency: (owed?.product ?? product).currency,
 			midId: card.midId,
-			kind: owes ? "charge" : "setup",
+			kind: owed ? "charge" : "setup",
 			challengeUntil: input.challengeUntil,
 			authenticate: product.authentication ?? "WHEN_REQUIRED",
 		}),

@@ -45,8 +45,9 @@ function segmentsError(state: SubscriptionPeriod): ChangeError | null {
 export function stateError(state: SubscriptionPeriod): ChangeError | null {
 	for (const field of ["anchor", "start", "end"] as const) if (!isDate(state[field])) return { code: "INVALID_DATE", field };
 	if (secondsOf(state.end) <= secondsOf(state.start)) return { code: "INVALID_STATE", reason: "a period ends after it starts" };
-	if (!Number.isSafeInteger(state.periodIndex) || state.periodIndex < 0)
-		return { code: "INVALID_STATE", reason: "periodIndex is 0 or more" };
+	// -1: the period before the anchor, which a resume's renewal ends (plan-changes/customer-period.ts).
+	if (!Number.isSafeInteger(state.periodIndex) || state.periodIndex < -1)
+		return { code: "INVALID_STATE", reason: "periodIndex is -1 or more" };
 	if (!Number.isSafeInteger(state.billedForPeriod))
 		return { code: "INVALID_AMOUNT", field: "billedForPeriod", value: state.billedForPeriod };
 	const plans = [{ plan: state.plan, field: "plan" }, ...(state.pending ? [{ plan: state.pending, field: "pending" }] : [])];

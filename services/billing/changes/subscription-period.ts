@@ -35,7 +35,8 @@ export interface PlanSegment extends PlanPrice {
  *   period's total rounded once (proration.ts).
  * - Period n of an interval runs from anchor + n intervals to anchor + n + 1
  *   intervals (`periodIndex` is n), as the renewals schedule them: month ends
- *   do not drift (31 Jan, 28 Feb, 31 Mar).
+ *   do not drift (31 Jan, 28 Feb, 31 Mar). Right after a resume n is -1: the
+ *   period ends at the anchor the resume set.
  */
 export interface SubscriptionPeriod {
 	currency: string;

@@ -48,7 +48,7 @@ export interface QuoteBasis {
 }
 
 export interface ChangeQuoteDoc {
-	/** `q_` and 32 random hex digits. */
+	/** `q_` and 32 hex digits: random, or a digest of the change's Idempotency-Key (plan-changes/change-quote.ts: keyedQuoteId). */
 	_id: string;
 	accountId: number;
 	customerId: number;
@@ -57,6 +57,8 @@ export interface ChangeQuoteDoc {
 	basis: QuoteBasis;
 	result: QuotedChange;
 	usedAt: Date | null;
+	/** What the change answered, written before the change is applied: a repeat of its Idempotency-Key gets it again. */
+	answer?: object | null;
 }
 
 const options = { versionKey: false } as const;
@@ -71,6 +73,7 @@ export const changeQuoteSchema = new Schema<ChangeQuoteDoc>(
 		basis: { type: Schema.Types.Mixed, required: true },
 		result: { type: Schema.Types.Mixed, required: true },
 		usedAt: { type: Date, default: null },
+		answer: { type: Schema.Types.Mixed, default: null },
 	},
 	options,
 );

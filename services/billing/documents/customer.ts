@@ -36,6 +36,12 @@ export interface AwaitingCardUpdate {
 	until: Date;
 }
 
+/** A change's charge sent to the processor: its quote, and when it was listed for the recovery sweep. */
+export interface ChangeInFlight {
+	quoteId: string;
+	listedAt: Date;
+}
+
 export interface CustomerDoc {
 	_id: number;
 	accountId: number;
@@ -63,7 +69,7 @@ export interface CustomerDoc {
 	cardFingerprint: string;
 	midId: number;
 	midName: string;
-	/** The card token a CARD_EXPIRING warning was sent for (once per card); see card-expiry.ts. */
+	/** The card token a CARD_EXPIRING warning was sent for (once per card); see expiry-warnings.ts. */
 	expiryWarnedCard?: string | null;
 	/** The MIDs that refused this period's renewal (MERCHANT_ACCOUNT declines); cleared once it is approved. */
 	refusedMids?: number[];
@@ -114,6 +120,11 @@ export interface CustomerDoc {
 	period?: SubscriptionPeriod | null;
 	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
 	lastQuoteId?: string | null;
+	/**
+	 * A change whose charge was sent and not yet settled (plan-changes/change-charge.ts): while set, the change keeps
+	 * the renewal lease and no renewal claims the customer; a change whose node died is settled by the recovery sweep.
+	 */
+	changeInFlight?: ChangeInFlight | null;
 	createdAt: Date;
 }
 
@@ -165,6 +176,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		credit: { type: Number, default: undefined },
 		period: { type: Schema.Types.Mixed, default: undefined },
 		lastQuoteId: { type: String, default: undefined },
+		changeInFlight: { type: Schema.Types.Mixed, default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,

@@ -1,32 +1,29 @@
 // POST /api/customer/{id}/change and DELETE /api/customer/{id}/pending-change.
 // A change runs under the customer's renewal lease (renewal-lease.ts), so no
 // renewal, card update, unsubscribe's wait or other change races it. An
-// upgrade's difference is charged as a renewal is (the card on file, the
-// customer's MID, merchant-initiated with the network reference), keyed by the
-// quote: a repeat asks the processor with the same key and charges once. The
-// customer's new plan and its event are written in one update.
+// upgrade's difference is charged as a renewal is (change-charge.ts), keyed by
+// the quote; a change sent with an Idempotency-Key and no quoteId makes its
+// quote from the key, so a repeat finds the same quote (and, once applied, its
+// answer). The customer's new plan and its event are written in one update.
 import { randomUUID } from "node:crypto";
 import { config } from "../../../shared/config";
-import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
-import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { ApiError, ApiErrorType } from "../../../shared/errors";
-import { leaseFree, newLease } from "../../../shared/persistence";
-import { withRetries } from "../../../shared/processor-retries";
+import { isDuplicateKey, leaseFree, newLease } from "../../../shared/persistence";
 import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
+import { listExpiryWarning } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { waitForRenewalInFlight } from "../renewal-lease";
-import { TransactionType } from "../states";
-import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
 import { changeDetails, quotedView } from "./change-answers";
 import { PlanChangeError } from "./change-api-errors";
-import { basisOf, type ChangeRequest, customerOf, customerRefusal, nothingNow, sameBasis, storeQuote } from "./change-quote";
+import { changeOwner, chargeChange, markInFlight, type Paid, recordChange } from "./change-charge";
+import { basisOf, type ChangeRequest, customerOf, customerRefusal, keyedQuoteId, nothingNow, sameBasis, storeQuote } from "./change-quote";
 import { creditOf, storedPeriod } from "./customer-period";
 
 /** As long as a renewal's (RENEWAL_LEASE_MS): a change does what a renewal does, and a dead node's lease ends as soon. */
@@ -44,7 +41,7 @@ async function claim(deps: BillingDeps, accountId: number, customerId: number, o
 		const now = deps.now();
 		const claimed = await deps.db.customers
 			.findOneAndUpdate(
-				{ _id: customerId, accountId, ...leaseFree("renewalLease", now) },
+				{ _id: customerId, accountId, changeInFlight: null, ...leaseFree("renewalLease", now) },
 				{ $set: { renewalLease: newLease(owner, now, leaseMs()) } },
 				{ returnDocument: "after" },
 			)
@@ -62,14 +59,18 @@ async function underLease<R>(
 	owner: string,
 	fn: (customer: CustomerDoc, held: object) => Promise<R>,
 ): Promise<R | PlanChangeError> {
-	if (!(await customerOf(deps, input.accountId, input.id))) return PlanChangeError.CustomerNotFound;
+	const read = await customerOf(deps, input.accountId, input.id);
+	if (!read) return PlanChangeError.CustomerNotFound;
+	// A change whose charge is not settled yet keeps the lease until the sweep settles it: busy, without waiting.
+	if (read.changeInFlight) return PlanChangeError.Busy;
 	const customer = await claim(deps, input.accountId, input.id, owner);
 	if (!customer) return PlanChangeError.Busy;
 	const held = { _id: customer._id, "renewalLease.owner": owner };
 	try {
 		return await fn(customer, held);
 	} finally {
-		await deps.db.customers.updateOne(held, { $set: { renewalLease: null } });
+		// A charge whose outcome is unknown keeps its mark and the lease, for the sweep.
+		await deps.db.customers.updateOne({ ...held, changeInFlight: null }, { $set: { renewalLease: null } });
 	}
 }
 
@@ -77,65 +78,63 @@ async function underLease<R>(
 async function namedQuote(deps: BillingDeps, input: ChangeRequest & { quoteId: string }): Promise<ChangeQuoteDoc | PlanChangeError> {
 	const quote = await deps.db.changeQuotes.findById(input.quoteId).lean();
 	if (!quote || quote.accountId !== input.accountId || quote.customerId !== input.id) return PlanChangeError.QuoteNotFound;
-	if (quote.usedAt) return PlanChangeError.QuoteUsed;
-	if (quote.expiresAt.getTime() <= deps.now().getTime()) return PlanChangeError.QuoteExpired;
 	const { to, mode } = quote.result;
 	const mismatch =
 		input.mode !== mode ||
 		(input.productId !== undefined && input.productId !== to.productId) ||
 		(input.quantity !== undefined && input.quantity !== to.quantity);
-	return mismatch ? PlanChangeError.QuoteMismatch : quote;
+	if (mismatch) return PlanChangeError.QuoteMismatch;
+	if (quote.usedAt) return PlanChangeError.QuoteUsed;
+	return quote.expiresAt.getTime() <= deps.now().getTime() ? PlanChangeError.QuoteExpired : quote;
 }
 
-export async function changeSubscription(
-	deps: BillingDeps,
-	input: ChangeRequest & { quoteId?: string },
-): Promise<ChangeDone | PlanChangeError> {
-	const quote = input.quoteId ? await namedQuote(deps, { ...input, quoteId: input.quoteId }) : await storeQuote(deps, input);
+/** The change's quote: the one named, the one its Idempotency-Key made (a repeat), or a new one. */
+async function quoteOf(deps: BillingDeps, input: ChangeInput): Promise<ChangeQuoteDoc | PlanChangeError> {
+	if (input.quoteId) return namedQuote(deps, { ...input, quoteId: input.quoteId });
+	if (!input.idempotencyKey) return storeQuote(deps, input);
+	const id = keyedQuoteId(input.accountId, input.id, input.idempotencyKey);
+	// A repeat finds the quote its key made; a first try makes it (two at once: one insert wins, both use it).
+	if (await deps.db.changeQuotes.exists({ _id: id })) return namedQuote(deps, { ...input, quoteId: id });
+	const stored = await storeQuote(deps, input, id).catch(err => {
+		if (isDuplicateKey(err)) return null;
+		throw err;
+	});
+	return stored ?? (await namedQuote(deps, { ...input, quoteId: id }));
+}
+
+export type ChangeInput = ChangeRequest & { quoteId?: string; idempotencyKey?: string };
+
+export async function changeSubscription(deps: BillingDeps, input: ChangeInput): Promise<ChangeDone | PlanChangeError> {
+	const quote = await quoteOf(deps, input);
+	if (quote === PlanChangeError.QuoteUsed) return repeated(deps, input);
 	if (typeof quote === "string") return quote;
-	return underLease(deps, input, `change:${quote._id}`, async (customer, held) => {
-		if (customer.lastQuoteId === quote._id) return PlanChangeError.QuoteUsed;
-		const refusal = customerRefusal(customer);
-		if (refusal) return refusal;
-		if (!sameBasis(basisOf(customer), quote.basis)) return PlanChangeError.QuoteStale;
-		const product = await deps.productOf(customer.accountId, quote.result.to.productId);
-		if (!product) return PlanChangeError.ProductNotFound;
-		const paid = quote.result.charged > 0 ? await chargeChange(deps, customer, product, quote) : null;
-		if (paid && paid.outcome.status !== "APPROVED") return declined(deps, customer, held, paid);
-		return applied(deps, customer, held, quote, paid?.transaction ?? null);
-	});
+	return underLease(deps, input, changeOwner(quote._id), (customer, held) => applyQuote(deps, input, quote, customer, held));
 }
 
-interface Paid {
-	outcome: PaymentOutcome;
-	transaction: TransactionDoc;
+/** The quote made into the change, while the customer's lease is held: charged (if anything is due), then applied. */
+async function applyQuote(deps: BillingDeps, input: ChangeInput, quote: ChangeQuoteDoc, customer: CustomerDoc, held: object) {
+	if (customer.lastQuoteId === quote._id) return repeated(deps, input);
+	const refusal = customerRefusal(customer);
+	if (refusal) return refusal;
+	if (!sameBasis(basisOf(customer), quote.basis)) return PlanChangeError.QuoteStale;
+	const product = await deps.productOf(customer.accountId, quote.result.to.productId);
+	if (!product) return PlanChangeError.ProductNotFound;
+	if (quote.result.charged === 0) return applied(deps, customer, held, quote, null);
+	if (!(await markInFlight(deps, customer._id, held, quote))) return PlanChangeError.Busy;
+	const paid = await recordChange(deps, customer, product, quote, await chargeChange(deps, customer, product, quote));
+	if (paid.outcome.status !== "APPROVED") return declined(deps, customer, held, paid);
+	return applied(deps, customer, held, quote, paid.transaction);
 }
 
-/** The upgrade's difference, as a renewal charges: the card on file, its MID, merchant-initiated with the network reference. */
-async function chargeChange(deps: BillingDeps, customer: CustomerDoc, product: ProductRecord, quote: ChangeQuoteDoc): Promise<Paid> {
-	const { charged, creditUsed, to } = quote.result;
-	const idempotencyKey = `change:${quote._id}`;
-	const reference = customer.networkTransactionId ? { networkTransactionId: customer.networkTransactionId } : {};
-	const outcome = await withRetries(() =>
-		deps.payments.charge({
-			idempotencyKey,
-			cardToken: customer.cardToken,
-			amount: charged,
-			currency: product.currency,
-			midId: customer.midId,
-			...reference,
-			initiator: "merchant",
-		}),
-	);
-	const transaction = await recordCharge(deps, {
-		customer: { ...customer, productId: to.productId },
-		money: { amountMinor: charged, currency: product.currency, currencyId: product.currencyId },
-		type: TransactionType.SubscriptionChange,
-		idempotencyKey,
-		outcome,
-		creditApplied: creditUsed,
-	});
-	return { outcome, transaction };
+/** A change already applied: a named quote is refused as used; a repeated Idempotency-Key gets its first answer. */
+function repeated(deps: BillingDeps, input: ChangeInput): Promise<ChangeDone | PlanChangeError> | PlanChangeError {
+	return input.idempotencyKey && !input.quoteId ? answerAgain(deps, input) : PlanChangeError.QuoteUsed;
+}
+
+/** A repeat of an Idempotency-Key whose change was applied: the answer it got then. */
+async function answerAgain(deps: BillingDeps, input: ChangeInput): Promise<ChangeDone | PlanChangeError> {
+	const quote = await deps.db.changeQuotes.findById(keyedQuoteId(input.accountId, input.id, input.idempotencyKey!)).lean();
+	return quote?.answer ? { answer: quote.answer, changed: { customers: [], transactions: [] } } : PlanChangeError.QuoteUsed;
 }
 
 /** Nothing changes; an issuer that wants the buyer's authentication is answered as a renewal refused for it. */
@@ -144,12 +143,13 @@ async function declined(deps: BillingDeps, customer: CustomerDoc, held: object, 
 	const category = declineCategory(paid.outcome);
 	const changed: RelayTargets = { transactions: [transaction._id], customers: [] };
 	let message = `The charge was declined: ${paid.outcome.reason ?? "no reason given"}; nothing changed (transaction ${transaction._id})`;
+	const settled = { $set: { changeInFlight: null } };
 	if (category === DeclineCategory.Authentication) {
 		const event = await scheduledEvent(deps, "c", customer._id, "AUTHENTICATION_REQUIRED", { transactionId: transaction._id });
-		await deps.db.customers.updateOne(held, { $push: { outbox: event } });
+		await deps.db.customers.updateOne(held, { ...settled, $push: { outbox: event } });
 		changed.customers = [customer._id];
 		message = `The issuer asks for the buyer's authentication: send the buyer a card update link (POST /api/session with customerId); nothing changed (transaction ${transaction._id})`;
-	}
+	} else await deps.db.customers.updateOne(held, settled);
 	deps.relay(changed);
 	throw new ApiError(ApiErrorType.PaymentDeclined, message);
 }
@@ -166,7 +166,7 @@ function changedFields(result: QuotedChange, quoteId: string): Partial<CustomerD
 	return { ...plan, nextRenewalTimestamp: state.end, billingAnchor: state.anchor, periodsBilled: 1, lastTimeBilled: state.start };
 }
 
-async function applied(
+export async function applied(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	held: object,
@@ -174,25 +174,32 @@ async function applied(
 	transaction: TransactionDoc | null,
 ): Promise<ChangeDone> {
 	const { result } = quote;
-	const fields = changedFields(result, quote._id);
+	const fields = { ...changedFields(result, quote._id), changeInFlight: null };
 	const scheduled = !result.trial && result.mode === "at_period_end";
 	const effectiveAt = scheduled ? customer.nextRenewalTimestamp : deps.now();
 	const event = await scheduledEvent(deps, "c", customer._id, scheduled ? "SUBSCRIPTION_CHANGE_SCHEDULED" : "SUBSCRIPTION_CHANGED", {
 		...(scheduled ? {} : { transactionId: transaction?._id ?? null }),
 		change: changeDetails(quote._id, result, effectiveAt),
 	});
+	const after = { ...customer, ...fields, renewalLease: null };
+	const answer = {
+		customer: toCustomerView(after),
+		change: quotedView(quote._id, result),
+		transaction: transaction ? toTransactionView(transaction) : null,
+	};
+	// The answer first: once the customer says the quote was applied, a repeat of its key finds it.
+	await deps.db.changeQuotes.updateOne({ _id: quote._id, usedAt: null }, { $set: { answer } });
 	const moved = fields.nextRenewalTimestamp && customer.nextRenewalTimestamp;
-	if (moved) await deps.renewals.addAll([{ id: customer._id, at: fields.nextRenewalTimestamp! }]);
+	if (moved) {
+		await deps.renewals.addAll([{ id: customer._id, at: fields.nextRenewalTimestamp! }]);
+		// A card that will have expired by the new renewal is warned about before it (CARD_EXPIRING).
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: fields.nextRenewalTimestamp! });
+	}
 	await deps.db.customers.updateOne(held, { $set: fields, $push: { outbox: event } });
 	if (moved) await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp!, fields.nextRenewalTimestamp!);
 	await deps.db.changeQuotes.updateOne({ _id: quote._id, usedAt: null }, { $set: { usedAt: deps.now() } });
-	const after = { ...customer, ...fields, renewalLease: null };
 	return {
-		answer: {
-			customer: toCustomerView(after),
-			change: quotedView(quote._id, result),
-			transaction: transaction ? toTransactionView(transaction) : null,
-		},
+		answer,
 		changed: { customers: [customer._id], transactions: transaction ? [transaction._id] : [] },
 	};
 }

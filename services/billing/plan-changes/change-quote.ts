@@ -2,7 +2,7 @@
 // quantity costs now, counted by changes/ (quoteChange, applyCredit), stored
 // as a binding quote (documents/change-quote.ts) the change then applies as it
 // is, for QUOTE_TTL_MS. docs/subscriptions.md explains the rules to merchants.
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { ownedBy } from "../../../shared/persistence";
 import type { ChangeError } from "../changes/change-errors";
@@ -170,8 +170,13 @@ export async function customerOf(deps: BillingDeps, accountId: number, id: numbe
 	return ownedBy(await deps.db.customers.findById(id).lean(), accountId);
 }
 
-/** Computes the change and stores it as a quote. */
-export async function storeQuote(deps: BillingDeps, input: ChangeRequest): Promise<ChangeQuoteDoc | PlanChangeError> {
+/** The quote a change sent with an Idempotency-Key makes and finds again: a digest of the key, per account and customer. */
+export function keyedQuoteId(accountId: number, customerId: number, idempotencyKey: string): string {
+	return `q_${createHash("sha256").update(`${accountId}:${customerId}:${idempotencyKey}`).digest("hex").slice(0, 32)}`;
+}
+
+/** Computes the change and stores it as a quote, by a random id or the one given (keyedQuoteId). */
+export async function storeQuote(deps: BillingDeps, input: ChangeRequest, id?: string): Promise<ChangeQuoteDoc | PlanChangeError> {
 	if (input.productId === undefined && input.quantity === undefined) return PlanChangeError.NothingAsked;
 	const customer = await customerOf(deps, input.accountId, input.id);
 	if (!customer) return PlanChangeError.CustomerNotFound;
@@ -179,7 +184,7 @@ export async function storeQuote(deps: BillingDeps, input: ChangeRequest): Promi
 	if (typeof result === "string") return result;
 	const now = deps.now();
 	const quote: ChangeQuoteDoc = {
-		_id: `q_${randomBytes(16).toString("hex")}`,
+		_id: id ?? `q_${randomBytes(16).toString("hex")}`,
 		accountId: customer.accountId,
 		customerId: customer._id,
 		createdAt: now,

@@ -26,11 +26,10 @@ export function derivedPeriod(customer: CustomerDoc, product: ProductRecord): Su
 	const end = customer.nextRenewalTimestamp;
 	if (!renewal || !end || customer.periodsBilled < 1) return null;
 	// Period n is due at the anchor + (n - anchorPeriod) intervals (a resume moves the anchor to the renewal it sets).
-	const index = customer.periodsBilled - 1 - (customer.anchorPeriod ?? 0);
-	const billingAnchor = customer.billingAnchor ?? customer.subscriptionTimestamp;
-	// Right after a resume the period ends at the anchor (index -1): it is counted from an interval before it.
-	const anchor = index >= 0 ? billingAnchor : addPeriod(billingAnchor, { every: -renewal.every, unit: renewal.unit });
-	const periodIndex = Math.max(index, 0);
+	// Right after a resume the period ends at the anchor (index -1), and later ones count from that anchor, so month
+	// ends do not drift (31 July less a month is 30 June, but 31 July plus one is 31 August).
+	const periodIndex = customer.periodsBilled - 1 - (customer.anchorPeriod ?? 0);
+	const anchor = customer.billingAnchor ?? customer.subscriptionTimestamp;
 	const start = periodIndex === 0 ? anchor : addPeriod(anchor, { every: renewal.every * periodIndex, unit: renewal.unit });
 	const quantity = quantityOf(customer);
 	const price = { productId: product.id, unitAmount: product.amountMinor, quantity };

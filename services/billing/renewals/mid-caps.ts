@@ -46,15 +46,16 @@ export function createCapTracker(deps: BillingDeps): CapTracker {
 }
 
 /**
- * The MID a renewal charges on: its own, or the first other MID of the group that may take it; null when none may.
- * A hold's capture stays on the MID that placed it.
+ * The MID a renewal of `amountMinor` (what the card is charged: seats and credit counted) charges on: its own, or the
+ * first other MID of the group that may take it; null when none may. A hold's capture stays on the MID that placed it.
  */
 export async function renewalMid(
 	customer: CustomerDoc,
 	terms: RenewalTerms,
 	caps: CapTracker,
+	amountMinor: number,
 ): Promise<Pick<MerchantAccountView, "id" | "name"> | null> {
-	const { amountMinor, currency } = terms.product;
+	const { currency } = terms.product;
 	const own = terms.merchantAccounts.find(m => m.id === customer.midId);
 	if (customer.authorizationId !== null) {
 		if (own) await caps.take(own, amountMinor, currency);

@@ -11,22 +11,22 @@ import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import type { DueEntry } from "../../../shared/schedule";
 import { addPeriod } from "../../../shared/time";
-import { expiryListings } from "../card-updates/card-expiry";
 import { firstDecline, noteRecovery } from "../card-updates/recovery";
 import { declineCategory, NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { OutboxEvent } from "../documents/outbox-event";
 import type { TransactionDoc } from "../documents/transaction";
+import { expiryListings } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
+import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
 import { claimRenewals } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
-import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-plan";
 import { retryState } from "./retry-state";
 
 export interface RenewalDeps extends BillingDeps {
@@ -67,6 +67,7 @@ function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, 
 	// A checkout still paying: its listing may be changing; leave it.
 	if (customer?.status === CustomerStatus.Pending) return "notNow";
 	if (customer?.renewalLease && customer.renewalLease.until.getTime() > now.getTime()) return "held";
+	if (customer?.changeInFlight) return "held";
 	const listed =
 		customer?.status === CustomerStatus.Active && customer.renewalActive && slotStart(customer.nextRenewalTimestamp) === entry.at.getTime();
 	return listed ? "notNow" : "left";
@@ -81,7 +82,7 @@ interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
 	outcome: PaymentOutcome;
-	/** What it billed: the card's part, the credit's, and the customer's plan after it (renewal-plan.ts). */
+	/** What it billed: the card's part, the credit's, and the customer's plan after it (plan-changes/renewal-bill.ts). */
 	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };
@@ -153,12 +154,12 @@ async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions
 	const bill = renewalBill(item.customer, terms.product);
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
-	const mid = await renewalMid(item.customer, terms, deps.caps);
+	const mid = await renewalMid(item.customer, terms, deps.caps, bill.amount);
 	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
 	const outcome = await charge(deps, customer, terms.product, key, options.at, bill.amount);
-	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, terms.product.amountMinor);
+	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, bill.amount);
 	return { ...item, customer, terms, key, bill, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
 
@@ -272,7 +273,7 @@ function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<strin
 /** Each customer listed in its next slot (before anything else moves, so none is lost), and its card's expiry warning. */
 async function listNext(deps: RenewalDeps, states: Settling[]): Promise<void> {
 	await deps.renewals.addAll(states.flatMap(({ item, state }) => (state.listAt ? [{ id: item.customer._id, at: state.listAt }] : [])));
-	// A renewal the card will have expired by is warned about beforehand (card-expiry.ts); a retry's date is not a renewal's.
+	// A renewal the card will have expired by is warned about beforehand (expiry-warnings.ts); a retry's date is not a renewal's.
 	const renewing = states.flatMap(({ item, state }) =>
 		state.result === "charged" ? [{ ...item.customer, nextRenewalTimestamp: state.listAt }] : [],
 	);

@@ -18,8 +18,8 @@
 // paused customers whose resumeAt has come (subscriptions/pause.ts), so a
 // renewal the resume makes due is charged in the same cycle.
 import type { DueEntry } from "../../../shared/schedule";
-import { warnExpiringCards } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
+import { warnExpiringCards } from "../expiry-warnings";
 import { CustomerStatus } from "../states";
 import { resumeDue } from "../subscriptions/pause";
 import { type CycleReport, type RenewalDeps, renewBatch } from "./renewal-batch";

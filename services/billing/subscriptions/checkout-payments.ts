@@ -22,10 +22,10 @@ import {
 import { insertDoc, raw } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
-import { listExpiryWarning } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
+import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { appendCustomer } from "../lists/pages";
 import { scheduledEvent } from "../outbox/outbox";

@@ -11,7 +11,8 @@
 //   - approved or declined -> its transaction (once, by key) and ACTIVE or DECLINED, as the checkout would have
 //   - never seen (the checkout stopped before paying, or before a SCHEDULE product's card was set up) -> ABANDONED, lock released
 //   - unpaid either way -> its session released (sessions.release), as the checkout would have released it
-// A card update paused for the buyer's challenge is listed too, at the challenge's end, and settled the same way.
+// A card update paused for the buyer's challenge is listed too, at the challenge's end, and settled the same way;
+// so is a change's charge whose node died (plan-changes/change-recovery.ts).
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
@@ -22,7 +23,8 @@ import { settleWithoutBuyer } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { BillingDb } from "../models";
-import { OutcomeUnknownError } from "../payments";
+import { laterIfUnknown } from "../payments";
+import { settleChangeInFlight } from "../plan-changes/change-recovery";
 import { CustomerStatus } from "../states";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
 
@@ -40,6 +42,8 @@ export interface CheckoutRecoveryReport {
 	activated: number;
 	declined: number;
 	abandoned: number;
+	/** Changes whose charge was sent by a node that died: settled by the processor's answer to their key. */
+	changes: number;
 	/** Not settled now (database, accounts or processor unavailable): listed for the next sweep. */
 	skipped: number;
 }
@@ -48,7 +52,7 @@ export async function recoverCheckouts(
 	deps: BillingDeps,
 	options: { signal?: AbortSignal; onError?: (customerId: number, err: Error) => void } = {},
 ): Promise<CheckoutRecoveryReport> {
-	const report: CheckoutRecoveryReport = { activated: 0, declined: 0, abandoned: 0, skipped: 0 };
+	const report: CheckoutRecoveryReport = { activated: 0, declined: 0, abandoned: 0, changes: 0, skipped: 0 };
 	const now = deps.now();
 	// A slot is read once its start is past the grace period; each checkout in it is judged by its own time. The
 	// cursor stays LATE_LISTING_MS behind: a listing whose write waited out an outage lands in a slot of its past.
@@ -81,6 +85,8 @@ async function recoverCheckout(
 	const customer = await deps.db.customers.findById(customerId).lean();
 	// Listed just before the customer is written: a young listing without its customer is a checkout still opening.
 	if (!customer) return listedIn.getTime() < openedBefore.getTime() - LATE_LISTING_MS ? null : "later";
+	// A change's charge whose node died (plan-changes/change-charge.ts).
+	if (customer.changeInFlight) return settleChangeInFlight(deps, customer, openedBefore);
 	// A card update paused for a challenge is listed at the challenge's end: its buyer never came back.
 	if (customer.awaitingCardUpdate) return settleCardUpdate(deps, customer, openedBefore);
 	if (customer.status !== CustomerStatus.Pending) return null;
@@ -120,11 +126,6 @@ async function settleByProcessor(deps: BillingDeps, customer: CustomerDoc, produ
 async function abandon(deps: BillingDeps, customerId: number): Promise<"abandoned" | null> {
 	return typeof (await abandonSubscription(deps, { customerId })) === "object" ? "abandoned" : null;
 }
-
-const laterIfUnknown = (err: Error): "later" => {
-	if (err instanceof OutcomeUnknownError) return "later";
-	throw err;
-};
 
 /** A card update whose buyer left during the challenge: settled by what the processor did (card-update-challenge.ts). */
 async function settleCardUpdate(deps: BillingDeps, customer: CustomerDoc, openedBefore: Date): Promise<"later" | null> {

@@ -35,6 +35,7 @@ const transactions = async (shop: Shop, id: number) =>
 		type: string;
 		status: string;
 		paymentMethod: string;
+		amount: number;
 	}[];
 
 async function shopWithWebhooks(): Promise<Shop> {
@@ -219,6 +220,29 @@ describe("Recovery on update", () => {
 		expect(await eventsOf(customerId, "REACTIVATION", 1)).toHaveLength(1);
 		expect(await eventsOf(customerId, "PAYMENT_METHOD_UPDATED", 1)).toHaveLength(1);
 		expect(await eventsOf(customerId, "TRANSACTION", 3)).toHaveLength(3);
+	});
+
+	test("When a SUSPENDED customer with 3 seats gives a card, then the renewal owed is what its renewal bills: 3 × the price", async () => {
+		const shop = await createShop(app);
+		const customerId = await subscribed(shop, CARDS.renewalsLostCard);
+		await app
+			.http()
+			.post(`/api/customer/${customerId}/change`)
+			.set(bearer(shop))
+			.send({ quantity: 3, mode: "now_without_proration" })
+			.expect(200);
+		await advance(shop, 32);
+		expect(await customer(shop, customerId)).toMatchObject({ status: "SUSPENDED", quantity: 3 });
+
+		const res = await submitCardUpdate(app, await updateSession(shop, customerId), { card: CARDS.visa });
+
+		expect(res.body).toMatchObject({ code: "OK", recovered: true });
+		const renewals = (await transactions(shop, customerId)).filter(t => t.type === "RENEWAL");
+		expect(renewals.map(t => [t.status, t.amount])).toEqual([
+			["DECLINED", 29.97],
+			["APPROVED", 29.97],
+		]);
+		expect(await customer(shop, customerId)).toMatchObject({ status: "ACTIVE", quantity: 3 });
 	});
 
 	test("When the charge owed is declined on the new card, then PAYMENT_DECLINED, the customer stays as it was, and the session can be used again", async () => {

@@ -234,4 +234,76 @@ describe("Subscription changes", () => {
 			"DECLINED",
 		]);
 	});
+
+	test("When a change without a quote is sent twice with one Idempotency-Key, then it is charged and applied once and the repeat gets the first answer; the key with another body is refused", async () => {
+		const id = await subscribe(product.ten);
+		setWallClock(april(16));
+		const send = (body: object, key: string) => api().post(`/customer/${id}/change`, body).set("Idempotency-Key", key);
+		const key = `chg-${id}`;
+
+		const first = await send({ productId: product.twenty, mode: "now_prorated" }, key).expect(200);
+		setWallClock(april(16, 1));
+		const repeat = await send({ productId: product.twenty, mode: "now_prorated" }, key).expect(200);
+		const other = await send({ productId: product.twelve, mode: "now_prorated" }, key);
+
+		expect(first.body.change).toMatchObject({ charge: 5 });
+		expect(repeat.body).toEqual(first.body);
+		expect(other.status).toBe(409);
+		expect(other.body.message).toMatch(/must be the quote's/);
+		expect((await transactions(id)).filter((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE")).toHaveLength(1);
+		expect(await customer(id)).toMatchObject({ productId: product.twenty });
+	});
+
+	test("When a declined change is sent again with its Idempotency-Key, then the processor is asked with the same key and the answer is the same decline", async () => {
+		const id = await subscribe(product.ten, CARDS.declinesRenewals);
+		setWallClock(april(16));
+		const send = () =>
+			api().post(`/customer/${id}/change`, { productId: product.twenty, mode: "now_prorated" }).set("Idempotency-Key", `declined-${id}`);
+
+		const first = await send();
+		const repeat = await send();
+
+		expect([first.status, repeat.status]).toEqual([402, 402]);
+		expect(repeat.body.message).toEqual(first.body.message);
+		expect((await transactions(id)).filter((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE")).toHaveLength(1);
+		expect(await customer(id)).toMatchObject({ productId: product.ten });
+	});
+
+	test("When a subscription resumed to renew on 31 July changes, then its renewals stay on month ends: 31 August, 30 September", async () => {
+		// Subscribed 1 March, paused at once (31 days left), resumed 30 June: it renews 31 July at the same hour.
+		setWallClock(Date.UTC(2027, 2, 1, 10));
+		const checkout = await submitCheckout(app, shop, { productId: product.ten });
+		const id = checkout.body.customerId as number;
+		await app.http().post(`/api/customer/${id}/pause`).set(bearer(shop)).expect(200);
+		setWallClock(Date.UTC(2027, 5, 30, 10));
+		await app.http().post(`/api/customer/${id}/resume`).set(bearer(shop)).expect(200);
+		expect((await customer(id)).nextRenewalTimestamp).toBe("2027-07-31T11:00:00.000");
+		setWallClock(Date.UTC(2027, 6, 10, 10));
+		await api().post(`/customer/${id}/change`, { quantity: 2, mode: "now_prorated" }).expect(200);
+
+		await renewAt(Date.UTC(2027, 7, 1));
+		const august = (await customer(id)).nextRenewalTimestamp;
+		await renewAt(Date.UTC(2027, 8, 1));
+		const september = (await customer(id)).nextRenewalTimestamp;
+
+		expect([august, september]).toEqual(["2027-08-31T11:00:00.000", "2027-09-30T11:00:00.000"]);
+	});
+
+	test("When a monthly subscription changes to yearly and its card expires before the new renewal, then CARD_EXPIRING is sent 30 days before that renewal", async () => {
+		// A card valid until January 2028: May 2027's renewal is fine, April 2028's is not.
+		setWallClock(april(1));
+		const checkout = await submitCheckout(app, shop, { productId: product.ten, expiry: "0128" });
+		const id = checkout.body.customerId as number;
+		setWallClock(april(16));
+		await api().post(`/customer/${id}/change`, { productId: product.yearly, mode: "now_prorated" }).expect(200);
+
+		await renewAt(Date.UTC(2028, 2, 20));
+
+		const warned = await eventually(() => {
+			const found = receiver.requests.map(r => JSON.parse(r.rawBody)).filter(e => e.customerId === id && e.type === "CARD_EXPIRING");
+			expect(found).toHaveLength(1);
+			return found;
+		});
+		expect(warned[0].data).toBeDefined();
+	});
 });

@@ -142,6 +142,29 @@ describe("MID routing", () => {
 			expect((await renewalsOf(shop, customerId)).map((t: { midId: number }) => t.midId)).toEqual([shop.mids[1]]);
 	});
 
+	test("When a customer with 5 seats renews, then its MID's cap counts what the renewal charges (5 × 9.99), not the product's price", async () => {
+		// Arrange: one customer left on the first MID, with 5 seats: its renewal is 49.95; the MID may take 40 a month
+		// (with this month's first charges, 19.98, counted or not, 9.99 would fit and 49.95 would not).
+		const shop = await createShop(app);
+		const [customerId, other] = await customersOnFirstMid(shop);
+		await app.http().post(`/api/unsubscribe/${other}`).set(bearer(shop)).expect(200);
+		await app
+			.http()
+			.post(`/api/customer/${customerId}/change`)
+			.set(bearer(shop))
+			.send({ quantity: 5, mode: "now_without_proration" })
+			.expect(200);
+		await setMid(shop, shop.mids[0], { monthlyCap: { amount: 40, currency: "EUR" } });
+
+		// Act
+		await advanceClock(app, shop, 32);
+
+		// Assert
+		expect((await renewalsOf(shop, customerId)).map((t: { midId: number; amount: number }) => [t.midId, t.amount])).toEqual([
+			[shop.mids[1], 49.95],
+		]);
+	});
+
 	test("When every MID of the group is capped, then a renewal is declined merchant_account_unavailable without any processor call, and tried again", async () => {
 		// Arrange
 		const shop = await createShop(app);

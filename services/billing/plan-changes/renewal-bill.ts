@@ -8,7 +8,7 @@ import { applyCredit } from "../changes/credit";
 import { renewPeriod } from "../changes/proration";
 import type { SubscriptionPeriod } from "../changes/subscription-period";
 import type { CustomerDoc } from "../documents/customer";
-import { creditOf, quantityOf, storedPeriod } from "../plan-changes/customer-period";
+import { creditOf, quantityOf, storedPeriod } from "./customer-period";
 
 export interface RenewalBill {
 	/** What the card is charged (0: the credit pays it all). */

@@ -5,14 +5,14 @@
 // renewal cycle (the test clock's too) sends the warnings due by its time,
 // checking again what the listing promised: the renewal still falls after the
 // expiry, the card is the same, and it was not warned about before.
-import { isCardExpired } from "../../../shared/card-expiry";
-import { config } from "../../../shared/config";
-import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
-import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import type { BillingDb } from "../models";
-import { scheduledEvent } from "../outbox/outbox";
-import { CustomerStatus } from "../states";
+import { isCardExpired } from "../../shared/card-expiry";
+import { config } from "../../shared/config";
+import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
+import type { BillingDeps } from "./deps";
+import type { CustomerDoc } from "./documents/customer";
+import type { BillingDb } from "./models";
+import { scheduledEvent } from "./outbox/outbox";
+import { CustomerStatus } from "./states";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
