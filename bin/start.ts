@@ -3,8 +3,22 @@
 
 import { startEmbeddedDb } from "../dev/embedded-db";
 import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
+import { type Mailpit, startMailpit } from "../dev/mailpit";
 import { createBroker, OWN_SIGNAL_HANDLING, stopOnSignals } from "../runtime/broker";
 import { config, resetConfig } from "../shared/config";
+
+/** Buyers' emails go to an embedded Mailpit, whose web UI shows them, unless SMTP_URL names a server (docs/emails.md). */
+async function startEmailServer(): Promise<Mailpit | null> {
+	if (process.env.SMTP_URL) return null;
+	try {
+		const mailpit = await startMailpit();
+		process.env.SMTP_URL = mailpit.smtpUrl;
+		return mailpit;
+	} catch (err) {
+		console.log(`Emails: not sent, they wait (${(err as Error).message})`);
+		return null;
+	}
+}
 
 async function main(): Promise<void> {
 	delete process.env.TRANSPORTER;
@@ -29,6 +43,11 @@ async function main(): Promise<void> {
 	if (keys.length)
 		console.log(`Card keys: ${keys.join(", ")} from ${dataDir}/secrets.json (embedded default; set them in the environment in production)`);
 	writeLocalSecrets(dataDir, secrets);
+	const mailpit = await startEmailServer();
+	if (mailpit) {
+		const stopStore = stopDb;
+		stopDb = async () => void (await Promise.all([mailpit.stop(), stopStore()]));
+	}
 	resetConfig();
 
 	const broker = createBroker(config().services, OWN_SIGNAL_HANDLING);
@@ -62,6 +81,9 @@ async function main(): Promise<void> {
 	if (demo && secrets.demoDashboardPassword) {
 		console.log(`Dashboard: ${url}/dashboard/ (sign in as ${secrets.demoDashboardEmail}, password ${secrets.demoDashboardPassword})`);
 	}
+	console.log(
+		mailpit ? `Emails to buyers (Mailpit): ${mailpit.httpUrl}/` : `Emails to buyers: ${process.env.SMTP_URL ? "SMTP_URL" : "not sent"}`,
+	);
 	console.log(`Health: ${url}/actuator/health   API reference: ${url}/api/openapi.json\n`);
 }
 

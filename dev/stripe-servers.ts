@@ -17,6 +17,7 @@ import { projectRoot } from "../shared/paths";
 import { sleep } from "../shared/poll";
 import { freePort, waitForPort } from "./net";
 import { stopProcess } from "./processes";
+import { projectBinary } from "./project-binary";
 
 const PROJECT_STRIPE_MOCK = path.join(projectRoot, ".stripe-mock", "stripe-mock");
 const STRIPE_MOCK_FIXTURES = path.join(projectRoot, ".stripe-mock", "fixtures3.json");
@@ -59,18 +60,13 @@ export function stripeClient(server: { url: string }): Stripe {
 
 /** The stripe-mock binary to run; throws how to get one when there is none. */
 export function stripeMockBin(env: NodeJS.ProcessEnv = process.env): string {
-	const configured = env.STRIPE_MOCK_BIN;
-	if (configured) {
-		if (!existsSync(configured)) throw new Error(`STRIPE_MOCK_BIN is ${configured}, which does not exist`);
-		return configured;
-	}
-	if (!existsSync(PROJECT_STRIPE_MOCK)) {
-		throw new Error(
+	return projectBinary(env, {
+		envVar: "STRIPE_MOCK_BIN",
+		file: PROJECT_STRIPE_MOCK,
+		missing:
 			"No stripe-mock in .stripe-mock/: `npm install` builds it with Go (1.22 or newer). " +
-				"Re-run npm install and read its [stripe-mock] lines, or set STRIPE_MOCK_BIN to a stripe-mock binary.",
-		);
-	}
-	return PROJECT_STRIPE_MOCK;
+			"Re-run npm install and read its [stripe-mock] lines, or set STRIPE_MOCK_BIN to a stripe-mock binary.",
+	});
 }
 
 /**

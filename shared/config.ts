@@ -92,6 +92,14 @@ export interface Config {
 	dashboardSignInsPerMinute: number;
 	/** The service's address as buyers reach it (card update links); unset: the address the dashboard was opened at. */
 	publicBaseUrl: string | undefined;
+	/** Where buyers' emails are sent (smtp:// or smtps://, credentials allowed); undefined: none are sent, they wait (docs/emails.md). */
+	smtpUrl: string | undefined;
+	/** The sender of an account's emails that names none. */
+	emailFrom: string;
+	/** First retry delay of an email the SMTP server did not take; it doubles per failure, capped at 1 h. */
+	emailRetryBaseMs: number;
+	/** How long after its event an email is retried before it is DEAD (decimals allowed). */
+	emailRetryHours: number;
 }
 
 export class ConfigError extends Error {
@@ -320,6 +328,10 @@ export function loadConfig(env: Env = process.env): Config {
 		dashboardLockoutMinutes: integer(env, "DASHBOARD_LOCKOUT_MINUTES", 15, 1, 24 * 60),
 		dashboardSignInsPerMinute: integer(env, "DASHBOARD_SIGN_INS_PER_MINUTE", 20, 1, 1_000_000),
 		publicBaseUrl: baseUrl(env, "PUBLIC_BASE_URL"),
+		smtpUrl: url(env, "SMTP_URL", ["smtp", "smtps"]),
+		emailFrom: env.EMAIL_FROM || "no-reply@payments.invalid",
+		emailRetryBaseMs: integer(env, "EMAIL_RETRY_BASE_MS", 5000, 1, 3_600_000),
+		emailRetryHours: decimal(env, "EMAIL_RETRY_HOURS", 72, 24 * 365),
 	};
 }
 

@@ -56,3 +56,14 @@ export function toMinorUnits(amount: number | string, currency: Currency): numbe
 export function toDecimal(minor: number, currency: Currency): number {
 	return Number((minor / 10 ** currency.digits).toFixed(currency.digits));
 }
+
+/** Minor units shown as the language writes money (Intl): `formatMoney(1999, EUR, "de")` is "19,99 €". */
+export function formatMoney(minor: number, currency: Currency, language: string): string {
+	const format = new Intl.NumberFormat(language, {
+		style: "currency",
+		currency: currency.code,
+		minimumFractionDigits: currency.digits,
+		maximumFractionDigits: currency.digits,
+	});
+	return format.format(minor / 10 ** currency.digits);
+}

@@ -47,6 +47,14 @@ export async function insertDoc<T extends object>(model: Insertable, doc: T): Pr
 	return stored;
 }
 
+/** The documents stored of those keyed `ids`, with one command by `_id` (only their keys read). */
+export async function storedIds<T extends { _id: string }>(model: Model<T>, ids: string[]): Promise<Set<string>> {
+	const found = await raw(model)
+		.find({ _id: { $in: ids } } as never, { projection: { _id: 1 } })
+		.toArray();
+	return new Set(found.map(d => String(d._id)));
+}
+
 /** Inserts `doc` (as insertDoc does) unless its key is taken; answers whether this call inserted it. Other errors are thrown. */
 export async function insertOnce(model: Insertable, doc: object): Promise<boolean> {
 	try {

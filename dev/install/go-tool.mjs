@@ -2,10 +2,20 @@
 // into a folder of the project, with the machine's Go, through the Go module proxy.
 // Best effort only: it must never fail `npm install`.
 import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** The module version Go wrote into a binary it built (its build info), or null: some tools print only "master" or nothing. */
+export function builtModuleVersion(binary, module) {
+	if (!existsSync(binary)) return null;
+	const bytes = readFileSync(binary);
+	const line = `\nmod\t${module}\t`;
+	const at = bytes.indexOf(line);
+	return at < 0 ? null : bytes.subarray(at + line.length, bytes.indexOf("\t", at + line.length)).toString();
+}
 
 /** `go` from PATH, else where Go's official archive puts it (npm may run us with a shorter PATH). */
 function findGo() {

@@ -3,9 +3,9 @@
 // tests run it (dev/stripe-servers.ts finds it).
 // Best effort only: it must never fail `npm install`.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { installGoTool, repo } from "./go-tool.mjs";
+import { builtModuleVersion, installGoTool, repo } from "./go-tool.mjs";
 
 const binary = join(repo, ".stripe-mock", "stripe-mock");
 
@@ -21,13 +21,7 @@ installGoTool({
 	neededBy: "the Stripe tests need it",
 	duration: "up to 1 minute with a cold Go cache, 2 s with a warm one",
 	/** The module version Go wrote into the binary: `stripe-mock -version` says only "master" when built with go install. */
-	installedVersion() {
-		if (!existsSync(binary)) return null;
-		const bytes = readFileSync(binary);
-		const line = "\nmod\tgithub.com/stripe/stripe-mock\t";
-		const at = bytes.indexOf(line);
-		return at < 0 ? null : bytes.subarray(at + line.length, bytes.indexOf("\t", at + line.length)).toString();
-	},
+	installedVersion: () => builtModuleVersion(binary, "github.com/stripe/stripe-mock"),
 	/** Its bundled fixtures, next to it: the flow tests start it with them, the intents' status set (dev/stripe-servers.ts). */
 	alsoKeep(go, target) {
 		const res = spawnSync(go, ["mod", "download", "-json", target], { cwd: repo, encoding: "utf8" });

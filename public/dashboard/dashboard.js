@@ -419,6 +419,63 @@ const TRANSACTION_COLUMNS = [
 	],
 ];
 
+/** The columns of an email sent to a buyer. */
+const EMAIL_COLUMNS = [
+	["Made", e => e.createdAt],
+	["Kind", e => e.kind],
+	["Subject", e => e.subject ?? "–"],
+	["Status", e => e.status],
+	["Sent", e => e.sentAt ?? "–"],
+	["Attempts", e => e.attempts],
+	["Last error", e => e.lastError ?? "–"],
+];
+
+const EMAIL_SETTINGS = [
+	["enabled", "Send emails to buyers"],
+	["from", "Sender address (empty: the service's)"],
+	["fromName", "Sender name (empty: the account's name)"],
+	["replyTo", "Reply-to address"],
+	["language", "Language"],
+	["brandColor", "Colour (#rrggbb)"],
+];
+
+/** The email settings as a form: an operator changes them, a viewer reads them (its fields disabled). */
+function emailSettingsForm(settings) {
+	const input = (name, value) => {
+		if (name === "enabled") return el("input", { name, type: "checkbox", checked: value });
+		if (name === "language")
+			return el(
+				"select",
+				{ name },
+				["en", "de"].map(l => el("option", { value: l, selected: l === value }, l)),
+			);
+		return el("input", { name, type: name === "from" || name === "replyTo" ? "email" : "text", value: value ?? "" });
+	};
+	const fields = EMAIL_SETTINGS.map(([name, label]) => field(label, input(name, settings[name])));
+	const form = el(
+		"form",
+		{ "aria-label": "Email settings", class: "card settings" },
+		fields,
+		isOperator() ? el("button", { type: "submit" }, "Save") : null,
+	);
+	if (!isOperator()) for (const control of form.elements) control.disabled = true;
+	form.addEventListener("submit", async event => {
+		event.preventDefault();
+		const text = name => form.elements[name].value.trim() || null;
+		const body = {
+			enabled: form.elements.enabled.checked,
+			from: text("from"),
+			fromName: text("fromName"),
+			replyTo: text("replyTo"),
+			language: form.elements.language.value,
+			brandColor: text("brandColor"),
+		};
+		const saved = await busy("Saving the email settings", () => api("PATCH", "/email-settings", body));
+		if (saved) say("Email settings saved.");
+	});
+	return form;
+}
+
 const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));
 
 /** A ratio the API answers as a fraction (0.0123) as a percentage with two decimals ("1.23 %"); null before any sale. */
@@ -552,6 +609,7 @@ const pages = {
 		const products = new Map(productList.map(p => [p.id, p]));
 		const currency = products.get(customer.productId)?.currency ?? "";
 		const transactions = el("div");
+		const emails = el("div");
 		const actions = el("div", { class: "actions" });
 		if (isOperator() && customer.status !== "UNSUBSCRIBED") {
 			const linkOut = el("p", { class: "link", role: "status" });
@@ -632,9 +690,14 @@ const pages = {
 			isOperator() && customer.status === "ACTIVE" ? changeSection(customer, products) : null,
 			el("h2", {}, "Transactions"),
 			transactions,
+			el("h2", {}, "Emails"),
+			emails,
 		);
-		const page = await busy("Loading transactions", () => api("GET", `/customers/${id}/transactions?limit=100`));
-		if (!page) return;
+		const lists = await busy("Loading transactions and emails", () =>
+			Promise.all([api("GET", `/customers/${id}/transactions?limit=100`), api("GET", `/customers/${id}/emails`)]),
+		);
+		if (!lists) return;
+		const [page, sent] = lists;
 		transactions.replaceChildren(
 			table(
 				[...TRANSACTION_COLUMNS, ["", t => (isOperator() && t.refundStatus === "REFUNDABLE" ? refundForm(t, id) : null)]],
@@ -642,6 +705,8 @@ const pages = {
 				"Transactions",
 			),
 		);
+		// The emails sent to the buyer (docs/emails.md), newest first.
+		emails.replaceChildren(table(EMAIL_COLUMNS, sent, "Emails", { empty: "No email was sent to this customer." }));
 	},
 
 	transactions() {
@@ -819,6 +884,20 @@ const pages = {
 				["From", a => a.from],
 			],
 		});
+	},
+
+	async emails() {
+		const settings = await busy("Loading the email settings", () => api("GET", "/email-settings"));
+		if (!settings) return;
+		view.replaceChildren(
+			el("h1", {}, "Emails to buyers"),
+			el(
+				"p",
+				{},
+				"Receipts, dunning emails after a declined renewal (with a card update link) and card-expiring warnings. Off until turned on.",
+			),
+			emailSettingsForm(settings),
+		);
 	},
 
 	clock() {

@@ -1,6 +1,13 @@
 // Creating merchants' accounts, rotating their API tokens, and resolving a
 // token to its account on every API request.
-import type { AccountView, AuthenticatedAccount, DisputeProtection, Environment, WebhookTarget } from "../../shared/contracts/accounts";
+import type {
+	AccountView,
+	AuthenticatedAccount,
+	DisputeProtection,
+	EmailSettings,
+	Environment,
+	WebhookTarget,
+} from "../../shared/contracts/accounts";
 import { sha256Hex } from "../../shared/crypto";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
@@ -26,6 +33,23 @@ export const protectionOf = (input: { disputeProtection?: Partial<DisputeProtect
 	...input.disputeProtection,
 });
 
+/** docs/emails.md#settings: off, from the service's address, in English. */
+export const DEFAULT_EMAIL_SETTINGS: EmailSettings = {
+	enabled: false,
+	from: null,
+	fromName: null,
+	replyTo: null,
+	language: "en",
+	brandColor: null,
+};
+
+/** The account's email settings, each one it was never given at its default. */
+export const emailsOf = (doc: Pick<AccountDoc, "emails">): EmailSettings => ({ ...DEFAULT_EMAIL_SETTINGS, ...doc.emails });
+
+/** Each setting given by its own path (`<field>.<name>`): those not sent keep their stored value, with no read first. */
+const byPath = (field: string, settings: object | undefined) =>
+	Object.entries(settings ?? {}).map(([name, value]) => [`${field}.${name}`, value]);
+
 export function toAccountView(doc: AccountDoc): AccountView {
 	return {
 		id: doc._id,
@@ -34,6 +58,7 @@ export function toAccountView(doc: AccountDoc): AccountView {
 		webhookUrl: doc.webhookUrl,
 		renewalRetryDays: retryDaysOf(doc),
 		disputeProtection: doc.disputeProtection,
+		emails: emailsOf(doc),
 	};
 }
 
@@ -45,6 +70,7 @@ export async function createAccount(
 		webhookUrl?: string | null;
 		renewalRetryDays?: number[];
 		disputeProtection?: Partial<DisputeProtection>;
+		emails?: Partial<EmailSettings>;
 		demo?: boolean;
 	},
 ): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
@@ -59,6 +85,7 @@ export async function createAccount(
 		demo: input.demo ?? false,
 		// Stored complete: a later change of the defaults does not change what an account was created with.
 		disputeProtection: protectionOf(input),
+		emails: emailsOf(input),
 		createdAt: now,
 	});
 	const apiToken = newApiToken(input.environment);
@@ -74,16 +101,32 @@ export async function updateAccount(
 		environment?: Environment;
 		renewalRetryDays?: number[] | null;
 		disputeProtection?: Partial<DisputeProtection>;
+		emails?: Partial<EmailSettings>;
 	},
 ): Promise<AccountView | AccountsError> {
-	const { accountId, disputeProtection, ...changes } = input;
+	const { accountId, disputeProtection, emails, ...changes } = input;
 	if (changes.renewalRetryDays) changes.renewalRetryDays = inOrder(changes.renewalRetryDays);
-	// Each protection setting by its own path: the ones not sent keep their stored value, with no read first.
-	const settings = Object.entries(disputeProtection ?? {}).map(([name, value]) => [`disputeProtection.${name}`, value]);
+	const settings = [...byPath("disputeProtection", disputeProtection), ...byPath("emails", emails)];
 	const set = { ...changes, ...Object.fromEntries(settings) };
 	if (Object.keys(set).length === 0) return AccountsError.NothingToChange;
 	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: set }, { returnDocument: "after" }).lean();
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;
+}
+
+/** The account's email settings (the dashboard's page). */
+export async function emailSettings(deps: AccountsDeps, input: { accountId: number }): Promise<EmailSettings | AccountsError> {
+	const doc = await deps.db.accounts.findById(input.accountId, { emails: 1 }).lean();
+	return doc ? emailsOf(doc) : AccountsError.UnknownAccount;
+}
+
+/** Changes the email settings given, the others keep their value; answers them all. */
+export async function updateEmailSettings(
+	deps: AccountsDeps,
+	input: Partial<EmailSettings> & { accountId: number },
+): Promise<EmailSettings | AccountsError> {
+	const { accountId, ...emails } = input;
+	const updated = await updateAccount(deps, { accountId, emails });
+	return typeof updated === "string" ? updated : updated.emails;
 }
 
 /** Issues a new token; the account's current tokens keep working for `graceSeconds`. */

@@ -7,7 +7,17 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, domainErrors, errorAsValue, idempotent } from "../../shared/action";
 import { broadcast, callsThrough, emit } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
-import { authenticate, createAccount, getAccount, listAccounts, rotateToken, updateAccount, webhookTarget } from "./account-admin";
+import {
+	authenticate,
+	createAccount,
+	emailSettings,
+	getAccount,
+	listAccounts,
+	rotateToken,
+	updateAccount,
+	updateEmailSettings,
+	webhookTarget,
+} from "./account-admin";
 import { addBlacklistedBin, isBinBlacklisted, listBlacklistedBins, removeBlacklistedBin } from "./bin-blacklist";
 import { addBlockedBuyer, blockBuyer, isBuyerBlocked, listBlockedBuyers, removeBlockedBuyer } from "./blocked-buyers";
 import { checkoutContext } from "./checkout-context";
@@ -58,6 +68,16 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			},
 		},
 		get: idempotent(action(schemas.get, getAccount)),
+		// The dashboard's email settings page (docs/emails.md#settings): only these settings, never the webhook URL.
+		emailSettings: idempotent(action(schemas.get, emailSettings)),
+		updateEmailSettings: {
+			params: schemas.updateEmailSettings,
+			async handler(ctx: Context<{ accountId: number }>) {
+				const result = orFail(await updateEmailSettings(this.deps, ctx.params));
+				broadcast(ctx, "accounts.updated", { accountId: ctx.params.accountId });
+				return result;
+			},
+		},
 		webhookTarget: idempotent(action(schemas.get, webhookTarget)),
 		list: idempotent(action(schemas.none, listAccounts)),
 		rotateToken: {

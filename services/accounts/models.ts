@@ -16,6 +16,7 @@ import {
 	COUPON_DURATIONS,
 	type CouponDuration,
 	type DisputeProtection,
+	type EmailSettings,
 	ENVIRONMENTS,
 	type Environment,
 	type MidProcessor,
@@ -36,6 +37,8 @@ export interface AccountDoc {
 	demo: boolean;
 	/** Stored complete when the account is created (the defaults for what it was not given: protectionOf). */
 	disputeProtection: DisputeProtection;
+	/** Emails to buyers; absent on an account never given any: the defaults (emailsOf). */
+	emails?: Partial<EmailSettings>;
 	/** Set before the account's first blocked buyer is stored, and kept: until then its checkouts ask nothing more. */
 	buyerBlocks?: boolean;
 	createdAt: Date;
@@ -104,6 +107,13 @@ const accountSchema = new Schema<AccountDoc>(
 		disputeProtection: {
 			type: new Schema(
 				{ unsubscribe: Boolean, blockCard: Boolean, blockEmail: Boolean, refundEarlyFraudWarnings: Boolean },
+				{ _id: false },
+			),
+			default: undefined,
+		},
+		emails: {
+			type: new Schema(
+				{ enabled: Boolean, from: String, fromName: String, replyTo: String, language: String, brandColor: String },
 				{ _id: false },
 			),
 			default: undefined,

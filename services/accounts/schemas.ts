@@ -5,6 +5,7 @@ import {
 	BLOCK_REASONS,
 	CARD_TYPES,
 	COUPON_DURATIONS,
+	EMAIL_LANGUAGES,
 	ENVIRONMENTS,
 	PERIOD_UNITS,
 } from "../../shared/contracts/accounts";
@@ -35,6 +36,21 @@ const disputeProtection = params(
 		blockCard: { type: "boolean" },
 		blockEmail: { type: "boolean" },
 		refundEarlyFraudWarnings: { type: "boolean" },
+	},
+	[],
+);
+// Any of them, the others keep their value (or default); at least one on a change. A null address or name: the service's.
+const emailAddress = { type: "string", format: "email", maxLength: 254 };
+const orNull = (schema: object) => ({ anyOf: [schema, { type: "null" }] });
+const emails = params(
+	{
+		enabled: { type: "boolean" },
+		from: orNull(emailAddress),
+		// No line breaks: a display name goes into the From header.
+		fromName: orNull({ ...shortText, pattern: "^[^\\r\\n]*$" }),
+		replyTo: orNull(emailAddress),
+		language: { enum: EMAIL_LANGUAGES },
+		brandColor: orNull({ type: "string", pattern: "^#[0-9a-fA-F]{6}$" }),
 	},
 	[],
 );
@@ -109,7 +125,7 @@ const couponCode = {
 const couponRef = { accountId: id, couponId: id, code: couponCode };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection }, ["name", "environment"]),
+	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, emails }, ["name", "environment"]),
 	update: params(
 		{
 			accountId: id,
@@ -117,10 +133,12 @@ export const schemas = {
 			environment,
 			renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] },
 			disputeProtection: { ...disputeProtection, minProperties: 1 },
+			emails: { ...emails, minProperties: 1 },
 		},
 		["accountId"],
 	),
 	get: params({ accountId: id }),
+	updateEmailSettings: { ...emails, properties: { ...emails.properties, accountId: id }, required: ["accountId"] } as const,
 	rotateToken: params({ accountId: id, graceSeconds: { type: "integer", minimum: 0, maximum: 30 * 24 * 3600 } }, ["accountId"]),
 	authenticate: params({ tokenHash: { type: "string", pattern: "^[0-9a-f]{64}$" } }),
 	createMerchantAccount: params(

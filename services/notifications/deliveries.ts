@@ -7,7 +7,7 @@
 // after any claim.
 import { DateTime } from "luxon";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
-import { insertAllOnce, raw } from "../../shared/persistence";
+import { insertAllOnce, storedIds } from "../../shared/persistence";
 import { deliveryLease } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import { serializeEnvelope } from "./envelope";
@@ -50,12 +50,9 @@ export async function enqueueEvents(
 	// A repeated enqueue (an at-least-once sender) adds nothing: not even a second place in the events API. Read first,
 	// one command: with several billing nodes a slow enqueue is sent again by their sweeps, and a repeat that listed and
 	// inserted everything again made the enqueue slower still (renewal webhooks minutes late in the benchmark).
-	const stored = new Set(
-		(
-			await raw(deps.db.deliveries)
-				.find({ _id: { $in: deliveries.map(d => d._id) } }, { projection: { _id: 1 } })
-				.toArray()
-		).map(d => d._id),
+	const stored = await storedIds(
+		deps.db.deliveries,
+		deliveries.map(d => d._id),
 	);
 	const fresh = deliveries.filter(d => !stored.has(d._id));
 	// Listed before they are stored: in the events API (events.ts), and for the attempts, so a node that dies before

@@ -71,17 +71,14 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 		return true;
 	}
 
-	async function run(): Promise<void> {
-		while (running) {
-			try {
-				await pass();
-			} catch (err) {
-				if (!running) break;
-				deps.logger.warn(`Webhook worker could not claim work: ${(err as Error).message}`);
-			}
-			await wake.pause(IDLE_POLL_MS);
-		}
-	}
+	const run = () =>
+		passesWhile(
+			() => running,
+			pass,
+			wake,
+			IDLE_POLL_MS,
+			err => deps.logger.warn(`Webhook worker could not claim work: ${err}`),
+		);
 
 	function deliver(deliveryId: string): void {
 		if (!running || slots.free() === 0) {
@@ -119,6 +116,25 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 
 type Wake = ReturnType<typeof createWake>;
 
+/** A worker's loop: a pass, then a pause a kick cuts short, while it runs; a failed pass is reported and the next one tried. */
+export async function passesWhile(
+	running: () => boolean,
+	pass: () => Promise<void>,
+	wake: Wake,
+	pauseMs: number,
+	report: (message: string) => void,
+): Promise<void> {
+	while (running()) {
+		try {
+			await pass();
+		} catch (err) {
+			if (!running()) break;
+			report((err as Error).message);
+		}
+		await wake.pause(pauseMs);
+	}
+}
+
 /** The attempts in flight, at most MAX_IN_FLIGHT, a few at a time so one slow receiver does not hold up the others. */
 function createSlots(deps: NotificationsDeps, wake: Wake) {
 	const inFlight = new Set<Promise<void>>();
@@ -150,7 +166,7 @@ function createSlots(deps: NotificationsDeps, wake: Wake) {
 }
 
 /** A pause the worker can cut short. A kick that arrives while the loop is busy is remembered, so it is never lost. */
-function createWake() {
+export function createWake() {
 	let kicked = false;
 	let wake: (() => void) | null = null;
 	return {

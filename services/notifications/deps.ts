@@ -1,5 +1,5 @@
 import type { Logger } from "moleculer";
-import type { WebhookTarget } from "../../shared/contracts/accounts";
+import type { AccountView, RenewalTerms, WebhookTarget } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { NotificationsDb } from "./models";
 
@@ -14,6 +14,33 @@ export interface DeliverySettings {
 	timeZone: string;
 }
 
+/** One email as the SMTP server is handed it. */
+export interface OutgoingEmail {
+	from: { name: string; address: string };
+	to: string;
+	replyTo?: string;
+	subject: string;
+	text: string;
+	html: string;
+	/** Derived from the email's key: the same email sent again has the same Message-ID. */
+	messageId: string;
+}
+
+/** What sending buyers' emails needs (docs/emails.md). */
+export interface EmailDeps {
+	/** Emails by the second their next attempt is due. */
+	schedule: Schedule<string>;
+	/** Hands an email to the SMTP server (SMTP_URL); null when none is configured: emails wait. Throws when it is not taken. */
+	send: ((email: OutgoingEmail) => Promise<void>) | null;
+	/** The account, its email settings among it (cached; accounts.updated drops it). */
+	account(accountId: number): Promise<AccountView>;
+	/** The product's name and currency, and the retry days (accounts.renewalTerms); null for an unknown product. */
+	renewalTerms(accountId: number, productId: number): Promise<RenewalTerms | null>;
+	/** A fresh card update link (sessions.createCardUpdateLink); null when the customer cannot take one. */
+	cardUpdateLink(accountId: number, customerId: number): Promise<string | null>;
+	settings: { from: string; retryBaseMs: number; retryHours: number };
+}
+
 export interface NotificationsDeps {
 	db: NotificationsDb;
 	/** Deliveries by the time their next attempt is due. */
@@ -22,6 +49,7 @@ export interface NotificationsDeps {
 	nodeId: string;
 	settings: DeliverySettings;
 	webhookTarget(accountId: number): Promise<WebhookTarget>;
+	emails: EmailDeps;
 	logger: Logger;
 	now: () => Date;
 }

@@ -6,7 +6,8 @@ import { EVENT_TYPES, type EventType } from "../../shared/contracts/notification
 import { type Lease, leaseSchema } from "../../shared/persistence";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import { createTimelines, type Timelines } from "../../shared/timeline";
-import { DeliveryStatus } from "./states";
+import { EMAIL_KINDS, type EmailDraft } from "./email-drafts";
+import { DeliveryStatus, EmailStatus } from "./states";
 
 export interface DeliveryDoc {
 	/** The event id (lower-case UUID); receivers dedupe on it. */
@@ -90,12 +91,55 @@ const deliverySchema = new Schema<DeliveryDoc>(
 deliverySchema.index({ status: 1, nextAttemptAt: 1 });
 deliverySchema.index({ accountId: 1, eventAt: -1 });
 
+/** An email to a buyer (docs/emails.md), keyed by what it is about, so an event handed over twice makes one. */
+export interface EmailDoc extends EmailDraft {
+	status: EmailStatus;
+	/** Attempts started, ever. */
+	attempts: number;
+	/** Failures so far: the exponent of the backoff. */
+	backoffStep: number;
+	/** When it was stored: its retry window starts here. */
+	createdAt: Date;
+	nextAttemptAt: Date;
+	lease: Lease | null;
+	/** The subject it was sent with (never its body). */
+	subject: string | null;
+	lastError: string | null;
+	sentAt: Date | null;
+}
+
+const emailSchema = new Schema<EmailDoc>(
+	{
+		_id: String,
+		kind: { type: String, enum: EMAIL_KINDS, required: true },
+		eventId: { type: String, required: true },
+		accountId: { type: Number, required: true },
+		customerId: { type: Number, required: true },
+		to: { type: String, required: true },
+		facts: { type: Schema.Types.Mixed, required: true },
+		status: { type: String, enum: Object.values(EmailStatus), required: true },
+		attempts: { type: Number, default: 0 },
+		backoffStep: { type: Number, default: 0 },
+		createdAt: { type: Date, required: true },
+		nextAttemptAt: { type: Date, required: true },
+		lease: { type: leaseSchema(), default: null },
+		subject: { type: String, default: null },
+		lastError: { type: String, default: null },
+		sentAt: { type: Date, default: null },
+	},
+	options,
+);
+
 export interface NotificationsDb {
 	deliveries: Model<DeliveryDoc>;
 	/** Deliveries by the second their next attempt is due (shared/schedule.ts): workers find due work by key. */
 	attemptSchedule: Model<ScheduleSlotDoc>;
 	/** The events API's lists (events.ts). */
 	timelines: Timelines;
+	/** Emails to buyers, by key (email-drafts.ts). */
+	emails: Model<EmailDoc>;
+	/** Emails by the second their next attempt is due. */
+	emailSchedule: Model<ScheduleSlotDoc>;
 }
 
 export function createNotificationsDb(connection: Connection): NotificationsDb {
@@ -103,5 +147,7 @@ export function createNotificationsDb(connection: Connection): NotificationsDb {
 		deliveries: connection.model("WebhookDelivery", deliverySchema, "webhook_deliveries"),
 		attemptSchedule: connection.model("WebhookAttemptSchedule", scheduleSchema(), "webhook_attempt_schedule"),
 		timelines: createTimelines(connection),
+		emails: connection.model("Email", emailSchema, "emails"),
+		emailSchedule: connection.model("EmailSchedule", scheduleSchema(), "email_schedule"),
 	};
 }

@@ -7,7 +7,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, domainErrors, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import { config } from "../../shared/config";
-import type { WebhookTarget } from "../../shared/contracts/accounts";
+import type { AccountView, WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
 import { pageOrBadRequest } from "../../shared/list-page";
@@ -16,6 +16,10 @@ import { enqueueEvents } from "./deliveries";
 import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
+import { enqueueEmails } from "./email-outbox";
+import { type SmtpSender, smtpSender } from "./email-transport";
+import { customerEmails } from "./email-views";
+import { createEmailWorker, EMAIL_SLOT_MS, type EmailWorker } from "./email-worker";
 import { NOTIFICATIONS_ERRORS } from "./errors";
 import { getEvent, listEvents } from "./events";
 import { createNotificationsDb, type NotificationsDb } from "./models";
@@ -28,6 +32,9 @@ interface Locals {
 	deps: NotificationsDeps;
 	worker: DeliveryWorker;
 	targets: LRUCache<number, WebhookTarget>;
+	accounts: LRUCache<number, AccountView>;
+	emailWorker: EmailWorker;
+	smtp: SmtpSender | null;
 	enqueue(events: WebhookEvent[]): Promise<void>;
 }
 
@@ -37,6 +44,17 @@ const TARGET_CACHE_TTL_MS = 30_000;
 const TARGET_LOOKUP_TIMEOUT_MS = 5000;
 
 const { orFail } = domainErrors(NOTIFICATIONS_ERRORS);
+
+/** An account's answer, from the cache while it holds it. */
+function cachedLookup<T extends object>(cache: LRUCache<number, T>, lookUp: (accountId: number) => Promise<T>) {
+	return async (accountId: number): Promise<T> => {
+		const cached = cache.get(accountId);
+		if (cached) return cached;
+		const answer = await lookUp(accountId);
+		cache.set(accountId, answer);
+		return answer;
+	};
+}
 
 const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "notifications",
@@ -54,6 +72,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 		// The events API (events.ts).
 		events: idempotent(domainAction(schemas.events, listEvents, pageOrBadRequest)),
 		getEvent: idempotent(domainAction(schemas.getEvent, getEvent)),
+		// The emails sent to a customer (email-views.ts).
+		customerEmails: idempotent(domainAction(schemas.customerEmails, customerEmails)),
 		redeliverAccount: {
 			params: schemas.redeliverAccount,
 			async handler(ctx: Context<{ accountId: number }>) {
@@ -75,6 +95,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 	events: {
 		"accounts.updated"(ctx: Context<{ accountId: number }>) {
 			this.targets.delete(ctx.params.accountId);
+			this.accounts.delete(ctx.params.accountId);
 		},
 		// Balanced (one node of the group): that node sends the account's backlog, oldest first.
 		async "accounts.webhookUrlSet"(ctx: Context<{ accountId: number }>) {
@@ -94,15 +115,21 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			const attempted = new Set(claimed.map(d => d._id));
 			for (const delivery of claimed) this.worker.attempt(delivery);
 			for (const id of deliveryIds) if (!attempted.has(id)) this.worker.deliver(id);
+			// The buyers' emails the events make, stored before the answer too (email-outbox.ts); after the webhooks have
+			// started, so an account lookup that fails (the relay then hands the events over again) delays no webhook.
+			this.emailWorker.attemptNow(await enqueueEmails(this.deps, events));
 		},
 	},
 
 	created() {
 		this.targets = new LRUCache({ max: 10_000, ttl: TARGET_CACHE_TTL_MS });
+		this.accounts = new LRUCache({ max: 10_000, ttl: TARGET_CACHE_TTL_MS });
 	},
 
 	async started() {
 		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, webhookWaitDays, timeZone } = config();
+		const { smtpUrl, emailFrom, emailRetryBaseMs, emailRetryHours, publicBaseUrl, port } = config();
+		this.smtp = smtpUrl ? smtpSender(smtpUrl) : null;
 		this.deps = {
 			db: this.db,
 			attempts: createSchedule<string>(this.db.attemptSchedule, { slotMs: ATTEMPT_SLOT_MS, shards: 4, firstLookBackMs: 60 * 60 * 1000 }),
@@ -116,23 +143,39 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				timeZone,
 			},
 			// Cached per account; an account change (URL, environment) drops its entry on every node.
-			webhookTarget: async accountId => {
-				const cached = this.targets.get(accountId);
-				if (cached) return cached;
-				const target = await call(this.broker, "accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS });
-				this.targets.set(accountId, target);
-				return target;
+			webhookTarget: cachedLookup(this.targets, accountId =>
+				call(this.broker, "accounts.webhookTarget", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+			),
+			emails: {
+				schedule: createSchedule<string>(this.db.emailSchedule, { slotMs: EMAIL_SLOT_MS, shards: 2, firstLookBackMs: 60 * 60 * 1000 }),
+				send: this.smtp ? email => this.smtp!.send(email) : null,
+				// Cached per account, as the webhook targets are; an account change drops its entry on every node.
+				account: cachedLookup(this.accounts, accountId =>
+					call(this.broker, "accounts.get", { accountId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+				),
+				renewalTerms: (accountId, productId) =>
+					call(this.broker, "accounts.renewalTerms", { accountId, productId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+				cardUpdateLink: async (accountId, customerId) => {
+					// The address buyers reach the service at; without PUBLIC_BASE_URL, this node's own (npm start, tests).
+					const baseUrl = publicBaseUrl ?? `http://localhost:${port}`;
+					const made = await call(this.broker, "sessions.createCardUpdateLink", { accountId, customerId, baseUrl }).catch(() => null);
+					return made?.link ?? null;
+				},
+				settings: { from: emailFrom, retryBaseMs: emailRetryBaseMs, retryHours: emailRetryHours },
 			},
 			logger: this.logger,
 			now: () => new Date(),
 		};
 		this.worker = createDeliveryWorker(this.deps);
 		this.worker.start();
+		this.emailWorker = createEmailWorker(this.deps);
+		this.emailWorker.start();
 		void releaseAllWaiting(this.deps).catch(err => this.logger.warn(`Releasing waiting webhooks failed: ${(err as Error).message}`));
 	},
 
 	async stopped() {
-		await this.worker?.stop();
+		await Promise.all([this.worker?.stop(), this.emailWorker?.stop()]);
+		this.smtp?.close();
 	},
 };
 

@@ -38,4 +38,5 @@ export const schemas = {
 		["accountId"],
 	),
 	getEvent: params({ accountId: id, id: eventId }),
+	customerEmails: params({ accountId: id, customerId: id }),
 };

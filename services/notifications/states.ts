@@ -44,3 +44,28 @@ export const STAY_PENDING = deliveryMove(DeliveryStatus.Pending, DeliveryStatus.
 export function statesLeadingTo(to: DeliveryStatus): DeliveryStatus[] {
 	return (Object.keys(DELIVERY_TRANSITIONS) as DeliveryStatus[]).filter(from => DELIVERY_TRANSITIONS[from].includes(to));
 }
+
+// An email's life (docs/emails.md#retries). Every move is a conditional update
+// on the expected state (and, for a worker, on still holding the lease).
+//
+//   PENDING -> PENDING  a worker claims it (lease set, attempts + 1), or the SMTP
+//                       server did not take it: retried after a backoff
+//   PENDING -> SENT     the SMTP server accepted it
+//   PENDING -> SKIPPED  the account turned its emails off before it was sent
+//   PENDING -> DEAD     the SMTP server still did not take it after the retry window
+export enum EmailStatus {
+	Pending = "PENDING",
+	Sent = "SENT",
+	Skipped = "SKIPPED",
+	Dead = "DEAD",
+}
+
+export const EMAIL_TRANSITIONS: Record<EmailStatus, EmailStatus[]> = {
+	[EmailStatus.Pending]: [EmailStatus.Pending, EmailStatus.Sent, EmailStatus.Skipped, EmailStatus.Dead],
+	[EmailStatus.Sent]: [],
+	[EmailStatus.Skipped]: [],
+	[EmailStatus.Dead]: [],
+};
+
+/** An email's status write (shared/state-machine.ts). */
+export const emailMove = stateMachine<"status", EmailStatus>("email", "status", EMAIL_TRANSITIONS);

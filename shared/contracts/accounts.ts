@@ -34,6 +34,27 @@ export interface AccountView {
 	renewalRetryDays: number[];
 	/** What a dispute or an early fraud warning of one of its charges brings; always complete (defaults filled in). */
 	disputeProtection: DisputeProtection;
+	/** Emails to its buyers (docs/emails.md): off unless turned on; always complete (defaults filled in). */
+	emails: EmailSettings;
+}
+
+/** The languages buyers' emails are written in (docs/emails.md#language). */
+export const EMAIL_LANGUAGES = ["en", "de"] as const;
+export type EmailLanguage = (typeof EMAIL_LANGUAGES)[number];
+
+/** Emails to an account's buyers (docs/emails.md#settings). */
+export interface EmailSettings {
+	/** Off by default: nothing is sent until an operator turns them on. */
+	enabled: boolean;
+	/** The sender's address; null: the service's (EMAIL_FROM). */
+	from: string | null;
+	/** The sender's display name; null: the account's name. */
+	fromName: string | null;
+	/** Where buyers' answers go; null: none (answers go to `from`). */
+	replyTo: string | null;
+	language: EmailLanguage;
+	/** The merchant's colour for headings and buttons, #rrggbb; null: a neutral dark grey. */
+	brandColor: string | null;
 }
 
 /** The account's protection against disputes (docs/disputes.md#protection). */

@@ -41,4 +41,9 @@ export interface SessionsActions {
 	};
 	/** USED -> VALID, by the attempt that consumed it, after its payment ended unpaid (declined, failed, abandoned). */
 	"sessions.release": { params: { sessionId: string; attemptId: string }; result: { released: boolean } };
+	/** A card update link valid for days (`<baseUrl>/update-card/#<token>`); throws ApiError 404 or 409 for a customer that cannot take one. */
+	"sessions.createCardUpdateLink": {
+		params: { accountId: number; customerId: number; baseUrl: string };
+		result: { link: string; expiresAt: string; message: string };
+	};
 }

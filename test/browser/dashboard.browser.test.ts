@@ -7,7 +7,9 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { type Mailpit, startMailpit } from "../../dev/mailpit";
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
+import { waitForEmails } from "../factories/mailbox";
 import { admin, bearer } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
 import { startApp, type TestApp } from "../setup/app";
@@ -23,11 +25,13 @@ let receiver: WebhookReceiver;
 let shop: Shop;
 let other: Shop;
 let context: BrowserContext;
+let mailpit: Mailpit;
 
 beforeAll(async () => {
 	mkdirSync(OUTPUT, { recursive: true });
 	browser = await launchChromium();
-	app = await startApp({ env: { DASHBOARD_LOCKOUT_FAILURES: "3" } });
+	mailpit = await startMailpit();
+	app = await startApp({ env: { DASHBOARD_LOCKOUT_FAILURES: "3", SMTP_URL: mailpit.smtpUrl } });
 	receiver = await startWebhookReceiver();
 	[shop, other] = await Promise.all([createShop(app), createShop(app)]);
 	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
@@ -37,6 +41,7 @@ afterAll(async () => {
 	await browser?.close();
 	await receiver?.stop();
 	await app?.stop();
+	await mailpit?.stop();
 });
 
 beforeEach(async () => {
@@ -86,6 +91,44 @@ const details = async (page: Page, ...terms: string[]) => Promise.all(terms.map(
 const CHANGE_TERMS = ["Product", "Quantity", "Credit", "Pending change"];
 
 describe("The dashboard in Chromium", () => {
+	test("When an operator turns emails on in the dashboard, then a buyer's receipt arrives and the customer's page lists it as SENT; a viewer sees the settings but cannot change them", async () => {
+		// Arrange
+		const own = await createShop(app);
+		const page = await context.newPage();
+		await signIn(page, await newUser(own, "operator"));
+
+		// Act: the Emails page, with the keyboard where a form is.
+		await page.getByRole("link", { name: "Emails" }).click();
+		await page.getByRole("heading", { name: "Emails to buyers" }).waitFor(WAIT);
+		await page.getByLabel("Send emails to buyers").check();
+		await page.getByLabel(/Sender address/).fill("billing@shop.example");
+		await page.getByLabel(/Sender name/).fill("Dashboard Shop");
+		await page.getByRole("button", { name: "Save" }).click();
+		await page.getByText("Email settings saved.").waitFor(WAIT);
+		await shot(page, "emails");
+		const buyer = await paidCustomer(own);
+		const received = await waitForEmails(mailpit, buyer.email, 1, 0);
+		await page.goto(`${app.url}/dashboard/#/customer/${buyer.customerId}`);
+		await page.getByRole("cell", { name: "SENT", exact: true }).waitFor(WAIT);
+		await shot(page, "customer-emails");
+		// Another browser: its own session.
+		const viewerContext = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+		const viewer = await viewerContext.newPage();
+		await signIn(viewer, await newUser(own, "viewer"));
+		await viewer.getByRole("link", { name: "Emails" }).click();
+		await viewer.getByRole("heading", { name: "Emails to buyers" }).waitFor(WAIT);
+
+		// Assert
+		expect(received.map(e => [e.from.Name, e.from.Address, e.subject])).toEqual([
+			["Dashboard Shop", "billing@shop.example", "Your receipt from Dashboard Shop"],
+		]);
+		expect(await page.getByRole("cell", { name: "Your receipt from Dashboard Shop" }).count()).toBe(1);
+		expect(await viewer.getByLabel("Send emails to buyers").isChecked()).toBe(true);
+		expect(await viewer.getByLabel("Send emails to buyers").isDisabled()).toBe(true);
+		expect(await viewer.getByRole("button", { name: "Save" }).count()).toBe(0);
+		await viewerContext.close();
+	});
+
 	test("When an operator finds a customer by email, refunds part of a transaction and unsubscribes it, then the REFUND event and its delivery show and the customer is UNSUBSCRIBED", async () => {
 		// Arrange
 		const page = await context.newPage();

@@ -1,6 +1,6 @@
 // The hot paths read and write by key: every command a checkout (with a promotion code), the merchant
 // reads, a refund, an unsubscribe (a trial's too, its hold released), a subscription's change, pause and resume, the
-// outbox relay, webhook delivery and a renewal send is answered from an index on the embedded database (_id, or a
+// outbox relay, webhook delivery, buyers' emails and a renewal send is answered from an index on the embedded database (_id, or a
 // unique index matched exactly), so none slows down as collections grow.
 // The commands are recorded with the driver's command monitoring.
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
@@ -17,7 +17,10 @@ beforeAll(async () => {
 	app = await startApp();
 	receiver = await startWebhookReceiver();
 	shop = await createShop(app);
-	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
+	// Emails on: each payment also stores and attempts a receipt (no SMTP server here, so its attempts are retried).
+	await admin(app)
+		.patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url, emails: { enabled: true } })
+		.expect(200);
 	await admin(app).post(`/accounts/${shop.accountId}/bin-blacklist`, { bin: "41111111" }).expect(201);
 	// So that its checkouts also ask whether the buyer is blocked.
 	await admin(app).post(`/accounts/${shop.accountId}/blocked-buyers`, { email: "blocked@hot-paths.example.com" }).expect(201);
@@ -69,6 +72,9 @@ describe("Hot paths on the embedded database", () => {
 		expect([checkout.body.code, declined.body.code]).toEqual(["OK", "PAYMENT_DECLINED"]);
 		const keys = uniqueKeysOf(app);
 		expect([...scans(recording.commands, keys), ...scans(reads.commands, keys)]).toEqual([]);
+		// The receipts were stored and attempted on the way.
+		const touched = new Set([...recording.commands, ...reads.commands].map(c => c.collection));
+		expect([touched.has("emails"), touched.has("email_schedule")]).toEqual([true, true]);
 	});
 
 	test("When a merchant quotes and makes changes (an Idempotency-Key repeated, one at the period's end, cancelled), pauses and resumes, then no command scans a collection", async () => {

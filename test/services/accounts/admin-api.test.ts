@@ -34,6 +34,7 @@ describe("POST /admin/accounts", () => {
 			webhookUrl: "https://shop.example/hooks",
 			renewalRetryDays: [1, 3, 5, 7],
 			disputeProtection: { unsubscribe: true, blockCard: true, blockEmail: false, refundEarlyFraudWarnings: true },
+			emails: { enabled: false, from: null, fromName: null, replyTo: null, language: "en", brandColor: null },
 			apiToken: expect.stringMatching(/^sk_live_/),
 			webhookSecret: expect.stringMatching(/^whsec_/),
 		});
@@ -509,5 +510,44 @@ describe("Blocked buyers", () => {
 					: await a.delete("/accounts/987654/blocked-buyers/email/a@example.com");
 
 		expect(res.status).toBe(404);
+	});
+});
+
+describe("An account's email settings (docs/emails.md#settings)", () => {
+	test("When emails are turned on and then one setting changes, then each patch keeps the others as they were", async () => {
+		const { accountId } = await createMerchant(app);
+
+		await admin(app)
+			.patch(`/accounts/${accountId}`, { emails: { enabled: true, from: "billing@shop.example" } })
+			.expect(200);
+		const second = await admin(app).patch(`/accounts/${accountId}`, { emails: { language: "de", brandColor: "#0a7d5a" } });
+
+		expect(second.status).toBe(200);
+		expect(second.body.emails).toEqual({
+			enabled: true,
+			from: "billing@shop.example",
+			fromName: null,
+			replyTo: null,
+			language: "de",
+			brandColor: "#0a7d5a",
+		});
+		expect((await admin(app).get(`/accounts/${accountId}`).expect(200)).body.emails).toEqual(second.body.emails);
+	});
+
+	test.each([
+		{ emails: { from: "not an address" } },
+		{ emails: { enabled: "true" } },
+		{ emails: { brandColor: "green" } },
+		{ emails: { language: "xx" } },
+		{ emails: { fromName: "Shop\r\nBcc: x@y.z" } },
+		{ emails: { unknown: 1 } },
+		{ emails: {} },
+	])("When the email settings are $emails, then 400 and nothing changes", async body => {
+		const { accountId } = await createMerchant(app);
+
+		const res = await admin(app).patch(`/accounts/${accountId}`, body);
+
+		expect(res.status).toBe(400);
+		expect((await admin(app).get(`/accounts/${accountId}`).expect(200)).body.emails.enabled).toBe(false);
 	});
 });

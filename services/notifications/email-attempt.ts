@@ -1,0 +1,121 @@
+// One attempt at one email: claim it with a lease, read the account's settings
+// (turned off since: SKIPPED), fill in its template, hand it to the SMTP server
+// and settle it while still holding the lease. A node that dies after the SMTP
+// server took the email and before settling sends it again once the lease
+// expires (the buyer may then see it twice, with the same Message-ID); every
+// other failure is retried with backoff until the retry window closes.
+import { randomUUID } from "node:crypto";
+import { DateTime } from "luxon";
+import { findCurrency, formatMoney, toMinorUnits } from "../../shared/money";
+import { leaseFree, newLease } from "../../shared/persistence";
+import { retryDelayMs } from "./backoff";
+import type { NotificationsDeps, OutgoingEmail } from "./deps";
+import type { DunningStage, Template } from "./email-templates";
+import { renderEmail } from "./email-templates";
+import type { EmailDoc } from "./models";
+import { EmailStatus, emailMove } from "./states";
+
+/** Covers the settings, the link and the SMTP exchange; past it another node may try. */
+const EMAIL_LEASE_MS = 60_000;
+const NEUTRAL_COLOR = "#1f2328";
+
+const STAY_PENDING = emailMove(EmailStatus.Pending, EmailStatus.Pending);
+const SENT = emailMove(EmailStatus.Pending, EmailStatus.Sent);
+const SKIPPED = emailMove(EmailStatus.Pending, EmailStatus.Skipped);
+const DEAD = emailMove(EmailStatus.Pending, EmailStatus.Dead);
+
+/** PENDING -> PENDING (claimed): the email if it is due and its lease free, in one atomic update. */
+async function claim(deps: NotificationsDeps, id: string): Promise<EmailDoc | null> {
+	const now = deps.now();
+	return deps.db.emails
+		.findOneAndUpdate(
+			{ _id: id, ...STAY_PENDING.filter, nextAttemptAt: { $lte: now }, ...leaseFree("lease", now) },
+			{ $set: { lease: newLease(`${deps.nodeId}/${randomUUID()}`, now, EMAIL_LEASE_MS) }, $inc: { attempts: 1 } },
+			{ returnDocument: "after" },
+		)
+		.lean<EmailDoc>();
+}
+
+/** What a declined renewal's email says: suspended, the last try next, or tried again. */
+export function dunningStage(email: Pick<EmailDoc, "facts">, retryDays: number): DunningStage {
+	if (email.facts.customerStatus === "SUSPENDED") return "SUSPENDED";
+	return email.facts.attempts >= retryDays ? "LAST_NOTICE" : "RETRYING";
+}
+
+/** The email as it goes out, or null when the account has turned its emails off. */
+async function compose(deps: NotificationsDeps, email: EmailDoc): Promise<OutgoingEmail | null> {
+	const account = await deps.emails.account(email.accountId);
+	const settings = account.emails;
+	if (!settings.enabled) return null;
+	const terms = await deps.emails.renewalTerms(email.accountId, email.facts.productId);
+	const language = settings.language;
+	const currency = terms ? findCurrency(terms.product.currency) : undefined;
+	const minor = currency && email.facts.amount !== null ? toMinorUnits(email.facts.amount, currency) : null;
+	const template: Template = email.kind === "DUNNING" ? dunningStage(email, terms?.retryDays.length ?? 0) : email.kind;
+	const nextTry = email.facts.nextRenewalTimestamp
+		? DateTime.fromISO(email.facts.nextRenewalTimestamp).setLocale(language).toLocaleString(DateTime.DATE_FULL)
+		: null;
+	const merchant = settings.fromName ?? account.name;
+	const rendered = renderEmail(template, language, {
+		facts: email.facts,
+		merchant,
+		product: terms?.product.name ?? account.name,
+		amount: typeof minor === "number" && currency ? formatMoney(minor, currency, language) : String(email.facts.amount),
+		nextTry,
+		cardUpdateLink: email.kind === "RECEIPT" ? null : await deps.emails.cardUpdateLink(email.accountId, email.customerId),
+		brandColor: settings.brandColor ?? NEUTRAL_COLOR,
+	});
+	return {
+		from: { name: merchant, address: settings.from ?? deps.emails.settings.from },
+		to: email.to,
+		...(settings.replyTo ? { replyTo: settings.replyTo } : {}),
+		...rendered,
+		messageId: `<${email._id.replace(/[^A-Za-z0-9.#-]/g, "-")}.${email.accountId}@payment-service>`,
+	};
+}
+
+type Outcome = { status: EmailStatus.Sent; subject: string } | { status: EmailStatus.Skipped } | { status: null; error: string };
+
+async function send(deps: NotificationsDeps, email: EmailDoc): Promise<Outcome> {
+	try {
+		const outgoing = await compose(deps, email);
+		if (!outgoing) return { status: EmailStatus.Skipped };
+		if (!deps.emails.send) return { status: null, error: "no SMTP server configured (SMTP_URL)" };
+		await deps.emails.send(outgoing);
+		return { status: EmailStatus.Sent, subject: outgoing.subject };
+	} catch (err) {
+		return { status: null, error: (err as Error).message || String(err) };
+	}
+}
+
+/** The settle's update: sent, skipped, retried later, or DEAD once the window is over. */
+function settleUpdate(deps: NotificationsDeps, email: EmailDoc, outcome: Outcome, now: Date) {
+	const released = { lease: null };
+	if (outcome.status === EmailStatus.Sent)
+		return { $set: { ...released, ...SENT.set, subject: outcome.subject, sentAt: now, lastError: null } };
+	if (outcome.status === EmailStatus.Skipped) return { $set: { ...released, ...SKIPPED.set } };
+	const windowEnd = email.createdAt.getTime() + deps.emails.settings.retryHours * 3_600_000;
+	if (now.getTime() >= windowEnd) return { $set: { ...released, ...DEAD.set, lastError: outcome.error } };
+	const step = email.backoffStep + 1;
+	const next = new Date(Math.min(windowEnd, now.getTime() + retryDelayMs(step, deps.emails.settings.retryBaseMs)));
+	return { $set: { ...released, nextAttemptAt: next, backoffStep: step, lastError: outcome.error } };
+}
+
+/** Claims, sends and settles the email if it is due; answers its status after, or null when it was not this node's to try. */
+export async function attemptEmail(deps: NotificationsDeps, id: string): Promise<EmailStatus | null> {
+	const email = await claim(deps, id);
+	if (!email) return null;
+	const outcome = await send(deps, email);
+	const now = deps.now();
+	const update = settleUpdate(deps, email, outcome, now);
+	// A retry is listed at its new time before the email says so (shared/schedule.ts).
+	if ("nextAttemptAt" in update.$set) await deps.emails.schedule.add(email._id, update.$set.nextAttemptAt as Date);
+	const held = { _id: email._id, ...STAY_PENDING.filter, "lease.owner": email.lease!.owner };
+	const settled = await deps.db.emails.updateOne(held, update);
+	// Ids and the outcome only: never the address, the body or the link.
+	const what = `Email ${email._id} (account ${email.accountId}) attempt ${email.attempts}`;
+	if (settled.matchedCount === 0) deps.logger.warn(`${what}: lease lost before settling`);
+	else if (outcome.status === null) deps.logger.info(`${what} failed: ${outcome.error}`);
+	const status = (update.$set as { status?: EmailStatus }).status;
+	return status ?? EmailStatus.Pending;
+}

@@ -1,0 +1,147 @@
+// Which events make which emails to buyers (docs/emails.md#which-emails), and
+// each email's key: the same email from a repeated event (an at-least-once
+// relay) has the same key, so it is stored, and sent, once.
+// Only facts are kept, never a card number or a secret: the template is
+// filled in when the email is sent, in the account's language of that moment.
+import type { EventType, WebhookEvent } from "../../shared/contracts/notifications";
+
+export const EMAIL_KINDS = ["RECEIPT", "DUNNING", "CARD_EXPIRING"] as const;
+export type EmailKind = (typeof EMAIL_KINDS)[number];
+
+/** What an email tells, read off its event. */
+export interface EmailFacts {
+	name: string;
+	productId: number;
+	/** A decimal in the product's currency (the API's), for a receipt and a declined payment. */
+	amount: number | null;
+	transactionId: number | null;
+	/** The invoice's number and the link the buyer opens (INVOICE_ISSUED), when the receipt comes from one. */
+	invoiceNumber: string | null;
+	invoiceUrl: string | null;
+	cardType: string;
+	/** MMYY. */
+	cardExpiredTime: string;
+	/** The customer's declined tries of the period, its status and next try, as the event showed them. */
+	attempts: number;
+	customerStatus: string;
+	nextRenewalTimestamp: string | null;
+}
+
+export interface EmailDraft {
+	/** `<kind>:<what it is about>`: its key. */
+	_id: string;
+	kind: EmailKind;
+	eventId: string;
+	accountId: number;
+	customerId: number;
+	to: string;
+	facts: EmailFacts;
+}
+
+/**
+ * The event a receipt is sent on. Today the approved charge's TRANSACTION; once invoices are issued, "INVOICE_ISSUED"
+ * (its data with the customer, as every event's, and the invoice's number and url): receiptOf reads both.
+ */
+export const RECEIPT_EVENT: EventType = "TRANSACTION";
+
+/** Charges a buyer pays, not a hold (its capture is a SUBSCRIPTION_START). */
+const PAID_TYPES = new Set(["SUBSCRIPTION_START", "RENEWAL"]);
+/** A renewal's decline the buyer can do something about: a MID's refusal is tried on another MID within the hour. */
+const RETRIED_ELSEWHERE = "MERCHANT_ACCOUNT";
+
+type Customer = {
+	id: number;
+	email: string;
+	name: string;
+	productId: number;
+	status: string;
+	attempts: number;
+	cardType: string;
+	cardExpiredTime: string;
+	nextRenewalTimestamp: string | null;
+};
+type Transaction = { id: number; type: string; status: string; amount: number; declineCategory: string | null };
+type Invoice = { number?: string; url?: string; transactionId?: number; total?: number };
+
+function factsOf(customer: Customer, more: Partial<EmailFacts> = {}): EmailFacts {
+	return {
+		name: customer.name,
+		productId: customer.productId,
+		amount: null,
+		transactionId: null,
+		invoiceNumber: null,
+		invoiceUrl: null,
+		cardType: customer.cardType,
+		cardExpiredTime: customer.cardExpiredTime,
+		attempts: customer.attempts,
+		customerStatus: customer.status,
+		nextRenewalTimestamp: customer.nextRenewalTimestamp,
+		...more,
+	};
+}
+
+function draft(event: WebhookEvent, kind: EmailKind, about: string, customer: Customer, facts: EmailFacts): EmailDraft {
+	return {
+		_id: `${kind}:${about}`,
+		kind,
+		eventId: event.id.toLowerCase(),
+		accountId: event.accountId,
+		customerId: customer.id,
+		to: customer.email,
+		facts,
+	};
+}
+
+/** A receipt: an approved charge, or an issued invoice (then its number and link). Keyed by the charge. */
+function receiptOf(event: WebhookEvent, customer: Customer): EmailDraft | null {
+	const transaction = event.data.transaction as Transaction | undefined;
+	const invoice = event.data as Invoice;
+	if (event.type === "TRANSACTION") {
+		if (transaction?.status !== "APPROVED" || !PAID_TYPES.has(transaction.type)) return null;
+		return draft(
+			event,
+			"RECEIPT",
+			`t${transaction.id}`,
+			customer,
+			factsOf(customer, { amount: transaction.amount, transactionId: transaction.id }),
+		);
+	}
+	if (invoice.transactionId === undefined) return null;
+	const facts = factsOf(customer, {
+		amount: invoice.total ?? null,
+		transactionId: invoice.transactionId,
+		invoiceNumber: invoice.number ?? null,
+		invoiceUrl: invoice.url ?? null,
+	});
+	return draft(event, "RECEIPT", `t${invoice.transactionId}`, customer, facts);
+}
+
+/** A declined renewal (or a retry of it): one dunning email per declined try, keyed by that try. */
+function dunningOf(event: WebhookEvent, customer: Customer): EmailDraft | null {
+	const transaction = event.data.transaction as Transaction | undefined;
+	if (transaction?.status !== "DECLINED" || !PAID_TYPES.has(transaction.type)) return null;
+	// A checkout's decline leaves the customer DECLINED: the buyer saw it on the page.
+	if (!["ACTIVE", "SUSPENDED"].includes(customer.status) || transaction.declineCategory === RETRIED_ELSEWHERE) return null;
+	const facts = factsOf(customer, { amount: transaction.amount, transactionId: transaction.id });
+	return draft(event, "DUNNING", `t${transaction.id}`, customer, facts);
+}
+
+/** CARD_EXPIRING: once per card (billing sends it once per card). */
+function cardExpiringOf(event: WebhookEvent, customer: Customer): EmailDraft {
+	return draft(event, "CARD_EXPIRING", `c${customer.id}#${customer.cardExpiredTime}`, customer, factsOf(customer));
+}
+
+/** The emails an event makes: none, or one. */
+export function draftsOf(event: WebhookEvent): EmailDraft[] {
+	const customer = event.data.customer as Customer | undefined;
+	if (!customer?.email) return [];
+	const made =
+		event.type === RECEIPT_EVENT
+			? (receiptOf(event, customer) ?? dunningOf(event, customer))
+			: event.type === "TRANSACTION"
+				? dunningOf(event, customer)
+				: event.type === "CARD_EXPIRING"
+					? cardExpiringOf(event, customer)
+					: null;
+	return made ? [made] : [];
+}

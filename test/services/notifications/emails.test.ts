@@ -1,0 +1,242 @@
+// Emails to buyers (docs/emails.md), read back from a real Mailpit: a receipt
+// after a payment, the dunning sequence on the retry days with a last notice
+// and a card update link that opens, the card-expiring warning, nothing when
+// the account's emails are off, and an SMTP server that is down: retried, and
+// each email arrives once when it is back.
+import { type Mailpit, startMailpit } from "../../../dev/mailpit";
+import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
+import { signedIn } from "../../factories/dashboard-session";
+import { waitForEmails } from "../../factories/mailbox";
+import { admin, advanceClock, createMerchant } from "../../factories/merchant";
+import { startApp, type TestApp } from "../../setup/app";
+
+let app: TestApp;
+let mailpit: Mailpit;
+const PUBLIC_BASE_URL = "https://pay.example.test";
+
+beforeAll(async () => {
+	mailpit = await startMailpit();
+	app = await startApp({ env: { SMTP_URL: mailpit.smtpUrl, EMAIL_RETRY_BASE_MS: "300", PUBLIC_BASE_URL } });
+});
+afterAll(async () => {
+	await app?.stop();
+	await mailpit?.stop();
+});
+
+const EMAILS_ON = {
+	enabled: true,
+	from: "billing@shop.example",
+	fromName: "Shop Ltd",
+	replyTo: "help@shop.example",
+	brandColor: "#0a7d5a",
+};
+
+async function shopWithEmails(emails: object | null = EMAILS_ON): Promise<Shop> {
+	const shop = await createShop(app);
+	if (emails) await admin(app).patch(`/accounts/${shop.accountId}`, { emails }).expect(200);
+	return shop;
+}
+
+async function subscribed(shop: Shop, options: { card?: string; expiry?: string } = {}) {
+	const email = uniqueEmail();
+	const res = await submitCheckout(app, shop, { productId: shop.products.charge, email, ...options });
+	expect(res.body.code).toBe("OK");
+	return { email, customerId: res.body.customerId as number };
+}
+
+/** MMYY of the month `months` from now (UTC). */
+function expiryIn(months: number): string {
+	const at = new Date();
+	at.setUTCDate(1);
+	at.setUTCMonth(at.getUTCMonth() + months);
+	return `${String(at.getUTCMonth() + 1).padStart(2, "0")}${String(at.getUTCFullYear() % 100).padStart(2, "0")}`;
+}
+
+describe("Emails to buyers", () => {
+	test("When a buyer pays on an account with emails on, then one receipt arrives from the account's sender, with the amount in its currency", async () => {
+		const shop = await shopWithEmails();
+
+		const { email } = await subscribed(shop);
+		const received = await waitForEmails(mailpit, email, 1);
+
+		expect(received).toHaveLength(1);
+		expect(received[0]).toMatchObject({
+			from: { Name: "Shop Ltd", Address: "billing@shop.example" },
+			to: [email],
+			replyTo: ["help@shop.example"],
+			subject: "Your receipt from Shop Ltd",
+		});
+		expect(received[0].text).toContain("We received your payment of €9.99 for P.");
+		expect(received[0].html).toContain("#0a7d5a");
+		expect(received[0].text).not.toMatch(/4242/);
+	});
+
+	test("When an account writes in German, then the receipt is in German with the amount as German writes it", async () => {
+		const shop = await shopWithEmails({ ...EMAILS_ON, language: "de" });
+
+		const { email } = await subscribed(shop);
+		const [receipt] = await waitForEmails(mailpit, email, 1);
+
+		expect(receipt.subject).toBe("Ihre Quittung von Shop Ltd");
+		expect(receipt.text).toContain("9,99\u00a0€");
+	});
+
+	test("When the account's emails are off (the default), then no email is sent", async () => {
+		const shop = await shopWithEmails(null);
+		const control = await shopWithEmails();
+
+		const { email, customerId } = await subscribed(shop);
+		// Paid after it: once its receipt is in, the first payment's would have been too.
+		const other = await subscribed(control);
+		await waitForEmails(mailpit, other.email, 1);
+
+		expect(await waitForEmails(mailpit, email, 0)).toEqual([]);
+		expect((await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/emails`).expect(200)).body).toEqual([]);
+	});
+
+	test("When renewals are declined, then a dunning email follows each retry day with a card update link that opens, a last notice before the last try, and a suspension notice", async () => {
+		// Arrange: retried 2 and 4 days after the first decline.
+		const shop = await shopWithEmails();
+		await admin(app)
+			.patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [2, 4] })
+			.expect(200);
+		const { email } = await subscribed(shop, { card: CARDS.renewalsInsufficientFunds });
+
+		// Act: the renewal, its day-2 retry, its day-4 retry.
+		await advanceClock(app, shop, 31);
+		const afterFirst = await waitForEmails(mailpit, email, 2);
+		await advanceClock(app, shop, 33.1);
+		const afterSecond = await waitForEmails(mailpit, email, 3);
+		await advanceClock(app, shop, 35.2);
+		const all = await waitForEmails(mailpit, email, 4);
+
+		// Assert
+		expect(afterFirst.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your payment to Shop Ltd did not go through"]);
+		expect(afterSecond).toHaveLength(3);
+		expect(all.map(e => e.subject)).toEqual([
+			"Your receipt from Shop Ltd",
+			"Your payment to Shop Ltd did not go through",
+			"Last notice: your P subscription will be suspended",
+			"Your P subscription is suspended",
+		]);
+		const link = /Update your card: (\S+)/.exec(all[1].text)?.[1] ?? "";
+		expect(link.startsWith(`${PUBLIC_BASE_URL}/update-card/#`)).toBe(true);
+		// The link's token opens a fresh card update session on the page that shows it.
+		const opened = await app
+			.http()
+			.post("/api/card-update-link")
+			.set("Host", "pay.example.test")
+			.send({ token: link.split("#")[1] });
+		expect(opened.status).toBe(200);
+		expect(opened.body.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+	});
+
+	test("When a renewal is hard-declined (a lost card), then the buyer is told at once that the subscription is suspended, with a card update link", async () => {
+		const shop = await shopWithEmails();
+		const { email } = await subscribed(shop, { card: CARDS.renewalsLostCard });
+
+		await advanceClock(app, shop, 31);
+		const received = await waitForEmails(mailpit, email, 2);
+
+		expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your P subscription is suspended"]);
+		expect(received[1].text).toContain(`Update your card: ${PUBLIC_BASE_URL}/update-card/#`);
+		expect(received[1].html).toContain(`href="${PUBLIC_BASE_URL}/update-card/#`);
+	});
+
+	test("When a MID refuses a renewal and another MID charges it an hour later, then the buyer gets the renewal's receipt and no dunning email", async () => {
+		const shop = await shopWithEmails();
+		const { email } = await subscribed(shop, { card: CARDS.renewalsRefusedByFirstMid });
+
+		await advanceClock(app, shop, 32);
+		await advanceClock(app, shop, 32.1);
+		const received = await waitForEmails(mailpit, email, 2);
+
+		expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your receipt from Shop Ltd"]);
+	});
+
+	test("When a renewal will fall after the card's expiry, then the buyer is warned once, with a card update link", async () => {
+		const shop = await shopWithEmails();
+		const { email } = await subscribed(shop, { expiry: expiryIn(1) });
+
+		await advanceClock(app, shop, 33);
+		const received = await waitForEmails(mailpit, email, 3);
+
+		const warnings = received.filter(e => e.subject === "Your card for P is about to expire");
+		expect(warnings).toHaveLength(1);
+		expect(warnings[0].text).toContain("/update-card/#");
+	});
+
+	test("When the SMTP server is down, then the emails are retried and each arrives once when it is back", async () => {
+		const shop = await shopWithEmails();
+		await mailpit.stop();
+
+		const buyers = [await subscribed(shop), await subscribed(shop), await subscribed(shop)];
+		await new Promise(r => setTimeout(r, 1500));
+		await mailpit.start();
+
+		for (const { email } of buyers) {
+			const received = await waitForEmails(mailpit, email, 1, 0);
+			expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd"]);
+		}
+		// Long enough for any retry still scheduled to have gone out.
+		await new Promise(r => setTimeout(r, 3000));
+		for (const { email } of buyers) expect(await waitForEmails(mailpit, email, 1, 0)).toHaveLength(1);
+		// Tried while it was down (the first attempt at least), sent once it was back.
+		for (const { customerId } of buyers) {
+			const [receipt] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/emails`).expect(200)).body;
+			expect(receipt).toMatchObject({ kind: "RECEIPT", status: "SENT", lastError: null });
+			expect(receipt.attempts).toBeGreaterThanOrEqual(2);
+		}
+	});
+});
+
+describe("Operators see a customer's emails and set an account's", () => {
+	test("When a receipt was sent, then the admin API and the dashboard list it with its status and subject, and another account sees none", async () => {
+		const shop = await shopWithEmails();
+		const { email, customerId } = await subscribed(shop);
+		await waitForEmails(mailpit, email, 1, 0);
+
+		const listed = await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/emails`).expect(200);
+		const viewer = await signedIn(app, shop, "viewer");
+		const inDashboard = await viewer.get(`/customers/${customerId}/emails`).expect(200);
+		const other = await createMerchant(app);
+		const elsewhere = await admin(app).get(`/accounts/${other.accountId}/customers/${customerId}/emails`).expect(200);
+
+		expect(listed.body).toEqual([
+			expect.objectContaining({
+				kind: "RECEIPT",
+				to: email,
+				status: "SENT",
+				subject: "Your receipt from Shop Ltd",
+				attempts: 1,
+				lastError: null,
+			}),
+		]);
+		expect(inDashboard.body).toEqual(listed.body);
+		expect(elsewhere.body).toEqual([]);
+	});
+
+	test("When an operator sets the email settings in the dashboard, then a viewer reads them and may not change them", async () => {
+		const shop = await createShop(app);
+		const operator = await signedIn(app, shop, "operator");
+		const viewer = await signedIn(app, shop, "viewer");
+
+		const set = await operator.send("patch", "/email-settings", { enabled: true, from: "billing@shop.example", language: "de" });
+		const read = await viewer.get("/email-settings");
+		const refused = await viewer.send("patch", "/email-settings", { enabled: false });
+		const bad = await operator.send("patch", "/email-settings", { brandColor: "green" });
+
+		expect(set.status).toBe(200);
+		expect(read.body).toEqual({
+			enabled: true,
+			from: "billing@shop.example",
+			fromName: null,
+			replyTo: null,
+			language: "de",
+			brandColor: null,
+		});
+		expect(refused.status).toBe(403);
+		expect(bad.status).toBe(400);
+		expect((await admin(app).get(`/accounts/${shop.accountId}`).expect(200)).body.emails).toEqual(read.body);
+	});
+});
