@@ -1,9 +1,17 @@
 // Creating merchants' accounts, rotating their API tokens, and resolving a
 // token to its account on every API request.
-import type { AccountView, AuthenticatedAccount, DisputeProtection, Environment, WebhookTarget } from "../../shared/contracts/accounts";
+import type {
+	AccountView,
+	AuthenticatedAccount,
+	DisputeProtection,
+	Environment,
+	InvoiceSettings,
+	WebhookTarget,
+} from "../../shared/contracts/accounts";
 import { sha256Hex } from "../../shared/crypto";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
+import { invoiceSettingsOf, invoiceSettingsSet } from "./invoice-settings";
 import type { AccountDoc } from "./models";
 import { retryDaysOf } from "./renewal-terms";
 import { newApiToken, newWebhookSecret } from "./secrets";
@@ -34,6 +42,7 @@ export function toAccountView(doc: AccountDoc): AccountView {
 		webhookUrl: doc.webhookUrl,
 		renewalRetryDays: retryDaysOf(doc),
 		disputeProtection: doc.disputeProtection,
+		invoicing: invoiceSettingsOf(doc),
 	};
 }
 
@@ -45,6 +54,7 @@ export async function createAccount(
 		webhookUrl?: string | null;
 		renewalRetryDays?: number[];
 		disputeProtection?: Partial<DisputeProtection>;
+		invoicing?: Partial<InvoiceSettings>;
 		demo?: boolean;
 	},
 ): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
@@ -59,6 +69,7 @@ export async function createAccount(
 		demo: input.demo ?? false,
 		// Stored complete: a later change of the defaults does not change what an account was created with.
 		disputeProtection: protectionOf(input),
+		...(input.invoicing ? { invoicing: input.invoicing } : {}),
 		createdAt: now,
 	});
 	const apiToken = newApiToken(input.environment);
@@ -74,13 +85,14 @@ export async function updateAccount(
 		environment?: Environment;
 		renewalRetryDays?: number[] | null;
 		disputeProtection?: Partial<DisputeProtection>;
+		invoicing?: Partial<InvoiceSettings>;
 	},
 ): Promise<AccountView | AccountsError> {
-	const { accountId, disputeProtection, ...changes } = input;
+	const { accountId, disputeProtection, invoicing, ...changes } = input;
 	if (changes.renewalRetryDays) changes.renewalRetryDays = inOrder(changes.renewalRetryDays);
 	// Each protection setting by its own path: the ones not sent keep their stored value, with no read first.
 	const settings = Object.entries(disputeProtection ?? {}).map(([name, value]) => [`disputeProtection.${name}`, value]);
-	const set = { ...changes, ...Object.fromEntries(settings) };
+	const set = { ...changes, ...Object.fromEntries(settings), ...invoiceSettingsSet(invoicing) };
 	if (Object.keys(set).length === 0) return AccountsError.NothingToChange;
 	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: set }, { returnDocument: "after" }).lean();
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;

@@ -16,6 +16,8 @@ import {
 	type DisputeProtection,
 	ENVIRONMENTS,
 	type Environment,
+	INVOICE_LANGUAGES,
+	type InvoiceSettings,
 	type MidProcessor,
 	PERIOD_UNITS,
 	type RenewalPeriod,
@@ -36,6 +38,8 @@ export interface AccountDoc {
 	disputeProtection: DisputeProtection;
 	/** Set before the account's first blocked buyer is stored, and kept: until then its checkouts ask nothing more. */
 	buyerBlocks?: boolean;
+	/** The invoice settings the operator set; those absent are at their defaults (invoice-settings.ts). */
+	invoicing?: Partial<InvoiceSettings>;
 	createdAt: Date;
 }
 
@@ -62,6 +66,8 @@ export interface ProductDoc {
 	authentication: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
+	/** Basis points; absent or null: the account's rate. */
+	taxRateBps?: number | null;
 	createdAt: Date;
 }
 
@@ -107,6 +113,22 @@ const accountSchema = new Schema<AccountDoc>(
 			default: undefined,
 		},
 		buyerBlocks: Boolean,
+		invoicing: {
+			type: new Schema(
+				{
+					legalName: String,
+					address: String,
+					taxId: String,
+					invoicePrefix: String,
+					creditNotePrefix: String,
+					language: { type: String, enum: INVOICE_LANGUAGES },
+					taxRateBps: Number,
+					pricesIncludeTax: Boolean,
+				},
+				{ _id: false },
+			),
+			default: undefined,
+		},
 		createdAt: { type: Date, required: true },
 	},
 	options,
@@ -136,6 +158,7 @@ const productSchema = new Schema<ProductDoc>(
 		authentication: { type: String, enum: AUTHENTICATION_POLICIES, required: true },
 		merchantAccountGroup: { type: String, required: true },
 		active: { type: Boolean, required: true },
+		taxRateBps: { type: Number, default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,

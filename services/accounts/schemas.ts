@@ -5,6 +5,7 @@ import {
 	BLOCK_REASONS,
 	CARD_TYPES,
 	ENVIRONMENTS,
+	INVOICE_LANGUAGES,
 	PERIOD_UNITS,
 } from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
@@ -37,6 +38,24 @@ const disputeProtection = params(
 	},
 	[],
 );
+// Basis points: 0 to 100 %.
+const taxRateBps = { type: "integer", minimum: 0, maximum: 10_000 };
+const nullableText = (maxLength: number) => ({ anyOf: [{ type: "string", minLength: 1, maxLength }, { type: "null" }] });
+const numberPrefix = { type: "string", pattern: "^[A-Za-z0-9]{1,12}$", errorMessage: "must be 1 to 12 letters or digits" };
+// Any of them, the others keep their value (or default); at least one on a change (docs/invoices.md#settings).
+const invoicing = params(
+	{
+		legalName: nullableText(200),
+		address: nullableText(500),
+		taxId: nullableText(50),
+		invoicePrefix: numberPrefix,
+		creditNotePrefix: numberPrefix,
+		language: { enum: INVOICE_LANGUAGES },
+		taxRateBps,
+		pricesIncludeTax: { type: "boolean" },
+	},
+	[],
+);
 // As the checkout takes it: billing blocks a customer's email, which a checkout took.
 const email = { type: "string", format: "email", maxLength: 254 };
 // An operator's: no run of 13 digits or more (a card number typed in) is stored as a blocked email.
@@ -58,6 +77,7 @@ const productFields = {
 	authentication: { enum: AUTHENTICATION_POLICIES },
 	merchantAccountGroup: shortText,
 	active: { type: "boolean" },
+	taxRateBps: { anyOf: [taxRateBps, { type: "null" }] },
 };
 
 const weight = { type: "integer", minimum: 0, maximum: 1000 };
@@ -98,7 +118,7 @@ const processorInput = {
 };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection }, ["name", "environment"]),
+	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, invoicing }, ["name", "environment"]),
 	update: params(
 		{
 			accountId: id,
@@ -106,6 +126,7 @@ export const schemas = {
 			environment,
 			renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] },
 			disputeProtection: { ...disputeProtection, minProperties: 1 },
+			invoicing: { ...invoicing, minProperties: 1 },
 		},
 		["accountId"],
 	),

@@ -57,6 +57,7 @@ export const schemas = {
 				trialDays: { type: "integer", minimum: 0 },
 				renewal: { anyOf: [period, { type: "null" }] },
 				authentication: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
+				tax: params({ rateBps: { type: "integer", minimum: 0, maximum: 10_000 }, inclusive: { type: "boolean" } }),
 			},
 			["billing", "amountMinor", "currency", "currencyId", "trialDays", "renewal"],
 		),

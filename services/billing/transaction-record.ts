@@ -9,7 +9,7 @@ import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./documents/customer";
 import type { DisputeDoc } from "./documents/dispute";
 import type { RefundDoc } from "./documents/refund";
-import type { TransactionDoc } from "./documents/transaction";
+import type { Billed, TransactionDoc } from "./documents/transaction";
 import { appendTransactions } from "./lists/pages";
 import { countTransactions } from "./mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
@@ -24,13 +24,15 @@ export interface ChargeRecord {
 	outcome: PaymentOutcome;
 	/** Minor units of the customer's credit that paid the rest of this charge (issue 36); absent: none. */
 	creditApplied?: number;
+	/** What it billed, for its invoice (pricing/billed.ts); absent: a single line of the product, untaxed. */
+	billed?: Billed;
 }
 
 const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
 
 function chargeFields(
 	deps: BillingDeps,
-	{ customer, money, type, idempotencyKey, outcome, creditApplied }: ChargeRecord,
+	{ customer, money, type, idempotencyKey, outcome, creditApplied, billed }: ChargeRecord,
 ): TransactionFields {
 	const approved = outcome.status === "APPROVED";
 	// A renewal the credit paid in full moved no money at the processor: nothing to refund.
@@ -64,6 +66,7 @@ function chargeFields(
 		pendingRefunds: [],
 		originalTransactionId: null,
 		...(creditApplied ? { creditApplied } : {}),
+		...(billed ? { billed } : {}),
 		// A charge or hold was attempted, approved or not: the merchant hears of it.
 		outbox: [outboxEvent(deps, "TRANSACTION")],
 		relayed: [],
@@ -77,8 +80,9 @@ export function recordTransaction(
 	type: TransactionType,
 	idempotencyKey: string,
 	outcome: PaymentOutcome,
+	billed?: Billed,
 ): Promise<TransactionDoc> {
-	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome }));
+	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome, billed }));
 }
 
 /** One charge, with the credit that paid the rest of it (a subscription's change). */

@@ -143,6 +143,7 @@ async function payOn(
 			trialDays: product.trialDays,
 			renewal: product.renewal,
 			authentication: product.authentication,
+			tax: product.tax,
 		},
 	});
 	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId }, paid);

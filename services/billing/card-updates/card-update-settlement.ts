@@ -10,6 +10,7 @@ import { CardUpdateError, CardUpdateOutcome, type CardUpdateResult, type Transac
 import { AUTHENTICATION_FAILED_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
 import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
+import { billedGross, planBilled } from "../pricing/billed";
 import type { CardFields, CustomerDoc } from "../documents/customer";
 import { customerMove } from "../lifecycle";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
@@ -63,7 +64,9 @@ export async function settlePayment(
 	{ product: owed, owes, key, paid }: { product: ProductRecord; owes: boolean; key: string; paid: PaymentOutcome },
 ): Promise<UpdateResult> {
 	const type = customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal;
-	const recorded = owes ? await recordTransaction(deps, { ...customer, ...change.card }, owed, type, key, paid) : null;
+	const billed = planBilled(owed, 1, customer.nextRenewalTimestamp ?? deps.now(), null);
+	const money = { ...owed, amountMinor: billedGross(billed) };
+	const recorded = owes ? await recordTransaction(deps, { ...customer, ...change.card }, money, type, key, paid, billed) : null;
 	const transaction = recorded && toTransactionView(recorded);
 	const networkTransactionId = paid.networkTransactionId ?? null;
 	if (paid.status !== "APPROVED") {

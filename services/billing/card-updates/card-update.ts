@@ -18,6 +18,7 @@ import { CardUpdateError, type CardUpdateInput, CardUpdateOutcome, type CardUpda
 import { leaseFree, newLease } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
+import { planGross } from "../pricing/tax";
 import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../documents/customer";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
@@ -168,7 +169,7 @@ function payWithNewCard(
 		deps.payments.firstPayment({
 			idempotencyKey: key,
 			cardToken: card.cardToken,
-			amount: owes ? product.amountMinor : 0,
+			amount: owes ? planGross(product.amountMinor, 1, product.tax) : 0,
 			currency: product.currency,
 			midId: card.midId,
 			kind: owes ? "charge" : "setup",

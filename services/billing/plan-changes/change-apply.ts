@@ -22,6 +22,7 @@ import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { TransactionType } from "../states";
+import { NO_TAX } from "../pricing/tax";
 import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
 import { changeDetails, quotedView } from "./change-answers";
@@ -134,6 +135,8 @@ async function chargeChange(deps: BillingDeps, customer: CustomerDoc, product: P
 		idempotencyKey,
 		outcome,
 		creditApplied: creditUsed,
+		// Its lines as quoted, each with its product's tax, for its invoice.
+		billed: { lines: quote.result.lines.map(line => ({ ...line })), tax: product.tax ?? NO_TAX },
 	});
 	return { outcome, transaction };
 }

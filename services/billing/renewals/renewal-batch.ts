@@ -17,7 +17,7 @@ import { declineCategory, NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import type { BilledLine, TransactionDoc } from "../documents/transaction";
 import { customerMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
@@ -109,7 +109,7 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Product
 	if (amount === 0) return paidByCredit;
 	if (customer.authorizationId !== null) {
 		return withRetries(() =>
-			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: product.amountMinor }),
+			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount }),
 		);
 	}
 	const money = {
@@ -232,12 +232,12 @@ async function settleAll(
 	options: BatchOptions,
 	report: CycleReport,
 ): Promise<RelayTargets> {
-	const transactions = await recordCharges(deps, charged);
 	const states: Settling[] = charged.map(item => ({
 		item,
 		lease: { _id: item.customer._id, "renewalLease.owner": owner },
 		state: nextState(deps, item, options),
 	}));
+	const transactions = await recordCharges(deps, states);
 	await listNext(deps, states);
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
 	const asked = await authenticationRequests(deps, moving, transactions);
@@ -254,17 +254,19 @@ async function settleAll(
 	};
 }
 
-/** The batch's transactions, in a few commands, by their keys. */
-function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<string, TransactionDoc>> {
+/** The batch's transactions, in a few commands, by their keys; a charged period ends at the next renewal. */
+function recordCharges(deps: RenewalDeps, states: Settling[]): Promise<Map<string, TransactionDoc>> {
+	const periodEnd = (line: BilledLine, state: NextState) => line.to ?? (state.result === "charged" ? state.listAt : null);
 	return recordTransactions(
 		deps,
-		charged.map(item => ({
+		states.map(({ item, state }) => ({
 			customer: { ...item.customer, productId: item.bill.productId },
 			money: { ...item.terms.product, amountMinor: item.bill.amount },
 			creditApplied: item.bill.creditUsed,
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
 			idempotencyKey: item.key,
 			outcome: item.outcome,
+			billed: { ...item.bill.billed, lines: item.bill.billed.lines.map(line => ({ ...line, to: periodEnd(line, state) })) },
 		})),
 	);
 }

@@ -8,13 +8,17 @@ import { applyCredit } from "../changes/credit";
 import { renewPeriod } from "../changes/proration";
 import type { SubscriptionPeriod } from "../changes/subscription-period";
 import type { CustomerDoc } from "../documents/customer";
+import type { Billed } from "../documents/transaction";
 import { creditOf, quantityOf, storedPeriod } from "../plan-changes/customer-period";
+import { billedGross, planBilled } from "../pricing/billed";
 
 export interface RenewalBill {
 	/** What the card is charged (0: the credit pays it all). */
 	amount: number;
 	creditUsed: number;
 	productId: number;
+	/** The period billed with its tax, for the invoice; its end is set once the next renewal is known (renewal-batch.ts). */
+	billed: Billed;
 	/** What the customer's fields become once it is paid (none for one that never changed and has no credit). */
 	changes: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity">> | null;
 }
@@ -24,19 +28,23 @@ export function renewalProductId(customer: CustomerDoc): number {
 	return storedPeriod(customer)?.pending?.productId ?? customer.productId;
 }
 
-/** What the renewal of `customer` bills, `product` being renewalProductId's. */
+/** What the renewal of `customer` bills, `product` being renewalProductId's: the plan with its tax (pricing/), less the credit. */
 export function renewalBill(customer: CustomerDoc, product: ProductRecord): RenewalBill {
 	const credit = creditOf(customer);
 	const period = storedPeriod(customer);
 	const renewed = period && renewPeriod(withPrice(period, product.amountMinor));
+	const from = customer.nextRenewalTimestamp ?? new Date();
 	if (!renewed?.ok) {
-		const gross = product.amountMinor * quantityOf(customer);
+		const billed = planBilled(product, quantityOf(customer), from, null);
+		const gross = billedGross(billed);
 		const paid = applyCredit(credit, gross);
-		if (!paid.ok || credit === 0) return { amount: gross, creditUsed: 0, productId: customer.productId, changes: null };
+		if (!paid.ok || credit === 0) return { amount: gross, creditUsed: 0, productId: customer.productId, billed, changes: null };
 		const creditUsed = gross - paid.value.charged;
-		return { amount: paid.value.charged, creditUsed, productId: customer.productId, changes: { credit: paid.value.creditLeft } };
+		return { amount: paid.value.charged, creditUsed, productId: customer.productId, billed, changes: { credit: paid.value.creditLeft } };
 	}
-	const { amount: gross, state } = renewed.value;
+	const { state } = renewed.value;
+	const billed = planBilled({ ...product, id: state.plan.productId }, state.plan.quantity, from, state.end);
+	const gross = billedGross(billed);
 	const paid = applyCredit(credit, gross);
 	const charged = paid.ok ? paid.value.charged : gross;
 	const creditLeft = paid.ok ? paid.value.creditLeft : credit;
@@ -44,6 +52,7 @@ export function renewalBill(customer: CustomerDoc, product: ProductRecord): Rene
 		amount: charged,
 		creditUsed: gross - charged,
 		productId: state.plan.productId,
+		billed,
 		changes: { period: state, credit: creditLeft, productId: state.plan.productId, quantity: state.plan.quantity },
 	};
 }

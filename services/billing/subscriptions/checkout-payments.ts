@@ -22,6 +22,8 @@ import {
 import { insertDoc, raw } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
+import { billedGross, planBilled } from "../pricing/billed";
+import { NO_TAX } from "../pricing/tax";
 import { listExpiryWarning } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
@@ -176,7 +178,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 		idempotencyKey,
 		cardToken: customer.cardToken,
 		// A SCHEDULE checkout charges nothing now: its card is set up for the charge after the trial.
-		amount: kind === "setup" ? 0 : product.amountMinor,
+		amount: kind === "setup" ? 0 : firstCharge(customer, product).money.amountMinor,
 		currency: product.currency,
 		midId: customer.midId,
 	};
@@ -281,7 +283,15 @@ async function recordFirstTransaction(
 ): Promise<TransactionDoc | null> {
 	if (product.billing === "SCHEDULE") return null;
 	const type = product.billing === "PREAUTHORIZE" ? TransactionType.Preauthorization : TransactionType.SubscriptionStart;
-	return recordTransaction(deps, customer, product, type, idempotencyKey, outcome);
+	const { money, billed } = firstCharge(customer, product, deps.now());
+	return recordTransaction(deps, customer, money, type, idempotencyKey, outcome, billed);
+}
+
+/** What a checkout charges or holds: its product's first period with its tax (pricing/), and that period billed. */
+function firstCharge(customer: CustomerDoc, product: FirstPaymentInput["product"], now = new Date()) {
+	const to = product.billing === "CHARGE" && product.renewal ? addPeriod(now, product.renewal) : null;
+	const billed = planBilled({ id: customer.productId, amountMinor: product.amountMinor, tax: product.tax ?? NO_TAX }, 1, now, to);
+	return { money: { amountMinor: billedGross(billed), currency: product.currency, currencyId: product.currencyId }, billed };
 }
 
 /** PENDING -> DECLINED, its lock released, answered with the checkout's code for the decline. */
