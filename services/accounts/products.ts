@@ -7,8 +7,8 @@ import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { ownedBy } from "../../shared/persistence";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
-import { accountExists } from "./merchant-accounts";
 import { productTaxOf } from "./invoice-settings";
+import { accountExists } from "./merchant-accounts";
 import type { AccountDoc, ProductDoc } from "./models";
 
 export interface ProductInput {

@@ -1,6 +1,7 @@
-import type { BlockBuyerInput, DisputeProtection, MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
+import type { AccountView, BlockBuyerInput, DisputeProtection, MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { CustomerDoc } from "./documents/customer";
+import type { DocumentLinks } from "./invoices/links";
 import type { MidStatsMetrics } from "./mid-stats/mid-stats";
 import type { BillingDb } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -48,4 +49,10 @@ export interface BillingDeps {
 	protectionOf(accountId: number): Promise<DisputeProtection>;
 	/** Refuses the buyer's card and email at the account's new checkouts (accounts.blockBuyer). */
 	blockBuyer(input: BlockBuyerInput): Promise<void>;
+	/** The account's name and invoice settings (accounts.get), kept 30 s: what its invoices say of the seller. */
+	sellerOf(accountId: number): Promise<Pick<AccountView, "name" | "invoicing">>;
+	/** A product's name for an invoice's line (accounts.getProduct), kept 30 s; null when it is gone. */
+	productNameOf(accountId: number, productId: number): Promise<string | null>;
+	/** The signed links buyers open invoices and credit notes by (INVOICE_LINK_KEY). */
+	documentLinks: DocumentLinks;
 }

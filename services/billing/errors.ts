@@ -7,11 +7,12 @@ import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
+import { DocumentError } from "./invoices/document-reads";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { PauseError } from "./subscriptions/pause";
 
-export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError | PauseError | PlanChangeError;
+export type BillingError = DisputeError | StripeEventRefusal | RenewalRunError | PauseError | PlanChangeError | DocumentError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
@@ -101,6 +102,9 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
 	// A subscription's change (plan-changes/).
 	...PLAN_CHANGE_ERRORS,
+	// Invoices and credit notes (invoices/): another account's, or a link's signature that does not match, is not found.
+	[DocumentError.InvoiceNotFound]: { type: ApiErrorType.NotFound, message: "Invoice not found" },
+	[DocumentError.CreditNoteNotFound]: { type: ApiErrorType.NotFound, message: "Credit note not found" },
 };
 
 export const billingErrors = domainErrors(BILLING_ERRORS);

@@ -10,10 +10,10 @@ import { CardUpdateError, CardUpdateOutcome, type CardUpdateResult, type Transac
 import { AUTHENTICATION_FAILED_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
 import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import { billedGross, planBilled } from "../pricing/billed";
 import type { CardFields, CustomerDoc } from "../documents/customer";
 import { customerMove } from "../lifecycle";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
+import { billedGross, planBilled } from "../pricing/billed";
 import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordTransaction } from "../transaction-record";

@@ -18,8 +18,8 @@ import { CardUpdateError, type CardUpdateInput, CardUpdateOutcome, type CardUpda
 import { leaseFree, newLease } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
-import { planGross } from "../pricing/tax";
 import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../documents/customer";
+import { planGross } from "../pricing/tax";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { claimLock, lockKey } from "../subscription-lock";

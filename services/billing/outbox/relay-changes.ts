@@ -37,13 +37,28 @@ async function relatedDocs(deps: OutboxRelayDeps, { transactions, customers, dis
 	return { customersOf, transactionsOf };
 }
 
-/** Transactions' events first (a checkout's TRANSACTION goes out before its CONVERSION), then customers', then disputes'. */
+/** The events a transaction's document is issued with: a charge's or refund's first, a lost dispute's closing. */
+const ISSUED_WITH = new Set(["TRANSACTION", "REFUND"]);
+
+/** The transactions whose documents are issued with these events: charges and refunds, and lost disputes' chargebacks. */
+function documentTransactions(waiting: Waiting, transactionsOf: Map<number, TransactionDoc>): TransactionDoc[] {
+	const chargebacks = waiting.disputes.flatMap(d =>
+		d.chargebackTransactionId !== null && d.outbox.some(e => e.type === "DISPUTE_CLOSED")
+			? [transactionsOf.get(d.chargebackTransactionId)!]
+			: [],
+	);
+	return [...waiting.transactions.filter(tx => tx.outbox.some(e => ISSUED_WITH.has(e.type))), ...chargebacks.filter(Boolean)];
+}
+
+/** Transactions' events first (a checkout's TRANSACTION goes out before its CONVERSION), then customers', then disputes', then the documents issued. */
 async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
+	const issued = deps.issueDocuments ? await deps.issueDocuments(documentTransactions(waiting, transactionsOf)) : [];
 	return [
 		...waiting.transactions.flatMap(tx => tx.outbox.map(event => transactionEvent(tx, event, customersOf, transactionsOf))),
 		...waiting.customers.flatMap(customer => customer.outbox.map(event => customerEvent(customer, event, transactionsOf))),
 		...waiting.disputes.flatMap(dispute => dispute.outbox.map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
+		...issued,
 	];
 }
 

@@ -12,9 +12,9 @@ import type { ChangeMode } from "../changes/subscription-period";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
+import { NO_TAX, planGross, priceLines } from "../pricing/tax";
 import { CustomerStatus } from "../states";
 import { PlanChangeError } from "./change-api-errors";
-import { NO_TAX, planGross, priceLines } from "../pricing/tax";
 import { creditOf, currentPeriod, quantityOf } from "./customer-period";
 
 /** How long a quote binds: 15 minutes (docs/subscriptions.md). */

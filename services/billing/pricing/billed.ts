@@ -7,7 +7,15 @@ import { NO_TAX, priceLines } from "./tax";
 
 /** A plan's period: the product × quantity from `from` to `to` (null: no end, a one-off product). */
 export function planLine(product: Pick<ProductRecord, "id" | "amountMinor">, quantity: number, from: Date, to: Date | null): BilledLine {
-	return { kind: "plan", productId: product.id, quantity, unitAmount: product.amountMinor, amount: product.amountMinor * quantity, from, to };
+	return {
+		kind: "plan",
+		productId: product.id,
+		quantity,
+		unitAmount: product.amountMinor,
+		amount: product.amountMinor * quantity,
+		from,
+		to,
+	};
 }
 
 /** What the buyer pays for the lines with their tax, before credit: the amount a charge asks the card for plus the credit used. */

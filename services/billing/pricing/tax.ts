@@ -84,7 +84,11 @@ export function priceLines(lines: { amount: number; rule: TaxRule }[], discount 
 		lines.map(l => l.amount),
 		discount,
 	);
-	const priced = lines.map((line, i) => ({ amount: line.amount, rateBps: line.rule.rateBps, ...taxLine(line.amount - shares[i], line.rule) }));
+	const priced = lines.map((line, i) => ({
+		amount: line.amount,
+		rateBps: line.rule.rateBps,
+		...taxLine(line.amount - shares[i], line.rule),
+	}));
 	const sum = (pick: (l: PricedLine) => number) => priced.reduce((total, l) => total + pick(l), 0);
 	return {
 		lines: priced,

@@ -108,9 +108,7 @@ const paidByCredit: PaymentOutcome = {
 async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date, amount: number) {
 	if (amount === 0) return paidByCredit;
 	if (customer.authorizationId !== null) {
-		return withRetries(() =>
-			deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount }),
-		);
+		return withRetries(() => deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount }));
 	}
 	const money = {
 		idempotencyKey: key,

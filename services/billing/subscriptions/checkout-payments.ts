@@ -22,8 +22,6 @@ import {
 import { insertDoc, raw } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
-import { billedGross, planBilled } from "../pricing/billed";
-import { NO_TAX } from "../pricing/tax";
 import { listExpiryWarning } from "../card-updates/card-expiry";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
@@ -32,6 +30,8 @@ import { customerMove } from "../lifecycle";
 import { appendCustomer } from "../lists/pages";
 import { scheduledEvent } from "../outbox/outbox";
 import type { Relayed, RelayTargets } from "../outbox/outbox-relay";
+import { billedGross, planBilled } from "../pricing/billed";
+import { NO_TAX } from "../pricing/tax";
 import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordTransaction } from "../transaction-record";
