@@ -1,6 +1,6 @@
 // Invoices and credit notes over HTTP (issue 37, docs/invoices.md): every kind of payment and refund issues its
 // document, numbered without gaps per account, with lines and tax to the cent; read as JSON, as a PDF (read back
-// with pdf.js), and by the buyer's signed link without a token. The wall clock is April 2027 (CEST), as in
+// with pdfjs-dist), and by the buyer's signed link without a token. The wall clock is April 2027 (CEST), as in
 // subscription-changes.test.ts.
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
