@@ -23,7 +23,8 @@ export function divideRounded(numerator: number, denominator: number): number {
 	const magnitude = Math.abs(numerator);
 	const quotient = Math.floor(magnitude / denominator);
 	const remainder = magnitude - quotient * denominator;
-	return sign * (2 * remainder >= denominator ? quotient + 1 : quotient);
+	// + 0: a negative zero is zero.
+	return sign * (2 * remainder >= denominator ? quotient + 1 : quotient) + 0;
 }
 
 export interface TaxedAmount {
