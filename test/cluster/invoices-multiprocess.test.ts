@@ -6,10 +6,10 @@
 // approved charge must have exactly one invoice, and each refund one credit note.
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../shared/db.mixin";
-import { billingNodes } from "../factories/billing-nodes";
+import { billingNodes, startWithBillingNodes } from "../factories/billing-nodes";
 import { createShop, submitCheckout } from "../factories/checkout";
 import { bearer } from "../factories/merchant";
-import { startApp, type TestApp } from "../setup/app";
+import type { TestApp } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
 
 const CHECKOUTS = 60;
@@ -22,13 +22,13 @@ const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 beforeAll(async () => {
 	nats = await startNats();
-	app = await startApp({
-		env: { TRANSPORTER: nats.url, RENEWAL_CRON: "0 0 1 1 *" },
+	app = await startWithBillingNodes(nodes, {
+		natsUrl: nats.url,
+		nodeIds: BILLING_NODES,
+		env: { RENEWAL_CRON: "0 0 1 1 *" },
 		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications", "refunds"],
-		broker: { nodeID: "support", requestTimeout: 30_000 },
+		requestTimeout: 30_000,
 	});
-	for (const name of BILLING_NODES) nodes.start(name);
-	await nodes.waitFor(app.broker, BILLING_NODES);
 }, 90_000);
 
 afterAll(async () => {

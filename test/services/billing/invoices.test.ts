@@ -3,7 +3,7 @@
 // with pdfjs-dist), and by the buyer's signed link without a token. The wall clock is April 2027 (CEST), as in
 // subscription-changes.test.ts.
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, bearer } from "../../factories/merchant";
+import { admin, bearer, createPlan } from "../../factories/merchant";
 import { pdfText } from "../../factories/pdf-text";
 import { setWallClock } from "../../factories/wall-clock";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
@@ -17,19 +17,7 @@ const product: Record<string, number> = {};
 
 const april = (day: number, hour = 0, minute = 0) => Date.UTC(2027, 3, day, hour - 2, minute);
 
-const createProduct = async (s: Shop, body: object) =>
-	(
-		await admin(app)
-			.post(`/accounts/${s.accountId}/products`, {
-				name: "Plan",
-				currency: "EUR",
-				merchantAccountGroup: "default",
-				billing: "CHARGE",
-				renewal: { every: 1, unit: "month" },
-				...body,
-			})
-			.expect(201)
-	).body.id as number;
+const createProduct = (s: Shop, body: object) => createPlan(app, s, body);
 
 beforeAll(async () => {
 	setWallClock(april(1));
