@@ -34,6 +34,17 @@ describe("POST /admin/accounts", () => {
 			webhookUrl: "https://shop.example/hooks",
 			renewalRetryDays: [1, 3, 5, 7],
 			disputeProtection: { unsubscribe: true, blockCard: true, blockEmail: false, refundEarlyFraudWarnings: true },
+			// Its invoice settings, each at its default (docs/invoices.md#settings).
+			invoicing: {
+				legalName: null,
+				address: null,
+				taxId: null,
+				invoicePrefix: "INV",
+				creditNotePrefix: "CN",
+				language: "en",
+				taxRateBps: 0,
+				pricesIncludeTax: true,
+			},
 			apiToken: expect.stringMatching(/^sk_live_/),
 			webhookSecret: expect.stringMatching(/^whsec_/),
 		});
@@ -140,6 +151,8 @@ describe("Products", () => {
 			trialDays: 0,
 			// The default: 3-D Secure only when the issuer asks (docs/authentication.md).
 			authentication: "WHEN_REQUIRED",
+			// The account's tax rate (docs/invoices.md#tax).
+			taxRateBps: null,
 		});
 	});
 
