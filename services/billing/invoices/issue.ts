@@ -121,9 +121,14 @@ async function issueNumbered(
 	return inserted ? ({ kind, doc } as Issued) : written(deps, kind, tx._id);
 }
 
+/** Best effort, in the background: what fails here is completed by the transaction's own relay, or the next issuer. */
 async function completeStale(deps: IssueDeps, transactionId: number): Promise<void> {
-	const tx = await deps.db.transactions.findById(transactionId).lean();
-	if (tx) await issueDocument(deps, tx).catch(() => undefined);
+	try {
+		const tx = await deps.db.transactions.findById(transactionId).lean();
+		if (tx) await issueDocument(deps, tx);
+	} catch {
+		// The database or accounts is unavailable: the entry stays pending, and stale, for the next issuer.
+	}
 }
 
 function issueInvoice(deps: IssueDeps, tx: TransactionDoc): Promise<Issued | null> {

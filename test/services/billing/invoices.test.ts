@@ -2,6 +2,8 @@
 // document, numbered without gaps per account, with lines and tax to the cent; read as JSON, as a PDF (read back
 // with pdfjs-dist), and by the buyer's signed link without a token. The wall clock is April 2027 (CEST), as in
 // subscription-changes.test.ts.
+import { MongoClient } from "mongodb";
+import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, createPlan } from "../../factories/merchant";
 import { pdfText } from "../../factories/pdf-text";
@@ -216,6 +218,35 @@ describe("Invoices", () => {
 		expect(charge.amount).toBe(12);
 		expect(invoice).toMatchObject({ number: "INV-2027-000001", taxInclusive: false, net: 10, tax: 2, gross: 12, total: 12 });
 		expect(invoice.lines[0]).toMatchObject({ unitAmount: 10, net: 10, tax: 2, gross: 12 });
+	});
+
+	test("When an issuer died after taking a number (its entry pending, no invoice), then the next issuer completes that number: no gap", async () => {
+		const other = await createShop(app);
+		const plan = await createProduct(other, { name: "Plan", amount: 10 });
+		const first = await subscribe(other, plan);
+		const [lost] = await invoicesOf(first, other);
+		// The state a node leaves when it dies between taking number 1 and writing its invoice, its event already gone.
+		const client = await MongoClient.connect(process.env.MONGO_URL!);
+		try {
+			const billing = client.db(databaseNameFor("billing", process.env.MONGO_URL!));
+			await billing.collection<{ _id: number }>("invoices").deleteOne({ _id: lost.id });
+			await billing
+				.collection<{ _id: string; pending: object[] }>("document_sequences")
+				.updateOne(
+					{ _id: `${other.accountId}:invoice` },
+					{ $set: { pending: [{ number: 1, key: lost.id, at: new Date(Date.now() - 120_000) }] } },
+				);
+
+			const second = await subscribe(other, plan);
+
+			const [next] = await invoicesOf(second, other);
+			const restored = await eventually(async () => (await api(other).get(`/invoice/${lost.id}`).expect(200)).body);
+			expect([restored.number, next.number]).toEqual(["INV-2027-000001", "INV-2027-000002"]);
+			const sequence = await billing.collection<{ _id: string }>("document_sequences").findOne({ _id: `${other.accountId}:invoice` });
+			expect(sequence).toMatchObject({ last: 2, pending: [] });
+		} finally {
+			await client.close();
+		}
 	});
 
 	test("When lists are asked with a bad cursor or date range, then 400; a date range keeps only that range's invoices", async () => {
