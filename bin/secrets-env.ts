@@ -3,7 +3,7 @@
 // same one, so generate them once and keep the file safe.
 import { newAdminToken, newCardSecrets } from "../dev/local-secrets";
 
-const { cardPrivateKey, cardFingerprintKey, vaultKey, credentialsPrivateKey, credentialsKey } = newCardSecrets();
+const { cardPrivateKey, cardFingerprintKey, vaultKey, credentialsPrivateKey, credentialsKey, invoiceLinkKey } = newCardSecrets();
 const lines = [
 	`ADMIN_TOKEN=${newAdminToken()}`,
 	// One line: the service turns the \n escapes back into line breaks.
@@ -12,5 +12,6 @@ const lines = [
 	`VAULT_KEY=${vaultKey}`,
 	`CREDENTIALS_PRIVATE_KEY=${credentialsPrivateKey.trim().replace(/\n/g, "\\n")}`,
 	`CREDENTIALS_KEY=${credentialsKey}`,
+	`INVOICE_LINK_KEY=${invoiceLinkKey}`,
 ];
 process.stdout.write(`${lines.join("\n")}\n`);

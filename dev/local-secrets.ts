@@ -16,6 +16,7 @@ export interface LocalSecrets {
 	vaultKey?: string;
 	credentialsPrivateKey?: string;
 	credentialsKey?: string;
+	invoiceLinkKey?: string;
 }
 
 function file(dataDir: string): string {
@@ -39,7 +40,7 @@ const newRsaKey = () => generateKeyPairSync("rsa", { modulusLength: 2048 }).priv
 
 /** The keys the checkout and payments services need, for a machine that has none configured. */
 export function newCardSecrets(): Required<
-	Pick<LocalSecrets, "cardPrivateKey" | "cardFingerprintKey" | "vaultKey" | "credentialsPrivateKey" | "credentialsKey">
+	Pick<LocalSecrets, "cardPrivateKey" | "cardFingerprintKey" | "vaultKey" | "credentialsPrivateKey" | "credentialsKey" | "invoiceLinkKey">
 > {
 	return {
 		cardPrivateKey: newRsaKey(),
@@ -47,6 +48,7 @@ export function newCardSecrets(): Required<
 		vaultKey: randomBytes(32).toString("base64"),
 		credentialsPrivateKey: newRsaKey(),
 		credentialsKey: randomBytes(32).toString("base64"),
+		invoiceLinkKey: randomBytes(32).toString("base64"),
 	};
 }
 
@@ -56,6 +58,7 @@ const CARD_SECRET_VARIABLES = {
 	vaultKey: "VAULT_KEY",
 	credentialsPrivateKey: "CREDENTIALS_PRIVATE_KEY",
 	credentialsKey: "CREDENTIALS_KEY",
+	invoiceLinkKey: "INVOICE_LINK_KEY",
 } as const;
 
 /** Sets every card secret the environment lacks from `secrets` (generating what is missing there too); returns the names it set. */

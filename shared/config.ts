@@ -63,6 +63,8 @@ export interface Config {
 	/** The key-encryption key of MIDs' processor keys at rest, and the ones before it during a rotation. */
 	credentialsKey: string | undefined;
 	credentialsPreviousKeys: string[];
+	/** Signs the links buyers open their invoices and credit notes by (billing; docs/invoices.md#links). */
+	invoiceLinkKey: string | undefined;
 	/** Where Stripe is reached, for every MID (a test server's address in tests); undefined: Stripe itself. */
 	stripeApiBase: string | undefined;
 	/** "localstripe" leaves out the parameters that emulator refuses (tests only). */
@@ -313,6 +315,7 @@ export function loadConfig(env: Env = process.env): Config {
 		credentialsPrivateKey: pem(env, "CREDENTIALS_PRIVATE_KEY"),
 		credentialsKey: secret(env, "CREDENTIALS_KEY", 32),
 		credentialsPreviousKeys: secretList(env, "CREDENTIALS_PREVIOUS_KEYS"),
+		invoiceLinkKey: secret(env, "INVOICE_LINK_KEY", 32),
 		stripeApiBase: url(env, "STRIPE_API_BASE", ["http", "https"]),
 		stripeApiDialect: oneOf(env, "STRIPE_API_DIALECT", ["stripe", "localstripe"] as const, "stripe"),
 		webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 120_000),

@@ -31,10 +31,10 @@ const SECRETS: [RegExp, string][] = [
 /** The configured secrets, as they would appear in a line (at least 8 characters, so nothing short is masked by accident). */
 function configuredSecrets(): string[] {
 	try {
-		const { adminToken, cardFingerprintKey, vaultKey, vaultPreviousKeys, credentialsKey, credentialsPreviousKeys } = config();
-		return [adminToken, cardFingerprintKey, vaultKey, credentialsKey, ...vaultPreviousKeys, ...credentialsPreviousKeys].filter(
-			(s): s is string => typeof s === "string" && s.length >= 8,
-		);
+		const { adminToken, cardFingerprintKey, vaultKey, vaultPreviousKeys, credentialsKey, credentialsPreviousKeys, invoiceLinkKey } =
+			config();
+		const keys = [adminToken, cardFingerprintKey, vaultKey, credentialsKey, invoiceLinkKey];
+		return [...keys, ...vaultPreviousKeys, ...credentialsPreviousKeys].filter((s): s is string => typeof s === "string" && s.length >= 8);
 	} catch {
 		// An invalid configuration is reported when the broker starts; logging must not fail before that.
 		return [];

@@ -6,11 +6,13 @@ import type {
 	DisputeProtection,
 	EmailSettings,
 	Environment,
+	InvoiceSettings,
 	WebhookTarget,
 } from "../../shared/contracts/accounts";
 import { sha256Hex } from "../../shared/crypto";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
+import { invoiceSettingsOf, invoiceSettingsSet } from "./invoice-settings";
 import type { AccountDoc } from "./models";
 import { retryDaysOf } from "./renewal-terms";
 import { newApiToken, newWebhookSecret } from "./secrets";
@@ -59,6 +61,7 @@ export function toAccountView(doc: AccountDoc): AccountView {
 		renewalRetryDays: retryDaysOf(doc),
 		disputeProtection: doc.disputeProtection,
 		emails: emailsOf(doc),
+		invoicing: invoiceSettingsOf(doc),
 	};
 }
 
@@ -71,6 +74,7 @@ export async function createAccount(
 		renewalRetryDays?: number[];
 		disputeProtection?: Partial<DisputeProtection>;
 		emails?: Partial<EmailSettings>;
+		invoicing?: Partial<InvoiceSettings>;
 		demo?: boolean;
 	},
 ): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
@@ -86,6 +90,7 @@ export async function createAccount(
 		// Stored complete: a later change of the defaults does not change what an account was created with.
 		disputeProtection: protectionOf(input),
 		emails: emailsOf(input),
+		...(input.invoicing ? { invoicing: input.invoicing } : {}),
 		createdAt: now,
 	});
 	const apiToken = newApiToken(input.environment);
@@ -102,12 +107,13 @@ export async function updateAccount(
 		renewalRetryDays?: number[] | null;
 		disputeProtection?: Partial<DisputeProtection>;
 		emails?: Partial<EmailSettings>;
+		invoicing?: Partial<InvoiceSettings>;
 	},
 ): Promise<AccountView | AccountsError> {
-	const { accountId, disputeProtection, emails, ...changes } = input;
+	const { accountId, disputeProtection, emails, invoicing, ...changes } = input;
 	if (changes.renewalRetryDays) changes.renewalRetryDays = inOrder(changes.renewalRetryDays);
 	const settings = [...byPath("disputeProtection", disputeProtection), ...byPath("emails", emails)];
-	const set = { ...changes, ...Object.fromEntries(settings) };
+	const set = { ...changes, ...Object.fromEntries(settings), ...invoiceSettingsSet(invoicing) };
 	if (Object.keys(set).length === 0) return AccountsError.NothingToChange;
 	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: set }, { returnDocument: "after" }).lean();
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;

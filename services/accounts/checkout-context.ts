@@ -16,7 +16,7 @@ export async function checkoutContext(
 	input: { accountId: number; productId: number },
 ): Promise<CheckoutContext | null> {
 	const [account, found] = await Promise.all([
-		deps.db.accounts.findById(input.accountId, { environment: 1, buyerBlocks: 1 }).lean(),
+		deps.db.accounts.findById(input.accountId, { environment: 1, buyerBlocks: 1, invoicing: 1 }).lean(),
 		deps.db.products.findById(input.productId).lean(),
 	]);
 	if (!account) return null;
@@ -25,7 +25,7 @@ export async function checkoutContext(
 	const merchantAccounts = product ? await merchantAccountsOfGroup(deps, input.accountId, product.merchantAccountGroup) : [];
 	return {
 		environment: account.environment,
-		product: product ? toProductRecord(product) : null,
+		product: product ? toProductRecord(product, account) : null,
 		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid)),
 		blocksBuyers: account.buyerBlocks === true,
 	};

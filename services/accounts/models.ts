@@ -19,6 +19,8 @@ import {
 	type EmailSettings,
 	ENVIRONMENTS,
 	type Environment,
+	INVOICE_LANGUAGES,
+	type InvoiceSettings,
 	type MidProcessor,
 	PERIOD_UNITS,
 	type RenewalPeriod,
@@ -41,6 +43,8 @@ export interface AccountDoc {
 	emails?: Partial<EmailSettings>;
 	/** Set before the account's first blocked buyer is stored, and kept: until then its checkouts ask nothing more. */
 	buyerBlocks?: boolean;
+	/** The invoice settings the operator set; those absent are at their defaults (invoice-settings.ts). */
+	invoicing?: Partial<InvoiceSettings>;
 	createdAt: Date;
 }
 
@@ -67,6 +71,8 @@ export interface ProductDoc {
 	authentication: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
+	/** Basis points; absent or null: the account's rate. */
+	taxRateBps?: number | null;
 	createdAt: Date;
 }
 
@@ -119,6 +125,22 @@ const accountSchema = new Schema<AccountDoc>(
 			default: undefined,
 		},
 		buyerBlocks: Boolean,
+		invoicing: {
+			type: new Schema(
+				{
+					legalName: String,
+					address: String,
+					taxId: String,
+					invoicePrefix: String,
+					creditNotePrefix: String,
+					language: { type: String, enum: INVOICE_LANGUAGES },
+					taxRateBps: Number,
+					pricesIncludeTax: Boolean,
+				},
+				{ _id: false },
+			),
+			default: undefined,
+		},
 		createdAt: { type: Date, required: true },
 	},
 	options,
@@ -148,6 +170,7 @@ const productSchema = new Schema<ProductDoc>(
 		authentication: { type: String, enum: AUTHENTICATION_POLICIES, required: true },
 		merchantAccountGroup: { type: String, required: true },
 		active: { type: Boolean, required: true },
+		taxRateBps: { type: Number, default: null },
 		createdAt: { type: Date, required: true },
 	},
 	options,

@@ -7,8 +7,9 @@ import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { ownedBy } from "../../shared/persistence";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
+import { productTaxOf } from "./invoice-settings";
 import { accountExists } from "./merchant-accounts";
-import type { ProductDoc } from "./models";
+import type { AccountDoc, ProductDoc } from "./models";
 
 export interface ProductInput {
 	name: string;
@@ -21,6 +22,7 @@ export interface ProductInput {
 	authentication: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
+	taxRateBps?: number | null;
 }
 
 const TRIAL_DAYS: Record<BillingKind, [min: number, max: number]> = {
@@ -29,7 +31,8 @@ const TRIAL_DAYS: Record<BillingKind, [min: number, max: number]> = {
 	PREAUTHORIZE: [1, 7],
 };
 
-export function toProductRecord(doc: ProductDoc): ProductRecord {
+/** The product as other services get it; `account` (its invoice settings) resolves its tax. */
+export function toProductRecord(doc: ProductDoc, account: Pick<AccountDoc, "invoicing"> | null = null): ProductRecord {
 	const currency = findCurrency(doc.currency)!;
 	return {
 		id: doc._id,
@@ -46,11 +49,13 @@ export function toProductRecord(doc: ProductDoc): ProductRecord {
 		authentication: doc.authentication,
 		merchantAccountGroup: doc.merchantAccountGroup,
 		active: doc.active,
+		taxRateBps: doc.taxRateBps ?? null,
+		tax: productTaxOf(account, doc),
 	};
 }
 
 export function toProductView(doc: ProductDoc): ProductView {
-	const { amountMinor: _, ...view } = toProductRecord(doc);
+	const { amountMinor: _, tax: __, ...view } = toProductRecord(doc);
 	return view;
 }
 
@@ -106,6 +111,7 @@ export async function updateProduct(
 		authentication: current.authentication,
 		merchantAccountGroup: current.merchantAccountGroup,
 		active: current.active,
+		taxRateBps: current.taxRateBps ?? null,
 	};
 	// billing comes with its trialDays (unless CHARGE, which has none), as in a new product.
 	if (changes.billing && changes.trialDays === undefined) delete currentInput.trialDays;
@@ -116,8 +122,11 @@ export async function updateProduct(
 }
 
 export async function getProduct(deps: AccountsDeps, input: { accountId: number; productId: number }): Promise<ProductRecord | null> {
-	const doc = await deps.db.products.findById(input.productId).lean();
-	return doc?.accountId === input.accountId ? toProductRecord(doc) : null;
+	const [doc, account] = await Promise.all([
+		deps.db.products.findById(input.productId).lean(),
+		deps.db.accounts.findById(input.accountId, { invoicing: 1 }).lean(),
+	]);
+	return doc?.accountId === input.accountId ? toProductRecord(doc, account) : null;
 }
 
 export async function listProducts(deps: AccountsDeps, input: { accountId: number }): Promise<ProductView[] | AccountsError> {

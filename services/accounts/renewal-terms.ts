@@ -15,14 +15,14 @@ export const retryDaysOf = (account: Pick<AccountDoc, "renewalRetryDays">): numb
 
 export async function renewalTerms(deps: AccountsDeps, input: { accountId: number; productId: number }): Promise<RenewalTerms | null> {
 	const [account, product] = await Promise.all([
-		deps.db.accounts.findById(input.accountId, { renewalRetryDays: 1 }).lean(),
+		deps.db.accounts.findById(input.accountId, { renewalRetryDays: 1, invoicing: 1 }).lean(),
 		deps.db.products.findById(input.productId).lean(),
 	]);
 	// Read by key, then checked: another account's product is no product.
 	if (!account || product?.accountId !== input.accountId) return null;
 	const merchantAccounts = await merchantAccountsOfGroup(deps, input.accountId, product.merchantAccountGroup);
 	return {
-		product: toProductRecord(product),
+		product: toProductRecord(product, account),
 		retryDays: retryDaysOf(account),
 		merchantAccounts: merchantAccounts.map(mid => toMerchantAccountView(mid)),
 	};

@@ -7,6 +7,7 @@ import {
 	COUPON_DURATIONS,
 	EMAIL_LANGUAGES,
 	ENVIRONMENTS,
+	INVOICE_LANGUAGES,
 	PERIOD_UNITS,
 } from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
@@ -54,6 +55,24 @@ const emails = params(
 	},
 	[],
 );
+// Basis points: 0 to 100 %.
+const taxRateBps = { type: "integer", minimum: 0, maximum: 10_000 };
+const nullableText = (maxLength: number) => ({ anyOf: [{ type: "string", minLength: 1, maxLength }, { type: "null" }] });
+const numberPrefix = { type: "string", pattern: "^[A-Za-z0-9]{1,12}$", errorMessage: "must be 1 to 12 letters or digits" };
+// Any of them, the others keep their value (or default); at least one on a change (docs/invoices.md#settings).
+const invoicing = params(
+	{
+		legalName: nullableText(200),
+		address: nullableText(500),
+		taxId: nullableText(50),
+		invoicePrefix: numberPrefix,
+		creditNotePrefix: numberPrefix,
+		language: { enum: INVOICE_LANGUAGES },
+		taxRateBps,
+		pricesIncludeTax: { type: "boolean" },
+	},
+	[],
+);
 // As the checkout takes it: billing blocks a customer's email, which a checkout took.
 const email = { type: "string", format: "email", maxLength: 254 };
 // An operator's: no run of 13 digits or more (a card number typed in) is stored as a blocked email.
@@ -75,6 +94,7 @@ const productFields = {
 	authentication: { enum: AUTHENTICATION_POLICIES },
 	merchantAccountGroup: shortText,
 	active: { type: "boolean" },
+	taxRateBps: { anyOf: [taxRateBps, { type: "null" }] },
 };
 
 const weight = { type: "integer", minimum: 0, maximum: 1000 };
@@ -125,7 +145,10 @@ const couponCode = {
 const couponRef = { accountId: id, couponId: id, code: couponCode };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, emails }, ["name", "environment"]),
+	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, emails, invoicing }, [
+		"name",
+		"environment",
+	]),
 	update: params(
 		{
 			accountId: id,
@@ -134,6 +157,7 @@ export const schemas = {
 			renewalRetryDays: { anyOf: [renewalRetryDays, { type: "null" }] },
 			disputeProtection: { ...disputeProtection, minProperties: 1 },
 			emails: { ...emails, minProperties: 1 },
+			invoicing: { ...invoicing, minProperties: 1 },
 		},
 		["accountId"],
 	),

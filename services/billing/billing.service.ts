@@ -19,6 +19,7 @@ import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
 import { billingErrors } from "./errors";
+import { documentActions } from "./invoices/document-actions";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
 import { midHealth, monthVolumes } from "./mid-stats/mid-health";
@@ -175,6 +176,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			),
 		),
 		disputes: idempotent(domainAction(schemas.disputes, listDisputesPage, pageOrBadRequest)),
+		// Invoices and credit notes (invoices/, docs/invoices.md): lists, JSON, PDFs, and the buyer's signed links.
+		...documentActions,
 		// Ops and the dashboard: each MID's month and last 30 days (mid-health.ts).
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
 		// Checkout nodes: what capped MIDs sold this month (checkout/mid-routing.ts).

@@ -9,6 +9,7 @@ import { ApiErrorType } from "../../shared/errors";
 import { CustomerCouponError } from "./coupons/customer-coupon";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
+import { DocumentError } from "./invoices/document-reads";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { PauseError } from "./subscriptions/pause";
@@ -20,7 +21,8 @@ export type BillingError =
 	| PauseError
 	| PlanChangeError
 	| CustomerCouponError
-	| CouponError;
+	| CouponError
+	| DocumentError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
@@ -129,6 +131,9 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
 	// A subscription's change (plan-changes/).
 	...PLAN_CHANGE_ERRORS,
+	// Invoices and credit notes (invoices/): another account's, or a link's signature that does not match, is not found.
+	[DocumentError.InvoiceNotFound]: { type: ApiErrorType.NotFound, message: "Invoice not found" },
+	[DocumentError.CreditNoteNotFound]: { type: ApiErrorType.NotFound, message: "Credit note not found" },
 };
 
 export const billingErrors = domainErrors(BILLING_ERRORS);

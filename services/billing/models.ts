@@ -2,7 +2,8 @@
 // transactions, the locks that keep one active subscription per (product,
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
 // recovery's counters, the five schedules (renewals, card-expiry warnings,
-// the outbox, checkouts to recover, paused customers' resumes), change quotes, the timelines the merchant's lists page
+// the outbox, checkouts to recover, paused customers' resumes), change quotes, invoices and credit notes with their
+// sequences, the timelines the merchant's lists page
 // through, and the id sequences. What each document holds, and its key, is
 // written beside its schema in documents/ (customer.ts, transaction.ts,
 // refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
@@ -16,6 +17,14 @@ import { type ChangeQuoteDoc, changeQuoteSchema } from "./documents/change-quote
 import { type MidStatsDoc, midStatsSchema, type RecoveryStatsDoc, recoveryStatsSchema } from "./documents/counters";
 import { type CustomerDoc, customerSchema } from "./documents/customer";
 import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./documents/dispute";
+import {
+	type CreditNoteDoc,
+	creditNoteSchema,
+	type DocumentSequenceDoc,
+	documentSequenceSchema,
+	type InvoiceDoc,
+	invoiceSchema,
+} from "./documents/invoice";
 import { type RefundDoc, refundSchema } from "./documents/refund";
 import { type SubscriptionLockDoc, subscriptionLockSchema } from "./documents/subscription-lock";
 import { type TransactionDoc, transactionSchema } from "./documents/transaction";
@@ -42,6 +51,10 @@ export interface BillingDb {
 	checkoutSchedule: Model<ScheduleSlotDoc>;
 	/** Paused customers by the hour of their resumeAt (subscriptions/pause.ts): the renewal cycle resumes them by key. */
 	resumeSchedule: Model<ScheduleSlotDoc>;
+	/** Invoices and credit notes, by their transaction's id; their gapless sequences by `<account>:<kind>` (invoices/). */
+	invoices: Model<InvoiceDoc>;
+	creditNotes: Model<CreditNoteDoc>;
+	documentSequences: Model<DocumentSequenceDoc>;
 	/** The merchant's lists of customers and transactions (lists/pages.ts). */
 	timelines: Timelines;
 	ids: { customers: IdAllocator; transactions: IdAllocator; disputes: IdAllocator };
@@ -63,6 +76,9 @@ export function createBillingModels(connection: Connection): BillingDb {
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),
 		checkoutSchedule: connection.model("CheckoutSchedule", scheduleSchema(), "checkout_schedule"),
 		resumeSchedule: connection.model("ResumeSchedule", scheduleSchema(), "resume_schedule"),
+		invoices: connection.model("Invoice", invoiceSchema, "invoices"),
+		creditNotes: connection.model("CreditNote", creditNoteSchema, "credit_notes"),
+		documentSequences: connection.model("DocumentSequence", documentSequenceSchema, "document_sequences"),
 		timelines: createTimelines(connection),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),

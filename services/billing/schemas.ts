@@ -72,6 +72,7 @@ export const schemas = {
 				trialDays: { type: "integer", minimum: 0 },
 				renewal: { anyOf: [period, { type: "null" }] },
 				authentication: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
+				tax: params({ rateBps: { type: "integer", minimum: 0, maximum: 10_000 }, inclusive: { type: "boolean" } }),
 			},
 			["billing", "amountMinor", "currency", "currencyId", "trialDays", "renewal"],
 		),
@@ -140,6 +141,10 @@ export const schemas = {
 		},
 		["accountId"],
 	),
+	// Invoices and credit notes (invoices/): lists, one by id, and the buyer's signed link.
+	documents: params({ accountId: id, ...listParams, ...dateRangeParams, customerId: id }, ["accountId"]),
+	// Any text: a signature that does not match is a 404, whatever its shape, as a tampered one.
+	buyerDocument: params({ id, signature: { type: "string", minLength: 1, maxLength: 200 } }),
 	midVolumes: params({ midIds: { type: "array", items: id, minItems: 1, maxItems: 100, uniqueItems: true } }),
 	disputes: params({ accountId: id, ...listParams, ...dateRangeParams, status: { enum: Object.values(DisputeStatus) } }, ["accountId"]),
 	// The body as Stripe sent it, and its Stripe-Signature header when there was one (the gateway's processors route).

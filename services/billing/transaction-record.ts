@@ -10,7 +10,7 @@ import type { BillingDeps } from "./deps";
 import type { CustomerDoc } from "./documents/customer";
 import type { DisputeDoc } from "./documents/dispute";
 import type { RefundDoc } from "./documents/refund";
-import type { TransactionDoc } from "./documents/transaction";
+import type { Billed, TransactionDoc } from "./documents/transaction";
 import { appendTransactions } from "./lists/pages";
 import { countTransactions } from "./mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
@@ -27,13 +27,15 @@ export interface ChargeRecord {
 	creditApplied?: number;
 	/** The coupon's discount on this charge's list price; absent or null: none. */
 	discount?: DiscountLine | null;
+	/** What it billed, for its invoice (pricing/billed.ts); absent: a single line of the product, untaxed. */
+	billed?: Billed;
 }
 
 const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
 
 function chargeFields(
 	deps: BillingDeps,
-	{ customer, money, type, idempotencyKey, outcome, creditApplied, discount }: ChargeRecord,
+	{ customer, money, type, idempotencyKey, outcome, creditApplied, discount, billed }: ChargeRecord,
 ): TransactionFields {
 	const approved = outcome.status === "APPROVED";
 	// A renewal the credit paid in full moved no money at the processor: nothing to refund.
@@ -68,6 +70,7 @@ function chargeFields(
 		originalTransactionId: null,
 		...(creditApplied ? { creditApplied } : {}),
 		...(discount ? { discount } : {}),
+		...(billed ? { billed } : {}),
 		// A charge or hold was attempted, approved or not: the merchant hears of it.
 		outbox: [outboxEvent(deps, "TRANSACTION")],
 		relayed: [],
@@ -82,8 +85,9 @@ export function recordTransaction(
 	idempotencyKey: string,
 	outcome: PaymentOutcome,
 	discount: DiscountLine | null = null,
+	billed?: Billed,
 ): Promise<TransactionDoc> {
-	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome, discount }));
+	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome, discount, billed }));
 }
 
 /** One charge, with the credit that paid the rest of it (a subscription's change). */

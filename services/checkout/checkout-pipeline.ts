@@ -155,6 +155,7 @@ async function payOn(
 			trialDays: product.trialDays,
 			renewal: product.renewal,
 			authentication: product.authentication,
+			tax: product.tax,
 		},
 	});
 	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId }, paid);

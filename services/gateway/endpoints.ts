@@ -31,6 +31,8 @@ export interface Endpoint {
 	hostAsDomain?: boolean;
 	/** `processor.secretKey` is sealed to the payments service before the request goes on (processor-keys.ts). */
 	sealsProcessorKey?: boolean;
+	/** The action answers a file (`{contentType, base64 | text, filename?}`: a PDF, a page), sent as it is (route-hooks.ts). */
+	file?: boolean;
 }
 
 /** `/api`, Bearer API token. */
@@ -59,6 +61,13 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	// A coupon on an existing customer, from its next charge (docs/coupons.md).
 	"POST /customer/:id/coupon": { action: "billing.attachCoupon" },
 	"DELETE /customer/:id/coupon": { action: "billing.removeCoupon" },
+	// Invoices and credit notes (docs/invoices.md).
+	"GET /invoices": { action: "billing.invoices" },
+	"GET /invoice/:id": { action: "billing.getInvoice" },
+	"GET /invoice/:id/pdf": { action: "billing.invoicePdf", file: true },
+	"GET /credit-notes": { action: "billing.creditNotes" },
+	"GET /credit-note/:id": { action: "billing.getCreditNote" },
+	"GET /credit-note/:id/pdf": { action: "billing.creditNotePdf", file: true },
 };
 
 /** `/api`, no token. */
@@ -74,6 +83,11 @@ export const publicEndpoints: Record<string, Endpoint> = {
 	// The frame, once the buyer's challenge on a card update's renewal owed ended.
 	"POST /card-update/continue": { action: "checkout.continueCardUpdate", checkoutErrors: true },
 	"POST /card-update-link": { action: "sessions.openCardUpdateLink", hostAsDomain: true },
+	// A buyer's signed link to an invoice or a credit note: the page and its PDF (docs/invoices.md#links).
+	"GET /buyer/invoices/:id/:signature": { action: "billing.buyerInvoice", file: true },
+	"GET /buyer/invoices/:id/:signature/pdf": { action: "billing.buyerInvoicePdf", file: true },
+	"GET /buyer/credit-notes/:id/:signature": { action: "billing.buyerCreditNote", file: true },
+	"GET /buyer/credit-notes/:id/:signature/pdf": { action: "billing.buyerCreditNotePdf", file: true },
 };
 
 /**

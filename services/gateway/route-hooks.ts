@@ -105,11 +105,29 @@ export async function afterDashboardCall(
 
 // Every route with actions.
 
+/** A file an action answered (a PDF in base64, an HTML page), as its bytes with its content type. */
+interface FileAnswer {
+	contentType: string;
+	filename?: string;
+	base64?: string;
+	text?: string;
+}
+
+function fileOf(meta: Record<string, unknown>, file: FileAnswer): Buffer {
+	meta.$responseType = file.contentType;
+	// The page and the PDF are the buyer's: never cached by a shared cache, never framed.
+	const headers: Record<string, string> = { "Cache-Control": "private, no-store", "X-Frame-Options": "DENY" };
+	if (file.filename) headers["Content-Disposition"] = `attachment; filename="${file.filename.replace(/[^A-Za-z0-9._-]/g, "_")}"`;
+	meta.$responseHeaders = headers;
+	return file.base64 !== undefined ? Buffer.from(file.base64, "base64") : Buffer.from(file.text ?? "", "utf8");
+}
+
 /** The endpoint's status, Location and content type (endpoints.ts) on a successful answer. */
 export function applyEndpointOptions(ctx: Context, _route: unknown, req: GatewayRequest, _res: ServerResponse, data: unknown): unknown {
 	const endpoint = endpointFor(req.$alias?.action);
 	const meta = ctx.meta as Record<string, unknown>;
 	if (endpoint?.plainText) meta.$responseType = "text/plain; charset=utf-8";
+	if (endpoint?.file) return fileOf(meta, data as FileAnswer);
 	if (endpoint?.status) {
 		meta.$statusCode = endpoint.status;
 		const path = requestPath(req);

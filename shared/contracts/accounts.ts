@@ -36,6 +36,8 @@ export interface AccountView {
 	disputeProtection: DisputeProtection;
 	/** Emails to its buyers (docs/emails.md): off unless turned on; always complete (defaults filled in). */
 	emails: EmailSettings;
+	/** The seller's details and tax on its invoices (docs/invoices.md#settings); always complete (defaults filled in). */
+	invoicing: InvoiceSettings;
 }
 
 /** The languages buyers' emails are written in (docs/emails.md#language). */
@@ -55,6 +57,36 @@ export interface EmailSettings {
 	language: EmailLanguage;
 	/** The merchant's colour for headings and buttons, #rrggbb; null: a neutral dark grey. */
 	brandColor: string | null;
+}
+
+/** The languages an invoice can be written in (docs/invoices.md#languages). */
+export const INVOICE_LANGUAGES = ["en", "de", "es"] as const;
+export type InvoiceLanguage = (typeof INVOICE_LANGUAGES)[number];
+
+/** What an account's invoices say of the seller, how they are numbered, and the tax its prices carry. */
+export interface InvoiceSettings {
+	/** The seller's legal name; null: the account's name. */
+	legalName: string | null;
+	/** The seller's postal address, lines separated by newlines; null: none printed. */
+	address: string | null;
+	/** The seller's tax (VAT) id; null: none printed. */
+	taxId: string | null;
+	/** Invoice numbers are `<prefix>-<year>-<6 digits>` (default INV). */
+	invoicePrefix: string;
+	/** Credit note numbers are `<prefix>-<year>-<6 digits>` (default CN). */
+	creditNotePrefix: string;
+	language: InvoiceLanguage;
+	/** The tax rate of products that set none, in basis points (2000 = 20 %); default 0. */
+	taxRateBps: number;
+	/** true (default): prices include the tax, which the invoice splits out; false: tax is added to what the buyer pays. */
+	pricesIncludeTax: boolean;
+}
+
+/** The tax a product's price carries: its own rate or its account's, included in the price or added to it. */
+export interface ProductTax {
+	/** Basis points (2000 = 20 %). */
+	rateBps: number;
+	inclusive: boolean;
 }
 
 /** The account's protection against disputes (docs/disputes.md#protection). */
@@ -126,6 +158,8 @@ export interface ProductView {
 	authentication: AuthenticationPolicy;
 	merchantAccountGroup: string;
 	active: boolean;
+	/** Its own tax rate in basis points; null: the account's (invoicing.taxRateBps). */
+	taxRateBps: number | null;
 }
 
 export const AUTHENTICATION_POLICIES = ["ALWAYS", "WHEN_REQUIRED"] as const;
@@ -134,6 +168,8 @@ export type AuthenticationPolicy = (typeof AUTHENTICATION_POLICIES)[number];
 /** What other services get of a product: the view plus the amount in minor units. */
 export interface ProductRecord extends ProductView {
 	amountMinor: number;
+	/** The tax its price carries, resolved from the product and its account when read. */
+	tax: ProductTax;
 }
 
 export interface MerchantAccountView {

@@ -1,7 +1,7 @@
 // The billing service's contract with the other services: the checkout's
 // steps, refunds, and the customer and transaction as the spec's tables show
 // them. Types only; billing and its callers both import them.
-import type { AuthenticationPolicy, BillingKind, CouponDuration, CouponTerms, Environment, RenewalPeriod } from "./accounts";
+import type { AuthenticationPolicy, BillingKind, CouponDuration, CouponTerms, Environment, ProductTax, RenewalPeriod } from "./accounts";
 import type { Authentication, DisputeEvidence, DisputeStatus } from "./payments";
 
 /** The spec's Customer (section 2). */
@@ -207,6 +207,8 @@ export interface FirstPaymentInput {
 		renewal: RenewalPeriod | null;
 		/** 3-D Secure at checkout; absent: WHEN_REQUIRED. */
 		authentication?: AuthenticationPolicy;
+		/** The tax its price carries; absent: none. Prices that exclude it charge it on top. */
+		tax?: ProductTax;
 	};
 }
 

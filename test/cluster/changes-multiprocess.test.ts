@@ -7,10 +7,10 @@
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../shared/db.mixin";
 import { addPeriod } from "../../shared/time";
-import { billingNodes } from "../factories/billing-nodes";
+import { billingNodes, startWithBillingNodes } from "../factories/billing-nodes";
 import { createShop, type Shop, submitCheckout } from "../factories/checkout";
 import { bearer } from "../factories/merchant";
-import { startApp, type TestApp } from "../setup/app";
+import type { TestApp } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
 
 const CUSTOMERS = 40;
@@ -77,20 +77,19 @@ async function upgrade(shop: Shop, customerId: number, deadline: number): Promis
 
 beforeAll(async () => {
 	nats = await startNats();
-	app = await startApp({
+	app = await startWithBillingNodes(nodes, {
+		natsUrl: nats.url,
+		nodeIds: BILLING_NODES,
 		// A change whose node died after its charge was sent is settled by the recovery sweep after its grace period.
 		env: {
-			TRANSPORTER: nats.url,
 			RENEWAL_LEASE_MS: String(LEASE_MS),
 			RENEWAL_CRON: "0 0 1 1 *",
 			REFUND_RECOVERY_GRACE_MS: "12000",
 			REFUND_RECOVERY_INTERVAL_MS: "500",
 		},
 		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications"],
-		broker: { nodeID: "support", requestTimeout: 120_000 },
+		requestTimeout: 120_000,
 	});
-	for (const name of BILLING_NODES) nodes.start(name);
-	await nodes.waitFor(app.broker, BILLING_NODES);
 }, 90_000);
 
 afterAll(async () => {

@@ -21,7 +21,15 @@ from schemathesis.specs.openapi import checks as builtin
 
 SPEC_EMPTY_ANSWER = {"GET /api/customer/{id}", "GET /api/transaction/{id}", "GET /api/session", "GET /api/events/{id}"}
 
-LISTS = {"GET /api/customers", "GET /api/transactions", "GET /api/customer/{id}/transactions", "GET /api/disputes", "GET /api/events"}
+LISTS = {
+    "GET /api/customers",
+    "GET /api/transactions",
+    "GET /api/customer/{id}/transactions",
+    "GET /api/disputes",
+    "GET /api/events",
+    "GET /api/invoices",
+    "GET /api/credit-notes",
+}
 # The 400s a schema-valid list request can get (shared/list-page.ts LIST_ERROR_MESSAGES).
 LIST_STATE_MESSAGES = (
     "cursor is not one this API gave out",

@@ -52,12 +52,13 @@ test("When the compose topology is read, then every service runs in its own cont
 	}
 });
 
-test("When the compose file is read, then the checkout and payments nodes get the keys they need, and no other node gets them", () => {
+test("When the compose file is read, then the checkout, payments and billing nodes get the keys they need, and no other node gets them", () => {
 	const keysOf = (service: string) =>
 		Object.keys(nodes.find(([, s]) => s.environment!.SERVICES === service)![1].environment!).filter(name => /KEY$/.test(name));
 	expect(keysOf("checkout").sort()).toEqual(["CARD_FINGERPRINT_KEY", "CARD_PRIVATE_KEY"]);
 	expect(keysOf("payments").sort()).toEqual(["CREDENTIALS_KEY", "CREDENTIALS_PRIVATE_KEY", "VAULT_KEY"]);
-	for (const [, node] of nodes.filter(([, s]) => !["checkout", "payments"].includes(s.environment!.SERVICES)))
+	expect(keysOf("billing")).toEqual(["INVOICE_LINK_KEY"]);
+	for (const [, node] of nodes.filter(([, s]) => !["checkout", "payments", "billing"].includes(s.environment!.SERVICES)))
 		expect(Object.keys(node.environment!).filter(name => /KEY$/.test(name))).toEqual([]);
 });
 

@@ -3,7 +3,9 @@
 // server and database.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { ServiceBroker } from "moleculer";
+import type { ServiceName } from "../../shared/config";
 import { projectRoot } from "../../shared/paths";
+import { startApp, type TestApp } from "../setup/app";
 
 export interface BillingNodes {
 	/** Every node started, by its id: a test SIGKILLs or SIGTERMs them through this. */
@@ -49,4 +51,19 @@ export function serviceNodes(service: string): BillingNodes {
 			for (const child of processes.values()) if (child.exitCode === null) child.kill("SIGKILL");
 		},
 	};
+}
+
+/** The rest of the service in this process ("support") over the test's NATS server, then the billing nodes, joined. */
+export async function startWithBillingNodes(
+	nodes: BillingNodes,
+	options: { natsUrl: string; nodeIds: string[]; env: Record<string, string>; services: ServiceName[]; requestTimeout: number },
+): Promise<TestApp> {
+	const app = await startApp({
+		env: { TRANSPORTER: options.natsUrl, ...options.env },
+		services: options.services,
+		broker: { nodeID: "support", requestTimeout: options.requestTimeout },
+	});
+	for (const name of options.nodeIds) nodes.start(name);
+	await nodes.waitFor(app.broker, options.nodeIds);
+	return app;
 }

@@ -38,3 +38,18 @@ export function advanceClock(app: TestApp, merchant: Pick<TestMerchant, "account
 		.post(`/accounts/${merchant.accountId}/clock`, { advanceTo: new Date(Date.now() + days * DAY_MS).toISOString() })
 		.expect(200);
 }
+
+/** A monthly CHARGE plan in EUR of the account's "default" MID group, with `body`'s fields over those; its id. */
+export async function createPlan(app: TestApp, merchant: Pick<TestMerchant, "accountId">, body: object): Promise<number> {
+	const res = await admin(app)
+		.post(`/accounts/${merchant.accountId}/products`, {
+			name: "Plan",
+			currency: "EUR",
+			merchantAccountGroup: "default",
+			billing: "CHARGE",
+			renewal: { every: 1, unit: "month" },
+			...body,
+		})
+		.expect(201);
+	return res.body.id as number;
+}

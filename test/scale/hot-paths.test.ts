@@ -1,6 +1,7 @@
 // The hot paths read and write by key: every command a checkout (with a promotion code), the merchant
 // reads, a refund, an unsubscribe (a trial's too, its hold released), a subscription's change, pause and resume, the
-// outbox relay, webhook delivery, buyers' emails and a renewal send is answered from an index on the embedded database (_id, or a
+// outbox relay (and the invoices and credit notes it issues, their lists and links), webhook delivery, buyers' emails
+// and a renewal send is answered from an index on the embedded database (_id, or a
 // unique index matched exactly), so none slows down as collections grow.
 // The commands are recorded with the driver's command monitoring.
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
@@ -66,6 +67,12 @@ describe("Hot paths on the embedded database", () => {
 			.expect(200);
 		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
 		await receiver.waitForRequests(7);
+		// Invoices and credit notes: issued by the relay above; their lists, one by key, and the buyer's link.
+		const invoices = await app.http().get(`/api/invoices?customerId=${customerId}`).set(bearer(shop)).expect(200);
+		await app.http().get("/api/invoices").set(bearer(shop)).expect(200);
+		await app.http().get("/api/credit-notes").set(bearer(shop)).expect(200);
+		await app.http().get(`/api/invoice/${charge.id}`).set(bearer(shop)).expect(200);
+		await app.http().get(invoices.body.data[0].url).expect(200);
 		reads.stop();
 
 		// Assert

@@ -25,6 +25,7 @@ export function knownSecrets(env: NodeJS.ProcessEnv = process.env): [what: strin
 		["CARD_FINGERPRINT_KEY", env.CARD_FINGERPRINT_KEY],
 		["VAULT_KEY", env.VAULT_KEY],
 		["CREDENTIALS_KEY", env.CREDENTIALS_KEY],
+		["INVOICE_LINK_KEY", env.INVOICE_LINK_KEY],
 		// A line of the PEM body is enough to give the key away.
 		[
 			"CARD_PRIVATE_KEY",

@@ -114,6 +114,8 @@ function recordOwed(
 		idempotencyKey: key,
 		outcome: paid,
 		creditApplied: bill.creditUsed,
+		discount: bill.discount,
+		billed: bill.billed,
 	});
 }
 

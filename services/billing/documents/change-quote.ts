@@ -14,6 +14,8 @@ export interface QuotedLine {
 	to: Date;
 	/** Minor units: a charge positive, a credit negative. */
 	amount: number;
+	/** The tax its product's price carries (pricing/tax.ts); absent on quotes of earlier versions: none. */
+	tax?: { rateBps: number; inclusive: boolean };
 }
 
 /** What a quote came to (minor units of `currency`). */

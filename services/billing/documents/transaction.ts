@@ -8,6 +8,27 @@ import type { DiscountLine } from "../coupons/discount";
 import { RefundStatus, TransactionStatus, TransactionType } from "../states";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
+/** One line of what a charge billed (minor units; a credit negative). */
+export interface BilledLine {
+	/** A plan's period, or a change's two lines (documents/change-quote.ts). */
+	kind: "plan" | "unused_time_credit" | "new_plan_charge";
+	productId: number;
+	quantity: number;
+	unitAmount: number;
+	/** As the price states it (tax included or not, by `Billed.tax`). */
+	amount: number;
+	from: Date | null;
+	to: Date | null;
+	/** Its own tax when it differs from the charge's (a change's old plan); absent: `Billed.tax`. */
+	tax?: { rateBps: number; inclusive: boolean };
+}
+
+/** What a charge billed, kept at charge time: its invoice is built from it (pricing/billed.ts). */
+export interface Billed {
+	lines: BilledLine[];
+	tax: { rateBps: number; inclusive: boolean };
+}
+
 export interface TransactionDoc {
 	_id: number;
 	accountId: number;
@@ -46,6 +67,8 @@ export interface TransactionDoc {
 	originalTransactionId: number | null;
 	/** Minor units of the customer's credit that paid part of this charge (a renewal or a change, issue 36): `amount` is what the card paid. Absent: none. */
 	creditApplied?: number;
+	/** What the charge billed (lines and tax), for its invoice; absent on refunds, chargebacks and transactions of earlier versions. */
+	billed?: Billed;
 	/** The coupon's discount on this charge (coupons/discount.ts): `amount` is what the list price lost, before credit and tax. Absent: none. */
 	discount?: DiscountLine;
 	outbox: OutboxEvent[];
@@ -81,6 +104,7 @@ export const transactionSchema = new Schema<TransactionDoc>(
 		pendingRefunds: { type: [String], default: [] },
 		originalTransactionId: { type: Number, default: null },
 		creditApplied: { type: Number, default: undefined },
+		billed: { type: Schema.Types.Mixed, default: undefined },
 		discount: { type: Schema.Types.Mixed, default: undefined },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },

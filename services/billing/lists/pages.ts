@@ -118,8 +118,8 @@ function dateRange(query: ListQuery): DateRange | ListError {
 const within = (range: DateRange, at: number) =>
 	(range.start === undefined || at >= range.start) && (range.end === undefined || at < range.end);
 
-/** One page of a list of documents keyed by number, newest first. */
-async function newestFirst<Doc extends { _id: number; accountId: number }, View>(
+/** One page of a list of documents keyed by number, newest first (the invoices' lists use it too: invoices/document-lists.ts). */
+export async function newestFirst<Doc extends { _id: number; accountId: number }, View>(
 	deps: BillingDeps,
 	query: ListQuery,
 	filters: Record<string, unknown>,

@@ -1,6 +1,7 @@
 // Relays the events waiting on given documents: those a change just wrote,
 // or those a sweep found listed (outbox-sweep.ts). An event leaves the outbox
 // only after notifications has stored it.
+import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { CustomerDoc } from "../documents/customer";
 import type { DisputeDoc } from "../documents/dispute";
 import type { TransactionDoc } from "../documents/transaction";
@@ -37,14 +38,35 @@ async function relatedDocs(deps: OutboxRelayDeps, { transactions, customers, dis
 	return { customersOf, transactionsOf };
 }
 
-/** Transactions' events first (a checkout's TRANSACTION goes out before its CONVERSION), then customers', then disputes'. */
+/** The events a transaction's document is issued with: a charge's or refund's first, a lost dispute's closing. */
+const ISSUED_WITH = new Set(["TRANSACTION", "REFUND"]);
+
+/** The transactions whose documents are issued with these events: charges and refunds, and lost disputes' chargebacks. */
+function documentTransactions(waiting: Waiting, transactionsOf: Map<number, TransactionDoc>): TransactionDoc[] {
+	const chargebacks = waiting.disputes.flatMap(d =>
+		d.chargebackTransactionId !== null && d.outbox.some(e => e.type === "DISPUTE_CLOSED")
+			? [transactionsOf.get(d.chargebackTransactionId)!]
+			: [],
+	);
+	return [...waiting.transactions.filter(tx => tx.outbox.some(e => ISSUED_WITH.has(e.type))), ...chargebacks.filter(Boolean)];
+}
+
+/**
+ * Transactions' events first (a checkout's TRANSACTION goes out before its CONVERSION), then customers', then
+ * disputes'; and the transactions whose documents are issued with them.
+ */
 async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
-	return [
+	const events = [
 		...waiting.transactions.flatMap(tx => tx.outbox.map(event => transactionEvent(tx, event, customersOf, transactionsOf))),
 		...waiting.customers.flatMap(customer => customer.outbox.map(event => customerEvent(customer, event, transactionsOf))),
 		...waiting.disputes.flatMap(dispute => dispute.outbox.map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
 	];
+	return { events, documents: documentTransactions(waiting, transactionsOf) };
+}
+
+async function enqueue(deps: OutboxRelayDeps, events: WebhookEvent[]): Promise<void> {
+	for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH));
 }
 
 /** Relays every event waiting on these documents. */
@@ -60,8 +82,11 @@ export async function relayDocs(
 		disputes: disputes.filter(dispute => dispute.outbox.length > 0),
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
-	const events = await webhookEvents(deps, waiting);
-	for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH));
+	const { events, documents } = await webhookEvents(deps, waiting);
+	await enqueue(deps, events);
+	// The documents after the events (whose webhooks need not wait for them), before the events leave the outbox: a
+	// crash in between issues them at the next relay, once (invoices/issue.ts).
+	if (deps.issueDocuments && documents.length > 0) await enqueue(deps, await deps.issueDocuments(documents));
 	await markRelayed(deps.db.transactions, waiting.transactions);
 	await markRelayed(deps.db.customers, waiting.customers);
 	await markRelayed(deps.db.disputes, waiting.disputes);

@@ -14,6 +14,7 @@ import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
+import { NO_TAX } from "../pricing/tax";
 import { TransactionType } from "../states";
 import { recordCharge } from "../transaction-record";
 
@@ -79,6 +80,8 @@ export async function recordChange(
 		idempotencyKey: changeKey(quote._id),
 		outcome,
 		creditApplied: creditUsed,
+		// Its lines as quoted, each with its product's tax, for its invoice.
+		billed: { lines: quote.result.lines.map(line => ({ ...line })), tax: product.tax ?? NO_TAX },
 	});
 	return { outcome, transaction };
 }

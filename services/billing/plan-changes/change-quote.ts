@@ -13,6 +13,7 @@ import { couponInForce } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
+import { NO_TAX, planGross, priceLines } from "../pricing/tax";
 import { CustomerStatus } from "../states";
 import { PlanChangeError } from "./change-api-errors";
 import { creditOf, currentPeriod, quantityOf } from "./customer-period";
@@ -106,7 +107,8 @@ export async function computeChange(
 	if (!quoted.ok) return CHANGE_ERRORS[quoted.error.code] ?? PlanChangeError.PeriodOver;
 	const q = quoted.value;
 	const credit = creditOf(customer);
-	const paid = applyCredit(credit, q.due);
+	const taxed = withTax(q, current, next);
+	const paid = applyCredit(credit, taxed.due);
 	if (!paid.ok) return PlanChangeError.AmountTooLarge;
 	return {
 		mode: input.mode,
@@ -123,20 +125,40 @@ export async function computeChange(
 			from: start,
 			to: end,
 			amount,
+			tax: taxRule(kind, current, next),
 		})),
-		due: q.due,
+		due: taxed.due,
 		creditUsed: credit - paid.value.creditLeft,
 		charged: paid.value.charged,
-		creditAdded: q.credit,
-		creditAfter: paid.value.creditLeft + q.credit,
+		creditAdded: taxed.credit,
+		creditAfter: paid.value.creditLeft + taxed.credit,
 		nextRenewal: {
 			at: q.nextRenewal.at,
 			productId: q.nextRenewal.productId,
 			quantity: q.nextRenewal.quantity,
-			amount: q.nextRenewal.amount,
+			amount: planGross(q.nextRenewal.amount, 1, next.tax),
 		},
 		state: q.state,
 	};
+}
+
+/** A change's line is taxed as its product: the old plan's credit as the old product, the new plan's charge as the new. */
+const taxRule = (kind: string, current: ProductRecord, next: ProductRecord) =>
+	(kind === "unused_time_credit" ? current.tax : next.tax) ?? NO_TAX;
+
+/**
+ * What the change's lines come to with their tax (pricing/): each line at its product's rule, the old plan's credit
+ * at the old product's. Prices that include tax change nothing; excluded tax is due (or credited) with them.
+ */
+function withTax(
+	q: { lines: { kind: string; amount: number }[]; due: number; credit: number },
+	current: ProductRecord,
+	next: ProductRecord,
+): { due: number; credit: number } {
+	const rule = (kind: string) => taxRule(kind, current, next);
+	if (q.lines.every(line => rule(line.kind).inclusive)) return { due: q.due, credit: q.credit };
+	const total = priceLines(q.lines.map(line => ({ amount: line.amount, rule: rule(line.kind) }))).gross;
+	return { due: Math.max(0, total), credit: Math.max(0, -total) };
 }
 
 /** A change that charges and credits nothing now (in a trial, or one cancelled): no lines, the credit as it is. */

@@ -1,14 +1,17 @@
-// What a renewal bills (issue 36): the product's price × quantity, less the
+// What a renewal bills (issue 36, 37): the product's price × quantity, less the
+// coupon's discount (coupons/discount.ts), with its tax (pricing/), less the
 // customer's credit. A customer that changed in place has a stored period: its
 // renewal bills the plan in force (or the change waiting for the period's end)
 // at its product's current price, and the next period is renewPeriod's. One
-// that never changed, with no seats and no credit, is billed exactly as before.
+// that never changed, with no seats, credit or coupon, is billed as before.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { applyCredit } from "../changes/credit";
 import { renewPeriod } from "../changes/proration";
 import type { SubscriptionPeriod } from "../changes/subscription-period";
 import { applyCoupon, type DiscountLine } from "../coupons/discount";
 import type { CustomerDoc } from "../documents/customer";
+import type { Billed } from "../documents/transaction";
+import { billedGross, planBilled } from "../pricing/billed";
 import { creditOf, quantityOf, storedPeriod } from "./customer-period";
 
 export interface RenewalBill {
@@ -16,41 +19,12 @@ export interface RenewalBill {
 	amount: number;
 	creditUsed: number;
 	productId: number;
-	/** The coupon's discount on the list price, before the credit; null: none (docs/coupons.md). */
+	/** The coupon's discount on the list price, before tax and credit; null: none (docs/coupons.md). */
 	discount: DiscountLine | null;
+	/** The period billed with its tax, for the invoice; its end is set once the next renewal is known (renewal-batch.ts). */
+	billed: Billed;
 	/** What the customer's fields become once it is paid (none for one that never changed and has no credit or coupon). */
 	changes: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity" | "coupon" | "periodCoupon">> | null;
-}
-
-/** The bill less the customer's coupon: the discount comes off the list price first, then the credit pays what it can. */
-export function renewalBill(customer: CustomerDoc, product: ProductRecord): RenewalBill {
-	const bill = listBill(customer, product);
-	const list = bill.amount + bill.creditUsed;
-	const applied = applyCoupon(customer.coupon, { productId: bill.productId, currency: product.currency, listAmount: list });
-	if (!applied.discount) {
-		// The period before was discounted, this one is not: a change must not count the old discount as paid less.
-		const cleared = customer.periodCoupon ? { changes: { ...bill.changes, periodCoupon: null } } : {};
-		return { ...bill, discount: null, ...cleared };
-	}
-	const paid = applyCredit(creditOf(customer), list - applied.discount.amount);
-	const charged = paid.ok ? paid.value.charged : list - applied.discount.amount;
-	const credit = paid.ok ? paid.value.creditLeft : creditOf(customer);
-	const period = bill.changes?.period;
-	const terms = { percentOff: customer.coupon!.percentOff, amountOff: customer.coupon!.amountOff };
-	return {
-		amount: charged,
-		creditUsed: list - applied.discount.amount - charged,
-		productId: bill.productId,
-		discount: applied.discount,
-		changes: {
-			...bill.changes,
-			credit,
-			coupon: applied.coupon,
-			periodCoupon: terms,
-			// The period was paid less the discount: a change prorates what was paid (docs/coupons.md#proration).
-			...(period ? { period: { ...period, billedForPeriod: period.billedForPeriod - applied.discount.amount, discount: terms } } : {}),
-		},
-	};
 }
 
 /** The product a renewal bills: the one of a change waiting for the period's end, else the customer's. */
@@ -58,28 +32,52 @@ export function renewalProductId(customer: CustomerDoc): number {
 	return storedPeriod(customer)?.pending?.productId ?? customer.productId;
 }
 
-/** What the renewal of `customer` bills at list prices, `product` being renewalProductId's. */
-function listBill(customer: CustomerDoc, product: ProductRecord): Omit<RenewalBill, "discount"> {
+/** What the renewal of `customer` bills, `product` being renewalProductId's. */
+export function renewalBill(customer: CustomerDoc, product: ProductRecord): RenewalBill {
 	const credit = creditOf(customer);
 	const period = storedPeriod(customer);
 	const renewed = period && renewPeriod(withPrice(period, product.amountMinor));
-	if (!renewed?.ok) {
-		const gross = product.amountMinor * quantityOf(customer);
-		const paid = applyCredit(credit, gross);
-		if (!paid.ok || credit === 0) return { amount: gross, creditUsed: 0, productId: customer.productId, changes: null };
-		const creditUsed = gross - paid.value.charged;
-		return { amount: paid.value.charged, creditUsed, productId: customer.productId, changes: { credit: paid.value.creditLeft } };
-	}
-	const { amount: gross, state } = renewed.value;
+	const state = renewed?.ok ? renewed.value.state : null;
+	const productId = state ? state.plan.productId : customer.productId;
+	const from = customer.nextRenewalTimestamp ?? new Date();
+	const billed = state
+		? planBilled({ ...product, id: productId }, state.plan.quantity, from, state.end)
+		: planBilled(product, quantityOf(customer), from, null);
+	const list = billed.lines.reduce((sum, line) => sum + line.amount, 0);
+	const applied = applyCoupon(customer.coupon, { productId, currency: product.currency, listAmount: list });
+	const discount = applied.discount;
+	const gross = billedGross(billed, discount?.amount ?? 0);
 	const paid = applyCredit(credit, gross);
 	const charged = paid.ok ? paid.value.charged : gross;
 	const creditLeft = paid.ok ? paid.value.creditLeft : credit;
+	const changes: RenewalBill["changes"] = {
+		...(creditLeft !== credit ? { credit: creditLeft } : {}),
+		...(state ? { period: state, credit: creditLeft, productId, quantity: state.plan.quantity } : {}),
+		...couponChanges(customer, applied, state),
+	};
 	return {
 		amount: charged,
 		creditUsed: gross - charged,
-		productId: state.plan.productId,
-		changes: { period: state, credit: creditLeft, productId: state.plan.productId, quantity: state.plan.quantity },
+		productId,
+		discount,
+		billed,
+		changes: Object.keys(changes).length ? changes : null,
 	};
+}
+
+/**
+ * The coupon after a renewal it discounted (a period less) and the period's discount, which a change prorates (the
+ * period was paid less it: docs/coupons.md#proration); a period it did not discount clears the one before's.
+ */
+function couponChanges(
+	customer: CustomerDoc,
+	applied: ReturnType<typeof applyCoupon>,
+	state: SubscriptionPeriod | null,
+): Partial<Pick<CustomerDoc, "coupon" | "periodCoupon" | "period">> {
+	if (!applied.discount) return customer.periodCoupon ? { periodCoupon: null } : {};
+	const terms = { percentOff: customer.coupon!.percentOff, amountOff: customer.coupon!.amountOff };
+	const period = state ? { period: { ...state, billedForPeriod: state.billedForPeriod - applied.discount.amount, discount: terms } } : {};
+	return { coupon: applied.coupon, periodCoupon: terms, ...period };
 }
 
 /** The renewing plan at the product's current price (a price the merchant changed since applies from this renewal). */

@@ -16,7 +16,7 @@ import { declineCategory, NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import type { BilledLine, TransactionDoc } from "../documents/transaction";
 import { expiryListings } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
@@ -110,9 +110,8 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Product
 	const { amount } = bill;
 	if (amount === 0) return paidByCredit;
 	if (customer.authorizationId !== null) {
-		// A hold is captured at the product's price, or at what its coupon leaves of it (the hold was discounted alike).
-		const captured = bill.discount ? amount : product.amountMinor;
-		return withRetries(() => deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount: captured }));
+		// A hold is captured at what its renewal bills: the price less its coupon, with its tax (the hold was placed alike).
+		return withRetries(() => deps.payments.capture({ idempotencyKey: key, authorizationId: customer.authorizationId!, amount }));
 	}
 	const money = {
 		idempotencyKey: key,
@@ -234,12 +233,12 @@ async function settleAll(
 	options: BatchOptions,
 	report: CycleReport,
 ): Promise<RelayTargets> {
-	const transactions = await recordCharges(deps, charged);
 	const states: Settling[] = charged.map(item => ({
 		item,
 		lease: { _id: item.customer._id, "renewalLease.owner": owner },
 		state: nextState(deps, item, options),
 	}));
+	const transactions = await recordCharges(deps, states);
 	await listNext(deps, states);
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
 	const asked = await authenticationRequests(deps, moving, transactions);
@@ -256,11 +255,12 @@ async function settleAll(
 	};
 }
 
-/** The batch's transactions, in a few commands, by their keys. */
-function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<string, TransactionDoc>> {
+/** The batch's transactions, in a few commands, by their keys; a charged period ends at the next renewal. */
+function recordCharges(deps: RenewalDeps, states: Settling[]): Promise<Map<string, TransactionDoc>> {
+	const periodEnd = (line: BilledLine, state: NextState) => line.to ?? (state.result === "charged" ? state.listAt : null);
 	return recordTransactions(
 		deps,
-		charged.map(item => ({
+		states.map(({ item, state }) => ({
 			customer: { ...item.customer, productId: item.bill.productId },
 			money: { ...item.terms.product, amountMinor: item.bill.amount },
 			creditApplied: item.bill.creditUsed,
@@ -268,6 +268,7 @@ function recordCharges(deps: RenewalDeps, charged: Charged[]): Promise<Map<strin
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
 			idempotencyKey: item.key,
 			outcome: item.outcome,
+			billed: { ...item.bill.billed, lines: item.bill.billed.lines.map(line => ({ ...line, to: periodEnd(line, state) })) },
 		})),
 	);
 }

@@ -261,7 +261,7 @@ export async function settleFirstPayment(
 	/** When the processor charged: now, or for a recovered checkout when it opened. */
 	now = deps.now(),
 ): Promise<SettledFirstPayment> {
-	const charge = firstCharge(customer, product);
+	const charge = firstCharge(customer, product, now);
 	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome, charge);
 	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
 	const discounted = charge.coupon
@@ -296,7 +296,7 @@ async function recordFirstTransaction(
 	if (product.billing === "SCHEDULE") return null;
 	const type = product.billing === "PREAUTHORIZE" ? TransactionType.Preauthorization : TransactionType.SubscriptionStart;
 	const money = { ...product, amountMinor: charge.amount };
-	return recordTransaction(deps, customer, money, type, idempotencyKey, outcome, charge.discount);
+	return recordTransaction(deps, customer, money, type, idempotencyKey, outcome, charge.discount, charge.billed);
 }
 
 /** PENDING -> DECLINED, its lock released, answered with the checkout's code for the decline. */

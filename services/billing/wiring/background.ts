@@ -6,6 +6,7 @@ import type { Logger, ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
+import { createDocumentIssuer } from "../invoices/document-events";
 import type { BillingDb } from "../models";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
 import type { RecoveryReport } from "../refunds/refund-recovery";
@@ -47,6 +48,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 	const relay = createOutboxRelay({
 		...deps,
 		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
+		issueDocuments: createDocumentIssuer({ ...deps, linkOf: deps.documentLinks.linkOf }),
 		logger,
 	});
 	relay.start();

@@ -35,6 +35,14 @@ describe("POST /admin/accounts", () => {
 			renewalRetryDays: [1, 3, 5, 7],
 			disputeProtection: { unsubscribe: true, blockCard: true, blockEmail: false, refundEarlyFraudWarnings: true },
 			emails: { enabled: false, from: null, fromName: null, replyTo: null, language: "en", brandColor: null },
+			// Its invoice settings at their defaults (docs/invoices.md#settings); the seller's details are null until set.
+			invoicing: expect.objectContaining({
+				invoicePrefix: "INV",
+				creditNotePrefix: "CN",
+				language: "en",
+				taxRateBps: 0,
+				pricesIncludeTax: true,
+			}),
 			apiToken: expect.stringMatching(/^sk_live_/),
 			webhookSecret: expect.stringMatching(/^whsec_/),
 		});
@@ -141,6 +149,8 @@ describe("Products", () => {
 			trialDays: 0,
 			// The default: 3-D Secure only when the issuer asks (docs/authentication.md).
 			authentication: "WHEN_REQUIRED",
+			// The account's tax rate (docs/invoices.md#tax).
+			taxRateBps: null,
 		});
 	});
 

@@ -119,10 +119,10 @@ test("When a checkout stopped after the processor charged, before anything was r
 	expect(operations.filter(o => o.idempotencyKey.startsWith(opened.attemptId))).toHaveLength(1);
 	const events = await eventually(
 		async () => webhooksOf(opened.customerId),
-		e => e.length >= 2,
-		"the TRANSACTION and CONVERSION webhooks",
+		e => e.length >= 3,
+		"the TRANSACTION and CONVERSION webhooks, and the charge's INVOICE_ISSUED",
 	);
-	expect(events.map(e => e.type).sort()).toEqual(["CONVERSION", "TRANSACTION"]);
+	expect(events.map(e => e.type).sort()).toEqual(["CONVERSION", "INVOICE_ISSUED", "TRANSACTION"]);
 }, 30_000);
 
 test("When a checkout stopped before the processor was asked, then the sweep abandons the customer, charges nothing and frees the buyer to subscribe again", async () => {

@@ -2,7 +2,7 @@
 // end, seats, an interval change, credit spent by the renewal, refusals that change nothing, and their events. The
 // wall clock is set to April 2027 (30 days, no clock change, CEST), as in docs/subscriptions.md's examples.
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, bearer } from "../../factories/merchant";
+import { admin, bearer, createPlan } from "../../factories/merchant";
 import { setWallClock } from "../../factories/wall-clock";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
@@ -22,19 +22,7 @@ beforeAll(async () => {
 	shop = await createShop(app);
 	receiver = await startWebhookReceiver();
 	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
-	const create = async (body: object) =>
-		(
-			await admin(app)
-				.post(`/accounts/${shop.accountId}/products`, {
-					name: "Plan",
-					currency: "EUR",
-					merchantAccountGroup: "default",
-					billing: "CHARGE",
-					renewal: { every: 1, unit: "month" },
-					...body,
-				})
-				.expect(201)
-		).body.id as number;
+	const create = (body: object) => createPlan(app, shop, body);
 	product.ten = await create({ amount: 10 });
 	product.twenty = await create({ amount: 20 });
 	product.twelve = await create({ amount: 12 });

@@ -43,8 +43,8 @@ describe("Webhooks from real flows", () => {
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
 
 		// Assert
-		const events = await eventsOf(customerId, 2);
-		expect(events.map(e => e.type).sort()).toEqual(["CONVERSION", "TRANSACTION"]);
+		const events = await eventsOf(customerId, 3);
+		expect(events.map(e => e.type).sort()).toEqual(["CONVERSION", "INVOICE_ISSUED", "TRANSACTION"]);
 		const transaction = events.find(e => e.type === "TRANSACTION")!;
 		expect(transaction).toMatchObject({
 			accountId: shop.accountId,

@@ -53,7 +53,7 @@ describe("GET /api/events", () => {
 	beforeAll(async () => {
 		customerId = await checkout();
 		await checkout();
-		await eventually(() => expect(received().size).toBeGreaterThanOrEqual(4));
+		await eventually(() => expect(received().size).toBeGreaterThanOrEqual(6));
 	});
 
 	test("When a merchant lists its events, then each is the envelope its webhook carried, oldest first", async () => {
@@ -64,7 +64,7 @@ describe("GET /api/events", () => {
 		const sent = received();
 		expect(events.length).toBe(sent.size);
 		for (const event of events) expect(JSON.stringify(event)).toBe(sent.get(event.id));
-		expect(events.map(e => e.type)).toEqual(["TRANSACTION", "CONVERSION", "TRANSACTION", "CONVERSION"]);
+		expect(events.map(e => e.type)).toEqual(["TRANSACTION", "CONVERSION", "INVOICE_ISSUED", "TRANSACTION", "CONVERSION", "INVOICE_ISSUED"]);
 		expect(events[0].customerId).toBe(customerId);
 	});
 
@@ -130,7 +130,7 @@ describe("Catching up after an outage", () => {
 		const caughtUp = await catchUp(lastProcessed, 2);
 		// Their events are taken in a moment after the checkouts answer (the outbox relay).
 		for (const customerId of await during) {
-			await eventually(async () => expect(await catchUp(undefined, 100, `&customerId=${customerId}`)).toHaveLength(2));
+			await eventually(async () => expect(await catchUp(undefined, 100, `&customerId=${customerId}`)).toHaveLength(3));
 		}
 		const rest = await catchUp(caughtUp[caughtUp.length - 1]?.id ?? lastProcessed, 2);
 

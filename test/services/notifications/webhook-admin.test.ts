@@ -172,10 +172,10 @@ describe("POST /admin/accounts/:accountId/webhooks/redeliver", () => {
 	test("When an account's webhooks failed, then every DEAD one is sent again and the delivered ones are not", async () => {
 		// Arrange
 		const fine = await sale(app, merchant);
-		for (const event of [fine.transaction, fine.conversion]) await untilStatus(event.id, "DELIVERED");
+		for (const event of [fine.transaction, fine.conversion, fine.invoice]) await untilStatus(event.id, "DELIVERED");
 		receiver.answerByDefault(500);
-		const { transaction, conversion } = await sale(app, merchant);
-		const failed = [transaction, conversion];
+		const { transaction, conversion, invoice } = await sale(app, merchant);
+		const failed = [transaction, conversion, invoice];
 		for (const event of failed) await untilStatus(event.id, "DEAD");
 		receiver.answerByDefault(200);
 
@@ -184,7 +184,7 @@ describe("POST /admin/accounts/:accountId/webhooks/redeliver", () => {
 
 		// Assert
 		expect(res.status).toBe(200);
-		expect(res.body).toEqual({ redelivered: 2 });
+		expect(res.body).toEqual({ redelivered: 3 });
 		for (const event of failed) await untilStatus(event.id, "DELIVERED");
 		for (const event of [fine.transaction, fine.conversion]) expect(receiver.requestsFor(event.id)).toHaveLength(1);
 	});

@@ -85,11 +85,11 @@ describe("Delivering an event", () => {
 	// How soon (the issue asks for under 1 s) is measured by the webhook-delay benchmark, not asserted here.
 	test("When a checkout writes its events, then their first attempts are made without any other trigger", async () => {
 		// Act
-		const { transaction, conversion } = await sale(app, merchant);
-		const requests = await receiver.waitForRequests(2);
+		const { transaction, conversion, invoice } = await sale(app, merchant);
+		const requests = await receiver.waitForRequests(3);
 
 		// Assert
-		expect(requests.map(r => r.headers["x-webhook-id"]).sort()).toEqual([transaction.id, conversion.id].sort());
+		expect(requests.map(r => r.headers["x-webhook-id"]).sort()).toEqual([transaction.id, conversion.id, invoice.id].sort());
 	});
 
 	test("When billing hands the same event over again, then it is stored and sent once, and listed once in the events API", async () => {
@@ -146,8 +146,8 @@ describe("Retrying failed deliveries", () => {
 		// Act
 		const events: Envelope[] = [];
 		for (let i = 0; i < 3; i++) {
-			const { transaction, conversion } = await sale(app, merchant);
-			events.push(transaction, conversion);
+			const { transaction, conversion, invoice } = await sale(app, merchant);
+			events.push(transaction, conversion, invoice);
 		}
 		await eventually(async () => {
 			for (const event of events) {
@@ -220,8 +220,8 @@ describe("Accounts without a webhook URL", () => {
 		try {
 			for (const second of [3, 1, 4, 0, 2]) {
 				setWallClock(dayAgo + second * 1000);
-				const { transaction, conversion } = await sale(app, withoutUrl);
-				events.push(transaction, conversion);
+				const { transaction, conversion, invoice } = await sale(app, withoutUrl);
+				events.push(transaction, conversion, invoice);
 			}
 		} finally {
 			jest.useRealTimers();
@@ -261,7 +261,7 @@ describe("Accounts without a webhook URL", () => {
 		} finally {
 			jest.useRealTimers();
 		}
-		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "WAITING")).length).toBe(4));
+		await eventually(async () => expect((await deliveriesOf(app, withoutUrl, "WAITING")).length).toBe(6));
 
 		// Act
 		await setWebhookUrl(app, withoutUrl, receiver.url);

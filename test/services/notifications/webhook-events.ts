@@ -48,20 +48,26 @@ export function newEvent(merchant: TestMerchant, overrides: Partial<TestEvent> =
 	};
 }
 
-/** A buyer's checkout of the shop's charge product, as the SDK sends it: billing writes its TRANSACTION and CONVERSION events. */
-export async function sale(app: TestApp, shop: Shop): Promise<{ customerId: number; transaction: Envelope; conversion: Envelope }> {
+/** What a sale sends: its TRANSACTION and CONVERSION, then its charge's INVOICE_ISSUED (docs/invoices.md). */
+export const SALE_EVENTS = ["TRANSACTION", "CONVERSION", "INVOICE_ISSUED"];
+
+/** A buyer's checkout of the shop's charge product, as the SDK sends it: billing writes its TRANSACTION and CONVERSION events, and issues its invoice. */
+export async function sale(
+	app: TestApp,
+	shop: Shop,
+): Promise<{ customerId: number; transaction: Envelope; conversion: Envelope; invoice: Envelope }> {
 	const res = await submitCheckout(app, shop, { productId: shop.products.charge });
 	if (res.body.code !== "OK") throw new Error(`checkout answered ${res.status} ${res.text}`);
 	const customerId: number = res.body.customerId;
-	const [transaction, conversion] = await eventsOf(app, shop, customerId, ["TRANSACTION", "CONVERSION"]);
-	return { customerId, transaction, conversion };
+	const [transaction, conversion, invoice] = await eventsOf(app, shop, customerId, SALE_EVENTS);
+	return { customerId, transaction, conversion, invoice };
 }
 
 /** The merchant unsubscribes its customer (POST /api/unsubscribe/{customerId}): billing writes a CANCELLATION. */
 export async function unsubscribe(app: TestApp, merchant: TestMerchant, customerId: number): Promise<Envelope> {
 	await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(merchant)).expect(200);
-	const events = await eventsOf(app, merchant, customerId, ["TRANSACTION", "CONVERSION", "CANCELLATION"]);
-	return events[2];
+	const events = await eventsOf(app, merchant, customerId, [...SALE_EVENTS, "CANCELLATION"]);
+	return events[3];
 }
 
 /** The customer's events as GET /api/events lists them once stored, oldest first, waiting until they are these types. */

@@ -1,0 +1,120 @@
+// An invoice's and a credit note's lines and totals, from what the charge
+// billed (its transaction's `billed`, pricing/billed.ts): pure, so the property
+// tests check that every document adds up to the cent (docs/invoices.md#lines).
+import type { InvoiceDoc, InvoiceLine } from "../documents/invoice";
+import type { Billed, TransactionDoc } from "../documents/transaction";
+import { divideRounded, NO_TAX, priceLines } from "../pricing/tax";
+
+export interface Totals {
+	lines: InvoiceLine[];
+	taxInclusive: boolean;
+	net: number;
+	tax: number;
+	gross: number;
+}
+
+const sum = (lines: InvoiceLine[], pick: (line: InvoiceLine) => number) => lines.reduce((total, line) => total + pick(line), 0);
+
+const totalsOf = (lines: InvoiceLine[], taxInclusive: boolean): Totals => ({
+	lines,
+	taxInclusive,
+	net: sum(lines, l => l.net),
+	tax: sum(lines, l => l.tax),
+	gross: sum(lines, l => l.gross),
+});
+
+/** A transaction of an earlier version, or one whose amount its lines do not explain: one line of what it paid. */
+function paidLine(tx: TransactionDoc, billed: Billed | undefined): Billed {
+	const amount = tx.amount + (tx.creditApplied ?? 0) + (tx.discount?.amount ?? 0);
+	const tax = billed ? { rateBps: (billed.lines[0]?.tax ?? billed.tax).rateBps, inclusive: true } : NO_TAX;
+	const first = billed?.lines[0];
+	return {
+		lines: [
+			{
+				kind: "plan",
+				productId: tx.productId,
+				quantity: 1,
+				unitAmount: amount,
+				amount,
+				from: first?.from ?? tx.timestamp,
+				to: first?.to ?? null,
+			},
+		],
+		tax,
+	};
+}
+
+/**
+ * An invoice's lines: each billed line at its full price and tax, then the discount as its own line (its tax is
+ * what the discount took off the lines' tax). The customer's credit is not a line: it paid, as a card does.
+ * Σ gross − credit = the transaction's amount, always: billed lines that would not (a charge made before this
+ * version, or a discount the charge did not take) give way to one line of what was paid.
+ */
+export function invoiceTotals(tx: TransactionDoc, names: Map<number, string>): Totals {
+	const credit = tx.creditApplied ?? 0;
+	const discount = tx.discount?.amount ?? 0;
+	let billed = tx.billed ?? paidLine(tx, undefined);
+	const priced = (b: Billed, d: number) =>
+		priceLines(
+			b.lines.map(line => ({ amount: line.amount, rule: line.tax ?? b.tax })),
+			d,
+		);
+	if (priced(billed, discount).gross - credit !== tx.amount) billed = paidLine(tx, billed);
+	const full = priced(billed, 0);
+	const after = priced(billed, discount);
+	const lines: InvoiceLine[] = billed.lines.map((line, i) => ({
+		kind: line.kind,
+		productId: line.productId,
+		description: names.get(line.productId) ?? `#${line.productId}`,
+		quantity: line.quantity,
+		unitAmount: line.unitAmount,
+		from: line.from,
+		to: line.to,
+		taxRateBps: full.lines[i].rateBps,
+		net: full.lines[i].net,
+		tax: full.lines[i].tax,
+		gross: full.lines[i].gross,
+	}));
+	if (after.discount > 0) {
+		const net = after.net - full.net;
+		const tax = after.tax - full.tax;
+		const code = tx.discount?.code;
+		lines.push({
+			kind: "discount",
+			productId: null,
+			description: code ? `Discount (${code})` : "Discount",
+			quantity: 1,
+			unitAmount: -after.discount,
+			from: null,
+			to: null,
+			taxRateBps: full.lines[0]?.rateBps ?? 0,
+			net,
+			tax,
+			gross: net + tax,
+		});
+	}
+	return totalsOf(lines, billed.tax.inclusive);
+}
+
+/**
+ * A credit note's lines: the invoice's own, reversed in full, when it gives back all the invoice's gross; else one
+ * line of what it gives back, its tax the invoice's share of it (tax / gross × amount, half away from zero).
+ */
+export function creditNoteTotals(invoice: Pick<InvoiceDoc, "lines" | "tax" | "gross" | "number" | "taxInclusive">, amount: number): Totals {
+	if (amount === invoice.gross) return totalsOf(invoice.lines, invoice.taxInclusive);
+	const tax = invoice.gross > 0 ? divideRounded(amount * invoice.tax, invoice.gross) : 0;
+	const line: InvoiceLine = {
+		kind: "refund",
+		productId: null,
+		description: `Refund of ${invoice.number}`,
+		quantity: 1,
+		unitAmount: amount,
+		from: null,
+		to: null,
+		taxRateBps: invoice.lines[0]?.taxRateBps ?? 0,
+		net: amount - tax,
+		tax,
+		gross: amount,
+	};
+	return totalsOf([line], true);
+}

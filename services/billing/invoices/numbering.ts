@@ -1,0 +1,94 @@
+// Gapless numbers, one sequence per account and kind (docs/invoices.md#numbering).
+//
+// A number is taken for a key (the transaction's id) by one compare-and-set on
+// the sequence document: `last` moves from n to n + 1 and {number: n + 1, key}
+// joins `pending`, in the same update. The document is written with `_id` = key
+// and a unique (account, sequence), then the pending entry is pulled.
+//   - Before taking a number, the sequence is read, then the document: a key
+//     with a pending entry gets that entry's number again; a key with a
+//     document gets none. Pulls change no `last`, so a compare-and-set that
+//     wins saw every pending entry there was: a key is never numbered twice.
+//   - A crash after the number is taken leaves its pending entry: the next
+//     issue for that key (the relay's retry of the transaction's event, which
+//     stays in its outbox until then) writes the document with that number,
+//     and issuers that find an entry older than STALE_PENDING_MS complete it.
+// So every number given is used once, across nodes, retries and crashes.
+import type { DocumentSequenceDoc } from "../documents/invoice";
+import type { BillingDb } from "../models";
+
+export type DocumentKind = "invoice" | "credit_note";
+
+/** A pending entry this old is completed by whoever reads the sequence (its issuer died or gave up). */
+export const STALE_PENDING_MS = 60_000;
+
+export const sequenceKey = (accountId: number, kind: DocumentKind) => `${accountId}:${kind}`;
+
+/** The number as printed: `<prefix>-<year>-<6 digits>` (more digits past 999,999). */
+export const formatNumber = (prefix: string, year: number, sequence: number) => `${prefix}-${year}-${String(sequence).padStart(6, "0")}`;
+
+export interface Numbered {
+	sequence: number;
+	/** Entries of other keys found older than STALE_PENDING_MS: the caller completes them. */
+	stale: DocumentSequenceDoc["pending"];
+}
+
+interface NumberingDeps {
+	db: Pick<BillingDb, "documentSequences">;
+	now: () => Date;
+}
+
+/** Takes the key's number (or finds the one it was given); null: the key already has its document (`exists`). */
+async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: () => Promise<boolean>): Promise<Numbered | null | "retry"> {
+	const sequences = deps.db.documentSequences;
+	const doc = (await sequences.findById(id).lean()) ?? { _id: id, last: 0, pending: [] };
+	const now = deps.now();
+	const stale = doc.pending.filter(entry => entry.key !== key && now.getTime() - new Date(entry.at).getTime() > STALE_PENDING_MS);
+	const mine = doc.pending.find(entry => entry.key === key);
+	if (mine) return { sequence: mine.number, stale };
+	if (await exists()) return null;
+	const sequence = doc.last + 1;
+	const entry = { number: sequence, key, at: now };
+	const taken =
+		doc.last === 0
+			? await sequences
+					.updateOne({ _id: id, last: 0 }, { $set: { last: 1 }, $push: { pending: entry } }, { upsert: true })
+					.catch(() => null)
+			: await sequences.updateOne({ _id: id, last: doc.last }, { $set: { last: sequence }, $push: { pending: entry } });
+	const won = taken !== null && (taken.modifiedCount === 1 || taken.upsertedCount === 1);
+	return won ? { sequence, stale } : "retry";
+}
+
+/** One number at a time per sequence on this node: its own issuers never race each other's compare-and-set. */
+const queues = new Map<string, Promise<unknown>>();
+
+function inTurn<T>(id: string, work: () => Promise<T>): Promise<T> {
+	const turn = (queues.get(id) ?? Promise.resolve()).then(work, work);
+	const settled = turn.catch(() => undefined);
+	queues.set(id, settled);
+	void settled.then(() => {
+		if (queues.get(id) === settled) queues.delete(id);
+	});
+	return turn;
+}
+
+/** The key's number in the account's sequence of `kind`, taken once; null when `exists` says its document is written. */
+export function takeNumber(
+	deps: NumberingDeps,
+	accountId: number,
+	kind: DocumentKind,
+	key: number,
+	exists: () => Promise<boolean>,
+): Promise<Numbered | null> {
+	const id = sequenceKey(accountId, kind);
+	return inTurn(id, async () => {
+		for (;;) {
+			const taken = await takeOnce(deps, id, key, exists);
+			if (taken !== "retry") return taken;
+		}
+	});
+}
+
+/** The document is written: its pending entry goes. */
+export async function releaseNumber(deps: NumberingDeps, accountId: number, kind: DocumentKind, key: number): Promise<void> {
+	await deps.db.documentSequences.updateOne({ _id: sequenceKey(accountId, kind) }, { $pull: { pending: { key } } });
+}

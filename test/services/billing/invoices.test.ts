@@ -1,0 +1,268 @@
+// Invoices and credit notes over HTTP (issue 37, docs/invoices.md): every kind of payment and refund issues its
+// document, numbered without gaps per account, with lines and tax to the cent; read as JSON, as a PDF (read back
+// with pdfjs-dist), and by the buyer's signed link without a token. The wall clock is April 2027 (CEST), as in
+// subscription-changes.test.ts.
+import { MongoClient } from "mongodb";
+import { databaseNameFor } from "../../../shared/db.mixin";
+import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { admin, bearer, createPlan } from "../../factories/merchant";
+import { pdfText } from "../../factories/pdf-text";
+import { setWallClock } from "../../factories/wall-clock";
+import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
+import { startApp, type TestApp } from "../../setup/app";
+import { eventually } from "../notifications/webhook-events";
+
+let app: TestApp;
+let shop: Shop;
+let receiver: WebhookReceiver;
+const product: Record<string, number> = {};
+
+const april = (day: number, hour = 0, minute = 0) => Date.UTC(2027, 3, day, hour - 2, minute);
+
+const createProduct = (s: Shop, body: object) => createPlan(app, s, body);
+
+beforeAll(async () => {
+	setWallClock(april(1));
+	app = await startApp();
+	shop = await createShop(app);
+	receiver = await startWebhookReceiver();
+	await admin(app)
+		.patch(`/accounts/${shop.accountId}`, {
+			webhookUrl: receiver.url,
+			invoicing: {
+				legalName: "Shop GmbH",
+				address: "Hauptstraße 1\n10115 Berlin",
+				taxId: "DE123456789",
+				invoicePrefix: "SHOP",
+				language: "de",
+				taxRateBps: 2000,
+			},
+		})
+		.expect(200);
+	product.twelve = await createProduct(shop, { name: "Basic", amount: 12 });
+	product.twentyFour = await createProduct(shop, { name: "Pro", amount: 24 });
+	product.reduced = await createProduct(shop, { name: "Books", amount: 10.7, taxRateBps: 700 });
+});
+afterAll(async () => {
+	jest.useRealTimers();
+	await receiver.stop();
+	await app.stop();
+});
+
+const api = (s: Shop = shop) => ({
+	get: (path: string) => app.http().get(`/api${path}`).set(bearer(s)),
+	post: (path: string, body: object) => app.http().post(`/api${path}`).set(bearer(s)).send(body),
+});
+const subscribe = async (s: Shop, productId: number) => {
+	setWallClock(april(1));
+	const res = await submitCheckout(app, s, { productId, card: CARDS.visa });
+	expect(res.body.code).toBe("OK");
+	return res.body.customerId as number;
+};
+const transactions = async (id: number) => (await api().get(`/customer/${id}/transactions`).expect(200)).body.data;
+const invoicesOf = (customerId: number, s: Shop = shop) =>
+	eventually(async () => {
+		const page = (await api(s).get(`/invoices?customerId=${customerId}`).expect(200)).body;
+		expect(page.data.length).toBeGreaterThan(0);
+		return page.data;
+	});
+const refund = (txId: number, amount: string, key: string) =>
+	app.http().get(`/api/refund/${txId}?amountToRefund=${amount}`).set(bearer(shop)).set("Idempotency-Key", key).expect(200);
+
+describe("Invoices", () => {
+	test("When a buyer pays €12.00 with 20 % tax included, then invoice SHOP-2027-000001 splits €10.00 and €2.00 out, with the seller's and buyer's details, and INVOICE_ISSUED carries its signed link", async () => {
+		const id = await subscribe(shop, product.twelve);
+
+		const [invoice] = await invoicesOf(id);
+		const event = await eventually(() => {
+			const found = receiver.requests.map(r => JSON.parse(r.rawBody)).find(e => e.type === "INVOICE_ISSUED" && e.customerId === id);
+			expect(found).toBeDefined();
+			return found;
+		});
+
+		const [charge] = await transactions(id);
+		expect(invoice).toMatchObject({
+			number: "SHOP-2027-000001",
+			customerId: id,
+			transactionId: charge.id,
+			currency: "EUR",
+			language: "de",
+			seller: { name: "Shop GmbH", address: "Hauptstraße 1\n10115 Berlin", taxId: "DE123456789" },
+			buyer: { email: expect.stringContaining("@") },
+			taxInclusive: true,
+			net: 10,
+			tax: 2,
+			gross: 12,
+			total: 12,
+			creditApplied: 0,
+			descriptor: "MID A",
+			transactionType: "SUBSCRIPTION_START",
+		});
+		expect(invoice.lines).toEqual([
+			expect.objectContaining({ kind: "plan", description: "Basic", quantity: 1, unitAmount: 12, taxRate: 20, net: 10, tax: 2, gross: 12 }),
+		]);
+		expect(invoice.lines[0].periodStart).toMatch(/^2027-04-01/);
+		expect(invoice.lines[0].periodEnd).toMatch(/^2027-05-01/);
+		expect(event.data.invoice).toEqual({
+			id: invoice.id,
+			number: "SHOP-2027-000001",
+			customerId: id,
+			transactionId: charge.id,
+			total: 12,
+			currency: "EUR",
+			url: invoice.url,
+		});
+		expect((await api().get(`/invoice/${invoice.id}`).expect(200)).body).toEqual(invoice);
+		const listed = (await api().get("/events?type=INVOICE_ISSUED").expect(200)).body;
+		expect(JSON.stringify(listed)).toContain(event.id);
+	});
+
+	test("When the buyer's link is opened without a token, then the page and the PDF show the invoice in German; a tampered link and another account's token find nothing", async () => {
+		const id = await subscribe(shop, product.reduced);
+		const [invoice] = await invoicesOf(id);
+		const http = app.http();
+
+		const page = await http.get(invoice.url).expect(200);
+		const pdf = await http
+			.get(`${invoice.url}/pdf`)
+			.buffer(true)
+			.parse(binary as never)
+			.expect(200);
+		const merchantPdf = await api()
+			.get(`/invoice/${invoice.id}/pdf`)
+			.buffer(true)
+			.parse(binary as never)
+			.expect(200);
+		const tampered = invoice.url.replace(/.$/, (c: string) => (c === "A" ? "B" : "A"));
+		const other = await createShop(app);
+
+		expect(page.headers["content-type"]).toMatch(/^text\/html/);
+		expect(page.text).toContain(invoice.number);
+		expect(page.text).toContain("Rechnung");
+		expect(page.text).toContain("10,70\u00a0€");
+		expect(pdf.headers["content-type"]).toBe("application/pdf");
+		expect((pdf.body as Buffer).subarray(0, 4).toString()).toBe("%PDF");
+		const { text, pages } = await pdfText(pdf.body as Buffer);
+		expect(pages).toBe(1);
+		expect(text).toContain(invoice.number);
+		expect(text).toContain("Shop GmbH");
+		// €10.70 with 7 % included: 10.00 net, 0.70 tax.
+		expect(text).toContain("0,70");
+		expect(merchantPdf.headers["content-disposition"]).toContain(`${invoice.number}.pdf`);
+		await http.get(tampered).expect(404);
+		await http.get(invoice.url.replace(`/${invoice.id}/`, `/${invoice.id + 1}/`)).expect(404);
+		await api(other).get(`/invoice/${invoice.id}`).expect(404);
+		await api(other).get(`/invoice/${invoice.id}/pdf`).expect(404);
+	});
+
+	test("When a customer renews, upgrades and is refunded, then each payment has one invoice and each refund a credit note that refers to it, all numbered without gaps", async () => {
+		const id = await subscribe(shop, product.twelve);
+		await admin(app)
+			.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(april(30, 23, 30) + 3_600_000).toISOString() })
+			.expect(200);
+		setWallClock(april(16) + 30 * 86_400_000);
+		await api().post(`/customer/${id}/change`, { productId: product.twentyFour, mode: "now_prorated" }).expect(200);
+
+		const charges = await eventually(async () => {
+			const found = (await transactions(id)).filter((t: { amount: number }) => t.amount > 0);
+			expect(found).toHaveLength(3);
+			return found;
+		});
+		const invoices = await eventually(async () => {
+			const found = await invoicesOf(id);
+			expect(found).toHaveLength(3);
+			return found;
+		});
+		const [change, renewal, first] = invoices;
+		await refund(first.transactionId, "4.5", `inv-refund-${id}-1`);
+		await refund(renewal.transactionId, "12", `inv-refund-${id}-2`);
+		const notes = await eventually(async () => {
+			const found = (await api().get(`/credit-notes?customerId=${id}`).expect(200)).body.data;
+			expect(found).toHaveLength(2);
+			return found;
+		});
+
+		expect(invoices.map((i: { transactionId: number }) => i.transactionId).sort()).toEqual(charges.map((t: { id: number }) => t.id).sort());
+		expect(renewal).toMatchObject({ transactionType: "RENEWAL", total: 12, tax: 2 });
+		expect(renewal.lines[0].periodStart).toMatch(/^2027-05-01/);
+		expect(renewal.lines[0].periodEnd).toMatch(/^2027-06-01/);
+		expect(change.transactionType).toBe("SUBSCRIPTION_CHANGE");
+		expect(change.lines.map((l: { kind: string }) => l.kind)).toEqual(["unused_time_credit", "new_plan_charge"]);
+		expect(change.gross).toBe(change.total);
+		expect(change.net + change.tax).toBeCloseTo(change.total, 2);
+		const [full, partial] = notes;
+		expect(partial).toMatchObject({ reason: "REFUND", invoiceId: first.id, invoiceNumber: first.number, total: 4.5, tax: 0.75, net: 3.75 });
+		expect(full).toMatchObject({ reason: "REFUND", invoiceId: renewal.id, total: 12, tax: 2, net: 10 });
+		expect(full.lines).toEqual(renewal.lines);
+		expect(full.number).toMatch(/^CN-2027-\d{6}$/);
+		// Every number of the account, 1..n, once each.
+		const all = (await api().get("/invoices?limit=100").expect(200)).body.data.map((i: { number: string }) => Number(i.number.slice(-6)));
+		expect([...all].sort((a, b) => a - b)).toEqual(Array.from({ length: all.length }, (_, i) => i + 1));
+		const allNotes = (await api().get("/credit-notes?limit=100").expect(200)).body.data.map((n: { number: string }) =>
+			Number(n.number.slice(-6)),
+		);
+		expect([...allNotes].sort((a, b) => a - b)).toEqual(Array.from({ length: allNotes.length }, (_, i) => i + 1));
+	});
+
+	test("When an account's prices exclude 20 % tax, then a €10.00 plan charges €12.00 and its invoice adds the tax", async () => {
+		const other = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${other.accountId}`, { invoicing: { taxRateBps: 2000, pricesIncludeTax: false, language: "es" } })
+			.expect(200);
+		const ten = await createProduct(other, { name: "Plan", amount: 10 });
+
+		const id = await subscribe(other, ten);
+
+		const [charge] = (await api(other).get(`/customer/${id}/transactions`).expect(200)).body.data;
+		const [invoice] = await invoicesOf(id, other);
+		expect(charge.amount).toBe(12);
+		expect(invoice).toMatchObject({ number: "INV-2027-000001", taxInclusive: false, net: 10, tax: 2, gross: 12, total: 12 });
+		expect(invoice.lines[0]).toMatchObject({ unitAmount: 10, net: 10, tax: 2, gross: 12 });
+	});
+
+	test("When an issuer died after taking a number (its entry pending, no invoice), then the next issuer completes that number: no gap", async () => {
+		const other = await createShop(app);
+		const plan = await createProduct(other, { name: "Plan", amount: 10 });
+		const first = await subscribe(other, plan);
+		const [lost] = await invoicesOf(first, other);
+		// The state a node leaves when it dies between taking number 1 and writing its invoice, its event already gone.
+		const client = await MongoClient.connect(process.env.MONGO_URL!);
+		try {
+			const billing = client.db(databaseNameFor("billing", process.env.MONGO_URL!));
+			await billing.collection<{ _id: number }>("invoices").deleteOne({ _id: lost.id });
+			await billing
+				.collection<{ _id: string; pending: object[] }>("document_sequences")
+				.updateOne(
+					{ _id: `${other.accountId}:invoice` },
+					{ $set: { pending: [{ number: 1, key: lost.id, at: new Date(Date.now() - 120_000) }] } },
+				);
+
+			const second = await subscribe(other, plan);
+
+			const [next] = await invoicesOf(second, other);
+			const restored = await eventually(async () => (await api(other).get(`/invoice/${lost.id}`).expect(200)).body);
+			expect([restored.number, next.number]).toEqual(["INV-2027-000001", "INV-2027-000002"]);
+			const sequence = await billing.collection<{ _id: string }>("document_sequences").findOne({ _id: `${other.accountId}:invoice` });
+			expect(sequence).toMatchObject({ last: 2, pending: [] });
+		} finally {
+			await client.close();
+		}
+	});
+
+	test("When lists are asked with a bad cursor or date range, then 400; a date range keeps only that range's invoices", async () => {
+		await api().get("/invoices?cursor=nonsense").expect(400);
+		await api().get("/credit-notes?from=2027-05-02&to=2027-05-01").expect(400);
+		const none = await api().get("/invoices?from=2026-01-01&to=2026-01-31").expect(200);
+		expect(none.body).toEqual({ data: [], nextCursor: null });
+		const page = await api().get("/invoices?limit=1").expect(200);
+		expect(page.body.nextCursor).toEqual(expect.any(String));
+		const next = await api().get(`/invoices?limit=1&cursor=${page.body.nextCursor}`).expect(200);
+		expect(next.body.data[0].id).not.toBe(page.body.data[0].id);
+	});
+});
+
+function binary(res: NodeJS.ReadableStream & { setEncoding(e: string): void }, done: (err: Error | null, body: Buffer) => void) {
+	const chunks: Buffer[] = [];
+	res.on("data", (chunk: Buffer) => chunks.push(chunk));
+	res.on("end", () => done(null, Buffer.concat(chunks)));
+}
