@@ -38,11 +38,8 @@ export interface EmailDraft {
 	facts: EmailFacts;
 }
 
-/**
- * The event a receipt is sent on. Today the approved charge's TRANSACTION; once invoices are issued, "INVOICE_ISSUED"
- * (its data with the customer, as every event's, and the invoice's number and url): receiptOf reads both.
- */
-export const RECEIPT_EVENT: EventType = "TRANSACTION";
+/** The event a receipt is sent on: the invoice of a payment (its data with the customer, as every event's). */
+export const RECEIPT_EVENT: EventType = "INVOICE_ISSUED";
 
 /** Charges a buyer pays, not a hold (its capture is a SUBSCRIPTION_START). */
 const PAID_TYPES = new Set(["SUBSCRIPTION_START", "RENEWAL"]);
@@ -92,21 +89,10 @@ function draft(event: WebhookEvent, kind: EmailKind, about: string, customer: Cu
 	};
 }
 
-/** A receipt: an approved charge, or an issued invoice (then its number and link). Keyed by the charge. */
+/** A receipt: an issued invoice, with its number and link. Keyed by the charge it is the invoice of. */
 function receiptOf(event: WebhookEvent, customer: Customer): EmailDraft | null {
-	const transaction = event.data.transaction as Transaction | undefined;
-	const invoice = event.data as Invoice;
-	if (event.type === "TRANSACTION") {
-		if (transaction?.status !== "APPROVED" || !PAID_TYPES.has(transaction.type)) return null;
-		return draft(
-			event,
-			"RECEIPT",
-			`t${transaction.id}`,
-			customer,
-			factsOf(customer, { amount: transaction.amount, transactionId: transaction.id }),
-		);
-	}
-	if (invoice.transactionId === undefined) return null;
+	const invoice = event.data.invoice as Invoice | undefined;
+	if (invoice?.transactionId === undefined) return null;
 	const facts = factsOf(customer, {
 		amount: invoice.total ?? null,
 		transactionId: invoice.transactionId,
@@ -137,7 +123,7 @@ export function draftsOf(event: WebhookEvent): EmailDraft[] {
 	if (!customer?.email) return [];
 	const made =
 		event.type === RECEIPT_EVENT
-			? (receiptOf(event, customer) ?? dunningOf(event, customer))
+			? receiptOf(event, customer)
 			: event.type === "TRANSACTION"
 				? dunningOf(event, customer)
 				: event.type === "CARD_EXPIRING"

@@ -6,7 +6,9 @@
 import { createHash } from "node:crypto";
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import { formatDateTime } from "../../../shared/time";
+import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
+import { toCustomerView } from "../views";
 import { issuedSummary, type LinkOf } from "./document-views";
 import { type IssueDeps, type Issued, issueDocument } from "./issue";
 
@@ -17,7 +19,8 @@ export function derivedEventId(name: string): string {
 	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-export function issuedEvent(issued: Issued, linkOf: LinkOf): WebhookEvent {
+/** The event of an issued document, with its customer as every event has it (a buyer's receipt is sent on it). */
+export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerDoc | undefined): WebhookEvent {
 	const { doc, kind } = issued;
 	const type = kind === "invoice" ? "INVOICE_ISSUED" : "CREDIT_NOTE_ISSUED";
 	return {
@@ -27,14 +30,17 @@ export function issuedEvent(issued: Issued, linkOf: LinkOf): WebhookEvent {
 		accountId: doc.accountId,
 		customerId: doc.customerId,
 		transaction_id: doc._id,
-		data: { [kind === "invoice" ? "invoice" : "creditNote"]: issuedSummary(doc, kind, linkOf) },
+		data: {
+			[kind === "invoice" ? "invoice" : "creditNote"]: issuedSummary(doc, kind, linkOf),
+			customer: customer ? toCustomerView(customer) : null,
+		},
 	};
 }
 
 /** Issues each transaction's document (concurrently; one account's numbers in turn) and answers their events. */
 export function createDocumentIssuer(deps: IssueDeps & { linkOf: LinkOf }) {
-	return async (transactions: TransactionDoc[]): Promise<WebhookEvent[]> => {
+	return async (transactions: TransactionDoc[], customers: Map<number, CustomerDoc>): Promise<WebhookEvent[]> => {
 		const issued = await Promise.all(transactions.map(tx => issueDocument(deps, tx)));
-		return issued.flatMap(one => (one ? [issuedEvent(one, deps.linkOf)] : []));
+		return issued.flatMap(one => (one ? [issuedEvent(one, deps.linkOf, customers.get(one.doc.customerId))] : []));
 	};
 }

@@ -24,7 +24,7 @@ export interface OutboxRelayDeps {
 	 * Issues the invoices and credit notes of transactions whose events are relayed, and answers their events
 	 * (invoices/document-events.ts); called before those events leave the outbox, so a crash issues again, once.
 	 */
-	issueDocuments?(transactions: TransactionDoc[]): Promise<WebhookEvent[]>;
+	issueDocuments?(transactions: TransactionDoc[], customers: Map<number, CustomerDoc>): Promise<WebhookEvent[]>;
 }
 
 /** The documents a change wrote events on; the relay reads them by id instead of searching, or takes them as written. */

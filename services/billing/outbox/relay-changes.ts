@@ -62,7 +62,7 @@ async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 		...waiting.customers.flatMap(customer => customer.outbox.map(event => customerEvent(customer, event, transactionsOf))),
 		...waiting.disputes.flatMap(dispute => dispute.outbox.map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
 	];
-	return { events, documents: documentTransactions(waiting, transactionsOf) };
+	return { events, documents: documentTransactions(waiting, transactionsOf), customersOf };
 }
 
 async function enqueue(deps: OutboxRelayDeps, events: WebhookEvent[]): Promise<void> {
@@ -82,11 +82,11 @@ export async function relayDocs(
 		disputes: disputes.filter(dispute => dispute.outbox.length > 0),
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
-	const { events, documents } = await webhookEvents(deps, waiting);
+	const { events, documents, customersOf } = await webhookEvents(deps, waiting);
 	await enqueue(deps, events);
 	// The documents after the events (whose webhooks need not wait for them), before the events leave the outbox: a
 	// crash in between issues them at the next relay, once (invoices/issue.ts).
-	if (deps.issueDocuments && documents.length > 0) await enqueue(deps, await deps.issueDocuments(documents));
+	if (deps.issueDocuments && documents.length > 0) await enqueue(deps, await deps.issueDocuments(documents, customersOf));
 	await markRelayed(deps.db.transactions, waiting.transactions);
 	await markRelayed(deps.db.customers, waiting.customers);
 	await markRelayed(deps.db.disputes, waiting.disputes);

@@ -23,7 +23,7 @@ import { insertDoc, raw } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import { addDays, addPeriod } from "../../../shared/time";
 import { periodsOf } from "../coupons/discount";
-import { confirmCoupon, type FirstCharge, firstCharge, releaseCoupon } from "../coupons/redemption";
+import { confirmCoupon, releaseCoupon } from "../coupons/redemption";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
@@ -36,6 +36,7 @@ import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordTransaction } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
+import { type FirstCharge, firstCharge } from "./first-charge";
 
 /** Declines the checkout answers with a code of their own. */
 const UNPAID_REASONS: Record<string, FirstPaymentOutcome> = {

@@ -13,6 +13,8 @@ import { startApp, type TestApp } from "../../setup/app";
 let app: TestApp;
 let mailpit: Mailpit;
 const PUBLIC_BASE_URL = "https://pay.example.test";
+/** A receipt is sent on its payment's invoice (INVOICE_ISSUED): its subject names the invoice's number. */
+const RECEIPT = expect.stringMatching(/^Your receipt from Shop Ltd \(INV-\d{4}-\d{6}\)$/);
 
 beforeAll(async () => {
 	mailpit = await startMailpit();
@@ -64,9 +66,14 @@ describe("Emails to buyers", () => {
 			from: { Name: "Shop Ltd", Address: "billing@shop.example" },
 			to: [email],
 			replyTo: ["help@shop.example"],
-			subject: "Your receipt from Shop Ltd",
+			subject: RECEIPT,
 		});
 		expect(received[0].text).toContain("We received your payment of €9.99 for P.");
+		// The invoice's signed link, which the buyer opens without a token.
+		const link = /View your invoice: (\S+)/.exec(received[0].text)?.[1] ?? "";
+		expect(link).toMatch(/\/api\/buyer\/invoices\/\d+\/[\w-]+$/);
+		const page = await app.http().get(new URL(link).pathname).expect(200);
+		expect(page.text).toContain("INV-");
 		expect(received[0].html).toContain("#0a7d5a");
 		expect(received[0].text).not.toMatch(/4242/);
 	});
@@ -77,7 +84,7 @@ describe("Emails to buyers", () => {
 		const { email } = await subscribed(shop);
 		const [receipt] = await waitForEmails(mailpit, email, 1);
 
-		expect(receipt.subject).toBe("Ihre Quittung von Shop Ltd");
+		expect(receipt.subject).toMatch(/^Ihre Quittung von Shop Ltd \(INV-\d{4}-\d{6}\)$/);
 		expect(receipt.text).toContain("9,99\u00a0€");
 	});
 
@@ -111,10 +118,10 @@ describe("Emails to buyers", () => {
 		const all = await waitForEmails(mailpit, email, 4);
 
 		// Assert
-		expect(afterFirst.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your payment to Shop Ltd did not go through"]);
+		expect(afterFirst.map(e => e.subject)).toEqual([RECEIPT, "Your payment to Shop Ltd did not go through"]);
 		expect(afterSecond).toHaveLength(3);
 		expect(all.map(e => e.subject)).toEqual([
-			"Your receipt from Shop Ltd",
+			RECEIPT,
 			"Your payment to Shop Ltd did not go through",
 			"Last notice: your P subscription will be suspended",
 			"Your P subscription is suspended",
@@ -138,7 +145,7 @@ describe("Emails to buyers", () => {
 		await advanceClock(app, shop, 31);
 		const received = await waitForEmails(mailpit, email, 2);
 
-		expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your P subscription is suspended"]);
+		expect(received.map(e => e.subject)).toEqual([RECEIPT, "Your P subscription is suspended"]);
 		expect(received[1].text).toContain(`Update your card: ${PUBLIC_BASE_URL}/update-card/#`);
 		expect(received[1].html).toContain(`href="${PUBLIC_BASE_URL}/update-card/#`);
 	});
@@ -151,7 +158,7 @@ describe("Emails to buyers", () => {
 		await advanceClock(app, shop, 32.1);
 		const received = await waitForEmails(mailpit, email, 2);
 
-		expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd", "Your receipt from Shop Ltd"]);
+		expect(received.map(e => e.subject)).toEqual([RECEIPT, RECEIPT]);
 	});
 
 	test("When a renewal will fall after the card's expiry, then the buyer is warned once, with a card update link", async () => {
@@ -176,7 +183,7 @@ describe("Emails to buyers", () => {
 
 		for (const { email } of buyers) {
 			const received = await waitForEmails(mailpit, email, 1, 0);
-			expect(received.map(e => e.subject)).toEqual(["Your receipt from Shop Ltd"]);
+			expect(received.map(e => e.subject)).toEqual([RECEIPT]);
 		}
 		// Long enough for any retry still scheduled to have gone out.
 		await new Promise(r => setTimeout(r, 3000));
@@ -207,7 +214,7 @@ describe("Operators see a customer's emails and set an account's", () => {
 				kind: "RECEIPT",
 				to: email,
 				status: "SENT",
-				subject: "Your receipt from Shop Ltd",
+				subject: RECEIPT,
 				attempts: 1,
 				lastError: null,
 			}),
