@@ -220,6 +220,45 @@ describe("Invoices", () => {
 		expect(invoice.lines[0]).toMatchObject({ unitAmount: 10, net: 10, tax: 2, gross: 12 });
 	});
 
+	test("When a buyer uses a 20 % coupon for 2 periods on a €10.00 plan with 20 % tax added, then the card pays €9.60 twice and €12.00 after, and each invoice shows the discount before the tax", async () => {
+		const other = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${other.accountId}`, { invoicing: { taxRateBps: 2000, pricesIncludeTax: false } })
+			.expect(200);
+		const ten = await createProduct(other, { name: "Plan", amount: 10 });
+		const coupon = (
+			await admin(app)
+				.post(`/accounts/${other.accountId}/coupons`, { code: "TWENTY", percentOff: 20, duration: "repeating", durationInPeriods: 2 })
+				.expect(201)
+		).body;
+		setWallClock(april(1));
+		const paid = await submitCheckout(app, other, { productId: ten, card: CARDS.visa, extra: { promotionCode: "twenty" } });
+		const id = paid.body.customerId as number;
+
+		await admin(app)
+			.post(`/accounts/${other.accountId}/clock`, { advanceTo: new Date(Date.UTC(2027, 5, 2)).toISOString() })
+			.expect(200);
+
+		const charges = (await api(other).get(`/customer/${id}/transactions`).expect(200)).body.data as { type: string; amount: number }[];
+		expect(charges.map(t => [t.type, t.amount]).reverse()).toEqual([
+			["SUBSCRIPTION_START", 9.6],
+			["RENEWAL", 9.6],
+			["RENEWAL", 12],
+		]);
+		const invoices = await eventually(async () => {
+			const page = (await api(other).get(`/invoices?customerId=${id}`).expect(200)).body.data;
+			expect(page).toHaveLength(3);
+			return page;
+		});
+		const first = invoices.find((i: { number: string }) => i.number.endsWith("000001"));
+		expect(first).toMatchObject({ taxInclusive: false, net: 8, tax: 1.6, gross: 9.6, total: 9.6 });
+		expect(first.discount).toMatchObject({ couponId: String(coupon.id), code: "TWENTY", amount: 2 });
+		expect(first.lines.map((l: { kind: string; net: number }) => [l.kind, l.net])).toEqual([
+			["plan", 10],
+			["discount", -2],
+		]);
+	});
+
 	test("When an issuer died after taking a number (its entry pending, no invoice), then the next issuer completes that number: no gap", async () => {
 		const other = await createShop(app);
 		const plan = await createProduct(other, { name: "Plan", amount: 10 });
