@@ -115,6 +115,8 @@ describe("Emails to buyers", () => {
 			.patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [2, 4] })
 			.expect(200);
 		const { email } = await subscribed(shop, { card: CARDS.renewalsInsufficientFunds });
+		// Its receipt in first: rendering the invoice's PDF takes a moment, and the renewal's email must come after it.
+		await waitForEmails(mailpit, email, 1, 0);
 
 		// Act: the renewal, its day-2 retry, its day-4 retry.
 		await advanceClock(app, shop, 31);
@@ -148,6 +150,7 @@ describe("Emails to buyers", () => {
 	test("When a renewal is hard-declined (a lost card), then the buyer is told at once that the subscription is suspended, with a card update link", async () => {
 		const shop = await shopWithEmails();
 		const { email } = await subscribed(shop, { card: CARDS.renewalsLostCard });
+		await waitForEmails(mailpit, email, 1, 0);
 
 		await advanceClock(app, shop, 31);
 		const received = await waitForEmails(mailpit, email, 2);
