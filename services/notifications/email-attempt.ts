@@ -7,6 +7,7 @@
 // other failure is retried with backoff until the retry window closes.
 import { randomUUID } from "node:crypto";
 import { DateTime } from "luxon";
+import type { EmailLanguage } from "../../shared/contracts/accounts";
 import { findCurrency, formatMoney, toMinorUnits } from "../../shared/money";
 import { leaseFree, newLease } from "../../shared/persistence";
 import { retryDelayMs } from "./backoff";
@@ -61,6 +62,13 @@ async function invoiceAttachment(deps: NotificationsDeps, email: EmailDoc, lastT
 	}
 }
 
+/** The email's decimal amount as the language writes it in the product's currency; as it is when the currency is unknown. */
+function amountText(amount: number | null, currencyCode: string | undefined, language: EmailLanguage): string {
+	const currency = currencyCode ? findCurrency(currencyCode) : undefined;
+	const minor = currency && amount !== null ? toMinorUnits(amount, currency) : null;
+	return typeof minor === "number" && currency ? formatMoney(minor, currency, language) : String(amount);
+}
+
 /** The email as it goes out, or null when the account has turned its emails off. */
 async function compose(deps: NotificationsDeps, email: EmailDoc, lastTry: boolean): Promise<OutgoingEmail | null> {
 	const account = await deps.emails.account(email.accountId);
@@ -68,8 +76,6 @@ async function compose(deps: NotificationsDeps, email: EmailDoc, lastTry: boolea
 	if (!settings.enabled) return null;
 	const terms = await deps.emails.renewalTerms(email.accountId, email.facts.productId);
 	const language = settings.language;
-	const currency = terms ? findCurrency(terms.product.currency) : undefined;
-	const minor = currency && email.facts.amount !== null ? toMinorUnits(email.facts.amount, currency) : null;
 	const template: Template = email.kind === "DUNNING" ? dunningStage(email, terms?.retryDays.length ?? 0) : email.kind;
 	const nextTry = email.facts.nextRenewalTimestamp
 		? DateTime.fromISO(email.facts.nextRenewalTimestamp).setLocale(language).toLocaleString(DateTime.DATE_FULL)
@@ -80,7 +86,7 @@ async function compose(deps: NotificationsDeps, email: EmailDoc, lastTry: boolea
 		facts: email.facts,
 		merchant,
 		product: terms?.product.name ?? account.name,
-		amount: typeof minor === "number" && currency ? formatMoney(minor, currency, language) : String(email.facts.amount),
+		amount: amountText(email.facts.amount, terms?.product.currency, language),
 		nextTry,
 		cardUpdateLink: email.kind === "RECEIPT" ? null : await deps.emails.cardUpdateLink(email.accountId, email.customerId),
 		brandColor: settings.brandColor ?? NEUTRAL_COLOR,
