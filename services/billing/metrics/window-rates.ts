@@ -20,8 +20,10 @@ export function averageRevenuePerSubscriber(days: { mrr: number; subscribers: nu
 	return Number((2n * mrrDays + whole) / (2n * whole));
 }
 
-/** Of the failed renewals settled in the window, the share won back (by a retry or a card update). */
-export function recoveryRate(window: { recoveredByRetries: number; recoveredByCardUpdate: number; lost: number }): number | null {
-	const recovered = window.recoveredByRetries + window.recoveredByCardUpdate;
-	return recovered + window.lost > 0 ? recovered / (recovered + window.lost) : null;
+/**
+ * The recovery rate, as the operators' (docs/recovery.md#ops): renewals recovered (by a retry or a card update,
+ * a suspended customer's included) ÷ renewals that entered recovery (their period's first decline), in the window.
+ */
+export function recoveryRate(window: { entered: number; recoveredByRetries: number; recoveredByCardUpdate: number }): number | null {
+	return window.entered > 0 ? (window.recoveredByRetries + window.recoveredByCardUpdate) / window.entered : null;
 }

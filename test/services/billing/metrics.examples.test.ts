@@ -10,8 +10,9 @@ import {
 	mrrOf,
 	type SubscriptionState,
 } from "../../../services/billing/metrics/subscription-state";
+import { netVolume, type VolumeFigure, volumeOf } from "../../../services/billing/metrics/volume";
 import { averageRevenuePerSubscriber, churnRate, recoveryRate } from "../../../services/billing/metrics/window-rates";
-import { CustomerStatus } from "../../../services/billing/states";
+import { CustomerStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
 import type { CouponTerms } from "../../../shared/contracts/accounts";
 import { local } from "../../factories/subscription-period";
 
@@ -292,12 +293,39 @@ describe("The worked example of docs/metrics.md: March 2026", () => {
 		expect(arpu).toBe(1638);
 	});
 
-	test("When April's renewals are settled, then 2 of the 3 failed renewals settled came back: a recovery rate of 2/3", () => {
-		expect(recoveryRate({ recoveredByRetries: 1, recoveredByCardUpdate: 1, lost: 1 })).toBeCloseTo(2 / 3, 12);
-		expect(recoveryRate({ recoveredByRetries: 1, recoveredByCardUpdate: 2, lost: 0 })).toBe(1);
-		expect(recoveryRate({ recoveredByRetries: 0, recoveredByCardUpdate: 0, lost: 0 })).toBeNull();
+	test("When 3 of April's renewals fail and 2 come back by 10 April, then the rate is 2/3; once the third's buyer pays on 20 April, April's is 100 %", () => {
+		expect(recoveryRate({ entered: 3, recoveredByRetries: 1, recoveredByCardUpdate: 1 })).toBeCloseTo(2 / 3, 12);
+		expect(recoveryRate({ entered: 3, recoveredByRetries: 1, recoveredByCardUpdate: 2 })).toBe(1);
+		expect(recoveryRate({ entered: 0, recoveredByRetries: 0, recoveredByCardUpdate: 0 })).toBeNull();
 		expect(churnRate({ subscribersAtStart: 0, new: 0, reactivated: 0, churned: 0 })).toBeNull();
 		expect(averageRevenuePerSubscriber([{ mrr: 0, subscribers: 0 }])).toBeNull();
+	});
+});
+
+describe("Volume", () => {
+	test("When 20 April has 3 renewals, a first charge, a renewal partly paid by credit, a refund, a decline, a hold and a chargeback, then the net volume is €32.00", () => {
+		// Arrange: what the cards paid (€4.00 of the €10.00 renewal came from credit), tax included
+		const approved = TransactionStatus.Approved;
+		const day = [
+			...[1000, 1000, 1000].map(amount => ({ type: TransactionType.Renewal, status: approved, amount })),
+			{ type: TransactionType.SubscriptionStart, status: approved, amount: 10_000 },
+			{ type: TransactionType.Renewal, status: approved, amount: 600 },
+			{ type: TransactionType.Refunded, status: approved, amount: -400 },
+			{ type: TransactionType.Renewal, status: TransactionStatus.Declined, amount: 1000 },
+			{ type: TransactionType.Preauthorization, status: approved, amount: 2600 },
+			{ type: TransactionType.Chargeback, status: approved, amount: -10_000 },
+		];
+
+		// Act
+		const sums: Record<VolumeFigure, number> = { gross: 0, refunds: 0, chargebacks: 0 };
+		for (const tx of day) {
+			const counted = volumeOf(tx);
+			if (counted) sums[counted.figure] += counted.amount;
+		}
+
+		// Assert
+		expect(sums).toEqual({ gross: 13_600, refunds: 400, chargebacks: 10_000 });
+		expect(netVolume(sums)).toBe(3200);
 	});
 });
 
