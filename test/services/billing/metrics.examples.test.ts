@@ -9,6 +9,7 @@ import {
 	type MetricsProduct,
 	mrrOf,
 	type SubscriptionState,
+	subscriptionState,
 } from "../../../services/billing/metrics/subscription-state";
 import { netVolume, type VolumeFigure, volumeOf } from "../../../services/billing/metrics/volume";
 import { averageRevenuePerSubscriber, churnRate, recoveryRate } from "../../../services/billing/metrics/window-rates";
@@ -104,84 +105,55 @@ describe("A subscription's MRR", () => {
 	});
 });
 
+describe("A stored customer's state", () => {
+	test("When a customer document on 2 seats with a coupon is read with its product, then its state has them, and the dispute that ended it is its churn cause", () => {
+		// Arrange: the fields billing stores (documents/customer.ts)
+		const stored = { status: CustomerStatus.Active, periodsBilled: 4, quantity: 2, coupon: coupon({ periodsLeft: 1 }) };
+
+		// Act
+		const active = contributionOf(subscriptionState(stored, BASIC));
+		const ended = contributionOf(subscriptionState({ ...stored, status: CustomerStatus.Unsubscribed }, BASIC, "dispute"));
+
+		// Assert
+		expect(active).toEqual({ standing: "subscriber", cause: null, currency: "EUR", productId: 1, mrr: 1600 });
+		expect(ended).toEqual({ standing: "lapsed", cause: "disputed", currency: "EUR", productId: 1, mrr: 0 });
+	});
+});
+
 describe("Movements", () => {
 	const kinds = (movements: Movement[]) => movements.map(m => [m.productId, m.kind, m.mrr, m.subscribers, m.cause]);
 	const of = (state: SubscriptionState) => contributionOf(state);
+	/** The same movement in the product's scope and in its currency's total. */
+	const inBoth = (productId: number, kind: string, mrr: number, subscribers: number, cause: string | null = null) => [
+		[productId, kind, mrr, subscribers, cause],
+		["all", kind, mrr, subscribers, cause],
+	];
 
 	test.each([
-		[
-			"a first charge",
-			null,
-			of(paying(BASIC)),
-			[
-				[1, "new", 1000, 1, null],
-				["all", "new", 1000, 1, null],
-			],
-		],
-		[
-			"a trial's first charge",
-			of(paying(BASIC, { periodsBilled: 0 })),
-			of(paying(BASIC)),
-			[
-				[1, "new", 1000, 1, null],
-				["all", "new", 1000, 1, null],
-			],
-		],
+		["a first charge", null, of(paying(BASIC)), inBoth(1, "new", 1000, 1)],
+		["a trial's first charge", of(paying(BASIC, { periodsBilled: 0 })), of(paying(BASIC)), inBoth(1, "new", 1000, 1)],
 		["a trial that starts", null, of(paying(BASIC, { periodsBilled: 0 })), []],
-		[
-			"1 seat to 3",
-			of(paying(BASIC)),
-			of(paying(BASIC, { quantity: 3 })),
-			[
-				[1, "expansion", 2000, 0, null],
-				["all", "expansion", 2000, 0, null],
-			],
-		],
+		["1 seat to 3", of(paying(BASIC)), of(paying(BASIC, { quantity: 3 })), inBoth(1, "expansion", 2000, 0)],
 		[
 			"a coupon's last discounted charge",
 			of(paying(BASIC, { coupon: coupon({ periodsLeft: 1 }) })),
 			of(paying(BASIC, { coupon: coupon({ periodsLeft: 0 }) })),
-			[
-				[1, "expansion", 200, 0, null],
-				["all", "expansion", 200, 0, null],
-			],
+			inBoth(1, "expansion", 200, 0),
 		],
 		["a renewal that changes nothing", of(paying(BASIC)), of(paying(BASIC, { periodsBilled: 2 })), []],
-		[
-			"a pause",
-			of(paying(TEAM)),
-			of(paying(TEAM, { status: CustomerStatus.Paused })),
-			[
-				[3, "churned", -2600, -1, "paused"],
-				["all", "churned", -2600, -1, "paused"],
-			],
-		],
-		[
-			"a resume",
-			of(paying(TEAM, { status: CustomerStatus.Paused })),
-			of(paying(TEAM)),
-			[
-				[3, "reactivated", 2600, 1, null],
-				["all", "reactivated", 2600, 1, null],
-			],
-		],
+		["a pause", of(paying(TEAM)), of(paying(TEAM, { status: CustomerStatus.Paused })), inBoth(3, "churned", -2600, -1, "paused")],
+		["a resume", of(paying(TEAM, { status: CustomerStatus.Paused })), of(paying(TEAM)), inBoth(3, "reactivated", 2600, 1)],
 		[
 			"a suspension",
 			of(paying(BASIC)),
 			of(paying(BASIC, { status: CustomerStatus.Suspended })),
-			[
-				[1, "churned", -1000, -1, "suspended"],
-				["all", "churned", -1000, -1, "suspended"],
-			],
+			inBoth(1, "churned", -1000, -1, "suspended"),
 		],
 		[
 			"a card update that pays a suspended customer",
 			of(paying(BASIC, { status: CustomerStatus.Suspended })),
 			of(paying(BASIC)),
-			[
-				[1, "reactivated", 1000, 1, null],
-				["all", "reactivated", 1000, 1, null],
-			],
+			inBoth(1, "reactivated", 1000, 1),
 		],
 		[
 			"a paused customer unsubscribed (it churned at the pause)",
