@@ -125,6 +125,34 @@ describe("Cross-account access", () => {
 			foreign: () => ["POST", `/api/customer/${their.customerId}/credit-refund`],
 			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/credit-refund`],
 		},
+		// A customer's coupon (docs/coupons.md).
+		"POST /customer/:id/coupon": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/coupon`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/coupon`],
+			body: { promotionCode: "WELCOME10" },
+		},
+		"DELETE /customer/:id/coupon": {
+			foreign: () => ["DELETE", `/api/customer/${their.customerId}/coupon`],
+			unknown: ["DELETE", `/api/customer/${UNKNOWN_ID}/coupon`],
+		},
+		// Invoices and credit notes (docs/invoices.md): a document's id is its transaction's.
+		...Object.fromEntries(
+			["invoice/:id", "invoice/:id/pdf", "credit-note/:id", "credit-note/:id/pdf"].map(route => [
+				`GET /${route}`,
+				{
+					foreign: (): [string, string] => ["GET", `/api/${route.replace(":id", String(their.transactionId))}`],
+					unknown: ["GET", `/api/${route.replace(":id", String(UNKNOWN_ID))}`] as [string, string],
+				},
+			]),
+		),
+		"GET /invoices": {
+			foreign: () => ["GET", `/api/invoices?customerId=${their.customerId}`],
+			unknown: ["GET", `/api/invoices?customerId=${UNKNOWN_ID}`],
+		},
+		"GET /credit-notes": {
+			foreign: () => ["GET", `/api/credit-notes?customerId=${their.customerId}`],
+			unknown: ["GET", `/api/credit-notes?customerId=${UNKNOWN_ID}`],
+		},
 		// The lists name a customer through a filter or the path: another account's lists nothing, as an unknown one.
 		"GET /customer/:id/transactions": {
 			foreign: () => ["GET", `/api/customer/${their.customerId}/transactions`],
@@ -145,7 +173,14 @@ describe("Cross-account access", () => {
 	};
 	/** Endpoints that name nothing of an account's: creating a session. */
 	const NAMES_NOTHING = ["POST /session", "GET /disputes"];
-	const LISTS = ["GET /customer/:id/transactions", "GET /transactions", "GET /events", "GET /customers"];
+	const LISTS = [
+		"GET /customer/:id/transactions",
+		"GET /transactions",
+		"GET /events",
+		"GET /customers",
+		"GET /invoices",
+		"GET /credit-notes",
+	];
 	/** Our additions to the spec answer a 404, as REST does: the spec's 200 answers are for the spec's routes. */
 	const NOT_FOUND_404: Record<string, string> = {
 		"GET /disputes/:id": "Dispute not found",
@@ -156,6 +191,12 @@ describe("Cross-account access", () => {
 		"POST /customer/:id/change": "Customer not found",
 		"DELETE /customer/:id/pending-change": "Customer not found",
 		"POST /customer/:id/credit-refund": "Customer not found",
+		"POST /customer/:id/coupon": "Customer not found",
+		"DELETE /customer/:id/coupon": "Customer not found",
+		"GET /invoice/:id": "Invoice not found",
+		"GET /invoice/:id/pdf": "Invoice not found",
+		"GET /credit-note/:id": "Credit note not found",
+		"GET /credit-note/:id/pdf": "Credit note not found",
 	};
 
 	test("When an /api endpoint names a resource, then it is in this table", () => {

@@ -388,11 +388,16 @@ test(
 		const webhookMismatches = () => {
 			const per = events();
 			const expected = new Map<string, number>();
+			// A checkout's charge has its invoice, and each refund its credit note (docs/invoices.md).
 			for (const id of acknowledged.checkouts) {
 				expected.set(`TRANSACTION ${id}`, 1);
 				expected.set(`CONVERSION ${id}`, 1);
+				expected.set(`INVOICE_ISSUED ${id}`, 1);
 			}
-			for (const [id, n] of acknowledged.refunds) expected.set(`REFUND ${id}`, n);
+			for (const [id, n] of acknowledged.refunds) {
+				expected.set(`REFUND ${id}`, n);
+				expected.set(`CREDIT_NOTE_ISSUED ${id}`, n);
+			}
 			// One CANCELLATION per unsubscribed customer, however many times it was sent.
 			for (const id of acknowledged.unsubscribes) expected.set(`CANCELLATION ${id}`, 1);
 			const keys = new Set([...per.keys(), ...expected.keys()]);

@@ -737,6 +737,66 @@ export function endpointSpecs(): EndpointSpec[] {
 			}),
 		),
 
+		// A customer's coupon (docs/coupons.md).
+		{
+			...api,
+			route: "POST /api/customer/:id/coupon",
+			changesState: true,
+			input: "body",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			fields: {
+				promotionCode: { valid: () => "NO-SUCH-CODE", type: "string", refused: () => ["", "4242424242424242"] },
+			},
+		},
+		{
+			...api,
+			route: "DELETE /api/customer/:id/coupon",
+			changesState: true,
+			input: "none",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+		},
+		// Invoices and credit notes (docs/invoices.md): an invoice's id is its charge's.
+		...["GET /api/invoices", "GET /api/credit-notes"].map(
+			(route): EndpointSpec => ({
+				...api,
+				route,
+				changesState: false,
+				input: "query",
+				fields: {
+					...listFields(),
+					customerId: { valid: w => w.customerId, type: "integer", refused: () => [0, -1] },
+					...dateRangeFields(),
+				},
+			}),
+		),
+		...["GET /api/invoice/:id", "GET /api/invoice/:id/pdf", "GET /api/credit-note/:id", "GET /api/credit-note/:id/pdf"].map(
+			(route): EndpointSpec => ({
+				...api,
+				route,
+				changesState: false,
+				input: "query",
+				path: { id: { valid: w => String(w.transactionId), type: "integer", absent: w => [String(w.otherTransactionId), "987654321"] } },
+			}),
+		),
+		...[
+			"GET /api/buyer/invoices/:id/:signature",
+			"GET /api/buyer/invoices/:id/:signature/pdf",
+			"GET /api/buyer/credit-notes/:id/:signature",
+			"GET /api/buyer/credit-notes/:id/:signature/pdf",
+		].map(
+			(route): EndpointSpec => ({
+				...publicApi,
+				route,
+				changesState: false,
+				input: "query",
+				path: {
+					id: { valid: w => String(w.transactionId), type: "integer" },
+					// A signature that is not the document's: the link finds nothing.
+					signature: { valid: () => "A".repeat(43), type: "string" },
+				},
+			}),
+		),
+
 		// /api, no token
 		{ ...publicApi, route: "GET /api/openapi.json", changesState: false, input: "query", strict: false },
 		{ ...publicApi, route: "GET /api/checkout/key", changesState: false, input: "query" },
@@ -1084,6 +1144,52 @@ export function endpointSpecs(): EndpointSpec[] {
 					refused: () => ["4242424242424242", "4242424242424242@example.com", "4242-4242-4242-4242@example.com", "not-an-email", ""],
 				},
 			},
+		},
+		// Coupons (docs/coupons.md).
+		{
+			...admin,
+			route: "POST /admin/accounts/:accountId/coupons",
+			changesState: true,
+			input: "body",
+			path: accountPath({ absentRejected: true }),
+			fields: {
+				code: {
+					valid: () => "FUZZ10",
+					type: "string",
+					required: true,
+					// No card number is ever stored as a code.
+					refused: () => ["4242424242424242", "ab", "", "has space"],
+				},
+				percentOff: { valid: () => 10, type: "integer", refused: () => [0, 101, 10.5] },
+				duration: { valid: () => "once", type: "string", required: true, refused: () => ["ONCE", "always", ""] },
+				maxRedemptions: { valid: () => 5, type: "integer", refused: () => [0, -1] },
+				redeemBy: { valid: () => new Date(Date.now() + 86_400_000).toISOString(), type: "string", refused: () => ["tomorrow", ""] },
+			},
+		},
+		{
+			...admin,
+			route: "GET /admin/accounts/:accountId/coupons",
+			changesState: false,
+			input: "query",
+			path: accountPath({ absentRejected: true }),
+		},
+		{
+			...admin,
+			route: "POST /admin/accounts/:accountId/coupons/:couponId/deactivate",
+			changesState: true,
+			input: "none",
+			path: {
+				...accountPath({ absentRejected: true }),
+				couponId: { valid: () => "987654321", type: "integer", absent: () => ["987654322"] },
+			},
+		},
+		// A customer's emails (docs/emails.md).
+		{
+			...admin,
+			route: "GET /admin/accounts/:accountId/customers/:customerId/emails",
+			changesState: false,
+			input: "query",
+			path: { ...accountPath({ absentRejected: true }), customerId: { valid: w => String(w.customerId), type: "integer" } },
 		},
 		{
 			...admin,

@@ -1,0 +1,94 @@
+// What the metrics see of one customer at one moment (docs/metrics.md): its
+// standing (a subscriber, lapsed with a cause, or neither), its product and
+// currency, and its MRR. Pure: built from the customer document and its
+// product as billing stores them, with no I/O. A subscriber is a customer
+// whose first charge was made (not a trial) on a product that renews, while
+// it is ACTIVE (a renewal being retried included). Its MRR is the price its
+// next charge bills, net of tax, after the coupon that charge takes, normalised
+// to a month (monthly-amount.ts); the credit it holds is not subtracted.
+import type { ProductRecord } from "../../../shared/contracts/accounts";
+import { type CustomerCoupon, couponInForce, discountFor } from "../coupons/discount";
+import type { CustomerDoc } from "../documents/customer";
+import { NO_TAX, priceLines } from "../pricing/tax";
+import { CustomerStatus } from "../states";
+import { monthlyAmount } from "./monthly-amount";
+
+/** What ended a subscription that was UNSUBSCRIBED: the merchant's unsubscribe, or the account's dispute protection. */
+export type EndedBy = "merchant" | "dispute";
+
+/** Why a subscriber stopped being one. */
+export const CHURN_CAUSES = ["unsubscribed", "suspended", "disputed", "paused"] as const;
+export type ChurnCause = (typeof CHURN_CAUSES)[number];
+
+/** The product fields MRR needs (a ProductRecord has them). */
+export type MetricsProduct = Pick<ProductRecord, "id" | "currency" | "amountMinor" | "renewal" | "tax">;
+
+/** A customer as the metrics read it: the fields of its document they use, its product, and what ended it. */
+export interface SubscriptionState {
+	status: CustomerStatus;
+	/** CustomerDoc.periodsBilled: 0 until the first charge (a trial, a hold not captured). */
+	periodsBilled: number;
+	/** The product in force (CustomerDoc.productId's): a change waiting for the period's end is not in force yet. */
+	product: MetricsProduct;
+	/** Seats; absent: 1. */
+	quantity?: number;
+	coupon?: CustomerCoupon | null;
+	/** Only read when UNSUBSCRIBED; absent: the merchant. */
+	endedBy?: EndedBy | null;
+}
+
+/**
+ * - `none`: not a subscriber, and never counted as one (pending, declined, abandoned, a trial, a one-off product);
+ * - `subscriber`: counted, with its MRR;
+ * - `lapsed`: was a subscriber and is not now, for `cause`.
+ */
+export type Standing = "none" | "subscriber" | "lapsed";
+
+/** One customer's share of the metrics: what the counters add up (`mrr` is 0 unless a subscriber). */
+export interface Contribution {
+	standing: Standing;
+	/** Set exactly when `standing` is `lapsed`. */
+	cause: ChurnCause | null;
+	currency: string;
+	productId: number;
+	mrr: number;
+}
+
+/** The state of a stored customer with its product; `endedBy` says what unsubscribed it, if it was. */
+export function subscriptionState(
+	customer: Pick<CustomerDoc, "status" | "periodsBilled" | "quantity" | "coupon">,
+	product: MetricsProduct,
+	endedBy: EndedBy | null = null,
+): SubscriptionState {
+	const { status, periodsBilled, quantity, coupon } = customer;
+	return { status, periodsBilled, product, quantity, coupon, endedBy };
+}
+
+/** The MRR the state's next charge makes, whatever its standing: price × seats less the coupon, net of tax, a month's worth. */
+export function mrrOf(state: SubscriptionState): number {
+	const { product } = state;
+	if (!product.renewal) return 0;
+	const list = product.amountMinor * (state.quantity ?? 1);
+	const terms = couponInForce(state.coupon, { productId: product.id, currency: product.currency });
+	const discount = terms ? discountFor(terms, list) : 0;
+	const { net } = priceLines([{ amount: list, rule: product.tax ?? NO_TAX }], discount);
+	return monthlyAmount(net, product.renewal);
+}
+
+const LAPSED_BY: Partial<Record<CustomerStatus, ChurnCause>> = {
+	[CustomerStatus.Paused]: "paused",
+	[CustomerStatus.Suspended]: "suspended",
+	[CustomerStatus.Unsubscribed]: "unsubscribed",
+};
+
+/** The standing and MRR of a state. */
+export function contributionOf(state: SubscriptionState): Contribution {
+	const base = { currency: state.product.currency, productId: state.product.id };
+	// Never charged, or nothing recurring: never a subscriber, whatever its status.
+	if (!state.product.renewal || state.periodsBilled < 1) return { ...base, standing: "none", cause: null, mrr: 0 };
+	if (state.status === CustomerStatus.Active) return { ...base, standing: "subscriber", cause: null, mrr: mrrOf(state) };
+	const cause = LAPSED_BY[state.status];
+	if (!cause) return { ...base, standing: "none", cause: null, mrr: 0 };
+	const disputed = state.status === CustomerStatus.Unsubscribed && state.endedBy === "dispute";
+	return { ...base, standing: "lapsed", cause: disputed ? "disputed" : cause, mrr: 0 };
+}
