@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "moleculer";
 import { call } from "../../shared/call";
+import type { FileAnswer } from "../../shared/contracts/billing";
 import { clearSessionCookie, type DashboardUser } from "./dashboard-routes";
 import { endpointFor } from "./endpoints";
 import type { Locals } from "./locals";
@@ -106,13 +107,6 @@ export async function afterDashboardCall(
 // Every route with actions.
 
 /** A file an action answered (a PDF in base64, an HTML page), as its bytes with its content type. */
-interface FileAnswer {
-	contentType: string;
-	filename?: string;
-	base64?: string;
-	text?: string;
-}
-
 function fileOf(meta: Record<string, unknown>, file: FileAnswer): Buffer {
 	meta.$responseType = file.contentType;
 	// The page and the PDF are the buyer's: never cached by a shared cache, never framed.

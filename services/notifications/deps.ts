@@ -14,6 +14,13 @@ export interface DeliverySettings {
 	timeZone: string;
 }
 
+/** A file sent with an email: a receipt's invoice PDF. */
+export interface EmailAttachment {
+	filename: string;
+	contentType: string;
+	content: Buffer;
+}
+
 /** One email as the SMTP server is handed it. */
 export interface OutgoingEmail {
 	from: { name: string; address: string };
@@ -22,6 +29,7 @@ export interface OutgoingEmail {
 	subject: string;
 	text: string;
 	html: string;
+	attachments?: EmailAttachment[];
 	/** Derived from the email's key: the same email sent again has the same Message-ID. */
 	messageId: string;
 }
@@ -36,6 +44,8 @@ export interface EmailDeps {
 	account(accountId: number): Promise<AccountView>;
 	/** The product's name and currency, and the retry days (accounts.renewalTerms); null for an unknown product. */
 	renewalTerms(accountId: number, productId: number): Promise<RenewalTerms | null>;
+	/** The invoice's PDF, rendered by billing now (billing.invoicePdf), as `<number>.pdf`; throws when billing does not answer it. */
+	invoicePdf(accountId: number, invoiceId: number): Promise<EmailAttachment>;
 	/** A fresh card update link (sessions.createCardUpdateLink); null when the customer cannot take one. */
 	cardUpdateLink(accountId: number, customerId: number): Promise<string | null>;
 	settings: { from: string; retryBaseMs: number; retryHours: number };

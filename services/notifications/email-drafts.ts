@@ -15,7 +15,8 @@ export interface EmailFacts {
 	/** A decimal in the product's currency (the API's), for a receipt and a declined payment. */
 	amount: number | null;
 	transactionId: number | null;
-	/** The invoice's number and the link the buyer opens (INVOICE_ISSUED), when the receipt comes from one. */
+	/** The invoice's id (its PDF is attached when sent), number and the link the buyer opens (INVOICE_ISSUED), when the receipt comes from one. */
+	invoiceId?: number | null;
 	invoiceNumber: string | null;
 	invoiceUrl: string | null;
 	cardType: string;
@@ -58,7 +59,7 @@ type Customer = {
 	nextRenewalTimestamp: string | null;
 };
 type Transaction = { id: number; type: string; status: string; amount: number; declineCategory: string | null };
-type Invoice = { number?: string; url?: string; transactionId?: number; total?: number };
+type Invoice = { id?: number; number?: string; url?: string; transactionId?: number; total?: number };
 
 function factsOf(customer: Customer, more: Partial<EmailFacts> = {}): EmailFacts {
 	return {
@@ -66,6 +67,7 @@ function factsOf(customer: Customer, more: Partial<EmailFacts> = {}): EmailFacts
 		productId: customer.productId,
 		amount: null,
 		transactionId: null,
+		invoiceId: null,
 		invoiceNumber: null,
 		invoiceUrl: null,
 		cardType: customer.cardType,
@@ -96,6 +98,7 @@ function receiptOf(event: WebhookEvent, customer: Customer): EmailDraft | null {
 	const facts = factsOf(customer, {
 		amount: invoice.total ?? null,
 		transactionId: invoice.transactionId,
+		invoiceId: invoice.id ?? null,
 		invoiceNumber: invoice.number ?? null,
 		invoiceUrl: invoice.url ?? null,
 	});

@@ -20,6 +20,8 @@ export interface TemplateValues {
 	/** A long-lived card update link (docs/emails.md#the-card-update-link); null when none could be made. */
 	cardUpdateLink: string | null;
 	brandColor: string;
+	/** The receipt carries its invoice's PDF. */
+	invoiceAttached: boolean;
 }
 
 export interface RenderedEmail {
@@ -46,7 +48,11 @@ const EN: Phrasebook = {
 	thanks: merchant => `Thank you, ${merchant}`,
 	RECEIPT: v => ({
 		subject: `Your receipt from ${v.merchant}${v.facts.invoiceNumber ? ` (${v.facts.invoiceNumber})` : ""}`,
-		lines: [`We received your payment of ${v.amount} for ${v.product}.`, `Payment number: ${v.facts.transactionId}.`],
+		lines: [
+			`We received your payment of ${v.amount} for ${v.product}.`,
+			`Payment number: ${v.facts.transactionId}.`,
+			...(v.invoiceAttached ? [`Your invoice ${v.facts.invoiceNumber} is attached as a PDF.`] : []),
+		],
 		action: v.facts.invoiceUrl ? { label: "View your invoice", url: v.facts.invoiceUrl } : undefined,
 	}),
 	RETRYING: v => ({
@@ -88,7 +94,11 @@ const DE: Phrasebook = {
 	thanks: merchant => `Vielen Dank, ${merchant}`,
 	RECEIPT: v => ({
 		subject: `Ihre Quittung von ${v.merchant}${v.facts.invoiceNumber ? ` (${v.facts.invoiceNumber})` : ""}`,
-		lines: [`Wir haben Ihre Zahlung von ${v.amount} für ${v.product} erhalten.`, `Zahlungsnummer: ${v.facts.transactionId}.`],
+		lines: [
+			`Wir haben Ihre Zahlung von ${v.amount} für ${v.product} erhalten.`,
+			`Zahlungsnummer: ${v.facts.transactionId}.`,
+			...(v.invoiceAttached ? [`Ihre Rechnung ${v.facts.invoiceNumber} ist als PDF angehängt.`] : []),
+		],
 		action: v.facts.invoiceUrl ? { label: "Rechnung ansehen", url: v.facts.invoiceUrl } : undefined,
 	}),
 	RETRYING: v => ({

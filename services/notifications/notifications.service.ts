@@ -42,6 +42,8 @@ interface Locals {
 const TARGET_CACHE_TTL_MS = 30_000;
 
 const TARGET_LOOKUP_TIMEOUT_MS = 5000;
+/** Billing renders the PDF when asked: longer than a lookup, well inside the email's lease. */
+const INVOICE_PDF_TIMEOUT_MS = 15_000;
 
 const { orFail } = domainErrors(NOTIFICATIONS_ERRORS);
 
@@ -155,6 +157,14 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				),
 				renewalTerms: (accountId, productId) =>
 					call(this.broker, "accounts.renewalTerms", { accountId, productId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
+				invoicePdf: async (accountId, invoiceId) => {
+					const pdf = await call(this.broker, "billing.invoicePdf", { accountId, id: invoiceId }, { timeout: INVOICE_PDF_TIMEOUT_MS });
+					return {
+						filename: pdf.filename ?? `${invoiceId}.pdf`,
+						contentType: pdf.contentType,
+						content: Buffer.from(pdf.base64 ?? "", "base64"),
+					};
+				},
 				cardUpdateLink: async (accountId, customerId) => {
 					// The address buyers reach the service at; without PUBLIC_BASE_URL, this node's own (npm start, tests).
 					const baseUrl = publicBaseUrl ?? `http://localhost:${port}`;

@@ -2,12 +2,12 @@
 // playwright-core, and a small static server that serves what the gateway serves statically
 // (public/ at the root, jose's browser build at /vendor/jose/), for tests
 // that need the browser code without the whole service.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 export const PROJECT_ROOT = path.resolve(__dirname, "../..");
 
@@ -90,4 +90,13 @@ export async function serveStatic(extra: Record<string, { type: string; body: st
 		url: `http://127.0.0.1:${port}`,
 		close: () => new Promise<void>(resolve => server.close(() => resolve())),
 	};
+}
+
+/** Where the browser tests keep their screenshots (CI keeps the folder). */
+export const SCREENSHOTS = path.join(PROJECT_ROOT, "test-output");
+
+/** Keeps the whole page as test-output/<name>.png. */
+export async function keepScreenshot(page: Page, name: string): Promise<void> {
+	mkdirSync(SCREENSHOTS, { recursive: true });
+	await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }

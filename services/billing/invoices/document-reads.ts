@@ -2,6 +2,7 @@
 // account (JSON or PDF), and the buyer's, by the document's signed link (HTML
 // page or PDF). A document another account owns, or a link whose signature
 // does not match, is not found: nothing tells them apart.
+import type { FileAnswer } from "../../../shared/contracts/billing";
 import type { BillingDeps } from "../deps";
 import type { CreditNoteDoc, InvoiceDoc } from "../documents/invoice";
 import { documentHtml } from "./document-html";
@@ -14,15 +15,6 @@ import type { DocumentKind } from "./numbering";
 export enum DocumentError {
 	InvoiceNotFound = "INVOICE_NOT_FOUND",
 	CreditNoteNotFound = "CREDIT_NOTE_NOT_FOUND",
-}
-
-/** A file the gateway answers as it is (its endpoint's `file`): a PDF in base64, or an HTML page. */
-export interface FileAnswer {
-	contentType: string;
-	/** What the browser saves it as; absent: shown inline. */
-	filename?: string;
-	base64?: string;
-	text?: string;
 }
 
 const notFound = (kind: DocumentKind) => (kind === "invoice" ? DocumentError.InvoiceNotFound : DocumentError.CreditNoteNotFound);

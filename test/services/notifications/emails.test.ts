@@ -2,13 +2,20 @@
 // after a payment, the dunning sequence on the retry days with a last notice
 // and a card update link that opens, the card-expiring warning, nothing when
 // the account's emails are off, and an SMTP server that is down: retried, and
-// each email arrives once when it is back.
+// each email arrives once when it is back. The receipt carries its invoice's
+// PDF, which billing renders when it is sent: billing down delays the receipt,
+// and past the retry window it goes with the invoice's link alone.
+import { MongoClient } from "mongodb";
 import { type Mailpit, startMailpit } from "../../../dev/mailpit";
+import { serviceSchemas } from "../../../runtime/services";
+import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { signedIn } from "../../factories/dashboard-session";
-import { waitForEmails } from "../../factories/mailbox";
-import { admin, advanceClock, createMerchant } from "../../factories/merchant";
+import { attachmentBytes, type ReceivedEmail, waitForEmails } from "../../factories/mailbox";
+import { admin, advanceClock, bearer, createMerchant } from "../../factories/merchant";
+import { pdfText } from "../../factories/pdf-text";
 import { startApp, type TestApp } from "../../setup/app";
+import { eventually } from "./webhook-events";
 
 let app: TestApp;
 let mailpit: Mailpit;
@@ -33,15 +40,15 @@ const EMAILS_ON = {
 	brandColor: "#0a7d5a",
 };
 
-async function shopWithEmails(emails: object | null = EMAILS_ON): Promise<Shop> {
-	const shop = await createShop(app);
-	if (emails) await admin(app).patch(`/accounts/${shop.accountId}`, { emails }).expect(200);
+async function shopWithEmails(emails: object | null = EMAILS_ON, on: TestApp = app): Promise<Shop> {
+	const shop = await createShop(on);
+	if (emails) await admin(on).patch(`/accounts/${shop.accountId}`, { emails }).expect(200);
 	return shop;
 }
 
-async function subscribed(shop: Shop, options: { card?: string; expiry?: string } = {}) {
+async function subscribed(shop: Shop, options: { card?: string; expiry?: string } = {}, on: TestApp = app) {
 	const email = uniqueEmail();
-	const res = await submitCheckout(app, shop, { productId: shop.products.charge, email, ...options });
+	const res = await submitCheckout(on, shop, { productId: shop.products.charge, email, ...options });
 	expect(res.body.code).toBe("OK");
 	return { email, customerId: res.body.customerId as number };
 }
@@ -108,6 +115,8 @@ describe("Emails to buyers", () => {
 			.patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [2, 4] })
 			.expect(200);
 		const { email } = await subscribed(shop, { card: CARDS.renewalsInsufficientFunds });
+		// Its receipt in first: rendering the invoice's PDF takes a moment, and the renewal's email must come after it.
+		await waitForEmails(mailpit, email, 1, 0);
 
 		// Act: the renewal, its day-2 retry, its day-4 retry.
 		await advanceClock(app, shop, 31);
@@ -141,6 +150,7 @@ describe("Emails to buyers", () => {
 	test("When a renewal is hard-declined (a lost card), then the buyer is told at once that the subscription is suspended, with a card update link", async () => {
 		const shop = await shopWithEmails();
 		const { email } = await subscribed(shop, { card: CARDS.renewalsLostCard });
+		await waitForEmails(mailpit, email, 1, 0);
 
 		await advanceClock(app, shop, 31);
 		const received = await waitForEmails(mailpit, email, 2);
@@ -245,5 +255,122 @@ describe("Operators see a customer's emails and set an account's", () => {
 		expect(refused.status).toBe(403);
 		expect(bad.status).toBe(400);
 		expect((await admin(app).get(`/accounts/${shop.accountId}`).expect(200)).body.emails).toEqual(read.body);
+	});
+});
+
+/** The customer's one email as the admin API lists it. */
+async function emailOf(on: TestApp, shop: Shop, customerId: number) {
+	const [email] = (await admin(on).get(`/accounts/${shop.accountId}/customers/${customerId}/emails`).expect(200)).body;
+	return email;
+}
+
+/**
+ * A receipt held PENDING while billing is down: Mailpit stopped, the checkout's receipt fails on SMTP, billing's
+ * service leaves the node (calls to it find no billing), Mailpit comes back. Answers how to bring billing back.
+ */
+async function receiptWhileBillingDown(on: TestApp, shop: Shop) {
+	await mailpit.stop();
+	const buyer = await subscribed(shop, {}, on);
+	await eventually(async () => expect((await emailOf(on, shop, buyer.customerId)).lastError).toEqual(expect.any(String)));
+	await on.broker.destroyService(on.broker.getLocalService("billing"));
+	await mailpit.start();
+	const billingBack = async () => {
+		on.broker.createService(serviceSchemas.billing);
+		await on.broker.waitForServices("billing", 30_000);
+	};
+	return { ...buyer, billingBack };
+}
+
+const INVOICE_NUMBER = /\((INV-\d{4}-\d{6})\)$/;
+
+/** The receipt's attachments, its PDF's bytes and the PDF's text. */
+async function attachedPdf(receipt: ReceivedEmail) {
+	const [attachment] = receipt.attachments;
+	const bytes = await attachmentBytes(mailpit, receipt, attachment);
+	return { attachment, bytes, text: (await pdfText(bytes)).text };
+}
+
+describe("The receipt's invoice PDF", () => {
+	test("When a buyer pays, then the receipt carries the invoice's PDF as <number>.pdf, the same invoice as the merchant's, and the emails collection keeps no PDF", async () => {
+		const shop = await shopWithEmails();
+
+		const { email, customerId } = await subscribed(shop);
+		const [receipt] = await waitForEmails(mailpit, email, 1);
+
+		const number = INVOICE_NUMBER.exec(receipt.subject)?.[1];
+		expect(receipt.attachments).toEqual([
+			{ partId: expect.any(String), fileName: `${number}.pdf`, contentType: "application/pdf", size: expect.any(Number) },
+		]);
+		const { attachment, bytes, text } = await attachedPdf(receipt);
+		expect(bytes.subarray(0, 4).toString("latin1")).toBe("%PDF");
+		expect(attachment.size).toBe(bytes.length);
+		expect(text).toContain(number);
+		expect(text).toContain(email);
+		// The same invoice the merchant downloads (GET /api/invoice/{id}/pdf), read the same way.
+		const [invoice] = (await app.http().get(`/api/invoices?customerId=${customerId}`).set(bearer(shop)).expect(200)).body.data;
+		const merchantPdf = await fetch(`${app.url}/api/invoice/${invoice.id}/pdf`, { headers: bearer(shop) });
+		expect(merchantPdf.status).toBe(200);
+		expect((await pdfText(Buffer.from(await merchantPdf.arrayBuffer()))).text).toBe(text);
+		expect(receipt.text).toContain(`Your invoice ${number} is attached as a PDF.`);
+		expect(receipt.text).toContain(`View your invoice: ${invoice.url}`);
+		// Rendered when sent, never stored: the email's record is its facts, a few hundred bytes.
+		const client = await MongoClient.connect(process.env.MONGO_URL!);
+		try {
+			const emails = client.db(databaseNameFor("notifications", process.env.MONGO_URL!)).collection<{ _id: string }>("emails");
+			const stored = await emails.findOne({ _id: `RECEIPT:t${invoice.transactionId}` });
+			expect(stored).toMatchObject({ status: "SENT", facts: { invoiceId: invoice.id, invoiceNumber: number } });
+			expect(JSON.stringify(stored).length).toBeLessThan(2000);
+			expect(JSON.stringify(stored)).not.toContain(bytes.subarray(0, 30).toString("base64").slice(0, 20));
+		} finally {
+			await client.close();
+		}
+	});
+
+	test("When billing cannot be reached as the receipt is sent, then it is retried like an SMTP failure and arrives once, with its PDF, when billing is back", async () => {
+		const shop = await shopWithEmails();
+		const { email, customerId, billingBack } = await receiptWhileBillingDown(app, shop);
+
+		// Tried with the SMTP server back: billing's PDF is what it waits for.
+		const waiting = await eventually(async () => {
+			const record = await emailOf(app, shop, customerId);
+			expect(record.lastError).toMatch(/^the invoice's PDF could not be had from billing: /);
+			return record;
+		});
+		expect(waiting.status).toBe("PENDING");
+		expect(await waitForEmails(mailpit, email, 0, 0)).toEqual([]);
+		await billingBack();
+		const received = await waitForEmails(mailpit, email, 1, 1500, 20_000);
+
+		expect(received).toHaveLength(1);
+		expect(received[0].subject).toEqual(RECEIPT);
+		expect(received[0].attachments).toHaveLength(1);
+		expect((await attachedPdf(received[0])).text).toContain(INVOICE_NUMBER.exec(received[0].subject)?.[1]);
+		expect(await emailOf(app, shop, customerId)).toMatchObject({ status: "SENT", lastError: null });
+	});
+
+	test("When billing stays unreachable until the retry window closes, then the last try sends the receipt with the invoice's link alone", async () => {
+		// Its own app: a retry window of 7.2 s (EMAIL_RETRY_HOURS), the same Mailpit.
+		const short = await startApp({
+			env: { SMTP_URL: mailpit.smtpUrl, EMAIL_RETRY_BASE_MS: "300", EMAIL_RETRY_HOURS: "0.002", PUBLIC_BASE_URL },
+		});
+		try {
+			const shop = await shopWithEmails(EMAILS_ON, short);
+			const { email, customerId } = await receiptWhileBillingDown(short, shop);
+
+			const received = await waitForEmails(mailpit, email, 1, 1500, 30_000);
+
+			expect(received).toHaveLength(1);
+			expect(received[0].subject).toEqual(RECEIPT);
+			expect(received[0].attachments).toEqual([]);
+			expect(/View your invoice: (\S+)/.exec(received[0].text)?.[1]).toMatch(
+				/^https:\/\/pay\.example\.test\/api\/buyer\/invoices\/\d+\/[\w-]+$/,
+			);
+			expect(received[0].text).not.toContain("attached");
+			const record = await emailOf(short, shop, customerId);
+			expect(record).toMatchObject({ status: "SENT", lastError: null });
+			expect(record.attempts).toBeGreaterThanOrEqual(3);
+		} finally {
+			await short.stop();
+		}
 	});
 });
