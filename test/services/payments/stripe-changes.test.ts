@@ -3,14 +3,12 @@
 // card: an upgrade's difference is charged as a renewal is, off session on the card saved at the checkout, and what
 // was charged is read back from localstripe with the official library.
 import type Stripe from "stripe";
-import { type StripeServer, startLocalstripe, stripeClient } from "../../../dev/stripe-servers";
-import { CARDS, cardUpdateSession, createShop, type Shop, submitCardUpdate, submitCheckout } from "../../factories/checkout";
+import { CARDS, cardUpdateSession, type Shop, submitCardUpdate, submitCheckout } from "../../factories/checkout";
+import { type LocalstripeShop, startLocalstripeShop } from "../../factories/localstripe-shop";
 import { admin, bearer } from "../../factories/merchant";
-import { startApp, type TestApp } from "../../setup/app";
+import type { TestApp } from "../../setup/app";
 
 jest.setTimeout(60_000);
-
-const liveKey = () => `sk_live_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
 
 interface TransactionView {
 	id: number;
@@ -21,17 +19,16 @@ interface TransactionView {
 }
 
 describe("Subscription changes on localstripe", () => {
-	let server: StripeServer;
 	let stripe: Stripe;
 	let app: TestApp;
 	let shop: Shop;
 	let dearer: number;
 
+	let started: LocalstripeShop;
+
 	beforeAll(async () => {
-		server = await startLocalstripe();
-		stripe = stripeClient(server);
-		app = await startApp({ env: { STRIPE_API_BASE: server.url, STRIPE_API_DIALECT: "localstripe" } });
-		shop = await createShop(app, { environment: "production", processor: { type: "stripe", secretKey: liveKey() } });
+		started = await startLocalstripeShop();
+		({ stripe, app, shop } = started);
 		// Dearer than the shop's CHARGE product (€9.99 a month): same currency, group and interval.
 		dearer = (
 			await admin(app)
@@ -46,10 +43,7 @@ describe("Subscription changes on localstripe", () => {
 				.expect(201)
 		).body.id;
 	}, 120_000);
-	afterAll(async () => {
-		await app?.stop();
-		await server?.stop();
-	});
+	afterAll(() => started?.stop());
 
 	const api = {
 		post: (path: string, body: object) => app.http().post(`/api${path}`).set(bearer(shop)).send(body),

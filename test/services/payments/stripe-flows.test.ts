@@ -5,7 +5,7 @@
 // own records; and stripe-mock, Stripe's own mock, which checks every request
 // against Stripe's OpenAPI document and answers fixtures.
 import type Stripe from "stripe";
-import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } from "../../../dev/stripe-servers";
+import { type StripeServer, startStripeMock } from "../../../dev/stripe-servers";
 import {
 	CARDS,
 	cardUpdateSession,
@@ -16,13 +16,13 @@ import {
 	submitCardUpdate,
 	submitCheckout,
 } from "../../factories/checkout";
+import { type LocalstripeShop, startLocalstripeShop } from "../../factories/localstripe-shop";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
 
 jest.setTimeout(60_000);
 
-const liveKey = () => `sk_live_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
 const testKey = () => `sk_test_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
 
 interface TransactionView {
@@ -41,16 +41,13 @@ describe("On localstripe", () => {
 	let app: TestApp;
 	let shop: Shop;
 
+	let started: LocalstripeShop;
+
 	beforeAll(async () => {
-		server = await startLocalstripe();
-		stripe = stripeClient(server);
-		app = await startApp({ env: { STRIPE_API_BASE: server.url, STRIPE_API_DIALECT: "localstripe" } });
-		shop = await createShop(app, { environment: "production", processor: { type: "stripe", secretKey: liveKey() } });
+		started = await startLocalstripeShop();
+		({ server, stripe, app, shop } = started);
 	}, 120_000);
-	afterAll(async () => {
-		await app?.stop();
-		await server?.stop();
-	});
+	afterAll(() => started?.stop());
 
 	const transactionsOf = async (customerId: number): Promise<TransactionView[]> =>
 		(await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body;

@@ -2,32 +2,26 @@
 // are on Stripe, the Stripe connector talking to localstripe (STRIPE_API_BASE), which keeps state. Each document
 // carries the references of the processor's operation it is for, read back from localstripe with the official library.
 import type Stripe from "stripe";
-import { type StripeServer, startLocalstripe, stripeClient } from "../../../dev/stripe-servers";
-import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { CARDS, type Shop, submitCheckout } from "../../factories/checkout";
+import { type LocalstripeShop, startLocalstripeShop } from "../../factories/localstripe-shop";
 import { bearer } from "../../factories/merchant";
-import { startApp, type TestApp } from "../../setup/app";
+import type { TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
 
 jest.setTimeout(60_000);
 
-const liveKey = () => `sk_live_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
-
 describe("Invoices on localstripe", () => {
-	let server: StripeServer;
 	let stripe: Stripe;
 	let app: TestApp;
 	let shop: Shop;
 
+	let started: LocalstripeShop;
+
 	beforeAll(async () => {
-		server = await startLocalstripe();
-		stripe = stripeClient(server);
-		app = await startApp({ env: { STRIPE_API_BASE: server.url, STRIPE_API_DIALECT: "localstripe" } });
-		shop = await createShop(app, { environment: "production", processor: { type: "stripe", secretKey: liveKey() } });
+		started = await startLocalstripeShop();
+		({ stripe, app, shop } = started);
 	}, 120_000);
-	afterAll(async () => {
-		await app?.stop();
-		await server?.stop();
-	});
+	afterAll(() => started?.stop());
 
 	const get = (path: string) => app.http().get(`/api${path}`).set(bearer(shop));
 
