@@ -3,7 +3,8 @@
 // error): any run of 13-19 digits (spaces or dashes allowed between them) is
 // masked to its first 6 and last 4 digits; API tokens, webhook secrets,
 // bearer credentials, private keys, the values of query parameters named like
-// a secret, and the configured secrets themselves are replaced.
+// a secret, buyers' signed links to invoices, and the configured secrets
+// themselves are replaced.
 import { Loggers } from "moleculer";
 import { config } from "./config";
 
@@ -24,6 +25,8 @@ const SECRETS: [RegExp, string][] = [
 	[/\bwhsec_[A-Za-z0-9_-]+/g, "whsec_[redacted]"],
 	[/\b(Bearer|Basic)\s+[^\s,;"']+/gi, "$1 [redacted]"],
 	[/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g, "[redacted private key]"],
+	// A buyer's link to an invoice or credit note: its signature opens the document without a token (docs/invoices.md#links).
+	[/(\/api\/buyer\/(?:invoices|credit-notes)\/\d+\/)[A-Za-z0-9_-]+/g, "$1[redacted]"],
 	// ?token=…, &api_key=…, ?access_token=… in a logged URL (a client's mistake, but then it is in our logs).
 	[/([?&][^=&\s]*(?:token|secret|key|password|passwd|auth|signature)[^=&\s]*=)[^&\s]*/gi, "$1[redacted]"],
 ];

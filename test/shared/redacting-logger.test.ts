@@ -21,6 +21,11 @@ describe("Log redaction", () => {
 		["Authorization: Bearer abc.def.ghi", "Authorization: Bearer [redacted]"],
 		["GET /x?api_key=123&sessionId=abc", "GET /x?api_key=[redacted]&sessionId=abc"],
 		["-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----", "[redacted private key]"],
+		[
+			"<= 200 GET /api/buyer/invoices/17/2aB9gxbm06Oso28NYReTDKw6uHm8wUJdcDfWLh0Lq1A/pdf",
+			"<= 200 GET /api/buyer/invoices/17/[redacted]/pdf",
+		],
+		["GET /api/buyer/credit-notes/3/Zm9v_YmFy-YmF6", "GET /api/buyer/credit-notes/3/[redacted]"],
 	])("When %s is logged, then the secret is masked", (input, output) => {
 		expect(redactSecrets(input, [])).toBe(output);
 	});
