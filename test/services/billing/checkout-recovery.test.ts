@@ -44,6 +44,27 @@ interface Opened {
 	cardToken: string;
 }
 
+/** The charge the checkout made with its key, as the processor saw it, before the checkout stopped. */
+async function chargedBeforeItStopped(opened: Opened, amount: number): Promise<void> {
+	const charged = await processor.charge({
+		idempotencyKey: `${opened.attemptId}:charge`,
+		cardToken: opened.cardToken,
+		amount,
+		currency: "EUR",
+		midId: shop.mids[0],
+		initiator: "customer",
+	});
+	expect(charged.status).toBe("APPROVED");
+}
+
+/** The customer once the sweep has settled it (after the grace period). */
+const recovered = (opened: Opened) =>
+	eventually(
+		() => customerOf(opened.customerId),
+		c => c.status !== "PENDING",
+		"the checkout's recovery",
+	);
+
 /** Billing's step 4 of a checkout, as the checkout service calls it: a PENDING customer under the duplicate lock. */
 async function openedCheckout(card: string = CARDS.visa, coupon: CouponTerms | null = null): Promise<Opened> {
 	const attemptId = `co_${randomBytes(8).toString("hex")}`;
@@ -94,22 +115,10 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 test("When a checkout stopped after the processor charged, before anything was recorded, then the sweep records the charge, activates the customer and sends TRANSACTION and CONVERSION, charging nothing more", async () => {
 	// Arrange: the charge the checkout made, with its key; then the checkout stops.
 	const opened = await openedCheckout();
-	const charged = await processor.charge({
-		idempotencyKey: `${opened.attemptId}:charge`,
-		cardToken: opened.cardToken,
-		amount: 999,
-		currency: "EUR",
-		midId: shop.mids[0],
-		initiator: "customer",
-	});
-	expect(charged.status).toBe("APPROVED");
+	await chargedBeforeItStopped(opened, 999);
 
 	// Act: the sweep, after the grace period.
-	const customer = await eventually(
-		() => customerOf(opened.customerId),
-		c => c.status !== "PENDING",
-		"the checkout's recovery",
-	);
+	const customer = await recovered(opened);
 
 	// Assert
 	expect(customer).toMatchObject({ id: opened.customerId, status: "ACTIVE" });
@@ -130,11 +139,7 @@ test("When a checkout stopped before the processor was asked, then the sweep aba
 	const opened = await openedCheckout(CARDS.mastercard);
 
 	// Act
-	const customer = await eventually(
-		() => customerOf(opened.customerId),
-		c => c.status !== "PENDING",
-		"the checkout's recovery",
-	);
+	const customer = await recovered(opened);
 
 	// Assert: abandoned, no transaction, no webhook, and the duplicate lock is released.
 	expect(customer).toMatchObject({ id: opened.customerId, status: "ABANDONED" });
@@ -162,11 +167,7 @@ test("When a checkout with a single-use coupon stopped after taking its redempti
 	expect(await redeemedOf("CRASHED")).toBe(1);
 
 	// Act
-	const customer = await eventually(
-		() => customerOf(opened.customerId),
-		c => c.status !== "PENDING",
-		"the checkout's recovery",
-	);
+	const customer = await recovered(opened);
 
 	// Assert: abandoned, and the code is free again.
 	expect(customer.status).toBe("ABANDONED");
@@ -179,22 +180,10 @@ test("When a checkout with a single-use coupon stopped after the processor charg
 	// Arrange: 9.99 less 10 % (1.00), charged under the checkout's key.
 	const coupon = await singleUseCoupon("PAIDTHEN");
 	const opened = await openedCheckout(CARDS.visa, coupon);
-	const charged = await processor.charge({
-		idempotencyKey: `${opened.attemptId}:charge`,
-		cardToken: opened.cardToken,
-		amount: 899,
-		currency: "EUR",
-		midId: shop.mids[0],
-		initiator: "customer",
-	});
-	expect(charged.status).toBe("APPROVED");
+	await chargedBeforeItStopped(opened, 899);
 
 	// Act
-	const customer = await eventually(
-		() => customerOf(opened.customerId),
-		c => c.status !== "PENDING",
-		"the checkout's recovery",
-	);
+	const customer = await recovered(opened);
 
 	// Assert
 	expect(customer).toMatchObject({ status: "ACTIVE", coupon: { couponId: coupon.couponId, periodsLeft: 0 } });
