@@ -25,6 +25,7 @@ import {
 	type InvoiceDoc,
 	invoiceSchema,
 } from "./documents/invoice";
+import { type MetricsIndexDoc, type MetricsMonthDoc, metricsIndexSchema, metricsMonthSchema } from "./documents/metrics";
 import { type RefundDoc, refundSchema } from "./documents/refund";
 import { type SubscriptionLockDoc, subscriptionLockSchema } from "./documents/subscription-lock";
 import { type TransactionDoc, transactionSchema } from "./documents/transaction";
@@ -40,6 +41,9 @@ export interface BillingDb {
 	recoveryStats: Model<RecoveryStatsDoc>;
 	/** Each MID's counts by day (mid-stats.ts). */
 	midStats: Model<MidStatsDoc>;
+	/** The subscription metrics' counters by `<account>:<currency>:<YYYY-MM>`, and each account's first month (metrics/). */
+	metricsMonths: Model<MetricsMonthDoc>;
+	metricsIndex: Model<MetricsIndexDoc>;
 	/** Binding quotes of subscription changes, by their random id (plan-changes/). */
 	changeQuotes: Model<ChangeQuoteDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
@@ -70,6 +74,8 @@ export function createBillingModels(connection: Connection): BillingDb {
 		stripeEvents: connection.model("StripeEvent", stripeEventSchema, "stripe_events"),
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
+		metricsMonths: connection.model("MetricsMonth", metricsMonthSchema, "metrics_months"),
+		metricsIndex: connection.model("MetricsIndex", metricsIndexSchema, "metrics_index"),
 		changeQuotes: connection.model("ChangeQuote", changeQuoteSchema, "change_quotes"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),

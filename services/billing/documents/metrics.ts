@@ -1,0 +1,96 @@
+// The subscription metrics' counters (docs/metrics.md#days-and-keys): one
+// document per account, currency and month, holding each day's counts in each
+// scope, so a range of days is a few reads by key, never a scan. A thing
+// counted is an entry (MetricsEntry), written in the same update as the change
+// it counts (like an outbox event) and applied once by the relay: the month's
+// `applied` keeps the ids of entries applied, so an entry applied again after a
+// crash changes nothing (metrics/metrics-counters.ts).
+import { Schema } from "mongoose";
+
+/** What one day counts in one scope: sums of what happened that day, in minor units or numbers of things; absent is 0. */
+export interface DayCounts {
+	/** The scope's MRR and subscribers after less before: each day's net change (closing figures are their running sums). */
+	mrr: number;
+	subscribers: number;
+	newMrr: number;
+	expansionMrr: number;
+	/** Positive amounts, as the churned MRR. */
+	contractionMrr: number;
+	churnedMrr: number;
+	reactivatedMrr: number;
+	newSubscribers: number;
+	churnedSubscribers: number;
+	reactivatedSubscribers: number;
+	churnedUnsubscribed: number;
+	churnedSuspended: number;
+	churnedDisputed: number;
+	churnedPaused: number;
+	grossVolume: number;
+	refunds: number;
+	disputes: number;
+	chargebacks: number;
+	renewalsAttempted: number;
+	renewalsApprovedFirstTry: number;
+	renewalsRecoveredByRetries: number;
+	renewalsRecoveredByCardUpdate: number;
+	renewalsLost: number;
+}
+
+export type DayCount = keyof DayCounts;
+
+/**
+ * Where a count is kept: `all` (every product of the currency), `p<productId>` (one product) or `m<midId>` (one
+ * MID, the operators' view). Every count is kept in all three.
+ */
+export type ScopeKey = "all" | `p${number}` | `m${number}`;
+
+/** A month's counters of one account in one currency, keyed `<accountId>:<currency>:<YYYY-MM>` (month in TIME_ZONE). */
+export interface MetricsMonthDoc {
+	_id: string;
+	accountId: number;
+	currency: string;
+	month: string;
+	/** `days.<DD>.<scope>.<count>`. */
+	days: Record<string, Record<string, Partial<DayCounts>>>;
+	/** The ids of the entries applied (their values: metrics/metrics-counters.ts); dropped once their document let them go. */
+	applied: Record<string, number>;
+}
+
+/** Per account (keyed by its id): the first month with counts in each currency, from which closing figures are summed. */
+export interface MetricsIndexDoc {
+	_id: number;
+	first: Record<string, string>;
+}
+
+/** Something to count: the counts of one day of one account and currency, by scope. */
+export interface MetricsEntry {
+	/** Unique for what it counts: `c<customerId>.<n>`, `t<transactionId>`, `d<disputeId>` (metrics/metrics-entries.ts). */
+	id: string;
+	accountId: number;
+	currency: string;
+	/** YYYY-MM-DD in TIME_ZONE. */
+	day: string;
+	counts: Partial<Record<ScopeKey, Partial<DayCounts>>>;
+}
+
+export const metricsMonthSchema = new Schema<MetricsMonthDoc>(
+	{
+		_id: String,
+		accountId: Number,
+		currency: String,
+		month: String,
+		days: { type: Schema.Types.Mixed, default: {} },
+		applied: { type: Schema.Types.Mixed, default: {} },
+	},
+	{ versionKey: false, minimize: false },
+);
+
+export const metricsIndexSchema = new Schema<MetricsIndexDoc>(
+	{ _id: Number, first: { type: Schema.Types.Mixed, default: {} } },
+	{ versionKey: false, minimize: false },
+);
+
+export const metricsEntrySchema = new Schema<MetricsEntry>(
+	{ id: String, accountId: Number, currency: String, day: String, counts: Schema.Types.Mixed },
+	{ _id: false },
+);
