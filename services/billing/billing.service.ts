@@ -14,7 +14,6 @@ import { pageOrBadRequest } from "../../shared/list-page";
 import { cardUpdateTarget, updateCard } from "./card-updates/card-update";
 import { continueCardUpdate } from "./card-updates/card-update-challenge";
 import { recoveryOf } from "./card-updates/recovery";
-import { attachCoupon, removeCoupon } from "./coupons/customer-coupon";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
@@ -42,6 +41,7 @@ import {
 	openSubscription,
 	type SettledFirstPayment,
 } from "./subscriptions/checkout-payments";
+import { attachCoupon, removeCoupon } from "./subscriptions/customer-coupon";
 import { pauseCustomer, resumeCustomer } from "./subscriptions/pause";
 import { unsubscribe } from "./subscriptions/unsubscribe";
 import { type Background, startBackground } from "./wiring/background";
@@ -148,7 +148,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			(_, result) => ({ transactions: ofObject(result)?.transactions ?? [] }),
 			(result: CreditRefundDone | PlanChangeError) => billingErrors.orFail<CreditRefundDone>(result).answer,
 		),
-		// POST and DELETE /api/customer/{id}/coupon (coupons/customer-coupon.ts): no webhook, but what MRR moved is relayed.
+		// POST and DELETE /api/customer/{id}/coupon (subscriptions/customer-coupon.ts): no webhook, but what MRR moved is relayed.
 		attachCoupon: thenRelay(schemas.attachCoupon, attachCoupon, couponRelay, result => billingErrors.orFail(result)),
 		removeCoupon: thenRelay(schemas.getById, removeCoupon, couponRelay, result => billingErrors.orFail(result)),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.

@@ -6,12 +6,12 @@ import { CouponError } from "../../shared/contracts/accounts";
 import { DisputeError } from "../../shared/contracts/billing";
 import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
-import { CustomerCouponError } from "./coupons/customer-coupon";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
 import { DocumentError } from "./invoices/document-reads";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
+import { CustomerCouponError } from "./subscriptions/customer-coupon";
 import { PauseError } from "./subscriptions/pause";
 
 export type BillingError =
@@ -79,7 +79,7 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 		message: "advanceTo must not be in the past: the clock only moves forward",
 	},
 	[RenewalRunError.NotSandbox]: { type: ApiErrorType.Conflict, message: "Only sandbox accounts have a test clock" },
-	// A customer's coupon (coupons/customer-coupon.ts, docs/coupons.md#errors).
+	// A customer's coupon (subscriptions/customer-coupon.ts, docs/coupons.md#errors).
 	[CustomerCouponError.NotChargeable]: {
 		type: ApiErrorType.Conflict,
 		message: "Only an ACTIVE, PAUSED or SUSPENDED customer takes a coupon",

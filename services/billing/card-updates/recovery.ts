@@ -8,6 +8,9 @@ import { findCurrency, toDecimal } from "../../../shared/money";
 import { formatDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
+
+export { firstDecline } from "../documents/customer";
+
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
 
@@ -19,10 +22,6 @@ export interface RecoveryChanges {
 	entered: Pick<CustomerDoc, "accountId">[];
 	recovered: { customer: Pick<CustomerDoc, "accountId">; amountMinor: number; currency: string }[];
 }
-
-/** A renewal try was the period's first decline: no decline before it in this period. */
-export const firstDecline = (customer: Pick<CustomerDoc, "attempts" | "refusedMids">) =>
-	customer.attempts === 0 && !customer.refusedMids?.length;
 
 /** YYYY-MM in the service's time zone. */
 const monthOf = (at: Date) => formatDateTime(at).slice(0, 7);

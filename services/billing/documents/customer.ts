@@ -7,8 +7,8 @@ import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contr
 import { type Lease, leaseSchema } from "../../../shared/persistence";
 import type { PeriodDiscount, SubscriptionPeriod } from "../changes/subscription-period";
 import type { CustomerCoupon } from "../coupons/discount";
-import type { Contribution } from "../metrics/subscription-state";
 import { CustomerStatus } from "../states";
+import type { Contribution } from "./metrics";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
 /** What a card update makes the customer's: the card, and the MID that takes it. */
@@ -213,3 +213,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 // lists and the operators' renewal status. mongo-java-server ignores them.
 customerSchema.index({ accountId: 1 });
 customerSchema.index({ renewalActive: 1, nextRenewalTimestamp: 1 });
+
+/** A renewal try was the period's first decline: no decline before it in this period. */
+export const firstDecline = (customer: Pick<CustomerDoc, "attempts" | "refusedMids">) =>
+	customer.attempts === 0 && !customer.refusedMids?.length;

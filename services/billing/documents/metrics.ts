@@ -7,6 +7,29 @@
 // entry applied again after a crash changes nothing (metrics/metrics-counters.ts).
 import { Schema } from "mongoose";
 
+/** Why a subscriber stopped being one. */
+export const CHURN_CAUSES = ["unsubscribed", "suspended", "disputed", "paused"] as const;
+export type ChurnCause = (typeof CHURN_CAUSES)[number];
+
+/**
+ * - `none`: not a subscriber, and never counted as one (pending, declined, abandoned, a trial, a one-off product);
+ * - `subscriber`: counted, with its MRR;
+ * - `lapsed`: was a subscriber and is not now, for `cause`.
+ */
+export type Standing = "none" | "subscriber" | "lapsed";
+
+/** One customer's share of the metrics: what the counters add up (`mrr` is 0 unless a subscriber). */
+export interface Contribution {
+	standing: Standing;
+	/** Set exactly when `standing` is `lapsed`. */
+	cause: ChurnCause | null;
+	currency: string;
+	productId: number;
+	/** The customer's MID, for the per-MID figures; absent on contributions counted before the MIDs were. */
+	midId?: number;
+	mrr: number;
+}
+
 /** What one day counts in one scope: sums of what happened that day, in minor units or numbers of things; absent is 0. */
 export interface DayCounts {
 	/** The scope's MRR and subscribers after less before: each day's net change (closing figures are their running sums). */

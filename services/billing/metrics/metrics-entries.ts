@@ -4,7 +4,7 @@
 // and a renewal lost when a subscriber in recovery lapses; a transaction
 // counts its volume and, for a renewal's try, the renewal figures; a dispute
 // opened counts its amount. The entry rides on the change's outbox event.
-import { firstDecline } from "../card-updates/recovery";
+import { firstDecline } from "../documents/customer";
 import type { DayCount, DayCounts, MetricsEntry, ScopeKey } from "../documents/metrics";
 import type { TransactionDoc } from "../documents/transaction";
 import { dayOf } from "../mid-stats/mid-stats";

@@ -9,16 +9,16 @@
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { type CustomerCoupon, couponInForce, discountFor } from "../coupons/discount";
 import type { CustomerDoc } from "../documents/customer";
+import type { ChurnCause, Contribution } from "../documents/metrics";
 import { NO_TAX, priceLines } from "../pricing/tax";
 import { CustomerStatus } from "../states";
 import { monthlyAmount } from "./monthly-amount";
 
+export type { ChurnCause, Contribution, Standing } from "../documents/metrics";
+export { CHURN_CAUSES } from "../documents/metrics";
+
 /** What ended a subscription that was UNSUBSCRIBED: the merchant's unsubscribe, or the account's dispute protection. */
 export type EndedBy = "merchant" | "dispute";
-
-/** Why a subscriber stopped being one. */
-export const CHURN_CAUSES = ["unsubscribed", "suspended", "disputed", "paused"] as const;
-export type ChurnCause = (typeof CHURN_CAUSES)[number];
 
 /** The product fields MRR needs (a ProductRecord has them). */
 export type MetricsProduct = Pick<ProductRecord, "id" | "currency" | "amountMinor" | "renewal" | "tax">;
@@ -37,25 +37,6 @@ export interface SubscriptionState {
 	endedBy?: EndedBy | null;
 	/** The MID its charges go to (the operators' per-MID figures); absent: none counted by MID. */
 	midId?: number;
-}
-
-/**
- * - `none`: not a subscriber, and never counted as one (pending, declined, abandoned, a trial, a one-off product);
- * - `subscriber`: counted, with its MRR;
- * - `lapsed`: was a subscriber and is not now, for `cause`.
- */
-export type Standing = "none" | "subscriber" | "lapsed";
-
-/** One customer's share of the metrics: what the counters add up (`mrr` is 0 unless a subscriber). */
-export interface Contribution {
-	standing: Standing;
-	/** Set exactly when `standing` is `lapsed`. */
-	cause: ChurnCause | null;
-	currency: string;
-	productId: number;
-	/** The customer's MID, for the per-MID figures; absent on contributions counted before the MIDs were. */
-	midId?: number;
-	mrr: number;
 }
 
 /** The state of a stored customer with its product; `endedBy` says what unsubscribed it, if it was. */

@@ -9,6 +9,7 @@ import { isFailure } from "../../../shared/call";
 import type { CouponError } from "../../../shared/contracts/accounts";
 import type { CustomerView } from "../../../shared/contracts/billing";
 import { leaseFree, ownedBy } from "../../../shared/persistence";
+import { periodsOf } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import { METRICS_ONLY } from "../documents/outbox-event";
@@ -17,7 +18,6 @@ import { scheduledEvent } from "../outbox/outbox";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
-import { periodsOf } from "./discount";
 
 export enum CustomerCouponError {
 	CustomerNotFound = "CUSTOMER_NOT_FOUND",
