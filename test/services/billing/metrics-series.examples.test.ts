@@ -2,11 +2,12 @@
 // days, ISO weeks and calendar months clipped to the range, the opening figures summed from the first month, and a
 // range before it. Amounts in cents of EUR. Closing figures by hand (MRR / active subscribers at each day's end):
 // 27 Feb 1833/2 · 2 Mar 4433/3 · 10 Mar 6433/3 · 12 Mar 5600/2 · 31 Mar 4600/2 · 1 Apr 5600/3.
-import type { MetricsFigures } from "../../../shared/contracts/metrics";
+
 import type { DayCounts, MetricsMonthDoc } from "../../../services/billing/documents/metrics";
 import { dayNumber, dayText, monthsBetween, weekStart } from "../../../services/billing/metrics/metrics-days";
 import { DEFAULT_METRICS_DAYS, MetricsError, metricsQueryOf } from "../../../services/billing/metrics/metrics-query";
 import { type SeriesInput, seriesOf } from "../../../services/billing/metrics/metrics-series";
+import type { MetricsFigures } from "../../../shared/contracts/metrics";
 
 type Day = Partial<DayCounts>;
 const month = (text: string, days: Record<string, Record<string, Day>>): Pick<MetricsMonthDoc, "month" | "days"> => ({ month: text, days });
@@ -196,7 +197,14 @@ describe("A series by calendar month", () => {
 		});
 		// April: recovered, but none entered recovery in it.
 		expect(points[2]).toMatchObject({ mrr: 5600, activeSubscribers: 3, reactivatedSubscribers: 1, recoveryRate: null, churnRate: 0 });
-		expect(total).toMatchObject({ mrr: 5600, newMrr: 4433, netNewMrr: 5600, churnRate: 1 / 4, recoveryRate: 1, netVolume: 2600 - 400 - 10_000 });
+		expect(total).toMatchObject({
+			mrr: 5600,
+			newMrr: 4433,
+			netNewMrr: 5600,
+			churnRate: 1 / 4,
+			recoveryRate: 1,
+			netVolume: 2600 - 400 - 10_000,
+		});
 	});
 
 	test("When the range is before the currency's first month, then every figure is 0 and the series has no figures", () => {

@@ -3,10 +3,10 @@
 // day view's sums; each point's closing MRR and subscribers are the running sums of every day up to its last; its
 // churn rate's start is the running sum of the day before; the total is the sum of the points.
 import fc from "fast-check";
-import type { MetricsFigures, MetricsPoint } from "../../../shared/contracts/metrics";
 import type { DayCounts, MetricsMonthDoc } from "../../../services/billing/documents/metrics";
 import { dayNumber, dayText } from "../../../services/billing/metrics/metrics-days";
 import { seriesOf } from "../../../services/billing/metrics/metrics-series";
+import type { MetricsFigures, MetricsPoint } from "../../../shared/contracts/metrics";
 
 const FIRST = dayNumber("2025-12-01")!;
 const SPAN = 150;
@@ -112,8 +112,12 @@ describe("The series against a running-sum model", () => {
 				}
 				for (const point of view.points) {
 					const last = dayNumber(point.to)!;
-					expect([point.mrr, point.activeSubscribers]).toEqual([runningSum(counted, "mrr", last), runningSum(counted, "subscribers", last)]);
-					const exposed = runningSum(counted, "subscribers", dayNumber(point.from)! - 1) + point.newSubscribers + point.reactivatedSubscribers;
+					expect([point.mrr, point.activeSubscribers]).toEqual([
+						runningSum(counted, "mrr", last),
+						runningSum(counted, "subscribers", last),
+					]);
+					const exposed =
+						runningSum(counted, "subscribers", dayNumber(point.from)! - 1) + point.newSubscribers + point.reactivatedSubscribers;
 					expect(point.churnRate).toBe(exposed > 0 ? point.churnedSubscribers / exposed : null);
 				}
 				expect([view.total.mrr, view.total.activeSubscribers]).toEqual([
