@@ -20,7 +20,10 @@ const COUNTED_AHEAD_MS = 731 * 86_400_000;
 
 const DAYS_OF_MONTH = Array.from({ length: 31 }, (_, i) => String(i + 1).padStart(2, "0"));
 
-/** The scope a filter reads; an unknown product or MID (another account's too) is not found. */
+/**
+ * The scope a filter reads; an unknown product or MID (another account's too) is not found. A product is read by key;
+ * a MID is looked for among the account's few MIDs, as MID health does (the operators' view, not a hot path).
+ */
 async function scopeOf(deps: BillingDeps, query: MetricsQuery): Promise<{ key: ScopeKey } | MetricsError> {
 	if (query.productId !== undefined) {
 		return (await deps.productOf(query.accountId, query.productId)) ? { key: `p${query.productId}` } : MetricsError.ProductNotFound;
@@ -38,9 +41,8 @@ export async function readMetrics(deps: BillingDeps, request: MetricsRequest): P
 	const found = await scopeOf(deps, query);
 	if (typeof found === "string") return found;
 	const scope = found.key;
+	// An account without counters answers no series (the gateway answered an operator's unknown account 404 already).
 	const index = await deps.db.metricsIndex.findById(query.accountId).lean();
-	// An account without counters may not exist: the accounts service answers its 404 (a filter asked it already).
-	if (!index && scope === "all") await deps.merchantAccountsOf(query.accountId);
 	const first = index?.first ?? {};
 	const currencies = query.currency !== undefined ? [query.currency] : Object.keys(first).sort();
 	const lastMonth = [query.to, dayOf(new Date(deps.now().getTime() + COUNTED_AHEAD_MS))].sort()[0].slice(0, 7);

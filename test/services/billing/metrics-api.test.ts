@@ -196,7 +196,7 @@ describe("The dashboard's and the operators' routes", () => {
 		expect(api.body.series[0].points).toHaveLength(3);
 	});
 
-	test("When the dashboard names another account, or an operator an unknown one, then it is refused or not found", async () => {
+	test("When the dashboard names another account, then 400; an operator's unknown account, 404 as under every /admin/accounts/{id}", async () => {
 		// Arrange
 		const session = await signedIn(app, shop, "viewer");
 
