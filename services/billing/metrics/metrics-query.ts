@@ -1,4 +1,4 @@
-// What a metrics read may ask (docs/api.md#get-apimetrics): the range's days,
+// What a metrics read may ask (docs/api.md#get-apimetrics-subscription-metrics): the range's days,
 // their defaults and limits, and one filter at most. The JSON types are the
 // action's schema's (schemas.ts); what a schema cannot say is checked here.
 import type { MetricsQuery } from "../../../shared/contracts/metrics";

@@ -1,4 +1,4 @@
-// GET /api/metrics (docs/api.md#get-apimetrics): an account's figures over a
+// GET /api/metrics (docs/api.md#get-apimetrics-subscription-metrics): an account's figures over a
 // range of days, one series per currency, read by key: the account's index,
 // then its month documents with one $in from each currency's first month to
 // the range's last, whatever the number of customers (docs/metrics.md).
