@@ -11,6 +11,7 @@ import { dayOf } from "../mid-stats/mid-stats";
 import { monthsBetween } from "./metrics-days";
 import { MetricsError, type MetricsRequest, metricsQueryOf } from "./metrics-query";
 import { seriesOf } from "./metrics-series";
+import { metricsTime } from "./metrics-time";
 
 /**
  * How far ahead anything is counted: the sandbox's test clock goes at most 731 days ahead (renewals/renewal-runs.ts),
@@ -36,7 +37,8 @@ async function scopeOf(deps: BillingDeps, query: MetricsQuery): Promise<{ key: S
 }
 
 export async function readMetrics(deps: BillingDeps, request: MetricsRequest): Promise<MetricsAnswer | MetricsError> {
-	const query = metricsQueryOf(request, dayOf(deps.now()));
+	// Today is the account's: a sandbox whose test clock was moved ahead counts its changes at the clock's time.
+	const query = metricsQueryOf(request, dayOf(await metricsTime(deps, request.accountId)));
 	if (typeof query === "string") return query;
 	const found = await scopeOf(deps, query);
 	if (typeof found === "string") return found;

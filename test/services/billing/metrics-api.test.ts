@@ -4,9 +4,10 @@
 // write side, whose end-to-end tests check the figures of real checkouts and renewals.
 import type { Connection } from "mongoose";
 import type { MetricsAnswer } from "../../../shared/contracts/metrics";
+import { formatDateTime } from "../../../shared/time";
 import { createShop, type Shop } from "../../factories/checkout";
 import { signedIn } from "../../factories/dashboard-session";
-import { admin, bearer } from "../../factories/merchant";
+import { admin, advanceClock, bearer, DAY_MS } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 import { recordCommands, scans, uniqueKeysOf } from "../../setup/db-commands";
 
@@ -42,7 +43,7 @@ async function writeCounters(db: Connection, merchant: Shop): Promise<void> {
 }
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "billing", "dashboard"] });
+	app = await startApp({ services: ["gateway", "accounts", "billing", "dashboard", "payments"] });
 	[shop, other] = await Promise.all([createShop(app), createShop(app)]);
 	await writeCounters((app.broker.getLocalService("billing") as unknown as { connection: Connection }).connection, shop);
 });
@@ -121,6 +122,18 @@ describe("GET /api/metrics", () => {
 		const days = (Date.parse(res.body.to) - Date.parse(res.body.from)) / 86_400_000 + 1;
 		expect(days).toBe(30);
 		expect(Math.abs(Date.parse(res.body.to) - Date.now())).toBeLessThan(2 * 86_400_000);
+	});
+
+	test("When a sandbox account's test clock was moved ahead, then the default range ends on the clock's day, where its changes count", async () => {
+		// Arrange
+		const sandbox = await createShop(app);
+		await advanceClock(app, sandbox, 40);
+
+		// Act
+		const res = await get("", sandbox).expect(200);
+
+		// Assert
+		expect(res.body.to).toBe(formatDateTime(new Date(Date.now() + 40 * DAY_MS)).slice(0, 10));
 	});
 
 	test.each([
