@@ -21,6 +21,7 @@ import { billingErrors } from "./errors";
 import { documentActions } from "./invoices/document-actions";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
+import { readMetrics } from "./metrics/metrics-read";
 import { SANDBOX_CLOCK_MOVED } from "./metrics/metrics-time";
 import { midHealth, monthVolumes } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
@@ -184,6 +185,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		...documentActions,
 		// Ops and the dashboard: each MID's month and last 30 days (mid-health.ts).
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
+		// GET /api/metrics, the dashboard's charts and the operators' per-MID view (metrics/metrics-read.ts).
+		metrics: idempotent(billingErrors.action(schemas.metrics, readMetrics)),
 		// Checkout nodes: what capped MIDs sold this month (checkout/mid-routing.ts).
 		midVolumes: idempotent(
 			domainAction(schemas.midVolumes, async (deps: BillingDeps, input: { midIds: number[] }) => ({

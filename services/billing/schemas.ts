@@ -1,3 +1,4 @@
+import { METRICS_GRANULARITIES } from "../../shared/contracts/metrics";
 import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params, shortText } from "../../shared/schemas";
@@ -145,6 +146,18 @@ export const schemas = {
 	documents: params({ accountId: id, ...listParams, ...dateRangeParams, customerId: id }, ["accountId"]),
 	// Any text: a signature that does not match is a 404, whatever its shape, as a tampered one.
 	buyerDocument: params({ id, signature: { type: "string", minLength: 1, maxLength: 200 } }),
+	// GET /api/metrics (metrics/metrics-query.ts checks what a schema cannot: real days, the range's length, one filter).
+	metrics: params(
+		{
+			accountId: id,
+			...dateRangeParams,
+			granularity: { enum: [...METRICS_GRANULARITIES] },
+			productId: id,
+			midId: id,
+			currency: { type: "string", pattern: "^[A-Z]{3}$" },
+		},
+		["accountId"],
+	),
 	midVolumes: params({ midIds: { type: "array", items: id, minItems: 1, maxItems: 100, uniqueItems: true } }),
 	disputes: params({ accountId: id, ...listParams, ...dateRangeParams, status: { enum: Object.values(DisputeStatus) } }, ["accountId"]),
 	// The body as Stripe sent it, and its Stripe-Signature header when there was one (the gateway's processors route).

@@ -73,6 +73,17 @@ STATE_MESSAGES = {
     # The stateful phase infers a link from a blocked buyer's `disputeId` to GET /api/disputes/{id} and follows it when
     # the field is null, sending the id "None" as if it were valid (Schemathesis issue 2983): no integer id gets this 400.
     "GET /api/disputes/{id}": ("id must be integer",),
+    # A metrics range: real days from 1970, from not after to, at most 1,096 days, one of productId and midId
+    # (services/billing/errors.ts): query parameters cannot depend on each other in a schema.
+    **{
+        label: (
+            "from and to must be real days",
+            "from must not be after to",
+            "from and to may span at most",
+            "Send productId or midId, not both",
+        )
+        for label in ("GET /api/metrics", "GET /admin/accounts/{accountId}/metrics")
+    },
 }
 
 

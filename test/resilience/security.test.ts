@@ -170,6 +170,10 @@ describe("Cross-account access", () => {
 			foreign: () => ["GET", `/api/customers?productId=${theirs.products.charge}`],
 			unknown: ["GET", `/api/customers?productId=${UNKNOWN_ID}`],
 		},
+		"GET /metrics": {
+			foreign: () => ["GET", `/api/metrics?productId=${theirs.products.charge}`],
+			unknown: ["GET", `/api/metrics?productId=${UNKNOWN_ID}`],
+		},
 	};
 	/** Endpoints that name nothing of an account's: creating a session. */
 	const NAMES_NOTHING = ["POST /session", "GET /disputes"];
@@ -197,6 +201,7 @@ describe("Cross-account access", () => {
 		"GET /invoice/:id/pdf": "Invoice not found",
 		"GET /credit-note/:id": "Credit note not found",
 		"GET /credit-note/:id/pdf": "Credit note not found",
+		"GET /metrics": "Product not found",
 	};
 
 	test("When an /api endpoint names a resource, then it is in this table", () => {

@@ -1,5 +1,5 @@
 // The hot paths read and write by key: every command a checkout (with a promotion code), the merchant
-// reads, a refund, an unsubscribe (a trial's too, its hold released), a subscription's change, pause and resume, the
+// reads (the metrics included), a refund, an unsubscribe (a trial's too, its hold released), a subscription's change, pause and resume, the
 // outbox relay (and the invoices and credit notes it issues, their lists and links), webhook delivery, buyers' emails
 // and a renewal send is answered from an index on the embedded database (_id, or a
 // unique index matched exactly), so none slows down as collections grow.
@@ -73,6 +73,9 @@ describe("Hot paths on the embedded database", () => {
 		await app.http().get("/api/credit-notes").set(bearer(shop)).expect(200);
 		await app.http().get(`/api/invoice/${charge.id}`).set(bearer(shop)).expect(200);
 		await app.http().get(invoices.body.data[0].url).expect(200);
+		// The metrics: the account's index and its months, by key (a product's scope too).
+		await app.http().get("/api/metrics?granularity=week").set(bearer(shop)).expect(200);
+		await app.http().get(`/api/metrics?productId=${shop.products.charge}`).set(bearer(shop)).expect(200);
 		reads.stop();
 
 		// Assert

@@ -417,6 +417,34 @@ const dateRangeFields = (): Record<string, FieldSpec> => ({
 	},
 });
 
+/**
+ * GET /api/metrics's query (docs/api.md#get-apimetrics): real days, `from` not after `to`, at most 1,096 days, one of
+ * productId and midId (the valid request names the product, so a MID is refused beside it), another account's product
+ * not found.
+ */
+const metricsFields = (): Record<string, FieldSpec> => ({
+	from: {
+		valid: () => "2026-01-01",
+		type: "string",
+		refused: () => [
+			"2026-02-30",
+			"2026-13-01",
+			"20260101",
+			"",
+			"yesterday",
+			"2026-01-01T00:00:00",
+			"2026-04-01",
+			"1969-12-31",
+			"2022-12-31",
+		],
+	},
+	to: { valid: () => "2026-03-31", type: "string", refused: () => ["2026-02-30", "9999-99-99", "", "2025-12-31", "2029-01-01"] },
+	granularity: { valid: () => "week", type: "string", refused: () => ["year", "WEEK", "days", ""] },
+	productId: { valid: w => w.productId, type: "integer", refused: w => [0, -1, w.otherProductId] },
+	midId: { valid: () => undefined, type: "integer", refused: w => [0, -1, w.midId] },
+	currency: { valid: () => "EUR", type: "string", refused: () => ["eur", "EURO", "E", ""] },
+});
+
 const transactionFilters = (): Record<string, FieldSpec> => ({
 	type: { valid: () => "SUBSCRIPTION_START", type: "string", refused: () => ["REFUND", "subscription_start", ""] },
 	status: { valid: () => "APPROVED", type: "string", refused: () => ["SUCCESS", "approved", ""] },
@@ -642,6 +670,7 @@ export function endpointSpecs(): EndpointSpec[] {
 				...dateRangeFields(),
 			},
 		},
+		{ ...api, route: "GET /api/metrics", changesState: false, input: "query", fields: metricsFields() },
 		{
 			...api,
 			route: "GET /api/disputes/:id",
@@ -1042,6 +1071,14 @@ export function endpointSpecs(): EndpointSpec[] {
 			changesState: false,
 			input: "query",
 			path: accountPath({ absentRejected: true }),
+		},
+		{
+			...admin,
+			route: "GET /admin/accounts/:accountId/metrics",
+			changesState: false,
+			input: "query",
+			path: accountPath({ absentRejected: true }),
+			fields: metricsFields(),
 		},
 		{
 			...admin,

@@ -192,6 +192,7 @@ beforeAll(async () => {
 		"GET /api/buyer/credit-notes/:id/:signature": {},
 		"GET /api/buyer/credit-notes/:id/:signature/pdf": {},
 		"GET /api/disputes": { query: "limit=5" },
+		"GET /api/metrics": { query: "granularity=week" },
 		"GET /api/disputes/:id": {},
 		"POST /api/disputes/:id/evidence": { body: { evidence: { uncategorized_text: "Delivered" } } },
 		"POST /api/unsubscribe/:customerId": {},
@@ -233,6 +234,7 @@ beforeAll(async () => {
 		"POST /admin/accounts/:accountId/merchant-accounts": { body: { name: "MID X", group: "default", cardTypes: ["visa"] } },
 		"GET /admin/accounts/:accountId/merchant-accounts": {},
 		"GET /admin/accounts/:accountId/merchant-account-health": {},
+		"GET /admin/accounts/:accountId/metrics": { query: "granularity=month" },
 		"PATCH /admin/accounts/:accountId/merchant-accounts/:id": { body: { name: "MID A" } },
 		"POST /admin/accounts/:accountId/products": {
 			body: { name: "X", amount: 1, currency: "EUR", billing: "CHARGE", merchantAccountGroup: "default" },
@@ -276,6 +278,7 @@ beforeAll(async () => {
 		"GET /dashboard/api/products": {},
 		"GET /dashboard/api/merchant-accounts": {},
 		"GET /dashboard/api/merchant-accounts/health": {},
+		"GET /dashboard/api/metrics": { query: `midId=${shop.mids[0]}` },
 		"GET /dashboard/api/disputes": { query: "limit=5" },
 		"GET /dashboard/api/audit": {},
 		"GET /dashboard/api/coupons": {},
