@@ -79,6 +79,7 @@ function chargeFields(
 		...(discount ? { discount } : {}),
 		...(billed ? { billed } : {}),
 		relayed: [],
+		metricsCounted: true,
 	};
 	// A charge or hold was attempted, approved or not: the merchant hears of it, and the metrics count it.
 	return { ...fields, outbox: [outboxEvent(deps, "TRANSACTION", carrying(transactionEntry({ ...fields, renewalTry }, countsAt)))] };
@@ -233,6 +234,8 @@ function withoutOutcome(
 		refundableRemaining: 0,
 		pendingRefunds: [],
 		relayed: [],
+		// A refund's entry is on its REFUND event, a chargeback's on its dispute's DISPUTE_CLOSED.
+		metricsCounted: true,
 	};
 }
 

@@ -153,6 +153,7 @@ function newDispute(
 			outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status, ...(refundStatus ? { refundStatus } : {}), ...carrying(counts) }),
 		],
 		relayed: [],
+		metricsCounted: true,
 	};
 }
 

@@ -33,6 +33,8 @@ export interface DisputeDoc {
 	closedAt: Date | null;
 	outbox: OutboxEvent[];
 	relayed: string[];
+	/** Counted in the metrics as it was opened (its entry on DISPUTE_OPENED); absent: older, for the backfill. */
+	metricsCounted?: boolean;
 }
 
 const options = { versionKey: false } as const;
@@ -59,6 +61,7 @@ export const disputeSchema = new Schema<DisputeDoc>(
 		closedAt: { type: Date, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
+		metricsCounted: { type: Boolean, required: false },
 	},
 	options,
 );

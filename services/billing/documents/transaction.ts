@@ -73,6 +73,8 @@ export interface TransactionDoc {
 	discount?: DiscountLine;
 	outbox: OutboxEvent[];
 	relayed: string[];
+	/** Counted in the metrics as it was written (its entry on its event, metrics/); absent: older, for the backfill. */
+	metricsCounted?: boolean;
 }
 
 const options = { versionKey: false } as const;
@@ -108,6 +110,7 @@ export const transactionSchema = new Schema<TransactionDoc>(
 		discount: { type: Schema.Types.Mixed, default: undefined },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
+		metricsCounted: { type: Boolean, required: false },
 	},
 	options,
 );
