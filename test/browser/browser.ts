@@ -101,3 +101,7 @@ export async function keepScreenshot(page: Page, name: string): Promise<void> {
 	mkdirSync(SCREENSHOTS, { recursive: true });
 	await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/** An amount as the dashboard shows it in a browser of the tests' locale (en-US): `shownMoney(9.99, "EUR")` is "€9.99". */
+export const shownMoney = (amount: number, currency: string) =>
+	new Intl.NumberFormat("en-US", { style: "currency", currency }).format(amount);
