@@ -314,7 +314,7 @@ describe("The dashboard in Chromium", () => {
 		const changes = audit.filter(row => row.includes("change subscription"));
 		expect(changes.length).toBe(2);
 		expect(changes.join("\n")).toContain(
-			`now_prorated: product ${shop.products.charge} × 1 → product ${shop.products.charge} × 3; charged ${charge}`,
+			`now_prorated: product ${shop.products.charge} × 1 → product ${shop.products.charge} × 3; charged ${change.amount} EUR`,
 		);
 		expect(audit.filter(row => row.includes("cancel change")).length).toBe(1);
 		await shot(page, "audit-changes");
