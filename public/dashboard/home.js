@@ -218,7 +218,7 @@ function controls(products, reload) {
 	const currencies = state.answer?.series.map(s => s.currency) ?? [];
 	const currency = el(
 		"select",
-		{ name: "currency", disabled: currencies.length < 2 },
+		{ name: "currency" },
 		currencies.length ? currencies.map(c => option(c, c, state.currency)) : option("", "–", ""),
 	);
 	const form = el(
