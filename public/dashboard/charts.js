@@ -32,7 +32,7 @@ export function destroyCharts() {
 
 /**
  * A chart of one series' points: `bars` stacked by their `stack` (a negative value goes down), `lines` over them,
- * each on the axis `y` (left) or `y1` (right), whose ticks `axes` formats. The canvas is an image whose text
+ * each on the axis `y` (left) or `y1` (right), which `axes` titles and formats. The canvas is an image whose text
  * alternative is `description`; the tooltip says each value as the table does.
  */
 function drawChart(canvas, { labels, bars = [], lines = [], axes }) {
@@ -50,12 +50,14 @@ function drawChart(canvas, { labels, bars = [], lines = [], axes }) {
 		order,
 		format: spec.format ?? axes[spec.axis ?? "y"].format,
 	});
-	const scale = ({ title, format }, position) => ({
+	// An axis of lines alone is not stacked (a stacked null would draw as 0); counts tick in whole numbers.
+	const scale = ({ title, format, stacked = true, min, whole = false }, position) => ({
 		position,
-		stacked: true,
+		stacked,
+		min,
 		title: { display: true, text: title },
 		grid: position === "right" ? { drawOnChartArea: false } : {},
-		ticks: { callback: value => format(value) },
+		ticks: { callback: value => format(value), precision: whole ? 0 : undefined },
 	});
 	const chart = new window.Chart(canvas, {
 		data: {

@@ -73,7 +73,7 @@ function charts(series, format) {
 				column("arpu", "ARPU", "money"),
 			],
 			spec: {
-				axes: { y: { title: "MRR", format: format }, y1: { title: "Movements", format: format } },
+				axes: { y: { title: "MRR", format, stacked: false }, y1: { title: "Movements", format } },
 				lines: [{ label: "MRR", data: of(p => p.mrr), colour: COLOURS.black }],
 				bars: [
 					{ label: "New", data: of(p => p.newMrr), colour: COLOURS.blue, axis: "y1", stack: "moves" },
@@ -100,7 +100,10 @@ function charts(series, format) {
 				column("churnRate", "Churn rate", "rate"),
 			],
 			spec: {
-				axes: { y: { title: "Active subscribers", format: count }, y1: { title: "Won and lost", format: count } },
+				axes: {
+					y: { title: "Active subscribers", format: count, stacked: false, whole: true },
+					y1: { title: "Won and lost", format: count, whole: true },
+				},
 				lines: [{ label: "Active subscribers", data: of(p => p.activeSubscribers), colour: COLOURS.black }],
 				bars: [
 					{ label: "New", data: of(p => p.newSubscribers), colour: COLOURS.blue, axis: "y1", stack: "moves" },
@@ -132,7 +135,7 @@ function charts(series, format) {
 				column("netVolume", "Net volume", "money"),
 			],
 			spec: {
-				axes: { y: { title: "Volume", format: format } },
+				axes: { y: { title: "Volume", format } },
 				lines: [{ label: "Net volume", data: of(p => p.netVolume), colour: COLOURS.black, stack: "net" }],
 				bars: [
 					{ label: "Gross volume", data: of(p => p.grossVolume), colour: COLOURS.blue, stack: "money" },
@@ -157,7 +160,10 @@ function charts(series, format) {
 				column("recoveryRate", "Recovery rate", "rate"),
 			],
 			spec: {
-				axes: { y: { title: "Renewals", format: count }, y1: { title: "Recovery rate", format: percent } },
+				axes: {
+					y: { title: "Renewals", format: count, whole: true },
+					y1: { title: "Recovery rate", format: percent, stacked: false, min: 0 },
+				},
 				lines: [{ label: "Recovery rate", data: of(p => p.recoveryRate), colour: COLOURS.black, axis: "y1", dashed: true }],
 				bars: [
 					{ label: "Approved at first try", data: of(p => p.renewalsApprovedFirstTry), colour: COLOURS.blue, stack: "first" },
