@@ -55,7 +55,8 @@ const HEADLINES = [
 function charts(series, format) {
 	const t = series.total;
 	const points = series.points;
-	const of = (pick, sign = 1) => points.map(p => sign * pick(p));
+	// A rate with none (null) stays null: a gap in its line, not a 0.
+	const of = (pick, sign = 1) => points.map(p => (pick(p) === null ? null : sign * pick(p)));
 	const first = points[0];
 	const last = points[points.length - 1];
 	return [

@@ -58,10 +58,16 @@ afterEach(async () => {
 });
 
 /** A viewer's page at `width`, signed in with the keyboard, on the home page with its charts drawn; the metrics queries it sends. */
-async function homePage(width: number): Promise<{ page: Page; queries: URLSearchParams[] }> {
+async function homePage(width: number): Promise<{ page: Page; queries: URLSearchParams[]; errors: string[] }> {
 	context = await browser.newContext({ viewport: { width, height: 900 }, locale: "en-US", acceptDownloads: true });
 	const page = await context.newPage();
 	const queries: URLSearchParams[] = [];
+	// What the page's CSP refused, and the scripts' uncaught errors (the 401 of /me before signing in is expected).
+	const errors: string[] = [];
+	page.on("console", message => {
+		if (message.type() === "error" && /Content Security Policy|Refused/i.test(message.text())) errors.push(message.text());
+	});
+	page.on("pageerror", error => errors.push(error.message));
 	page.on("request", request => {
 		const url = new URL(request.url());
 		if (url.pathname === "/dashboard/api/metrics" && !request.headers()[CHECK]) queries.push(url.searchParams);
@@ -76,7 +82,7 @@ async function homePage(width: number): Promise<{ page: Page; queries: URLSearch
 	await page.keyboard.press("Enter");
 	await page.getByRole("heading", { name: "Home" }).waitFor(WAIT);
 	await drawn(page);
-	return { page, queries };
+	return { page, queries, errors };
 }
 
 /** Waits until the page's four charts are drawn, and answers each one's datasets as Chart.js holds them. */
@@ -140,7 +146,7 @@ const headline = (page: Page, term: string) =>
 
 describe("The dashboard's home page in Chromium", () => {
 	test("When a viewer signs in, then the home page draws its four charts and headline figures from the API's answer for the last 30 days", async () => {
-		const { page, queries } = await homePage(1280);
+		const { page, queries, errors } = await homePage(1280);
 		const charts = await drawn(page);
 		const answer = await answerFor(page, queries[0]);
 		const eur = answer.series.find(s => s.currency === "EUR")!;
@@ -154,6 +160,10 @@ describe("The dashboard's home page in Chromium", () => {
 			for (const d of datasets) expect(d.data).toHaveLength(eur.points.length);
 		}
 		expect(charts.mrr.find(d => d.label === "MRR")?.data).toEqual(eur.points.map(p => p.mrr));
+		expect(charts.mrr.find(d => d.label === "Churned")?.data).toEqual(eur.points.map(p => -p.churnedMrr));
+		// No renewal entered recovery: no rate, a gap in its line rather than 0 %.
+		expect(charts.recovery.find(d => d.label === "Recovery rate")?.data).toEqual(eur.points.map(p => p.recoveryRate));
+		expect(errors).toEqual([]);
 		expect(await headline(page, "MRR")).toBe("€59.97");
 		expect(await headline(page, "Active subscribers")).toBe("4");
 		expect(await headline(page, "Net volume")).toBe(shownMoney(eur.total.netVolume / 100, "EUR"));
