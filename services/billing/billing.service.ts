@@ -22,6 +22,7 @@ import { billingErrors } from "./errors";
 import { documentActions } from "./invoices/document-actions";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
+import { SANDBOX_CLOCK_MOVED } from "./metrics/metrics-time";
 import { midHealth, monthVolumes } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -220,6 +221,10 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	},
 
 	events: {
+		// Another billing node moved a sandbox account's test clock (metrics/metrics-time.ts).
+		[SANDBOX_CLOCK_MOVED](ctx: Context<{ accountId: number; at: string }>) {
+			this.deps?.sandboxClocks.heard(ctx.params.accountId, new Date(ctx.params.at));
+		},
 		// Sent by stopOnSignals before the broker waits for in-flight requests, so a running cycle ends soon.
 		"broker.draining"() {
 			this.background?.drain();

@@ -9,6 +9,7 @@ import type {
 import type { Schedule } from "../../shared/schedule";
 import type { CustomerDoc } from "./documents/customer";
 import type { DocumentLinks } from "./invoices/links";
+import type { SandboxClocks } from "./metrics/metrics-time";
 import type { MidStatsMetrics } from "./mid-stats/mid-stats";
 import type { BillingDb } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -44,6 +45,8 @@ export interface BillingDeps {
 	/** The payments service: charges, holds and refunds by card token, each on its MID's processor. */
 	payments: Payments;
 	now: () => Date;
+	/** Sandbox accounts' test clocks, at whose time their changes count in the metrics (metrics/metrics-time.ts). */
+	sandboxClocks: SandboxClocks;
 	/** The account's MIDs (accounts.listMerchantAccounts); an unknown account is thrown as its 404. */
 	merchantAccountsOf(accountId: number): Promise<MerchantAccountView[]>;
 	/** Frees a session whose payment ended unpaid with no checkout to do it (sessions.release): past its end it reads EXPIRED. */

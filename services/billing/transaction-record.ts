@@ -12,6 +12,8 @@ import type { DisputeDoc } from "./documents/dispute";
 import type { RefundDoc } from "./documents/refund";
 import type { Billed, TransactionDoc } from "./documents/transaction";
 import { appendTransactions } from "./lists/pages";
+import { carrying, type RenewalTry, transactionEntry } from "./metrics/metrics-entries";
+import { metricsTime } from "./metrics/metrics-time";
 import { countTransactions } from "./mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
@@ -29,13 +31,18 @@ export interface ChargeRecord {
 	discount?: DiscountLine | null;
 	/** What it billed, for its invoice (pricing/billed.ts); absent: a single line of the product, untaxed. */
 	billed?: Billed;
+	/** A renewal cycle's charge: which try of its period, and when it fell due (for the metrics, metrics/). */
+	renewalTry?: RenewalTry;
+	due?: Date | null;
 }
 
 const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
 
+/** `countsAt`: when it counts in the metrics (metrics/metrics-time.ts). */
 function chargeFields(
 	deps: BillingDeps,
-	{ customer, money, type, idempotencyKey, outcome, creditApplied, discount, billed }: ChargeRecord,
+	{ customer, money, type, idempotencyKey, outcome, creditApplied, discount, billed, renewalTry }: ChargeRecord,
+	countsAt: Date,
 ): TransactionFields {
 	const approved = outcome.status === "APPROVED";
 	// A renewal the credit paid in full moved no money at the processor: nothing to refund.
@@ -45,7 +52,7 @@ function chargeFields(
 		: outcome.status === "DECLINED"
 			? TransactionStatus.Declined
 			: TransactionStatus.Error;
-	return {
+	const fields = {
 		accountId: customer.accountId,
 		customerId: customer._id,
 		success: approved,
@@ -71,10 +78,10 @@ function chargeFields(
 		...(creditApplied ? { creditApplied } : {}),
 		...(discount ? { discount } : {}),
 		...(billed ? { billed } : {}),
-		// A charge or hold was attempted, approved or not: the merchant hears of it.
-		outbox: [outboxEvent(deps, "TRANSACTION")],
 		relayed: [],
 	};
+	// A charge or hold was attempted, approved or not: the merchant hears of it, and the metrics count it.
+	return { ...fields, outbox: [outboxEvent(deps, "TRANSACTION", carrying(transactionEntry({ ...fields, renewalTry }, countsAt)))] };
 }
 
 export function recordTransaction(
@@ -87,12 +94,13 @@ export function recordTransaction(
 	discount: DiscountLine | null = null,
 	billed?: Billed,
 ): Promise<TransactionDoc> {
-	return createOnce(deps, chargeFields(deps, { customer, money, type, idempotencyKey, outcome, discount, billed }));
+	return recordCharge(deps, { customer, money, type, idempotencyKey, outcome, discount, billed });
 }
 
 /** One charge, with the credit that paid the rest of it (a subscription's change). */
-export function recordCharge(deps: BillingDeps, record: ChargeRecord): Promise<TransactionDoc> {
-	return createOnce(deps, chargeFields(deps, record));
+export async function recordCharge(deps: BillingDeps, record: ChargeRecord): Promise<TransactionDoc> {
+	const countsAt = await metricsTime(deps, record.customer.accountId, record.due);
+	return createOnce(deps, chargeFields(deps, record, countsAt));
 }
 
 /**
@@ -104,7 +112,10 @@ export async function recordTransactions(deps: BillingDeps, records: ChargeRecor
 	if (records.length === 0) return new Map();
 	const timestamp = deps.now();
 	const docs: TransactionDoc[] = [];
-	for (const record of records) docs.push({ _id: await deps.db.ids.transactions.next(), timestamp, ...chargeFields(deps, record) });
+	for (const record of records) {
+		const countsAt = await metricsTime(deps, record.customer.accountId, record.due);
+		docs.push({ _id: await deps.db.ids.transactions.next(), timestamp, ...chargeFields(deps, record, countsAt) });
+	}
 	await appendTransactions(deps, docs);
 	await scheduleEvents(
 		deps,
@@ -148,7 +159,8 @@ const OUTCOME_FIELDS = [
 async function completeErrored(deps: BillingDeps, recorded: TransactionDoc, fresh: TransactionFields): Promise<TransactionDoc> {
 	if (recorded.status !== TransactionStatus.Error || fresh.status === TransactionStatus.Error) return recorded;
 	const outcome = Object.fromEntries(OUTCOME_FIELDS.map(field => [field, fresh[field]]));
-	const event = await scheduledEvent(deps, "t", recorded._id, "TRANSACTION");
+	// What the ERROR counted (nothing) is replaced by what the answer counts.
+	const event = await scheduledEvent(deps, "t", recorded._id, "TRANSACTION", carrying(fresh.outbox[0]?.metrics ?? null));
 	const completed = await deps.db.transactions
 		.findOneAndUpdate(
 			{ _id: recorded._id, status: TransactionStatus.Error },
@@ -163,13 +175,13 @@ async function completeErrored(deps: BillingDeps, recorded: TransactionDoc, fres
 /** The REFUNDED transaction of a refund: negative, approved, and the original's product, MID, currency and card brand. */
 type TransactionFields = Omit<TransactionDoc, "_id" | "timestamp">;
 
-export function recordRefundTransaction(
+export async function recordRefundTransaction(
 	deps: BillingDeps,
 	refund: RefundDoc,
 	original: TransactionDoc,
 	refunded: Pick<PaymentOutcome, "processorTransactionId" | "processorReference"> | null,
 ): Promise<TransactionDoc> {
-	return createOnce(deps, {
+	const fields = {
 		...withoutOutcome(original),
 		type: TransactionType.Refunded,
 		amount: -refund.amount,
@@ -177,8 +189,9 @@ export function recordRefundTransaction(
 		processorReference: refunded?.processorReference ?? null,
 		idempotencyKey: refundTransactionKey(refund._id),
 		originalTransactionId: original._id,
-		outbox: [outboxEvent(deps, "REFUND")],
-	});
+	};
+	const entry = transactionEntry(fields, await metricsTime(deps, original.accountId));
+	return createOnce(deps, { ...fields, outbox: [outboxEvent(deps, "REFUND", carrying(entry))] });
 }
 
 /** A lost dispute's CHARGEBACK: the disputed amount, negative, on the original's MID; its webhook is the DISPUTE_CLOSED. */

@@ -20,16 +20,20 @@
 //      transaction first, so the event can name it;
 //   5. a decided dispute settles its transaction: WON back to REFUNDABLE
 //      (REFUNDED when nothing is left), LOST to CHARGED_BACK.
+
 import { createHash } from "node:crypto";
 import type { DisputeProtection } from "../../../shared/contracts/accounts";
 import type { DisputeNotice, FraudWarningNotice, ProcessorNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import type { DisputeDoc } from "../documents/dispute";
+import type { MetricsEntry } from "../documents/metrics";
 import type { OutboxEvent } from "../documents/outbox-event";
 import type { TransactionDoc } from "../documents/transaction";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
 import { appendDispute } from "../lists/pages";
+import { carrying, disputeEntry, transactionEntry } from "../metrics/metrics-entries";
+import { metricsTime } from "../metrics/metrics-time";
 import { count } from "../mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
@@ -99,7 +103,8 @@ async function openDispute(deps: BillingDeps, notice: DisputeNotice, tx: Transac
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
 	if (existing) return existing;
 	const refundStatus = await holdTransaction(deps, tx);
-	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next(), refundStatus);
+	const opened = disputeEntry(tx, notice.amount, await metricsTime(deps, tx.accountId, new Date(notice.at)));
+	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next(), refundStatus, opened);
 	await appendDispute(deps, dispute);
 	await scheduleEvents(deps, [{ kind: "d", docId: dispute._id, event: dispute.outbox[0] }]);
 	try {
@@ -121,6 +126,7 @@ function newDispute(
 	tx: TransactionDoc,
 	_id: number,
 	refundStatus: RefundStatus | undefined,
+	counts: MetricsEntry | null,
 ): DisputeDoc {
 	// A notice that already says reviewing opens the dispute there; a decided one opens it as needing a response first.
 	const status = notice.status === DisputeStatus.UnderReview ? DisputeStatus.UnderReview : DisputeStatus.NeedsResponse;
@@ -143,7 +149,9 @@ function newDispute(
 		openedAt: new Date(notice.at),
 		updatedAt: deps.now(),
 		closedAt: null,
-		outbox: [outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status, ...(refundStatus ? { refundStatus } : {}) })],
+		outbox: [
+			outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status, ...(refundStatus ? { refundStatus } : {}), ...carrying(counts) }),
+		],
 		relayed: [],
 	};
 }
@@ -174,7 +182,12 @@ async function moveFromReadStatus(
 	const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx) : null;
 	// Still open: the transaction as the dispute holds it now. A decision's event shows the transaction it settles (step 5).
 	const details = closes ? { disputeStatus: target } : await openDisputeDetails(deps, tx._id, target);
-	const event = await scheduledEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", details);
+	// A lost dispute's chargeback counts with the event that closes it (the chargeback has none of its own).
+	const counted = chargeback && transactionEntry(chargeback, await metricsTime(deps, tx.accountId, new Date(notice.at)));
+	const event = await scheduledEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", {
+		...details,
+		...carrying(counted),
+	});
 	const changes = {
 		...move.set,
 		updatedAt: deps.now(),

@@ -1,11 +1,13 @@
 // The customers collection: one buyer's subscription to one product, keyed by
 // its numeric id, with its card, its schedule, its renewal lease and its
 // outbox.
+
 import { Schema } from "mongoose";
 import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
 import { type Lease, leaseSchema } from "../../../shared/persistence";
 import type { PeriodDiscount, SubscriptionPeriod } from "../changes/subscription-period";
 import type { CustomerCoupon } from "../coupons/discount";
+import type { Contribution } from "../metrics/subscription-state";
 import { CustomerStatus } from "../states";
 import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
@@ -141,6 +143,12 @@ export interface CustomerDoc {
 	changeInFlight?: ChangeInFlight | null;
 	/** The credit's refunds while they are being made; the credit they take is already off `credit`. */
 	creditRefund?: CreditRefund | null;
+	/**
+	 * What the metrics last counted of this customer (metrics/customer-metrics.ts): each change counts the movement
+	 * from it to the new state, and writes the new state here in the same update. Absent: never counted (a customer
+	 * older than the metrics until the backfill counts it).
+	 */
+	counted?: Contribution | null;
 	createdAt: Date;
 }
 
@@ -183,6 +191,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		networkTransactionId: { type: String, default: null },
 		outbox: { type: [outboxEventSchema], default: [] },
 		relayed: { type: [String], default: [] },
+		counted: { type: Schema.Types.Mixed, default: undefined },
 		billingAnchor: { type: Date, default: null },
 		periodsBilled: { type: Number, default: 0 },
 		anchorPeriod: { type: Number, default: 0 },

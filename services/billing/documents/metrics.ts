@@ -2,9 +2,9 @@
 // document per account, currency and month, holding each day's counts in each
 // scope, so a range of days is a few reads by key, never a scan. A thing
 // counted is an entry (MetricsEntry), written in the same update as the change
-// it counts (like an outbox event) and applied once by the relay: the month's
-// `applied` keeps the ids of entries applied, so an entry applied again after a
-// crash changes nothing (metrics/metrics-counters.ts).
+// it counts, on the outbox event that announces it, and applied once by the
+// relay: the month's `applied` keeps the ids of the events applied, so an
+// entry applied again after a crash changes nothing (metrics/metrics-counters.ts).
 import { Schema } from "mongoose";
 
 /** What one day counts in one scope: sums of what happened that day, in minor units or numbers of things; absent is 0. */
@@ -52,20 +52,25 @@ export interface MetricsMonthDoc {
 	month: string;
 	/** `days.<DD>.<scope>.<count>`. */
 	days: Record<string, Record<string, Partial<DayCounts>>>;
-	/** The ids of the entries applied (their values: metrics/metrics-counters.ts); dropped once their document let them go. */
+	/** The ids of the events whose entries were applied; each is dropped once its event has left the outbox. */
 	applied: Record<string, number>;
 }
 
-/** Per account (keyed by its id): the first month with counts in each currency, from which closing figures are summed. */
+/**
+ * Per account (keyed by its id): the first month with counts in each currency, from which closing figures are summed;
+ * and a sandbox account's test clock, the furthest it was moved (metrics/metrics-time.ts).
+ */
 export interface MetricsIndexDoc {
 	_id: number;
 	first: Record<string, string>;
+	clock?: Date;
 }
 
-/** Something to count: the counts of one day of one account and currency, by scope. */
+/**
+ * Something to count: the counts of one day of one account and currency, by scope. It rides on the outbox event
+ * written in the same update as the change it counts (OutboxEvent.metrics), and is applied under that event's id.
+ */
 export interface MetricsEntry {
-	/** Unique for what it counts: `c<customerId>.<n>`, `t<transactionId>`, `d<disputeId>` (metrics/metrics-entries.ts). */
-	id: string;
 	accountId: number;
 	currency: string;
 	/** YYYY-MM-DD in TIME_ZONE. */
@@ -86,11 +91,6 @@ export const metricsMonthSchema = new Schema<MetricsMonthDoc>(
 );
 
 export const metricsIndexSchema = new Schema<MetricsIndexDoc>(
-	{ _id: Number, first: { type: Schema.Types.Mixed, default: {} } },
+	{ _id: Number, first: { type: Schema.Types.Mixed, default: {} }, clock: { type: Date, required: false } },
 	{ versionKey: false, minimize: false },
-);
-
-export const metricsEntrySchema = new Schema<MetricsEntry>(
-	{ id: String, accountId: Number, currency: String, day: String, counts: Schema.Types.Mixed },
-	{ _id: false },
 );

@@ -3,6 +3,10 @@
 import { Schema } from "mongoose";
 import type { EventType } from "../../../shared/contracts/notifications";
 import type { DisputeStatus, RefundStatus } from "../states";
+import type { MetricsEntry } from "./metrics";
+
+/** An event that only carries a metrics entry (a coupon attached, a renewal that moved MRR): the relay sends nothing. */
+export const METRICS_ONLY = "METRICS";
 
 /**
  * An event for the merchant's webhooks, written in the same single-document
@@ -12,7 +16,8 @@ import type { DisputeStatus, RefundStatus } from "../states";
  */
 export interface OutboxEvent {
 	id: string;
-	type: EventType;
+	/** A webhook event's type, or METRICS: a change no webhook announces that only counts in the metrics (never sent). */
+	type: EventType | typeof METRICS_ONLY;
 	createdAt: Date;
 	/** The transaction a CONVERSION (its charge or hold) or an AUTHENTICATION_REQUIRED (the refused renewal) names; null: none (a scheduled first charge). Other events have none. */
 	transactionId?: number | null;
@@ -26,6 +31,8 @@ export interface OutboxEvent {
 	resume?: { resumedAt: Date; nextRenewalTimestamp: Date };
 	/** A subscription change's event: what changed, as it was then (plan-changes/change-answers.ts formats it). */
 	change?: ChangeDetails;
+	/** What the change counts in the subscription metrics, applied once by the relay under this event's id (metrics/). */
+	metrics?: MetricsEntry;
 }
 
 /** What a SUBSCRIPTION_CHANGED, _SCHEDULED or _CANCELLED event tells (minor units of `currency`). */
@@ -45,7 +52,10 @@ export interface ChangeDetails {
 }
 
 /** What an event may carry besides its type (outbox.ts). */
-export type OutboxDetails = Pick<OutboxEvent, "transactionId" | "disputeStatus" | "refundStatus" | "pause" | "resume" | "change">;
+export type OutboxDetails = Pick<
+	OutboxEvent,
+	"transactionId" | "disputeStatus" | "refundStatus" | "pause" | "resume" | "change" | "metrics"
+>;
 
 export const outboxEventSchema = new Schema<OutboxEvent>(
 	{
@@ -58,6 +68,7 @@ export const outboxEventSchema = new Schema<OutboxEvent>(
 		pause: { type: Schema.Types.Mixed, required: false },
 		resume: { type: Schema.Types.Mixed, required: false },
 		change: { type: Schema.Types.Mixed, required: false },
+		metrics: { type: Schema.Types.Mixed, required: false },
 	},
 	{ _id: false },
 );

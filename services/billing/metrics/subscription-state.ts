@@ -35,6 +35,8 @@ export interface SubscriptionState {
 	coupon?: CustomerCoupon | null;
 	/** Only read when UNSUBSCRIBED; absent: the merchant. */
 	endedBy?: EndedBy | null;
+	/** The MID its charges go to (the operators' per-MID figures); absent: none counted by MID. */
+	midId?: number;
 }
 
 /**
@@ -51,17 +53,19 @@ export interface Contribution {
 	cause: ChurnCause | null;
 	currency: string;
 	productId: number;
+	/** The customer's MID, for the per-MID figures; absent on contributions counted before the MIDs were. */
+	midId?: number;
 	mrr: number;
 }
 
 /** The state of a stored customer with its product; `endedBy` says what unsubscribed it, if it was. */
 export function subscriptionState(
-	customer: Pick<CustomerDoc, "status" | "periodsBilled" | "quantity" | "coupon">,
+	customer: Pick<CustomerDoc, "status" | "periodsBilled" | "quantity" | "coupon"> & { midId?: number },
 	product: MetricsProduct,
 	endedBy: EndedBy | null = null,
 ): SubscriptionState {
-	const { status, periodsBilled, quantity, coupon } = customer;
-	return { status, periodsBilled, product, quantity, coupon, endedBy };
+	const { status, periodsBilled, quantity, coupon, midId } = customer;
+	return { status, periodsBilled, product, quantity, coupon, endedBy, ...(midId === undefined ? {} : { midId }) };
 }
 
 /** The MRR the state's next charge makes, whatever its standing: price × seats less the coupon, net of tax, a month's worth. */
@@ -83,7 +87,11 @@ const LAPSED_BY: Partial<Record<CustomerStatus, ChurnCause>> = {
 
 /** The standing and MRR of a state. */
 export function contributionOf(state: SubscriptionState): Contribution {
-	const base = { currency: state.product.currency, productId: state.product.id };
+	const base = {
+		currency: state.product.currency,
+		productId: state.product.id,
+		...(state.midId === undefined ? {} : { midId: state.midId }),
+	};
 	// Never charged, or nothing recurring: never a subscriber, whatever its status.
 	if (!state.product.renewal || state.periodsBilled < 1) return { ...base, standing: "none", cause: null, mrr: 0 };
 	if (state.status === CustomerStatus.Active) return { ...base, standing: "subscriber", cause: null, mrr: mrrOf(state) };

@@ -4,6 +4,7 @@
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { CustomerDoc } from "../documents/customer";
 import type { DisputeDoc } from "../documents/dispute";
+import { METRICS_ONLY, type OutboxEvent } from "../documents/outbox-event";
 import type { TransactionDoc } from "../documents/transaction";
 import type { OutboxRelayDeps, RelayTargets } from "./outbox-relay";
 import { byId, markRelayed, readByIds } from "./relay-documents";
@@ -38,6 +39,15 @@ async function relatedDocs(deps: OutboxRelayDeps, { transactions, customers, dis
 	return { customersOf, transactionsOf };
 }
 
+/** The events that become webhooks: all but those that only carry a metrics entry. */
+const sent = (outbox: OutboxEvent[]) => outbox.filter(event => event.type !== METRICS_ONLY);
+
+/** The metrics entries the waiting events carry, under their events' ids. */
+const entriesOf = (waiting: Waiting) =>
+	[...waiting.transactions, ...waiting.customers, ...waiting.disputes].flatMap(doc =>
+		doc.outbox.flatMap(event => (event.metrics ? [{ eventId: event.id, entry: event.metrics }] : [])),
+	);
+
 /** The events a transaction's document is issued with: a charge's or refund's first, a lost dispute's closing. */
 const ISSUED_WITH = new Set(["TRANSACTION", "REFUND"]);
 
@@ -58,9 +68,9 @@ function documentTransactions(waiting: Waiting, transactionsOf: Map<number, Tran
 async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
 	const events = [
-		...waiting.transactions.flatMap(tx => tx.outbox.map(event => transactionEvent(tx, event, customersOf, transactionsOf))),
-		...waiting.customers.flatMap(customer => customer.outbox.map(event => customerEvent(customer, event, transactionsOf))),
-		...waiting.disputes.flatMap(dispute => dispute.outbox.map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
+		...waiting.transactions.flatMap(tx => sent(tx.outbox).map(event => transactionEvent(tx, event, customersOf, transactionsOf))),
+		...waiting.customers.flatMap(customer => sent(customer.outbox).map(event => customerEvent(customer, event, transactionsOf))),
+		...waiting.disputes.flatMap(dispute => sent(dispute.outbox).map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
 	];
 	return { events, documents: documentTransactions(waiting, transactionsOf), customersOf };
 }
@@ -83,6 +93,9 @@ export async function relayDocs(
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
 	const { events, documents, customersOf } = await webhookEvents(deps, waiting);
+	// Counted before the events leave the outbox: a crash in between applies them again, which counts nothing twice.
+	const entries = entriesOf(waiting);
+	await deps.counters?.apply(entries);
 	await enqueue(deps, events);
 	// The documents after the events (whose webhooks need not wait for them), before the events leave the outbox: a
 	// crash in between issues them at the next relay, once (invoices/issue.ts).
@@ -90,6 +103,7 @@ export async function relayDocs(
 	await markRelayed(deps.db.transactions, waiting.transactions);
 	await markRelayed(deps.db.customers, waiting.customers);
 	await markRelayed(deps.db.disputes, waiting.disputes);
+	deps.counters?.released(entries);
 }
 
 /** Relays the events waiting on the documents a change just wrote (those it wrote as answered are not read again). */

@@ -1,7 +1,7 @@
 // The webhook event the merchant receives for an outbox event: the envelope
 // (shared/contracts/notifications.ts) around the documents it is about, as
 // they are when relayed.
-import type { WebhookEvent } from "../../../shared/contracts/notifications";
+import type { EventType, WebhookEvent } from "../../../shared/contracts/notifications";
 import { findCurrency, toDecimal } from "../../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
 import type { CustomerDoc } from "../documents/customer";
@@ -15,7 +15,8 @@ function envelope(
 	about: Pick<WebhookEvent, "accountId" | "customerId" | "transaction_id">,
 	data: Record<string, unknown>,
 ): WebhookEvent {
-	return { id: event.id, type: event.type, createdAt: formatDateTime(event.createdAt), ...about, data };
+	// METRICS events never get here: the relay sends none (relay-changes.ts).
+	return { id: event.id, type: event.type as EventType, createdAt: formatDateTime(event.createdAt), ...about, data };
 }
 
 /** A transaction's event: the transaction, its customer, and a refund's original transaction. */

@@ -18,16 +18,16 @@ import type { CustomerDoc } from "../documents/customer";
 import type { OutboxEvent } from "../documents/outbox-event";
 import type { BilledLine, TransactionDoc } from "../documents/transaction";
 import { expiryListings } from "../expiry-warnings";
-import { customerMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
 import { claimRenewals } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
-import { releaseLock } from "../subscription-lock";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
+import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
+import { suspend } from "./suspension";
 
 export interface RenewalDeps extends BillingDeps {
 	/** The product, the retry days and the group's MIDs (accounts.renewalTerms); null for a product gone. */
@@ -198,21 +198,6 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive } } : retry;
 }
 
-const SUSPEND = customerMove(CustomerStatus.Active, CustomerStatus.Suspended);
-
-/** ACTIVE -> SUSPENDED with its SUSPENSION event (rare: one customer at a time). */
-async function suspend(deps: RenewalDeps, customer: CustomerDoc, lease: object, attempts: number): Promise<void> {
-	const suspended = await deps.db.customers.updateOne(
-		{ ...lease, ...SUSPEND.filter },
-		{
-			$set: { ...SUSPEND.set, renewalActive: false, nextRenewalTimestamp: null, attempts, renewalLease: null },
-			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "SUSPENSION") },
-		},
-	);
-	if (suspended.modifiedCount === 1) await releaseLock(deps, customer);
-	else await deps.db.customers.updateOne(lease, { $set: { attempts, renewalLease: null } });
-}
-
 type NextState = ReturnType<typeof nextState>;
 
 /** A charged customer on its way to its next state, while the batch (`lease`) holds it. */
@@ -242,16 +227,15 @@ async function settleAll(
 	await listNext(deps, states);
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
 	const asked = await authenticationRequests(deps, moving, transactions);
-	await moveOn(deps, moving, asked);
-	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item.customer, lease, state.attempts);
+	const moved = await moveOn(deps, moving, asked);
+	for (const { item, lease, state } of states)
+		if (state.result === "suspended") await suspend(deps, item.customer, item.terms.product, lease, state.attempts);
 	await deps.renewals.removeAll(states.flatMap(oldSlots));
 	for (const { state } of states) report[state.result]++;
 	await noteRecoveries(deps, charged);
 	return {
 		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
-		customers: states.flatMap(({ item, state }) =>
-			state.result === "suspended" || asked.has(item.customer._id) ? [item.customer._id] : [],
-		),
+		customers: [...states.flatMap(({ item, state }) => (state.result === "suspended" ? [item.customer._id] : [])), ...moved],
 	};
 }
 
@@ -266,6 +250,8 @@ function recordCharges(deps: RenewalDeps, states: Settling[]): Promise<Map<strin
 			creditApplied: item.bill.creditUsed,
 			discount: item.bill.discount,
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
+			renewalTry: firstDecline(item.customer) ? ("first" as const) : ("retry" as const),
+			due: item.customer.nextRenewalTimestamp,
 			idempotencyKey: item.key,
 			outcome: item.outcome,
 			billed: { ...item.bill.billed, lines: item.bill.billed.lines.map(line => ({ ...line, to: periodEnd(line, state) })) },
@@ -298,13 +284,19 @@ async function authenticationRequests(
 	return asked;
 }
 
-/** The customers still ACTIVE move on in one bulk update; those that no longer are only let their lease go. */
-async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, OutboxEvent>): Promise<void> {
-	if (moving.length === 0) return;
+/** The customers still ACTIVE move on in one bulk update, with what they count; those that no longer are only let their lease go. */
+async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, OutboxEvent>): Promise<number[]> {
+	if (moving.length === 0) return [];
+	const counts = await renewalCounts(
+		deps,
+		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product })),
+	);
 	const moved = await deps.db.customers.bulkWrite(
 		moving.map(({ item, lease, state }) => {
-			const event = asked.get(item.customer._id);
-			const update = event ? { $set: state.ifActive, $push: { outbox: event } } : { $set: state.ifActive };
+			const { counted, event: metrics } = counts.get(item.customer._id)!;
+			const events = [asked.get(item.customer._id), metrics].filter(event => event !== undefined && event !== null);
+			const $set = { ...state.ifActive, counted };
+			const update = events.length ? { $set, $push: { outbox: { $each: events } } } : { $set };
 			return { updateOne: { filter: { ...lease, status: CustomerStatus.Active }, update } };
 		}),
 		{ ordered: false },
@@ -316,6 +308,8 @@ async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, Ou
 			{ ordered: false },
 		);
 	}
+	// Those whose events wait: the relay reads them (an unwritten event there is harmless).
+	return moving.flatMap(({ item }) => (asked.has(item.customer._id) || counts.get(item.customer._id)?.event ? [item.customer._id] : []));
 }
 
 /** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */

@@ -21,6 +21,8 @@ export interface RenewalRuns {
 	applySandboxNotices(until: Date, accountId?: number): Promise<void>;
 	/** The account's environment (accounts.get); an unknown account is thrown as its 404. */
 	environmentOf(accountId: number): Promise<string>;
+	/** Keeps the account's test clock, at whose time its changes count in the metrics (metrics/metrics-time.ts). */
+	clockMoved(accountId: number, at: Date): Promise<void>;
 	now(): Date;
 }
 
@@ -50,6 +52,7 @@ export async function advanceClock(
 	const now = runs.now();
 	if (tooFarAhead(at, now)) return RenewalRunError.ClockTooFarAhead;
 	if (at.getTime() < now.getTime()) return RenewalRunError.ClockBackwards;
+	await runs.clockMoved(input.accountId, at);
 	// Disputes due before the renewals (a disputed customer is unsubscribed before its next renewal), then those of the
 	// charges the renewals just made.
 	await runs.applySandboxNotices(at, input.accountId);

@@ -26,12 +26,16 @@ import { periodsOf } from "../coupons/discount";
 import { confirmCoupon, releaseCoupon } from "../coupons/redemption";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
+import type { MetricsEntry } from "../documents/metrics";
 import type { TransactionDoc } from "../documents/transaction";
 import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { appendCustomer } from "../lists/pages";
+import { countedChange } from "../metrics/customer-metrics";
+import { carrying } from "../metrics/metrics-entries";
 import { scheduledEvent } from "../outbox/outbox";
 import type { Relayed, RelayTargets } from "../outbox/outbox-relay";
+import { NO_TAX } from "../pricing/tax";
 import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordTransaction } from "../transaction-record";
@@ -134,11 +138,13 @@ async function settle(
 	move: typeof ACTIVATE | typeof DECLINE,
 	changes: Partial<CustomerDoc> = {},
 	transactionId: number | null = null,
+	counts: MetricsEntry | null = null,
 ): Promise<CustomerDoc | null> {
 	const $set = { ...move.set, ...changes };
+	const conversion = { transactionId, ...carrying(counts) };
 	const update =
 		move.set.status === CustomerStatus.Active
-			? { $set, $push: { outbox: await scheduledEvent(deps, "c", customerId, "CONVERSION", { transactionId }) } }
+			? { $set, $push: { outbox: await scheduledEvent(deps, "c", customerId, "CONVERSION", conversion) } }
 			: { $set };
 	return raw(deps.db.customers).findOneAndUpdate({ _id: customerId, ...move.filter }, update as never, {
 		returnDocument: "after",
@@ -273,7 +279,21 @@ export async function settleFirstPayment(
 		await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp);
 		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp });
 	}
-	const activated = await settle(deps, customer._id, ACTIVATE, schedule, transaction?._id ?? null);
+	// A charge now makes a subscriber (new MRR, after the coupon its next charge takes); a trial counts from its first charge.
+	const counted = await countedChange(
+		deps,
+		customer,
+		{ status: CustomerStatus.Active, periodsBilled: schedule.periodsBilled, ...("coupon" in schedule ? { coupon: schedule.coupon } : {}) },
+		{ product: { ...product, id: customer.productId, tax: product.tax ?? NO_TAX } },
+	);
+	const activated = await settle(
+		deps,
+		customer._id,
+		ACTIVATE,
+		{ ...schedule, counted: counted.counted },
+		transaction?._id ?? null,
+		counted.entry,
+	);
 	await confirmCoupon(deps, customer);
 	return {
 		answer: {

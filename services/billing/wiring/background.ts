@@ -2,11 +2,14 @@
 // recovery sweeps, the renewal cron and the sandbox's notices. Started once
 // the node's database is open; stopped in an order that lets work in progress
 // finish: a sweep, then a cycle, then the relay that sends what they wrote.
+
 import type { Logger, ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
 import { createDocumentIssuer } from "../invoices/document-events";
+import { createMetricsCounters } from "../metrics/metrics-counters";
+import { SANDBOX_CLOCK_MOVED } from "../metrics/metrics-time";
 import type { BillingDb } from "../models";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
 import type { RecoveryReport } from "../refunds/refund-recovery";
@@ -49,6 +52,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		...deps,
 		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
 		issueDocuments: createDocumentIssuer({ ...deps, linkOf: deps.documentLinks.linkOf }),
+		counters: createMetricsCounters(db),
 		logger,
 	});
 	relay.start();
@@ -63,6 +67,11 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		runCycle,
 		applySandboxNotices: sandboxNotices,
 		environmentOf: async accountId => (await call(broker, "accounts.get", { accountId })).environment,
+		async clockMoved(accountId, at) {
+			await deps.sandboxClocks.moved(accountId, at);
+			// Every billing node counts the account's changes at the clock's time from now on.
+			broker.broadcast(SANDBOX_CLOCK_MOVED, { accountId, at: at.toISOString() }, { groups: ["billing"] });
+		},
 		now: deps.now,
 		recoverRefunds: sweeps.recoverRefunds,
 		drain() {

@@ -1,0 +1,64 @@
+// What a change of one customer counts in the metrics, for the update that
+// makes it: the customer's new contribution (written on it as `counted`) and
+// the entry of the movement from the last one counted (carried by the
+// change's outbox event). Both are in the same single-document update as the
+// change, so a change is counted exactly when it happened, once.
+import type { ProductRecord } from "../../../shared/contracts/accounts";
+import type { BillingDeps } from "../deps";
+import type { CustomerDoc } from "../documents/customer";
+import type { MetricsEntry } from "../documents/metrics";
+import { customerEntry, inRecovery } from "./metrics-entries";
+import { metricsTime, type SandboxClocks } from "./metrics-time";
+import { type Contribution, contributionOf, type EndedBy, type MetricsProduct, subscriptionState } from "./subscription-state";
+
+type MetricsDeps = Pick<BillingDeps, "now" | "productOf"> & { sandboxClocks: SandboxClocks };
+
+/** The fields of a customer a change may move that the metrics read. */
+export type CountedFields = Partial<
+	Pick<CustomerDoc, "status" | "periodsBilled" | "productId" | "quantity" | "coupon" | "midId" | "attempts" | "refusedMids">
+>;
+
+export interface CountedChange {
+	/** `$set` it as the customer's `counted`. */
+	counted: Contribution;
+	/** Put it on the change's outbox event (`metrics`); null: nothing moved. */
+	entry: MetricsEntry | null;
+}
+
+/** A product gone from the accounts service: the customer keeps the MRR last counted. */
+function productOr(product: ProductRecord | MetricsProduct | null, customer: CustomerDoc, productId: number): MetricsProduct {
+	if (product) return product;
+	const counted = customer.counted;
+	const monthly = { every: 1, unit: "month" } as const;
+	return {
+		id: productId,
+		currency: counted?.currency ?? "EUR",
+		amountMinor: counted?.mrr ?? 0,
+		renewal: monthly,
+		tax: { rateBps: 0, inclusive: true },
+	};
+}
+
+/**
+ * The customer's contribution after `change` and the movement from the one last counted. `product`: the product in
+ * force after the change, when the caller has it (else read); `endedBy`: what unsubscribed it; `due`: a renewal's time
+ * (metrics-time.ts); `losesRenewal`: a lapse loses the renewal being tried (default: when one was being retried).
+ */
+export async function countedChange(
+	deps: MetricsDeps,
+	customer: CustomerDoc,
+	change: CountedFields,
+	options: { product?: MetricsProduct | null; endedBy?: EndedBy; due?: Date | null; losesRenewal?: boolean } = {},
+): Promise<CountedChange> {
+	const next = { ...customer, ...change };
+	const productOf = async (productId: number) =>
+		productOr(await deps.productOf(customer.accountId, productId).catch(() => null), customer, productId);
+	const product = options.product && options.product.id === next.productId ? options.product : await productOf(next.productId);
+	const counted = contributionOf(subscriptionState(next, product, options.endedBy ?? null));
+	const before =
+		customer.counted ??
+		contributionOf(subscriptionState(customer, customer.productId === product.id ? product : await productOf(customer.productId)));
+	const at = await metricsTime(deps, customer.accountId, options.due);
+	const losesRenewal = options.losesRenewal ?? inRecovery(customer);
+	return { counted, entry: customerEntry(customer.accountId, before, counted, at, losesRenewal) };
+}

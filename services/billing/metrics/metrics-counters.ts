@@ -1,0 +1,123 @@
+// Applies metrics entries to the month counters exactly once
+// (docs/metrics.md#days-and-keys). An entry rides on an outbox event and is
+// applied by the relay before the event leaves the outbox, under the event's
+// id: one keyed update per month document adds the counts and notes the ids in
+// `applied`, and matches only while none of them is noted there. A relay that
+// crashed after that update and before the event left the outbox applies it
+// again at the next sweep, which then matches nothing: counted once. Once the
+// events have left the outbox, their ids are dropped from `applied` at the
+// next update of the same month (or stay, if the node stops first: harmless).
+import { isDuplicateKey, raw } from "../../../shared/persistence";
+import type { MetricsEntry } from "../documents/metrics";
+import type { BillingDb } from "../models";
+
+/** An entry to apply, under the id of the event that carries it. */
+export interface Applicable {
+	eventId: string;
+	entry: MetricsEntry;
+}
+
+/** `<accountId>:<currency>:<YYYY-MM>`: the month document an entry of that day is counted in. */
+export const monthKey = (accountId: number, currency: string, month: string) => `${accountId}:${currency}:${month}`;
+
+/** The `$inc` of entries: `days.<DD>.<scope>.<count>`. */
+function increments(entries: MetricsEntry[]): Record<string, number> {
+	const inc: Record<string, number> = {};
+	for (const entry of entries) {
+		const day = entry.day.slice(8, 10);
+		for (const [scope, counts] of Object.entries(entry.counts))
+			for (const [count, n] of Object.entries(counts ?? {})) {
+				const path = `days.${day}.${scope}.${count}`;
+				inc[path] = (inc[path] ?? 0) + (n as number);
+			}
+	}
+	return inc;
+}
+
+const notApplied = (ids: string[]) => Object.fromEntries(ids.map(id => [`applied.${id}`, { $exists: false }]));
+
+export function createMetricsCounters(db: Pick<BillingDb, "metricsMonths" | "metricsIndex">) {
+	const months = raw(db.metricsMonths);
+	/** Per account and currency, the earliest month this node knows the index records. */
+	const indexed = new Map<string, string>();
+	/** Per month document, ids of events that left the outbox: dropped from `applied` at its next update. */
+	const droppable = new Map<string, Set<string>>();
+
+	/** The account's first month in each currency is recorded before anything is counted in it (reads sum from there). */
+	async function index(entries: MetricsEntry[]): Promise<void> {
+		const earliest = new Map<string, { accountId: number; currency: string; month: string }>();
+		for (const { accountId, currency, day } of entries) {
+			const key = `${accountId}:${currency}`;
+			const month = day.slice(0, 7);
+			const known = indexed.get(key);
+			if (known !== undefined && known <= month) continue;
+			const seen = earliest.get(key);
+			if (!seen || month < seen.month) earliest.set(key, { accountId, currency, month });
+		}
+		if (earliest.size === 0) return;
+		await raw(db.metricsIndex).bulkWrite(
+			[...earliest.values()].map(({ accountId, currency, month }) => ({
+				updateOne: { filter: { _id: accountId }, update: { $min: { [`first.${currency}`]: month } }, upsert: true },
+			})),
+			{ ordered: false },
+		);
+		for (const [key, { month }] of earliest) indexed.set(key, month);
+	}
+
+	/**
+	 * One month's entries in one update. A duplicate key means the document exists and one of them is noted in it, or
+	 * another node inserted the document meanwhile: tried again now that it exists, then each alone (an entry noted
+	 * then matches nothing: applied before).
+	 */
+	async function applyMonth(key: string, applicable: Applicable[], exists = false): Promise<void> {
+		const [{ entry }] = applicable;
+		const ids = applicable.map(a => a.eventId);
+		const drop = [...(droppable.get(key) ?? [])].filter(id => !ids.includes(id));
+		const update = {
+			$setOnInsert: { accountId: entry.accountId, currency: entry.currency, month: entry.day.slice(0, 7) },
+			$inc: increments(applicable.map(a => a.entry)),
+			$set: Object.fromEntries(ids.map(id => [`applied.${id}`, 1])),
+			...(drop.length ? { $unset: Object.fromEntries(drop.map(id => [`applied.${id}`, ""])) } : {}),
+		};
+		if (await updated(key, ids, update)) {
+			for (const id of drop) droppable.get(key)?.delete(id);
+			return;
+		}
+		if (!exists) return applyMonth(key, applicable, true);
+		if (applicable.length > 1) for (const one of applicable) await applyMonth(key, [one], true);
+	}
+
+	/** The month's update, if no id is noted in it; false on a duplicate key (see applyMonth). */
+	async function updated(key: string, ids: string[], update: object): Promise<boolean> {
+		try {
+			await months.updateOne({ _id: key, ...notApplied(ids) } as never, update as never, { upsert: true });
+			return true;
+		} catch (err) {
+			if (isDuplicateKey(err)) return false;
+			throw err;
+		}
+	}
+
+	return {
+		/** Applies the entries (of any accounts and days) not applied yet; call it before their events leave the outbox. */
+		async apply(applicable: Applicable[]): Promise<void> {
+			if (applicable.length === 0) return;
+			await index(applicable.map(a => a.entry));
+			const byMonth = new Map<string, Applicable[]>();
+			for (const a of applicable) {
+				const key = monthKey(a.entry.accountId, a.entry.currency, a.entry.day.slice(0, 7));
+				(byMonth.get(key) ?? byMonth.set(key, []).get(key)!).push(a);
+			}
+			await Promise.all([...byMonth].map(([key, of]) => applyMonth(key, of)));
+		},
+		/** Their events left the outbox: their ids may go from `applied`. */
+		released(applicable: Applicable[]): void {
+			for (const { eventId, entry } of applicable) {
+				const key = monthKey(entry.accountId, entry.currency, entry.day.slice(0, 7));
+				(droppable.get(key) ?? droppable.set(key, new Set()).get(key)!).add(eventId);
+			}
+		},
+	};
+}
+
+export type MetricsCounters = ReturnType<typeof createMetricsCounters>;
