@@ -100,6 +100,9 @@ const paymentChanges = (_: unknown, result: Pick<FirstPaymentResult, "customer" 
 	return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
 };
 
+/** A coupon attached or removed: its customer (a METRICS event may wait on it). */
+const couponRelay = (input: { id: number }, result: unknown): RelayTargets => (typeof result === "object" ? { customers: [input.id] } : {});
+
 /** A change's: its customer, and its charge when one was made. */
 const changeRelay = (_: unknown, result: ChangeDone | string): RelayTargets => ofObject(result)?.changed ?? {};
 const changeAnswer = (result: ChangeDone | PlanChangeError) => billingErrors.orFail<ChangeDone>(result).answer;
@@ -145,9 +148,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			(_, result) => ({ transactions: ofObject(result)?.transactions ?? [] }),
 			(result: CreditRefundDone | PlanChangeError) => billingErrors.orFail<CreditRefundDone>(result).answer,
 		),
-		// POST and DELETE /api/customer/{id}/coupon (coupons/customer-coupon.ts): no event, so nothing to relay.
-		attachCoupon: billingErrors.action(schemas.attachCoupon, attachCoupon),
-		removeCoupon: billingErrors.action(schemas.getById, removeCoupon),
+		// POST and DELETE /api/customer/{id}/coupon (coupons/customer-coupon.ts): no webhook, but what MRR moved is relayed.
+		attachCoupon: thenRelay(schemas.attachCoupon, attachCoupon, couponRelay, result => billingErrors.orFail(result)),
+		removeCoupon: thenRelay(schemas.getById, removeCoupon, couponRelay, result => billingErrors.orFail(result)),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
 		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
 		updateCard: thenRelay(schemas.updateCard, updateCard, paymentChanges),

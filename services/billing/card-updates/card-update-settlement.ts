@@ -13,6 +13,8 @@ import type { BillingDeps } from "../deps";
 import type { CardFields, CustomerDoc } from "../documents/customer";
 import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
+import { countedChange } from "../metrics/customer-metrics";
+import { carrying } from "../metrics/metrics-entries";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
 import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
 import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
@@ -95,7 +97,10 @@ export async function settlePayment(
 	const schedule = resumedSchedule(deps, customer, owed);
 	await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);
 	const money = { amountMinor: owed.bill.amount, currency: owed.product.currency };
-	return applyCard(deps, customer, change, { networkTransactionId, recovery: { schedule, transaction, owed: money } });
+	return applyCard(deps, customer, change, {
+		networkTransactionId,
+		recovery: { schedule, transaction, owed: money, product: owed.product },
+	});
 }
 
 /** The renewal owed's transaction: the card's part, and the credit's beside it. */
@@ -116,13 +121,19 @@ function recordOwed(
 		creditApplied: bill.creditUsed,
 		discount: bill.discount,
 		billed: bill.billed,
+		renewalTry: "card_update",
 	});
 }
 
 type PaidWithCard = {
 	/** The new card's first payment's or set-up's, which later renewals refer to. */
 	networkTransactionId: string | null;
-	recovery?: { schedule: Partial<CustomerDoc>; transaction: TransactionView; owed: { amountMinor: number; currency: string } };
+	recovery?: {
+		schedule: Partial<CustomerDoc>;
+		transaction: TransactionView;
+		owed: { amountMinor: number; currency: string };
+		product: ProductRecord;
+	};
 };
 
 /** The card (and after a recovery the schedule) in one update, with PAYMENT_METHOD_UPDATED (and REACTIVATION). */
@@ -156,16 +167,18 @@ async function writeCard(
 	outcome: CardUpdateOutcome,
 ): Promise<CustomerDoc | null> {
 	const status = recovery && customer.status === CustomerStatus.Suspended ? REACTIVATE : STAYS;
-	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED"), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
+	const changes = { ...card, ...recovery?.schedule, ...status.set, networkTransactionId, renewalLease: null, awaitingCardUpdate: null };
+	// A suspended customer paid is a subscriber again (reactivated); a new card on another MID moves it between MIDs.
+	const { counted, entry } = await countedChange(deps, customer, changes, { product: recovery?.product });
+	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED", carrying(entry)), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
 	await scheduleEvents(
 		deps,
 		events.map(event => ({ kind: "c" as const, docId: customer._id, event })),
 	);
-	const changes = { ...card, ...recovery?.schedule, ...status.set, networkTransactionId, renewalLease: null, awaitingCardUpdate: null };
 	return deps.db.customers
 		.findOneAndUpdate(
 			{ ...held, ...status.filter },
-			{ $set: { ...changes, lastCardUpdate: { attemptId, outcome } }, $push: { outbox: { $each: events } } },
+			{ $set: { ...changes, lastCardUpdate: { attemptId, outcome }, counted }, $push: { outbox: { $each: events } } },
 			{ returnDocument: "after" },
 		)
 		.lean();

@@ -10,6 +10,10 @@ import type { CouponError } from "../../../shared/contracts/accounts";
 import type { CustomerView } from "../../../shared/contracts/billing";
 import { leaseFree, ownedBy } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
+import type { CustomerDoc } from "../documents/customer";
+import { METRICS_ONLY } from "../documents/outbox-event";
+import { countedChange } from "../metrics/customer-metrics";
+import { scheduledEvent } from "../outbox/outbox";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
@@ -33,10 +37,22 @@ async function chargeableCustomer(deps: BillingDeps, accountId: number, id: numb
 	return CHARGEABLE.includes(customer.status) ? customer : CustomerCouponError.NotChargeable;
 }
 
-/** Writes `set` on the customer once no renewal holds it, while it is still chargeable; null when it stopped being so. */
-async function writeWhileFree(deps: BillingDeps, customer: { _id: number }, update: object) {
+/**
+ * Writes the coupon on the customer once no renewal holds it, while it is as read (what the change counts in the
+ * metrics depends on it: a METRICS event carries it); Busy when it changed meanwhile.
+ */
+async function writeWhileFree(deps: BillingDeps, customer: CustomerDoc, coupon: CustomerDoc["coupon"]) {
 	await waitForRenewalInFlight(deps, customer._id);
-	const filter = { _id: customer._id, status: { $in: CHARGEABLE }, ...leaseFree("renewalLease", deps.now()) };
+	const { counted, entry } = await countedChange(deps, customer, { coupon });
+	const metrics = entry ? await scheduledEvent(deps, "c", customer._id, METRICS_ONLY, { metrics: entry }) : null;
+	const filter = {
+		_id: customer._id,
+		status: customer.status,
+		periodsBilled: customer.periodsBilled,
+		productId: customer.productId,
+		...leaseFree("renewalLease", deps.now()),
+	};
+	const update = { $set: { coupon, counted }, ...(metrics ? { $push: { outbox: metrics } } : {}) };
 	const doc = await deps.db.customers.findOneAndUpdate(filter, update, { returnDocument: "after" }).lean();
 	return doc ?? CustomerCouponError.Busy;
 }
@@ -55,7 +71,7 @@ export async function attachCoupon(
 	if (customer.coupon?.couponId === terms.couponId) return toCustomerView(customer);
 	const taken = await deps.coupons.redeem({ accountId: input.accountId, couponId: terms.couponId, customerId: customer._id });
 	if (isFailure(taken)) return taken.error;
-	const written = await writeWhileFree(deps, customer, { $set: { coupon: { ...terms, periodsLeft: periodsOf(terms) } } });
+	const written = await writeWhileFree(deps, customer, { ...terms, periodsLeft: periodsOf(terms) });
 	if (typeof written === "string") {
 		await deps.coupons.release({ couponId: terms.couponId, customerId: customer._id });
 		return written;
@@ -72,6 +88,6 @@ export async function removeCoupon(
 	const customer = ownedBy(await deps.db.customers.findById(input.id).lean(), input.accountId);
 	if (!customer) return CustomerCouponError.CustomerNotFound;
 	if (!customer.coupon) return toCustomerView(customer);
-	const written = await writeWhileFree(deps, customer, { $set: { coupon: null } });
+	const written = await writeWhileFree(deps, customer, null);
 	return typeof written === "string" ? written : toCustomerView(written);
 }

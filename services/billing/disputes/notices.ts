@@ -243,7 +243,7 @@ async function protect(
 			transactionId: tx._id,
 		});
 	if (!protection.unsubscribe || customer.status === CustomerStatus.Unsubscribed) return false;
-	const answer = await unsubscribe(deps, { accountId: tx.accountId, customerId: tx.customerId });
+	const answer = await unsubscribe(deps, { accountId: tx.accountId, customerId: tx.customerId, endedBy: "dispute" });
 	// A card update in progress settles first: the notice fails, and its repeat (the processor's retry) unsubscribes.
 	if (!answer.success) throw new Error(answer.message);
 	return true;

@@ -17,6 +17,8 @@ import type { ChangeQuoteDoc, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
 import { listExpiryWarning } from "../expiry-warnings";
+import { countedChange } from "../metrics/customer-metrics";
+import { carrying } from "../metrics/metrics-entries";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { waitForRenewalInFlight } from "../renewal-lease";
@@ -186,9 +188,12 @@ export async function applied(
 	const fields = { ...changedFields(result, quote._id, customer), changeInFlight: null };
 	const scheduled = !result.trial && result.mode === "at_period_end";
 	const effectiveAt = scheduled ? customer.nextRenewalTimestamp : deps.now();
+	// A change made now moves MRR (seats, plan, the coupon a new period used); one at the period's end, at that renewal.
+	const { counted, entry } = await countedChange(deps, customer, fields);
 	const event = await scheduledEvent(deps, "c", customer._id, scheduled ? "SUBSCRIPTION_CHANGE_SCHEDULED" : "SUBSCRIPTION_CHANGED", {
 		...(scheduled ? {} : { transactionId: transaction?._id ?? null }),
 		change: changeDetails(quote._id, result, effectiveAt),
+		...carrying(entry),
 	});
 	const after = { ...customer, ...fields, renewalLease: null };
 	const answer = {
@@ -204,7 +209,7 @@ export async function applied(
 		// A card that will have expired by the new renewal is warned about before it (CARD_EXPIRING).
 		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: fields.nextRenewalTimestamp! });
 	}
-	await deps.db.customers.updateOne(held, { $set: fields, $push: { outbox: event } });
+	await deps.db.customers.updateOne(held, { $set: { ...fields, counted }, $push: { outbox: event } });
 	if (moved) await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp!, fields.nextRenewalTimestamp!);
 	await deps.db.changeQuotes.updateOne({ _id: quote._id, usedAt: null }, { $set: { usedAt: deps.now() } });
 	return {

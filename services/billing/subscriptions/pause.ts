@@ -19,6 +19,8 @@ import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import { expiryListings } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
+import { countedChange } from "../metrics/customer-metrics";
+import { carrying } from "../metrics/metrics-entries";
 import type { BillingDb } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
 import { waitForRenewalInFlight } from "../renewal-lease";
@@ -148,7 +150,11 @@ async function markPaused(deps: BillingDeps, customer: CustomerDoc, owner: strin
 	const pausedAt = deps.now();
 	// Listed before the change, as every schedule is (shared/schedule.ts).
 	if (resumeAt) await deps.resumes.add(customer._id, resumeAt);
-	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_PAUSED", { pause: { pausedAt, resumeAt } });
+	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Paused });
+	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_PAUSED", {
+		pause: { pausedAt, resumeAt },
+		...carrying(entry),
+	});
 	const updated = await deps.db.customers
 		.findOneAndUpdate(
 			{ _id: customer._id, "renewalLease.owner": owner, ...PAUSE.filter },
@@ -159,6 +165,7 @@ async function markPaused(deps: BillingDeps, customer: CustomerDoc, owner: strin
 					renewalActive: false,
 					nextRenewalTimestamp: null,
 					renewalLease: null,
+					counted,
 				},
 				$push: { outbox: event },
 			},
@@ -186,15 +193,17 @@ export function renewalAfterResume(pause: NonNullable<CustomerDoc["pause"]>, at:
 	return new Date(at.getTime() + left);
 }
 
-/** PAUSED -> ACTIVE at `at`, with SUBSCRIPTION_RESUMED; null when it is no longer this pause. */
-async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promise<CustomerDoc | null> {
+/** PAUSED -> ACTIVE at `at`, with SUBSCRIPTION_RESUMED; null when it is no longer this pause. `due`: its resumeAt, when the cycle resumes it. */
+async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date, due?: Date): Promise<CustomerDoc | null> {
 	const pause = customer.pause!;
 	const next = renewalAfterResume(pause, at);
 	// Listed before the change; never behind now, where the renewal schedule's cursor may already be.
 	await deps.renewals.add(customer._id, new Date(Math.max(next.getTime(), deps.now().getTime())));
 	await deps.cardExpiry.addAll(expiryListings([{ ...customer, nextRenewalTimestamp: next }], deps.now()));
+	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Active }, { due });
 	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_RESUMED", {
 		resume: { resumedAt: at, nextRenewalTimestamp: next },
+		...carrying(entry),
 	});
 	return deps.db.customers
 		.findOneAndUpdate(
@@ -210,6 +219,7 @@ async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promi
 					anchorPeriod: customer.periodsBilled,
 					// A change's stored period (plan-changes/) no longer ends at the renewal: it is derived from the anchor.
 					period: null,
+					counted,
 				},
 				$push: { outbox: event },
 			},
@@ -246,7 +256,7 @@ export async function resumeDue(deps: BillingDeps, run: ResumeRun): Promise<numb
 			continue;
 		}
 		if (!inThisRun(customer, run) || resumeAt.getTime() > run.at.getTime()) continue;
-		if (await resume(deps, customer, resumeAt)) resumed.push(customer._id);
+		if (await resume(deps, customer, resumeAt, resumeAt)) resumed.push(customer._id);
 		done.push(entry);
 	}
 	await deps.resumes.removeAll(done);

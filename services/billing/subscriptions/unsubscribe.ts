@@ -6,6 +6,9 @@ import { settleIfOver } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
 import type { AwaitingCardUpdate, CustomerDoc } from "../documents/customer";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
+import { countedChange } from "../metrics/customer-metrics";
+import { carrying } from "../metrics/metrics-entries";
+import type { EndedBy } from "../metrics/subscription-state";
 import { scheduledEvent } from "../outbox/outbox";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
@@ -30,7 +33,11 @@ const answers = {
 	}),
 };
 
-export async function unsubscribe(deps: BillingDeps, input: { accountId: number; customerId: number }): Promise<UnsubscribeAnswer> {
+/** `endedBy`: the merchant (the API, the dashboard), or the account's dispute protection (disputes/notices.ts). */
+export async function unsubscribe(
+	deps: BillingDeps,
+	input: { accountId: number; customerId: number; endedBy?: EndedBy },
+): Promise<UnsubscribeAnswer> {
 	const id = input.customerId;
 	let settledUpdate: string | null = null;
 	for (;;) {
@@ -48,7 +55,7 @@ export async function unsubscribe(deps: BillingDeps, input: { accountId: number;
 			continue;
 		}
 		if (!mayUnsubscribe(deps, customer)) return answers.checkoutInProgress(id);
-		if (await markUnsubscribed(deps, customer)) {
+		if (await markUnsubscribed(deps, customer, input.endedBy ?? "merchant")) {
 			await afterUnsubscribed(deps, customer);
 			return answers.unsubscribed(id);
 		}
@@ -76,14 +83,25 @@ function mayUnsubscribe(deps: BillingDeps, customer: CustomerDoc): boolean {
 	return customerMayMove(customer.status, CustomerStatus.Unsubscribed);
 }
 
-/** Compare-and-set from the state we read, with the CANCELLATION event; false if it moved meanwhile. */
-async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Promise<boolean> {
+/**
+ * Compare-and-set from the state we read, with the CANCELLATION event that counts the churn; false if it moved
+ * meanwhile (a renewal that charged it or moved it to another MID included: what it counts depends on them).
+ */
+async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, endedBy: EndedBy): Promise<boolean> {
 	const move = customerMove(customer.status, CustomerStatus.Unsubscribed);
+	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Unsubscribed }, { endedBy });
 	const done = await deps.db.customers.updateOne(
-		{ _id: customer._id, ...move.filter },
+		{ _id: customer._id, ...move.filter, periodsBilled: customer.periodsBilled, midId: customer.midId },
 		{
-			$set: { ...move.set, renewalActive: false, nextRenewalTimestamp: null, pause: null, unsubscriptionTimestamp: deps.now() },
-			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION") },
+			$set: {
+				...move.set,
+				renewalActive: false,
+				nextRenewalTimestamp: null,
+				pause: null,
+				unsubscriptionTimestamp: deps.now(),
+				counted,
+			},
+			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION", carrying(entry)) },
 		},
 	);
 	return done.modifiedCount === 1;

@@ -1,6 +1,7 @@
 // Worked examples of services/billing/metrics/ a merchant's accountant can check by hand; docs/metrics.md shows the
 // same numbers. Amounts in cents of EUR; days in CET (the service's TIME_ZONE in the tests).
-import { counterKey, counterKeyAt, counterKeysAt } from "../../../services/billing/metrics/counter-keys";
+import { monthKey } from "../../../services/billing/metrics/metrics-counters";
+import { customerEntry } from "../../../services/billing/metrics/metrics-entries";
 import { monthlyAmount } from "../../../services/billing/metrics/monthly-amount";
 import { type Movement, movementsBetween } from "../../../services/billing/metrics/mrr-movements";
 import {
@@ -13,6 +14,7 @@ import {
 } from "../../../services/billing/metrics/subscription-state";
 import { netVolume, type VolumeFigure, volumeOf } from "../../../services/billing/metrics/volume";
 import { averageRevenuePerSubscriber, churnRate, recoveryRate } from "../../../services/billing/metrics/window-rates";
+import { dayOf } from "../../../services/billing/mid-stats/mid-stats";
 import { CustomerStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
 import type { CouponTerms } from "../../../shared/contracts/accounts";
 import { local } from "../../factories/subscription-period";
@@ -205,7 +207,7 @@ describe("The worked example of docs/metrics.md: March 2026", () => {
 		const states = new Map(Object.entries(opening).map(([name, state]) => [name, contributionOf(state)]));
 		for (const [at, name, state] of story) {
 			const after = contributionOf(state);
-			const key = counterKeyAt(42, { currency: "EUR", productId: "all" }, local(at));
+			const key = dayOf(local(at));
 			const moved = movementsBetween(states.get(name) ?? null, after).filter(m => m.productId === "all");
 			if (moved.length) days.set(key, [...(days.get(key) ?? []), ...moved]);
 			states.set(name, after);
@@ -238,8 +240,8 @@ describe("The worked example of docs/metrics.md: March 2026", () => {
 		expect(closing.reduce((sum, c) => sum + c.mrr, 0)).toBe(6400);
 		expect(closing).toHaveLength(4);
 		// D's trial on 4 March moved nothing, so that day has no counter.
-		expect(days.has(counterKey(42, { currency: "EUR", productId: "all" }, "2026-03-04"))).toBe(false);
-		expect(days.get("42:EUR:all:2026-03-24")?.map(m => m.kind)).toEqual(["reactivated"]);
+		expect(days.has("2026-03-04")).toBe(false);
+		expect(days.get("2026-03-24")?.map(m => m.kind)).toEqual(["reactivated"]);
 	});
 
 	test("When March's days close, then the churn rate is 2 of 6 and the ARPU €16.38", () => {
@@ -248,7 +250,7 @@ describe("The worked example of docs/metrics.md: March 2026", () => {
 		let mrr = 1833;
 		let subscribers = 2;
 		const closing = Array.from({ length: 31 }, (_, i) => {
-			const moved = days.get(`42:EUR:all:2026-03-${String(i + 1).padStart(2, "0")}`) ?? [];
+			const moved = days.get(`2026-03-${String(i + 1).padStart(2, "0")}`) ?? [];
 			mrr += moved.reduce((sum, m) => sum + m.mrr, 0);
 			subscribers += moved.reduce((sum, m) => sum + m.subscribers, 0);
 			return { mrr, subscribers };
@@ -306,6 +308,8 @@ describe("Day keys", () => {
 		// 1 April 2026 00:30 CEST is 31 March 22:30 UTC.
 		const at = local("2026-04-01T00:30");
 		expect(at.toISOString().slice(0, 10)).toBe("2026-03-31");
-		expect(counterKeysAt(42, "EUR", 3, at)).toEqual(["42:EUR:3:2026-04-01", "42:EUR:all:2026-04-01"]);
+		const entry = customerEntry(42, null, contributionOf(paying(BASIC)), at);
+		expect(entry?.day).toBe("2026-04-01");
+		expect(monthKey(42, "EUR", entry!.day.slice(0, 7))).toBe("42:EUR:2026-04");
 	});
 });
