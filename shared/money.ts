@@ -17,12 +17,19 @@ const CURRENCIES = new Map<string, Currency>(
 		.map(entry => [entry.code, { code: entry.code, id: Number(entry.number), digits: entry.digits }]),
 );
 
+const BY_ID = new Map([...CURRENCIES.values()].map(currency => [currency.id, currency]));
+
 /** The codes a product may be priced in, in ISO 4217's order. */
 export const CURRENCY_CODES: readonly string[] = [...CURRENCIES.keys()];
 
 /** An active ISO 4217 currency by its code as written in ISO 4217 (upper case), or undefined. */
 export function findCurrency(code: string): Currency | undefined {
 	return typeof code === "string" ? CURRENCIES.get(code) : undefined;
+}
+
+/** An active ISO 4217 currency by its numeric code (978 for EUR, the API's `currencyId`), or undefined. */
+export function findCurrencyById(id: number): Currency | undefined {
+	return BY_ID.get(id);
 }
 
 /** Largest amount a product or refund may have, in major units of any currency. */

@@ -2,136 +2,10 @@
 // Pages are built with DOM calls and textContent only (no HTML from data), every
 // change sends the session's CSRF token, and the API token never reaches here.
 
-const view = document.getElementById("view");
-const statusLine = document.getElementById("status");
-let me = null;
-
-function el(tag, attributes = {}, ...children) {
-	const node = document.createElement(tag);
-	setAttributes(node, attributes);
-	for (const child of children.flat()) {
-		if (child === null || child === undefined) continue;
-		node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-	}
-	return node;
-}
-
-/** `on…` attributes are listeners; true is a bare attribute; undefined, null and false leave it out. */
-function setAttributes(node, attributes) {
-	for (const [name, value] of Object.entries(attributes)) {
-		if (value === undefined || value === null || value === false) continue;
-		if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-		else node.setAttribute(name, value === true ? "" : String(value));
-	}
-}
-
-function say(text, error = false) {
-	statusLine.textContent = text;
-	statusLine.classList.toggle("error", error);
-}
-
-class ApiFailure extends Error {
-	constructor(status, message) {
-		super(message);
-		this.status = status;
-	}
-}
-
-async function api(method, path, body, headers = {}) {
-	const response = await fetch(`/dashboard/api${path}`, {
-		method,
-		credentials: "same-origin",
-		headers: {
-			...(body === undefined ? {} : { "Content-Type": "application/json" }),
-			...(me && method !== "GET" ? { "X-CSRF-Token": me.csrfToken } : {}),
-			...headers,
-		},
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	const text = await response.text();
-	const data = text ? JSON.parse(text) : null;
-	if (!response.ok) throw new ApiFailure(response.status, data?.message ?? `${response.status} ${response.statusText}`);
-	return data;
-}
-
-/** Runs a page's work with a visible loading state and a readable error. */
-async function busy(label, work) {
-	say(`${label}…`);
-	view.setAttribute("aria-busy", "true");
-	try {
-		const result = await work();
-		say("");
-		return result;
-	} catch (err) {
-		if (err instanceof ApiFailure && err.status === 401) return showSignIn("Your session ended: sign in again.");
-		say(err.message, true);
-		return undefined;
-	} finally {
-		view.removeAttribute("aria-busy");
-	}
-}
-
-function confirmAction(text) {
-	const dialog = document.getElementById("confirm");
-	document.getElementById("confirm-text").textContent = text;
-	return new Promise(resolve => {
-		dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
-		dialog.showModal();
-		document.getElementById("confirm-ok").focus();
-	});
-}
-
-const isOperator = () => me?.role === "operator";
-
-/** A table of `rows`, one column per [title, cell]; its caption is for screen readers unless `visibleCaption`. */
-function table(columns, rows, caption, { className, visibleCaption = false, empty = "Nothing here." } = {}) {
-	return el(
-		"div",
-		{ class: "table-wrap" },
-		el(
-			"table",
-			className ? { class: className } : {},
-			el("caption", visibleCaption ? {} : { class: "visually-hidden" }, caption),
-			el(
-				"thead",
-				{},
-				el(
-					"tr",
-					{},
-					columns.map(([title]) => el("th", { scope: "col" }, title)),
-				),
-			),
-			el(
-				"tbody",
-				{},
-				rows.length === 0
-					? el("tr", {}, el("td", { colspan: columns.length }, empty))
-					: rows.map(row =>
-							el(
-								"tr",
-								{},
-								columns.map(([, cell]) => el("td", {}, cell(row) ?? "")),
-							),
-						),
-			),
-		),
-	);
-}
-
-function field(label, input) {
-	const id = `f-${label.toLowerCase().replace(/\W+/g, "-")}`;
-	input.id = id;
-	return el("div", {}, el("label", { for: id }, label), input);
-}
-
-function select(name, options) {
-	return el(
-		"select",
-		{ name },
-		el("option", { value: "" }, "Any"),
-		options.map(o => el("option", { value: o }, o)),
-	);
-}
+import { homePage } from "./home.js";
+import { midMetrics } from "./mid-metrics.js";
+import { money } from "./money.js";
+import { ApiFailure, api, busy, confirmAction, el, field, isOperator, percent, say, select, session, table, view } from "./ui.js";
 
 /** A list page: filters, a table, and a button for the next page while there is one. */
 function listPage({ title, path, filters = [], columns, query = () => ({}) }) {
@@ -221,24 +95,24 @@ function pendingState(customer, products) {
 
 /** A quote's lines, and what it comes to, each amount with its currency: two tables, the second narrow enough for a phone. */
 function quoteTable(quote, products) {
-	const money = amount => `${amount} ${quote.currency}`;
+	const amount = value => money(value, quote.currency);
 	const columns = [
 		["Line", l => LINE_KINDS[l.kind] ?? l.kind],
 		["Product", l => productName(products, l.productId)],
 		["Quantity", l => l.quantity],
-		["Unit amount", l => money(l.unitAmount)],
+		["Unit amount", l => amount(l.unitAmount)],
 		["From", l => l.from],
 		["To", l => l.to],
-		["Amount", l => money(l.amount)],
+		["Amount", l => amount(l.amount)],
 	];
 	const next = quote.nextRenewal;
 	const totals = [
-		["Due", money(quote.due)],
-		["Paid from credit", money(quote.creditUsed)],
-		["Charged to the card now", money(quote.charge)],
-		["Added to credit", money(quote.creditAdded)],
-		["Credit after", money(quote.creditAfter)],
-		[`Next renewal${next.at ? ` on ${next.at}` : ""}: ${productName(products, next.productId)} × ${next.quantity}`, money(next.amount)],
+		["Due", amount(quote.due)],
+		["Paid from credit", amount(quote.creditUsed)],
+		["Charged to the card now", amount(quote.charge)],
+		["Added to credit", amount(quote.creditAdded)],
+		["Credit after", amount(quote.creditAfter)],
+		[`Next renewal${next.at ? ` on ${next.at}` : ""}: ${productName(products, next.productId)} × ${next.quantity}`, amount(next.amount)],
 	];
 	return [
 		table(columns, quote.lines, `Quote ${quote.quoteId}, valid until ${quote.expiresAt}`, {
@@ -277,7 +151,7 @@ function changeSection(customer, products) {
 			el(
 				"option",
 				{ value: p.id, selected: p.id === customer.productId },
-				`${p.name} (${p.id}), ${p.amount} ${p.currency} ${p.renewal ? renewsEvery(p.renewal) : "once"}${p.id === customer.productId ? ", current" : ""}`,
+				`${p.name} (${p.id}), ${money(p.amount, p.currency)} ${p.renewal ? renewsEvery(p.renewal) : "once"}${p.id === customer.productId ? ", current" : ""}`,
 			),
 		),
 	);
@@ -311,11 +185,11 @@ function changeSection(customer, products) {
 			const done =
 				body.mode === "at_period_end"
 					? `Customer ${id}: change scheduled for ${answer.customer.pendingChange?.at ?? "the period's end"}`
-					: `Customer ${id} changed${answer.transaction ? `: ${answer.transaction.amount} ${quote.currency} charged` : ""}`;
+					: `Customer ${id} changed${answer.transaction ? `: ${money(answer.transaction.amount, quote.currency)} charged` : ""}`;
 			await pages.customer(id).then(() => say(done));
 		});
 		quoted.replaceChildren(...quoteTable(quote, products), el("div", { class: "actions" }, confirm));
-		say(`Quote ${quote.quoteId}: ${quote.charge} ${quote.currency} to charge now`);
+		say(`Quote ${quote.quoteId}: ${money(quote.charge, quote.currency)} to charge now`);
 		confirm.focus();
 	});
 	const cancel = customer.pendingChange
@@ -343,7 +217,7 @@ function changeSection(customer, products) {
 }
 
 /** A coupon's discount as the operator reads it: "20 %", or "3 EUR". */
-const discountOf = c => (c.percentOff !== null ? `${c.percentOff} %` : `${c.amountOff} ${c.currency}`);
+const discountOf = c => (c.percentOff !== null ? `${c.percentOff} %` : money(c.amountOff, c.currency));
 
 /** How long a coupon lasts: "once", "3 periods" (repeating), "forever". */
 const durationOf = c => (c.duration === "repeating" ? `${c.durationInPeriods} periods` : c.duration);
@@ -410,7 +284,7 @@ const TRANSACTION_COLUMNS = [
 	["Time", t => t.timestamp],
 	["Type", t => t.type],
 	["Status", t => t.status],
-	["Amount", t => t.amount],
+	["Amount", t => money(t.amount, t.currency)],
 	["Refund status", t => t.refundStatus],
 	// 3-D Secure (docs/authentication.md): the outcome and its ECI, for a checkout's charge or hold.
 	[
@@ -478,13 +352,10 @@ function emailSettingsForm(settings) {
 
 const customerLink = id => el("a", { href: `#/customer/${id}` }, String(id));
 
-/** A ratio the API answers as a fraction (0.0123) as a percentage with two decimals ("1.23 %"); null before any sale. */
-const percent = ratio => (ratio === null ? "–" : `${(ratio * 100).toFixed(2)} %`);
-
-/** A count and its decimal amounts by currency: `2 (19.98 EUR)`; `0` alone. */
+/** A count and its amounts by currency: `2 (€19.98)`; `0` alone. */
 function counted(count, amounts = {}) {
-	const money = Object.entries(amounts).map(([currency, amount]) => `${amount} ${currency}`);
-	return money.length === 0 ? String(count) : `${count} (${money.join(", ")})`;
+	const sums = Object.entries(amounts).map(([currency, amount]) => money(amount, currency));
+	return sums.length === 0 ? String(count) : `${count} (${sums.join(", ")})`;
 }
 
 /** Where billing warns about a MID's chargeback ratio (WARNING_RATIO, docs/disputes.md#mid-health). */
@@ -505,7 +376,7 @@ const MID_FIGURES = [
 function capOf(mid, month) {
 	if (!mid?.monthlyCap) return "none";
 	const { amount, currency } = mid.monthlyCap;
-	return `${amount} ${currency} (${month.salesAmount[currency] ?? 0} used)`;
+	return `${money(amount, currency)} (${money(month.salesAmount[currency] ?? 0, currency)} used)`;
 }
 
 /**
@@ -580,6 +451,8 @@ function midTable(health, mids) {
 }
 
 const pages = {
+	home: homePage,
+
 	customers() {
 		listPage({
 			title: "Customers",
@@ -669,7 +542,7 @@ const pages = {
 						["Status", customer.status],
 						["Product", productName(products, customer.productId)],
 						["Quantity", customer.quantity],
-						["Credit", `${customer.credit} ${currency}`.trim()],
+						["Credit", currency ? money(customer.credit, currency) : String(customer.credit)],
 						["Pending change", pendingState(customer, products)],
 						["Coupon", couponState(customer.coupon)],
 						[
@@ -733,7 +606,7 @@ const pages = {
 				["Opened", d => d.openedAt],
 				["Status", d => d.status],
 				["Reason", d => d.reason],
-				["Amount", d => `${d.amount} ${d.currency}`],
+				["Amount", d => money(d.amount, d.currency)],
 				["Evidence due", d => d.evidenceDueBy ?? "–"],
 				["Transaction", d => d.disputedTransactionId],
 				["Chargeback", d => d.chargebackTransactionId ?? "–"],
@@ -805,7 +678,7 @@ const pages = {
 		return tablePage("Products", "/products", [
 			["Id", p => p.id],
 			["Name", p => p.name],
-			["Amount", p => `${p.amount} ${p.currency}`],
+			["Amount", p => money(p.amount, p.currency)],
 			["Billing", p => p.billing],
 			// 3-D Secure at checkout (docs/authentication.md).
 			["Authentication", p => p.authentication],
@@ -868,6 +741,7 @@ const pages = {
 				health.length ? `at ${(health[0].warningRatio * 100).toFixed(2)} %.` : "before that.",
 			),
 			midTable(health, new Map(mids.map(mid => [mid.id, mid]))),
+			health.length ? midMetrics(health.map(h => [h.midId, h.name])) : null,
 		);
 	},
 
@@ -924,13 +798,14 @@ function refundForm(transaction, customerId) {
 		inputmode: "decimal",
 		size: 8,
 		value: String(transaction.amount),
-		"aria-label": `Amount to refund of transaction ${transaction.id}`,
+		"aria-label": `Amount to refund of transaction ${transaction.id}, in ${transaction.currency}`,
 	});
 	const form = el("form", { class: "filters" }, amount, el("button", { type: "submit", class: "danger" }, "Refund"));
 	form.addEventListener("submit", async event => {
 		event.preventDefault();
 		const value = amount.value.trim();
-		if (!(await confirmAction(`Refund ${value} of transaction ${transaction.id} (${transaction.amount} charged)?`))) return;
+		const charged = money(transaction.amount, transaction.currency);
+		if (!(await confirmAction(`Refund ${value} ${transaction.currency} of transaction ${transaction.id} (${charged} charged)?`))) return;
 		// One key per confirmed refund: a repeated click or a retry refunds once.
 		const answer = await busy("Refunding", () =>
 			api("POST", `/transactions/${transaction.id}/refund`, { amountToRefund: value }, { "Idempotency-Key": crypto.randomUUID() }),
@@ -941,7 +816,7 @@ function refundForm(transaction, customerId) {
 }
 
 function showSignIn(message = "") {
-	me = null;
+	session.me = null;
 	document.getElementById("sign-in").hidden = false;
 	document.getElementById("nav").hidden = true;
 	document.getElementById("sign-out").hidden = true;
@@ -953,13 +828,14 @@ function showSignIn(message = "") {
 
 async function start() {
 	try {
-		me = await api("GET", "/me");
+		session.me = await api("GET", "/me");
 	} catch (err) {
 		return showSignIn(err instanceof ApiFailure && err.status === 401 ? "" : err.message);
 	}
 	document.getElementById("sign-in").hidden = true;
 	document.getElementById("nav").hidden = false;
 	document.getElementById("sign-out").hidden = false;
+	const { me } = session;
 	document.getElementById("who").textContent = `${me.email} (${me.role}) · ${me.account.name} · ${me.account.environment}`;
 	for (const link of document.querySelectorAll("#nav a")) {
 		link.hidden =
@@ -969,11 +845,11 @@ async function start() {
 }
 
 function route() {
-	if (!me) return;
-	const [, wanted = "customers", arg] = location.hash.split("/");
+	if (!session.me) return;
+	const [, wanted = "home", arg] = location.hash.split("/");
 	// A page the navigation hides from this user (an operator's, a sandbox's) is not shown by its address either.
 	const hidden = document.querySelector(`#nav a[href="#/${wanted}"]`)?.hidden;
-	const name = pages[wanted] && !hidden ? wanted : "customers";
+	const name = pages[wanted] && !hidden ? wanted : "home";
 	for (const link of document.querySelectorAll("#nav a")) {
 		if (link.getAttribute("href") === `#/${name}`) link.setAttribute("aria-current", "page");
 		else link.removeAttribute("aria-current");
@@ -1001,5 +877,6 @@ document.getElementById("sign-out").addEventListener("click", async () => {
 	showSignIn("Signed out.");
 });
 
+session.onSessionEnded = showSignIn;
 window.addEventListener("hashchange", route);
 void start();

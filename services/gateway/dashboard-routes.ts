@@ -12,6 +12,7 @@ import { call } from "../../shared/call";
 import type { SessionUser } from "../../shared/contracts/dashboard";
 import { secretsEqual } from "../../shared/crypto";
 import { ApiError, ApiErrorType } from "../../shared/errors";
+import { findCurrencyById } from "../../shared/money";
 import { clientKey } from "./api-auth";
 import { dashboardEndpoints, type Endpoint } from "./endpoints";
 import type { GatewayRequest } from "./request-params";
@@ -188,6 +189,19 @@ function passSessionToAction(user: DashboardUser, req: GatewayRequest, endpoint:
 	else if (endpoint.action !== "gateway.dashboardMe") req.$params.accountId = user.accountId;
 	const key = req.headers["idempotency-key"];
 	if (key !== undefined && endpoint.idempotencyKey) req.$params.idempotencyKey = key;
+}
+
+/** The transaction lists the pages read; their transactions carry only the spec's numeric `currencyId`. */
+const TRANSACTION_LISTS = new Set(["billing.transactions", "billing.customerTransactions"]);
+
+/**
+ * The pages show every amount with its currency: a transaction list's transactions get the ISO 4217 code
+ * (`currency`, "EUR") beside `currencyId`, which a browser has no table to read. The REST API's answer is the spec's.
+ */
+export function withCurrencyCodes(action: string | undefined, data: unknown): unknown {
+	const page = data as { data?: { currencyId?: number }[] } | null;
+	if (!TRANSACTION_LISTS.has(action ?? "") || !Array.isArray(page?.data)) return data;
+	return { ...page, data: page.data.map(t => ({ ...t, currency: findCurrencyById(t.currencyId ?? 0)?.code ?? null })) };
 }
 
 /** The cookie that ends the session in the browser too. */

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "moleculer";
 import { call } from "../../shared/call";
 import type { FileAnswer } from "../../shared/contracts/billing";
-import { clearSessionCookie, type DashboardUser } from "./dashboard-routes";
+import { clearSessionCookie, type DashboardUser, withCurrencyCodes } from "./dashboard-routes";
 import { endpointFor } from "./endpoints";
 import type { Locals } from "./locals";
 import { API_SET_BY_GATEWAY, checkApiVersion, checkParameters, hostDomain } from "./request-checks";
@@ -101,7 +101,7 @@ export async function afterDashboardCall(
 ): Promise<unknown> {
 	await this.dashboard.audit(ctx, req, data);
 	if (req.$alias?.action === "dashboard.signOut") clearSessionCookie(res);
-	return data;
+	return withCurrencyCodes(req.$alias?.action, data);
 }
 
 // Every route with actions.

@@ -109,5 +109,7 @@ export const routes = [
 	staticRoute("checkout-frame", "/checkout", frameAncestors, serveStatic(path.join(projectRoot, "public/checkout"), STATIC_OPTIONS)),
 	// jose's browser build, which the checkout iframe encrypts with.
 	staticRoute("vendor", "/vendor/jose", serveStatic(path.join(projectRoot, "node_modules/jose/dist/browser"), STATIC_OPTIONS)),
+	// Chart.js's browser build (node_modules/chart.js/dist/chart.umd.min.js), which draws the dashboard's home page.
+	staticRoute("vendor-charts", "/vendor/chart.js", serveStatic(path.join(projectRoot, "node_modules/chart.js/dist"), STATIC_OPTIONS)),
 	{ ...routeDefaults, name: "actuator", path: "/actuator", cors: CORS, aliases: aliasesOf(actuatorEndpoints) },
 ] satisfies ApiRouteSchema[];

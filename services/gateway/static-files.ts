@@ -1,6 +1,6 @@
 // The files the gateway serves to browsers: the SDK (public/sdk), the hosted
-// card frame (public/checkout), the demo shop (public/demo) and jose's browser
-// build. Every answer carries a Content-Security-Policy, nosniff and a
+// card frame (public/checkout), the demo shop (public/demo), and jose's and
+// Chart.js's browser builds. Every answer carries a Content-Security-Policy, nosniff and a
 // Referrer-Policy; the card frame's policy lets only the site its checkout
 // session is bound to embed it (frame-ancestors).
 
@@ -53,7 +53,7 @@ const base = {
 	acceptRanges: false,
 };
 
-/** serve-static options for the SDK, the frame's resources and jose. */
+/** serve-static options for the SDK, the frame's resources, jose and Chart.js. */
 export const STATIC_OPTIONS = { ...base, setHeaders: (res: ServerResponse) => setHeaders(res, RESOURCE_POLICY) };
 
 /** serve-static options for the dashboard's pages (dashboard-routes.ts has their policy). */

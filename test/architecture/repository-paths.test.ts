@@ -49,6 +49,7 @@ const NOT_FILES: Record<string, string> = {
 	"secrets.json": "written into DATA_DIR by npm start (dev/local-secrets.ts)",
 	"fixtures3.json": "stripe-mock's fixtures, beside the build npm install makes in .stripe-mock/",
 	"Node.js": "the runtime's name",
+	"Chart.js": "the charting library's name (the dependency chart.js)",
 	"stripe.js": "Stripe's browser library, by its name",
 	...Object.fromEntries(
 		Object.keys({ ...packageJson.dependencies, ...packageJson.devDependencies }).map(name => [name, "a dependency's name"]),

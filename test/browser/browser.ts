@@ -1,6 +1,6 @@
 // Shared by the browser tests: the Chromium that npm install brings, driven by
 // playwright-core, and a small static server that serves what the gateway serves statically
-// (public/ at the root, jose's browser build at /vendor/jose/), for tests
+// (public/ at the root, jose's and Chart.js's browser builds under /vendor/), for tests
 // that need the browser code without the whole service.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
@@ -50,6 +50,7 @@ export async function launchChromium(): Promise<Browser> {
 
 const MOUNTS: [prefix: string, dir: string][] = [
 	["/vendor/jose/", path.join(PROJECT_ROOT, "node_modules/jose/dist/browser")],
+	["/vendor/chart.js/", path.join(PROJECT_ROOT, "node_modules/chart.js/dist")],
 	["/", path.join(PROJECT_ROOT, "public")],
 ];
 
@@ -65,7 +66,7 @@ export interface StaticServer {
 	close(): Promise<void>;
 }
 
-/** Serves public/ and /vendor/jose/ on 127.0.0.1 at a free port; `extra` answers paths of the test's own first. */
+/** Serves public/ and /vendor/ (jose, Chart.js) on 127.0.0.1 at a free port; `extra` answers paths of the test's own first. */
 export async function serveStatic(extra: Record<string, { type: string; body: string }> = {}): Promise<StaticServer> {
 	const server = http.createServer(async (req, res) => {
 		const urlPath = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
@@ -100,3 +101,7 @@ export async function keepScreenshot(page: Page, name: string): Promise<void> {
 	mkdirSync(SCREENSHOTS, { recursive: true });
 	await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/** An amount as the dashboard shows it in a browser of the tests' locale (en-US): `shownMoney(9.99, "EUR")` is "€9.99". */
+export const shownMoney = (amount: number, currency: string) =>
+	new Intl.NumberFormat("en-US", { style: "currency", currency }).format(amount);

@@ -99,7 +99,7 @@ test("When a viewer opens the Coupons page, then it lists the coupons without th
 	await row(page, "VIEWME").waitFor(WAIT);
 
 	// Assert
-	expect(await row(page, "VIEWME").locator("td").allTextContents()).toEqual(["VIEWME", "2 EUR", "forever", "all", "1", "–", "yes", ""]);
+	expect(await row(page, "VIEWME").locator("td").allTextContents()).toEqual(["VIEWME", "€2.00", "forever", "all", "1", "–", "yes", ""]);
 	expect(await page.getByRole("form", { name: "New coupon" }).count()).toBe(0);
 	expect(await page.getByRole("button", { name: "Deactivate" }).count()).toBe(0);
 
@@ -109,5 +109,5 @@ test("When a viewer opens the Coupons page, then it lists the coupons without th
 	await coupons.waitFor(WAIT);
 
 	// Assert
-	expect(await coupons.textContent()).toBe("VIEWME: 2 EUR off, every charge");
+	expect(await coupons.textContent()).toBe("VIEWME: €2.00 off, every charge");
 }, 90_000);

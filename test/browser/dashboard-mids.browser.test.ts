@@ -12,7 +12,7 @@ import { CARDS, createShop, type Shop, submitCheckout } from "../factories/check
 import { admin, advanceClock, bearer } from "../factories/merchant";
 import { eventually } from "../services/notifications/webhook-events";
 import { startApp, type TestApp } from "../setup/app";
-import { launchChromium, PROJECT_ROOT } from "./browser";
+import { launchChromium, PROJECT_ROOT, shownMoney } from "./browser";
 
 const PASSWORD = "a long dashboard password";
 const WAIT = { timeout: 30_000 };
@@ -114,7 +114,7 @@ async function midShown(page: Page, name: string) {
 
 /** What the page shows for one period of a MID that sold `sales` charges of 9.99 EUR, `disputes` of them disputed and lost. */
 function figures(sales: number, disputes: number): string[] {
-	const euros = (count: number) => `${(count * 999) / 100} EUR`;
+	const euros = (count: number) => shownMoney((count * 999) / 100, "EUR");
 	return [
 		sales === 0 ? "0" : `${sales} (${euros(sales)})`,
 		sales === 0 ? "–" : "100.00 %",
@@ -138,7 +138,7 @@ describe("The Merchant accounts and Disputes pages in Chromium", () => {
 		]);
 		const routing = new Map([
 			[midA, ["1", "none"]],
-			[midB, ["3", `1000 EUR (${((salesOf.get(midB) ?? 0) * 999) / 100} used)`]],
+			[midB, ["3", `€1,000.00 (${shownMoney(((salesOf.get(midB) ?? 0) * 999) / 100, "EUR")} used)`]],
 		]);
 		const expected = (midId: number, disputes: number) => [
 			String(midId),
@@ -154,7 +154,7 @@ describe("The Merchant accounts and Disputes pages in Chromium", () => {
 		await shot(page, "mids");
 		const disputedMid = await midShown(page, names.get(disputed.midId) ?? "");
 		const cleanMid = await midShown(page, names.get(clean) ?? "");
-		const headers = await page.getByRole("columnheader").allTextContents();
+		const headers = await page.locator("table.mids").getByRole("columnheader").allTextContents();
 
 		// Assert
 		expect([...salesOf.values()].reduce((a, b) => a + b, 0)).toBe(4);
@@ -207,7 +207,7 @@ describe("The Merchant accounts and Disputes pages in Chromium", () => {
 		expect(dispute).toMatchObject({ status: "LOST", reason: "fraudulent", disputedTransactionId: disputed.transactionId });
 		expect(column("Status")).toBe("LOST");
 		expect(column("Reason")).toBe("fraudulent");
-		expect(column("Amount")).toBe("9.99 EUR");
+		expect(column("Amount")).toBe("€9.99");
 		expect(column("Evidence due")).toBe(dispute.evidenceDueBy);
 		expect(column("Transaction")).toBe(String(disputed.transactionId));
 		expect(column("Chargeback")).toBe(String(dispute.chargebackTransactionId));

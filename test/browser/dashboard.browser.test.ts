@@ -13,7 +13,7 @@ import { waitForEmails } from "../factories/mailbox";
 import { admin, bearer } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
 import { startApp, type TestApp } from "../setup/app";
-import { launchChromium, PROJECT_ROOT } from "./browser";
+import { launchChromium, PROJECT_ROOT, shownMoney } from "./browser";
 
 const PASSWORD = "a long dashboard password";
 const WAIT = { timeout: 30_000 };
@@ -134,6 +134,8 @@ describe("The dashboard in Chromium", () => {
 		const page = await context.newPage();
 		const buyer = await paidCustomer(shop);
 		await signIn(page, await newUser(shop, "operator"));
+		await page.getByRole("link", { name: "Customers" }).click();
+		await page.getByRole("heading", { name: "Customers" }).waitFor(WAIT);
 		await shot(page, "customers");
 
 		// Act: find, open, refund 4.00 of the 25.00 charge (the confirmation shows the amount).
@@ -187,7 +189,7 @@ describe("The dashboard in Chromium", () => {
 
 		// Assert
 		const [charge] = (await admin(app).get(`/accounts/${shop.accountId}/customers/${buyer.customerId}/transactions`)).body;
-		expect(confirmation).toBe(`Refund 4.00 of transaction ${charge.id} (25 charged)?`);
+		expect(confirmation).toBe(`Refund 4.00 EUR of transaction ${charge.id} (€25.00 charged)?`);
 		await page.getByRole("definition").filter({ hasText: "UNSUBSCRIBED" }).waitFor(WAIT);
 		const transactions = (await admin(app).get(`/accounts/${shop.accountId}/customers/${buyer.customerId}/transactions`)).body;
 		expect(transactions.map((t: { type: string; amount: number }) => [t.type, t.amount])).toEqual([
@@ -284,27 +286,27 @@ describe("The dashboard in Chromium", () => {
 
 		// Assert: what the page showed.
 		const product = `P (${shop.products.charge})`;
-		expect(before).toEqual([product, "1", "0 EUR", "–"]);
+		expect(before).toEqual([product, "1", "€0.00", "–"]);
 		const date = expect.stringMatching(/^\d{4}-\d\d-\d\dT/);
 		expect(lines).toEqual([
-			["Unused time credit", product, "1", "9.99 EUR", date, date, expect.stringMatching(/^-\d+(\.\d+)? EUR$/)],
-			["New plan charge", product, "3", "9.99 EUR", date, date, expect.stringMatching(/^\d+(\.\d+)? EUR$/)],
+			["Unused time credit", product, "1", "€9.99", date, date, expect.stringMatching(/^-€\d+\.\d\d$/)],
+			["New plan charge", product, "3", "€9.99", date, date, expect.stringMatching(/^€\d+\.\d\d$/)],
 		]);
-		expect(charge).toMatch(/^\d+(\.\d+)? EUR$/);
-		expect(changed).toEqual([product, "3", "0 EUR", "–"]);
+		expect(charge).toMatch(/^€\d+\.\d\d$/);
+		expect(changed).toEqual([product, "3", "€0.00", "–"]);
 		expect(scheduled).toEqual([
 			product,
 			"3",
-			"0 EUR",
+			"€0.00",
 			expect.stringMatching(new RegExp(`^P \\(${shop.products.charge}\\) × 2 from \\d{4}-`)),
 		]);
-		expect(cancelled).toEqual([product, "3", "0 EUR", "–"]);
+		expect(cancelled).toEqual([product, "3", "€0.00", "–"]);
 		// Assert: what the API holds, and the audit log.
 		const customer = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop))).body;
 		expect(customer).toMatchObject({ status: "ACTIVE", quantity: 3, pendingChange: null });
 		const transactions = (await app.http().get(`/api/customer/${customerId}/transactions`).set(bearer(shop))).body.data;
 		const change = transactions.find((t: { type: string }) => t.type === "SUBSCRIPTION_CHANGE");
-		expect(`${change.amount} EUR`).toBe(charge);
+		expect(shownMoney(change.amount, "EUR")).toBe(charge);
 		expect(changedStatus).toBe(`Customer ${customerId} changed: ${charge} charged`);
 		await page.getByRole("link", { name: "Audit log" }).click();
 		await page.getByRole("cell", { name: "cancel change", exact: true }).waitFor(WAIT);
@@ -312,7 +314,7 @@ describe("The dashboard in Chromium", () => {
 		const changes = audit.filter(row => row.includes("change subscription"));
 		expect(changes.length).toBe(2);
 		expect(changes.join("\n")).toContain(
-			`now_prorated: product ${shop.products.charge} × 1 → product ${shop.products.charge} × 3; charged ${charge}`,
+			`now_prorated: product ${shop.products.charge} × 1 → product ${shop.products.charge} × 3; charged ${change.amount} EUR`,
 		);
 		expect(audit.filter(row => row.includes("cancel change")).length).toBe(1);
 		await shot(page, "audit-changes");
@@ -385,7 +387,7 @@ describe("The dashboard in Chromium", () => {
 		expect(forced).toBe(403);
 	});
 
-	test("When a viewer opens the audit log's address, then the page shows customers instead, offers no audit log, and its API answers 403", async () => {
+	test("When a viewer opens the audit log's address, then the page shows the home page instead, offers no audit log, and its API answers 403", async () => {
 		const page = await context.newPage();
 		await signIn(page, await newUser(shop, "viewer"));
 
@@ -395,7 +397,7 @@ describe("The dashboard in Chromium", () => {
 		await page.locator("#view h1").waitFor(WAIT);
 		const status = await page.evaluate(async () => (await fetch("/dashboard/api/audit")).status);
 
-		expect(await page.locator("#view h1").textContent()).toBe("Customers");
+		expect(await page.locator("#view h1").textContent()).toBe("Home");
 		expect(await page.getByRole("link", { name: "Audit log" }).isVisible()).toBe(false);
 		expect(status).toBe(403);
 	});
@@ -463,6 +465,7 @@ describe("The dashboard in Chromium", () => {
 		const email = `buyer-${Date.now().toString(36)}-${++users}@example.com`;
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa, email })).body;
 		await signIn(page, await newUser(shop, "operator"));
+		await page.getByRole("link", { name: "Customers" }).click();
 		await page.getByRole("cell").first().waitFor(WAIT);
 		await shot(page, "narrow");
 		const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -395,6 +395,7 @@ describe("Security headers of the SDK, the card frame and the demo", () => {
 		"/demo/",
 		"/demo/demo.js",
 		"/vendor/jose/index.js",
+		"/vendor/chart.js/chart.umd.min.js",
 	])("When %s is fetched, then it has a Content-Security-Policy, X-Content-Type-Options: nosniff and a Referrer-Policy", async path => {
 		const res = await app.http().get(path);
 

@@ -1379,6 +1379,7 @@ export function endpointSpecs(): EndpointSpec[] {
 		{ auth: "none", route: "GET /checkout/frame.js", changesState: false, input: "none", strict: false, versioned: false },
 		{ auth: "none", route: "GET /demo/", changesState: false, input: "none", strict: false, versioned: false },
 		{ auth: "none", route: "GET /vendor/jose/index.js", changesState: false, input: "none", strict: false, versioned: false },
+		{ auth: "none", route: "GET /vendor/chart.js/chart.umd.min.js", changesState: false, input: "none", strict: false, versioned: false },
 	];
 }
 

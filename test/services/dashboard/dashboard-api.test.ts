@@ -2,6 +2,9 @@
 // API, signing in with a cookie session, the lockout, roles, CSRF, other
 // origins and other accounts, the audit log of every change, and the reads of
 // the merchant accounts' health and the disputes.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { projectRoot } from "../../../shared/paths";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
@@ -396,5 +399,16 @@ describe("The pages", () => {
 		);
 		expect(res.text).toContain('<script type="module" src="/dashboard/dashboard.js"></script>');
 		expect(res.text).not.toMatch(/<script>|style=/);
+	});
+
+	test("When the page's charting library is fetched, then it is Chart.js's browser build from node_modules, as JavaScript a page may not frame", async () => {
+		const page = await app.http().get("/dashboard/").expect(200);
+		const res = await app.http().get("/vendor/chart.js/chart.umd.min.js").expect(200);
+
+		expect(page.text).toContain('<script defer src="/vendor/chart.js/chart.umd.min.js"></script>');
+		expect(res.headers["content-type"]).toMatch(/^(text|application)\/javascript/);
+		expect(res.headers["content-security-policy"]).toMatch(/^default-src 'none';.*frame-ancestors 'none'/);
+		expect(res.headers["x-content-type-options"]).toBe("nosniff");
+		expect(res.text).toBe(readFileSync(path.join(projectRoot, "node_modules/chart.js/dist/chart.umd.min.js"), "utf8"));
 	});
 });
