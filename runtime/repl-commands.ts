@@ -136,6 +136,21 @@ export const replCommands: ReplCommand[] = [
 		},
 	},
 	{
+		command: "metrics-backfill",
+		description: "Count what existed before the metrics, once: resumes where the last run stopped; a run after the end does nothing",
+		options: [{ option: "-p, --pages <n>", description: "Pages of 100 ids per call (default 20)" }],
+		async action(broker, args) {
+			const pages = Number(args.options.pages ?? 20);
+			const total = { customers: 0, transactions: 0, disputes: 0, done: false };
+			while (!total.done) {
+				const report = await broker.call<typeof total, object>("billing.backfillMetrics", { pages });
+				for (const key of ["customers", "transactions", "disputes"] as const) total[key] += report[key];
+				total.done = report.done;
+			}
+			show(total);
+		},
+	},
+	{
 		command: "customer <accountId> <customerId>",
 		description: "A customer as the API shows it",
 		async action(broker, args) {

@@ -16,6 +16,8 @@ const sequenceSchema = new Schema<SequenceDoc>({ _id: String, next: { type: Numb
 
 export interface IdAllocator {
 	next(): Promise<number>;
+	/** Every id any node has allocated so far is below it (a walk over the ids by key stops there). */
+	bound(): Promise<number>;
 }
 
 export function createIdAllocator(connection: Connection, sequence: string, blockSize = 100): IdAllocator {
@@ -49,6 +51,9 @@ export function createIdAllocator(connection: Connection, sequence: string, bloc
 				await reserving;
 			}
 			return nextId++;
+		},
+		async bound() {
+			return (await sequences.findById(sequence).lean())?.next ?? 1;
 		},
 	};
 }

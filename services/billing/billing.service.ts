@@ -224,6 +224,13 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				return this.background.recoverRefunds();
 			},
 		},
+		// Ops: count what existed before the metrics, once, from where the last run got to (metrics/metrics-backfill.ts).
+		backfillMetrics: {
+			params: schemas.backfillMetrics,
+			handler(ctx: Context<{ pages?: number; pageSize?: number }>) {
+				return this.background.backfillMetrics(ctx.params);
+			},
+		},
 	},
 
 	events: {

@@ -25,7 +25,14 @@ import {
 	type InvoiceDoc,
 	invoiceSchema,
 } from "./documents/invoice";
-import { type MetricsIndexDoc, type MetricsMonthDoc, metricsIndexSchema, metricsMonthSchema } from "./documents/metrics";
+import {
+	type MetricsBackfillDoc,
+	type MetricsIndexDoc,
+	type MetricsMonthDoc,
+	metricsBackfillSchema,
+	metricsIndexSchema,
+	metricsMonthSchema,
+} from "./documents/metrics";
 import { type RefundDoc, refundSchema } from "./documents/refund";
 import { type SubscriptionLockDoc, subscriptionLockSchema } from "./documents/subscription-lock";
 import { type TransactionDoc, transactionSchema } from "./documents/transaction";
@@ -44,6 +51,8 @@ export interface BillingDb {
 	/** The subscription metrics' counters by `<account>:<currency>:<YYYY-MM>`, and each account's first month (metrics/). */
 	metricsMonths: Model<MetricsMonthDoc>;
 	metricsIndex: Model<MetricsIndexDoc>;
+	/** The backfill's progress, per collection it walks (metrics/metrics-backfill.ts). */
+	metricsBackfill: Model<MetricsBackfillDoc>;
 	/** Binding quotes of subscription changes, by their random id (plan-changes/). */
 	changeQuotes: Model<ChangeQuoteDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
@@ -76,6 +85,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
 		metricsMonths: connection.model("MetricsMonth", metricsMonthSchema, "metrics_months"),
 		metricsIndex: connection.model("MetricsIndex", metricsIndexSchema, "metrics_index"),
+		metricsBackfill: connection.model("MetricsBackfill", metricsBackfillSchema, "metrics_backfill"),
 		changeQuotes: connection.model("ChangeQuote", changeQuoteSchema, "change_quotes"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),
 		outboxSchedule: connection.model("OutboxSchedule", scheduleSchema(), "outbox_schedule"),

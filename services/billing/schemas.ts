@@ -115,6 +115,7 @@ export const schemas = {
 	),
 	runRenewals: params({ at: { type: "string", format: "date-time" } }, []),
 	recoverRefunds: params({}, []),
+	backfillMetrics: params({ pages: { type: "integer", minimum: 1 }, pageSize: { type: "integer", minimum: 1, maximum: 1000 } }, []),
 	recovery: params({ accountId: id }),
 	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),

@@ -28,6 +28,12 @@ export interface Contribution {
 	/** The customer's MID, for the per-MID figures; absent on contributions counted before the MIDs were. */
 	midId?: number;
 	mrr: number;
+	/**
+	 * On a customer older than the metrics that changed before the backfill counted it: the contribution its first
+	 * counted change started from, whose own movements (new, churned) are not in the counters yet. The backfill counts
+	 * them and removes it (metrics/metrics-backfill.ts).
+	 */
+	baseline?: Contribution;
 }
 
 /** What one day counts in one scope: sums of what happened that day, in minor units or numbers of things; absent is 0. */
@@ -89,6 +95,18 @@ export interface MetricsIndexDoc {
 	clock?: Date;
 }
 
+/** The collections the backfill walks, each by `_id` (metrics/metrics-backfill.ts). */
+export const BACKFILLED = ["customers", "transactions", "disputes"] as const;
+export type Backfilled = (typeof BACKFILLED)[number];
+
+/** How far the backfill got in one collection, keyed by its name: every id up to `after` was counted. */
+export interface MetricsBackfillDoc {
+	_id: Backfilled;
+	after: number;
+	/** Walked to the ids allocated when it began: a later run does nothing (documents since carry their marks). */
+	done: boolean;
+}
+
 /**
  * Something to count: the counts of one day of one account and currency, by scope. It rides on the outbox event
  * written in the same update as the change it counts (OutboxEvent.metrics), and is applied under that event's id.
@@ -116,4 +134,9 @@ export const metricsMonthSchema = new Schema<MetricsMonthDoc>(
 export const metricsIndexSchema = new Schema<MetricsIndexDoc>(
 	{ _id: Number, first: { type: Schema.Types.Mixed, default: {} }, clock: { type: Date, required: false } },
 	{ versionKey: false, minimize: false },
+);
+
+export const metricsBackfillSchema = new Schema<MetricsBackfillDoc>(
+	{ _id: String, after: { type: Number, default: 0 }, done: { type: Boolean, default: false } },
+	{ versionKey: false },
 );

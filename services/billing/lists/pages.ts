@@ -73,6 +73,11 @@ export async function appendTransactions(
 	);
 }
 
+/** The ids of a customer's transactions, oldest first, by key (its bag). */
+export async function customerTransactionIds(deps: Pick<BillingDeps, "db">, customerId: number): Promise<number[]> {
+	return (await readBag(deps.db.timelines, keys.customerTransactions(customerId))).map(([id]) => Number(id));
+}
+
 /** Appends a new dispute to its timeline (before it is inserted). */
 export async function appendDispute(deps: BillingDeps, dispute: Pick<DisputeDoc, "_id" | "accountId" | "openedAt">): Promise<void> {
 	await append(deps.db.timelines, keys.disputes(dispute.accountId), [[dispute._id, dispute.openedAt.getTime()]]);

@@ -26,7 +26,7 @@ export interface CountedChange {
 }
 
 /** A product gone from the accounts service: the customer keeps the MRR last counted. */
-function productOr(product: ProductRecord | MetricsProduct | null, customer: CustomerDoc, productId: number): MetricsProduct {
+export function productOr(product: ProductRecord | MetricsProduct | null, customer: CustomerDoc, productId: number): MetricsProduct {
 	if (product) return product;
 	const counted = customer.counted;
 	const monthly = { every: 1, unit: "month" } as const;
@@ -60,5 +60,10 @@ export async function countedChange(
 		contributionOf(subscriptionState(customer, customer.productId === product.id ? product : await productOf(customer.productId)));
 	const at = await metricsTime(deps, customer.accountId, options.due);
 	const losesRenewal = options.losesRenewal ?? inRecovery(customer);
-	return { counted, entry: customerEntry(customer.accountId, before, counted, at, losesRenewal) };
+	// A customer older than the metrics, not backfilled yet: the state it started from is left for the backfill to count.
+	const baseline = customer.counted ? customer.counted.baseline : before.standing === "none" ? undefined : before;
+	return {
+		counted: baseline ? { ...counted, baseline } : counted,
+		entry: customerEntry(customer.accountId, before, counted, at, losesRenewal),
+	};
 }

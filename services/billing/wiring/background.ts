@@ -8,6 +8,7 @@ import { call } from "../../../shared/call";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
 import { createDocumentIssuer } from "../invoices/document-events";
+import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../metrics/metrics-backfill";
 import { createMetricsCounters } from "../metrics/metrics-counters";
 import { SANDBOX_CLOCK_MOVED } from "../metrics/metrics-time";
 import type { BillingDb } from "../models";
@@ -22,6 +23,8 @@ export interface Background extends RenewalRuns {
 	deps: BillingDeps;
 	relay: OutboxRelay;
 	recoverRefunds(): Promise<RecoveryReport>;
+	/** Ops: count what existed before the metrics (metrics-backfill.ts); what it writes is relayed page by page. */
+	backfillMetrics(options: Pick<BackfillOptions, "pages" | "pageSize">): Promise<BackfillReport>;
 	/** The node drains (SIGTERM): the cron stops, and cycles and sweeps claim nothing new. */
 	drain(): void;
 	stop(): Promise<void>;
@@ -74,6 +77,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		},
 		now: deps.now,
 		recoverRefunds: sweeps.recoverRefunds,
+		backfillMetrics: options => backfillMetrics(deps, { ...options, onPage: changed => deps.relay(changed) }),
 		drain() {
 			cron.stop();
 			draining.abort();
