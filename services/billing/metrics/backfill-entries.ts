@@ -53,7 +53,8 @@ export function byDay(entries: MetricsEntry[]): MetricsEntry[] {
 			continue;
 		}
 		for (const [scope, counts] of Object.entries(entry.counts) as [keyof MetricsEntry["counts"], Record<string, number>][]) {
-			const into = (seen.counts[scope] ??= {}) as Record<string, number>;
+			const into = (seen.counts[scope] ?? {}) as Record<string, number>;
+			seen.counts[scope] = into;
 			for (const [count, n] of Object.entries(counts)) into[count] = (into[count] ?? 0) + n;
 		}
 	}
