@@ -1,6 +1,7 @@
 // `npm start`: every service in one process, no transporter, and the
 // embedded database unless MONGO_URL is set. Prints where to go next.
 
+import { type DemoHistoryTarget, makeDemoHistory } from "../dev/demo-history";
 import { startEmbeddedDb } from "../dev/embedded-db";
 import { applyCardSecrets, newAdminToken, readLocalSecrets, writeLocalSecrets } from "../dev/local-secrets";
 import { type Mailpit, startMailpit } from "../dev/mailpit";
@@ -54,24 +55,29 @@ async function main(): Promise<void> {
 	stopOnSignals(broker, stopDb);
 	await broker.start();
 
-	if (demo) {
-		const created = await broker.call<{ accountId: number; apiToken: string } | null>("accounts.seedDemo");
-		if (created) {
-			secrets.demoAccountId = created.accountId;
-			secrets.demoApiToken = created.apiToken;
-			const user = await broker.call<{ email: string; password: string }, object>("dashboard.createUser", {
-				accountId: created.accountId,
-				email: "demo@example.com",
-				role: "operator",
-			});
-			secrets.demoDashboardEmail = user.email;
-			secrets.demoDashboardPassword = user.password;
-		}
+	const created = demo ? await broker.call<Omit<DemoHistoryTarget, "url" | "adminToken"> | null>("accounts.seedDemo") : null;
+	if (created) {
+		secrets.demoAccountId = created.accountId;
+		secrets.demoApiToken = created.apiToken;
+		const user = await broker.call<{ email: string; password: string }, object>("dashboard.createUser", {
+			accountId: created.accountId,
+			email: "demo@example.com",
+			role: "operator",
+		});
+		secrets.demoDashboardEmail = user.email;
+		secrets.demoDashboardPassword = user.password;
 	}
 	writeLocalSecrets(dataDir, secrets);
 
 	const server = (broker.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
 	const url = `http://localhost:${(server.address() as import("node:net").AddressInfo).port}`;
+	if (created) {
+		// Once, with the account: months of history on its test clock, so the dashboard's home page has figures.
+		const history = await makeDemoHistory({ url, adminToken: process.env.ADMIN_TOKEN!, ...created });
+		console.log(
+			`Demo history: ${history.checkouts} checkouts over ${history.clockDays} days of the test clock, made in ${(history.ms / 1000).toFixed(1)} s`,
+		);
+	}
 	console.log(`\nPayment service running at ${url}`);
 	console.log(`Admin token (ADMIN_TOKEN): ${process.env.ADMIN_TOKEN}`);
 	if (demo && secrets.demoApiToken) {

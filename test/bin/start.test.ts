@@ -6,6 +6,37 @@ import path from "node:path";
 import request from "supertest";
 import { npmStart, type Started, stopNpmStart as stop } from "../factories/npm-start";
 
+type Month = Record<
+	| "mrr"
+	| "newSubscribers"
+	| "churnedSubscribers"
+	| "grossVolume"
+	| "refunds"
+	| "chargebacks"
+	| "renewalsAttempted"
+	| "renewalsRecoveredByRetries"
+	| "renewalsRecoveredByCardUpdate"
+	| "renewalsLost",
+	number
+>;
+
+/** The demo account's months in euros, from today to its test clock's day, once the relay has counted its last changes. */
+async function demoMonths(url: string, apiToken: string): Promise<Month[]> {
+	const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+	const read = async () =>
+		(
+			await request(url)
+				.get(`/api/metrics?from=${day(-1)}&to=${day(120)}&granularity=month&currency=EUR`)
+				.set("Authorization", `Bearer ${apiToken}`)
+		).body.series[0].points as Month[];
+	for (let tries = 0; tries < 50; tries++) {
+		const months = await read();
+		if (months.some(month => month.chargebacks > 0) && months.filter(month => month.mrr > 0).length >= 3) return months;
+		await new Promise(r => setTimeout(r, 200));
+	}
+	return read();
+}
+
 describe("npm start", () => {
 	const dataDir = mkdtempSync(path.join(os.tmpdir(), "npm-start-"));
 	let first: Started | undefined;
@@ -14,7 +45,7 @@ describe("npm start", () => {
 		for (const s of [first, second]) if (s) await stop(s);
 	});
 
-	test("When started on an empty data folder, then it serves, prints working tokens and a curl, and keeps its data across a restart", async () => {
+	test("When started on an empty data folder, then it serves, prints working tokens and a curl, makes the demo account's months of history, and keeps its data across a restart", async () => {
 		// Act
 		first = await npmStart(dataDir);
 
@@ -38,6 +69,16 @@ describe("npm start", () => {
 			.send({ email: demoEmail, password: demoPassword });
 		expect(signIn.status).toBe(200);
 		expect(signIn.body.user).toMatchObject({ accountId: 1, role: "operator" });
+
+		// Assert: the demo account has months of history on its test clock, as its home page shows them.
+		expect(out).toMatch(/Demo history: \d+ checkouts over \d+ days of the test clock/);
+		const months = await demoMonths(first.url, apiToken);
+		expect(months.filter(month => month.mrr > 0).length).toBeGreaterThanOrEqual(3);
+		const sum = (figure: keyof (typeof months)[number]) => months.reduce((total, month) => total + month[figure], 0);
+		for (const figure of ["newSubscribers", "churnedSubscribers", "grossVolume", "refunds", "chargebacks", "renewalsAttempted"] as const)
+			expect([figure, sum(figure) > 0]).toEqual([figure, true]);
+		expect(sum("renewalsRecoveredByRetries") + sum("renewalsRecoveredByCardUpdate")).toBeGreaterThan(0);
+		expect(sum("renewalsLost")).toBeGreaterThan(0);
 
 		// Act: SIGTERM, then start again on the same folder.
 		expect(await stop(first)).toBe(0);

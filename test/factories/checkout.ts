@@ -1,7 +1,8 @@
 // A shop ready to sell, and checkouts submitted as the browser SDK submits
 // them: the card encrypted to the service's public key as JWE.
 import { randomBytes } from "node:crypto";
-import { CompactEncrypt, importJWK, type JWK } from "jose";
+import type { JWK } from "jose";
+import { encryptCard } from "../../dev/demo-history";
 import type { TestApp } from "../setup/app";
 import { admin, bearer, createMerchant, type TestMerchant } from "./merchant";
 
@@ -79,10 +80,7 @@ let cachedKey: { url: string; jwk: JWK } | undefined;
 
 export async function encrypt(app: TestApp, digits: string): Promise<string> {
 	if (cachedKey?.url !== app.url) cachedKey = { url: app.url, jwk: (await app.http().get("/api/checkout/key").expect(200)).body };
-	const key = await importJWK(cachedKey.jwk, "RSA-OAEP-256");
-	return new CompactEncrypt(new TextEncoder().encode(digits))
-		.setProtectedHeader({ alg: "RSA-OAEP-256", enc: "A256GCM", kid: cachedKey.jwk.kid })
-		.encrypt(key);
+	return encryptCard(cachedKey.jwk, digits);
 }
 
 export async function newSession(app: TestApp, merchant: TestMerchant, domain = "shop.example.com"): Promise<string> {
