@@ -72,10 +72,13 @@ async function main(): Promise<void> {
 	const server = (broker.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
 	const url = `http://localhost:${(server.address() as import("node:net").AddressInfo).port}`;
 	if (created) {
-		// Once, with the account: months of history on its test clock, so the dashboard's home page has figures.
-		const history = await makeDemoHistory({ url, adminToken: process.env.ADMIN_TOKEN!, ...created });
+		// Once, with the account: months of history on its test clock, so the dashboard's home page has figures. A step
+		// the service refuses (a low CHECKOUTS_PER_MINUTE) leaves the history short; the service runs all the same.
+		const history = await makeDemoHistory({ url, adminToken: process.env.ADMIN_TOKEN!, ...created }).catch((err: Error) => err);
 		console.log(
-			`Demo history: ${history.checkouts} checkouts over ${history.clockDays} days of the test clock, made in ${(history.ms / 1000).toFixed(1)} s`,
+			history instanceof Error
+				? `Demo history: not all made (${history.message})`
+				: `Demo history: ${history.checkouts} checkouts over ${history.clockDays} days of the test clock, made in ${(history.ms / 1000).toFixed(1)} s`,
 		);
 	}
 	console.log(`\nPayment service running at ${url}`);
