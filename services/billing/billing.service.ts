@@ -224,7 +224,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				return this.background.recoverRefunds();
 			},
 		},
-		// Ops: count what existed before the metrics, once, from where the last run got to (metrics/metrics-backfill.ts).
+		// Ops: count what existed before the metrics, once, from where the last run got to (backfill/metrics-backfill.ts).
 		backfillMetrics: {
 			params: schemas.backfillMetrics,
 			handler(ctx: Context<{ pages?: number; pageSize?: number }>) {

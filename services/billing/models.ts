@@ -51,7 +51,7 @@ export interface BillingDb {
 	/** The subscription metrics' counters by `<account>:<currency>:<YYYY-MM>`, and each account's first month (metrics/). */
 	metricsMonths: Model<MetricsMonthDoc>;
 	metricsIndex: Model<MetricsIndexDoc>;
-	/** The backfill's progress, per collection it walks (metrics/metrics-backfill.ts). */
+	/** The backfill's progress, per collection it walks (backfill/metrics-backfill.ts). */
 	metricsBackfill: Model<MetricsBackfillDoc>;
 	/** Binding quotes of subscription changes, by their random id (plan-changes/). */
 	changeQuotes: Model<ChangeQuoteDoc>;

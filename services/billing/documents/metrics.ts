@@ -31,7 +31,7 @@ export interface Contribution {
 	/**
 	 * On a customer older than the metrics that changed before the backfill counted it: the contribution its first
 	 * counted change started from, whose own movements (new, churned) are not in the counters yet. The backfill counts
-	 * them and removes it (metrics/metrics-backfill.ts).
+	 * them and removes it (backfill/metrics-backfill.ts).
 	 */
 	baseline?: Contribution;
 }
@@ -95,7 +95,7 @@ export interface MetricsIndexDoc {
 	clock?: Date;
 }
 
-/** The collections the backfill walks, each by `_id` (metrics/metrics-backfill.ts). */
+/** The collections the backfill walks, each by `_id` (backfill/metrics-backfill.ts). */
 export const BACKFILLED = ["customers", "transactions", "disputes"] as const;
 export type Backfilled = (typeof BACKFILLED)[number];
 

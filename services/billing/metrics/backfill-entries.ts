@@ -9,7 +9,7 @@ import type { MetricsEntry } from "../documents/metrics";
 import { customerEntry } from "./metrics-entries";
 import { type Contribution, type MetricsProduct, mrrOf, subscriptionState } from "./subscription-state";
 
-/** What a customer's transactions tell of its past (metrics-backfill.ts reads them). */
+/** What a customer's transactions tell of its past (backfill/metrics-backfill.ts reads them). */
 export interface CustomerHistory {
 	/** Its first approved SUBSCRIPTION_START: its first charge. */
 	firstChargeAt: Date | null;

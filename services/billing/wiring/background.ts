@@ -8,7 +8,7 @@ import { call } from "../../../shared/call";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
 import { createDocumentIssuer } from "../invoices/document-events";
-import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../metrics/metrics-backfill";
+import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../backfill/metrics-backfill";
 import { createMetricsCounters } from "../metrics/metrics-counters";
 import { SANDBOX_CLOCK_MOVED } from "../metrics/metrics-time";
 import type { BillingDb } from "../models";
@@ -23,7 +23,7 @@ export interface Background extends RenewalRuns {
 	deps: BillingDeps;
 	relay: OutboxRelay;
 	recoverRefunds(): Promise<RecoveryReport>;
-	/** Ops: count what existed before the metrics (metrics-backfill.ts); what it writes is relayed page by page. */
+	/** Ops: count what existed before the metrics (backfill/metrics-backfill.ts); what it writes is relayed page by page. */
 	backfillMetrics(options: Pick<BackfillOptions, "pages" | "pageSize">): Promise<BackfillReport>;
 	/** The node drains (SIGTERM): the cron stops, and cycles and sweeps claim nothing new. */
 	drain(): void;

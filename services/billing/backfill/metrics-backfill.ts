@@ -20,10 +20,10 @@ import { type OutboxKind, outboxEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { readByIds } from "../outbox/relay-documents";
 import { TransactionStatus, TransactionType } from "../states";
-import { type CustomerHistory, customerBackfillEntries } from "./backfill-entries";
-import { productOr } from "./customer-metrics";
-import { disputeEntry, transactionEntry } from "./metrics-entries";
-import { contributionOf, type MetricsProduct, subscriptionState } from "./subscription-state";
+import { type CustomerHistory, customerBackfillEntries } from "../metrics/backfill-entries";
+import { productOr } from "../metrics/customer-metrics";
+import { disputeEntry, transactionEntry } from "../metrics/metrics-entries";
+import { contributionOf, type MetricsProduct, subscriptionState } from "../metrics/subscription-state";
 
 type BackfillDeps = Pick<BillingDeps, "db" | "now" | "outbox" | "productOf">;
 
