@@ -21,6 +21,16 @@ async function startEmailServer(): Promise<Mailpit | null> {
 	}
 }
 
+/**
+ * Once, with the demo account: months of history on its test clock, so the dashboard's home page has figures. A step
+ * the service refuses (a low CHECKOUTS_PER_MINUTE) leaves the history short; the service runs all the same.
+ */
+async function demoHistory(url: string, demo: Omit<DemoHistoryTarget, "url" | "adminToken">): Promise<string> {
+	const history = await makeDemoHistory({ url, adminToken: process.env.ADMIN_TOKEN!, ...demo }).catch((err: Error) => err);
+	if (history instanceof Error) return `Demo history: not all made (${history.message})`;
+	return `Demo history: ${history.checkouts} checkouts over ${history.clockDays} days of the test clock, made in ${(history.ms / 1000).toFixed(1)} s`;
+}
+
 async function main(): Promise<void> {
 	delete process.env.TRANSPORTER;
 	delete process.env.SERVICES;
@@ -71,16 +81,7 @@ async function main(): Promise<void> {
 
 	const server = (broker.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;
 	const url = `http://localhost:${(server.address() as import("node:net").AddressInfo).port}`;
-	if (created) {
-		// Once, with the account: months of history on its test clock, so the dashboard's home page has figures. A step
-		// the service refuses (a low CHECKOUTS_PER_MINUTE) leaves the history short; the service runs all the same.
-		const history = await makeDemoHistory({ url, adminToken: process.env.ADMIN_TOKEN!, ...created }).catch((err: Error) => err);
-		console.log(
-			history instanceof Error
-				? `Demo history: not all made (${history.message})`
-				: `Demo history: ${history.checkouts} checkouts over ${history.clockDays} days of the test clock, made in ${(history.ms / 1000).toFixed(1)} s`,
-		);
-	}
+	if (created) console.log(await demoHistory(url, created));
 	console.log(`\nPayment service running at ${url}`);
 	console.log(`Admin token (ADMIN_TOKEN): ${process.env.ADMIN_TOKEN}`);
 	if (demo && secrets.demoApiToken) {

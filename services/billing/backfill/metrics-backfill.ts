@@ -16,14 +16,14 @@ import { BACKFILLED, type Backfilled, type MetricsEntry } from "../documents/met
 import { METRICS_ONLY, type OutboxEvent } from "../documents/outbox-event";
 import type { TransactionDoc } from "../documents/transaction";
 import { customerTransactionIds } from "../lists/pages";
-import { type OutboxKind, outboxEvent, scheduleEvents } from "../outbox/outbox";
-import type { RelayTargets } from "../outbox/outbox-relay";
-import { readByIds } from "../outbox/relay-documents";
-import { TransactionStatus, TransactionType } from "../states";
 import { type CustomerHistory, customerBackfillEntries } from "../metrics/backfill-entries";
 import { productOr } from "../metrics/customer-metrics";
 import { disputeEntry, transactionEntry } from "../metrics/metrics-entries";
 import { contributionOf, type MetricsProduct, subscriptionState } from "../metrics/subscription-state";
+import { type OutboxKind, outboxEvent, scheduleEvents } from "../outbox/outbox";
+import type { RelayTargets } from "../outbox/outbox-relay";
+import { readByIds } from "../outbox/relay-documents";
+import { TransactionStatus, TransactionType } from "../states";
 
 type BackfillDeps = Pick<BillingDeps, "db" | "now" | "outbox" | "productOf">;
 
