@@ -5,10 +5,10 @@
 
 import type { Logger, ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
+import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../backfill/metrics-backfill";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
 import { createDocumentIssuer } from "../invoices/document-events";
-import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../backfill/metrics-backfill";
 import { createMetricsCounters } from "../metrics/metrics-counters";
 import { SANDBOX_CLOCK_MOVED } from "../metrics/metrics-time";
 import type { BillingDb } from "../models";
