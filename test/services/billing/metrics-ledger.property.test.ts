@@ -3,7 +3,7 @@
 // products in EUR and JPY (monthly, yearly, every two weeks, trials, a one-off; tax added or included), coupons,
 // checkouts with test cards (approved, declined, declining renewals, recovering on a retry, hard-declined, disputed),
 // changes of plan and seats, pauses, resumes, unsubscribes, coupons attached and removed, partial refunds, and the
-// test clock's renewal runs. The model (support/metrics-ledger.ts) reads only the public lists.
+// test clock's renewal runs. The model (test/factories/metrics-ledger.ts) reads only the public lists.
 //
 // Compared, per currency, in all its products and in each product, over a range covering the whole history (the
 // total): closing MRR and active subscribers, new subscribers, net new MRR (= closing MRR: the range opens before the
@@ -28,7 +28,7 @@ import { formatDateTime } from "../../../shared/time";
 import { CARDS, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, createMerchant, DAY_MS, type TestMerchant } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
-import { type LedgerFigures, ledgerFigures, minor, readLedger } from "./support/metrics-ledger";
+import { type LedgerFigures, ledgerFigures, minor, readLedger } from "../../factories/metrics-ledger";
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 6);
 const SEED = process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED);

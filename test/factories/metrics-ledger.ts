@@ -2,9 +2,9 @@
 // `GET /api/customers` shows them, each one's transactions (`GET /api/customer/{id}/transactions`), the disputes
 // (`GET /api/disputes`), the products and the account's tax settings. A simple model written for the tests, on
 // purpose apart from services/billing/metrics/: what it cannot see in the lists it does not claim (see
-// metrics-ledger.property.test.ts's header for the figures left out and why).
-import type { TestApp } from "../../../setup/app";
-import { admin, bearer, type TestMerchant } from "../../../factories/merchant";
+// test/services/billing/metrics-ledger.property.test.ts's header for the figures left out and why).
+import type { TestApp } from "../setup/app";
+import { admin, bearer, type TestMerchant } from "./merchant";
 
 export interface ProductView {
 	id: number;
