@@ -73,6 +73,28 @@ export interface LedgerFigures {
 	renewalsLost: number;
 }
 
+/** The figures this model recomputes, in the order they are compared. */
+export const LEDGER_FIGURES: (keyof LedgerFigures)[] = [
+	"mrr",
+	"activeSubscribers",
+	"newSubscribers",
+	"netNewMrr",
+	"grossVolume",
+	"refunds",
+	"chargebacks",
+	"netVolume",
+	"disputes",
+	"renewalsAttempted",
+	"renewalsApprovedFirstTry",
+	"renewalsRecoveredByRetries",
+	"renewalsRecoveredByCardUpdate",
+	"renewalsLost",
+];
+
+/** Those figures of an answer's total (or of the model's), 0 when absent: what a test compares. */
+export const comparable = (figures: Partial<Record<keyof LedgerFigures, unknown>> | undefined): Record<string, unknown> =>
+	Object.fromEntries(LEDGER_FIGURES.map(f => [f, figures?.[f] ?? 0]));
+
 const DIGITS: Record<string, number> = { EUR: 2, USD: 2, JPY: 0 };
 
 /** A decimal amount of the API in minor units of `currency`. */
