@@ -28,6 +28,8 @@ export const CARDS = {
 	processorError: "4000000000000119",
 	refundsDeclined: "4000000000005126",
 	discover: "6011111111111117",
+	/** Each approved charge disputed 3 days after it, and the dispute lost 12 days after it (docs/disputes.md). */
+	disputedLost: "4000000000002602",
 } as const;
 
 export interface Shop extends TestMerchant {

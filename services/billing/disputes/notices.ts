@@ -70,7 +70,7 @@ const WON_NOTHING_LEFT = refundStatusMove(RefundStatus.Disputed, RefundStatus.Re
 
 async function applyDispute(deps: BillingDeps, notice: DisputeNotice, tx: TransactionDoc): Promise<NoticeApplied> {
 	let dispute = await openDispute(deps, notice, tx);
-	const unsubscribed = await protect(deps, await deps.protectionOf(tx.accountId), tx, "DISPUTE", dispute._id);
+	const unsubscribed = await protect(deps, await deps.protectionOf(tx.accountId), tx, notice, dispute._id);
 	dispute = await moveDispute(deps, dispute, notice, tx);
 	await settleTransaction(deps, dispute);
 	return { changed: { disputes: [dispute._id], customers: unsubscribed ? [tx.customerId] : [] } };
@@ -227,9 +227,10 @@ async function protect(
 	deps: BillingDeps,
 	protection: DisputeProtection,
 	tx: TransactionDoc,
-	reason: "DISPUTE" | "EARLY_FRAUD_WARNING",
+	notice: DisputeNotice | FraudWarningNotice,
 	disputeId?: number,
 ): Promise<boolean> {
+	const reason = notice.kind === "dispute" ? "DISPUTE" : "EARLY_FRAUD_WARNING";
 	const customer = await deps.db.customers.findById(tx.customerId).lean();
 	if (!customer) return false;
 	if (protection.blockCard || protection.blockEmail)
@@ -244,7 +245,9 @@ async function protect(
 			transactionId: tx._id,
 		});
 	if (!protection.unsubscribe || customer.status === CustomerStatus.Unsubscribed) return false;
-	const answer = await unsubscribe(deps, { accountId: tx.accountId, customerId: tx.customerId, endedBy: "dispute" });
+	// Ended when the notice came (in the sandbox, on the test clock's day it fell due).
+	const ended = { endedBy: "dispute" as const, due: new Date(notice.at) };
+	const answer = await unsubscribe(deps, { accountId: tx.accountId, customerId: tx.customerId, ...ended });
 	// A card update in progress settles first: the notice fails, and its repeat (the processor's retry) unsubscribes.
 	if (!answer.success) throw new Error(answer.message);
 	return true;
@@ -257,7 +260,7 @@ const warningRefundId = (notice: FraudWarningNotice) =>
 /** An early fraud warning: the account's protection, and the charge refunded in full if the account says so. */
 async function applyFraudWarning(deps: BillingDeps, notice: FraudWarningNotice, tx: TransactionDoc): Promise<NoticeApplied> {
 	const protection = await deps.protectionOf(tx.accountId);
-	const unsubscribed = await protect(deps, protection, tx, "EARLY_FRAUD_WARNING");
+	const unsubscribed = await protect(deps, protection, tx, notice);
 	const changed: RelayTargets = { customers: unsubscribed ? [tx.customerId] : [] };
 	if (!protection.refundEarlyFraudWarnings) return { changed };
 	const refunded = await refundTransaction(deps, { accountId: tx.accountId, transactionId: tx._id, refundId: warningRefundId(notice) });

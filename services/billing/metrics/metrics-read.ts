@@ -8,6 +8,7 @@ import type { MetricsAnswer, MetricsQuery } from "../../../shared/contracts/metr
 import type { BillingDeps } from "../deps";
 import type { MetricsMonthDoc, ScopeKey } from "../documents/metrics";
 import { dayOf } from "../mid-stats/mid-stats";
+import { monthKey } from "./metrics-counters";
 import { monthsBetween } from "./metrics-days";
 import { MetricsError, type MetricsRequest, metricsQueryOf } from "./metrics-query";
 import { seriesOf } from "./metrics-series";
@@ -49,7 +50,7 @@ export async function readMetrics(deps: BillingDeps, request: MetricsRequest): P
 	const currencies = query.currency !== undefined ? [query.currency] : Object.keys(first).sort();
 	const lastMonth = [query.to, dayOf(new Date(deps.now().getTime() + COUNTED_AHEAD_MS))].sort()[0].slice(0, 7);
 	const keys = currencies.flatMap(currency =>
-		first[currency] ? monthsBetween(first[currency], lastMonth).map(month => `${query.accountId}:${currency}:${month}`) : [],
+		first[currency] ? monthsBetween(first[currency], lastMonth).map(month => monthKey(query.accountId, currency, month)) : [],
 	);
 	// Only this scope's counts of each day: a document holds every product's and MID's.
 	const projection = Object.fromEntries([["month", 1], ["currency", 1], ...DAYS_OF_MONTH.map(dd => [`days.${dd}.${scope}`, 1])]);
