@@ -65,7 +65,7 @@ const CHECKOUT_CARDS = {
 	renewalsSoftDecline: CARDS.renewalsInsufficientFunds,
 	renewalsHardDecline: CARDS.renewalsLostCard,
 	recoversOnRetry: CARDS.renewalsDeclinedTwice,
-	disputedLost: "4000000000002602",
+	disputedLost: CARDS.disputedLost,
 	disputedWon: "4000000000002628",
 } as const;
 type CardKey = keyof typeof CHECKOUT_CARDS;
