@@ -34,7 +34,11 @@ export interface ChargeRecord {
 	/** A renewal cycle's charge: which try of its period, and when it fell due (for the metrics, metrics/). */
 	renewalTry?: RenewalTry;
 	due?: Date | null;
+	/** Events of other documents the change writes next (a checkout's CONVERSION), listed with the charge's in one command. */
+	alsoListed?: Listed[];
 }
+
+type Listed = Parameters<typeof scheduleEvents>[1][number];
 
 const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
 
@@ -85,23 +89,10 @@ function chargeFields(
 	return { ...fields, outbox: [outboxEvent(deps, "TRANSACTION", carrying(transactionEntry({ ...fields, renewalTry }, countsAt)))] };
 }
 
-export function recordTransaction(
-	deps: BillingDeps,
-	customer: CustomerDoc,
-	money: ChargeRecord["money"],
-	type: TransactionType,
-	idempotencyKey: string,
-	outcome: PaymentOutcome,
-	discount: DiscountLine | null = null,
-	billed?: Billed,
-): Promise<TransactionDoc> {
-	return recordCharge(deps, { customer, money, type, idempotencyKey, outcome, discount, billed });
-}
-
 /** One charge, with the credit that paid the rest of it (a subscription's change). */
 export async function recordCharge(deps: BillingDeps, record: ChargeRecord): Promise<TransactionDoc> {
 	const countsAt = await metricsTime(deps, record.customer.accountId, record.due);
-	return createOnce(deps, chargeFields(deps, record, countsAt));
+	return createOnce(deps, chargeFields(deps, record, countsAt), record.alsoListed);
 }
 
 /**
@@ -242,16 +233,16 @@ function withoutOutcome(
 /** The REFUNDED transaction's idempotency key: one per refund, however often recording it is retried. */
 export const refundTransactionKey = (refundId: string) => `refund:${refundId}`;
 
-/** Writes the transaction (its event listed first), or reads the one its idempotency key already recorded. */
-async function createOnce(deps: BillingDeps, fields: TransactionFields): Promise<TransactionDoc> {
+/**
+ * Writes the transaction (its event listed first, with `alsoListed`), or reads the one its idempotency key already
+ * recorded.
+ */
+async function createOnce(deps: BillingDeps, fields: TransactionFields, alsoListed: Listed[] = []): Promise<TransactionDoc> {
 	try {
 		const _id = await deps.db.ids.transactions.next();
 		const timestamp = deps.now();
 		await appendTransactions(deps, [{ _id, accountId: fields.accountId, customerId: fields.customerId, timestamp }]);
-		await scheduleEvents(
-			deps,
-			fields.outbox.map(event => ({ kind: "t", docId: _id, event })),
-		);
+		await scheduleEvents(deps, [...fields.outbox.map(event => ({ kind: "t" as const, docId: _id, event })), ...alsoListed]);
 		const inserted = await insertDoc(deps.db.transactions, { _id, timestamp, ...fields } as TransactionDoc);
 		await countTransactions(deps, [inserted]);
 		return inserted;

@@ -27,18 +27,19 @@ import { confirmCoupon, releaseCoupon } from "../coupons/redemption";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { MetricsEntry } from "../documents/metrics";
+import type { OutboxEvent } from "../documents/outbox-event";
 import type { TransactionDoc } from "../documents/transaction";
 import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { appendCustomer } from "../lists/pages";
 import { countedChange } from "../metrics/customer-metrics";
 import { carrying } from "../metrics/metrics-entries";
-import { scheduledEvent } from "../outbox/outbox";
+import { outboxEvent, scheduledEvent } from "../outbox/outbox";
 import type { Relayed, RelayTargets } from "../outbox/outbox-relay";
 import { NO_TAX } from "../pricing/tax";
 import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscription-lock";
-import { recordTransaction } from "../transaction-record";
+import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
 import { type FirstCharge, firstCharge } from "./first-charge";
 
@@ -131,21 +132,22 @@ const ABANDON = customerMove(CustomerStatus.Pending, CustomerStatus.Abandoned);
 const ACTIVATE = customerMove(CustomerStatus.Pending, CustomerStatus.Active);
 const DECLINE = customerMove(CustomerStatus.Pending, CustomerStatus.Declined);
 
-/** PENDING -> ACTIVE (with its CONVERSION event, naming the charge or hold) or DECLINED, compare-and-set on the expected state. */
+/**
+ * PENDING -> ACTIVE (with its CONVERSION event, naming the charge or hold) or DECLINED, compare-and-set on the expected
+ * state. `listed`: the CONVERSION listed already, with the charge's event (recordFirstTransaction).
+ */
 async function settle(
 	deps: BillingDeps,
 	customerId: number,
 	move: typeof ACTIVATE | typeof DECLINE,
 	changes: Partial<CustomerDoc> = {},
-	transactionId: number | null = null,
-	counts: MetricsEntry | null = null,
+	activation: { transactionId: number | null; counts: MetricsEntry | null; listed: OutboxEvent | null } | null = null,
 ): Promise<CustomerDoc | null> {
 	const $set = { ...move.set, ...changes };
-	const conversion = { transactionId, ...carrying(counts) };
-	const update =
-		move.set.status === CustomerStatus.Active
-			? { $set, $push: { outbox: await scheduledEvent(deps, "c", customerId, "CONVERSION", conversion) } }
-			: { $set };
+	const details = { transactionId: activation?.transactionId ?? null, ...carrying(activation?.counts ?? null) };
+	const conversion = async () =>
+		activation?.listed ? { ...activation.listed, ...details } : await scheduledEvent(deps, "c", customerId, "CONVERSION", details);
+	const update = move.set.status === CustomerStatus.Active ? { $set, $push: { outbox: await conversion() } } : { $set };
 	return raw(deps.db.customers).findOneAndUpdate({ _id: customerId, ...move.filter }, update as never, {
 		returnDocument: "after",
 	});
@@ -269,7 +271,9 @@ export async function settleFirstPayment(
 	now = deps.now(),
 ): Promise<SettledFirstPayment> {
 	const charge = firstCharge(customer, product, now);
-	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome, charge);
+	// An approved payment's CONVERSION is listed with its charge's TRANSACTION, in one command.
+	const conversion = outcome.status === "APPROVED" ? outboxEvent(deps, "CONVERSION") : null;
+	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome, charge, conversion);
 	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
 	const discounted = charge.coupon
 		? { coupon: charge.coupon, periodCoupon: { percentOff: charge.coupon.percentOff, amountOff: charge.coupon.amountOff } }
@@ -291,8 +295,12 @@ export async function settleFirstPayment(
 		customer._id,
 		ACTIVATE,
 		{ ...schedule, counted: counted.counted },
-		transaction?._id ?? null,
-		counted.entry,
+		{
+			transactionId: transaction?._id ?? null,
+			counts: counted.entry,
+			// A set-up records no transaction: its CONVERSION was not listed with one.
+			listed: transaction ? conversion : null,
+		},
 	);
 	await confirmCoupon(deps, customer);
 	return {
@@ -313,11 +321,14 @@ async function recordFirstTransaction(
 	idempotencyKey: string,
 	outcome: PaymentOutcome,
 	charge: FirstCharge,
+	conversion: OutboxEvent | null,
 ): Promise<TransactionDoc | null> {
 	if (product.billing === "SCHEDULE") return null;
 	const type = product.billing === "PREAUTHORIZE" ? TransactionType.Preauthorization : TransactionType.SubscriptionStart;
 	const money = { ...product, amountMinor: charge.amount };
-	return recordTransaction(deps, customer, money, type, idempotencyKey, outcome, charge.discount, charge.billed);
+	const { discount, billed } = charge;
+	const alsoListed = conversion ? [{ kind: "c" as const, docId: customer._id, event: conversion }] : [];
+	return recordCharge(deps, { customer, money, type, idempotencyKey, outcome, discount, billed, alsoListed });
 }
 
 /** PENDING -> DECLINED, its lock released, answered with the checkout's code for the decline. */
