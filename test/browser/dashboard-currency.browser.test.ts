@@ -119,6 +119,9 @@ describe("Amounts with their currency in the dashboard", () => {
 		for (const { customerId, currency } of buyers) {
 			await page.goto(`${app.url}/dashboard/#/customer/${customerId}`);
 			await page.getByRole("heading", { name: "Transactions" }).waitFor(WAIT);
+			// Only the hash changes from one customer to the next: wait for this customer's own charge, not the last one's page.
+			const charge = currency === "EUR" ? "€9.99" : "¥1,200";
+			await page.locator("#view table").first().getByRole("cell", { name: charge, exact: true }).waitFor(WAIT);
 			await page.locator("#view table").first().getByRole("cell", { name: "REFUNDED", exact: true }).waitFor(WAIT);
 			const credit = await page
 				.locator("dt", { hasText: /^Credit$/ })
