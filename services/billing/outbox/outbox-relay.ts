@@ -47,10 +47,27 @@ export interface Relayed<A> {
 
 const SWEEP_INTERVAL_MS = 5000;
 
+/** The documents a change wrote events on, as listings name them. */
+function docsOf(changed: RelayTargets): string[] {
+	return [
+		...(changed.customers ?? []).map(id => `c${id}`),
+		...(changed.transactions ?? []).map(id => `t${id}`),
+		...(changed.disputes ?? []).map(id => `d${id}`),
+		...(changed.written?.customers ?? []).map(doc => `c${doc._id}`),
+		...(changed.written?.transactions ?? []).map(doc => `t${doc._id}`),
+	];
+}
+
 export function createOutboxRelay(deps: OutboxRelayDeps) {
 	let sweeping: Promise<void> | null = null;
 	let sweepAgain = false;
 	const relaying = new Set<Promise<void>>();
+	/**
+	 * The documents this node's relays are handing over now (`c12`, `t34`, `d5`, as listings name them): the sweep
+	 * leaves them to those relays, which under load may take longer than the sweep's delay, instead of relaying them a
+	 * second time. A relay that fails lets them go, and the next sweep takes them.
+	 */
+	const inFlight = new Map<string, number>();
 	let timer: NodeJS.Timeout | undefined;
 
 	const paused = (err: unknown) => {
@@ -67,7 +84,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		sweeping = (async () => {
 			do {
 				sweepAgain = false;
-				await sweepOutbox(deps).catch(paused);
+				await sweepOutbox({ ...deps, inFlight: (kind, docId) => inFlight.has(`${kind}${docId}`) }).catch(paused);
 			} while (sweepAgain);
 		})().finally(() => {
 			sweeping = null;
@@ -80,9 +97,18 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 			sweep();
 			return;
 		}
+		const docs = docsOf(changed);
+		for (const doc of docs) inFlight.set(doc, (inFlight.get(doc) ?? 0) + 1);
 		const relay: Promise<void> = relayTargets(deps, changed)
 			.then(() => undefined, paused)
-			.finally(() => relaying.delete(relay));
+			.finally(() => {
+				relaying.delete(relay);
+				for (const doc of docs) {
+					const left = (inFlight.get(doc) ?? 1) - 1;
+					if (left > 0) inFlight.set(doc, left);
+					else inFlight.delete(doc);
+				}
+			});
 		relaying.add(relay);
 	}
 

@@ -52,9 +52,16 @@ async function sweepBatch(deps: OutboxRelayDeps, listings: OutboxListing[], now:
 	await deps.outbox.removeAll(done.map(listingEntry));
 }
 
-/** One pass over the listings due, a batch at a time. */
-export async function sweepOutbox(deps: OutboxRelayDeps): Promise<void> {
+/**
+ * One pass over the listings due, a batch at a time; those of documents this node's relays are handing over now
+ * (`inFlight`) stay listed for the next pass.
+ */
+export async function sweepOutbox(
+	deps: OutboxRelayDeps & { inFlight?(kind: OutboxListing["kind"], docId: number): boolean },
+): Promise<void> {
 	const now = deps.now();
-	const listings = (await deps.outbox.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).flatMap(entry => parseListing(entry) ?? []);
+	const listings = (await deps.outbox.due(new Date(now.getTime() - SWEEP_DELAY_MS), now))
+		.flatMap(entry => parseListing(entry) ?? [])
+		.filter(listing => !deps.inFlight?.(listing.kind, listing.docId));
 	for (let from = 0; from < listings.length; from += ENQUEUE_BATCH) await sweepBatch(deps, listings.slice(from, from + ENQUEUE_BATCH), now);
 }
