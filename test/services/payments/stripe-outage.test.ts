@@ -192,7 +192,11 @@ test("When the Stripe server goes away during checkouts, renewals and refunds at
 		(a.status === 503 && a.body.error === "SERVICE_UNAVAILABLE") ||
 		(a.status === 200 && ["OK", "PROCESSING_ERROR", undefined].includes(a.body.code));
 	expect(answers.filter(a => !documented(a))).toEqual([]);
-	expect(answers.some(a => a.status === 503 || a.body.code === "PROCESSING_ERROR")).toBe(true);
+	// The cut happened (`lost` resolved once a confirm's answer was dropped). Whether an answer shows it depends on what
+	// was in flight: a call it refused answers PROCESSING_ERROR or 503, but the one whose answer it lost may be a
+	// renewal's, or be retried after the heal and succeed, and every other call may have finished before it (CI saw all
+	// answers OK once the checkout got faster). What must hold whatever the timing is checked below: nothing left
+	// PENDING, Stripe's records ours one for one, nobody charged twice.
 
 	// Every checkout is settled (none left PENDING): one whose answer the cut lost is settled by the checkout recovery
 	// once its grace period is over, and a customer it activates is due at the runs below like the others.
