@@ -12,13 +12,7 @@ import { monthKey } from "./metrics-counters";
 import { monthsBetween } from "./metrics-days";
 import { MetricsError, type MetricsRequest, metricsQueryOf } from "./metrics-query";
 import { seriesOf } from "./metrics-series";
-import { metricsTime } from "./metrics-time";
-
-/**
- * How far ahead anything is counted: the sandbox's test clock goes at most 731 days ahead (renewals/renewal-runs.ts),
- * so no month after is read, however late the range ends.
- */
-const COUNTED_AHEAD_MS = 731 * 86_400_000;
+import { MAX_RUN_AHEAD_MS, metricsTime } from "./metrics-time";
 
 const DAYS_OF_MONTH = Array.from({ length: 31 }, (_, i) => String(i + 1).padStart(2, "0"));
 
@@ -48,7 +42,7 @@ export async function readMetrics(deps: BillingDeps, request: MetricsRequest): P
 	const index = await deps.db.metricsIndex.findById(query.accountId).lean();
 	const first = index?.first ?? {};
 	const currencies = query.currency !== undefined ? [query.currency] : Object.keys(first).sort();
-	const lastMonth = [query.to, dayOf(new Date(deps.now().getTime() + COUNTED_AHEAD_MS))].sort()[0].slice(0, 7);
+	const lastMonth = [query.to, dayOf(new Date(deps.now().getTime() + MAX_RUN_AHEAD_MS))].sort()[0].slice(0, 7);
 	const keys = currencies.flatMap(currency =>
 		first[currency] ? monthsBetween(first[currency], lastMonth).map(month => monthKey(query.accountId, currency, month)) : [],
 	);

@@ -8,6 +8,12 @@
 import { raw } from "../../../shared/persistence";
 import type { BillingDb } from "../models";
 
+/**
+ * How far ahead of now a run, and so a sandbox's test clock, may go (renewals/renewal-runs.ts): two years, so a yearly
+ * product renews twice. Nothing is counted later than that, so a metrics read never looks further.
+ */
+export const MAX_RUN_AHEAD_MS = 731 * 24 * 3_600_000;
+
 /** The event a node sends the billing nodes when it moved an account's clock: `{accountId, at}`. */
 export const SANDBOX_CLOCK_MOVED = "billing.sandboxClockMoved";
 

@@ -1,6 +1,7 @@
 // Renewal runs asked for through the admin API: ops' run at a time of their
 // choosing, and a sandbox account's test clock (docs/api.md). Both refuse
 // times that depend on the time now, not on the request alone (409).
+import { MAX_RUN_AHEAD_MS } from "../metrics/metrics-time";
 import type { CycleReport } from "./renewal-cycle";
 
 export enum RenewalRunError {
@@ -26,11 +27,8 @@ export interface RenewalRuns {
 	now(): Date;
 }
 
-/**
- * A run goes at most two years ahead (a yearly product renews twice): further is a typing slip, and would charge each
- * sandbox customer for every period up to it.
- */
-const MAX_RUN_AHEAD_MS = 731 * 24 * 3_600_000;
+// A run goes at most MAX_RUN_AHEAD_MS ahead: further is a typing slip, and would charge each sandbox customer for every
+// period up to it.
 
 const tooFarAhead = (at: Date, now: Date) => at.getTime() > now.getTime() + MAX_RUN_AHEAD_MS;
 
