@@ -5,7 +5,7 @@ import { ApiErrorType } from "../../shared/errors";
 import { CORS } from "./cors";
 import { jsonError } from "./http-errors";
 import type { Locals } from "./locals";
-import { decideMethod, methodsFrom, routedPath } from "./methods";
+import { decideMethod, routedPath, routeTable } from "./methods";
 import { sendAnswer } from "./send-answer";
 
 /** Answers a preflight, a 405 or a 404 itself and says true; false for a request its route is to handle. */
@@ -13,7 +13,7 @@ export function answeredByMethod(gateway: Locals, req: IncomingMessage, res: Ser
 	const decision = decideMethod(
 		req.method,
 		routedPath(req.url ?? ""),
-		methodsFrom((url, method) => gateway.resolveAlias(url, method)),
+		routeTable((url, method) => gateway.resolveAlias(url, method)),
 	);
 	if (decision.kind === "route") return false;
 	if (hasBody(req)) {

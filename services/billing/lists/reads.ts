@@ -2,17 +2,18 @@
 // anything else reads as "not found" (null), as the spec requires.
 
 import type { CustomerView, TransactionView } from "../../../shared/contracts/billing";
-import { ownedBy } from "../../../shared/persistence";
+import { ownedBy, raw } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { toCustomerView, toTransactionView } from "../views";
 
+// The keyed reads go straight to the driver: nothing for mongoose to cast, and the API's most frequent reads.
 export async function getCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | null> {
-	const doc = ownedBy(await deps.db.customers.findById(input.id).lean(), input.accountId);
+	const doc = ownedBy(await raw(deps.db.customers).findOne({ _id: input.id }), input.accountId);
 	return doc ? toCustomerView(doc) : null;
 }
 
 export async function getTransaction(deps: BillingDeps, input: { accountId: number; id: number }): Promise<TransactionView | null> {
-	const doc = ownedBy(await deps.db.transactions.findById(input.id).lean(), input.accountId);
+	const doc = ownedBy(await raw(deps.db.transactions).findOne({ _id: input.id }), input.accountId);
 	return doc ? toTransactionView(doc) : null;
 }
 
