@@ -327,7 +327,12 @@ test(`When the database server stops and starts again ${RESTARTS} times under ch
 		const mismatched = [...customers.values()]
 			.map(c => ({ id: c._id, periodsBilled: c.periodsBilled, charged: charges.filter(t => t.customerId === c._id).length }))
 			.filter(c => c.periodsBilled !== c.charged);
-		expect(mismatched).toEqual([]);
+		// A mismatch is shown with its customers' transactions, to tell a missing charge from one recorded otherwise.
+		const their = (id: unknown) =>
+			transactions
+				.filter(t => t.customerId === id)
+				.map(t => `${t._id} ${t.type} ${t.status} ${t.idempotencyKey} ${t.timestamp?.toISOString?.()}`);
+		expect(mismatched.map(c => ({ ...c, transactions: their(c.id) }))).toEqual([]);
 		// The renewing shop's customers are all billed up to the last run, and renewals happened during the restarts.
 		const renewed = [...customers.values()].filter(c => c.accountId === renewing.accountId);
 		expect(renewed.filter(c => c.status !== "ACTIVE" || !(c.nextRenewalTimestamp > finalAdvance))).toEqual([]);
