@@ -35,11 +35,12 @@ test("When checkouts, a refund and an unsubscribe happen while notifications is 
 	// Act: notifications comes up on this node.
 	app.broker.createService(NotificationsService);
 	await app.broker.waitForServices(["notifications"]);
-	await receiver.waitForRequests(4, 15_000);
+	// The checkout's, its invoice's, the refund's, its credit note's and the cancellation's.
+	await receiver.waitForRequests(6, 15_000);
 
 	// Assert
 	expect([refunded.body.success, unsubscribed.body.success]).toEqual([true, true]);
 	expect(receivedWhileDown).toBe(0);
 	const types = receiver.requests.map(r => JSON.parse(r.rawBody).type).sort();
-	expect(types).toEqual(["CANCELLATION", "CONVERSION", "REFUND", "TRANSACTION"]);
+	expect(types).toEqual(["CANCELLATION", "CONVERSION", "CREDIT_NOTE_ISSUED", "INVOICE_ISSUED", "REFUND", "TRANSACTION"]);
 }, 30_000);
