@@ -18,10 +18,15 @@ export function describeDbError(error: unknown): string {
 		.slice(0, 200);
 }
 
+/**
+ * The outage is logged by a timer that runs only while the database is unreachable: a process at rest wakes for
+ * nothing (a timer per service each second cost more CPU at rest than the whole broker's heartbeats).
+ */
 export class DbReachability {
 	private downSince: number | null = null;
 	private lastError = "";
 	private reported = false;
+	private timer: NodeJS.Timeout | null = null;
 
 	constructor(
 		private readonly service: string,
@@ -36,11 +41,25 @@ export class DbReachability {
 		}
 		this.downSince = null;
 		this.reported = false;
+		this.stop();
 	}
 
 	failed(error: unknown): void {
 		this.lastError = describeDbError(error);
 		this.downSince ??= Date.now();
+		if (!this.reported && !this.timer) {
+			const left = Math.max(0, this.downSince + this.reportAfterMs - Date.now());
+			this.timer = setTimeout(() => {
+				this.timer = null;
+				this.check();
+			}, left).unref();
+		}
+	}
+
+	/** No timer left behind (the service stops). */
+	stop(): void {
+		if (this.timer) clearTimeout(this.timer);
+		this.timer = null;
 	}
 
 	/** Logs an outage once, when it has lasted `reportAfterMs`. */

@@ -56,7 +56,6 @@ interface DbService {
 	connection: Connection;
 	logger: import("moleculer").Logger;
 	reachability: DbReachability;
-	reachabilityTimer: NodeJS.Timeout;
 }
 
 /** The driver says when it loses and finds the server; an outage that lasts is logged once (DB_OUTAGE_LOG_SECONDS). */
@@ -66,7 +65,6 @@ function watchReachability(svc: DbService, service: string): void {
 		if (event.newDescription.type === "Unknown") svc.reachability.failed(event.newDescription.error ?? "the database server is unknown");
 		else svc.reachability.reached();
 	});
-	svc.reachabilityTimer = setInterval(() => svc.reachability.check(), 1000).unref();
 }
 
 export interface DbLocals {
@@ -132,7 +130,7 @@ export function dbMixin<Db extends object>(service: string, createModels: (conne
 			);
 		},
 		async stopped() {
-			clearInterval(this.reachabilityTimer);
+			this.reachability?.stop();
 			await this.connection?.close();
 		},
 	};

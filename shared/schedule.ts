@@ -142,6 +142,28 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		else if (operations.length > 1) await raw(model).bulkWrite(operations, { ordered: false });
 	}
 
+	/** The cursor's slot as this process last read or wrote it. */
+	let knownCursor: number | null = null;
+
+	/**
+	 * The stored cursor only moves forward, and never past the slot of the now that moved it: while the one this process
+	 * last saw is not in the future (a clock set back), the stored one is there or further on, and the slots are read
+	 * from it without reading the cursor. Those behind the stored cursor, if it moved on, are empty; moving it then fails,
+	 * and the next reading reads it.
+	 */
+	const trustedCursor = (now: Date) => (knownCursor !== null && knownCursor <= slotOf(now) ? knownCursor : null);
+
+	async function moveCursorTo(from: number | null, next: number, empty: string[]): Promise<void> {
+		// Compare-and-set: of two nodes moving it at once, one wins, and either answer is right.
+		const moved = await model
+			.updateOne({ _id: CURSOR, ...(from !== null ? { slot: from } : {}) }, { $set: { slot: next } }, { upsert: from === null })
+			.catch(() => undefined);
+		knownCursor = moved && moved.matchedCount + moved.upsertedCount > 0 ? next : null;
+		// Emptied slots behind the cursor are deleted, only if still empty (an add may have come meanwhile).
+		const behind = empty.filter(key => Number.parseInt(key, 10) < next);
+		if (behind.length) await model.deleteMany({ _id: { $in: behind }, ids: { $size: 0 } });
+	}
+
 	return {
 		add: (id, at) => write([{ id, at }], ids => ({ $addToSet: { ids: { $each: ids } } }), true),
 		addAll: entries => write(entries, ids => ({ $addToSet: { ids: { $each: ids } } }), true),
@@ -150,21 +172,17 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		removeAll: entries => write(notListedAgain(entries), ids => ({ $pullAll: { ids } }), false),
 
 		async due(until, now, { moveCursor = true } = {}) {
-			const cursor = await model.findById(CURSOR).lean();
-			const from = cursor?.slot ?? slotOf(new Date(now.getTime() - (options.firstLookBackMs ?? 0)));
 			const to = slotOf(until);
+			const known = trustedCursor(now);
+			// Before the cursor nothing can be due: a poll of an idle schedule reads nothing.
+			if (known !== null && to < known) return [];
+			const cursor = known !== null ? { slot: known } : await model.findById(CURSOR).lean();
+			knownCursor = cursor?.slot ?? null;
+			const from = cursor?.slot ?? slotOf(new Date(now.getTime() - (options.firstLookBackMs ?? 0)));
 			const { entries, firstHeld, empty } = await readSlots(from, to);
 			// Past the slots found empty, but never past now: work can still be added to the current slot.
 			const next = Math.min(firstHeld ?? to + slotMs, slotOf(now));
-			if (moveCursor && next > from) {
-				// Compare-and-set: of two nodes moving it at once, one wins, and either answer is right.
-				await model
-					.updateOne({ _id: CURSOR, ...(cursor ? { slot: cursor.slot } : {}) }, { $set: { slot: next } }, { upsert: !cursor })
-					.catch(() => undefined);
-				// Emptied slots behind the cursor are deleted, only if still empty (an add may have come meanwhile).
-				const behind = empty.filter(key => Number.parseInt(key, 10) < next);
-				if (behind.length) await model.deleteMany({ _id: { $in: behind }, ids: { $size: 0 } });
-			}
+			if (moveCursor && next > from) await moveCursorTo(cursor?.slot ?? null, next, empty);
 			return entries;
 		},
 

@@ -14,7 +14,16 @@ interface PooledConnection {
 interface Internals {
 	topology: {
 		s: {
-			servers: Map<string, { pool: { checkOut(options: object): Promise<PooledConnection>; checkIn(connection: PooledConnection): void } }>;
+			servers: Map<
+				string,
+				{
+					pool: {
+						checkOut(options: object): Promise<PooledConnection>;
+						checkIn(connection: PooledConnection): void;
+						options: { minPoolSizeCheckFrequencyMS: number };
+					};
+				}
+			>;
 		};
 	};
 }
@@ -60,4 +69,10 @@ test("When a command is written to a connection whose socket was just destroyed,
 	// Assert
 	expect(outcome).toBeInstanceOf(MongoNetworkError);
 	expect((outcome as Error).message).toMatch(/closed/);
+});
+
+test("When a pool is idle, then it checks its size once a second, not ten times (the patch's idle-CPU part)", () => {
+	// Each pool's check is a timer; at ten a second it was most of a process's CPU at rest (bench: the idle scenario).
+	const [server] = (client as unknown as Internals).topology.s.servers.values();
+	expect(server.pool.options.minPoolSizeCheckFrequencyMS).toBe(1000);
 });
