@@ -27,11 +27,20 @@
 // Not counted as part of the limit: our reads (the session, the customer before its payment, the webhooks'
 // duplicate check), the card's decryption and the vault's sealing, the framework, the broker and validation.
 //
+// The limit the keyed reads are compared with (READ_BILLING_DB set): GET /api/customer/{id} and
+// GET /api/transaction/{id} answered by checking the Bearer token against one held in memory (its SHA-256, compared
+// in constant time), one findOne by _id in the deployment's own billing database, the account check and our views'
+// JSON (services/billing/views.ts), so both answer the same bytes from the same documents.
+//
 //   MONGO_URL=mongodb://127.0.0.1:27017/bench_baseline PORT=3100 npx tsx bench/baseline-server.ts
-import { randomBytes, randomUUID } from "node:crypto";
+//   … READ_BILLING_DB=bench_embedded_billing READ_TOKEN=<the shop's API token> READ_ACCOUNT_ID=<its account> …
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { type Db, MongoClient } from "mongodb";
+import type { CustomerDoc } from "../services/billing/documents/customer";
+import type { TransactionDoc } from "../services/billing/documents/transaction";
 import { RENEWAL_SCHEDULE } from "../services/billing/renewals/renewal-schedule";
+import { toCustomerView, toTransactionView } from "../services/billing/views";
 import { type ScheduleOptions, slotDocuments } from "../shared/schedule";
 
 const ID_BLOCK = 100;
@@ -363,6 +372,41 @@ function createHandlers(dbs: Databases) {
 	};
 }
 
+interface ReadTarget {
+	billing: Db;
+	token: string;
+	accountId: number;
+}
+
+const READ_PATH = /^\/api\/(customer|transaction)\/(\d+)$/;
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+/** The keyed reads: the token, one read by _id, the account, the view. Anything else is left to the checkout handlers. */
+function createReadHandler(target: ReadTarget) {
+	const tokenHash = sha256(target.token);
+	const customers = target.billing.collection<CustomerDoc>("customers");
+	const transactions = target.billing.collection<TransactionDoc>("transactions");
+	return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+		const match = req.method === "GET" ? READ_PATH.exec(req.url ?? "") : null;
+		if (!match) return false;
+		const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+		if (!bearer || !timingSafeEqual(sha256(bearer), tokenHash)) {
+			res.writeHead(401).end();
+			return true;
+		}
+		const id = Number(match[2]);
+		const doc = match[1] === "customer" ? await customers.findOne({ _id: id } as never) : await transactions.findOne({ _id: id } as never);
+		const view =
+			doc?.accountId !== target.accountId
+				? null
+				: match[1] === "customer"
+					? toCustomerView(doc as CustomerDoc)
+					: toTransactionView(doc as TransactionDoc);
+		res.writeHead(200, { "Content-Type": "application/json" }).end(view ? JSON.stringify(view) : "");
+		return true;
+	};
+}
+
 async function main(): Promise<void> {
 	const url = process.env.MONGO_URL;
 	if (!url) throw new Error("MONGO_URL must be set");
@@ -381,7 +425,18 @@ async function main(): Promise<void> {
 		.collection("webhook_deliveries")
 		.createIndexes([{ key: { status: 1, nextAttemptAt: 1 } }, { key: { accountId: 1, eventAt: -1 } }]);
 
-	const handle = createHandlers(dbs);
+	const checkouts = createHandlers(dbs);
+	const readBilling = process.env.READ_BILLING_DB;
+	const reads = readBilling
+		? createReadHandler({
+				billing: client.db(readBilling),
+				token: process.env.READ_TOKEN ?? "",
+				accountId: Number(process.env.READ_ACCOUNT_ID),
+			})
+		: null;
+	const handle = async (req: IncomingMessage, res: ServerResponse) => {
+		if (!(await reads?.(req, res))) await checkouts(req, res);
+	};
 	const server = http.createServer((req, res) => {
 		handle(req, res).catch(err => {
 			console.error("baseline request failed:", err);

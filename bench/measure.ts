@@ -34,6 +34,30 @@ export interface WebhookRun {
  * `serving`: the processes that serve the checkouts (every node, the database server, NATS); their CPU time during the
  * run, webhooks included (they are waited for), is divided by the checkouts answered OK.
  */
+/** CPU time of named processes over a run, divided by the units of work the run did. */
+function servingCpu(serving: Record<string, number>) {
+	const meters = Object.entries(serving).map(([name, pid]) => ({ name, meter: cpuSecondsMeter([pid]) }));
+	return {
+		stop(units: number): { seconds: number; perUnitMs: number; byProcess: Record<string, number> } | null {
+			if (!meters.length) return null;
+			const used = meters.map(({ name, meter }) => ({ name, seconds: meter.stop() }));
+			const per = (seconds: number, digits: number) => (units > 0 ? round((seconds * 1000) / units, digits) : NaN);
+			const seconds = used.reduce((sum, u) => sum + u.seconds, 0);
+			// A read costs a few hundredths of a millisecond: it keeps three digits where a checkout keeps one.
+			const digits = units > 0 && (seconds * 1000) / units < 1 ? 3 : 1;
+			return {
+				seconds: round(seconds, 2),
+				perUnitMs: per(seconds, digits),
+				byProcess: Object.fromEntries(used.map(u => [u.name, per(u.seconds, digits)])),
+			};
+		},
+	};
+}
+
+/**
+ * `serving`: the processes that serve the checkouts (every node, the database server, NATS); their CPU time during the
+ * run, webhooks included (they are waited for), is divided by the checkouts answered OK.
+ */
 export async function measureCheckout(
 	target: CheckoutTarget,
 	connections: number,
@@ -44,7 +68,7 @@ export async function measureCheckout(
 	if (options.warmup > 0) await checkoutLoad(target, { connections, seconds: options.warmup });
 	const window = receiver?.window();
 	const machine = machineMeter();
-	const meters = Object.entries(serving).map(([name, pid]) => ({ name, meter: cpuSecondsMeter([pid]) }));
+	const cpu = servingCpu(serving);
 	const load = await checkoutLoad(target, {
 		connections,
 		seconds: options.duration,
@@ -57,42 +81,53 @@ export async function measureCheckout(
 		const delays = window.delays();
 		webhooks = { events: delays.length, missing: window.missing(), delay: percentiles(delays) };
 	}
-	if (meters.length) {
-		const used = meters.map(({ name, meter }) => ({ name, seconds: meter.stop() }));
-		const perCheckout = (seconds: number) => (load.ok > 0 ? round((seconds * 1000) / load.ok, 1) : NaN);
-		const seconds = round(
-			used.reduce((sum, u) => sum + u.seconds, 0),
-			2,
-		);
-		result.cpu = {
-			seconds,
-			perCheckoutMs: perCheckout(seconds),
-			byProcess: Object.fromEntries(used.map(u => [u.name, perCheckout(u.seconds)])),
-		};
-	}
+	const used = cpu.stop(load.ok);
+	if (used) result.cpu = { seconds: used.seconds, perCheckoutMs: used.perUnitMs, byProcess: used.byProcess };
 	return { result, webhooks };
 }
 
-/** GET /api/<kind>/<id> over `ids`, at READ_CONNECTIONS. */
+/** The CPU time the serving processes spent on a read run, per read answered. */
+export interface ReadCpu {
+	seconds: number;
+	perReadMs: number;
+	byProcess: Record<string, number>;
+}
+
+export type ReadRun = Measured<ReadLoadResult> & { cpu?: ReadCpu | null };
+
+/** GET /api/<kind>/<id> over `ids`, at READ_CONNECTIONS, with the CPU the `serving` processes spent per read. */
 export async function measureReads(
-	shop: Shop,
+	shop: Pick<Shop, "url" | "apiToken">,
 	kind: "customer" | "transaction",
 	ids: number[],
 	options: BenchOptions,
-): Promise<Measured<ReadLoadResult>> {
+	serving: Record<string, number> = {},
+): Promise<ReadRun> {
 	return measurePaths(
 		shop,
 		ids.map(id => `/api/${kind}/${id}`),
 		options,
+		serving,
 	);
 }
 
 /** GET requests spread at random over `paths`, READ_CONNECTIONS at a time, after the warm-up. */
-export async function measurePaths(shop: Shop, paths: string[], options: BenchOptions): Promise<Measured<ReadLoadResult>> {
+export async function measurePaths(
+	shop: Pick<Shop, "url" | "apiToken">,
+	paths: string[],
+	options: BenchOptions,
+	serving: Record<string, number> = {},
+): Promise<ReadRun> {
 	if (options.warmup > 0) await readLoad(shop.url, shop.apiToken, paths, { connections: READ_CONNECTIONS, seconds: options.warmup });
 	const machine = machineMeter();
+	const cpu = servingCpu(serving);
 	const result = await readLoad(shop.url, shop.apiToken, paths, { connections: READ_CONNECTIONS, seconds: options.duration });
-	return { ...result, machine: machine.stop() };
+	const used = cpu.stop(result.requests - result.failures);
+	return {
+		...result,
+		machine: machine.stop(),
+		cpu: used && { seconds: used.seconds, perReadMs: used.perUnitMs, byProcess: used.byProcess },
+	};
 }
 
 /** "0.8 cores used outside the benchmark meanwhile", when other jobs took a noticeable share of the machine. */

@@ -1,5 +1,16 @@
 // `npm run bench -- [options]`: what to run and for how long.
-export const SCENARIOS = ["checkout", "cluster", "reads", "renewals", "webhooks", "baseline", "growth", "commands", "scaleout"] as const;
+export const SCENARIOS = [
+	"checkout",
+	"cluster",
+	"reads",
+	"renewals",
+	"webhooks",
+	"baseline",
+	"growth",
+	"commands",
+	"scaleout",
+	"idle",
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -36,13 +47,16 @@ export const USAGE = `npm run bench -- [options]
   --scenarios <list>      comma list of ${SCENARIOS.join(", ")} (default: all)
                             checkout  checkout (session + submission) in embedded mode (npm start)
                             cluster   the same in cluster mode (a process per service, NATS)
-                            reads     GET /api/customer/{id} and GET /api/transaction/{id}
+                            reads     GET /api/customer/{id} and GET /api/transaction/{id}, in turns with the
+                                      read baseline (a bare server: token from memory, one read by _id); and
+                                      in cluster mode when cluster runs too
                             renewals  due customers charged by 1, 2 and 3 billing processes
                             webhooks  delay from a checkout's answer to its webhooks' arrival
                             baseline  the bare server with the same database writes, for the ratio
                             growth    checkouts and reads at growing numbers of existing customers
                             commands  database commands per checkout and per renewal
                             scaleout  renewals by 1–4 billing processes, each limited to --billing-cpu cores
+                            idle      every process at rest (CPU, database commands, NATS messages per second)
   --duration <s>          seconds per measured run (default 10; quick 2)
   --warmup <s>            seconds of unmeasured load before each run (default 3; quick 1)
   --repeat <n>            runs of each measurement, figures are medians (default 3; quick 1)
@@ -52,7 +66,7 @@ export const USAGE = `npm run bench -- [options]
   --growth-sizes <list>   existing customers of the growth runs (default 1000,10000,50000; quick 200,1000,2000)
   --scale-nodes <list>    billing processes of the scale-out runs (default 1,2,3,4; quick 1,2)
   --scale-customers <n>   due customers per scale-out run (default 3000; quick 100)
-  --billing-cpu <cores>   CPU of each billing process in the scale-out runs, a cgroup quota (default 0.3;
+  --billing-cpu <cores>   CPU of each billing process in the scale-out runs, a cgroup quota (default 0.12;
                           0: unlimited); needs root and the cgroup v1 cpu controller
   --profile               run the service processes with --cpu-prof and summarize the profiles
   --persistent            the embedded database on disk (H2, every write committed before its answer, as
@@ -88,7 +102,7 @@ export function parseOptions(argv: string[]): BenchOptions {
 		growthSizes: quick ? [200, 1000, 2000] : [1000, 10_000, 50_000],
 		scaleNodes: quick ? [1, 2] : [1, 2, 3, 4],
 		scaleCustomers: quick ? 100 : 3000,
-		billingCpu: 0.3,
+		billingCpu: 0.12,
 		profile: false,
 		persistent: false,
 		outDir: "bench/results",

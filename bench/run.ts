@@ -17,8 +17,9 @@ import path from "node:path";
 import { checkCpuLimits, releaseCpuLimits } from "./cgroup";
 import { checkoutCommands } from "./checkout-commands";
 import { runGrowth } from "./growth";
+import { runIdle } from "./idle";
 import { checkoutLoad } from "./load";
-import { type CheckoutCpu, measureCheckout, measureReads, READ_CONNECTIONS } from "./measure";
+import { type CheckoutCpu, measureCheckout, measureReads, READ_CONNECTIONS, type ReadRun } from "./measure";
 import { type BenchOptions, parseOptions, type Scenario } from "./options";
 import { summarize } from "./profile-summary";
 import { renewalPlan, runRenewalPlan } from "./renewal-runs";
@@ -36,6 +37,14 @@ const CLUSTER_BILLING_NODES = 2;
 const began = Date.now();
 const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
 const ms = (p: Percentiles) => `p50 ${p.p50} / p95 ${p.p95} / p99 ${p.p99} ms`;
+const readText = (r: ReadRun) =>
+	`${r.requestsPerSecond} req/s, ${ms(r.latency)}, ${r.failures} failed${
+		r.cpu
+			? `; CPU ${r.cpu.perReadMs} ms per read (${Object.entries(r.cpu.byProcess)
+					.map(([name, ms]) => `${name} ${ms}`)
+					.join(", ")})`
+			: ""
+	}`;
 const failuresText = (f: Record<string, number>) => (Object.keys(f).length ? `; failures ${JSON.stringify(f)}` : "");
 
 /** The processes that serve a deployment's checkouts, by name: its nodes and the database server. */
@@ -71,6 +80,7 @@ async function embeddedScenarios(ctx: BenchContext, options: BenchOptions, resul
 	const baseline = has("baseline") ? await startBaseline(ctx, "bench_baseline") : null;
 	log("embedded mode (npm start's topology: every service in one process)");
 	const embedded = await deploy(ctx, embeddedSpec("bench_embedded"));
+	let readBaseline: Awaited<ReturnType<typeof startBaseline>> | null = null;
 	try {
 		const shop = await createShop(embedded.url!, receiver.url);
 		const serving = servingPids(ctx, embedded);
@@ -103,20 +113,32 @@ async function embeddedScenarios(ctx: BenchContext, options: BenchOptions, resul
 		if (has("reads")) {
 			// Reads need customers and transactions: the checkouts above made them, or a short load does.
 			if (!checkoutConcurrency.length) await checkoutLoad(shop, { connections: TARGET_CONCURRENCY, seconds: options.quick ? 2 : 5 });
+			readBaseline = await startBaseline(ctx, "bench_read_baseline", {
+				READ_BILLING_DB: `${embedded.mongoUrl.replace(/^.*\//, "")}_billing`,
+				READ_TOKEN: shop.apiToken,
+				READ_ACCOUNT_ID: String(shop.accountId),
+			});
+			const database: Record<string, number> = ctx.databasePid ? { database: ctx.databasePid } : {};
 			for (const kind of ["customer", "transaction"] as const) {
 				const ids = await idsOf(embedded.mongoUrl, kind === "customer" ? "customers" : "transactions", shop.accountId);
+				// In turns with the read baseline, over the same ids, so a slow phase of a noisy machine hits both.
 				for (let r = 1; r <= options.repeat; r++) {
-					const result = await measureReads(shop, kind, ids, options);
+					const result = await measureReads(shop, kind, ids, options, serving);
 					results.reads[kind].push(result);
-					log(
-						`reads ${kind} c=${READ_CONNECTIONS} run ${r}: ${result.requestsPerSecond} req/s, ${ms(result.latency)}, ${result.failures} failed, ${ids.length} ids`,
-					);
+					log(`reads ${kind} c=${READ_CONNECTIONS} run ${r}: ${readText(result)}, ${ids.length} ids`);
+					const bare = await measureReads({ ...shop, url: readBaseline.url }, kind, ids, options, {
+						baseline: readBaseline.pid,
+						...database,
+					});
+					results.readBaseline![kind].push(bare);
+					log(`read baseline ${kind} c=${READ_CONNECTIONS} run ${r}: ${readText(bare)}`);
 				}
 			}
 		}
 	} finally {
 		await embedded.stop();
 		await baseline?.stop();
+		await readBaseline?.stop();
 	}
 }
 
@@ -147,6 +169,16 @@ async function clusterScenario(
 				);
 			}
 		}
+		if (options.scenarios.includes("reads")) {
+			for (const kind of ["customer", "transaction"] as const) {
+				const ids = await idsOf(cluster.mongoUrl, kind === "customer" ? "customers" : "transactions", shop.accountId);
+				for (let r = 1; r <= options.repeat; r++) {
+					const result = await measureReads(shop, kind, ids, options, serving);
+					results.clusterReads![kind].push(result);
+					log(`reads cluster ${kind} c=${READ_CONNECTIONS} run ${r}: ${readText(result)}, ${ids.length} ids`);
+				}
+			}
+		}
 	} catch (err) {
 		await cluster.stop();
 		throw err;
@@ -171,6 +203,10 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 			log(
 				`commands: ${commands.total} per checkout (raw ${commands.raw}, idle ${commands.idlePerSecond}/s) over ${commands.units} checkouts${failuresText(checkout.failures)}`,
 			);
+		}
+		if (has("idle")) {
+			log("idle: every process at rest, embedded and cluster");
+			results.idle = await runIdle(ctx, options, receiver, log);
 		}
 		const plan = renewalPlan(options);
 		if (has("cluster")) {
@@ -266,7 +302,7 @@ async function main(): Promise<void> {
 
 	console.log(`\n${title}\n`);
 	console.log(resultsTable(rows));
-	console.log(`\nTargets (issues 6 and 15):\n\n${targetsTable(targets)}\n`);
+	console.log(`\nTargets (issue 39; the database commands': issue 15):\n\n${targetsTable(targets)}\n`);
 	const top = topCommandsText(results);
 	if (top) console.log(`${top}\n`);
 	console.log(`Written: ${jsonFile}, ${svgFile}`);

@@ -196,10 +196,14 @@ export function clusterSpec(database: string, billingNodes = 1, options: { metri
 	return { database, nodes, transporter: true, ...options };
 }
 
-/** The baseline server in a process of its own, on the same database server. */
-export async function startBaseline(ctx: BenchContext, database: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+/** The baseline server in a process of its own, on the same database server (with READ_* set: the read baseline too). */
+export async function startBaseline(
+	ctx: BenchContext,
+	database: string,
+	extraEnv: Record<string, string> = {},
+): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
 	const port = await freePort();
-	const env = { ...process.env, MONGO_URL: `${ctx.mongoUrl}/${database}`, PORT: String(port) };
+	const env = { ...process.env, MONGO_URL: `${ctx.mongoUrl}/${database}`, PORT: String(port), ...extraEnv };
 	const child = spawn(process.execPath, ["--import", "tsx", "bench/baseline-server.ts"], {
 		cwd: projectRoot,
 		env,
