@@ -43,7 +43,16 @@ export function clientKey(address: string | undefined): string {
 	return `${parts.map(p => p.toString(16)).join(":")}::/64`;
 }
 
-const clientAddress = (req: IncomingMessage) => clientKey(req.socket.remoteAddress);
+/** A connection's key, computed once per socket (a keep-alive connection sends many requests). */
+const socketKeys = new WeakMap<object, string>();
+
+function clientAddress(req: IncomingMessage): string {
+	const known = socketKeys.get(req.socket);
+	if (known !== undefined) return known;
+	const key = clientKey(req.socket.remoteAddress);
+	socketKeys.set(req.socket, key);
+	return key;
+}
 
 function tooManyRequests(rejection: unknown): ApiError {
 	const ms = rejection instanceof RateLimiterRes ? rejection.msBeforeNext : 1000;

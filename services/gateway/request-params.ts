@@ -45,8 +45,16 @@ export function checkInputPlacement(req: GatewayRequest): void {
 	}
 }
 
+/** Per alias path, computed once: every request of a route asks. */
+const parameterNames = new Map<string, string[]>();
+
 function pathParameterNames(req: GatewayRequest): string[] {
-	return [...(req.$alias?.path ?? "").matchAll(/:(\w+)/g)].map(match => match[1]);
+	const path = req.$alias?.path ?? "";
+	const known = parameterNames.get(path);
+	if (known) return known;
+	const names = [...path.matchAll(/:(\w+)/g)].map(match => match[1]);
+	parameterNames.set(path, names);
+	return names;
 }
 
 /** The top-level names in the raw query string, as sent. */

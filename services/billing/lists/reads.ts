@@ -6,14 +6,17 @@ import { ownedBy, raw } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { toCustomerView, toTransactionView } from "../views";
 
-// The keyed reads go straight to the driver: nothing for mongoose to cast, and the API's most frequent reads.
+// The keyed reads go straight to the driver: nothing for mongoose to cast, and the API's most frequent reads. The
+// relay's bookkeeping, which grows with every event a document has had, is left on the server.
+const NOT_SHOWN = { projection: { outbox: 0, relayed: 0 } };
+
 export async function getCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | null> {
-	const doc = ownedBy(await raw(deps.db.customers).findOne({ _id: input.id }), input.accountId);
+	const doc = ownedBy(await raw(deps.db.customers).findOne({ _id: input.id }, NOT_SHOWN), input.accountId);
 	return doc ? toCustomerView(doc) : null;
 }
 
 export async function getTransaction(deps: BillingDeps, input: { accountId: number; id: number }): Promise<TransactionView | null> {
-	const doc = ownedBy(await raw(deps.db.transactions).findOne({ _id: input.id }), input.accountId);
+	const doc = ownedBy(await raw(deps.db.transactions).findOne({ _id: input.id }, NOT_SHOWN), input.accountId);
 	return doc ? toTransactionView(doc) : null;
 }
 
