@@ -23,7 +23,10 @@
 //     timeline_heads: the account's and the customer's events (one append each for both events),
 //     webhook_attempt_schedule listing, webhook_deliveries insert of both (stored claimed for their first attempt),
 //     outbox $pull (and $push to relayed) on the transaction and on the customer,
-//     per event (2): the delivery's settle update (with its attempt logged)
+//     per event (2): the delivery's settle update (with its attempt logged);
+//     the invoice (issue 37): document_sequences $inc with its pending entry, the account's invoice list (append),
+//     invoices insert, the pending entry pulled; metrics_months $inc (issue 38); mid_stats $inc (issue 26);
+//     its INVOICE_ISSUED stored and delivered as the two events above (2 appends, listing, insert, settle)
 // Not counted as part of the limit: our reads (the session, the customer before its payment, the webhooks'
 // duplicate check), the card's decryption and the vault's sealing, the framework, the broker and validation.
 //
@@ -104,6 +107,10 @@ function createHandlers(dbs: Databases) {
 	const checkoutSchedule = dbs.billing.collection("checkout_schedule");
 	const billingTimelines = dbs.billing.collection("timeline_heads");
 	const notificationTimelines = dbs.notifications.collection("timeline_heads");
+	const documentSequences = dbs.billing.collection("document_sequences");
+	const invoices = dbs.billing.collection("invoices");
+	const metricsMonths = dbs.billing.collection("metrics_months");
+	const midStats = dbs.billing.collection("mid_stats");
 	const ids = {
 		operations: idBlocks(dbs.payments, "payment_transactions"),
 		customers: idBlocks(dbs.billing, "customers"),
@@ -303,8 +310,10 @@ function createHandlers(dbs: Databases) {
 		};
 	}
 
-	/** The outbox relay's and the webhook worker's writes, after the answer as ours are. */
-	async function webhookWrites(customerId: number, events: Awaited<ReturnType<typeof checkout>>["events"]): Promise<void> {
+	type Delivered = { event: { id: string; type: string; createdAt: Date }; data: object };
+
+	/** Webhook deliveries stored (claimed for their first attempt) and settled as delivered, as notifications does. */
+	async function deliveryWrites(customerId: number, events: Delivered[]): Promise<void> {
 		const now = new Date();
 		const stored = events.map(({ event, data }) => ({
 			_id: event.id,
@@ -342,14 +351,62 @@ function createHandlers(dbs: Databases) {
 		))
 			await attemptSchedule.updateOne({ _id: key as never }, { $addToSet: { ids: { $each: ids } } as never }, { upsert: true });
 		await deliveries.insertMany(stored as never[], { ordered: false });
-		for (const { event, source, sourceId } of events)
-			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } }, $push: { relayed: event.id } } as never);
 		for (const { event } of events) {
 			await deliveries.updateOne({ _id: event.id as never, "lease.owner": "baseline" }, {
 				$set: { lease: null, lastStatusCode: 200, status: "DELIVERED", deliveredAt: new Date(), lastError: null },
 				$push: { attemptLog: { attempt: 1, node: "baseline", time: new Date(), statusCode: 200, latencyMs: 1, error: null } },
 			} as never);
 		}
+	}
+
+	/**
+	 * The payment's invoice (a gapless number: the sequence's $inc with the pending entry, the invoice, its listing, the
+	 * entry pulled), the month's metrics and the MID's day: what services/billing/invoices, metrics and mid_stats write.
+	 */
+	async function documentWrites(customerId: number, transaction: { _id: number; amount: number }): Promise<Delivered> {
+		const now = new Date();
+		const key = `${accountId}:invoice`;
+		const sequence = await documentSequences.findOneAndUpdate(
+			{ _id: key as never },
+			{ $inc: { last: 1 }, $push: { pending: { number: null, key: transaction._id, at: now } } } as never,
+			{ upsert: true, returnDocument: "after", projection: { last: 1 } },
+		);
+		const number = `INV-${now.getUTCFullYear()}-${String(sequence?.last ?? 0).padStart(6, "0")}`;
+		await append(billingTimelines, `inv:${accountId}`, [[transaction._id, now.getTime()]]);
+		const invoice = {
+			_id: transaction._id,
+			accountId,
+			customerId,
+			sequence: sequence?.last ?? 0,
+			number,
+			issuedAt: now,
+			currency: "EUR",
+			lines: [{ description: "Plan", quantity: 1, unitAmount: transaction.amount, amount: transaction.amount }],
+			total: transaction.amount,
+		};
+		await invoices.insertOne(invoice as never);
+		await documentSequences.updateOne({ _id: key as never }, { $pull: { pending: { key: transaction._id } } } as never);
+		const month = now.toISOString().slice(0, 7);
+		await metricsMonths.updateOne(
+			{ _id: `${accountId}:${month}` as never },
+			{ $inc: { "counts.newCustomers": 1, "amounts.EUR.revenue": transaction.amount } } as never,
+			{ upsert: true },
+		);
+		await midStats.updateOne(
+			{ _id: `${midId}:${now.toISOString().slice(0, 10)}` as never },
+			{ $inc: { charges: 1, amount: transaction.amount } } as never,
+			{ upsert: true },
+		);
+		return { event: { id: randomUUID(), type: "INVOICE_ISSUED", createdAt: now }, data: { invoice: { id: invoice._id, number } } };
+	}
+
+	/** The outbox relay's and the webhook worker's writes, after the answer as ours are; then the invoice and its event. */
+	async function webhookWrites(customerId: number, events: Awaited<ReturnType<typeof checkout>>["events"]): Promise<void> {
+		await deliveryWrites(customerId, events);
+		for (const { event, source, sourceId } of events)
+			await source.updateOne({ _id: sourceId as never }, { $pull: { outbox: { id: event.id } }, $push: { relayed: event.id } } as never);
+		const invoiceEvent = await documentWrites(customerId, events[0].data.transaction);
+		await deliveryWrites(customerId, [invoiceEvent]);
 	}
 
 	return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
