@@ -44,7 +44,8 @@ const QUIET_WINDOW_MS = 500;
 const QUIET_WINDOWS = 2;
 const QUIET_TIMEOUT_MS = 120_000;
 
-function parse(text: string, into: CommandCounts): void {
+/** Adds the commands a node's /metrics page counts into `into`. */
+export function parseCommands(text: string, into: CommandCounts): void {
 	for (const line of text.split("\n")) {
 		if (!line.startsWith(`${PROMETHEUS_NAME}{`)) continue;
 		const close = line.lastIndexOf("}");
@@ -63,7 +64,7 @@ export async function scrapeCommands(ports: number[]): Promise<CommandCounts> {
 			return res.text();
 		}),
 	);
-	for (const text of texts) parse(text, counts);
+	for (const text of texts) parseCommands(text, counts);
 	return counts;
 }
 

@@ -7,7 +7,7 @@
 // NATS server's CPU beside them.
 import { sleep } from "../shared/poll";
 import { cpuSecondsMeter } from "./cpu-time";
-import { scrapeCommands, waitUntilQuiet } from "./db-commands";
+import { type CommandCounts, parseCommands, waitUntilQuiet } from "./db-commands";
 import { checkoutLoad } from "./load";
 import type { BenchOptions } from "./options";
 import type { Row, Target } from "./report";
@@ -32,18 +32,22 @@ export interface IdleRun {
 
 const PACKETS = /^moleculer_transporter_packets_(sent|received)_total(?:\{[^}]*\})? (\d+(?:\.\d+)?)/gm;
 
-async function natsPackets(port: number): Promise<number> {
+/** A node's commands sent and NATS messages sent and received so far, from one read of its /metrics page. */
+async function countersOf(port: number): Promise<{ commands: number; packets: number }> {
 	const text = await fetch(`http://127.0.0.1:${port}/metrics`).then(res => res.text());
-	return [...text.matchAll(PACKETS)].reduce((sum, m) => sum + Number(m[2]), 0);
+	const commands: CommandCounts = new Map();
+	parseCommands(text, commands);
+	return {
+		commands: [...commands.values()].reduce((a, b) => a + b, 0),
+		packets: [...text.matchAll(PACKETS)].reduce((sum, m) => sum + Number(m[2]), 0),
+	};
 }
-
-const commandsOf = async (port: number) => [...(await scrapeCommands([port])).values()].reduce((a, b) => a + b, 0);
 
 async function atRest(deployment: Deployment, viaNats: boolean, extra: Record<string, number>, seconds: number): Promise<IdleProcess[]> {
 	const ports = [...deployment.metricsPorts.values()];
 	await waitUntilQuiet(ports);
 	const nodes = [...deployment.nodes].map(([name, child]) => ({ name, pid: child.pid!, port: deployment.metricsPorts.get(name)! }));
-	const before = await Promise.all(nodes.map(async n => ({ commands: await commandsOf(n.port), packets: await natsPackets(n.port) })));
+	const before = await Promise.all(nodes.map(n => countersOf(n.port)));
 	const meters = [...nodes.map(n => ({ name: n.name, pid: n.pid })), ...Object.entries(extra).map(([name, pid]) => ({ name, pid }))].map(
 		p => ({ name: p.name, meter: cpuSecondsMeter([p.pid]) }),
 	);
@@ -51,7 +55,7 @@ async function atRest(deployment: Deployment, viaNats: boolean, extra: Record<st
 	await sleep(seconds * 1000);
 	const cpu = meters.map(m => ({ name: m.name, seconds: m.meter.stop() }));
 	const elapsed = (Date.now() - started) / 1000;
-	const after = await Promise.all(nodes.map(async n => ({ commands: await commandsOf(n.port), packets: await natsPackets(n.port) })));
+	const after = await Promise.all(nodes.map(n => countersOf(n.port)));
 	const perSecond = (n: number) => round(n / elapsed, 2);
 	return cpu.map(({ name, seconds: used }) => {
 		const i = nodes.findIndex(n => n.name === name);
