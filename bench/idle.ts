@@ -6,9 +6,9 @@
 // received (Moleculer's transporter counters); the database server's and the
 // NATS server's CPU beside them.
 import { sleep } from "../shared/poll";
-import { cpuSecondsMeter } from "./cpu-time";
 import { type CommandCounts, parseCommands, waitUntilQuiet } from "./db-commands";
 import { checkoutLoad } from "./load";
+import { servingCpu } from "./measure";
 import type { BenchOptions } from "./options";
 import type { Row, Target } from "./report";
 import { createShop } from "./shop";
@@ -48,20 +48,19 @@ async function atRest(deployment: Deployment, viaNats: boolean, extra: Record<st
 	await waitUntilQuiet(ports);
 	const nodes = [...deployment.nodes].map(([name, child]) => ({ name, pid: child.pid!, port: deployment.metricsPorts.get(name)! }));
 	const before = await Promise.all(nodes.map(n => countersOf(n.port)));
-	const meters = [...nodes.map(n => ({ name: n.name, pid: n.pid })), ...Object.entries(extra).map(([name, pid]) => ({ name, pid }))].map(
-		p => ({ name: p.name, meter: cpuSecondsMeter([p.pid]) }),
-	);
+	const cpu = servingCpu({ ...Object.fromEntries(nodes.map(n => [n.name, n.pid])), ...extra });
 	const started = Date.now();
 	await sleep(seconds * 1000);
-	const cpu = meters.map(m => ({ name: m.name, seconds: m.meter.stop() }));
 	const elapsed = (Date.now() - started) / 1000;
+	// Per second of rest: the unit of work is a second.
+	const msPerSecond = cpu.stop(elapsed)?.byProcess ?? {};
 	const after = await Promise.all(nodes.map(n => countersOf(n.port)));
 	const perSecond = (n: number) => round(n / elapsed, 2);
-	return cpu.map(({ name, seconds: used }) => {
+	return Object.entries(msPerSecond).map(([name, ms]) => {
 		const i = nodes.findIndex(n => n.name === name);
 		return {
 			name,
-			cpuMsPerSecond: round((used * 1000) / elapsed, 2),
+			cpuMsPerSecond: ms,
 			commandsPerSecond: i < 0 ? null : perSecond(after[i].commands - before[i].commands),
 			natsMessagesPerSecond: i < 0 || !viaNats ? null : perSecond(after[i].packets - before[i].packets),
 		};

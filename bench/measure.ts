@@ -34,8 +34,8 @@ export interface WebhookRun {
  * `serving`: the processes that serve the checkouts (every node, the database server, NATS); their CPU time during the
  * run, webhooks included (they are waited for), is divided by the checkouts answered OK.
  */
-/** CPU time of named processes over a run, divided by the units of work the run did. */
-function servingCpu(serving: Record<string, number>) {
+/** CPU time of named processes over a run, divided by the units of work the run did (or by its seconds). */
+export function servingCpu(serving: Record<string, number>) {
 	const meters = Object.entries(serving).map(([name, pid]) => ({ name, meter: cpuSecondsMeter([pid]) }));
 	return {
 		stop(units: number): { seconds: number; perUnitMs: number; byProcess: Record<string, number> } | null {
