@@ -22,7 +22,6 @@ import { documentActions } from "./invoices/document-actions";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
 import { readMetrics } from "./metrics/metrics-read";
-import { SANDBOX_CLOCK_MOVED } from "./metrics/metrics-time";
 import { midHealth, monthVolumes } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -163,8 +162,16 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				return renewalStatus(this.deps, { at: ctx.params.at ? new Date(ctx.params.at) : undefined });
 			},
 		},
-		// The sandbox test clock: runs what falls due for one account up to `advanceTo`.
+		// The sandbox test clock: moves the account's now to `advanceTo`, doing what falls due on the way (renewals/clock-run.ts).
 		advanceClock: renewalRunAction(schemas.advanceClock, advanceClock),
+		// Another billing node moved a sandbox account's test clock (account-time.ts).
+		clockMoved: {
+			params: schemas.clockMoved,
+			handler(ctx: Context<{ accountId: number; at: string }>) {
+				this.deps?.clocks.heard(ctx.params.accountId, new Date(ctx.params.at));
+				return { heard: true };
+			},
+		},
 		getCustomer: idempotent(domainAction(schemas.getById, getCustomer)),
 		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
@@ -234,10 +241,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 	},
 
 	events: {
-		// Another billing node moved a sandbox account's test clock (metrics/metrics-time.ts).
-		[SANDBOX_CLOCK_MOVED](ctx: Context<{ accountId: number; at: string }>) {
-			this.deps?.sandboxClocks.heard(ctx.params.accountId, new Date(ctx.params.at));
-		},
 		// Sent by stopOnSignals before the broker waits for in-flight requests, so a running cycle ends soon.
 		"broker.draining"() {
 			this.background?.drain();

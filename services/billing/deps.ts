@@ -7,9 +7,9 @@ import type {
 	ProductRecord,
 } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
+import type { AccountClocks } from "./account-time";
 import type { CustomerDoc } from "./documents/customer";
 import type { DocumentLinks } from "./invoices/links";
-import type { SandboxClocks } from "./metrics/metrics-time";
 import type { MidStatsMetrics } from "./mid-stats/mid-stats";
 import type { BillingDb } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -44,9 +44,10 @@ export interface BillingDeps {
 	relay(targets: RelayTargets): void;
 	/** The payments service: charges, holds and refunds by card token, each on its MID's processor. */
 	payments: Payments;
+	/** The real time: what a person or a network waits on (leases, sessions, a quote's validity, the outbox's times). */
 	now: () => Date;
-	/** Sandbox accounts' test clocks, at whose time their changes count in the metrics (metrics/metrics-time.ts). */
-	sandboxClocks: SandboxClocks;
+	/** Each account's now, which it bills and dates at: the real time, or a sandbox's test clock (account-time.ts). */
+	clocks: AccountClocks;
 	/** The account's MIDs (accounts.listMerchantAccounts); an unknown account is thrown as its 404. */
 	merchantAccountsOf(accountId: number): Promise<MerchantAccountView[]>;
 	/** Frees a session whose payment ended unpaid with no checkout to do it (sessions.release): past its end it reads EXPIRED. */

@@ -78,7 +78,7 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[RenewalRunError.ClockTooFarAhead]: { type: ApiErrorType.Conflict, message: "advanceTo must be at most 731 days ahead" },
 	[RenewalRunError.ClockBackwards]: {
 		type: ApiErrorType.Conflict,
-		message: "advanceTo must not be in the past: the clock only moves forward",
+		message: "advanceTo must not be before the account's now: the clock only moves forward",
 	},
 	[RenewalRunError.NotSandbox]: { type: ApiErrorType.Conflict, message: "Only sandbox accounts have a test clock" },
 	// A customer's coupon (subscriptions/customer-coupon.ts, docs/coupons.md#errors).

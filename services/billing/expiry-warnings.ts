@@ -38,9 +38,12 @@ export function expiryListings(customers: Renewing[], now: Date): DueEntry<numbe
 	});
 }
 
-/** Lists a customer whose next renewal is about to be set, if its card will have expired by then (no command otherwise). */
-export function listExpiryWarning(deps: Pick<BillingDeps, "cardExpiry" | "now">, customer: Renewing): Promise<void> {
-	return deps.cardExpiry.addAll(expiryListings([customer], deps.now()));
+/**
+ * Lists a customer whose next renewal is about to be set, if its card will have expired by then (no command
+ * otherwise); `now`: the account's (account-time.ts).
+ */
+export function listExpiryWarning(deps: Pick<BillingDeps, "cardExpiry">, customer: Renewing, now: Date): Promise<void> {
+	return deps.cardExpiry.addAll(expiryListings([customer], now));
 }
 
 export interface WarningRun {

@@ -3,7 +3,7 @@
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
 // recovery's counters, the five schedules (renewals, card-expiry warnings,
 // the outbox, checkouts to recover, paused customers' resumes), change quotes, invoices and credit notes with their
-// sequences, the timelines the merchant's lists page
+// sequences, sandbox accounts' test clocks, the timelines the merchant's lists page
 // through, and the id sequences. What each document holds, and its key, is
 // written beside its schema in documents/ (customer.ts, transaction.ts,
 // refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
@@ -35,6 +35,7 @@ import {
 } from "./documents/metrics";
 import { type RefundDoc, refundSchema } from "./documents/refund";
 import { type SubscriptionLockDoc, subscriptionLockSchema } from "./documents/subscription-lock";
+import { type TestClockDoc, testClockSchema } from "./documents/test-clock";
 import { type TransactionDoc, transactionSchema } from "./documents/transaction";
 
 export interface BillingDb {
@@ -68,6 +69,8 @@ export interface BillingDb {
 	invoices: Model<InvoiceDoc>;
 	creditNotes: Model<CreditNoteDoc>;
 	documentSequences: Model<DocumentSequenceDoc>;
+	/** Sandbox accounts' test clocks, by the account's id (account-time.ts). */
+	testClocks: Model<TestClockDoc>;
 	/** The merchant's lists of customers and transactions (lists/pages.ts). */
 	timelines: Timelines;
 	ids: { customers: IdAllocator; transactions: IdAllocator; disputes: IdAllocator };
@@ -95,6 +98,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		invoices: connection.model("Invoice", invoiceSchema, "invoices"),
 		creditNotes: connection.model("CreditNote", creditNoteSchema, "credit_notes"),
 		documentSequences: connection.model("DocumentSequence", documentSequenceSchema, "document_sequences"),
+		testClocks: connection.model("TestClock", testClockSchema, "test_clocks"),
 		timelines: createTimelines(connection),
 		ids: {
 			customers: createIdAllocator(connection, "customers", 100),

@@ -19,14 +19,14 @@ import {
 
 export interface Payments {
 	/**
-	 * A charge by card token (renewals make them). `at`: a renewal cycle's time (the sandbox judges
-	 * the card's expiry by it). `networkTransactionId`: a renewal's reference to the card's first payment or set-up
-	 * (docs/authentication.md).
+	 * A charge by card token (renewals make them). `at`: the account's time it is made at (account-time.ts: the
+	 * sandbox judges the card's expiry by it). `networkTransactionId`: a renewal's reference to the card's first payment
+	 * or set-up (docs/authentication.md).
 	 */
 	charge(request: MoneyParams & { initiator: "customer" | "merchant"; at?: Date; networkTransactionId?: string }): Promise<PaymentOutcome>;
 	/** The checkout's first charge or hold: the issuer may ask the buyer for a challenge until `challengeUntil`. */
 	firstPayment(
-		request: MoneyParams & { kind: FirstPaymentKind; challengeUntil: string; authenticate: "ALWAYS" | "WHEN_REQUIRED" },
+		request: MoneyParams & { kind: FirstPaymentKind; challengeUntil: string; authenticate: "ALWAYS" | "WHEN_REQUIRED"; at: Date },
 	): Promise<PaymentOutcome | AwaitingBuyer>;
 	/** A first payment after its challenge; null when no money moved (the challenge's time ran out). */
 	afterChallenge(idempotencyKey: string): Promise<PaymentOutcome | AwaitingBuyer | null>;
@@ -80,7 +80,8 @@ export function paymentsThrough(call: Call): Payments {
 	return {
 		charge: async ({ at, ...request }) =>
 			known(request.idempotencyKey, await call("payments.charge", { ...request, ...(at ? { at: at.toISOString() } : {}) })),
-		firstPayment: async request => known(request.idempotencyKey, await call("payments.firstPayment", request)),
+		firstPayment: async ({ at, ...request }) =>
+			known(request.idempotencyKey, await call("payments.firstPayment", { ...request, at: at.toISOString() })),
 		afterChallenge: async idempotencyKey => known(idempotencyKey, await call("payments.afterChallenge", { idempotencyKey })),
 		capture: async request => known(request.idempotencyKey, await call("payments.capture", request)),
 		void: async request => known(request.idempotencyKey, await call("payments.void", request)),

@@ -118,6 +118,7 @@ export const schemas = {
 	backfillMetrics: params({ pages: { type: "integer", minimum: 1 }, pageSize: { type: "integer", minimum: 1, maximum: 1000 } }, []),
 	recovery: params({ accountId: id }),
 	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
+	clockMoved: params({ accountId: id, at: { type: "string", format: "date-time" } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
 	listTransactions: params({ accountId: id, customerId: id }),
 	customers: params(

@@ -13,7 +13,6 @@ import type { RefundDoc } from "./documents/refund";
 import type { Billed, TransactionDoc } from "./documents/transaction";
 import { appendTransactions } from "./lists/pages";
 import { carrying, type RenewalTry, transactionEntry } from "./metrics/metrics-entries";
-import { metricsTime } from "./metrics/metrics-time";
 import { countTransactions } from "./mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
@@ -31,9 +30,10 @@ export interface ChargeRecord {
 	discount?: DiscountLine | null;
 	/** What it billed, for its invoice (pricing/billed.ts); absent: a single line of the product, untaxed. */
 	billed?: Billed;
-	/** A renewal cycle's charge: which try of its period, and when it fell due (for the metrics, metrics/). */
+	/** A renewal cycle's charge: which try of its period (for the metrics, metrics/). */
 	renewalTry?: RenewalTry;
-	due?: Date | null;
+	/** When it was made, in the account's time (account-time.ts): its timestamp, and the day the metrics count it on. */
+	at: Date;
 	/** Events of other documents the change writes next (a checkout's CONVERSION), listed with the charge's in one command. */
 	alsoListed?: Listed[];
 }
@@ -42,11 +42,9 @@ type Listed = Parameters<typeof scheduleEvents>[1][number];
 
 const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
 
-/** `countsAt`: when it counts in the metrics (metrics/metrics-time.ts). */
 function chargeFields(
 	deps: BillingDeps,
-	{ customer, money, type, idempotencyKey, outcome, creditApplied, discount, billed, renewalTry }: ChargeRecord,
-	countsAt: Date,
+	{ customer, money, type, idempotencyKey, outcome, creditApplied, discount, billed, renewalTry, at }: ChargeRecord,
 ): TransactionFields {
 	const approved = outcome.status === "APPROVED";
 	// A renewal the credit paid in full moved no money at the processor: nothing to refund.
@@ -86,13 +84,12 @@ function chargeFields(
 		metricsCounted: true,
 	};
 	// A charge or hold was attempted, approved or not: the merchant hears of it, and the metrics count it.
-	return { ...fields, outbox: [outboxEvent(deps, "TRANSACTION", carrying(transactionEntry({ ...fields, renewalTry }, countsAt)))] };
+	return { ...fields, outbox: [outboxEvent(deps, "TRANSACTION", carrying(transactionEntry({ ...fields, renewalTry }, at)))] };
 }
 
 /** One charge, with the credit that paid the rest of it (a subscription's change). */
-export async function recordCharge(deps: BillingDeps, record: ChargeRecord): Promise<TransactionDoc> {
-	const countsAt = await metricsTime(deps, record.customer.accountId, record.due);
-	return createOnce(deps, chargeFields(deps, record, countsAt), record.alsoListed);
+export function recordCharge(deps: BillingDeps, record: ChargeRecord): Promise<TransactionDoc> {
+	return createOnce(deps, chargeFields(deps, record), record.at, record.alsoListed);
 }
 
 /**
@@ -102,11 +99,9 @@ export async function recordCharge(deps: BillingDeps, record: ChargeRecord): Pro
  */
 export async function recordTransactions(deps: BillingDeps, records: ChargeRecord[]): Promise<Map<string, TransactionDoc>> {
 	if (records.length === 0) return new Map();
-	const timestamp = deps.now();
 	const docs: TransactionDoc[] = [];
 	for (const record of records) {
-		const countsAt = await metricsTime(deps, record.customer.accountId, record.due);
-		docs.push({ _id: await deps.db.ids.transactions.next(), timestamp, ...chargeFields(deps, record, countsAt) });
+		docs.push({ _id: await deps.db.ids.transactions.next(), timestamp: record.at, ...chargeFields(deps, record) });
 	}
 	await appendTransactions(deps, docs);
 	await scheduleEvents(
@@ -167,11 +162,13 @@ async function completeErrored(deps: BillingDeps, recorded: TransactionDoc, fres
 /** The REFUNDED transaction of a refund: negative, approved, and the original's product, MID, currency and card brand. */
 type TransactionFields = Omit<TransactionDoc, "_id" | "timestamp">;
 
-export async function recordRefundTransaction(
+/** `at`: when the refund was made, in the account's time. */
+export function recordRefundTransaction(
 	deps: BillingDeps,
 	refund: RefundDoc,
 	original: TransactionDoc,
 	refunded: Pick<PaymentOutcome, "processorTransactionId" | "processorReference"> | null,
+	at: Date,
 ): Promise<TransactionDoc> {
 	const fields = {
 		...withoutOutcome(original),
@@ -182,24 +179,32 @@ export async function recordRefundTransaction(
 		idempotencyKey: refundTransactionKey(refund._id),
 		originalTransactionId: original._id,
 	};
-	const entry = transactionEntry(fields, await metricsTime(deps, original.accountId));
-	return createOnce(deps, { ...fields, outbox: [outboxEvent(deps, "REFUND", carrying(entry))] });
+	const entry = transactionEntry(fields, at);
+	return createOnce(deps, { ...fields, outbox: [outboxEvent(deps, "REFUND", carrying(entry))] }, at);
 }
 
-/** A lost dispute's CHARGEBACK: the disputed amount, negative, on the original's MID; its webhook is the DISPUTE_CLOSED. */
+/**
+ * A lost dispute's CHARGEBACK: the disputed amount, negative, on the original's MID; its webhook is the DISPUTE_CLOSED.
+ * `at`: when the processor decided it.
+ */
 export function recordChargebackTransaction(
 	deps: BillingDeps,
 	dispute: Pick<DisputeDoc, "_id" | "amount">,
 	original: TransactionDoc,
+	at: Date,
 ): Promise<TransactionDoc> {
-	return createOnce(deps, {
-		...withoutOutcome(original),
-		type: TransactionType.Chargeback,
-		amount: -dispute.amount,
-		idempotencyKey: `chargeback:${dispute._id}`,
-		originalTransactionId: original._id,
-		outbox: [],
-	});
+	return createOnce(
+		deps,
+		{
+			...withoutOutcome(original),
+			type: TransactionType.Chargeback,
+			amount: -dispute.amount,
+			idempotencyKey: `chargeback:${dispute._id}`,
+			originalTransactionId: original._id,
+			outbox: [],
+		},
+		at,
+	);
 }
 
 /** What a transaction the network or a refund made takes of its original: no processor operation, approved, not refundable. */
@@ -234,13 +239,17 @@ function withoutOutcome(
 export const refundTransactionKey = (refundId: string) => `refund:${refundId}`;
 
 /**
- * Writes the transaction (its event listed first, with `alsoListed`), or reads the one its idempotency key already
- * recorded.
+ * Writes the transaction made at `timestamp` (its event listed first, with `alsoListed`), or reads the one its
+ * idempotency key already recorded.
  */
-async function createOnce(deps: BillingDeps, fields: TransactionFields, alsoListed: Listed[] = []): Promise<TransactionDoc> {
+async function createOnce(
+	deps: BillingDeps,
+	fields: TransactionFields,
+	timestamp: Date,
+	alsoListed: Listed[] = [],
+): Promise<TransactionDoc> {
 	try {
 		const _id = await deps.db.ids.transactions.next();
-		const timestamp = deps.now();
 		await appendTransactions(deps, [{ _id, accountId: fields.accountId, customerId: fields.customerId, timestamp }]);
 		await scheduleEvents(deps, [...fields.outbox.map(event => ({ kind: "t" as const, docId: _id, event })), ...alsoListed]);
 		const inserted = await insertDoc(deps.db.transactions, { _id, timestamp, ...fields } as TransactionDoc);

@@ -149,6 +149,7 @@ export async function firstPayment(
 							kind: input.kind,
 							challengeUntil,
 							authenticate: input.authenticate ?? "WHEN_REQUIRED",
+							at: input.at ? new Date(input.at) : undefined,
 						},
 						remember,
 					),

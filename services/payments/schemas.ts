@@ -6,6 +6,8 @@ const cardToken = { type: "string", pattern: "^card_[0-9a-f]{32}$" };
 const amount = { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
 const currency = { type: "string", pattern: "^[A-Z]{3}$" };
 const money = { idempotencyKey: key, midId: id, cardToken, amount, currency };
+/** The account's time an operation is made at (a sandbox's test clock); the sandbox judges by it, processors ignore it. */
+const at = { type: "string", format: "date-time" };
 // A compact JWE: five base64url parts.
 const jwe = { type: "string", maxLength: 4096, pattern: "^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]*){4}$" };
 
@@ -23,7 +25,7 @@ export const schemas = {
 		{
 			...money,
 			initiator: { enum: ["customer", "merchant"] },
-			at: { type: "string", format: "date-time" },
+			at,
 			networkTransactionId: { type: "string", minLength: 1, maxLength: 100 },
 		},
 		[...Object.keys(money), "initiator"],
@@ -34,6 +36,7 @@ export const schemas = {
 			kind: { enum: ["charge", "authorize", "setup"] },
 			challengeUntil: { type: "string", format: "date-time" },
 			authenticate: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
+			at,
 		},
 		[...Object.keys(money), "kind", "challengeUntil"],
 	),

@@ -338,4 +338,6 @@ export interface BillingActions {
 	};
 	/** An invoice's PDF (base64), rendered now: GET /api/invoice/{id}/pdf and the receipt's attachment; throws ApiError 404 for an unknown or another account's. */
 	"billing.invoicePdf": { params: { accountId: number; id: number }; result: FileAnswer };
+	/** Another billing node moved a sandbox account's test clock to `at` (ISO 8601): this node dates by it from now on. */
+	"billing.clockMoved": { params: { accountId: number; at: string }; result: { heard: true } };
 }

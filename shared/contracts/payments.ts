@@ -195,8 +195,11 @@ export interface PaymentsActions {
 		params: { midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };
 		result: { cardToken: string } | { error: SaveCardError };
 	};
-	/** `at`: a renewal cycle's time; the sandbox judges the card's expiry by it, so test clocks reach expired cards. */
-	/** `networkTransactionId`: a merchant-initiated charge's reference to the card's first payment or set-up. */
+	/**
+	 * `at`: the account's time it is made at (a sandbox's test clock: docs/api.md#the-accounts-now); the sandbox judges
+	 * the card's expiry by it and dates its disputes from it, real processors ignore it. `networkTransactionId`: a
+	 * merchant-initiated charge's reference to the card's first payment or set-up.
+	 */
 	"payments.charge": {
 		params: MoneyParams & { initiator: "customer" | "merchant"; at?: string; networkTransactionId?: string };
 		result: PaymentOutcome;
@@ -207,10 +210,10 @@ export interface PaymentsActions {
 	/**
 	 * A payment the buyer is present for: a charge, a hold (PREAUTHORIZE), or the card's set-up for later charges
 	 * (`setup`, amount 0: a SCHEDULE checkout, a card update with nothing owed). The issuer may ask for a challenge,
-	 * which the buyer may take until `challengeUntil` (the session's end).
+	 * which the buyer may take until `challengeUntil` (the session's end). `at`: as a charge's.
 	 */
 	"payments.firstPayment": {
-		params: MoneyParams & { kind: FirstPaymentKind; challengeUntil: string; authenticate?: "ALWAYS" | "WHEN_REQUIRED" };
+		params: MoneyParams & { kind: FirstPaymentKind; challengeUntil: string; authenticate?: "ALWAYS" | "WHEN_REQUIRED"; at?: string };
 		result: PaymentOutcome | AwaitingBuyer;
 	};
 	/** A first payment after its challenge ended: its outcome, or AWAITING_BUYER while the buyer has not finished. */

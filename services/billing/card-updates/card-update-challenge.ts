@@ -29,6 +29,7 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 		card: awaiting.card,
 		newLock: awaiting.newLock,
 		held: heldBy(customer._id, input.attemptId),
+		at: await deps.clocks.now(customer.accountId),
 	};
 	let result: UpdateResult = CardUpdateError.NotUpdatable;
 	try {

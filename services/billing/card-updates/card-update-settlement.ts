@@ -48,6 +48,8 @@ export interface CardChange {
 	newLock: string | null;
 	/** The customer while this update holds its renewal lease. */
 	held: object;
+	/** When it is made, in the account's time (account-time.ts). */
+	at: Date;
 }
 
 /** The renewal a card update pays: its product and what it bills (seats, the customer's credit, a change waiting for it). */
@@ -78,7 +80,7 @@ export async function settlePayment(
 	{ owed, key, paid }: { owed: OwedRenewal | null; key: string; paid: PaymentOutcome },
 ): Promise<UpdateResult> {
 	const type = customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal;
-	const recorded = owed ? await recordOwed(deps, { ...customer, ...change.card }, owed, type, key, paid) : null;
+	const recorded = owed ? await recordOwed(deps, { ...customer, ...change.card }, owed, { type, key, paid, at: change.at }) : null;
 	const transaction = recorded && toTransactionView(recorded);
 	const networkTransactionId = paid.networkTransactionId ?? null;
 	if (paid.status !== "APPROVED") {
@@ -94,7 +96,7 @@ export async function settlePayment(
 	}
 	// The card set up (a set-up records no transaction): it only changes.
 	if (!transaction || !owed) return applyCard(deps, customer, change, { networkTransactionId });
-	const schedule = resumedSchedule(deps, customer, owed);
+	const schedule = resumedSchedule(customer, owed, change.at);
 	await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);
 	const money = { amountMinor: owed.bill.amount, currency: owed.product.currency };
 	return applyCard(deps, customer, change, {
@@ -108,9 +110,7 @@ function recordOwed(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	{ product, bill }: OwedRenewal,
-	type: TransactionType,
-	key: string,
-	paid: PaymentOutcome,
+	{ type, key, paid, at }: { type: TransactionType; key: string; paid: PaymentOutcome; at: Date },
 ) {
 	return recordCharge(deps, {
 		customer: { ...customer, productId: bill.productId },
@@ -122,6 +122,7 @@ function recordOwed(
 		discount: bill.discount,
 		billed: bill.billed,
 		renewalTry: "card_update",
+		at,
 	});
 }
 
@@ -150,7 +151,7 @@ export async function applyCard(deps: BillingDeps, customer: CustomerDoc, change
 			? { outcome: last.outcome, customer: toCustomerView(now), transaction: recovery?.transaction ?? null }
 			: CardUpdateError.NotUpdatable;
 	}
-	await afterCardWritten(deps, customer, updated, recovery);
+	await afterCardWritten(deps, customer, updated, { recovery, at: change.at });
 	return { outcome, customer: toCustomerView(updated), transaction: recovery?.transaction ?? null };
 }
 
@@ -162,14 +163,14 @@ const STAYS = { filter: { status: { $in: UPDATABLE } }, set: {} };
 async function writeCard(
 	deps: BillingDeps,
 	customer: CustomerDoc,
-	{ attemptId, card, held }: CardChange,
+	{ attemptId, card, held, at }: CardChange,
 	{ recovery, networkTransactionId }: PaidWithCard,
 	outcome: CardUpdateOutcome,
 ): Promise<CustomerDoc | null> {
 	const status = recovery && customer.status === CustomerStatus.Suspended ? REACTIVATE : STAYS;
 	const changes = { ...card, ...recovery?.schedule, ...status.set, networkTransactionId, renewalLease: null, awaitingCardUpdate: null };
 	// A suspended customer paid is a subscriber again (reactivated); a new card on another MID moves it between MIDs.
-	const { counted, entry } = await countedChange(deps, customer, changes, { product: recovery?.product });
+	const { counted, entry } = await countedChange(deps, customer, changes, { at, product: recovery?.product });
 	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED", carrying(entry)), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
 	await scheduleEvents(
 		deps,
@@ -185,17 +186,22 @@ async function writeCard(
 }
 
 /** What follows the card's change: the recovery counted, the old card's lock let go, the expiry warning and the schedule moved. */
-async function afterCardWritten(deps: BillingDeps, customer: CustomerDoc, updated: CustomerDoc, recovery: PaidWithCard["recovery"]) {
+async function afterCardWritten(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	updated: CustomerDoc,
+	{ recovery, at }: { recovery: PaidWithCard["recovery"]; at: Date },
+) {
 	// Counted by the one call that applied it (two tabs continuing at once both get this far).
 	if (recovery)
-		await noteRecovery(deps, deps.now(), {
+		await noteRecovery(deps, at, {
 			entered: [],
 			recovered: [{ customer, amountMinor: recovery.owed.amountMinor, currency: recovery.owed.currency }],
 		});
 	if (updated.cardFingerprint !== customer.cardFingerprint && HOLDS_SUBSCRIPTION.includes(customer.status))
 		await releaseLock(deps, customer);
 	// The new card may expire before the next renewal (lists nothing when it does not, or when there is none).
-	await listExpiryWarning(deps, updated);
+	await listExpiryWarning(deps, updated, at);
 	const next = recovery?.schedule.nextRenewalTimestamp;
 	if (customer.nextRenewalTimestamp && next) await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp, next);
 }
@@ -206,8 +212,7 @@ async function afterCardWritten(deps: BillingDeps, customer: CustomerDoc, update
  * date); a SUSPENDED one starts again from now, as a new first charge would,
  * so months of suspension are not charged at once.
  */
-function resumedSchedule(deps: BillingDeps, customer: CustomerDoc, { product, bill }: OwedRenewal): Partial<CustomerDoc> {
-	const now = deps.now();
+function resumedSchedule(customer: CustomerDoc, { product, bill }: OwedRenewal, now: Date): Partial<CustomerDoc> {
 	const renewal = product.renewal!;
 	const restart = customer.status === CustomerStatus.Suspended || !customer.billingAnchor;
 	const anchor = restart ? now : customer.billingAnchor!;

@@ -105,13 +105,14 @@ async function updateHeldCustomer(deps: BillingDeps, customer: CustomerDoc, inpu
 	const product = await deps.productOf(customer.accountId, customer.productId);
 	const newLock = await takeNewLock(deps, customer, input, product);
 	if (newLock === false) return CardUpdateError.AlreadySubscribed;
-	const change: CardChange = { attemptId: input.attemptId, card: cardOf(input), newLock, held };
+	const at = await deps.clocks.now(customer.accountId);
+	const change: CardChange = { attemptId: input.attemptId, card: cardOf(input), newLock, held, at };
 	// Nothing will be charged later (a one-off product, or one gone): the card only changes.
 	if (!product?.renewal) return applyCard(deps, customer, change, { networkTransactionId: null });
 	const owed = owesRenewal(customer) ? await owedRenewal(deps, customer) : null;
 	const owes = owed !== null;
 	const key = paymentKey(customer._id, input.attemptId, owes);
-	const paid = await payWithNewCard(deps, input, change.card, { product, owed, key });
+	const paid = await payWithNewCard(deps, input, change, { product, owed, key });
 	if (paid.status !== "AWAITING_BUYER") return settlePayment(deps, customer, change, { owed, key, paid });
 	const until = new Date(input.challengeUntil);
 	return pauseForChallenge(
@@ -164,7 +165,7 @@ function cardOf(input: CardUpdateInput): CardFields {
 function payWithNewCard(
 	deps: BillingDeps,
 	input: CardUpdateInput,
-	card: CardFields,
+	{ card, at }: Pick<CardChange, "card" | "at">,
 	{ product, owed, key }: { product: ProductRecord; owed: OwedRenewal | null; key: string },
 ) {
 	return withRetries(() =>
@@ -177,6 +178,7 @@ function payWithNewCard(
 			kind: owed ? "charge" : "setup",
 			challengeUntil: input.challengeUntil,
 			authenticate: product.authentication ?? "WHEN_REQUIRED",
+			at,
 		}),
 	);
 }

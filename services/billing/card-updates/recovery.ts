@@ -89,7 +89,8 @@ export async function recoveryOf(
 		customer: toCustomerView(doc),
 		state: doc.status === CustomerStatus.Suspended ? ("SUSPENDED" as const) : ("RETRYING" as const),
 	}));
-	const months = monthsBack(deps.now(), MONTHS_SHOWN);
+	// Counted in the account's months (a sandbox's test clock): read back from its now.
+	const months = monthsBack(await deps.clocks.now(input.accountId), MONTHS_SHOWN);
 	const stats = new Map(
 		(await deps.db.recoveryStats.find({ _id: { $in: months.map(m => `${input.accountId}:${m}`) } }).lean()).map(s => [s.month, s]),
 	);

@@ -31,7 +31,9 @@ export async function submitEvidence(
 	const dispute = ownedBy(await deps.db.disputes.findById(input.id).lean(), input.accountId);
 	if (!dispute) return DisputeError.NotFound;
 	if (dispute.status !== DisputeStatus.NeedsResponse) return DisputeError.NotAwaitingEvidence;
-	if (dispute.evidenceDueBy && dispute.evidenceDueBy.getTime() < deps.now().getTime()) return DisputeError.EvidenceOverdue;
+	// Due by the account's now: a sandbox's test clock may have passed the date (account-time.ts).
+	const now = await deps.clocks.now(dispute.accountId);
+	if (dispute.evidenceDueBy && dispute.evidenceDueBy.getTime() < now.getTime()) return DisputeError.EvidenceOverdue;
 	const submitted = await deps.payments.submitDisputeEvidence({
 		midId: dispute.midId,
 		reference: dispute.processorReference,
@@ -41,7 +43,6 @@ export async function submitEvidence(
 		return submitted.error === EvidenceError.Unavailable ? DisputeError.ProcessorUnavailable : DisputeError.ProcessorRefused;
 	// Submitted evidence puts a dispute under review, whatever the processor answers now; its later notices decide it.
 	const status = SUBMIT_EVIDENCE.set.status;
-	const now = deps.now();
 	const moved = await deps.db.disputes
 		.findOneAndUpdate(
 			{ _id: dispute._id, ...SUBMIT_EVIDENCE.filter },

@@ -33,7 +33,6 @@ import type { TransactionDoc } from "../documents/transaction";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
 import { appendDispute } from "../lists/pages";
 import { carrying, disputeEntry, transactionEntry } from "../metrics/metrics-entries";
-import { metricsTime } from "../metrics/metrics-time";
 import { count } from "../mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
@@ -103,14 +102,15 @@ async function openDispute(deps: BillingDeps, notice: DisputeNotice, tx: Transac
 	const existing = await deps.db.disputes.findOne({ processorKey }).lean();
 	if (existing) return existing;
 	const refundStatus = await holdTransaction(deps, tx);
-	const opened = disputeEntry(tx, notice.amount, await metricsTime(deps, tx.accountId, new Date(notice.at)));
+	// Dated when the processor says (the sandbox: on the account's test clock, by the charge's own time).
+	const opened = disputeEntry(tx, notice.amount, new Date(notice.at));
 	const dispute = newDispute(deps, notice, tx, await deps.db.ids.disputes.next(), refundStatus, opened);
 	await appendDispute(deps, dispute);
 	await scheduleEvents(deps, [{ kind: "d", docId: dispute._id, event: dispute.outbox[0] }]);
 	try {
 		const inserted = await insertDoc(deps.db.disputes, dispute);
 		const amount = { currency: dispute.currency, minor: dispute.amount };
-		await count(deps, [{ midId: dispute.midId, what: "disputes", at: deps.now(), amount }]);
+		await count(deps, [{ midId: dispute.midId, what: "disputes", at: dispute.openedAt, amount }]);
 		return inserted;
 	} catch (err) {
 		// The same dispute's notice, applied at the same moment by another node.
@@ -147,7 +147,7 @@ function newDispute(
 		evidenceSubmittedAt: null,
 		chargebackTransactionId: null,
 		openedAt: new Date(notice.at),
-		updatedAt: deps.now(),
+		updatedAt: new Date(notice.at),
 		closedAt: null,
 		outbox: [
 			outboxEvent(deps, "DISPUTE_OPENED", { disputeStatus: status, ...(refundStatus ? { refundStatus } : {}), ...carrying(counts) }),
@@ -180,21 +180,22 @@ async function moveFromReadStatus(
 	const move = disputeMove(dispute.status, notice.status as DisputeStatus);
 	const target = move.set.status;
 	const closes = target === DisputeStatus.Won || target === DisputeStatus.Lost;
-	const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx) : null;
+	const at = new Date(notice.at);
+	const chargeback = target === DisputeStatus.Lost ? await recordChargebackTransaction(deps, dispute, tx, at) : null;
 	// Still open: the transaction as the dispute holds it now. A decision's event shows the transaction it settles (step 5).
 	const details = closes ? { disputeStatus: target } : await openDisputeDetails(deps, tx._id, target);
 	// A lost dispute's chargeback counts with the event that closes it (the chargeback has none of its own).
-	const counted = chargeback && transactionEntry(chargeback, await metricsTime(deps, tx.accountId, new Date(notice.at)));
+	const counted = chargeback && transactionEntry(chargeback, at);
 	const event = await scheduledEvent(deps, "d", dispute._id, closes ? "DISPUTE_CLOSED" : "DISPUTE_UPDATED", {
 		...details,
 		...carrying(counted),
 	});
 	const changes = {
 		...move.set,
-		updatedAt: deps.now(),
+		updatedAt: at,
 		...(notice.evidenceDueBy ? { evidenceDueBy: new Date(notice.evidenceDueBy) } : {}),
 		// Decided when the processor says (a test clock's time in the sandbox), so it never precedes openedAt.
-		...(closes ? { closedAt: new Date(notice.at) } : {}),
+		...(closes ? { closedAt: at } : {}),
 		...(chargeback ? { chargebackTransactionId: chargeback._id } : {}),
 	};
 	return deps.db.disputes
@@ -246,7 +247,7 @@ async function protect(
 		});
 	if (!protection.unsubscribe || customer.status === CustomerStatus.Unsubscribed) return false;
 	// Ended when the notice came (in the sandbox, on the test clock's day it fell due).
-	const ended = { endedBy: "dispute" as const, due: new Date(notice.at) };
+	const ended = { endedBy: "dispute" as const, at: new Date(notice.at) };
 	const answer = await unsubscribe(deps, { accountId: tx.accountId, customerId: tx.customerId, ...ended });
 	// A card update in progress settles first: the notice fails, and its repeat (the processor's retry) unsubscribes.
 	if (!answer.success) throw new Error(answer.message);

@@ -54,6 +54,7 @@ export interface ChangeQuoteDoc {
 	_id: string;
 	accountId: number;
 	customerId: number;
+	/** Real times: a quote binds for QUOTE_TTL_MS, whatever a test clock says (account-time.ts). */
 	createdAt: Date;
 	expiresAt: Date;
 	basis: QuoteBasis;

@@ -85,14 +85,10 @@ export interface MetricsMonthDoc {
 	applied: Record<string, number>;
 }
 
-/**
- * Per account (keyed by its id): the first month with counts in each currency, from which closing figures are summed;
- * and a sandbox account's test clock, the furthest it was moved (metrics/metrics-time.ts).
- */
+/** Per account (keyed by its id): the first month with counts in each currency, from which closing figures are summed. */
 export interface MetricsIndexDoc {
 	_id: number;
 	first: Record<string, string>;
-	clock?: Date;
 }
 
 /** The collections the backfill walks, each by `_id` (backfill/metrics-backfill.ts). */
@@ -132,7 +128,7 @@ export const metricsMonthSchema = new Schema<MetricsMonthDoc>(
 );
 
 export const metricsIndexSchema = new Schema<MetricsIndexDoc>(
-	{ _id: Number, first: { type: Schema.Types.Mixed, default: {} }, clock: { type: Date, required: false } },
+	{ _id: Number, first: { type: Schema.Types.Mixed, default: {} } },
 	{ versionKey: false, minimize: false },
 );
 

@@ -74,7 +74,8 @@ async function heading(
 ): Promise<Omit<BillingDocumentBase, "total">> {
 	const seller = await deps.sellerOf(tx.accountId);
 	const customer = await deps.db.customers.findById(tx.customerId).lean();
-	const issuedAt = deps.now();
+	// Dated by its transaction, in the account's time (a renewal a test clock made is issued on the day it fell due).
+	const issuedAt = tx.timestamp;
 	const { invoicing } = seller;
 	const prefix = kind === "invoice" ? invoicing.invoicePrefix : invoicing.creditNotePrefix;
 	const year = DateTime.fromJSDate(issuedAt, { zone: config().timeZone }).year;

@@ -8,10 +8,9 @@ import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { MetricsEntry } from "../documents/metrics";
 import { customerEntry, inRecovery } from "./metrics-entries";
-import { metricsTime, type SandboxClocks } from "./metrics-time";
 import { type Contribution, contributionOf, type EndedBy, type MetricsProduct, subscriptionState } from "./subscription-state";
 
-type MetricsDeps = Pick<BillingDeps, "now" | "productOf"> & { sandboxClocks: SandboxClocks };
+type MetricsDeps = Pick<BillingDeps, "productOf">;
 
 /** The fields of a customer a change may move that the metrics read. */
 export type CountedFields = Partial<
@@ -48,7 +47,7 @@ export async function countedChange(
 	deps: MetricsDeps,
 	customer: CustomerDoc,
 	change: CountedFields,
-	options: { product?: MetricsProduct | null; endedBy?: EndedBy; due?: Date | null; losesRenewal?: boolean } = {},
+	options: { at: Date; product?: MetricsProduct | null; endedBy?: EndedBy; losesRenewal?: boolean },
 ): Promise<CountedChange> {
 	const next = { ...customer, ...change };
 	const productOf = async (productId: number) =>
@@ -58,12 +57,11 @@ export async function countedChange(
 	const before =
 		customer.counted ??
 		contributionOf(subscriptionState(customer, customer.productId === product.id ? product : await productOf(customer.productId)));
-	const at = await metricsTime(deps, customer.accountId, options.due);
 	const losesRenewal = options.losesRenewal ?? inRecovery(customer);
 	// A customer older than the metrics, not backfilled yet: the state it started from is left for the backfill to count.
 	const baseline = customer.counted ? customer.counted.baseline : before.standing === "none" ? undefined : before;
 	return {
 		counted: baseline ? { ...counted, baseline } : counted,
-		entry: customerEntry(customer.accountId, before, counted, at, losesRenewal),
+		entry: customerEntry(customer.accountId, before, counted, options.at, losesRenewal),
 	};
 }

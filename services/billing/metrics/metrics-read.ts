@@ -5,6 +5,7 @@
 
 import { config } from "../../../shared/config";
 import type { MetricsAnswer, MetricsQuery } from "../../../shared/contracts/metrics";
+import { MAX_RUN_AHEAD_MS } from "../account-time";
 import type { BillingDeps } from "../deps";
 import type { MetricsMonthDoc, ScopeKey } from "../documents/metrics";
 import { dayOf } from "../mid-stats/mid-stats";
@@ -12,7 +13,6 @@ import { monthKey } from "./metrics-counters";
 import { monthsBetween } from "./metrics-days";
 import { MetricsError, type MetricsRequest, metricsQueryOf } from "./metrics-query";
 import { seriesOf } from "./metrics-series";
-import { MAX_RUN_AHEAD_MS, metricsTime } from "./metrics-time";
 
 const DAYS_OF_MONTH = Array.from({ length: 31 }, (_, i) => String(i + 1).padStart(2, "0"));
 
@@ -32,8 +32,8 @@ async function scopeOf(deps: BillingDeps, query: MetricsQuery): Promise<{ key: S
 }
 
 export async function readMetrics(deps: BillingDeps, request: MetricsRequest): Promise<MetricsAnswer | MetricsError> {
-	// Today is the account's: a sandbox whose test clock was moved ahead counts its changes at the clock's time.
-	const query = metricsQueryOf(request, dayOf(await metricsTime(deps, request.accountId)));
+	// Today is the account's: a sandbox whose test clock was moved ahead dates its changes at the clock's time.
+	const query = metricsQueryOf(request, dayOf(await deps.clocks.now(request.accountId)));
 	if (typeof query === "string") return query;
 	const found = await scopeOf(deps, query);
 	if (typeof found === "string") return found;

@@ -122,11 +122,13 @@ async function applyQuote(deps: BillingDeps, input: ChangeInput, quote: ChangeQu
 	if (!sameBasis(basisOf(customer), quote.basis)) return PlanChangeError.QuoteStale;
 	const product = await deps.productOf(customer.accountId, quote.result.to.productId);
 	if (!product) return PlanChangeError.ProductNotFound;
-	if (quote.result.charged === 0) return applied(deps, customer, held, quote, null);
+	// Made at the account's now (a sandbox's test clock), with the lines the quote bound.
+	const at = await deps.clocks.now(customer.accountId);
+	if (quote.result.charged === 0) return applied(deps, customer, held, quote, null, at);
 	if (!(await markInFlight(deps, customer._id, held, quote))) return PlanChangeError.Busy;
-	const paid = await recordChange(deps, customer, product, quote, await chargeChange(deps, customer, product, quote));
+	const paid = await recordChange(deps, customer, product, quote, await chargeChange(deps, customer, product, quote, at), at);
 	if (paid.outcome.status !== "APPROVED") return declined(deps, customer, held, paid);
-	return applied(deps, customer, held, quote, paid.transaction);
+	return applied(deps, customer, held, quote, paid.transaction, at);
 }
 
 /** A change already applied: a named quote is refused as used; a repeated Idempotency-Key gets its first answer. */
@@ -183,13 +185,15 @@ export async function applied(
 	held: object,
 	quote: ChangeQuoteDoc,
 	transaction: TransactionDoc | null,
+	/** When it is made, in the account's time. */
+	at: Date,
 ): Promise<ChangeDone> {
 	const { result } = quote;
 	const fields = { ...changedFields(result, quote._id, customer), changeInFlight: null };
 	const scheduled = !result.trial && result.mode === "at_period_end";
-	const effectiveAt = scheduled ? customer.nextRenewalTimestamp : deps.now();
+	const effectiveAt = scheduled ? customer.nextRenewalTimestamp : at;
 	// A change made now moves MRR (seats, plan, the coupon a new period used); one at the period's end, at that renewal.
-	const { counted, entry } = await countedChange(deps, customer, fields);
+	const { counted, entry } = await countedChange(deps, customer, fields, { at });
 	const event = await scheduledEvent(deps, "c", customer._id, scheduled ? "SUBSCRIPTION_CHANGE_SCHEDULED" : "SUBSCRIPTION_CHANGED", {
 		...(scheduled ? {} : { transactionId: transaction?._id ?? null }),
 		change: changeDetails(quote._id, result, effectiveAt),
@@ -207,7 +211,7 @@ export async function applied(
 	if (moved) {
 		await deps.renewals.addAll([{ id: customer._id, at: fields.nextRenewalTimestamp! }]);
 		// A card that will have expired by the new renewal is warned about before it (CARD_EXPIRING).
-		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: fields.nextRenewalTimestamp! });
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: fields.nextRenewalTimestamp! }, at);
 	}
 	await deps.db.customers.updateOne(held, { $set: { ...fields, counted }, $push: { outbox: event } });
 	if (moved) await deps.renewals.remove(customer._id, customer.nextRenewalTimestamp!, fields.nextRenewalTimestamp!);

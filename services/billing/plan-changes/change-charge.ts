@@ -43,12 +43,13 @@ export async function markInFlight(deps: BillingDeps, customerId: number, held: 
 	return marked.matchedCount === 1;
 }
 
-/** Asks the processor for the quote's charge; throws when its outcome is unknown (the mark stays for the sweep). */
+/** Asks the processor for the quote's charge at `at`; throws when its outcome is unknown (the mark stays for the sweep). */
 export function chargeChange(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	product: ProductRecord,
 	quote: ChangeQuoteDoc,
+	at: Date,
 ): Promise<PaymentOutcome> {
 	const reference = customer.networkTransactionId ? { networkTransactionId: customer.networkTransactionId } : {};
 	return withRetries(() =>
@@ -60,6 +61,7 @@ export function chargeChange(
 			midId: customer.midId,
 			...reference,
 			initiator: "merchant",
+			at,
 		}),
 	);
 }
@@ -71,6 +73,7 @@ export async function recordChange(
 	product: ProductRecord,
 	quote: ChangeQuoteDoc,
 	outcome: PaymentOutcome,
+	at: Date,
 ): Promise<Paid> {
 	const { charged, creditUsed, to } = quote.result;
 	const transaction = await recordCharge(deps, {
@@ -82,6 +85,7 @@ export async function recordChange(
 		creditApplied: creditUsed,
 		// Its lines as quoted, each with its product's tax, for its invoice.
 		billed: { lines: quote.result.lines.map(line => ({ ...line })), tax: product.tax ?? NO_TAX },
+		at,
 	});
 	return { outcome, transaction };
 }

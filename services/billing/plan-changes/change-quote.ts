@@ -71,11 +71,12 @@ const CHANGE_ERRORS: Partial<Record<ChangeError["code"], PlanChangeError>> = {
 	INVALID_QUANTITY: PlanChangeError.AmountTooLarge,
 };
 
-/** What the change would come to now, for the customer as read; a refusal when it cannot be made. */
+/** What the change would come to at `at` (the account's now), for the customer as read; a refusal when it cannot be made. */
 export async function computeChange(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	input: ChangeRequest,
+	at: Date,
 ): Promise<QuotedChange | PlanChangeError> {
 	const refusal = customerRefusal(customer);
 	if (refusal) return refusal;
@@ -102,7 +103,7 @@ export async function computeChange(
 			// A new period the change starts (another interval) is a charge the customer's coupon discounts while it lasts.
 			discount: couponInForce(customer.coupon, { productId: next.id, currency: next.currency }),
 		},
-		deps.now(),
+		at,
 	);
 	if (!quoted.ok) return CHANGE_ERRORS[quoted.error.code] ?? PlanChangeError.PeriodOver;
 	const q = quoted.value;
@@ -211,7 +212,9 @@ export async function storeQuote(deps: BillingDeps, input: ChangeRequest, id?: s
 	if (input.productId === undefined && input.quantity === undefined) return PlanChangeError.NothingAsked;
 	const customer = await customerOf(deps, input.accountId, input.id);
 	if (!customer) return PlanChangeError.CustomerNotFound;
-	const result = await computeChange(deps, customer, input);
+	// Prorated at the account's now (a sandbox's test clock); it binds for QUOTE_TTL_MS of real time.
+	const quotedAt = await deps.clocks.now(customer.accountId);
+	const result = await computeChange(deps, customer, input, quotedAt);
 	if (typeof result === "string") return result;
 	const now = deps.now();
 	const quote: ChangeQuoteDoc = {

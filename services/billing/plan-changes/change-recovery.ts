@@ -51,9 +51,10 @@ async function settle(deps: BillingDeps, customer: CustomerDoc, held: object, qu
 	const outcome = quote ? await deps.payments.lookup(changeKey(quoteId)).catch(laterIfUnknown) : null;
 	if (outcome === "later" || outcome?.status === "ERROR" || (outcome && !product)) return "later";
 	if (outcome && quote && product) {
-		const paid = await recordChange(deps, customer, product, quote, outcome);
+		const at = await deps.clocks.now(customer.accountId);
+		const paid = await recordChange(deps, customer, product, quote, outcome, at);
 		if (outcome.status === "APPROVED") {
-			const done = await applied(deps, customer, held, quote, paid.transaction);
+			const done = await applied(deps, customer, held, quote, paid.transaction, at);
 			deps.relay(done.changed);
 			return "settled";
 		}

@@ -97,7 +97,9 @@ export async function completeRefund(
 	original: TransactionDoc,
 	refunded: Pick<PaymentOutcome, "processorTransactionId" | "processorReference"> | null,
 ): Promise<RefundDone> {
-	const refundTransaction = await recordRefundTransaction(deps, refund, original, refunded);
+	// Dated in the account's time (a sandbox's test clock); the refund's own record keeps the real times it was settled at.
+	const at = await deps.clocks.now(original.accountId);
+	const refundTransaction = await recordRefundTransaction(deps, refund, original, refunded, at);
 	const after = await deps.db.transactions
 		.findOneAndUpdate(
 			{ _id: original._id },

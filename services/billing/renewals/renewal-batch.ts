@@ -39,6 +39,11 @@ export interface RenewalDeps extends BillingDeps {
 export interface BatchOptions {
 	/** The cycle's time: everything due at or before it is charged. */
 	at: Date;
+	/**
+	 * The earliest time a charge is made at: each is made at its own due time, or at this one when it fell due before
+	 * (the cycle's time for the hourly cycle; the clock's time before the step for a test clock's: clock-run.ts).
+	 */
+	from: Date;
 	/** This node's name; each batch's leases carry it. */
 	owner: string;
 	accountId?: number;
@@ -76,6 +81,8 @@ function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, 
 interface Claimed {
 	customer: CustomerDoc;
 	entry: DueEntry<number>;
+	/** When it is charged, in the account's time: its due time, or the batch's `from` when that is later. */
+	at: Date;
 }
 
 interface Charged extends Claimed {
@@ -106,7 +113,7 @@ const paidByCredit: PaymentOutcome = {
 	hardDecline: false,
 };
 
-async function charge(deps: RenewalDeps, customer: CustomerDoc, product: ProductRecord, key: string, at: Date, bill: RenewalBill) {
+async function charge(deps: RenewalDeps, { customer, at }: Claimed, product: ProductRecord, key: string, bill: RenewalBill) {
 	const { amount } = bill;
 	if (amount === 0) return paidByCredit;
 	if (customer.authorizationId !== null) {
@@ -126,11 +133,7 @@ async function charge(deps: RenewalDeps, customer: CustomerDoc, product: Product
 }
 
 /** Charges the claimed customers, `CONCURRENCY` at a time; one that fails stays claimed until its lease ends, for a later cycle. */
-async function chargeAll(
-	deps: RenewalDeps,
-	claimed: Claimed[],
-	options: BatchOptions,
-): Promise<{ charged: Charged[]; noProduct: Claimed[] }> {
+async function chargeAll(deps: RenewalDeps, claimed: Claimed[]): Promise<{ charged: Charged[]; noProduct: Claimed[] }> {
 	const charged: Charged[] = [];
 	const noProduct: Claimed[] = [];
 	let next = 0;
@@ -138,7 +141,7 @@ async function chargeAll(
 		while (next < claimed.length) {
 			const item = claimed[next++];
 			// The processor or the accounts service is unavailable (null): the lease runs out and a later cycle asks with the same key.
-			const result = await chargeOne(deps, item, options).catch(() => null);
+			const result = await chargeOne(deps, item).catch(() => null);
 			if (result === "noProduct") noProduct.push(item);
 			else if (result) charged.push(result);
 		}
@@ -148,7 +151,7 @@ async function chargeAll(
 }
 
 /** One claimed customer's renewal: its terms, the MID that takes it, the charge; "noProduct" when its product is gone. */
-async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions): Promise<Charged | "noProduct"> {
+async function chargeOne(deps: RenewalDeps, item: Claimed): Promise<Charged | "noProduct"> {
 	const terms = await deps.termsOf(item.customer.accountId, renewalProductId(item.customer));
 	if (!terms) return "noProduct";
 	const bill = renewalBill(item.customer, terms.product);
@@ -158,13 +161,13 @@ async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions
 	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
-	const outcome = await charge(deps, customer, terms.product, key, options.at, bill);
+	const outcome = await charge(deps, { ...item, customer }, terms.product, key, bill);
 	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, bill.amount);
 	return { ...item, customer, terms, key, bill, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
 
 /** The customer's update after its charge, and where it is listed next. */
-function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
+function nextState(item: Charged) {
 	const { customer, outcome } = item;
 	const { product } = item.terms;
 	const scheduled = customer.nextRenewalTimestamp!;
@@ -178,7 +181,7 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 		const next = period ? period.end : every ? addPeriod(anchor, every) : null;
 		const billed = {
 			...item.bill.changes,
-			lastTimeBilled: deps.now(),
+			lastTimeBilled: item.at,
 			periodsBilled,
 			attempts: 0,
 			refusedMids: [],
@@ -194,7 +197,7 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 			otherwise: billed,
 		};
 	}
-	const retry = retryState(item, options.at);
+	const retry = retryState(item, item.at);
 	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive } } : retry;
 }
 
@@ -221,18 +224,17 @@ async function settleAll(
 	const states: Settling[] = charged.map(item => ({
 		item,
 		lease: { _id: item.customer._id, "renewalLease.owner": owner },
-		state: nextState(deps, item, options),
+		state: nextState(item),
 	}));
 	const transactions = await recordCharges(deps, states);
 	await listNext(deps, states);
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
 	const asked = await authenticationRequests(deps, moving, transactions);
 	const moved = await moveOn(deps, moving, asked);
-	for (const { item, lease, state } of states)
-		if (state.result === "suspended") await suspend(deps, item.customer, item.terms.product, lease, state.attempts);
+	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item, lease, state.attempts);
 	await deps.renewals.removeAll(states.flatMap(oldSlots));
 	for (const { state } of states) report[state.result]++;
-	await noteRecoveries(deps, charged);
+	await noteRecoveries(deps, charged, options.from);
 	return {
 		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
 		customers: [...states.flatMap(({ item, state }) => (state.result === "suspended" ? [item.customer._id] : [])), ...moved],
@@ -251,7 +253,7 @@ function recordCharges(deps: RenewalDeps, states: Settling[]): Promise<Map<strin
 			discount: item.bill.discount,
 			type: item.customer.periodsBilled === 0 ? TransactionType.SubscriptionStart : TransactionType.Renewal,
 			renewalTry: firstDecline(item.customer) ? ("first" as const) : ("retry" as const),
-			due: item.customer.nextRenewalTimestamp,
+			at: item.at,
 			idempotencyKey: item.key,
 			outcome: item.outcome,
 			billed: { ...item.bill.billed, lines: item.bill.billed.lines.map(line => ({ ...line, to: periodEnd(line, state) })) },
@@ -263,10 +265,11 @@ function recordCharges(deps: RenewalDeps, states: Settling[]): Promise<Map<strin
 async function listNext(deps: RenewalDeps, states: Settling[]): Promise<void> {
 	await deps.renewals.addAll(states.flatMap(({ item, state }) => (state.listAt ? [{ id: item.customer._id, at: state.listAt }] : [])));
 	// A renewal the card will have expired by is warned about beforehand (expiry-warnings.ts); a retry's date is not a renewal's.
-	const renewing = states.flatMap(({ item, state }) =>
-		state.result === "charged" ? [{ ...item.customer, nextRenewalTimestamp: state.listAt }] : [],
+	await deps.cardExpiry.addAll(
+		states.flatMap(({ item, state }) =>
+			state.result === "charged" ? expiryListings([{ ...item.customer, nextRenewalTimestamp: state.listAt }], item.at) : [],
+		),
 	);
-	await deps.cardExpiry.addAll(expiryListings(renewing, deps.now()));
 }
 
 /** The merchant hears of a renewal refused for want of authentication, naming it (docs/authentication.md). */
@@ -289,7 +292,7 @@ async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, Ou
 	if (moving.length === 0) return [];
 	const counts = await renewalCounts(
 		deps,
-		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product })),
+		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product, at: item.at })),
 	);
 	const moved = await deps.db.customers.bulkWrite(
 		moving.map(({ item, lease, state }) => {
@@ -318,10 +321,10 @@ function oldSlots({ item, state }: Settling) {
 	return item.entry.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.entry, listedAt: state.listAt }];
 }
 
-/** Counted in the month the work was done (a test clock's run counts now, not in its future). */
-function noteRecoveries(deps: RenewalDeps, charged: Charged[]): Promise<void> {
+/** Counted in the month the batch charged in, in its accounts' time (`from`). */
+function noteRecoveries(deps: RenewalDeps, charged: Charged[], from: Date): Promise<void> {
 	const approved = (item: Charged) => item.outcome.status === "APPROVED";
-	return noteRecovery(deps, deps.now(), {
+	return noteRecovery(deps, from, {
 		entered: charged.filter(item => !approved(item) && firstDecline(item.customer)).map(item => item.customer),
 		recovered: charged
 			.filter(item => approved(item) && !firstDecline(item.customer))
@@ -347,9 +350,9 @@ export async function renewBatch(
 		// A cycle "in the future" is a test clock's: it never bills a production customer early.
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
-	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, owner, now, report);
+	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, { owner, now, from: options.from }, report);
 	await deps.renewals.removeAll(left);
-	const { charged, noProduct } = await chargeAll(deps, claimed, options);
+	const { charged, noProduct } = await chargeAll(deps, claimed);
 	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
 	deps.relay(await settleAll(deps, charged, owner, options, report));
 	return { heldElsewhere };
@@ -359,7 +362,12 @@ export async function renewBatch(
  * The batch's listings after its claim: the customers it claimed and may charge, those it claimed but that changed
  * meanwhile, the listings whose customer left the slot, and whether another node held some.
  */
-function sortClaims(entries: DueEntry<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
+function sortClaims(
+	entries: DueEntry<number>[],
+	docs: Map<number, CustomerDoc>,
+	{ owner, now, from }: { owner: string; now: Date; from: Date },
+	report: CycleReport,
+) {
 	const claimed: Claimed[] = [];
 	const changed: number[] = [];
 	const left: DueEntry<number>[] = [];
@@ -368,7 +376,8 @@ function sortClaims(entries: DueEntry<number>[], docs: Map<number, CustomerDoc>,
 		const customer = docs.get(entry.id);
 		if (customer?.renewalLease?.owner === owner) {
 			// Unsubscribed between the claim and the read: not charged, and its lease let go at once (the unsubscribe waits for it).
-			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp) claimed.push({ customer, entry });
+			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp)
+				claimed.push({ customer, entry, at: new Date(Math.max(customer.nextRenewalTimestamp.getTime(), from.getTime())) });
 			else changed.push(customer._id);
 			continue;
 		}

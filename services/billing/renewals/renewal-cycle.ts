@@ -29,6 +29,8 @@ export type { CycleReport, RenewalDeps } from "./renewal-batch";
 export interface CycleOptions {
 	/** The cycle's time: everything due at or before it is charged. */
 	at: Date;
+	/** The earliest time a charge is made at (renewal-batch.ts); default `at`. A test clock's step starts there. */
+	from?: Date;
 	/** This node's name, written on the leases it holds. */
 	owner: string;
 	/** Only this account's customers (the sandbox test clock). */
@@ -102,7 +104,13 @@ async function renewInBatches(
 	seen: Set<string>,
 	report: CycleReport,
 ): Promise<void> {
-	const batchOptions = { at: options.at, owner: options.owner, accountId: options.accountId, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS };
+	const batchOptions = {
+		at: options.at,
+		from: options.from ?? options.at,
+		owner: options.owner,
+		accountId: options.accountId,
+		leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+	};
 	const batchSize = options.batchSize ?? DEFAULT_BATCH;
 	for (let from = 0; from < ordered.length && !options.signal?.aborted; from += batchSize) {
 		const batch = ordered.slice(from, from + batchSize);

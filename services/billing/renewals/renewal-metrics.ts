@@ -17,6 +17,8 @@ export interface RenewalCounted {
 	/** The fields the batch sets on it while it is ACTIVE. */
 	changes: CountedFields;
 	product: MetricsProduct;
+	/** When it was charged, in the account's time. */
+	at: Date;
 }
 
 /** Per customer, its `counted` to set and the METRICS event to push (none when nothing moved); the events listed first. */
@@ -25,8 +27,8 @@ export async function renewalCounts(
 	moving: RenewalCounted[],
 ): Promise<Map<number, { counted: Contribution; event: OutboxEvent | null }>> {
 	const counts = new Map<number, { counted: Contribution; event: OutboxEvent | null }>();
-	for (const { customer, changes, product } of moving) {
-		const { counted, entry } = await countedChange(deps, customer, changes, { product, due: customer.nextRenewalTimestamp });
+	for (const { customer, changes, product, at } of moving) {
+		const { counted, entry } = await countedChange(deps, customer, changes, { product, at });
 		counts.set(customer._id, { counted, event: entry ? outboxEvent(deps, METRICS_ONLY, { metrics: entry }) : null });
 	}
 	const events = [...counts].flatMap(([docId, { event }]) => (event ? [{ kind: "c" as const, docId, event }] : []));

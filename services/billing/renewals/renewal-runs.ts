@@ -1,7 +1,8 @@
 // Renewal runs asked for through the admin API: ops' run at a time of their
 // choosing, and a sandbox account's test clock (docs/api.md). Both refuse
 // times that depend on the time now, not on the request alone (409).
-import { MAX_RUN_AHEAD_MS } from "../metrics/metrics-time";
+import { MAX_RUN_AHEAD_MS } from "../account-time";
+import { type ClockRunner, runClock } from "./clock-run";
 import type { CycleReport } from "./renewal-cycle";
 
 export enum RenewalRunError {
@@ -9,22 +10,19 @@ export enum RenewalRunError {
 	RunTooFarAhead = "RUN_TOO_FAR_AHEAD",
 	/** A test clock's `advanceTo` further than MAX_RUN_AHEAD_MS ahead. */
 	ClockTooFarAhead = "CLOCK_TOO_FAR_AHEAD",
-	/** The test clock only moves forward. */
+	/** The test clock only moves forward: an `advanceTo` before the account's now. */
 	ClockBackwards = "CLOCK_BACKWARDS",
 	/** A production account has no test clock. */
 	NotSandbox = "NOT_SANDBOX",
 }
 
 /** This node's renewal cycle and sandbox notices (wiring/background.ts). */
-export interface RenewalRuns {
-	runCycle(options: { at: Date; accountId?: number }): Promise<CycleReport>;
+export interface RenewalRuns extends ClockRunner {
+	runCycle(options: { at: Date; from?: Date; accountId?: number }): Promise<CycleReport>;
 	/** Applies the sandbox's disputes and fraud warnings due by `until` (one account's: its test clock). */
 	applySandboxNotices(until: Date, accountId?: number): Promise<void>;
 	/** The account's environment (accounts.get); an unknown account is thrown as its 404. */
 	environmentOf(accountId: number): Promise<string>;
-	/** Keeps the account's test clock, at whose time its changes count in the metrics (metrics/metrics-time.ts). */
-	clockMoved(accountId: number, at: Date): Promise<void>;
-	now(): Date;
 }
 
 // A run goes at most MAX_RUN_AHEAD_MS ahead: further is a typing slip, and would charge each sandbox customer for every
@@ -34,27 +32,19 @@ const tooFarAhead = (at: Date, now: Date) => at.getTime() > now.getTime() + MAX_
 
 /** Runs the renewal cycle for `at` (default: now). */
 export async function runRenewals(runs: RenewalRuns, input: { at?: string }): Promise<CycleReport | RenewalRunError> {
-	const now = runs.now();
+	const now = runs.deps.now();
 	const at = input.at ? new Date(input.at) : now;
 	if (tooFarAhead(at, now)) return RenewalRunError.RunTooFarAhead;
 	return runs.runCycle({ at });
 }
 
-/** The sandbox test clock: runs what falls due for one account up to `advanceTo`. */
+/** The sandbox test clock: moves the account's now to `advanceTo`, doing what falls due on the way in time order. */
 export async function advanceClock(
 	runs: RenewalRuns,
 	input: { accountId: number; advanceTo: string },
 ): Promise<CycleReport | RenewalRunError> {
 	if ((await runs.environmentOf(input.accountId)) !== "sandbox") return RenewalRunError.NotSandbox;
 	const at = new Date(input.advanceTo);
-	const now = runs.now();
-	if (tooFarAhead(at, now)) return RenewalRunError.ClockTooFarAhead;
-	if (at.getTime() < now.getTime()) return RenewalRunError.ClockBackwards;
-	await runs.clockMoved(input.accountId, at);
-	// Disputes due before the renewals (a disputed customer is unsubscribed before its next renewal), then those of the
-	// charges the renewals just made.
-	await runs.applySandboxNotices(at, input.accountId);
-	const report = await runs.runCycle({ at, accountId: input.accountId });
-	await runs.applySandboxNotices(at, input.accountId);
-	return report;
+	if (tooFarAhead(at, runs.deps.now())) return RenewalRunError.ClockTooFarAhead;
+	return (await runClock(runs, input.accountId, at)) ?? RenewalRunError.ClockBackwards;
 }

@@ -17,8 +17,7 @@ const SUSPEND = customerMove(CustomerStatus.Active, CustomerStatus.Suspended);
 /** ACTIVE -> SUSPENDED with its SUSPENSION event, which counts the churn and the renewal lost (rare: one customer at a time). */
 export async function suspend(
 	deps: RenewalDeps,
-	customer: CustomerDoc,
-	product: ProductRecord,
+	{ customer, terms, at }: { customer: CustomerDoc; terms: { product: ProductRecord }; at: Date },
 	lease: object,
 	attempts: number,
 ): Promise<void> {
@@ -26,7 +25,7 @@ export async function suspend(
 		deps,
 		customer,
 		{ status: CustomerStatus.Suspended },
-		{ product, due: customer.nextRenewalTimestamp, losesRenewal: true },
+		{ product: terms.product, at, losesRenewal: true },
 	);
 	const suspended = await deps.db.customers.updateOne(
 		{ ...lease, ...SUSPEND.filter },

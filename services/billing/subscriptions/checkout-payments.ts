@@ -59,6 +59,8 @@ export async function openSubscription(
 		return OpenSubscriptionError.AlreadySubscribed;
 	}
 	const now = deps.now();
+	// Signed up in the account's time (a sandbox's test clock); the recovery below goes by the real time.
+	const subscriptionTimestamp = await deps.clocks.now(input.accountId);
 	// Listed before the customer exists: a checkout an outage or a crash leaves PENDING is found by key (checkout-recovery.ts).
 	await deps.checkouts.add(customerId, now);
 	await appendCustomer(deps, {
@@ -66,15 +68,19 @@ export async function openSubscription(
 		accountId: input.accountId,
 		productId: input.product.id,
 		email: input.buyer.email,
-		subscriptionTimestamp: now,
+		subscriptionTimestamp,
 	});
-	const opened = await insertDoc(deps.db.customers, pendingCustomer(input, customerId, now));
+	const opened = await insertDoc(deps.db.customers, pendingCustomer(input, customerId, { now, subscriptionTimestamp }));
 	deps.justOpened?.set(customerId, opened);
 	return { customerId };
 }
 
-/** The PENDING customer of a checkout, as first written. */
-function pendingCustomer(input: OpenSubscriptionInput, customerId: number, now: Date): CustomerDoc {
+/** The PENDING customer of a checkout, as first written: signed up at the account's time, created at the real `now`. */
+function pendingCustomer(
+	input: OpenSubscriptionInput,
+	customerId: number,
+	{ now, subscriptionTimestamp }: { now: Date; subscriptionTimestamp: Date },
+): CustomerDoc {
 	return {
 		_id: customerId,
 		accountId: input.accountId,
@@ -84,7 +90,7 @@ function pendingCustomer(input: OpenSubscriptionInput, customerId: number, now: 
 		lastName: input.buyer.lastName,
 		status: CustomerStatus.Pending,
 		productId: input.product.id,
-		subscriptionTimestamp: now,
+		subscriptionTimestamp,
 		nextRenewalTimestamp: null,
 		lastTimeBilled: null,
 		unsubscriptionTimestamp: null,
@@ -185,7 +191,9 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 	if (!customer) return CheckoutStepError.WrongState;
 	if (customer.status !== CustomerStatus.Pending) return CheckoutStepError.WrongState;
 	const { product } = input;
-	const { amount } = firstCharge(customer, product);
+	// Paid at the account's time: the sandbox judges the card's expiry by it, and the period starts there.
+	const at = await deps.clocks.now(customer.accountId);
+	const { amount } = firstCharge(customer, product, at);
 	// A SCHEDULE checkout charges nothing now: its card is set up for the charge after the trial; so is a charge a
 	// coupon takes to 0, under the charge's own key (the recovery finds it there).
 	const kind = amount === 0 ? "setup" : FIRST_PAYMENT_KINDS[product.billing];
@@ -203,9 +211,10 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 			kind,
 			challengeUntil: input.challengeUntil,
 			authenticate: product.authentication ?? "WHEN_REQUIRED",
+			at,
 		}),
 	);
-	if (outcome.status !== "AWAITING_BUYER") return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
+	if (outcome.status !== "AWAITING_BUYER") return settleFirstPayment(deps, customer, product, idempotencyKey, outcome, at);
 	// The buyer takes the issuer's challenge; the product's terms are kept for the payment's end (continueFirstPayment).
 	await deps.db.customers.updateOne({ _id: customer._id, status: CustomerStatus.Pending }, { $set: { awaitingChallenge: { product } } });
 	return awaitingBuyer(customer, outcome.challengeUrl);
@@ -240,7 +249,7 @@ export async function continueFirstPayment(
 		};
 	}
 	if (outcome.status === "AWAITING_BUYER") return awaitingBuyer(customer, outcome.challengeUrl);
-	return settleFirstPayment(deps, customer, product, idempotencyKey, outcome);
+	return settleFirstPayment(deps, customer, product, idempotencyKey, outcome, await deps.clocks.now(customer.accountId));
 }
 
 /** What step 5 asks of the processor, by the product's billing kind. */
@@ -267,13 +276,13 @@ export async function settleFirstPayment(
 	product: FirstPaymentInput["product"],
 	idempotencyKey: string,
 	outcome: PaymentOutcome,
-	/** When the processor charged: now, or for a recovered checkout when it opened. */
-	now = deps.now(),
+	/** When the processor charged, in the account's time: now, or for a recovered checkout when it opened. */
+	now: Date,
 ): Promise<SettledFirstPayment> {
 	const charge = firstCharge(customer, product, now);
 	// An approved payment's CONVERSION is listed with its charge's TRANSACTION, in one command.
 	const conversion = outcome.status === "APPROVED" ? outboxEvent(deps, "CONVERSION") : null;
-	const transaction = await recordFirstTransaction(deps, customer, product, idempotencyKey, outcome, charge, conversion);
+	const transaction = await recordFirstTransaction(deps, customer, product, { idempotencyKey, outcome, at: now }, charge, conversion);
 	if (outcome.status !== "APPROVED") return declineCheckout(deps, customer, transaction, outcome);
 	const discounted = charge.coupon
 		? { coupon: charge.coupon, periodCoupon: { percentOff: charge.coupon.percentOff, amountOff: charge.coupon.amountOff } }
@@ -281,14 +290,14 @@ export async function settleFirstPayment(
 	const schedule = { ...activeSchedule(product, outcome, now), ...discounted };
 	if (schedule.nextRenewalTimestamp) {
 		await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp);
-		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp });
+		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp }, now);
 	}
 	// A charge now makes a subscriber (new MRR, after the coupon its next charge takes); a trial counts from its first charge.
 	const counted = await countedChange(
 		deps,
 		customer,
 		{ status: CustomerStatus.Active, periodsBilled: schedule.periodsBilled, ...("coupon" in schedule ? { coupon: schedule.coupon } : {}) },
-		{ product: { ...product, id: customer.productId, tax: product.tax ?? NO_TAX } },
+		{ at: now, product: { ...product, id: customer.productId, tax: product.tax ?? NO_TAX } },
 	);
 	const activated = await settle(
 		deps,
@@ -318,8 +327,7 @@ async function recordFirstTransaction(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	product: FirstPaymentInput["product"],
-	idempotencyKey: string,
-	outcome: PaymentOutcome,
+	{ idempotencyKey, outcome, at }: { idempotencyKey: string; outcome: PaymentOutcome; at: Date },
 	charge: FirstCharge,
 	conversion: OutboxEvent | null,
 ): Promise<TransactionDoc | null> {
@@ -328,7 +336,7 @@ async function recordFirstTransaction(
 	const money = { ...product, amountMinor: charge.amount };
 	const { discount, billed } = charge;
 	const alsoListed = conversion ? [{ kind: "c" as const, docId: customer._id, event: conversion }] : [];
-	return recordCharge(deps, { customer, money, type, idempotencyKey, outcome, discount, billed, alsoListed });
+	return recordCharge(deps, { customer, money, type, idempotencyKey, outcome, discount, billed, alsoListed, at });
 }
 
 /** PENDING -> DECLINED, its lock released, answered with the checkout's code for the decline. */

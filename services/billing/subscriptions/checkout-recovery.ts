@@ -114,7 +114,7 @@ async function settleByProcessor(deps: BillingDeps, customer: CustomerDoc, produ
 		const outcome = await deps.payments.lookup(key).catch(laterIfUnknown);
 		if (outcome === "later" || outcome?.status === "ERROR") return "later";
 		if (!outcome) continue;
-		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.createdAt);
+		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.subscriptionTimestamp);
 		// A sweep, not an action: it kicks the relay itself with what it wrote, as soon as it wrote it.
 		deps.relay(settled.changed);
 		return settled.answer.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";

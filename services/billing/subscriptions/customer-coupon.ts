@@ -43,7 +43,7 @@ async function chargeableCustomer(deps: BillingDeps, accountId: number, id: numb
  */
 async function writeWhileFree(deps: BillingDeps, customer: CustomerDoc, coupon: CustomerDoc["coupon"]) {
 	await waitForRenewalInFlight(deps, customer._id);
-	const { counted, entry } = await countedChange(deps, customer, { coupon });
+	const { counted, entry } = await countedChange(deps, customer, { coupon }, { at: await deps.clocks.now(customer.accountId) });
 	const metrics = entry ? await scheduledEvent(deps, "c", customer._id, METRICS_ONLY, { metrics: entry }) : null;
 	const filter = {
 		_id: customer._id,

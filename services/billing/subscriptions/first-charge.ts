@@ -26,7 +26,8 @@ export interface FirstCharge {
 export function firstCharge(
 	customer: { coupon?: CustomerCoupon | null; productId: number },
 	product: FirstPaymentInput["product"],
-	now = new Date(),
+	/** When it is paid, in the account's time: the first period starts there. */
+	now: Date,
 ): FirstCharge {
 	const to = product.billing === "CHARGE" && product.renewal ? addPeriod(now, product.renewal) : null;
 	const billed = planBilled({ id: customer.productId, amountMinor: product.amountMinor, tax: product.tax ?? NO_TAX }, 1, now, to);

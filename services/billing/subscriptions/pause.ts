@@ -90,10 +90,12 @@ export async function pauseCustomer(
 	input: { accountId: number; id: number; resumeAt?: string },
 ): Promise<CustomerView | PauseError> {
 	const resumeAt = input.resumeAt ? new Date(input.resumeAt) : null;
-	const refused = resumeAtRefusal(resumeAt, deps.now());
 	// An unknown customer is a 404 before the resumeAt's 409: the request names nothing of this account.
 	const first = ownedBy(await deps.db.customers.findById(input.id).lean(), input.accountId);
 	if (!first) return PauseError.NotFound;
+	// Judged, and paused, at the account's now (a sandbox's test clock).
+	const at = await deps.clocks.now(input.accountId);
+	const refused = resumeAtRefusal(resumeAt, at);
 	if (refused) return refused;
 	const owner = `pause/${randomUUID()}`;
 	for (let tries = 0; tries < CLAIM_TRIES; tries++) {
@@ -104,7 +106,7 @@ export async function pauseCustomer(
 			await waitForRenewalInFlight(deps, input.id);
 			continue;
 		}
-		const paused = await markPaused(deps, customer, owner, resumeAt);
+		const paused = await markPaused(deps, customer, owner, { pausedAt: at, resumeAt });
 		if (paused) return toCustomerView(paused);
 	}
 	return PauseError.Busy;
@@ -146,11 +148,15 @@ async function letGo(deps: BillingDeps, customerId: number, owner: string): Prom
 }
 
 /** ACTIVE -> PAUSED under the pause's lease, with SUBSCRIPTION_PAUSED, letting the lease go in the same update. */
-async function markPaused(deps: BillingDeps, customer: CustomerDoc, owner: string, resumeAt: Date | null): Promise<CustomerDoc | null> {
-	const pausedAt = deps.now();
+async function markPaused(
+	deps: BillingDeps,
+	customer: CustomerDoc,
+	owner: string,
+	{ pausedAt, resumeAt }: { pausedAt: Date; resumeAt: Date | null },
+): Promise<CustomerDoc | null> {
 	// Listed before the change, as every schedule is (shared/schedule.ts).
 	if (resumeAt) await deps.resumes.add(customer._id, resumeAt);
-	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Paused });
+	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Paused }, { at: pausedAt });
 	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_PAUSED", {
 		pause: { pausedAt, resumeAt },
 		...carrying(entry),
@@ -181,7 +187,7 @@ export async function resumeCustomer(deps: BillingDeps, input: { accountId: numb
 	const customer = ownedBy(await deps.db.customers.findById(input.id).lean(), input.accountId);
 	if (!customer) return PauseError.NotFound;
 	if (customer.status !== CustomerStatus.Paused || !customer.pause) return PauseError.NotPaused;
-	const resumed = await resume(deps, customer, deps.now());
+	const resumed = await resume(deps, customer, await deps.clocks.now(input.accountId));
 	// Resumed meanwhile (its resumeAt came), or unsubscribed: answered as it is now.
 	if (!resumed) return resumeCustomer(deps, input);
 	return toCustomerView(resumed);
@@ -193,14 +199,14 @@ export function renewalAfterResume(pause: NonNullable<CustomerDoc["pause"]>, at:
 	return new Date(at.getTime() + left);
 }
 
-/** PAUSED -> ACTIVE at `at`, with SUBSCRIPTION_RESUMED; null when it is no longer this pause. `due`: its resumeAt, when the cycle resumes it. */
-async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date, due?: Date): Promise<CustomerDoc | null> {
+/** PAUSED -> ACTIVE at `at` (the account's time), with SUBSCRIPTION_RESUMED; null when it is no longer this pause. */
+async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promise<CustomerDoc | null> {
 	const pause = customer.pause!;
 	const next = renewalAfterResume(pause, at);
 	// Listed before the change; never behind now, where the renewal schedule's cursor may already be.
 	await deps.renewals.add(customer._id, new Date(Math.max(next.getTime(), deps.now().getTime())));
-	await deps.cardExpiry.addAll(expiryListings([{ ...customer, nextRenewalTimestamp: next }], deps.now()));
-	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Active }, { due });
+	await deps.cardExpiry.addAll(expiryListings([{ ...customer, nextRenewalTimestamp: next }], at));
+	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Active }, { at });
 	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_RESUMED", {
 		resume: { resumedAt: at, nextRenewalTimestamp: next },
 		...carrying(entry),
@@ -256,7 +262,7 @@ export async function resumeDue(deps: BillingDeps, run: ResumeRun): Promise<numb
 			continue;
 		}
 		if (!inThisRun(customer, run) || resumeAt.getTime() > run.at.getTime()) continue;
-		if (await resume(deps, customer, resumeAt, resumeAt)) resumed.push(customer._id);
+		if (await resume(deps, customer, resumeAt)) resumed.push(customer._id);
 		done.push(entry);
 	}
 	await deps.resumes.removeAll(done);

@@ -35,11 +35,11 @@ const answers = {
 
 /**
  * `endedBy`: the merchant (the API, the dashboard), or the account's dispute protection (disputes/notices.ts), then
- * `due`: when the notice came, which the metrics count it at (metrics/metrics-time.ts).
+ * `at`: when the notice came. Without it, the account's now (account-time.ts).
  */
 export async function unsubscribe(
 	deps: BillingDeps,
-	input: { accountId: number; customerId: number; endedBy?: EndedBy; due?: Date },
+	input: { accountId: number; customerId: number; endedBy?: EndedBy; at?: Date },
 ): Promise<UnsubscribeAnswer> {
 	const id = input.customerId;
 	let settledUpdate: string | null = null;
@@ -58,7 +58,7 @@ export async function unsubscribe(
 			continue;
 		}
 		if (!mayUnsubscribe(deps, customer)) return answers.checkoutInProgress(id);
-		if (await markUnsubscribed(deps, customer, { endedBy: input.endedBy ?? "merchant", due: input.due })) {
+		if (await markUnsubscribed(deps, customer, { endedBy: input.endedBy ?? "merchant", at: input.at })) {
 			await afterUnsubscribed(deps, customer);
 			return answers.unsubscribed(id);
 		}
@@ -90,9 +90,10 @@ function mayUnsubscribe(deps: BillingDeps, customer: CustomerDoc): boolean {
  * Compare-and-set from the state we read, with the CANCELLATION event that counts the churn; false if it moved
  * meanwhile (a renewal that charged it or moved it to another MID included: what it counts depends on them).
  */
-async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, ended: { endedBy: EndedBy; due?: Date }): Promise<boolean> {
+async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, ended: { endedBy: EndedBy; at?: Date }): Promise<boolean> {
 	const move = customerMove(customer.status, CustomerStatus.Unsubscribed);
-	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Unsubscribed }, ended);
+	const at = ended.at ?? (await deps.clocks.now(customer.accountId));
+	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Unsubscribed }, { endedBy: ended.endedBy, at });
 	const done = await deps.db.customers.updateOne(
 		{ _id: customer._id, ...move.filter, periodsBilled: customer.periodsBilled, midId: customer.midId },
 		{
@@ -101,7 +102,7 @@ async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, ended:
 				renewalActive: false,
 				nextRenewalTimestamp: null,
 				pause: null,
-				unsubscriptionTimestamp: deps.now(),
+				unsubscriptionTimestamp: at,
 				counted,
 			},
 			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION", carrying(entry)) },

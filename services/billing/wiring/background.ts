@@ -10,7 +10,6 @@ import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
 import { createDocumentIssuer } from "../invoices/document-events";
 import { createMetricsCounters } from "../metrics/metrics-counters";
-import { SANDBOX_CLOCK_MOVED } from "../metrics/metrics-time";
 import type { BillingDb } from "../models";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
 import type { RecoveryReport } from "../refunds/refund-recovery";
@@ -44,6 +43,23 @@ function sandboxNoticesOf(deps: BillingDeps, logger: Logger) {
 	};
 }
 
+/**
+ * Tells every other billing node that an account's test clock moved, and waits for their answers: once a clock run
+ * answers, no node dates anything of the account before it. A node that does not answer reads the clock again when it
+ * restarts.
+ */
+async function tellBillingNodes(broker: ServiceBroker, moved: { accountId: number; at: string }, logger: Logger): Promise<void> {
+	const services = broker.registry.getServiceList({ onlyAvailable: true, withActions: false }) as { name: string; nodeID: string }[];
+	const others = [...new Set(services.filter(s => s.name === "billing" && s.nodeID !== broker.nodeID).map(s => s.nodeID))];
+	await Promise.all(
+		others.map(nodeID =>
+			call(broker, "billing.clockMoved", moved, { nodeID, retries: 0 }).catch(err =>
+				logger.warn(`Billing node ${nodeID} did not hear that account ${moved.accountId}'s clock moved:`, (err as Error).message),
+			),
+		),
+	);
+}
+
 export async function startBackground(broker: ServiceBroker, db: BillingDb, logger: Logger): Promise<Background> {
 	const draining = new AbortController();
 	const deps = createBillingDeps(broker, db, targets => relay.kick(targets));
@@ -70,12 +86,8 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		runCycle,
 		applySandboxNotices: sandboxNotices,
 		environmentOf: async accountId => (await call(broker, "accounts.get", { accountId })).environment,
-		async clockMoved(accountId, at) {
-			await deps.sandboxClocks.moved(accountId, at);
-			// Every billing node counts the account's changes at the clock's time from now on.
-			broker.broadcast(SANDBOX_CLOCK_MOVED, { accountId, at: at.toISOString() }, { groups: ["billing"] });
-		},
-		now: deps.now,
+		owner: broker.nodeID,
+		tellBillingNodes: (accountId, at) => tellBillingNodes(broker, { accountId, at: at.toISOString() }, logger),
 		recoverRefunds: sweeps.recoverRefunds,
 		backfillMetrics: options => backfillMetrics(deps, { ...options, onPage: changed => deps.relay(changed) }),
 		drain() {

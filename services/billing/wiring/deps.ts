@@ -5,11 +5,11 @@ import { LRUCache } from "lru-cache";
 import type { ServiceBroker } from "moleculer";
 import { call, callsThrough } from "../../../shared/call";
 import { config } from "../../../shared/config";
+import { createAccountClocks } from "../account-time";
 import { recoveryMetrics } from "../card-updates/recovery-metrics";
 import type { BillingDeps } from "../deps";
 import { createCardExpirySchedule } from "../expiry-warnings";
 import { createDocumentLinks } from "../invoices/links";
-import { createSandboxClocks } from "../metrics/metrics-time";
 import { midStatsMetrics } from "../mid-stats/mid-stats";
 import type { BillingDb } from "../models";
 import { createOutboxSchedule } from "../outbox/outbox";
@@ -64,7 +64,7 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 		relay,
 		justOpened: new LRUCache({ max: 10_000, ttl: config().requestTimeoutMs }),
 		now: () => new Date(),
-		sandboxClocks: createSandboxClocks(db),
+		clocks: createAccountClocks(db, () => new Date()),
 		productOf: (accountId, productId) => call(broker, "accounts.getProduct", { accountId, productId }),
 		releaseSession: async input => {
 			await call(broker, "sessions.release", input);

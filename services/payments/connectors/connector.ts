@@ -75,7 +75,10 @@ export type Remember = (reference: string) => Promise<void>;
 export interface Connector {
 	/** Zero-amount verification, with the CVC (used here, never kept). */
 	verify(op: Omit<MoneyOperation, "amount" | "currency"> & { cvc: string }, remember: Remember): Promise<ConnectorOutcome>;
-	/** `customer`: at checkout or a card update, the buyer present. `merchant`: a renewal, off session; `at` is the cycle's time (the sandbox judges expiry by it). */
+	/**
+	 * `customer`: at checkout or a card update, the buyer present. `merchant`: a renewal, off session. `at`: the account's
+	 * time it is made at (a sandbox's test clock): the sandbox judges the card's expiry and dates its disputes by it.
+	 */
 	charge(
 		op: MoneyOperation & {
 			initiator: "customer" | "merchant";
@@ -95,6 +98,8 @@ export interface Connector {
 			challengeUntil: Date;
 			/** The product's policy: ALWAYS ask the issuer to authenticate, or only WHEN_REQUIRED by it (the default). */
 			authenticate?: "ALWAYS" | "WHEN_REQUIRED";
+			/** As a charge's. */
+			at?: Date;
 		},
 		remember: Remember,
 	): Promise<ConnectorOutcome | ChallengeAsked>;

@@ -36,7 +36,7 @@ export function verify(ctx: SandboxContext, op: Parameters<Connector["verify"]>[
 }
 
 export async function charge(ctx: SandboxContext, op: Parameters<Connector["charge"]>[0]): Promise<ConnectorOutcome> {
-	const at = op.initiator === "merchant" ? op.at : undefined;
+	const at = op.at ?? ctx.now();
 	const outcome = await decideFor(
 		ctx,
 		op.card,
@@ -49,16 +49,21 @@ export async function charge(ctx: SandboxContext, op: Parameters<Connector["char
 	);
 	// A dispute test card's charge is disputed days later (disputes.ts).
 	const card = TEST_CARDS[op.card.pan];
-	if (outcome.status === "APPROVED" && card) await ctx.notices.scheduleFor({ ...op, accountId: op.mid.accountId }, card, at ?? ctx.now());
+	if (outcome.status === "APPROVED" && card) await ctx.notices.scheduleFor({ ...op, accountId: op.mid.accountId }, card, at);
 	return outcome;
 }
 
-export function authorize(ctx: SandboxContext, op: MoneyOperation): Promise<ConnectorOutcome> {
-	return decideFor(ctx, op.card, b => {
-		if (b.error) return unavailable();
-		if (b.charge) return declined(b.charge);
-		return null;
-	});
+export function authorize(ctx: SandboxContext, op: MoneyOperation & { at?: Date }): Promise<ConnectorOutcome> {
+	return decideFor(
+		ctx,
+		op.card,
+		b => {
+			if (b.error) return unavailable();
+			if (b.charge) return declined(b.charge);
+			return null;
+		},
+		op.at,
+	);
 }
 
 /** A first payment: a challenge card opens a challenge; the others are decided at once, authenticated as their card says. */
@@ -80,7 +85,7 @@ export async function pay(
 }
 
 function firstPaymentDecision(ctx: SandboxContext, op: Parameters<Connector["pay"]>[0]): Promise<ConnectorOutcome> {
-	if (op.kind === "setup") return decideFor(ctx, op.card, b => (b.error ? unavailable() : null));
+	if (op.kind === "setup") return decideFor(ctx, op.card, b => (b.error ? unavailable() : null), op.at);
 	return op.kind === "charge" ? charge(ctx, { ...op, initiator: "customer" }) : authorize(ctx, op);
 }
 
