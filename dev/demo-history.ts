@@ -138,7 +138,7 @@ export async function makeDemoHistory(target: DemoHistoryTarget): Promise<DemoHi
 	await Promise.all([
 		http.api("POST", `/api/customer/${third}/pause`, {}),
 		http.api("POST", `/api/unsubscribe/${fourth}`, {}),
-		// Changes are made at the real time, which a renewal the clock ran has left behind: before the first renewals.
+		// Made at the account's now (the clock's day 18): prorated over what is left of the first period.
 		change(first, 2, "now_prorated"),
 		checkouts(2, held),
 	]);

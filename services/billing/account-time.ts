@@ -23,8 +23,6 @@ import type { BillingDb } from "./models";
  */
 export const MAX_RUN_AHEAD_MS = 731 * 24 * 3_600_000;
 
-/** How long a clock run's lease lasts without a step: a run renews it at every step (renewals/clock-run.ts). */
-export const CLOCK_RUN_LEASE_MS = 60_000;
 const WAIT_POLL_MS = 50;
 
 export interface AccountClocks {
@@ -35,13 +33,14 @@ export interface AccountClocks {
 	/** Another node moved it (billing.clockMoved). */
 	heard(accountId: number, at: Date): void;
 	/**
-	 * Runs `run` while holding the account's clock-run lease, waiting for another run of the account to end first;
-	 * `renew` keeps the lease for another CLOCK_RUN_LEASE_MS.
+	 * Runs `run` while holding the account's clock-run lease, waiting for another run of the account to end first (or
+	 * for its lease to run out: its node died); `renew` keeps the lease for another `leaseMs`.
 	 */
 	exclusively<T>(accountId: number, owner: string, run: (renew: () => Promise<void>) => Promise<T>): Promise<T>;
 }
 
-export function createAccountClocks(db: Pick<BillingDb, "testClocks">, realNow: () => Date): AccountClocks {
+/** `leaseMs`: how long a clock run holds the clock without a step, as a renewal holds its customers (RENEWAL_LEASE_MS). */
+export function createAccountClocks(db: Pick<BillingDb, "testClocks">, realNow: () => Date, leaseMs: number): AccountClocks {
 	/** Per account, its clock in ms (0: never moved). */
 	const known = new Map<number, number>();
 	const heard = (accountId: number, at: Date) => known.set(accountId, Math.max(known.get(accountId) ?? 0, at.getTime()));
@@ -54,7 +53,7 @@ export function createAccountClocks(db: Pick<BillingDb, "testClocks">, realNow: 
 		return known.get(accountId)!;
 	}
 
-	const lease = (owner: string) => ({ run: newLease(owner, realNow(), CLOCK_RUN_LEASE_MS) });
+	const lease = (owner: string) => ({ run: newLease(owner, realNow(), leaseMs) });
 
 	return {
 		async now(accountId) {

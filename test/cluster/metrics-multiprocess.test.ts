@@ -174,7 +174,9 @@ test("When renewals run on two billing nodes and one is SIGKILLed mid-batch, aft
 
 	// Act: the month's renewals and the trials' first charges on both nodes; billing-2 dies after its 5th approval.
 	Object.assign(armed, { node: "billing-2", accountId: shop.accountId, afterCharges: 5, charges: 0, atRelay: false, killed: null });
-	await advanceOn(shop, ["billing-1", "billing-2"], advanceTo(32));
+	// One clock run at a time per account: billing-2's first; billing-1's waits for it, and takes over once its lease ends.
+	const target = advanceTo(32);
+	await Promise.all([advanceOn(shop, ["billing-2"], target), sleep(200).then(() => advanceOn(shop, ["billing-1"], target))]);
 	expect(armed.killed).toBe("billing-2");
 	await forgotten("billing-2");
 	// The survivor takes over what the killed node held once its leases ran out, then runs the first retries.

@@ -47,8 +47,8 @@ function daysBetween(from: DateTime, to: DateTime): string[] {
 	return days;
 }
 
-/** Today's start in the service's time zone: the day mid_stats counts in. */
-const todayOf = (deps: Pick<BillingDeps, "now">) => DateTime.fromISO(dayOf(deps.now()), { zone: config().timeZone });
+/** The start of `now`'s day in the service's time zone: the day mid_stats counts in. */
+const dayStart = (now: Date) => DateTime.fromISO(dayOf(now), { zone: config().timeZone });
 
 const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 1e6) / 1e6);
 
@@ -86,7 +86,8 @@ function figuresOf(docs: (MidStatsDoc | undefined)[]): MidFigures {
 export async function midHealth(deps: BillingDeps, input: { accountId: number }): Promise<MidHealthView[]> {
 	const mids = await deps.merchantAccountsOf(input.accountId);
 	const warningRatio = config().chargebackWarningRatio;
-	const today = todayOf(deps);
+	// The account's today: its transactions count on the days of its time (a sandbox's test clock).
+	const today = dayStart(await deps.clocks.now(input.accountId));
 	const monthDays = daysBetween(today.startOf("month"), today);
 	const rollingDays = daysBetween(today.minus({ days: 29 }), today);
 	const keys = mids.flatMap(mid => [...new Set([...monthDays, ...rollingDays])].map(day => `${mid.id}:${day}`));
@@ -108,7 +109,7 @@ export async function midHealth(deps: BillingDeps, input: { accountId: number })
 
 /** What each MID sold this calendar month (TIME_ZONE), in minor units by currency: what its monthly cap is checked against. */
 export async function monthVolumes(deps: BillingDeps, input: { midIds: number[] }): Promise<Record<string, Record<string, number>>> {
-	const today = todayOf(deps);
+	const today = dayStart(deps.now());
 	const days = daysBetween(today.startOf("month"), today);
 	const keys = input.midIds.flatMap(id => days.map(day => `${id}:${day}`));
 	const volumes: Record<string, Record<string, number>> = Object.fromEntries(input.midIds.map(id => [id, {}]));

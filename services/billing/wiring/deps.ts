@@ -64,7 +64,7 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 		relay,
 		justOpened: new LRUCache({ max: 10_000, ttl: config().requestTimeoutMs }),
 		now: () => new Date(),
-		clocks: createAccountClocks(db, () => new Date()),
+		clocks: createAccountClocks(db, () => new Date(), config().renewalLeaseMs),
 		productOf: (accountId, productId) => call(broker, "accounts.getProduct", { accountId, productId }),
 		releaseSession: async input => {
 			await call(broker, "sessions.release", input);

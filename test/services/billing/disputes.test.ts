@@ -1,6 +1,7 @@
 // Disputes through the sandbox's dispute test cards and the test clock
 // (docs/disputes.md): opened, reviewed, won or lost, with every state, the
 // transactions, the refund endpoint's answer and the merchant's webhooks.
+import { DateTime } from "luxon";
 import { freePort } from "../../../dev/net";
 import { createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
@@ -220,8 +221,10 @@ describe("Disputes", () => {
 		// Arrange
 		const { shop, customerId, transactionId } = await paidWith(DISPUTE_CARDS.earlyFraudWarning);
 
-		// Act
-		await Promise.all([advanceClock(app, shop, 2), advanceClock(app, shop, 2)]);
+		// Act: two calls to the same time (the second runs once the first is done, and finds it all applied)
+		const advanceTo = new Date(Date.now() + 2 * 86_400_000).toISOString();
+		const clock = () => admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo }).expect(200);
+		await Promise.all([clock(), clock()]);
 
 		// Assert
 		const transactions = (await api(shop).get(`/api/customer/${customerId}/transactions`).expect(200)).body.data;
@@ -239,8 +242,9 @@ describe("Disputes", () => {
 		// Arrange: one lost, one needing a response, on one account.
 		const first = await paidWith(DISPUTE_CARDS.lost);
 		await advanceClock(app, first.shop, 13);
+		// Bought at the account's now, 13 days on: disputed 3 days after that.
 		await paidWith(DISPUTE_CARDS.wonWithEvidence, first.shop);
-		await advanceClock(app, first.shop, 4);
+		await advanceClock(app, first.shop, 17);
 		const { shop } = first;
 
 		// Act
@@ -348,16 +352,21 @@ describe("Protection", () => {
 
 describe("MID health", () => {
 	test("When a MID sells, declines, refunds and is disputed, then its month and last 30 days count each, with the approval rate, the chargeback ratio and a warning", async () => {
-		// Arrange: four sales (one disputed and lost), a decline and a refund, spread over the shop's two MIDs.
-		const disputed = await paidWith(DISPUTE_CARDS.lost);
-		const { shop } = disputed;
+		// Arrange: four sales (one disputed and lost), a decline and a refund, spread over the shop's two MIDs, all in one
+		// month of the account's time: its clock is moved to the 2nd of next month first, whatever today is.
+		const shop = await createShop(app);
+		const second = DateTime.now().setZone("CET").plus({ months: 1 }).set({ day: 2, hour: 9 }).startOf("hour");
+		await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: second.toUTC().toISO() }).expect(200);
+		const disputed = await paidWith(DISPUTE_CARDS.lost, shop);
 		const sold = [];
 		for (let i = 0; i < 3; i++) sold.push(await paidWith("4242424242424242", shop));
 		expect((await submitCheckout(app, shop, { productId: shop.products.charge, card: "4000000000009995" })).body.code).toBe(
 			"PAYMENT_DECLINED",
 		);
 		expect((await api(shop).get(`/api/refund/${sold[0].transactionId}?amountToRefund=4.00`).expect(200)).body.success).toBe(true);
-		await advanceClock(app, shop, 13);
+		await admin(app)
+			.post(`/accounts/${shop.accountId}/clock`, { advanceTo: second.plus({ days: 13 }).toUTC().toISO() })
+			.expect(200);
 
 		// Act
 		const health = (await admin(app).get(`/accounts/${shop.accountId}/merchant-account-health`).expect(200)).body;

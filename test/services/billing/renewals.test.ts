@@ -21,14 +21,19 @@ afterAll(() => app.stop());
 const DAY = 86_400_000;
 const inDays = (days: number) => new Date(Date.now() + days * DAY).toISOString();
 const advance = (days: number, who: Shop = shop) => admin(app).post(`/accounts/${who.accountId}/clock`, { advanceTo: inDays(days) });
-const customer = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop))).body;
-const transactionsOf = async (id: number) =>
-	(await admin(app).get(`/accounts/${shop.accountId}/customers/${id}/transactions`)).body as {
+const customer = async (id: number, who: Shop = shop) => (await app.http().get(`/api/customer/${id}`).set(bearer(who))).body;
+const transactionsOf = async (id: number, who: Shop = shop) =>
+	(await admin(app).get(`/accounts/${who.accountId}/customers/${id}/transactions`)).body as {
 		type: string;
 		status: string;
 		amount: number;
 	}[];
 const local = (text: string) => DateTime.fromISO(text, { zone: "CET" });
+/** Moves the shop's clock to `hours` after a local date-time of the API (the account's now only moves forward). */
+const advanceAfter = (who: Shop, text: string, hours: number) =>
+	admin(app)
+		.post(`/accounts/${who.accountId}/clock`, { advanceTo: local(text).plus({ hours }).toUTC().toISO() })
+		.expect(200);
 
 describe("Renewals", () => {
 	test("When a monthly CHARGE subscription's month has passed, then it is renewed once: a RENEWAL, the next date one calendar month on, attempts 0", async () => {
@@ -55,26 +60,32 @@ describe("Renewals", () => {
 	});
 
 	test("When a SCHEDULE trial ends, then the first charge is made without the CVC (SUBSCRIPTION_START) and the next is a month later", async () => {
-		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.schedule })).body;
+		// A shop of its own: the shared one's clock is further on already.
+		const trial = await createShop(app);
+		const { customerId } = (await submitCheckout(app, trial, { productId: trial.products.schedule })).body;
+		const trialEnd = (await customer(customerId, trial)).nextRenewalTimestamp;
 
-		await advance(15);
+		await advance(15, trial);
 
-		expect(await transactionsOf(customerId)).toEqual([
+		expect(await transactionsOf(customerId, trial)).toEqual([
 			expect.objectContaining({ type: "SUBSCRIPTION_START", status: "APPROVED", amount: 4.99 }),
 		]);
-		const after = await customer(customerId);
+		const after = await customer(customerId, trial);
 		expect(after.lastTimeBilled).not.toBeNull();
+		// Charged when the trial ended, not when the clock call ended.
+		expect(after.lastTimeBilled).toBe(trialEnd);
 		expect(local(after.nextRenewalTimestamp).toISODate()).toBe(
 			local(after.subscriptionTimestamp).plus({ days: 14 }).plus({ months: 1 }).toISODate(),
 		);
 	});
 
 	test("When a PREAUTHORIZE trial ends, then the hold is captured as the first charge", async () => {
-		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.preauthorize })).body;
+		const trial = await createShop(app);
+		const { customerId } = (await submitCheckout(app, trial, { productId: trial.products.preauthorize })).body;
 
-		await advance(8);
+		await advance(8, trial);
 
-		const types = (await transactionsOf(customerId)).map(t => [t.type, t.status]);
+		const types = (await transactionsOf(customerId, trial)).map(t => [t.type, t.status]);
 		expect(types).toEqual([
 			["PREAUTHORIZATION", "APPROVED"],
 			["SUBSCRIPTION_START", "APPROVED"],
@@ -89,15 +100,16 @@ describe("Renewals", () => {
 		const { customerId } = (await submitCheckout(app, declining, { productId: declining.products.charge, card: CARDS.declinesRenewals }))
 			.body;
 		const read = async () => (await app.http().get(`/api/customer/${customerId}`).set(bearer(declining))).body;
+		const due = (await read()).nextRenewalTimestamp as string;
 
-		// Act / Assert: one attempt per day.
-		await advance(31, declining);
+		// Act / Assert: the first try when the renewal falls due, then one a day, counted from it.
+		await advanceAfter(declining, due, 1);
 		expect(await read()).toMatchObject({ status: "ACTIVE", attempts: 1 });
-		await advance(31.5, declining);
+		await advanceAfter(declining, due, 12);
 		expect((await read()).attempts).toBe(1);
-		await advance(32.1, declining);
+		await advanceAfter(declining, due, 25);
 		expect(await read()).toMatchObject({ status: "ACTIVE", attempts: 2 });
-		await advance(33.2, declining);
+		await advanceAfter(declining, due, 49);
 
 		// Assert
 		expect(await read()).toMatchObject({ status: "SUSPENDED", attempts: 3, renewalActive: false, nextRenewalTimestamp: null });
@@ -125,12 +137,13 @@ describe("Renewals", () => {
 	});
 
 	test("When a customer is unsubscribed, then no renewal is charged", async () => {
-		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge })).body;
-		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+		const other = await createShop(app);
+		const { customerId } = (await submitCheckout(app, other, { productId: other.products.charge })).body;
+		await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(other)).expect(200);
 
-		await advance(40);
+		await advance(40, other);
 
-		expect((await transactionsOf(customerId)).map(t => t.type)).toEqual(["SUBSCRIPTION_START"]);
+		expect((await transactionsOf(customerId, other)).map(t => t.type)).toEqual(["SUBSCRIPTION_START"]);
 	});
 
 	test("When a production account asks for the test clock, then 409: the request is well formed, the account is not one with a clock", async () => {
@@ -149,7 +162,7 @@ describe("Renewals", () => {
 		expect(res.body).toEqual({
 			error: "CONFLICT",
 			status: 409,
-			message: "advanceTo must not be in the past: the clock only moves forward",
+			message: "advanceTo must not be before the account's now: the clock only moves forward",
 		});
 	});
 
@@ -180,9 +193,11 @@ describe("Renewals", () => {
 	});
 
 	test("When an operator runs a cycle for a future time, then only sandbox customers are charged: no production customer is billed early", async () => {
-		// Arrange: two scheduled first charges. No production processor exists here, so one customer is made a production one by hand.
+		// Arrange: two scheduled first charges, in a shop whose clock never moved. No production processor exists here, so one
+		// customer is made a production one by hand.
+		const fresh = await createShop(app);
 		const [live, sandbox] = await Promise.all(
-			[1, 2].map(async () => (await submitCheckout(app, shop, { productId: shop.products.schedule })).body.customerId as number),
+			[1, 2].map(async () => (await submitCheckout(app, fresh, { productId: fresh.products.schedule })).body.customerId as number),
 		);
 		const client = await MongoClient.connect(process.env.MONGO_URL!);
 		try {
@@ -197,9 +212,9 @@ describe("Renewals", () => {
 				.expect(200);
 
 			// Assert
-			expect(await transactionsOf(live)).toEqual([]);
-			expect(await customer(live)).toMatchObject({ status: "ACTIVE", attempts: 0 });
-			expect((await transactionsOf(sandbox)).map(t => t.type)).toEqual(["SUBSCRIPTION_START"]);
+			expect(await transactionsOf(live, fresh)).toEqual([]);
+			expect(await customer(live, fresh)).toMatchObject({ status: "ACTIVE", attempts: 0 });
+			expect((await transactionsOf(sandbox, fresh)).map(t => t.type)).toEqual(["SUBSCRIPTION_START"]);
 		} finally {
 			await client.close();
 		}

@@ -19,8 +19,12 @@ const april = (day: number, hour = 0, minute = 0) => Date.UTC(2027, 3, day, hour
 beforeAll(async () => {
 	setWallClock(april(1));
 	app = await startApp();
-	shop = await createShop(app);
 	receiver = await startWebhookReceiver();
+});
+// A shop per test: its test clock is its account's now, which only moves forward.
+beforeEach(async () => {
+	setWallClock(april(1));
+	shop = await createShop(app);
 	await admin(app).patch(`/accounts/${shop.accountId}`, { webhookUrl: receiver.url }).expect(200);
 	const create = (body: object) => createPlan(app, shop, body);
 	product.ten = await create({ amount: 10 });
