@@ -144,7 +144,7 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[MetricsError.FromAfterTo]: { type: ApiErrorType.BadRequest, message: "from must not be after to" },
 	[MetricsError.TooLong]: {
 		type: ApiErrorType.BadRequest,
-		message: `from and to may span at most ${MAX_METRICS_DAYS} days (three years); ask for the rest in another request`,
+		message: `from and to may span at most ${MAX_METRICS_DAYS} days, both included (three years); ask for the rest in another request`,
 	},
 	[MetricsError.ProductAndMid]: { type: ApiErrorType.BadRequest, message: "Send productId or midId, not both" },
 	[MetricsError.ProductNotFound]: { type: ApiErrorType.NotFound, message: "Product not found" },

@@ -77,6 +77,8 @@ function changeView(change: ChangeDetails) {
 		currency: change.currency,
 		from: change.from,
 		to: change.to,
+		// Signed: what the change came to, tax included (plan-changes/change-amounts.ts).
+		total: amount(change.due - change.creditAdded),
 		due: amount(change.due),
 		charged: amount(change.charged),
 		creditUsed: amount(change.creditUsed),

@@ -1,9 +1,13 @@
 // What the change endpoints answer: amounts as decimals of the subscription's
 // currency, dates as the API prints them (docs/api.md#subscription-changes).
+// `total` is due − creditAdded, and each line's `gross` its amount with the
+// tax its price excludes (change-amounts.ts), so Σ lines' gross = total.
 import { findCurrency, toDecimal } from "../../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
 import type { ChangeQuoteDoc, QuotedChange } from "../documents/change-quote";
 import type { ChangeDetails } from "../documents/outbox-event";
+import { NO_TAX } from "../pricing/tax";
+import { lineGross } from "./change-amounts";
 
 export function quotedView(quoteId: string, result: QuotedChange) {
 	const currency = findCurrency(result.currency)!;
@@ -24,7 +28,9 @@ export function quotedView(quoteId: string, result: QuotedChange) {
 			from: formatDateTime(new Date(line.from)),
 			to: formatDateTime(new Date(line.to)),
 			amount: amount(line.amount),
+			gross: amount(lineGross(line.amount, line.tax ?? NO_TAX)),
 		})),
+		total: amount(result.due - result.creditAdded),
 		due: amount(result.due),
 		creditUsed: amount(result.creditUsed),
 		charge: amount(result.charged),

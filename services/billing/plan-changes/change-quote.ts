@@ -1,20 +1,21 @@
 // POST /api/customer/{id}/change-quote: what a change of product and/or
-// quantity costs now, counted by changes/ (quoteChange, applyCredit), stored
-// as a binding quote (documents/change-quote.ts) the change then applies as it
-// is, for QUOTE_TTL_MS. docs/subscriptions.md explains the rules to merchants.
+// quantity costs now, counted by changes/ (quoteChange) and
+// change-amounts.ts (tax, due or credit), stored as a binding quote
+// (documents/change-quote.ts) the change then applies as it is, for
+// QUOTE_TTL_MS. docs/subscriptions.md explains the rules to merchants.
 import { createHash, randomBytes } from "node:crypto";
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { ownedBy } from "../../../shared/persistence";
 import type { ChangeError } from "../changes/change-errors";
-import { applyCredit } from "../changes/credit";
 import { quoteChange } from "../changes/proration";
 import type { ChangeMode } from "../changes/subscription-period";
 import { couponInForce } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
-import { NO_TAX, planGross, priceLines } from "../pricing/tax";
+import { NO_TAX, planGross } from "../pricing/tax";
 import { CustomerStatus } from "../states";
+import { changeAmounts } from "./change-amounts";
 import { PlanChangeError } from "./change-api-errors";
 import { creditOf, currentPeriod, quantityOf } from "./customer-period";
 
@@ -107,10 +108,10 @@ export async function computeChange(
 	);
 	if (!quoted.ok) return CHANGE_ERRORS[quoted.error.code] ?? PlanChangeError.PeriodOver;
 	const q = quoted.value;
-	const credit = creditOf(customer);
-	const taxed = withTax(q, current, next);
-	const paid = applyCredit(credit, taxed.due);
-	if (!paid.ok) return PlanChangeError.AmountTooLarge;
+	// Each line with its tax (the old plan's credit at the old product's rule), paid from the credit first.
+	const rules = q.lines.map(line => ({ amount: line.amount, rule: taxRule(line.kind, current, next) }));
+	const amounts = changeAmounts(rules, creditOf(customer));
+	if (!amounts) return PlanChangeError.AmountTooLarge;
 	return {
 		mode: input.mode,
 		trial: false,
@@ -128,11 +129,11 @@ export async function computeChange(
 			amount,
 			tax: taxRule(kind, current, next),
 		})),
-		due: taxed.due,
-		creditUsed: credit - paid.value.creditLeft,
-		charged: paid.value.charged,
-		creditAdded: taxed.credit,
-		creditAfter: paid.value.creditLeft + taxed.credit,
+		due: amounts.due,
+		creditUsed: amounts.creditUsed,
+		charged: amounts.charged,
+		creditAdded: amounts.creditAdded,
+		creditAfter: amounts.creditAfter,
 		nextRenewal: {
 			at: q.nextRenewal.at,
 			productId: q.nextRenewal.productId,
@@ -146,21 +147,6 @@ export async function computeChange(
 /** A change's line is taxed as its product: the old plan's credit as the old product, the new plan's charge as the new. */
 const taxRule = (kind: string, current: ProductRecord, next: ProductRecord) =>
 	(kind === "unused_time_credit" ? current.tax : next.tax) ?? NO_TAX;
-
-/**
- * What the change's lines come to with their tax (pricing/): each line at its product's rule, the old plan's credit
- * at the old product's. Prices that include tax change nothing; excluded tax is due (or credited) with them.
- */
-function withTax(
-	q: { lines: { kind: string; amount: number }[]; due: number; credit: number },
-	current: ProductRecord,
-	next: ProductRecord,
-): { due: number; credit: number } {
-	const rule = (kind: string) => taxRule(kind, current, next);
-	if (q.lines.every(line => rule(line.kind).inclusive)) return { due: q.due, credit: q.credit };
-	const total = priceLines(q.lines.map(line => ({ amount: line.amount, rule: rule(line.kind) }))).gross;
-	return { due: Math.max(0, total), credit: Math.max(0, -total) };
-}
 
 /** A change that charges and credits nothing now (in a trial, or one cancelled): no lines, the credit as it is. */
 export function nothingNow(

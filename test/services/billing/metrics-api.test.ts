@@ -136,6 +136,24 @@ describe("GET /api/metrics", () => {
 		expect(res.body.to).toBe(formatDateTime(new Date(Date.now() + 40 * DAY_MS)).slice(0, 10));
 	});
 
+	test("When the range holds exactly 1,096 days, both ends counted, then it is read; one day more is refused", async () => {
+		// Act: 2024-01-01 to 2026-12-31 is 366 + 365 + 365 days; to 2027-01-01, one more
+		const longest = await get("?from=2024-01-01&to=2026-12-31&granularity=month").expect(200);
+		const tooLong = await get("?from=2024-01-01&to=2027-01-01&granularity=month");
+		const fromDefault = await get("?to=2025-12-31");
+
+		// Assert
+		expect(longest.body).toMatchObject({ from: "2024-01-01", to: "2026-12-31" });
+		expect(longest.body.series[0].points).toHaveLength(36);
+		// The EUR counters: 27 February, 2 and 10 March 2026.
+		expect(longest.body.series[0].total.mrr).toBe(999 + 1998 - 999);
+		expect(tooLong.status).toBe(400);
+		expect(tooLong.body.message).toBe(
+			"from and to may span at most 1096 days, both included (three years); ask for the rest in another request",
+		);
+		expect(fromDefault.body).toMatchObject({ from: "2025-12-02", to: "2025-12-31" });
+	});
+
 	test.each([
 		["?from=2026-02-30&to=2026-03-01", "from and to must be real days"],
 		["?from=20260101", "from must match pattern"],

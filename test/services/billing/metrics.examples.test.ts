@@ -7,7 +7,6 @@ import { type Movement, movementsBetween } from "../../../services/billing/metri
 import {
 	type Contribution,
 	contributionOf,
-	type MetricsProduct,
 	mrrOf,
 	type SubscriptionState,
 	subscriptionState,
@@ -16,32 +15,8 @@ import { netVolume, type VolumeFigure, volumeOf } from "../../../services/billin
 import { averageRevenuePerSubscriber, churnRate, recoveryRate } from "../../../services/billing/metrics/window-rates";
 import { dayOf } from "../../../services/billing/mid-stats/mid-stats";
 import { CustomerStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
-import type { CouponTerms } from "../../../shared/contracts/accounts";
+import { BASIC, coupon, MARCH_OPENING, MARCH_STORY, PRO, paying, TEAM } from "../../factories/metrics-march";
 import { local } from "../../factories/subscription-period";
-
-const NO_TAX = { rateBps: 0, inclusive: true };
-const BASIC: MetricsProduct = { id: 1, currency: "EUR", amountMinor: 1000, renewal: { every: 1, unit: "month" }, tax: NO_TAX };
-const PRO: MetricsProduct = { id: 2, currency: "EUR", amountMinor: 10_000, renewal: { every: 1, unit: "year" }, tax: NO_TAX };
-const TEAM: MetricsProduct = { id: 3, currency: "EUR", amountMinor: 600, renewal: { every: 1, unit: "week" }, tax: NO_TAX };
-
-const coupon = (over: Partial<CouponTerms> & { periodsLeft: number | null }) => ({
-	couponId: 7,
-	code: "SPRING",
-	percentOff: 20,
-	amountOff: null,
-	currency: null,
-	duration: "repeating" as const,
-	periods: 3,
-	productIds: null,
-	...over,
-});
-
-const paying = (product: MetricsProduct, over: Partial<SubscriptionState> = {}): SubscriptionState => ({
-	status: CustomerStatus.Active,
-	periodsBilled: 1,
-	product,
-	...over,
-});
 
 describe("Normalising to a month", () => {
 	test.each([
@@ -185,27 +160,11 @@ describe("Movements", () => {
 });
 
 describe("The worked example of docs/metrics.md: March 2026", () => {
-	// Opening on 1 March: A (Basic, 1 seat) and B (Pro, yearly). Each row: the local date-time, the customer, its state after.
-	const A = (quantity: number) => paying(BASIC, { quantity });
-	const E = paying(BASIC, { coupon: coupon({ periodsLeft: 2 }) });
-	const opening: Record<string, SubscriptionState> = { A: A(1), B: paying(PRO) };
-	const story: [string, string, SubscriptionState][] = [
-		["2026-03-02T10:00", "C", paying(TEAM)],
-		["2026-03-04T09:00", "D", paying(BASIC, { periodsBilled: 0 })],
-		["2026-03-05T12:00", "E", E],
-		["2026-03-10T15:00", "A", A(3)],
-		["2026-03-12T08:00", "B", paying(PRO, { status: CustomerStatus.Unsubscribed, endedBy: "dispute" })],
-		["2026-03-16T11:00", "C", paying(TEAM, { status: CustomerStatus.Paused })],
-		["2026-03-18T09:00", "D", paying(BASIC)],
-		["2026-03-24T00:30", "C", paying(TEAM)],
-		["2026-03-27T23:30", "A", A(2)],
-	];
-
 	/** The counters of the EUR total, by day: each movement added to the day of its time, as the next session will. */
 	function countersOfMarch() {
 		const days = new Map<string, Movement[]>();
-		const states = new Map(Object.entries(opening).map(([name, state]) => [name, contributionOf(state)]));
-		for (const [at, name, state] of story) {
+		const states = new Map(Object.entries(MARCH_OPENING).map(([name, state]) => [name, contributionOf(state)]));
+		for (const [at, name, state] of MARCH_STORY) {
 			const after = contributionOf(state);
 			const key = dayOf(local(at));
 			const moved = movementsBetween(states.get(name) ?? null, after).filter(m => m.productId === "all");

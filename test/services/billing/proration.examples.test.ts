@@ -206,6 +206,26 @@ describe("Proration, worked examples", () => {
 		expect(second).toEqual({ charged: 600, creditLeft: 0 });
 		expect(applyCredit(-1, 800)).toEqual({ ok: false, error: { code: "INVALID_AMOUNT", field: "credit", value: -1 } });
 	});
+
+	test("When instants have milliseconds, then each is counted at its whole second: a change at 12:00:00.999 costs what one at 12:00:00 does, and a second later one cent less", () => {
+		// Arrange: €25,920.00 a month over April's 2,592,000 s is one cent a second; the period starts at 10:15:02.917
+		const april = firstPeriod(new Date(local("2026-04-01T10:15:02").getTime() + 917), { unitAmount: 2_592_000 });
+		const at = (iso: string, ms = 0) => new Date(local(iso).getTime() + ms);
+
+		// Act: to twice the price, 15 days and 1 h 44 min 58 s (1,302,298 s) after the start at 10:15:02
+		const sharp = quote(april, changeTo(5_184_000), at("2026-04-16T12:00:00"));
+		const late = quote(april, changeTo(5_184_000), at("2026-04-16T12:00:00", 999));
+		const next = quote(april, changeTo(5_184_000), at("2026-04-16T12:00:01"));
+
+		// Assert: 1,289,702 s left; the new plan charges 2 cents a second of them, the old credits 1
+		expect(amounts(sharp.lines)).toEqual([
+			["unused_time_credit", -1_289_702],
+			["new_plan_charge", 2_579_404],
+		]);
+		expect(amounts(late.lines)).toEqual(amounts(sharp.lines));
+		expect(late.due).toBe(sharp.due);
+		expect(sharp.due - next.due).toBe(1);
+	});
 });
 
 describe("Proration, bad input", () => {

@@ -181,6 +181,59 @@ describe("Subscription changes", () => {
 		);
 	});
 
+	test("When a downgrade's prices exclude 20 % tax, then its lines' gross add up to a negative total, due is 0 and the rest is creditAdded, alike in the quote, the change's answer and SUBSCRIPTION_CHANGED", async () => {
+		const taxed = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${taxed.accountId}`, { webhookUrl: receiver.url, invoicing: { taxRateBps: 2000, pricesIncludeTax: false } })
+			.expect(200);
+		const [twenty, ten] = [await createPlan(app, taxed, { amount: 20 }), await createPlan(app, taxed, { amount: 10 })];
+		setWallClock(april(1));
+		const id = (await submitCheckout(app, taxed, { productId: twenty })).body.customerId as number;
+		setWallClock(april(16));
+		const post = (path: string, body: object) => app.http().post(`/api/customer/${id}${path}`).set(bearer(taxed)).send(body);
+
+		const quote = (await post("/change-quote", { productId: ten, mode: "now_prorated" }).expect(200)).body;
+		const done = (await post("/change", { mode: "now_prorated", quoteId: quote.quoteId }).expect(200)).body;
+
+		// 15 of April's 30 days: −€10.00 of €20, +€5.00 of €10, each with 20 % added; €6.00 comes back as credit.
+		const sums = { total: -6, due: 0, creditAdded: 6, creditUsed: 0, creditAfter: 6 };
+		expect(quote.lines.map((l: { kind: string; amount: number; gross: number }) => [l.kind, l.amount, l.gross])).toEqual([
+			["unused_time_credit", -10, -12],
+			["new_plan_charge", 5, 6],
+		]);
+		expect(quote).toMatchObject({ ...sums, charge: 0 });
+		// The change's answer is the quote applied, without the quote's own customerId and expiresAt.
+		expect(done.change).toEqual({ ...quote, customerId: undefined, expiresAt: undefined });
+		expect(done.customer.credit).toBe(6);
+		const [event] = await eventually(() => {
+			const found = receiver.requests.map(r => JSON.parse(r.rawBody)).filter(e => e.customerId === id && e.type === "SUBSCRIPTION_CHANGED");
+			expect(found).toHaveLength(1);
+			return found;
+		});
+		expect(event.data.change).toMatchObject({ ...sums, charged: 0, quoteId: quote.quoteId });
+	});
+
+	test("When a change waiting for the period's end is applied by the renewal, then no SUBSCRIPTION_CHANGED is sent: the renewal's TRANSACTION shows the new plan", async () => {
+		const id = await subscribe(product.ten);
+		setWallClock(april(10));
+		await api().post(`/customer/${id}/change`, { productId: product.twenty, mode: "at_period_end" }).expect(200);
+
+		await renewAt(april(30, 23, 30) + 3_600_000);
+		// A later event of the same customer: once it arrives, every event written before it on the customer has too.
+		await api().post(`/unsubscribe/${id}`, {}).expect(200);
+
+		const events = await eventually(() => {
+			const found = receiver.requests.map(r => JSON.parse(r.rawBody)).filter(e => e.customerId === id);
+			expect(found.map(e => e.type)).toContain("CANCELLATION");
+			return found;
+		});
+		expect(events.map(e => e.type).filter(type => type.startsWith("SUBSCRIPTION_CHANGE"))).toEqual(["SUBSCRIPTION_CHANGE_SCHEDULED"]);
+		const scheduled = events.find(e => e.type === "SUBSCRIPTION_CHANGE_SCHEDULED");
+		expect(scheduled.data.change).toMatchObject({ to: { productId: product.twenty }, effectiveAt: "2027-05-01T00:00:00.000" });
+		const renewal = events.find(e => e.type === "TRANSACTION" && e.data.transaction.type === "RENEWAL");
+		expect(renewal.data.transaction).toMatchObject({ amount: 20, productId: product.twenty, status: "APPROVED" });
+	});
+
 	test("When €10 a month changes to €100 a year on 16 April, then €95.00 is charged and the next renewal is 16 April 2028", async () => {
 		const id = await subscribe(product.ten);
 		setWallClock(april(16));
