@@ -39,9 +39,10 @@ export function productOr(product: ProductRecord | MetricsProduct | null, custom
 }
 
 /**
- * The customer's contribution after `change` and the movement from the one last counted. `product`: the product in
- * force after the change, when the caller has it (else read); `endedBy`: what unsubscribed it; `due`: a renewal's time
- * (metrics-time.ts); `losesRenewal`: a lapse loses the renewal being tried (default: when one was being retried).
+ * The customer's contribution after `change` and the movement from the one last counted. `at`: when the change
+ * happened, in the account's time (account-time.ts), the day it counts on; `product`: the product in force after the
+ * change, when the caller has it (else read); `endedBy`: what unsubscribed it; `losesRenewal`: a lapse loses the
+ * renewal being tried (default: when one was being retried).
  */
 export async function countedChange(
 	deps: MetricsDeps,

@@ -2,7 +2,7 @@
 // and a downgrade of seats, a pause and its resume, a refund, a dispute lost, renewals approved, declined and
 // recovered by a retry, and a suspension; each day's figures from GET /api/metrics checked against the figures
 // written here by hand. Changes made after the clock moved count on the clock's day; renewals, retries and the
-// sandbox's dispute notices on the day they fell due (metrics-time.ts); the checkouts on the day they were made.
+// sandbox's dispute notices on the day they fell due (the account's now: account-time.ts); the checkouts on the day they were made.
 
 import type { MetricsAnswer, MetricsFigures, MetricsPoint } from "../../../shared/contracts/metrics";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
