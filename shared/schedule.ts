@@ -60,8 +60,10 @@ export interface Schedule<Id extends number | string> {
 	 * What is listed in the slots from the cursor to `until`, oldest slot first.
 	 * `moveCursor` (default true) lets the cursor pass the leading slots found
 	 * empty; never beyond `now` (a run for a future time moves nothing).
+	 * `from`: read from its slot instead, when that is after the cursor (a test
+	 * clock's steps read on from where the last one ended); it moves nothing.
 	 */
-	due(until: Date, now: Date, options?: { moveCursor?: boolean }): Promise<DueEntry<Id>[]>;
+	due(until: Date, now: Date, options?: { moveCursor?: boolean; from?: Date }): Promise<DueEntry<Id>[]>;
 	/** Writes the cursor at the slot of `from` if there is none: the schedule is in use from now on, and holds nothing earlier. */
 	initialize(from: Date): Promise<void>;
 }
@@ -142,6 +144,9 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		else if (operations.length > 1) await raw(model).bulkWrite(operations, { ordered: false });
 	}
 
+	/** Where a reading starts while no cursor has been written (ScheduleOptions.firstLookBackMs). */
+	const lookBackSlot = (now: Date) => slotOf(new Date(now.getTime() - (options.firstLookBackMs ?? 0)));
+
 	/** The cursor's slot as this process last read or wrote it. */
 	let knownCursor: number | null = null;
 
@@ -171,14 +176,16 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		remove: (id, at, listedAt) => write(notListedAgain([{ id, at, listedAt }]), ids => ({ $pullAll: { ids } }), false),
 		removeAll: entries => write(notListedAgain(entries), ids => ({ $pullAll: { ids } }), false),
 
-		async due(until, now, { moveCursor = true } = {}) {
+		async due(until, now, { moveCursor = true, from: readFrom } = {}) {
 			const to = slotOf(until);
 			const known = trustedCursor(now);
 			// Before the cursor nothing can be due: a poll of an idle schedule reads nothing.
 			if (known !== null && to < known) return [];
 			const cursor = known !== null ? { slot: known } : await model.findById(CURSOR).lean();
 			knownCursor = cursor?.slot ?? null;
-			const from = cursor?.slot ?? slotOf(new Date(now.getTime() - (options.firstLookBackMs ?? 0)));
+			const from = cursor?.slot ?? lookBackSlot(now);
+			// A later start reads on from there, and moves nothing: the slots before it were not looked at.
+			if (readFrom && slotOf(readFrom) > from) return (await readSlots(slotOf(readFrom), to)).entries;
 			const { entries, firstHeld, empty } = await readSlots(from, to);
 			// Past the slots found empty, but never past now: work can still be added to the current slot.
 			const next = Math.min(firstHeld ?? to + slotMs, slotOf(now));

@@ -32,7 +32,7 @@ import { storeQuote } from "./plan-changes/change-quote";
 import { type CreditRefundDone, refundCredit } from "./plan-changes/credit-refund";
 import { refundTransaction } from "./refunds/refund-ledger";
 import { renewalStatus } from "./renewals/renewal-cycle";
-import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals } from "./renewals/renewal-runs";
+import { advanceClock, type RenewalRunError, type RenewalRuns, RUN_TIMEOUT_MS, runRenewals } from "./renewals/renewal-runs";
 import { schemas } from "./schemas";
 import {
 	abandonSubscription,
@@ -77,10 +77,17 @@ function thenRelay<P, R>(
 	};
 }
 
-/** A renewal run on this node (renewals/renewal-runs.ts); its refusals answer 409. */
-function renewalRunAction<P, R>(params: object, fn: (runs: RenewalRuns, input: P) => Promise<R | RenewalRunError>): BillingAction {
+/**
+ * A renewal run on this node (renewals/renewal-runs.ts); its refusals answer 409. It may take minutes: its callers wait
+ * RUN_TIMEOUT_MS (Moleculer's action `timeout`, which its types leave out).
+ */
+function renewalRunAction<P, R>(
+	params: object,
+	fn: (runs: RenewalRuns, input: P) => Promise<R | RenewalRunError>,
+): BillingAction & { timeout: number } {
 	return {
 		params: params as ActionSchema["params"],
+		timeout: RUN_TIMEOUT_MS,
 		async handler(ctx: Context<P>) {
 			return billingErrors.orFail(await fn(this.background, ctx.params));
 		},

@@ -52,12 +52,14 @@ export interface WarningRun {
 	/** A run "in the future" (a test clock) warns sandbox customers only, as it bills them only. */
 	sandboxOnly: boolean;
 	moveCursor: boolean;
+	/** Read the schedule on from here (a test clock's later step). */
+	readFrom?: Date;
 }
 
 /** Sends the CARD_EXPIRING warnings due by the run's time; answers the customers whose events wait to be relayed. */
 export async function warnExpiringCards(deps: BillingDeps, run: WarningRun): Promise<number[]> {
 	const now = deps.now();
-	const due = await deps.cardExpiry.due(run.at, now, { moveCursor: run.moveCursor });
+	const due = await deps.cardExpiry.due(run.at, now, { moveCursor: run.moveCursor, from: run.readFrom });
 	if (due.length === 0) return [];
 	const customers = new Map(
 		(await deps.db.customers.find({ _id: { $in: [...new Set(due.map(e => e.id))] } }).lean()).map(c => [c._id, c] as const),

@@ -25,7 +25,7 @@ export interface ClockRunner {
 	deps: BillingDeps;
 	/** This node's name, for the run's lease. */
 	owner: string;
-	runCycle(options: { at: Date; from: Date; accountId: number }): Promise<CycleReport>;
+	runCycle(options: { at: Date; from: Date; readFrom?: Date; accountId: number }): Promise<CycleReport>;
 	applySandboxNotices(until: Date, accountId: number): Promise<void>;
 	/** Tells the other billing nodes the account's clock moved (billing.clockMoved), waiting for their answers. */
 	tellBillingNodes(accountId: number, at: Date): Promise<void>;
@@ -53,8 +53,8 @@ export async function runClock(runner: ClockRunner, accountId: number, target: D
 			const end = stepEnd(at, target, due.noticeAfter);
 			await clocks.moved(accountId, at);
 			await renew();
-			await runner.applySandboxNotices(at, accountId);
-			report = added(report, await runner.runCycle({ at: end, from: at, accountId }));
+			if (due.notices) await runner.applySandboxNotices(at, accountId);
+			report = added(report, await runner.runCycle({ at: end, from: at, readFrom: last ?? undefined, accountId }));
 			last = end;
 		}
 		await clocks.moved(accountId, target);
@@ -77,18 +77,20 @@ interface Window {
 }
 
 /**
- * The earliest time after `after` and by `until` at which something of the account falls due, and the first sandbox
- * notice after that time; null when nothing does. `otherAccounts` keeps the ids listed that are other accounts'
+ * The earliest time after `after` and by `until` at which something of the account falls due, whether sandbox
+ * notices are due by then, and the first notice after it; null when nothing falls due. `otherAccounts` keeps the ids listed that are other accounts'
  * customers, so each is read once per run.
  */
 async function nextDue(
 	deps: BillingDeps,
 	window: Window,
 	otherAccounts: Set<number>,
-): Promise<{ at: Date; noticeAfter: Date | null } | null> {
+): Promise<{ at: Date; notices: boolean; noticeAfter: Date | null } | null> {
 	const now = deps.now();
 	const listed = await Promise.all(
-		[deps.renewals, deps.resumes, deps.cardExpiry].map(schedule => schedule.due(window.until, now, { moveCursor: false })),
+		[deps.renewals, deps.resumes, deps.cardExpiry].map(schedule =>
+			schedule.due(window.until, now, { moveCursor: false, from: window.after ?? undefined }),
+		),
 	);
 	const ids = [...new Set(listed.flat().map(entry => entry.id))].filter(id => !otherAccounts.has(id));
 	const customers = ids.length ? await deps.db.customers.find({ _id: { $in: ids } }).lean() : [];
@@ -104,7 +106,12 @@ async function nextDue(
 	const first = Math.min(...[...times, ...notices].filter(t => t > after && t <= window.until.getTime()));
 	if (!Number.isFinite(first)) return null;
 	const noticeAfter = Math.min(...notices.filter(t => t > first));
-	return { at: new Date(first), noticeAfter: Number.isFinite(noticeAfter) ? new Date(noticeAfter) : null };
+	return {
+		at: new Date(first),
+		// Notices due by the step's start are applied first (those before it a failed one held back, again).
+		notices: notices.some(t => t <= first),
+		noticeAfter: Number.isFinite(noticeAfter) ? new Date(noticeAfter) : null,
+	};
 }
 
 /** When the customer's renewal (or retry), resume or card-expiry warning falls due, in the account's time. */

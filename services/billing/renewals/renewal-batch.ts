@@ -40,10 +40,10 @@ export interface BatchOptions {
 	/** The cycle's time: everything due at or before it is charged. */
 	at: Date;
 	/**
-	 * The earliest time a charge is made at: each is made at its own due time, or at this one when it fell due before
-	 * (the cycle's time for the hourly cycle; the clock's time before the step for a test clock's: clock-run.ts).
+	 * When each charge is made, in its account's time, from the time it fell due: the real now for the hourly cycle and
+	 * an operator's run; its due time, or the step's start when it fell due before, for a test clock's step (clock-run.ts).
 	 */
-	from: Date;
+	chargedAt(due: Date): Date;
 	/** This node's name; each batch's leases carry it. */
 	owner: string;
 	accountId?: number;
@@ -214,13 +214,7 @@ interface Settling {
 type Moving = Settling & { state: Exclude<NextState, { result: "suspended" }> };
 
 /** Records the charges and moves each customer on: listed in its next slot first, updated in bulk, taken out of its old slots last. */
-async function settleAll(
-	deps: RenewalDeps,
-	charged: Charged[],
-	owner: string,
-	options: BatchOptions,
-	report: CycleReport,
-): Promise<RelayTargets> {
+async function settleAll(deps: RenewalDeps, charged: Charged[], owner: string, report: CycleReport): Promise<RelayTargets> {
 	const states: Settling[] = charged.map(item => ({
 		item,
 		lease: { _id: item.customer._id, "renewalLease.owner": owner },
@@ -234,7 +228,7 @@ async function settleAll(
 	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item, lease, state.attempts);
 	await deps.renewals.removeAll(states.flatMap(oldSlots));
 	for (const { state } of states) report[state.result]++;
-	await noteRecoveries(deps, charged, options.from);
+	await noteRecoveries(deps, charged);
 	return {
 		transactions: charged.flatMap(item => transactions.get(item.key)?._id ?? []),
 		customers: [...states.flatMap(({ item, state }) => (state.result === "suspended" ? [item.customer._id] : [])), ...moved],
@@ -321,10 +315,11 @@ function oldSlots({ item, state }: Settling) {
 	return item.entry.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.entry, listedAt: state.listAt }];
 }
 
-/** Counted in the month the batch charged in, in its accounts' time (`from`). */
-function noteRecoveries(deps: RenewalDeps, charged: Charged[], from: Date): Promise<void> {
+/** Counted in the month the batch charged in, in its accounts' time (its first charge's: a batch spans an hour at most). */
+function noteRecoveries(deps: RenewalDeps, charged: Charged[]): Promise<void> {
 	const approved = (item: Charged) => item.outcome.status === "APPROVED";
-	return noteRecovery(deps, from, {
+	if (charged.length === 0) return Promise.resolve();
+	return noteRecovery(deps, charged[0].at, {
 		entered: charged.filter(item => !approved(item) && firstDecline(item.customer)).map(item => item.customer),
 		recovered: charged
 			.filter(item => approved(item) && !firstDecline(item.customer))
@@ -350,11 +345,11 @@ export async function renewBatch(
 		// A cycle "in the future" is a test clock's: it never bills a production customer early.
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
-	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, { owner, now, from: options.from }, report);
+	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, { owner, now, chargedAt: options.chargedAt }, report);
 	await deps.renewals.removeAll(left);
 	const { charged, noProduct } = await chargeAll(deps, claimed);
 	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
-	deps.relay(await settleAll(deps, charged, owner, options, report));
+	deps.relay(await settleAll(deps, charged, owner, report));
 	return { heldElsewhere };
 }
 
@@ -365,7 +360,7 @@ export async function renewBatch(
 function sortClaims(
 	entries: DueEntry<number>[],
 	docs: Map<number, CustomerDoc>,
-	{ owner, now, from }: { owner: string; now: Date; from: Date },
+	{ owner, now, chargedAt }: Pick<BatchOptions, "owner" | "chargedAt"> & { now: Date },
 	report: CycleReport,
 ) {
 	const claimed: Claimed[] = [];
@@ -377,7 +372,7 @@ function sortClaims(
 		if (customer?.renewalLease?.owner === owner) {
 			// Unsubscribed between the claim and the read: not charged, and its lease let go at once (the unsubscribe waits for it).
 			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp)
-				claimed.push({ customer, entry, at: new Date(Math.max(customer.nextRenewalTimestamp.getTime(), from.getTime())) });
+				claimed.push({ customer, entry, at: chargedAt(customer.nextRenewalTimestamp) });
 			else changed.push(customer._id);
 			continue;
 		}

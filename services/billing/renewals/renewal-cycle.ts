@@ -29,8 +29,13 @@ export type { CycleReport, RenewalDeps } from "./renewal-batch";
 export interface CycleOptions {
 	/** The cycle's time: everything due at or before it is charged. */
 	at: Date;
-	/** The earliest time a charge is made at (renewal-batch.ts); default `at`. A test clock's step starts there. */
+	/**
+	 * A test clock's step starts here (clock-run.ts): each customer is charged at its due time, or here when it fell due
+	 * before. Without it, every charge is made at the cycle's real now.
+	 */
 	from?: Date;
+	/** A test clock's later step reads its schedules on from here: the steps before it read the slots before. */
+	readFrom?: Date;
 	/** This node's name, written on the leases it holds. */
 	owner: string;
 	/** Only this account's customers (the sandbox test clock). */
@@ -41,6 +46,11 @@ export interface CycleOptions {
 	signal?: AbortSignal;
 	/** This node's share of the work among the billing nodes running the cycle (see below). */
 	share?: { index: number; count: number };
+}
+
+/** When a claimed customer is charged, from its due time (renewal-batch.ts: BatchOptions.chargedAt). */
+function chargeTimes(from: Date | undefined, now: () => Date): (due: Date) => Date {
+	return from ? due => new Date(Math.max(due.getTime(), from.getTime())) : () => now();
 }
 
 /** Customers claimed, charged and settled together. */
@@ -77,7 +87,8 @@ async function renewDue(deps: RenewalDeps, options: CycleOptions, run: CycleRun,
 	// Each listing is looked at once per cycle; a customer charged for a missed period is listed again in a later slot.
 	const seen = new Set<string>();
 	while (!options.signal?.aborted) {
-		const entries = (await deps.renewals.due(options.at, run.now, { moveCursor: run.moveCursor })).filter(e => !seen.has(listingOf(e)));
+		const listed = await deps.renewals.due(options.at, run.now, { moveCursor: run.moveCursor, from: options.readFrom });
+		const entries = listed.filter(e => !seen.has(listingOf(e)));
 		if (entries.length === 0) break;
 		await renewInBatches(deps, inRenewalOrder(entries, options.share), options, seen, report);
 	}
@@ -106,7 +117,7 @@ async function renewInBatches(
 ): Promise<void> {
 	const batchOptions = {
 		at: options.at,
-		from: options.from ?? options.at,
+		chargedAt: chargeTimes(options.from, deps.now),
 		owner: options.owner,
 		accountId: options.accountId,
 		leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
@@ -128,13 +139,17 @@ async function sendDue(
 	deps: RenewalDeps,
 	options: CycleOptions,
 	run: CycleRun,
-	due: (deps: RenewalDeps, by: { at: Date; accountId?: number; sandboxOnly: boolean; moveCursor: boolean }) => Promise<number[]>,
+	due: (
+		deps: RenewalDeps,
+		by: { at: Date; accountId?: number; sandboxOnly: boolean; moveCursor: boolean; readFrom?: Date },
+	) => Promise<number[]>,
 ): Promise<number> {
 	const customers = await due(deps, {
 		at: options.at,
 		accountId: options.accountId,
 		sandboxOnly: options.at > run.now,
 		moveCursor: run.moveCursor,
+		readFrom: options.readFrom,
 	});
 	if (customers.length) deps.relay({ customers });
 	return customers.length;

@@ -18,12 +18,18 @@ export enum RenewalRunError {
 
 /** This node's renewal cycle and sandbox notices (wiring/background.ts). */
 export interface RenewalRuns extends ClockRunner {
-	runCycle(options: { at: Date; from?: Date; accountId?: number }): Promise<CycleReport>;
+	runCycle(options: { at: Date; from?: Date; readFrom?: Date; accountId?: number }): Promise<CycleReport>;
 	/** Applies the sandbox's disputes and fraud warnings due by `until` (one account's: its test clock). */
 	applySandboxNotices(until: Date, accountId?: number): Promise<void>;
 	/** The account's environment (accounts.get); an unknown account is thrown as its 404. */
 	environmentOf(accountId: number): Promise<string>;
 }
+
+/**
+ * How long a caller waits for a run's answer (the actions' timeout): a clock run over months of a large sandbox account
+ * takes a while. Past it the caller gets 503 and the run goes on; a clock call repeated meanwhile waits for it.
+ */
+export const RUN_TIMEOUT_MS = 5 * 60_000;
 
 // A run goes at most MAX_RUN_AHEAD_MS ahead: further is a typing slip, and would charge each sandbox customer for every
 // period up to it.

@@ -240,13 +240,15 @@ export interface ResumeRun {
 	/** A run "in the future" (a test clock) resumes sandbox customers only, as it bills them only. */
 	sandboxOnly: boolean;
 	moveCursor: boolean;
+	/** Read the schedule on from here (a test clock's later step). */
+	readFrom?: Date;
 }
 
 const slotOf = (at: Date) => Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
 
 /** Resumes the customers whose resumeAt is due by the run's time, each at its resumeAt; answers those resumed. */
 export async function resumeDue(deps: BillingDeps, run: ResumeRun): Promise<number[]> {
-	const due = await deps.resumes.due(run.at, deps.now(), { moveCursor: run.moveCursor });
+	const due = await deps.resumes.due(run.at, deps.now(), { moveCursor: run.moveCursor, from: run.readFrom });
 	if (due.length === 0) return [];
 	const customers = new Map(
 		(await deps.db.customers.find({ _id: { $in: [...new Set(due.map(e => e.id))] } }).lean()).map(c => [c._id, c] as const),

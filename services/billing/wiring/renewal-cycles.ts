@@ -18,7 +18,7 @@ export interface CycleRunnerOptions {
 	logger: Logger;
 }
 
-export type RunCycle = (options: { at: Date; accountId?: number }) => Promise<CycleReport>;
+export type RunCycle = (options: { at: Date; from?: Date; readFrom?: Date; accountId?: number }) => Promise<CycleReport>;
 
 /** This node's place among the billing nodes it knows of: the cycle renews its own share first. */
 function cycleShare(broker: ServiceBroker): { index: number; count: number } {
