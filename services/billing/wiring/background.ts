@@ -43,6 +43,9 @@ function sandboxNoticesOf(deps: BillingDeps, logger: Logger) {
 	};
 }
 
+/** How long a clock run waits for a billing node to hear it moved: one that is alive answers in milliseconds. */
+const HEAR_TIMEOUT_MS = 2000;
+
 /**
  * Tells every other billing node that an account's test clock moved, and waits for their answers: once a clock run
  * answers, no node dates anything of the account before it. A node that does not answer reads the clock again when it
@@ -53,7 +56,7 @@ async function tellBillingNodes(broker: ServiceBroker, moved: { accountId: numbe
 	const others = [...new Set(services.filter(s => s.name === "billing" && s.nodeID !== broker.nodeID).map(s => s.nodeID))];
 	await Promise.all(
 		others.map(nodeID =>
-			call(broker, "billing.clockMoved", moved, { nodeID, retries: 0 }).catch(err =>
+			call(broker, "billing.clockMoved", moved, { nodeID, retries: 0, timeout: HEAR_TIMEOUT_MS }).catch(err =>
 				logger.warn(`Billing node ${nodeID} did not hear that account ${moved.accountId}'s clock moved:`, (err as Error).message),
 			),
 		),
