@@ -40,10 +40,10 @@ export interface BatchOptions {
 	/** The cycle's time: everything due at or before it is charged. */
 	at: Date;
 	/**
-	 * When each charge is made, in its account's time, from the time it fell due: the real now for the hourly cycle and
-	 * an operator's run; its due time, or the step's start when it fell due before, for a test clock's step (clock-run.ts).
+	 * When a claimed customer is charged, in its account's time: its account's now for the hourly cycle and an
+	 * operator's run; its due time, or the step's start when it fell due before, for a test clock's step (clock-run.ts).
 	 */
-	chargedAt(due: Date): Date;
+	chargedAt(customer: CustomerDoc): Promise<Date>;
 	/** This node's name; each batch's leases carry it. */
 	owner: string;
 	accountId?: number;
@@ -81,7 +81,7 @@ function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, 
 interface Claimed {
 	customer: CustomerDoc;
 	entry: DueEntry<number>;
-	/** When it is charged, in the account's time: its due time, or the batch's `from` when that is later. */
+	/** When it is charged, in its account's time (BatchOptions.chargedAt). */
 	at: Date;
 }
 
@@ -345,9 +345,10 @@ export async function renewBatch(
 		// A cycle "in the future" is a test clock's: it never bills a production customer early.
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
-	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, { owner, now, chargedAt: options.chargedAt }, report);
+	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, owner, now, report);
 	await deps.renewals.removeAll(left);
-	const { charged, noProduct } = await chargeAll(deps, claimed);
+	const timed = await Promise.all(claimed.map(async item => ({ ...item, at: await options.chargedAt(item.customer) })));
+	const { charged, noProduct } = await chargeAll(deps, timed);
 	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
 	deps.relay(await settleAll(deps, charged, owner, report));
 	return { heldElsewhere };
@@ -357,13 +358,8 @@ export async function renewBatch(
  * The batch's listings after its claim: the customers it claimed and may charge, those it claimed but that changed
  * meanwhile, the listings whose customer left the slot, and whether another node held some.
  */
-function sortClaims(
-	entries: DueEntry<number>[],
-	docs: Map<number, CustomerDoc>,
-	{ owner, now, chargedAt }: Pick<BatchOptions, "owner" | "chargedAt"> & { now: Date },
-	report: CycleReport,
-) {
-	const claimed: Claimed[] = [];
+function sortClaims(entries: DueEntry<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
+	const claimed: Omit<Claimed, "at">[] = [];
 	const changed: number[] = [];
 	const left: DueEntry<number>[] = [];
 	let heldElsewhere = false;
@@ -371,8 +367,7 @@ function sortClaims(
 		const customer = docs.get(entry.id);
 		if (customer?.renewalLease?.owner === owner) {
 			// Unsubscribed between the claim and the read: not charged, and its lease let go at once (the unsubscribe waits for it).
-			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp)
-				claimed.push({ customer, entry, at: chargedAt(customer.nextRenewalTimestamp) });
+			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp) claimed.push({ customer, entry });
 			else changed.push(customer._id);
 			continue;
 		}

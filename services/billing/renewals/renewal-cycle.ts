@@ -19,6 +19,7 @@
 // renewal the resume makes due is charged in the same cycle.
 import type { DueEntry } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
+import type { CustomerDoc } from "../documents/customer";
 import { warnExpiringCards } from "../expiry-warnings";
 import { CustomerStatus } from "../states";
 import { resumeDue } from "../subscriptions/pause";
@@ -31,7 +32,7 @@ export interface CycleOptions {
 	at: Date;
 	/**
 	 * A test clock's step starts here (clock-run.ts): each customer is charged at its due time, or here when it fell due
-	 * before. Without it, every charge is made at the cycle's real now.
+	 * before. Without it, each is charged at its account's now.
 	 */
 	from?: Date;
 	/** A test clock's later step reads its schedules on from here: the steps before it read the slots before. */
@@ -48,9 +49,10 @@ export interface CycleOptions {
 	share?: { index: number; count: number };
 }
 
-/** When a claimed customer is charged, from its due time (renewal-batch.ts: BatchOptions.chargedAt). */
-function chargeTimes(from: Date | undefined, now: () => Date): (due: Date) => Date {
-	return from ? due => new Date(Math.max(due.getTime(), from.getTime())) : () => now();
+/** When a claimed customer is charged (renewal-batch.ts: BatchOptions.chargedAt). */
+function chargeTimes(deps: RenewalDeps, from: Date | undefined): (customer: CustomerDoc) => Promise<Date> {
+	if (!from) return customer => deps.clocks.now(customer.accountId);
+	return async customer => new Date(Math.max(customer.nextRenewalTimestamp!.getTime(), from.getTime()));
 }
 
 /** Customers claimed, charged and settled together. */
@@ -117,7 +119,7 @@ async function renewInBatches(
 ): Promise<void> {
 	const batchOptions = {
 		at: options.at,
-		chargedAt: chargeTimes(options.from, deps.now),
+		chargedAt: chargeTimes(deps, options.from),
 		owner: options.owner,
 		accountId: options.accountId,
 		leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
