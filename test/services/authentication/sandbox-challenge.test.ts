@@ -1,6 +1,8 @@
 // 3-D Secure in the sandbox, over HTTP: the checkout pauses for the issuer's
 // challenge (answering the frame CHALLENGE), the tester's choice on the
 // sandbox's challenge page, and the frame's continuation (docs/authentication.md).
+// Every test has its own shop: the renewals come from its test clock, the
+// account's now, which only moves forward and dates every later checkout.
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import {
@@ -13,7 +15,8 @@ import {
 	submitCardUpdate,
 	submitCheckout,
 } from "../../factories/checkout";
-import { admin, advanceClock, bearer } from "../../factories/merchant";
+import { admin, bearer } from "../../factories/merchant";
+import { clockToRenewalOf } from "../../factories/test-clock";
 import { setWallClock } from "../../factories/wall-clock";
 import { startApp, type TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
@@ -34,10 +37,14 @@ let shop: Shop;
 beforeAll(async () => {
 	// The checkout recovery sweeps every 300 ms: a challenge still open must survive its sweeps.
 	app = await startApp({ env: { REQUEST_TIMEOUT_MS: "3000", REFUND_RECOVERY_GRACE_MS: "4000", REFUND_RECOVERY_INTERVAL_MS: "300" } });
+});
+beforeEach(async () => {
 	shop = await createShop(app);
 });
 afterAll(() => app.stop());
 afterEach(() => jest.useRealTimers());
+
+const renewalsRun = (...customerIds: number[]) => clockToRenewalOf(app, shop, ...customerIds);
 
 const transactionsOf = async (customerId: number) =>
 	(await admin(app).get(`/accounts/${shop.accountId}/customers/${customerId}/transactions`).expect(200)).body as {
@@ -246,7 +253,7 @@ describe("Authentication without a challenge", () => {
 	test("When a renewal is charged, then it records no authentication (merchant-initiated), and the first charge's TRANSACTION event carries its own", async () => {
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.frictionless })).body;
 
-		await advanceClock(app, shop, 32);
+		await renewalsRun(customerId);
 
 		const [first, renewal] = await transactionsOf(customerId);
 		expect([first.authentication?.outcome, renewal.authentication]).toEqual(["FRICTIONLESS", null]);
@@ -342,7 +349,7 @@ describe("Renewals", () => {
 			.body;
 
 		// Act: the renewal, then the buyer's new card.
-		await advanceClock(app, shop, 32);
+		await renewalsRun(customerId);
 		const [, refused] = await transactionsOf(customerId);
 		const inRecovery = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200)).body;
 		const sessionId = (await cardUpdateSession(app, shop, customerId).expect(200)).text;
@@ -386,7 +393,7 @@ describe("A card update's challenge on the renewal owed", () => {
 	async function updateChallenged() {
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.renewalsNeedAuthentication }))
 			.body;
-		await advanceClock(app, shop, 32);
+		await renewalsRun(customerId);
 		const sessionId = (await cardUpdateSession(app, shop, customerId).expect(200)).text;
 		const res = await submitCardUpdate(app, sessionId, { card: CARDS.challenge, expiry: NEW_EXPIRY });
 		return { customerId, sessionId, answer: res.body as { code: string; challengeUrl: string } };
@@ -549,7 +556,7 @@ describe("A card update's challenge on the renewal owed", () => {
 		const unchanged = await customerOf(customerId);
 		await choose(asked.challengeUrl, "complete");
 		const updated = await continueUpdate(sessionId);
-		await advanceClock(app, shop, 33);
+		await renewalsRun(customerId);
 
 		// Assert
 		expect(asked.code).toBe("CHALLENGE");
@@ -580,7 +587,7 @@ describe("A SCHEDULE product: the card set up at checkout for the charge after t
 		// Act
 		await choose(answer.challengeUrl, "complete");
 		const done = await continueCheckout(sessionId);
-		await advanceClock(app, shop, 20);
+		await renewalsRun(during.id);
 
 		// Assert
 		expect(answer.code).toBe("CHALLENGE");
@@ -615,7 +622,7 @@ describe("The network's reference of the first payment", () => {
 		await withBillingDb(db => db.collection("customers").updateOne({ _id: lost }, { $set: { networkTransactionId: null } }));
 
 		// Act
-		await advanceClock(app, shop, 34);
+		await renewalsRun(kept, lost);
 
 		// Assert
 		const renewalOf = async (customerId: number) => (await transactionsOf(customerId)).find(t => t.type === "RENEWAL");

@@ -1,6 +1,9 @@
 // Card update sessions over HTTP (docs/recovery.md#card-update): the merchant's
 // server creates one for a customer, the frame submits the new card; a customer
 // in recovery is charged what it owes on it. Webhooks reach a real receiver.
+// Renewals come from the sandbox test clock, moved to the customers' own due
+// times (the account's now: a charge on a card update is made at it).
+import { addDays, addPeriod, formatDateTime } from "../../../shared/time";
 import {
 	CARDS,
 	cardUpdateSession,
@@ -11,7 +14,8 @@ import {
 	submitCheckout,
 	uniqueEmail,
 } from "../../factories/checkout";
-import { admin, advanceClock, bearer, DAY_MS } from "../../factories/merchant";
+import { admin, bearer } from "../../factories/merchant";
+import { clockTo, clockToRenewalOf, instantOf } from "../../factories/test-clock";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -27,8 +31,7 @@ afterAll(async () => {
 	await receiver.stop();
 });
 
-const DAY = DAY_MS;
-const advance = (shop: Shop, days: number) => advanceClock(app, shop, days);
+const MONTH = { every: 1, unit: "month" } as const;
 const customer = async (shop: Shop, id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop)).expect(200)).body;
 const transactions = async (shop: Shop, id: number) =>
 	(await admin(app).get(`/accounts/${shop.accountId}/customers/${id}/transactions`).expect(200)).body as {
@@ -148,7 +151,7 @@ describe("A new card for an active customer", () => {
 		const customerId = await subscribed(shop, CARDS.renewalsLostCard);
 		await submitCardUpdate(app, await updateSession(shop, customerId), { card: CARDS.visa });
 
-		await advance(shop, 32);
+		await clockToRenewalOf(app, shop, customerId);
 
 		expect((await transactions(shop, customerId)).map(t => [t.type, t.status])).toEqual([
 			["SUBSCRIPTION_START", "APPROVED"],
@@ -196,10 +199,10 @@ describe("A new card for an active customer", () => {
 
 describe("Recovery on update", () => {
 	test("When a SUSPENDED customer gives a card that is approved, then the renewal owed is charged (the answer says both), it is ACTIVE from now, and TRANSACTION and REACTIVATION arrive", async () => {
-		// Arrange: a hard decline suspended it.
+		// Arrange: a hard decline suspended it; the account's now is the clock's time, the renewal's due time.
 		const shop = await shopWithWebhooks();
 		const customerId = await subscribed(shop, CARDS.renewalsLostCard);
-		await advance(shop, 32);
+		const now = await clockToRenewalOf(app, shop, customerId);
 		expect(await customer(shop, customerId)).toMatchObject({ status: "SUSPENDED" });
 
 		// Act
@@ -209,9 +212,8 @@ describe("Recovery on update", () => {
 		expect(res.body).toEqual({ code: "OK", message: "Card updated; the payment owed was accepted", customerId, recovered: true });
 		const after = await customer(shop, customerId);
 		expect(after).toMatchObject({ status: "ACTIVE", attempts: 0, renewalActive: true, cardBin: "424242" });
-		const nextRenewal = new Date(`${after.nextRenewalTimestamp}Z`).getTime();
-		expect(nextRenewal).toBeGreaterThan(Date.now() + 27 * DAY);
-		expect(nextRenewal).toBeLessThan(Date.now() + 32 * DAY);
+		// A new first period from the account's now: the next renewal is a period after it.
+		expect(after).toMatchObject({ lastTimeBilled: formatDateTime(now), nextRenewalTimestamp: formatDateTime(addPeriod(now, MONTH)) });
 		expect((await transactions(shop, customerId)).map(t => [t.type, t.status])).toEqual([
 			["SUBSCRIPTION_START", "APPROVED"],
 			["RENEWAL", "DECLINED"],
@@ -231,7 +233,7 @@ describe("Recovery on update", () => {
 			.set(bearer(shop))
 			.send({ quantity: 3, mode: "now_without_proration" })
 			.expect(200);
-		await advance(shop, 32);
+		await clockToRenewalOf(app, shop, customerId);
 		expect(await customer(shop, customerId)).toMatchObject({ status: "SUSPENDED", quantity: 3 });
 
 		const res = await submitCardUpdate(app, await updateSession(shop, customerId), { card: CARDS.visa });
@@ -248,7 +250,7 @@ describe("Recovery on update", () => {
 	test("When the charge owed is declined on the new card, then PAYMENT_DECLINED, the customer stays as it was, and the session can be used again", async () => {
 		const shop = await createShop(app);
 		const customerId = await subscribed(shop, CARDS.renewalsLostCard);
-		await advance(shop, 32);
+		await clockToRenewalOf(app, shop, customerId);
 		const sessionId = await updateSession(shop, customerId);
 
 		const declined = await submitCardUpdate(app, sessionId, { card: CARDS.insufficientFunds });
@@ -263,7 +265,7 @@ describe("Recovery on update", () => {
 		const shop = await createShop(app);
 		const customerId = await subscribed(shop, CARDS.renewalsInsufficientFunds);
 		const before = await customer(shop, customerId);
-		await advance(shop, 32);
+		const declined = await clockToRenewalOf(app, shop, customerId);
 		expect(await customer(shop, customerId)).toMatchObject({ status: "ACTIVE", attempts: 1 });
 
 		const res = await submitCardUpdate(app, await updateSession(shop, customerId), { card: CARDS.visa });
@@ -271,11 +273,11 @@ describe("Recovery on update", () => {
 		expect(res.body).toMatchObject({ code: "OK", recovered: true });
 		const after = await customer(shop, customerId);
 		expect(after).toMatchObject({ status: "ACTIVE", attempts: 0 });
-		const twoMonths = new Date(`${before.subscriptionTimestamp}Z`);
-		twoMonths.setUTCMonth(twoMonths.getUTCMonth() + 2);
-		expect(after.nextRenewalTimestamp.slice(0, 10)).toBe(twoMonths.toISOString().slice(0, 10));
-		// The retry that was listed does not charge again.
-		await advance(shop, 40);
+		// Two periods after the first charge (in TIME_ZONE's calendar), not one after the update.
+		const twoMonths = addPeriod(instantOf(before.lastTimeBilled), { every: 2, unit: "month" });
+		expect(after.nextRenewalTimestamp).toBe(formatDateTime(twoMonths));
+		// The retry that was listed does not charge again: past every retry day (1, 3, 5 and 7), before the next renewal.
+		await clockTo(app, shop, addDays(declined, 8));
 		expect((await transactions(shop, customerId)).filter(t => t.status === "APPROVED")).toHaveLength(2);
 	});
 
@@ -284,12 +286,13 @@ describe("Recovery on update", () => {
 		const shop = await createShop(app);
 		const customers = [];
 		for (let i = 0; i < 4; i++) customers.push(await subscribed(shop, CARDS.renewalsInsufficientFunds));
-		await advance(shop, 32);
+		const lastDue = await clockToRenewalOf(app, shop, ...customers);
+		for (const id of customers) expect(await customer(shop, id)).toMatchObject({ status: "ACTIVE", attempts: 1 });
 		const sessions = await Promise.all(customers.map(id => updateSession(shop, id)));
 
-		// Act: the retry's cycle and the updates together.
+		// Act: the cycle of their day-1 retries and the updates together.
 		const [cycle, ...updates] = await Promise.all([
-			advance(shop, 33.1),
+			clockTo(app, shop, addDays(lastDue, 1)),
 			...sessions.map(sessionId => submitCardUpdate(app, sessionId, { card: CARDS.visa })),
 		]);
 

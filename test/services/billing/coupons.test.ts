@@ -1,7 +1,10 @@
 // Coupons (docs/coupons.md) over HTTP: an operator's coupons, a buyer's promotion code and a session's coupon at
 // checkout, a customer's coupon through its renewals (the sandbox test clock), and every refusal's documented code.
+// A test that moves the clock has its own shop (the clock is the account's now and only moves forward), and moves it to
+// its customer's own renewals.
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, bearer, DAY_MS } from "../../factories/merchant";
+import { admin, bearer } from "../../factories/merchant";
+import { clockToRenewalOf } from "../../factories/test-clock";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -23,22 +26,18 @@ const createCoupon = async (body: object, who: Shop = shop) =>
 			.post(`/accounts/${who.accountId}/coupons`, { code: newCode(), ...body })
 			.expect(201)
 	).body;
-const customer = async (id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop)).expect(200)).body;
-const transactionsOf = async (id: number) =>
-	(await app.http().get(`/api/customer/${id}/transactions`).set(bearer(shop)).expect(200)).body.data as {
+const customer = async (id: number, who: Shop = shop) => (await app.http().get(`/api/customer/${id}`).set(bearer(who)).expect(200)).body;
+const transactionsOf = async (id: number, who: Shop = shop) =>
+	(await app.http().get(`/api/customer/${id}/transactions`).set(bearer(who)).expect(200)).body.data as {
 		type: string;
 		amount: number;
 		status: string;
 		discount: { couponId: number; code: string | null; amount: number } | null;
 	}[];
-const couponById = async (id: number) =>
-	((await admin(app).get(`/accounts/${shop.accountId}/coupons`).expect(200)).body as { id: number; redeemed: number }[]).find(
+const couponById = async (id: number, who: Shop = shop) =>
+	((await admin(app).get(`/accounts/${who.accountId}/coupons`).expect(200)).body as { id: number; redeemed: number }[]).find(
 		c => c.id === id,
 	)!;
-const clockTo = (at: number) =>
-	admin(app)
-		.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(at).toISOString() })
-		.expect(200);
 
 describe("An operator's coupons", () => {
 	test("When an operator creates, lists and deactivates a coupon, then each answer shows it, and a code is unique per account whatever its case", async () => {
@@ -84,29 +83,30 @@ describe("An operator's coupons", () => {
 describe("A promotion code at checkout", () => {
 	test("When a buyer pays with a 20 % code for 2 periods, then the first payment and one renewal are discounted, the third charge is at list price, and the customer counts the periods", async () => {
 		// Arrange
-		const coupon = await createCoupon({ percentOff: 20, duration: "repeating", durationInPeriods: 2 });
+		const own = await createShop(app);
+		const coupon = await createCoupon({ percentOff: 20, duration: "repeating", durationInPeriods: 2 }, own);
 
 		// Act
-		const paid = await submitCheckout(app, shop, { productId: shop.products.charge, extra: { promotionCode: coupon.code.toLowerCase() } });
+		const paid = await submitCheckout(app, own, { productId: own.products.charge, extra: { promotionCode: coupon.code.toLowerCase() } });
 
 		// Assert: 9.99 less 2.00 (20 % of 999 is 199.8, rounded half up to 200)
 		expect(paid.body).toMatchObject({ code: "OK", discount: { couponId: coupon.id, code: coupon.code, amount: 2 } });
 		const id = paid.body.customerId as number;
-		expect((await customer(id)).coupon).toMatchObject({ couponId: coupon.id, periodsLeft: 1, percentOff: 20 });
-		expect((await couponById(coupon.id)).redeemed).toBe(1);
+		expect((await customer(id, own)).coupon).toMatchObject({ couponId: coupon.id, periodsLeft: 1, percentOff: 20 });
+		expect((await couponById(coupon.id, own)).redeemed).toBe(1);
 
 		// Act: two renewals
-		await clockTo(Date.now() + 32 * DAY_MS);
-		await clockTo(Date.now() + 63 * DAY_MS);
+		await clockToRenewalOf(app, own, id);
+		await clockToRenewalOf(app, own, id);
 
 		// Assert
-		const charges = (await transactionsOf(id)).filter(t => t.status === "APPROVED").reverse();
+		const charges = (await transactionsOf(id, own)).filter(t => t.status === "APPROVED").reverse();
 		expect(charges.map(t => [t.type, t.amount, t.discount?.amount ?? null])).toEqual([
 			["SUBSCRIPTION_START", 7.99, 2],
 			["RENEWAL", 7.99, 2],
 			["RENEWAL", 9.99, null],
 		]);
-		expect((await customer(id)).coupon.periodsLeft).toBe(0);
+		expect((await customer(id, own)).coupon.periodsLeft).toBe(0);
 	});
 
 	test("When a buyer's payment is declined, then its redemption is given back and the code works again", async () => {
@@ -192,19 +192,20 @@ describe("A promotion code at checkout", () => {
 describe("A change of a discounted subscription", () => {
 	test("When a customer that paid half price adds a second seat right away, then the change charges about half a seat, not a seat and a half, and the next renewal two seats at half price", async () => {
 		// Arrange: 50 % for ever, paid 4.99 (9.99 less 5.00).
-		const coupon = await createCoupon({ percentOff: 50, duration: "forever" });
-		const paid = await submitCheckout(app, shop, { productId: shop.products.charge, extra: { promotionCode: coupon.code } });
+		const own = await createShop(app);
+		const coupon = await createCoupon({ percentOff: 50, duration: "forever" }, own);
+		const paid = await submitCheckout(app, own, { productId: own.products.charge, extra: { promotionCode: coupon.code } });
 		const id = paid.body.customerId as number;
 
 		// Act
-		const changed = await app.http().post(`/api/customer/${id}/change`).set(bearer(shop)).send({ quantity: 2, mode: "now_prorated" });
-		await clockTo(Date.now() + 32 * DAY_MS);
+		const changed = await app.http().post(`/api/customer/${id}/change`).set(bearer(own)).send({ quantity: 2, mode: "now_prorated" });
+		await clockToRenewalOf(app, own, id);
 
 		// Assert: two seats for (almost) the whole period are worth 19.98 less half: 9.99; 4.99 was paid, so about 5.00 is due.
 		expect(changed.status).toBe(200);
 		expect(changed.body.transaction.amount).toBeGreaterThan(4.9);
 		expect(changed.body.transaction.amount).toBeLessThanOrEqual(5);
-		const renewal = (await transactionsOf(id)).find(t => t.type === "RENEWAL")!;
+		const renewal = (await transactionsOf(id, own)).find(t => t.type === "RENEWAL")!;
 		expect(renewal).toMatchObject({ amount: 9.99, discount: { couponId: coupon.id, amount: 9.99 } });
 	});
 });
@@ -212,25 +213,26 @@ describe("A change of a discounted subscription", () => {
 describe("A coupon on an existing customer", () => {
 	test("When the merchant attaches a coupon, then the next renewal is discounted; once removed, the one after is not", async () => {
 		// Arrange
-		const { body } = await submitCheckout(app, shop, { productId: shop.products.charge });
+		const own = await createShop(app);
+		const { body } = await submitCheckout(app, own, { productId: own.products.charge });
 		const id = body.customerId as number;
-		const coupon = await createCoupon({ percentOff: 50, duration: "forever" });
-		const attach = (payload: object) => app.http().post(`/api/customer/${id}/coupon`).set(bearer(shop)).send(payload);
+		const coupon = await createCoupon({ percentOff: 50, duration: "forever" }, own);
+		const attach = (payload: object) => app.http().post(`/api/customer/${id}/coupon`).set(bearer(own)).send(payload);
 
 		// Act
 		const attached = await attach({ promotionCode: coupon.code });
 		const repeated = await attach({ couponId: coupon.id });
-		await clockTo(Date.now() + 32 * DAY_MS);
-		const removed = await app.http().delete(`/api/customer/${id}/coupon`).set(bearer(shop));
-		await clockTo(Date.now() + 63 * DAY_MS);
+		await clockToRenewalOf(app, own, id);
+		const removed = await app.http().delete(`/api/customer/${id}/coupon`).set(bearer(own));
+		await clockToRenewalOf(app, own, id);
 
 		// Assert: 50 % of 9.99 is 499.5, rounded half up to 5.00 off
 		expect(attached.status).toBe(200);
 		expect(attached.body.coupon).toMatchObject({ couponId: coupon.id, periodsLeft: null });
 		expect(repeated.body).toEqual(attached.body);
-		expect((await couponById(coupon.id)).redeemed).toBe(1);
+		expect((await couponById(coupon.id, own)).redeemed).toBe(1);
 		expect(removed.body.coupon).toBeNull();
-		const charges = (await transactionsOf(id)).filter(t => t.status === "APPROVED").reverse();
+		const charges = (await transactionsOf(id, own)).filter(t => t.status === "APPROVED").reverse();
 		expect(charges.map(t => [t.amount, t.discount?.amount ?? null])).toEqual([
 			[9.99, null],
 			[4.99, 5],

@@ -1,10 +1,14 @@
 // Declined renewals, through the sandbox test clock: each decline reason the
 // sandbox models and what it means (hard, soft, a MID's own refusal), the
 // account's retry days, recovery on a later retry, and cascading to another MID.
+// The clock is moved to the customer's own due times (each try is made at its
+// own, and the retry days count from the first decline's), so each test holds
+// on any date whatever the month's length.
 
-import { addDays, formatDateTime } from "../../../shared/time";
+import { addDays, addPeriod, formatDateTime } from "../../../shared/time";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { admin, advanceClock, bearer, DAY_MS } from "../../factories/merchant";
+import { admin, bearer } from "../../factories/merchant";
+import { clockTo, clockToRenewalOf, instantOf, nextRenewalOf } from "../../factories/test-clock";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -20,8 +24,9 @@ afterAll(async () => {
 	await receiver.stop();
 });
 
-const advance = (shop: Shop, days: number) => advanceClock(app, shop, days);
 const HOUR_MS = 3_600_000;
+const to = (shop: Shop, at: Date) => clockTo(app, shop, at);
+const plusHours = (at: Date, hours: number) => new Date(at.getTime() + hours * HOUR_MS);
 
 interface TransactionView {
 	type: string;
@@ -29,6 +34,7 @@ interface TransactionView {
 	midId: number;
 	declineReason: string | null;
 	declineCategory: string | null;
+	timestamp: string;
 }
 
 const customer = async (shop: Shop, id: number) => (await app.http().get(`/api/customer/${id}`).set(bearer(shop)).expect(200)).body;
@@ -67,10 +73,11 @@ describe("Declines by reason", () => {
 		async ({ card, reason }) => {
 			// Arrange
 			const { shop, customerId } = await subscribed(card);
+			const due = await nextRenewalOf(app, shop, customerId);
 
-			// Act
-			await advance(shop, 32);
-			await advance(shop, 45);
+			// Act: the renewal, then past every retry day it would have had (1, 3, 5 and 7).
+			await to(shop, due);
+			await to(shop, addDays(due, 13));
 
 			// Assert
 			expect(await customer(shop, customerId)).toMatchObject({ status: "SUSPENDED", attempts: 1, renewalActive: false });
@@ -86,14 +93,15 @@ describe("Declines by reason", () => {
 	])("When a renewal is declined $reason (a soft decline), then it stays ACTIVE and is retried a day later", async ({ card, reason }) => {
 		// Arrange
 		const { shop, customerId } = await subscribed(card);
+		const due = await nextRenewalOf(app, shop, customerId);
 
-		// Act
-		await advance(shop, 32);
+		// Act: the renewal, then its day-1 retry.
+		await to(shop, due);
 		const afterFirst = await customer(shop, customerId);
-		await advance(shop, 33.1);
+		await to(shop, addDays(due, 1));
 
 		// Assert
-		expect(afterFirst).toMatchObject({ status: "ACTIVE", attempts: 1 });
+		expect(afterFirst).toMatchObject({ status: "ACTIVE", attempts: 1, nextRenewalTimestamp: formatDateTime(addDays(due, 1)) });
 		expect(await customer(shop, customerId)).toMatchObject({ status: "ACTIVE", attempts: 2 });
 		const expected = { status: "DECLINED", declineReason: reason, declineCategory: "SOFT" };
 		expect(await renewals(shop, customerId)).toEqual([expect.objectContaining(expected), expect.objectContaining(expected)]);
@@ -103,7 +111,7 @@ describe("Declines by reason", () => {
 	test("When an approved renewal is read, then it has no decline reason or category", async () => {
 		const { shop, customerId } = await subscribed(CARDS.visa);
 
-		await advance(shop, 32);
+		await clockToRenewalOf(app, shop, customerId);
 
 		expect(await renewals(shop, customerId)).toEqual([
 			expect.objectContaining({ status: "APPROVED", declineReason: null, declineCategory: null }),
@@ -126,14 +134,15 @@ describe("Retry days", () => {
 		const patched = await admin(app)
 			.patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [4, 2] })
 			.expect(200);
+		const firstDecline = await nextRenewalOf(app, shop, customerId);
 
-		// Act
-		await advance(shop, 31);
-		await advance(shop, 32.5);
+		// Act: the renewal; an hour before its day-2 retry; the day-2 retry; the day-4 retry (day 6 counted from the one before).
+		await to(shop, firstDecline);
+		await to(shop, plusHours(addDays(firstDecline, 2), -1));
 		const beforeFirstRetry = await customer(shop, customerId);
-		await advance(shop, 33.1);
+		await to(shop, addDays(firstDecline, 2));
 		const afterFirstRetry = await customer(shop, customerId);
-		await advance(shop, 35.2);
+		await to(shop, addDays(firstDecline, 4));
 
 		// Assert
 		expect(patched.body.renewalRetryDays).toEqual([2, 4]);
@@ -144,28 +153,30 @@ describe("Retry days", () => {
 	});
 
 	test("When a retry runs hours late, then the next retry is still due on its day counted from the first decline, at the first decline's time", async () => {
-		// Arrange: retry days 1 and 2; the clock moved to exact times, as hourly cycles would run them.
+		// Arrange: retry days 1 and 2.
 		const { shop, customerId } = await subscribed(CARDS.renewalsInsufficientFunds);
 		await admin(app)
 			.patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [1, 2] })
 			.expect(200);
-		const firstDecline = Date.now() + 32 * DAY_MS;
-		const clockTo = (at: number) =>
-			admin(app)
-				.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(at).toISOString() })
-				.expect(200);
+		const firstDecline = await nextRenewalOf(app, shop, customerId);
 
-		// Act: the renewal is declined; its day-1 retry runs 6 hours late (missed cycles) and is declined too.
-		await clockTo(firstDecline);
+		// Act: the renewal is declined at its due time; its day-1 retry is made 6 hours late, by a renewal cycle that ran
+		// late (missed cycles: an ops run at that time), and is declined too.
+		await to(shop, firstDecline);
 		const afterFirst = await customer(shop, customerId);
-		await clockTo(firstDecline + DAY_MS + 6 * HOUR_MS);
+		const late = await admin(app).post("/renewals/run", { at: plusHours(addDays(firstDecline, 1), 6).toISOString() });
 
 		// Assert
-		expect(afterFirst).toMatchObject({ attempts: 1, nextRenewalTimestamp: formatDateTime(addDays(new Date(firstDecline), 1)) });
+		expect(afterFirst).toMatchObject({ attempts: 1, nextRenewalTimestamp: formatDateTime(addDays(firstDecline, 1)) });
+		expect(late.status).toBe(200);
+		expect((await renewals(shop, customerId)).map(t => [t.status, t.timestamp])).toEqual([
+			["DECLINED", formatDateTime(firstDecline)],
+			["DECLINED", formatDateTime(plusHours(addDays(firstDecline, 1), 6))],
+		]);
 		expect(await customer(shop, customerId)).toMatchObject({
 			status: "ACTIVE",
 			attempts: 2,
-			nextRenewalTimestamp: formatDateTime(addDays(new Date(firstDecline), 2)),
+			nextRenewalTimestamp: formatDateTime(addDays(firstDecline, 2)),
 		});
 	});
 
@@ -173,7 +184,7 @@ describe("Retry days", () => {
 		const { shop, customerId } = await subscribed(CARDS.renewalsInsufficientFunds);
 		await admin(app).patch(`/accounts/${shop.accountId}`, { renewalRetryDays: [] }).expect(200);
 
-		await advance(shop, 32);
+		await clockToRenewalOf(app, shop, customerId);
 
 		expect(await customer(shop, customerId)).toMatchObject({ status: "SUSPENDED", attempts: 1 });
 	});
@@ -211,18 +222,17 @@ describe("Recovery on a retry", () => {
 		// Arrange: a card that declines the merchant's first two charges.
 		const { shop, customerId } = await subscribed(CARDS.renewalsDeclinedTwice);
 		const before = await customer(shop, customerId);
+		const due = instantOf(before.nextRenewalTimestamp);
 
 		// Act: the renewal, then the retries on days 1 and 3.
-		for (const days of [31, 32.1, 34.2]) await advance(shop, days);
+		for (const at of [due, addDays(due, 1), addDays(due, 3)]) await to(shop, at);
 
-		// Assert
+		// Assert: the next renewal is two periods after the first charge (in TIME_ZONE's calendar), not one after the retry.
 		expect((await renewals(shop, customerId)).map(t => t.status)).toEqual(["DECLINED", "DECLINED", "APPROVED"]);
 		const after = await customer(shop, customerId);
 		expect(after).toMatchObject({ status: "ACTIVE", attempts: 0, renewalActive: true });
-		const nextDay = (text: string) => text.slice(0, 10);
-		const twoMonths = new Date(before.subscriptionTimestamp.replace(" ", "T"));
-		twoMonths.setMonth(twoMonths.getMonth() + 2);
-		expect(nextDay(after.nextRenewalTimestamp)).toBe(nextDay(twoMonths.toISOString()));
+		const twoMonths = addPeriod(instantOf(before.lastTimeBilled), { every: 2, unit: "month" });
+		expect(after.nextRenewalTimestamp).toBe(formatDateTime(twoMonths));
 	});
 });
 
@@ -230,14 +240,15 @@ describe("Cascading to another MID", () => {
 	test("When a MID refuses a renewal, then it is tried an hour later on another MID of the group, counted in attempts but without using up a retry day, and the customer keeps that MID", async () => {
 		// Arrange: the card is refused by the MID that verified it at checkout; the shop's group has two visa MIDs.
 		const { shop, customerId } = await subscribed(CARDS.renewalsRefusedByFirstMid);
+		const due = await nextRenewalOf(app, shop, customerId);
 
-		// Act
-		await advance(shop, 32);
+		// Act: the renewal, then the try an hour later.
+		await to(shop, due);
 		const afterRefusal = await customer(shop, customerId);
-		await advance(shop, 32.1);
+		await to(shop, plusHours(due, 1));
 
 		// Assert
-		expect(afterRefusal).toMatchObject({ status: "ACTIVE", attempts: 1 });
+		expect(afterRefusal).toMatchObject({ status: "ACTIVE", attempts: 1, nextRenewalTimestamp: formatDateTime(plusHours(due, 1)) });
 		const [refused, approved] = await renewals(shop, customerId);
 		expect(refused).toMatchObject({ status: "DECLINED", declineReason: "merchant_account_refused", declineCategory: "MERCHANT_ACCOUNT" });
 		expect(approved).toMatchObject({ status: "APPROVED" });
@@ -246,7 +257,7 @@ describe("Cascading to another MID", () => {
 		expect(approved.midId).not.toBe(refused.midId);
 		expect(await customer(shop, customerId)).toMatchObject({ status: "ACTIVE", attempts: 0 });
 		// The next renewal goes to the MID that approved.
-		await advance(shop, 62);
+		await clockToRenewalOf(app, shop, customerId);
 		expect((await renewals(shop, customerId)).map(t => [t.status, t.midId])).toEqual([
 			["DECLINED", refused.midId],
 			["APPROVED", approved.midId],
@@ -272,12 +283,17 @@ describe("Cascading to another MID", () => {
 				.expect(201)
 		).body.id;
 		const { customerId } = (await submitCheckout(app, shop, { productId, card: CARDS.renewalsRefusedByFirstMid })).body;
+		const due = await nextRenewalOf(app, shop, customerId);
 
 		// Act
-		await advance(shop, 32);
+		await to(shop, due);
 
-		// Assert
-		expect(await customer(shop, customerId)).toMatchObject({ status: "ACTIVE", attempts: 1 });
+		// Assert: its next try is on the first retry day, not an hour later.
+		expect(await customer(shop, customerId)).toMatchObject({
+			status: "ACTIVE",
+			attempts: 1,
+			nextRenewalTimestamp: formatDateTime(addDays(due, 1)),
+		});
 		expect(await renewals(shop, customerId)).toEqual([expect.objectContaining({ declineCategory: "MERCHANT_ACCOUNT" })]);
 	});
 });
