@@ -40,8 +40,9 @@ export interface BatchOptions {
 	/** The cycle's time: everything due at or before it is charged. */
 	at: Date;
 	/**
-	 * When a claimed customer is charged, in its account's time: its account's now for the hourly cycle and an
-	 * operator's run; its due time, or the step's start when it fell due before, for a test clock's step (clock-run.ts).
+	 * When a claimed customer is charged, in its account's time: its account's now for the hourly cycle (an operator's
+	 * run for a future time: that time); its due time, or the step's start when it fell due before, for a test clock's
+	 * step (clock-run.ts).
 	 */
 	chargedAt(customer: CustomerDoc): Promise<Date>;
 	/** This node's name; each batch's leases carry it. */

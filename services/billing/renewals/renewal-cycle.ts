@@ -32,7 +32,7 @@ export interface CycleOptions {
 	at: Date;
 	/**
 	 * A test clock's step starts here (clock-run.ts): each customer is charged at its due time, or here when it fell due
-	 * before. Without it, each is charged at its account's now.
+	 * before. Without it, each is charged at its account's now, or at `at` when later (chargeTimes).
 	 */
 	from?: Date;
 	/** A test clock's later step reads its schedules on from here: the steps before it read the slots before. */
@@ -49,10 +49,15 @@ export interface CycleOptions {
 	share?: { index: number; count: number };
 }
 
-/** When a claimed customer is charged (renewal-batch.ts: BatchOptions.chargedAt). */
-function chargeTimes(deps: RenewalDeps, from: Date | undefined): (customer: CustomerDoc) => Promise<Date> {
-	if (!from) return customer => deps.clocks.now(customer.accountId);
-	return async customer => new Date(Math.max(customer.nextRenewalTimestamp!.getTime(), from.getTime()));
+/**
+ * When a claimed customer is charged (renewal-batch.ts: BatchOptions.chargedAt): a test clock's step, at its due time
+ * (or the step's start); another cycle, at its account's now, or at the cycle's time when later (an operator's run
+ * for a future time charges sandbox customers as of then).
+ */
+function chargeTimes(deps: RenewalDeps, { at, from }: CycleOptions): (customer: CustomerDoc) => Promise<Date> {
+	const later = (a: Date, b: Date) => new Date(Math.max(a.getTime(), b.getTime()));
+	if (from) return async customer => later(customer.nextRenewalTimestamp!, from);
+	return async customer => later(await deps.clocks.now(customer.accountId), at);
 }
 
 /** Customers claimed, charged and settled together. */
@@ -119,7 +124,7 @@ async function renewInBatches(
 ): Promise<void> {
 	const batchOptions = {
 		at: options.at,
-		chargedAt: chargeTimes(deps, options.from),
+		chargedAt: chargeTimes(deps, options),
 		owner: options.owner,
 		accountId: options.accountId,
 		leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
