@@ -9,6 +9,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
 import { admin, bearer } from "../factories/merchant";
+import { clockToRenewalOf } from "../factories/test-clock";
 import { setWallClock } from "../factories/wall-clock";
 import { eventually } from "../services/notifications/webhook-events";
 import { startApp, type TestApp } from "../setup/app";
@@ -73,9 +74,7 @@ describe("Card update in Chromium (merchant page, SDK in update mode, card frame
 	async function suspendedCustomer(): Promise<{ shop: Shop; customerId: number }> {
 		const shop = await createShop(app);
 		const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.renewalsLostCard })).body;
-		await admin(app)
-			.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(Date.now() + 32 * DAY).toISOString() })
-			.expect(200);
+		await clockToRenewalOf(app, shop, customerId);
 		return { shop, customerId };
 	}
 
@@ -107,9 +106,8 @@ describe("Card update in Chromium (merchant page, SDK in update mode, card frame
 			const shop = await createShop(app);
 			const { customerId } = (await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.renewalsNeedAuthentication }))
 				.body;
-			await admin(app)
-				.post(`/accounts/${shop.accountId}/clock`, { advanceTo: new Date(Date.now() + 32 * DAY).toISOString() })
-				.expect(200);
+			// The renewal's due time: refused once, its first retry a day later.
+			await clockToRenewalOf(app, shop, customerId);
 			const sessionId = (await app.http().post(`/api/session?domain=localhost&customerId=${customerId}`).set(bearer(shop)).expect(200))
 				.text;
 			const { page, frame } = await openUpdatePage(sessionId);
