@@ -12,7 +12,7 @@ import { withRetries } from "../../../shared/processor-retries";
 import type { DueEntry } from "../../../shared/schedule";
 import { addPeriod } from "../../../shared/time";
 import { firstDecline, noteRecovery } from "../card-updates/recovery";
-import { declineCategory, NO_MID_REASON } from "../decline-reasons";
+import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { OutboxEvent } from "../documents/outbox-event";
@@ -24,7 +24,7 @@ import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes
 import { claimRenewals } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
-import { type CapTracker, renewalMid } from "./mid-caps";
+import { type CapTracker, renewalMid, withoutMid } from "./mid-caps";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
@@ -88,15 +88,6 @@ interface Charged extends Claimed {
 	movedTo?: { midId: number; midName: string };
 }
 
-/** A renewal no MID may take: declined as a MID's refusal, without asking any processor. */
-const noMid: PaymentOutcome = {
-	status: "DECLINED",
-	processorTransactionId: null,
-	processorReference: null,
-	reason: NO_MID_REASON,
-	hardDecline: false,
-};
-
 /** A renewal the customer's credit pays in full: no processor call. */
 const paidByCredit: PaymentOutcome = {
 	status: "APPROVED",
@@ -155,7 +146,7 @@ async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
 	const mid = await renewalMid(item.customer, terms, deps.caps, bill.amount);
-	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
+	if (!mid) return { ...item, terms, key, bill, outcome: await withoutMid(deps, key) };
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
 	const outcome = await charge(deps, customer, terms.product, key, options.at, bill);
