@@ -6,6 +6,7 @@
 // localstripe's own records, and in the merchant's GET /api/transactions.
 import type Stripe from "stripe";
 import { type StripeServer, startLocalstripe, stripeClient } from "../../../dev/stripe-servers";
+import { MID_CACHE_MS } from "../../../services/payments/processors";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, DAY_MS } from "../../factories/merchant";
 import { cutBetween, type NetworkCut } from "../../factories/network-cut";
@@ -50,14 +51,12 @@ interface TransactionView {
 }
 
 /** A sandbox account rehearsing on Stripe's test mode (its test clock renews), and one subscriber charged at checkout. */
-async function subscriber(): Promise<{ shop: Shop; customerId: number }> {
-	const shop = await createShop(app, {
-		environment: "sandbox",
-		processor: { type: "stripe", secretKey: `sk_test_${Date.now().toString(36)}inflight` },
-	});
+async function subscriber(): Promise<{ shop: Shop; customerId: number; processor: object }> {
+	const processor = { type: "stripe", secretKey: `sk_test_${Date.now().toString(36)}inflight` };
+	const shop = await createShop(app, { environment: "sandbox", processor });
 	const res = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa });
 	expect(res.body).toMatchObject({ code: "OK" });
-	return { shop, customerId: res.body.customerId };
+	return { shop, customerId: res.body.customerId, processor };
 }
 
 const clock = (shop: Shop, days: number) =>
@@ -133,6 +132,37 @@ test("When no MID may take a renewal whose charge is still on its way, then the 
 	// Act: while A's answer is kept back, the operator turns the MIDs off; after it came, on again, and the retry day passes.
 	const second = await twoRuns(shop, () => setMids(false).then(() => undefined));
 	await setMids(true);
+	await untilRenewed(shop, customerId, 34);
+	const last = await clock(shop, 34);
+
+	// Assert: the period is charged once, at Stripe and in the merchant's list, and nothing was declined.
+	const transactions = await transactionsOf(shop, customerId);
+	expect(transactions.map(t => [t.type, t.status])).toEqual([
+		["SUBSCRIPTION_START", "APPROVED"],
+		["RENEWAL", "APPROVED"],
+	]);
+	expect((await chargesOfBuyer(transactions[0].processorReference!)).sort()).toEqual(transactions.map(t => t.processorReference).sort());
+	expect(second.status).toBe(200);
+	expect(second.body).toMatchObject({ charged: 0, declined: 0, suspended: 0 });
+	expect(last.body).toMatchObject({ charged: 0, declined: 0, suspended: 0 });
+	const customer = (await app.http().get(`/api/customer/${customerId}`).set(bearer(shop)).expect(200)).body;
+	expect(customer).toMatchObject({ status: "ACTIVE", attempts: 0 });
+});
+
+test("When a renewal's MID loses its processor while its charge is still on its way, then payments answers the key's outcome, not a decline: the period is charged once", async () => {
+	// Arrange
+	const { shop, customerId, processor } = await subscriber();
+	const setProcessor = (value: object | null) =>
+		Promise.all(
+			shop.mids.map(id => admin(app).patch(`/accounts/${shop.accountId}/merchant-accounts/${id}`, { processor: value }).expect(200)),
+		);
+	// Payments keeps a MID's processor this long: a change reaches its charges after it.
+	const midCache = () => new Promise<void>(resolve => setTimeout(resolve, MID_CACHE_MS + 500));
+
+	// Act: while A's answer is kept back, the operator takes the MIDs' processor away; after it came, gives it back.
+	const second = await twoRuns(shop, () => setProcessor(null).then(midCache));
+	await setProcessor(processor);
+	await midCache();
 	await untilRenewed(shop, customerId, 34);
 	const last = await clock(shop, 34);
 
