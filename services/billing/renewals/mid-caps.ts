@@ -1,20 +1,14 @@
 // A renewal keeps its MID unless the MID is inactive or at its monthly cap;
 // it then moves to another MID of its group that takes the card's brand and
-// has room (docs/disputes.md#routing). With none, it is declined as a MID's
-// refusal without asking a processor, unless its key was asked already (a run
-// whose lease ended while that charge was in flight): then the key's outcome
-// stands. A cycle's tracker reads what each capped MID sold this month once
-// (mid-health.ts, monthVolumes), and adds what the cycle's own charges take.
-// Several billing nodes renewing at once each see the others' charges only
-// from their next cycle on.
+// has room (docs/disputes.md#routing). A cycle's tracker reads what each
+// capped MID sold this month once (mid-health.ts, monthVolumes), and adds what
+// the cycle's own charges take. Several billing nodes renewing at once each see
+// the others' charges only from their next cycle on.
 import type { MerchantAccountView, RenewalTerms } from "../../../shared/contracts/accounts";
-import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { findCurrency, toMinorUnits } from "../../../shared/money";
-import { NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import { monthVolumes } from "../mid-stats/mid-health";
-import { OutcomeUnknownError } from "../payments";
 
 export interface CapTracker {
 	/** Takes `amountMinor` of the MID's cap if it has room (always, for a MID without a cap in that currency). */
@@ -74,27 +68,4 @@ export async function renewalMid(
 		if (await caps.take(mid, amountMinor, currency)) return mid;
 	}
 	return null;
-}
-
-/** A renewal no MID may take: declined as a MID's refusal, without asking any processor. */
-const noMid: PaymentOutcome = {
-	status: "DECLINED",
-	processorTransactionId: null,
-	processorReference: null,
-	reason: NO_MID_REASON,
-	hardDecline: false,
-};
-
-/**
- * No MID may take the renewal now. Its key may have been asked already, by a run whose lease ended while its charge
- * was in flight: what the processor did with it stands (an approval pays the period), and one still undecided is
- * thrown, like any unknown outcome, so the period is neither declined nor charged again under a retry's key. Only a
- * key never asked is declined without asking.
- */
-export async function withoutMid(deps: BillingDeps, key: string): Promise<PaymentOutcome> {
-	const asked = await deps.payments.lookup(key);
-	if (asked === null) return noMid;
-	// An operation that cannot be looked up now (its MID's processor changed): not a decline either.
-	if (asked.status === "ERROR") throw new OutcomeUnknownError(key);
-	return asked;
 }

@@ -21,10 +21,11 @@ import { expiryListings } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
-import { claimRenewals } from "../renewal-lease";
+import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
-import { type CapTracker, renewalMid, withoutMid } from "./mid-caps";
+import { type CapTracker, renewalMid } from "./mid-caps";
+import { paidEarlier, withoutMid } from "./period-keys";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
@@ -145,6 +146,9 @@ async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions
 	const bill = renewalBill(item.customer, terms.product);
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
+	// The period's previous try approved after all (a request of it was still on its way): it pays the period.
+	const earlier = await paidEarlier(deps, item.customer);
+	if (earlier) return { ...item, terms, bill, ...earlier };
 	const mid = await renewalMid(item.customer, terms, deps.caps, bill.amount);
 	if (!mid) return { ...item, terms, key, bill, outcome: await withoutMid(deps, key) };
 	const moved = mid.id !== item.customer.midId;
@@ -174,6 +178,7 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 			attempts: 0,
 			refusedMids: [],
 			firstDeclinedAt: null,
+			lastTryKey: null,
 			authorizationId: null,
 			renewalLease: null,
 		};
@@ -186,7 +191,8 @@ function nextState(deps: RenewalDeps, item: Charged, options: BatchOptions) {
 		};
 	}
 	const retry = retryState(item, options.at);
-	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive } } : retry;
+	const lastTryKey = item.key;
+	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive, lastTryKey } } : retry;
 }
 
 type NextState = ReturnType<typeof nextState>;
@@ -218,10 +224,10 @@ async function settleAll(
 	await listNext(deps, states);
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
 	const asked = await authenticationRequests(deps, moving, transactions);
-	const moved = await moveOn(deps, moving, asked);
+	const { relay: moved, stillDue } = await moveOn(deps, moving, asked);
 	for (const { item, lease, state } of states)
 		if (state.result === "suspended") await suspend(deps, item.customer, item.terms.product, lease, state.attempts);
-	await deps.renewals.removeAll(states.flatMap(oldSlots));
+	await deps.renewals.removeAll(states.filter(({ item }) => !stillDue.has(item.customer._id)).flatMap(oldSlots));
 	for (const { state } of states) report[state.result]++;
 	await noteRecoveries(deps, charged);
 	return {
@@ -276,8 +282,13 @@ async function authenticationRequests(
 }
 
 /** The customers still ACTIVE move on in one bulk update, with what they count; those that no longer are only let their lease go. */
-async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, OutboxEvent>): Promise<number[]> {
-	if (moving.length === 0) return [];
+async function moveOn(
+	deps: RenewalDeps,
+	moving: Moving[],
+	asked: Map<number, OutboxEvent>,
+): Promise<{ relay: number[]; stillDue: Set<number> }> {
+	const stillDue = new Set<number>();
+	if (moving.length === 0) return { relay: [], stillDue };
 	const counts = await renewalCounts(
 		deps,
 		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product })),
@@ -292,15 +303,24 @@ async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, Ou
 		}),
 		{ ordered: false },
 	);
-	// Some were no longer ACTIVE: those still hold the lease, the others have let it go.
+	// Some were no longer ACTIVE: those still hold the lease, the others have let it go. Or the lease ended before the
+	// answer came: those are still due as they were, and stay listed for the run that holds them now.
 	if (moved.modifiedCount < moving.length) {
 		await deps.db.customers.bulkWrite(
 			moving.map(({ lease, state }) => ({ updateOne: { filter: lease, update: { $set: state.otherwise } } })),
 			{ ordered: false },
 		);
+		for (const id of await dueAsClaimed(
+			deps,
+			moving.map(({ item }) => item.customer),
+		))
+			stillDue.add(id);
 	}
 	// Those whose events wait: the relay reads them (an unwritten event there is harmless).
-	return moving.flatMap(({ item }) => (asked.has(item.customer._id) || counts.get(item.customer._id)?.event ? [item.customer._id] : []));
+	const relay = moving.flatMap(({ item }) =>
+		asked.has(item.customer._id) || counts.get(item.customer._id)?.event ? [item.customer._id] : [],
+	);
+	return { relay, stillDue };
 }
 
 /** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */
