@@ -3,7 +3,8 @@
 // (one processor call each, each with its own idempotency key), record their
 // transactions (one listing of their events, one insert), move them on (one
 // listing in their next slots, one bulk update, one removal from the old
-// slots), and hand the transactions to the outbox relay.
+// slots, but for those whose lease ended first), and hand the transactions to
+// the outbox relay.
 import { randomUUID } from "node:crypto";
 import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
@@ -281,14 +282,13 @@ async function authenticationRequests(
 	return asked;
 }
 
-/** The customers still ACTIVE move on in one bulk update, with what they count; those that no longer are only let their lease go. */
+/** The customers still ACTIVE move on in one bulk update, with what they count; the others let their lease go (stillDue: lost). */
 async function moveOn(
 	deps: RenewalDeps,
 	moving: Moving[],
 	asked: Map<number, OutboxEvent>,
 ): Promise<{ relay: number[]; stillDue: Set<number> }> {
-	const stillDue = new Set<number>();
-	if (moving.length === 0) return { relay: [], stillDue };
+	if (moving.length === 0) return { relay: [], stillDue: new Set() };
 	const counts = await renewalCounts(
 		deps,
 		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product })),
@@ -305,22 +305,22 @@ async function moveOn(
 	);
 	// Some were no longer ACTIVE: those still hold the lease, the others have let it go. Or the lease ended before the
 	// answer came: those are still due as they were, and stay listed for the run that holds them now.
+	let stillDue: number[] = [];
 	if (moved.modifiedCount < moving.length) {
 		await deps.db.customers.bulkWrite(
 			moving.map(({ lease, state }) => ({ updateOne: { filter: lease, update: { $set: state.otherwise } } })),
 			{ ordered: false },
 		);
-		for (const id of await dueAsClaimed(
+		stillDue = await dueAsClaimed(
 			deps,
 			moving.map(({ item }) => item.customer),
-		))
-			stillDue.add(id);
+		);
 	}
 	// Those whose events wait: the relay reads them (an unwritten event there is harmless).
 	const relay = moving.flatMap(({ item }) =>
 		asked.has(item.customer._id) || counts.get(item.customer._id)?.event ? [item.customer._id] : [],
 	);
-	return { relay, stillDue };
+	return { relay, stillDue: new Set(stillDue) };
 }
 
 /** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */
