@@ -46,6 +46,18 @@ export async function claimRenewals(deps: BillingDeps, claim: BatchClaim): Promi
 	return new Map(docs.map(doc => [doc._id, doc]));
 }
 
+/**
+ * Of customers a batch charged, those it could not move on, still ACTIVE and due as it claimed them: its lease ended
+ * before the processor answered, and another run holds them now (renewals/renewal-batch.ts keeps them listed).
+ */
+export async function dueAsClaimed(deps: BillingDeps, claimed: CustomerDoc[]): Promise<number[]> {
+	const due = new Map(claimed.map(c => [c._id, c.nextRenewalTimestamp?.getTime()]));
+	const docs = await deps.db.customers.find({ _id: { $in: [...due.keys()] } }, { status: 1, nextRenewalTimestamp: 1 }).lean();
+	return docs
+		.filter(doc => doc.status === CustomerStatus.Active && doc.nextRenewalTimestamp?.getTime() === due.get(doc._id))
+		.map(doc => doc._id);
+}
+
 const POLL_MS = 25;
 
 /** Resolves when no billing node holds the customer's renewal lease (it was released or it expired). */

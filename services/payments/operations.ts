@@ -104,9 +104,11 @@ export async function saveCard(
 }
 
 export async function charge(deps: PaymentsDeps, input: PaymentsActions["payments.charge"]["params"]): Promise<PaymentOutcome> {
-	const processor = await deps.processors.processorFor(input.midId);
-	if (!processor) return noProcessor;
 	const key = input.idempotencyKey;
+	const processor = await deps.processors.processorFor(input.midId);
+	// A repeat of a key asked before its MID lost its processor (a renewal whose first answer is late) answers that key's
+	// outcome, never a refusal that would let a retry charge the period again under a new key.
+	if (!processor) return (await deps.ledger.recorded(key)) ?? noProcessor;
 	const at = input.at ? new Date(input.at) : undefined;
 	const { amount, currency, initiator, networkTransactionId } = input;
 	return deps.ledger.once(

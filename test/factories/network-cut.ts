@@ -6,14 +6,23 @@
 // memory, so killing its process would lose exactly what the test counts.
 // `refuse()` is the other outage: the relay stops listening, so every
 // connection is refused (ECONNREFUSED) and no byte reaches the server.
+// `holdAnswerTo()` is a slow network instead: one request's answer is kept
+// back (the request was done) until the test releases it, the connection open.
 import net from "node:net";
 import { freePort } from "../../dev/net";
+
+/** An answer the relay keeps back: the server has done the request; `release()` sends its answer on. */
+export interface HeldAnswer {
+	release(): void;
+}
 
 export interface NetworkCut {
 	/** The relay's address, to use instead of the server's. */
 	readonly url: string;
 	/** The next request whose first line matches is sent on, its answer dropped, and the network cut. */
 	loseAnswerTo(requestLine: RegExp): Promise<void>;
+	/** The next request whose first line matches is sent on and its answer kept back; resolves once the server answered. */
+	holdAnswerTo(requestLine: RegExp): Promise<HeldAnswer>;
 	/** Whether the cut has happened. */
 	readonly isCut: boolean;
 	/** Stops listening until healed: every connection is refused (ECONNREFUSED), nothing reaches the server. */
@@ -28,6 +37,8 @@ export async function cutBetween(target: string): Promise<NetworkCut> {
 	const port = await freePort();
 	const sockets = new Set<net.Socket>();
 	let watch: RegExp | null = null;
+	let holdWatch: RegExp | null = null;
+	let held: (answer: HeldAnswer) => void = () => undefined;
 	let cut = false;
 	let cutDone: () => void = () => undefined;
 	let refused = false;
@@ -37,14 +48,32 @@ export async function cutBetween(target: string): Promise<NetworkCut> {
 		const upstream = net.connect(Number(targetPort), hostname);
 		sockets.add(client).add(upstream);
 		let dropAnswers = false;
+		// The answer kept back on this connection (null: none is), and whether the test was told of it yet.
+		let keptBack: Buffer[] | null = null;
 		client.on("data", chunk => {
-			if (watch?.test(chunk.toString("latin1").split("\r\n", 1)[0])) {
+			const line = chunk.toString("latin1").split("\r\n", 1)[0];
+			if (watch?.test(line)) {
 				watch = null;
 				dropAnswers = true;
+			} else if (holdWatch?.test(line)) {
+				holdWatch = null;
+				keptBack = [];
 			}
 			upstream.write(chunk);
 		});
 		upstream.on("data", chunk => {
+			if (keptBack) {
+				if (keptBack.length === 0)
+					held({
+						release() {
+							const answer = Buffer.concat(keptBack ?? []);
+							keptBack = null;
+							client.write(answer);
+						},
+					});
+				keptBack.push(chunk);
+				return;
+			}
 			if (!dropAnswers) return void client.write(chunk);
 			// The server answered: it did the request. The answer is lost, and so is the network.
 			cutAll();
@@ -77,6 +106,12 @@ export async function cutBetween(target: string): Promise<NetworkCut> {
 			watch = requestLine;
 			return new Promise(resolve => {
 				cutDone = resolve;
+			});
+		},
+		holdAnswerTo(requestLine) {
+			holdWatch = requestLine;
+			return new Promise(resolve => {
+				held = resolve;
 			});
 		},
 		async refuse() {

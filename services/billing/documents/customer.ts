@@ -84,6 +84,8 @@ export interface CustomerDoc {
 	refusedMids?: number[];
 	/** When this period's renewal was first declined: every retry day counts from it (renewals/retry-state.ts); null once paid. */
 	firstDeclinedAt?: Date | null;
+	/** The key of this period's last declined try: a retry asks under its own key only once this one is known not approved (renewals/period-keys.ts). */
+	lastTryKey?: string | null;
 	sessionId: string;
 	/** The checkout attempt that opened it: names its first payment at the processor (checkout-recovery.ts). */
 	attemptId?: string | null;
@@ -180,6 +182,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		midName: { type: String, required: true },
 		refusedMids: { type: [Number], default: undefined },
 		firstDeclinedAt: { type: Date, default: null },
+		lastTryKey: { type: String, default: null },
 		expiryWarnedCard: { type: String, default: null },
 		sessionId: { type: String, required: true },
 		attemptId: { type: String, default: null },

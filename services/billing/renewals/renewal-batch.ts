@@ -3,7 +3,8 @@
 // (one processor call each, each with its own idempotency key), record their
 // transactions (one listing of their events, one insert), move them on (one
 // listing in their next slots, one bulk update, one removal from the old
-// slots), and hand the transactions to the outbox relay.
+// slots, but for those whose lease ended first), and hand the transactions to
+// the outbox relay.
 import { randomUUID } from "node:crypto";
 import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
@@ -12,7 +13,7 @@ import { withRetries } from "../../../shared/processor-retries";
 import type { DueEntry } from "../../../shared/schedule";
 import { addPeriod } from "../../../shared/time";
 import { firstDecline, noteRecovery } from "../card-updates/recovery";
-import { declineCategory, NO_MID_REASON } from "../decline-reasons";
+import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
 import type { OutboxEvent } from "../documents/outbox-event";
@@ -21,10 +22,11 @@ import { expiryListings } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
-import { claimRenewals } from "../renewal-lease";
+import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid } from "./mid-caps";
+import { paidEarlier, withoutMid } from "./period-keys";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
@@ -96,15 +98,6 @@ interface Charged extends Claimed {
 	movedTo?: { midId: number; midName: string };
 }
 
-/** A renewal no MID may take: declined as a MID's refusal, without asking any processor. */
-const noMid: PaymentOutcome = {
-	status: "DECLINED",
-	processorTransactionId: null,
-	processorReference: null,
-	reason: NO_MID_REASON,
-	hardDecline: false,
-};
-
 /** A renewal the customer's credit pays in full: no processor call. */
 const paidByCredit: PaymentOutcome = {
 	status: "APPROVED",
@@ -158,8 +151,11 @@ async function chargeOne(deps: RenewalDeps, item: Claimed): Promise<Charged | "n
 	const bill = renewalBill(item.customer, terms.product);
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
+	// The period's previous try approved after all (a request of it was still on its way): it pays the period.
+	const earlier = await paidEarlier(deps, item.customer);
+	if (earlier) return { ...item, terms, bill, ...earlier };
 	const mid = await renewalMid(item.customer, terms, deps.caps, bill.amount);
-	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
+	if (!mid) return { ...item, terms, key, bill, outcome: await withoutMid(deps, key) };
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
 	const outcome = await charge(deps, { ...item, customer }, terms.product, key, bill);
@@ -187,6 +183,7 @@ function nextState(item: Charged) {
 			attempts: 0,
 			refusedMids: [],
 			firstDeclinedAt: null,
+			lastTryKey: null,
 			authorizationId: null,
 			renewalLease: null,
 		};
@@ -199,7 +196,8 @@ function nextState(item: Charged) {
 		};
 	}
 	const retry = retryState(item, item.at);
-	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive } } : retry;
+	const lastTryKey = item.key;
+	return retry.result === "declined" ? { ...retry, ifActive: { ...item.movedTo, ...retry.ifActive, lastTryKey } } : retry;
 }
 
 type NextState = ReturnType<typeof nextState>;
@@ -225,9 +223,9 @@ async function settleAll(deps: RenewalDeps, charged: Charged[], owner: string, r
 	await listNext(deps, states);
 	const moving = states.flatMap(s => (s.state.result === "suspended" ? [] : [{ ...s, state: s.state }]));
 	const asked = await authenticationRequests(deps, moving, transactions);
-	const moved = await moveOn(deps, moving, asked);
+	const { relay: moved, stillDue } = await moveOn(deps, moving, asked);
 	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item, lease, state.attempts);
-	await deps.renewals.removeAll(states.flatMap(oldSlots));
+	await deps.renewals.removeAll(states.filter(({ item }) => !stillDue.has(item.customer._id)).flatMap(oldSlots));
 	for (const { state } of states) report[state.result]++;
 	await noteRecoveries(deps, charged);
 	return {
@@ -282,9 +280,13 @@ async function authenticationRequests(
 	return asked;
 }
 
-/** The customers still ACTIVE move on in one bulk update, with what they count; those that no longer are only let their lease go. */
-async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, OutboxEvent>): Promise<number[]> {
-	if (moving.length === 0) return [];
+/** The customers still ACTIVE move on in one bulk update, with what they count; the others let their lease go (stillDue: lost). */
+async function moveOn(
+	deps: RenewalDeps,
+	moving: Moving[],
+	asked: Map<number, OutboxEvent>,
+): Promise<{ relay: number[]; stillDue: Set<number> }> {
+	if (moving.length === 0) return { relay: [], stillDue: new Set() };
 	const counts = await renewalCounts(
 		deps,
 		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product, at: item.at })),
@@ -299,15 +301,24 @@ async function moveOn(deps: RenewalDeps, moving: Moving[], asked: Map<number, Ou
 		}),
 		{ ordered: false },
 	);
-	// Some were no longer ACTIVE: those still hold the lease, the others have let it go.
+	// Some were no longer ACTIVE: those still hold the lease, the others have let it go. Or the lease ended before the
+	// answer came: those are still due as they were, and stay listed for the run that holds them now.
+	let stillDue: number[] = [];
 	if (moved.modifiedCount < moving.length) {
 		await deps.db.customers.bulkWrite(
 			moving.map(({ lease, state }) => ({ updateOne: { filter: lease, update: { $set: state.otherwise } } })),
 			{ ordered: false },
 		);
+		stillDue = await dueAsClaimed(
+			deps,
+			moving.map(({ item }) => item.customer),
+		);
 	}
 	// Those whose events wait: the relay reads them (an unwritten event there is harmless).
-	return moving.flatMap(({ item }) => (asked.has(item.customer._id) || counts.get(item.customer._id)?.event ? [item.customer._id] : []));
+	const relay = moving.flatMap(({ item }) =>
+		asked.has(item.customer._id) || counts.get(item.customer._id)?.event ? [item.customer._id] : [],
+	);
+	return { relay, stillDue: new Set(stillDue) };
 }
 
 /** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */

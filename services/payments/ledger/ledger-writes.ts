@@ -1,7 +1,10 @@
 // The ledger's writes to an operation's document. Every one is a
-// compare-and-set on the operation still being undecided and held by the same
-// call (`decidingUntil`), so a call that was taken over cannot write over the
-// call that took it over.
+// compare-and-set on the operation still being undecided, held by the same
+// call (`decidingUntil`) and with the processor object that call knows of
+// (`reference`), so a call that was taken over cannot write over the call that
+// took it over, nor record or answer an outcome of its own; and a takeover
+// that read the operation before its object was remembered fails, instead of
+// looking up nothing and making a second object beside it.
 import { type AwaitingBuyer, OPERATION_IN_PROGRESS_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
 import { insertOnce, raw } from "../../../shared/persistence";
 import type { ChallengeAsked, ConnectorOutcome } from "../connectors/connector";
@@ -34,8 +37,13 @@ export const awaitingOf = (doc: OperationDoc): AwaitingBuyer | null =>
 		? { status: "AWAITING_BUYER", challengeUrl: doc.awaiting.challengeUrl, until: new Date(doc.awaiting.until).toISOString() }
 		: null;
 
-/** The filter that finds the operation only while it is undecided and still held by `mine`'s call. */
-export const heldBy = (mine: OperationDoc) => ({ _id: mine._id, outcome: null, decidingUntil: mine.decidingUntil });
+/** The filter that finds the operation only while it is undecided, still held by `mine`'s call, and as that call knows it. */
+export const heldBy = (mine: OperationDoc) => ({
+	_id: mine._id,
+	outcome: null,
+	decidingUntil: mine.decidingUntil,
+	reference: mine.reference,
+});
 
 /** Takes over an undecided operation whose time is up (compare-and-set): the taken document, or null. */
 export async function takeOver(ctx: LedgerContext, previous: OperationDoc, ms: number): Promise<OperationDoc | null> {
@@ -45,7 +53,11 @@ export async function takeOver(ctx: LedgerContext, previous: OperationDoc, ms: n
 	return taken.modifiedCount === 1 ? { ...previous, decidingUntil } : null;
 }
 
-/** Writes the outcome once, with a transaction id of ours; a concurrent writer's outcome wins. */
+/**
+ * Writes the outcome once, with a transaction id of ours, while `mine`'s call still holds the operation. Taken over
+ * meanwhile: the outcome recorded by the call that took it over, or, while there is none, OPERATION_IN_PROGRESS (an
+ * unknown outcome: the key is asked again later), never this call's own, which the ledger does not hold.
+ */
 export async function record(ctx: LedgerContext, mine: OperationDoc, outcome: ConnectorOutcome): Promise<PaymentOutcome> {
 	const { db } = ctx;
 	const id = await db.ids.next();
@@ -60,9 +72,9 @@ export async function record(ctx: LedgerContext, mine: OperationDoc, outcome: Co
 		...(outcome.authentication !== undefined ? { authentication: outcome.authentication } : {}),
 		...(outcome.networkTransactionId ? { networkTransactionId: outcome.networkTransactionId } : {}),
 	};
-	const done = await raw(db.operations).updateOne({ _id: mine._id, outcome: null }, { $set: { outcome: recorded } });
+	const done = await raw(db.operations).updateOne(heldBy(mine), { $set: { outcome: recorded } });
 	if (done.modifiedCount === 1) return recorded;
-	return (await db.operations.findById(mine._id).lean())?.outcome ?? recorded;
+	return (await db.operations.findById(mine._id).lean())?.outcome ?? failed(OPERATION_IN_PROGRESS_REASON);
 }
 
 /**

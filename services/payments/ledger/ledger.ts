@@ -58,6 +58,12 @@ export interface Ledger {
 	lookup(key: string, resumptionOf: (operation: OperationDoc) => Promise<Resumption | null>): Promise<PaymentOutcome | null>;
 	/** The operation a transaction id belongs to. */
 	operationOf(processorTransactionId: number): Promise<OperationDoc | null>;
+	/**
+	 * What a repeat of the key answers when no processor can be asked for it now: its recorded outcome, or
+	 * OPERATION_IN_PROGRESS while it is undecided (looked up once a processor can be asked); null when the ledger holds
+	 * nothing for it.
+	 */
+	recorded(key: string): Promise<PaymentOutcome | null>;
 }
 
 export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(), threw: (err: Error) => void = () => undefined): Ledger {
@@ -72,6 +78,12 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 			if (!previous) return null;
 			if (previous.outcome) return previous.outcome;
 			return lookUp(ctx, previous, await resumptionOf(previous));
+		},
+
+		async recorded(key) {
+			const previous = await db.operations.findById(key).lean();
+			if (!previous) return null;
+			return previous.outcome ?? failed(OPERATION_IN_PROGRESS_REASON);
 		},
 
 		async operationOf(processorTransactionId) {
