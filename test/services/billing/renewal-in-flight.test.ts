@@ -14,6 +14,7 @@ import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, DAY_MS } from "../../factories/merchant";
 import { cutBetween, type NetworkCut } from "../../factories/network-cut";
+import { clockTo, nextRenewalOf } from "../../factories/test-clock";
 import { startApp, type TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
 
@@ -181,7 +182,8 @@ test("When a try's key is approved after its run moved the customer to the retry
 	// Arrange: Stripe refuses connections during the run, so the renewal is an ERROR (nothing moved), retried a day later.
 	const { shop, customerId } = await subscriber();
 	await cut.refuse();
-	const failed = await clock(shop, 32);
+	// To the renewal's due time: its retry comes a day later.
+	const failed = await clockTo(app, shop, await nextRenewalOf(app, shop, customerId));
 	await cut.heal();
 	expect(failed.body).toMatchObject({ charged: 0, declined: 1 });
 	// The state a request of that try still on its way leaves: it reaches payments after the customer moved on, and is
@@ -207,8 +209,9 @@ test("When a try's key is approved after its run moved the customer to the retry
 	expect(late).toMatchObject({ status: "APPROVED" });
 
 	// Act: the retry day.
-	const retry = await clock(shop, 34);
-	const last = await clock(shop, 34);
+	const retryDay = await nextRenewalOf(app, shop, customerId);
+	const retry = await clockTo(app, shop, retryDay);
+	const last = await clockTo(app, shop, retryDay);
 
 	// Assert: the retry charged nothing new: the try's transaction, its ERROR completed by the late approval, pays the period.
 	expect(retry.body).toMatchObject({ charged: 1, declined: 0 });
