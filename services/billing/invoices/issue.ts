@@ -87,7 +87,12 @@ async function heading(
 		issuedAt,
 		currency: tx.currency,
 		language: invoicing.language,
-		seller: { name: invoicing.legalName ?? seller.name, email: null, address: invoicing.address, taxId: invoicing.taxId },
+		seller: {
+			name: invoicing.legalName ?? seller.name,
+			email: invoicing.email ?? null,
+			address: invoicing.address,
+			taxId: invoicing.taxId,
+		},
 		buyer: buyerOf(customer),
 		...totals,
 		descriptor: tx.midName,

@@ -33,6 +33,7 @@ beforeAll(async () => {
 				legalName: "Shop GmbH",
 				address: "Hauptstraße 1\n10115 Berlin",
 				taxId: "DE123456789",
+				email: "billing@shop.example",
 				invoicePrefix: "SHOP",
 				language: "de",
 				taxRateBps: 2000,
@@ -87,7 +88,7 @@ describe("Invoices", () => {
 			transactionId: charge.id,
 			currency: "EUR",
 			language: "de",
-			seller: { name: "Shop GmbH", address: "Hauptstraße 1\n10115 Berlin", taxId: "DE123456789" },
+			seller: { name: "Shop GmbH", email: "billing@shop.example", address: "Hauptstraße 1\n10115 Berlin", taxId: "DE123456789" },
 			buyer: { email: expect.stringContaining("@") },
 			taxInclusive: true,
 			net: 10,
@@ -289,6 +290,27 @@ describe("Invoices", () => {
 		} finally {
 			await client.close();
 		}
+	});
+
+	test("When the seller's email is set to something that is not an email address, then 400 naming it and the setting is kept; null takes it off", async () => {
+		const other = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${other.accountId}`, { invoicing: { email: "sales@other.example" } })
+			.expect(200);
+
+		const bad = await Promise.all(
+			["not an email", "a@", 42, "x".repeat(250) + "@b.example"].map(email =>
+				admin(app).patch(`/accounts/${other.accountId}`, { invoicing: { email } }),
+			),
+		);
+		const kept = await admin(app).get(`/accounts/${other.accountId}`).expect(200);
+		const cleared = await admin(app)
+			.patch(`/accounts/${other.accountId}`, { invoicing: { email: null } })
+			.expect(200);
+
+		expect(bad.map(r => [r.status, r.body.message])).toEqual(bad.map(() => [400, expect.stringContaining("email")]));
+		expect(kept.body.invoicing.email).toBe("sales@other.example");
+		expect(cleared.body.invoicing).toMatchObject({ email: null, invoicePrefix: "INV" });
 	});
 
 	test("When lists are asked with a bad cursor or date range, then 400; a date range keeps only that range's invoices", async () => {
