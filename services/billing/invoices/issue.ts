@@ -38,12 +38,14 @@ const INVOICED: string[] = [TransactionType.SubscriptionStart, TransactionType.R
 const CREDITED: string[] = [TransactionType.Refunded, TransactionType.Chargeback];
 
 /**
- * The document a transaction gets: an approved charge that moved money (a renewal the credit paid in full included:
- * the period was supplied), an invoice; an approved refund or chargeback, a credit note; anything else, none.
+ * The document a transaction gets: an approved charge that billed a period, an invoice, whatever the card paid (a charge
+ * the credit or a 100 % coupon took to 0 included, total 0: the period was supplied, the invoice shows what paid it);
+ * an approved refund or chargeback, a credit note; anything else, none.
  */
-export function documentKindOf(tx: Pick<TransactionDoc, "status" | "type" | "amount" | "creditApplied">): DocumentKind | null {
+export function documentKindOf(tx: Pick<TransactionDoc, "status" | "type" | "amount" | "creditApplied" | "discount">): DocumentKind | null {
 	if (tx.status !== TransactionStatus.Approved) return null;
-	if (INVOICED.includes(tx.type)) return tx.amount > 0 || (tx.creditApplied ?? 0) > 0 ? "invoice" : null;
+	const billed = tx.amount > 0 || (tx.creditApplied ?? 0) > 0 || (tx.discount?.amount ?? 0) > 0;
+	if (INVOICED.includes(tx.type)) return billed ? "invoice" : null;
 	return CREDITED.includes(tx.type) ? "credit_note" : null;
 }
 

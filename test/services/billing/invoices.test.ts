@@ -263,6 +263,28 @@ describe("Invoices", () => {
 		]);
 	});
 
+	test("When a 100 % coupon takes a first payment to 0, then it still gets an invoice, total 0, its discount line taking the whole plan off", async () => {
+		const other = await createShop(app);
+		const ten = await createProduct(other, { name: "Plan", amount: 10 });
+		const coupon = (
+			await admin(app).post(`/accounts/${other.accountId}/coupons`, { code: "FREEMONTH", percentOff: 100, duration: "once" }).expect(201)
+		).body;
+		setWallClock(april(1));
+
+		const paid = await submitCheckout(app, other, { productId: ten, card: CARDS.visa, extra: { promotionCode: "FREEMONTH" } });
+		const id = paid.body.customerId as number;
+
+		const [charge] = (await api(other).get(`/customer/${id}/transactions`).expect(200)).body.data;
+		expect(charge).toMatchObject({ type: "SUBSCRIPTION_START", status: "APPROVED", amount: 0 });
+		const [invoice] = await invoicesOf(id, other);
+		expect(invoice).toMatchObject({ transactionId: charge.id, net: 0, tax: 0, gross: 0, total: 0, creditApplied: 0 });
+		expect(invoice.discount).toEqual({ couponId: coupon.id, code: "FREEMONTH", amount: 10 });
+		expect(invoice.lines.map((l: { kind: string; net: number }) => [l.kind, l.net])).toEqual([
+			["plan", 10],
+			["discount", -10],
+		]);
+	});
+
 	test("When an issuer died after taking a number (its entry pending, no invoice), then the next issuer completes that number: no gap", async () => {
 		const other = await createShop(app);
 		const plan = await createProduct(other, { name: "Plan", amount: 10 });
