@@ -3,7 +3,8 @@
 // service in this process. Checkouts and refunds of one account run through the
 // HTTP API on both nodes at once; one node is SIGKILLed mid-run, while it issues.
 // Each account's invoice numbers must be 1..N with no gap and no repeat, each
-// approved charge must have exactly one invoice, and each refund one credit note.
+// approved charge must have exactly one invoice, and each refund one credit note;
+// the merchant's lists show each document once, by number, newest first.
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../shared/db.mixin";
 import { billingNodes, startWithBillingNodes } from "../factories/billing-nodes";
@@ -41,6 +42,24 @@ afterAll(async () => {
 function gapsAndRepeats(sequences: number[]) {
 	const sorted = [...sequences].sort((a, b) => a - b);
 	return { repeats: sorted.filter((n, i) => sorted[i - 1] === n), gaps: sorted.filter((n, i) => n !== i + 1) };
+}
+
+/** Every document of a list, 7 a page, following the cursors. */
+async function everyPage(path: string, shop: Parameters<typeof bearer>[0]): Promise<{ id: number; number: string }[]> {
+	const listed: { id: number; number: string }[] = [];
+	let cursor = "";
+	do {
+		const page = (
+			await app
+				.http()
+				.get(`${path}?limit=7${cursor ? `&cursor=${cursor}` : ""}`)
+				.set(bearer(shop))
+				.expect(200)
+		).body;
+		listed.push(...page.data);
+		cursor = page.nextCursor ?? "";
+	} while (cursor);
+	return listed;
 }
 
 test("When checkouts and refunds run on two billing nodes and one is SIGKILLed while it issues, then invoice and credit note numbers are 1..N without a gap or a repeat, one per payment and refund", async () => {
@@ -113,6 +132,19 @@ test("When checkouts and refunds run on two billing nodes and one is SIGKILLed w
 			{ last: issued.length, pending: 0 },
 			{ last: notes.length, pending: 0 },
 		]);
+		// The merchant's lists, page by page: N..1, each document once (issue 45: a retried issue listed one twice, and
+		// concurrent issuers listed numbers out of order).
+		for (const [path, documents] of [
+			["/api/invoices", issued],
+			["/api/credit-notes", notes],
+		] as const) {
+			const listed = await everyPage(path, shop);
+			expect({ path, numbers: listed.map(d => Number(d.number.slice(-6))) }).toEqual({
+				path,
+				numbers: documents.map((_, i) => documents.length - i),
+			});
+			expect(new Set(listed.map(d => d.id)).size).toBe(documents.length);
+		}
 		// The kill fell in the middle of the run.
 		expect(atKill).toBeLessThan(charges.length);
 		expect(charges.length).toBeGreaterThan(30);

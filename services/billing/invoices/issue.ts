@@ -6,7 +6,8 @@
 // the document already written (its `_id` is the transaction's).
 //
 // Crash points: number taken, nothing written (the retry writes it with that
-// number); listed, not inserted (the retry lists it again and inserts it);
+// number); listed at its number, not inserted (the retry's listing finds the
+// slot taken, and it inserts the document);
 // inserted, its number still pending (the retry, or any issuer that finds the
 // entry stale, pulls it).
 import { DateTime } from "luxon";
@@ -18,7 +19,7 @@ import type { BillingDocumentBase, CreditNoteDoc, InvoiceDoc, Party } from "../d
 import type { TransactionDoc } from "../documents/transaction";
 import type { BillingDb } from "../models";
 import { TransactionStatus, TransactionType } from "../states";
-import { appendDocument, documentModel } from "./document-lists";
+import { documentModel, placeDocument } from "./document-lists";
 import { creditNoteTotals, invoiceTotals, type Totals } from "./invoice-lines";
 import { type DocumentKind, formatNumber, releaseNumber, takeNumber } from "./numbering";
 
@@ -120,7 +121,7 @@ async function issueNumbered(
 	const numbered = await takeNumber(deps, tx.accountId, kind, tx._id, async () => (await model.exists({ _id: tx._id })) !== null);
 	if (!numbered) return written(deps, kind, tx._id);
 	const doc = await build(numbered.sequence);
-	await appendDocument(deps, kind, doc);
+	await placeDocument(deps, kind, doc);
 	const inserted = await insertOnce(model, doc);
 	await releaseNumber(deps, tx.accountId, kind, tx._id);
 	// Numbers whose issuer died: completed here, so no number stays unused (the transaction's relay would too).

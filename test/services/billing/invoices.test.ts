@@ -285,7 +285,7 @@ describe("Invoices", () => {
 		]);
 	});
 
-	test("When an issuer died after taking a number (its entry pending, no invoice), then the next issuer completes that number: no gap", async () => {
+	test("When an issuer died after taking a number and listing its invoice (its entry pending, no invoice), then the next issuer completes that number: no gap, and each list shows it once", async () => {
 		const other = await createShop(app);
 		const plan = await createProduct(other, { name: "Plan", amount: 10 });
 		const first = await subscribe(other, plan);
@@ -309,6 +309,11 @@ describe("Invoices", () => {
 			expect([restored.number, next.number]).toEqual(["INV-2027-000001", "INV-2027-000002"]);
 			const sequence = await billing.collection<{ _id: string }>("document_sequences").findOne({ _id: `${other.accountId}:invoice` });
 			expect(sequence).toMatchObject({ last: 2, pending: [] });
+			// Listed by the dead issuer, and again by the one that completed it: once in each list all the same.
+			const listed = (await api(other).get("/invoices").expect(200)).body.data.map((i: { number: string }) => i.number);
+			const ofCustomer = (await api(other).get(`/invoices?customerId=${first}`).expect(200)).body.data.map((i: { id: number }) => i.id);
+			expect(listed).toEqual(["INV-2027-000002", "INV-2027-000001"]);
+			expect(ofCustomer).toEqual([lost.id]);
 		} finally {
 			await client.close();
 		}
@@ -321,7 +326,7 @@ describe("Invoices", () => {
 			.expect(200);
 
 		const bad = await Promise.all(
-			["not an email", "a@", 42, "x".repeat(250) + "@b.example"].map(email =>
+			["not an email", "a@", 42, `${"x".repeat(250)}@b.example`].map(email =>
 				admin(app).patch(`/accounts/${other.accountId}`, { invoicing: { email } }),
 			),
 		);
@@ -333,6 +338,62 @@ describe("Invoices", () => {
 		expect(bad.map(r => [r.status, r.body.message])).toEqual(bad.map(() => [400, expect.stringContaining("email")]));
 		expect(kept.body.invoicing.email).toBe("sales@other.example");
 		expect(cleared.body.invoicing).toMatchObject({ email: null, invoicePrefix: "INV" });
+	});
+
+	test("When 40 buyers pay at once and are all refunded at once, then /invoices and /credit-notes list every document once, by number, newest first", async () => {
+		// Arrange: one account's numbers taken by concurrent relays.
+		const other = await createShop(app);
+		const plan = await createProduct(other, { name: "Plan", amount: 10 });
+		setWallClock(april(1));
+		const customers = await Promise.all(
+			Array.from({ length: 40 }, async () => {
+				const res = await submitCheckout(app, other, { productId: plan, card: CARDS.visa });
+				expect(res.body.code).toBe("OK");
+				return res.body.customerId as number;
+			}),
+		);
+		const charges = await Promise.all(
+			customers.map(async id => (await api(other).get(`/customer/${id}/transactions`).expect(200)).body.data[0]),
+		);
+		await Promise.all(
+			charges.map(charge =>
+				app
+					.http()
+					.get(`/api/refund/${charge.id}?amountToRefund=1`)
+					.set(bearer(other))
+					.set("Idempotency-Key", `all-${charge.id}`)
+					.expect(200),
+			),
+		);
+
+		// Act: every page of each list, 7 at a time.
+		const walk = async (path: string) => {
+			const listed: { id: number; number: string }[] = [];
+			let cursor = "";
+			do {
+				const page = (
+					await api(other)
+						.get(`${path}?limit=7${cursor ? `&cursor=${cursor}` : ""}`)
+						.expect(200)
+				).body;
+				listed.push(...page.data);
+				cursor = page.nextCursor ?? "";
+			} while (cursor);
+			return listed;
+		};
+		const [invoices, creditNotes] = await eventually(async () => {
+			const both = [await walk("/invoices"), await walk("/credit-notes")];
+			expect(both.map(list => list.length)).toEqual([40, 40]);
+			return both;
+		});
+
+		// Assert: 40 down to 1, each id once.
+		const numbers = (list: { number: string }[]) => list.map(d => Number(d.number.slice(-6)));
+		const descending = Array.from({ length: 40 }, (_, i) => 40 - i);
+		expect(numbers(invoices)).toEqual(descending);
+		expect(numbers(creditNotes)).toEqual(descending);
+		expect(new Set(invoices.map(d => d.id)).size).toBe(40);
+		expect(new Set(creditNotes.map(d => d.id)).size).toBe(40);
 	});
 
 	test("When lists are asked with a bad cursor or date range, then 400; a date range keeps only that range's invoices", async () => {
