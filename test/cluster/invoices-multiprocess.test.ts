@@ -9,6 +9,7 @@ import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../shared/db.mixin";
 import { billingNodes, startWithBillingNodes } from "../factories/billing-nodes";
 import { createShop, submitCheckout } from "../factories/checkout";
+import { everyPage } from "../factories/list-pages";
 import { bearer } from "../factories/merchant";
 import type { TestApp } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
@@ -42,24 +43,6 @@ afterAll(async () => {
 function gapsAndRepeats(sequences: number[]) {
 	const sorted = [...sequences].sort((a, b) => a - b);
 	return { repeats: sorted.filter((n, i) => sorted[i - 1] === n), gaps: sorted.filter((n, i) => n !== i + 1) };
-}
-
-/** Every document of a list, 7 a page, following the cursors. */
-async function everyPage(path: string, shop: Parameters<typeof bearer>[0]): Promise<{ id: number; number: string }[]> {
-	const listed: { id: number; number: string }[] = [];
-	let cursor = "";
-	do {
-		const page = (
-			await app
-				.http()
-				.get(`${path}?limit=7${cursor ? `&cursor=${cursor}` : ""}`)
-				.set(bearer(shop))
-				.expect(200)
-		).body;
-		listed.push(...page.data);
-		cursor = page.nextCursor ?? "";
-	} while (cursor);
-	return listed;
 }
 
 test("When checkouts and refunds run on two billing nodes and one is SIGKILLed while it issues, then invoice and credit note numbers are 1..N without a gap or a repeat, one per payment and refund", async () => {
@@ -138,7 +121,7 @@ test("When checkouts and refunds run on two billing nodes and one is SIGKILLed w
 			["/api/invoices", issued],
 			["/api/credit-notes", notes],
 		] as const) {
-			const listed = await everyPage(path, shop);
+			const listed = await everyPage<{ id: number; number: string }>(app, shop, path, { limit: 7 });
 			expect({ path, numbers: listed.map(d => Number(d.number.slice(-6))) }).toEqual({
 				path,
 				numbers: documents.map((_, i) => documents.length - i),

@@ -17,6 +17,7 @@ import path from "node:path";
 import { type EmbeddedDb, startEmbeddedDb } from "../../dev/embedded-db";
 import { freePort } from "../../dev/net";
 import { CARDS, checkoutBody, createShop, type Shop, submitCheckout } from "../factories/checkout";
+import { everyPage } from "../factories/list-pages";
 import { admin, bearer, DAY_MS } from "../factories/merchant";
 import { killGroup, npmStart, type Started } from "../factories/npm-start";
 import { ADMIN_TOKEN, startApp, type TestApp, uniqueDatabaseName } from "../setup/app";
@@ -187,24 +188,9 @@ async function expectEverythingAcknowledged(app: TestApp, shops: Shops, acknowle
 	expect((await app.http().get(`/api/customer/${first[0]}`).set(bearer(shop))).body.email).toBe(first[1]);
 }
 
-/** Every item of a list, following its cursors (the events' from the oldest, the others' from the newest). */
-async function everyItem(app: TestApp, shop: Shop, path: string): Promise<(string | number)[]> {
-	const ids: (string | number)[] = [];
-	let cursor = "";
-	do {
-		const res = await app
-			.http()
-			.get(`${path}${path.includes("?") ? "&" : "?"}limit=100${cursor ? `&cursor=${cursor}` : ""}`)
-			.set(bearer(shop))
-			.timeout(REQUEST_TIMEOUT_MS);
-		expect([path, res.status]).toEqual([path, 200]);
-		ids.push(...(res.body.data as { id: string | number }[]).map(item => item.id));
-		cursor = res.body.nextCursor ?? "";
-		// An events page ends early before an event still being stored (a writer the kill cut off: 30 s at most).
-		if (cursor && res.body.data.length === 0) await pause(500);
-	} while (cursor);
-	return ids;
-}
+/** Every item's id of a list, following its cursors (the events' from the oldest, the others' from the newest). */
+const everyItem = async (app: TestApp, shop: Shop, path: string) =>
+	(await everyPage(app, shop, path, { timeoutMs: REQUEST_TIMEOUT_MS })).map(item => item.id);
 
 const repeatsIn = (ids: (string | number)[]) => ids.filter((id, i) => ids.indexOf(id) !== i);
 

@@ -5,6 +5,7 @@
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { everyPage } from "../../factories/list-pages";
 import { admin, bearer, createPlan } from "../../factories/merchant";
 import { pdfText } from "../../factories/pdf-text";
 import { setWallClock } from "../../factories/wall-clock";
@@ -367,20 +368,7 @@ describe("Invoices", () => {
 		);
 
 		// Act: every page of each list, 7 at a time.
-		const walk = async (path: string) => {
-			const listed: { id: number; number: string }[] = [];
-			let cursor = "";
-			do {
-				const page = (
-					await api(other)
-						.get(`${path}?limit=7${cursor ? `&cursor=${cursor}` : ""}`)
-						.expect(200)
-				).body;
-				listed.push(...page.data);
-				cursor = page.nextCursor ?? "";
-			} while (cursor);
-			return listed;
-		};
+		const walk = (path: string) => everyPage<{ id: number; number: string }>(app, other, `/api${path}`, { limit: 7 });
 		const [invoices, creditNotes] = await eventually(async () => {
 			const both = [await walk("/invoices"), await walk("/credit-notes")];
 			expect(both.map(list => list.length)).toEqual([40, 40]);
