@@ -5,7 +5,9 @@
 // would: sessions and checkouts with the sandbox's test cards (encrypted as the
 // SDK encrypts them), the merchant's API (changes, pause, resume, unsubscribe,
 // refund, card update) and the admin test clock, moved ahead week by week, so
-// each change counts on the clock's day (docs/metrics.md#days-and-keys).
+// each change counts on the clock's day (docs/metrics.md#days-and-keys). The
+// account has emails on, so its receipts, dunning emails and a card expiry
+// warning land in npm start's Mailpit (docs/emails.md).
 import { CompactEncrypt, importJWK, type JWK } from "jose";
 
 /** The sandbox's test cards the history uses (docs/api.md#test-cards, docs/recovery.md#test-cards). */
@@ -48,6 +50,12 @@ export interface DemoHistoryReport {
 }
 
 const DAY_MS = 86_400_000;
+
+/** MMYY of the card month (UTC, as cards expire: shared/card-expiry.ts) a minute from `now`. */
+function expiringThisMonth(now: number): string {
+	const at = new Date(now + 60_000);
+	return `${String(at.getUTCMonth() + 1).padStart(2, "0")}${String(at.getUTCFullYear() % 100).padStart(2, "0")}`;
+}
 const DOMAIN = "localhost";
 
 function client(target: DemoHistoryTarget) {
@@ -87,12 +95,16 @@ export async function makeDemoHistory(target: DemoHistoryTarget): Promise<DemoHi
 	let clockDays = 0;
 	const json = <T>(text: string) => JSON.parse(text) as T;
 
-	const card = async (digits: string) => ({
+	const card = async (digits: string, cardExpiry = "1240") => ({
 		encryptedCardNumber: await encryptCard(jwk, digits),
 		encryptedCvc: await encryptCard(jwk, "123"),
-		cardExpiry: "1240",
+		cardExpiry,
 	});
-	async function checkout(productId: number, digits: string = buyers % 3 === 0 ? CARD.mastercard : CARD.visa): Promise<number> {
+	async function checkout(
+		productId: number,
+		digits: string = buyers % 3 === 0 ? CARD.mastercard : CARD.visa,
+		cardExpiry?: string,
+	): Promise<number> {
 		const n = ++buyers;
 		const sessionId = await http.api("POST", `/api/session?domain=${DOMAIN}`);
 		const answer = json<{ code: string; customerId: number }>(
@@ -103,7 +115,7 @@ export async function makeDemoHistory(target: DemoHistoryTarget): Promise<DemoHi
 				name: "Demo",
 				lastName: `Buyer ${n}`,
 				landingDomain: DOMAIN,
-				...(await card(digits)),
+				...(await card(digits, cardExpiry)),
 			}),
 		);
 		if (answer.code !== "OK") throw new Error(`Demo history: a checkout answered ${answer.code}`);
@@ -127,6 +139,8 @@ export async function makeDemoHistory(target: DemoHistoryTarget): Promise<DemoHi
 		checkout(monthly, CARD.recoversOnRetry),
 		checkout(monthly, CARD.merchantChargesDeclined),
 		checkout(monthly, CARD.lostDispute),
+		// Valid through this month: its first renewal falls after it, so the buyer is warned (CARD_EXPIRING) at once.
+		checkout(monthly, CARD.visa, expiringThisMonth(started)),
 	]);
 	await change(first, 3, "now_prorated");
 	const [charge] = json<{ data: { id: number }[] }>(await http.api("GET", `/api/customer/${second}/transactions`)).data;

@@ -338,6 +338,12 @@ export function loadConfig(env: Env = process.env): Config {
 	};
 }
 
+/**
+ * The one base of every link sent to buyers (emails: the receipt's invoice, the card update link; docs/emails.md#links):
+ * PUBLIC_BASE_URL, else http://localhost:<PORT> (npm start).
+ */
+export const buyerBaseUrl = (c: Pick<Config, "publicBaseUrl" | "port">): string => c.publicBaseUrl ?? `http://localhost:${c.port}`;
+
 let cached: Config | undefined;
 
 /** The process-wide configuration, read on first use. */

@@ -1,5 +1,6 @@
 // The sandbox demo account that `npm start` creates on an empty database, so
-// a newcomer can pay with a test card at /demo straight away.
+// a newcomer can pay with a test card at /demo straight away, and finds the
+// buyers' emails its payments make in npm start's Mailpit (emails on).
 import { CARD_TYPES, type ProductView } from "../../shared/contracts/accounts";
 import { createAccount } from "./account-admin";
 import { createCoupon } from "./coupons";
@@ -16,7 +17,7 @@ export interface DemoData {
 /** Creates the demo data when the database holds no account yet; otherwise returns null. */
 export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 	if ((await deps.db.accounts.countDocuments()) > 0) return null;
-	const account = await createAccount(deps, { name: "Demo Shop", environment: "sandbox", demo: true });
+	const account = await createAccount(deps, { name: "Demo Shop", environment: "sandbox", demo: true, emails: { enabled: true } });
 	const accountId = account.id;
 	await createMerchantAccount(deps, { accountId, name: "Demo MID A", group: "default", cardTypes: ["visa", "mastercard"], active: true });
 	await createMerchantAccount(deps, { accountId, name: "Demo MID B", group: "default", cardTypes: [...CARD_TYPES], active: true });

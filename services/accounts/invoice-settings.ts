@@ -9,6 +9,7 @@ export const DEFAULT_INVOICE_SETTINGS: InvoiceSettings = {
 	legalName: null,
 	address: null,
 	taxId: null,
+	email: null,
 	invoicePrefix: "INV",
 	creditNotePrefix: "CN",
 	language: "en",

@@ -131,6 +131,7 @@ const accountSchema = new Schema<AccountDoc>(
 					legalName: String,
 					address: String,
 					taxId: String,
+					email: String,
 					invoicePrefix: String,
 					creditNotePrefix: String,
 					language: { type: String, enum: INVOICE_LANGUAGES },

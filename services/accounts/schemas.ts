@@ -65,6 +65,7 @@ const invoicing = params(
 		legalName: nullableText(200),
 		address: nullableText(500),
 		taxId: nullableText(50),
+		email: orNull(emailAddress),
 		invoicePrefix: numberPrefix,
 		creditNotePrefix: numberPrefix,
 		language: { enum: INVOICE_LANGUAGES },

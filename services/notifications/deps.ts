@@ -48,7 +48,8 @@ export interface EmailDeps {
 	invoicePdf(accountId: number, invoiceId: number): Promise<EmailAttachment>;
 	/** A fresh card update link (sessions.createCardUpdateLink); null when the customer cannot take one. */
 	cardUpdateLink(accountId: number, customerId: number): Promise<string | null>;
-	settings: { from: string; retryBaseMs: number; retryHours: number };
+	/** `baseUrl`: every link in an email is absolute, from it (buyerBaseUrl in shared/config.ts). */
+	settings: { from: string; retryBaseMs: number; retryHours: number; baseUrl: string };
 }
 
 export interface NotificationsDeps {

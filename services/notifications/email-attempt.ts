@@ -91,6 +91,7 @@ async function compose(deps: NotificationsDeps, email: EmailDoc, lastTry: boolea
 		cardUpdateLink: email.kind === "RECEIPT" ? null : await deps.emails.cardUpdateLink(email.accountId, email.customerId),
 		brandColor: settings.brandColor ?? NEUTRAL_COLOR,
 		invoiceAttached: attachments.length > 0,
+		baseUrl: deps.emails.settings.baseUrl,
 	});
 	return {
 		from: { name: merchant, address: settings.from ?? deps.emails.settings.from },

@@ -22,6 +22,8 @@ export interface TemplateValues {
 	brandColor: string;
 	/** The receipt carries its invoice's PDF. */
 	invoiceAttached: boolean;
+	/** Every link is made absolute from it: a relative one (an invoice's link without PUBLIC_BASE_URL) would do nothing in a mail client. */
+	baseUrl: string;
 }
 
 export interface RenderedEmail {
@@ -143,7 +145,7 @@ const escapeHtml = (s: string) =>
 export function renderEmail(template: Template, language: EmailLanguage, values: TemplateValues): RenderedEmail {
 	const book = PHRASEBOOKS[language];
 	const words = book[template](values);
-	const action = words.action?.url ? words.action : null;
+	const action = words.action?.url ? { ...words.action, url: new URL(words.action.url, values.baseUrl).href } : null;
 	const hello = book.hello(values.facts.name);
 	const thanks = book.thanks(values.merchant);
 	const text = [hello, "", ...words.lines, ...(action ? ["", `${action.label}: ${action.url}`] : []), "", thanks, ""].join("\n");
@@ -155,7 +157,7 @@ export function renderEmail(template: Template, language: EmailLanguage, values:
 		`<p>${escapeHtml(hello)}</p>`,
 		...words.lines.map(line => `<p>${escapeHtml(line)}</p>`),
 		action
-			? `<p><a href="${escapeHtml(action.url!)}" style="display:inline-block;padding:12px 20px;background:${color};color:#ffffff;text-decoration:underline;border-radius:4px">${escapeHtml(action.label)}</a></p>`
+			? `<p><a href="${escapeHtml(action.url)}" style="display:inline-block;padding:12px 20px;background:${color};color:#ffffff;text-decoration:underline;border-radius:4px">${escapeHtml(action.label)}</a></p>`
 			: "",
 		`<p>${escapeHtml(thanks)}</p></main></body></html>`,
 	].join("");

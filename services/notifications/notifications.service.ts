@@ -6,7 +6,7 @@ import { LRUCache } from "lru-cache";
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, domainErrors, idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
-import { config } from "../../shared/config";
+import { buyerBaseUrl, config } from "../../shared/config";
 import type { AccountView, WebhookTarget } from "../../shared/contracts/accounts";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { dbMixin } from "../../shared/db.mixin";
@@ -130,7 +130,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 
 	async started() {
 		const { webhookTimeoutMs, webhookRetryBaseMs, webhookRetryHours, webhookSandboxRetryHours, webhookWaitDays, timeZone } = config();
-		const { smtpUrl, emailFrom, emailRetryBaseMs, emailRetryHours, publicBaseUrl, port } = config();
+		const { smtpUrl, emailFrom, emailRetryBaseMs, emailRetryHours } = config();
+		const baseUrl = buyerBaseUrl(config());
 		this.smtp = smtpUrl ? smtpSender(smtpUrl) : null;
 		this.deps = {
 			db: this.db,
@@ -166,12 +167,10 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 					};
 				},
 				cardUpdateLink: async (accountId, customerId) => {
-					// The address buyers reach the service at; without PUBLIC_BASE_URL, this node's own (npm start, tests).
-					const baseUrl = publicBaseUrl ?? `http://localhost:${port}`;
 					const made = await call(this.broker, "sessions.createCardUpdateLink", { accountId, customerId, baseUrl }).catch(() => null);
 					return made?.link ?? null;
 				},
-				settings: { from: emailFrom, retryBaseMs: emailRetryBaseMs, retryHours: emailRetryHours },
+				settings: { from: emailFrom, retryBaseMs: emailRetryBaseMs, retryHours: emailRetryHours, baseUrl },
 			},
 			logger: this.logger,
 			now: () => new Date(),

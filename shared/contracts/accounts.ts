@@ -71,6 +71,8 @@ export interface InvoiceSettings {
 	address: string | null;
 	/** The seller's tax (VAT) id; null: none printed. */
 	taxId: string | null;
+	/** The seller's email address, printed on its documents; null: none printed. */
+	email: string | null;
 	/** Invoice numbers are `<prefix>-<year>-<6 digits>` (default INV). */
 	invoicePrefix: string;
 	/** Credit note numbers are `<prefix>-<year>-<6 digits>` (default CN). */

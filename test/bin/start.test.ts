@@ -37,6 +37,24 @@ async function demoMonths(url: string, apiToken: string): Promise<Month[]> {
 	return read();
 }
 
+/** The subjects of the emails npm start's Mailpit received, once they include a receipt, a dunning email and a card expiry warning (60 s at most). */
+async function demoEmailSubjects(mailpitUrl: string): Promise<string[]> {
+	const read = async () => {
+		const res = await fetch(`${mailpitUrl}api/v1/messages?limit=1000`);
+		return ((await res.json()) as { messages: { Subject: string }[] }).messages.map(m => m.Subject);
+	};
+	const kinds = [
+		/^Your receipt from Demo Shop \(INV-\d{4}-\d{6}\)$/,
+		/did not go through|will be suspended|is suspended/,
+		/is about to expire/,
+	];
+	for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise(r => setTimeout(r, 500))) {
+		const subjects = await read();
+		if (kinds.every(kind => subjects.some(s => kind.test(s)))) return subjects;
+	}
+	return read();
+}
+
 describe("npm start", () => {
 	const dataDir = mkdtempSync(path.join(os.tmpdir(), "npm-start-"));
 	let first: Started | undefined;
@@ -45,7 +63,7 @@ describe("npm start", () => {
 		for (const s of [first, second]) if (s) await stop(s);
 	});
 
-	test("When started on an empty data folder, then it serves, prints working tokens and a curl, makes the demo account's months of history, and keeps its data across a restart", async () => {
+	test("When started on an empty data folder, then it serves, prints working tokens and a curl, makes the demo account's months of history with its buyers' emails in Mailpit, and keeps its data across a restart", async () => {
 		// Act
 		first = await npmStart(dataDir);
 
@@ -79,6 +97,14 @@ describe("npm start", () => {
 			expect([figure, sum(figure) > 0]).toEqual([figure, true]);
 		expect(sum("renewalsRecoveredByRetries") + sum("renewalsRecoveredByCardUpdate")).toBeGreaterThan(0);
 		expect(sum("renewalsLost")).toBeGreaterThan(0);
+
+		// Assert: the demo's buyers' emails are in Mailpit, whose address it printed: receipts, dunning, a card expiry warning.
+		const mailpitUrl = /Emails to buyers \(Mailpit\): (\S+)/.exec(out)![1];
+		const subjects = await demoEmailSubjects(mailpitUrl);
+		const count = (kind: RegExp) => subjects.filter(s => kind.test(s)).length;
+		expect(count(/^Your receipt from Demo Shop \(INV-\d{4}-\d{6}\)$/)).toBeGreaterThanOrEqual(30);
+		expect(count(/did not go through|will be suspended|is suspended/)).toBeGreaterThan(0);
+		expect(count(/^Your card for Monthly plan \(charged now\) is about to expire$/)).toBe(1);
 
 		// Act: SIGTERM, then start again on the same folder.
 		expect(await stop(first)).toBe(0);

@@ -3,11 +3,13 @@
 // service in this process. Checkouts and refunds of one account run through the
 // HTTP API on both nodes at once; one node is SIGKILLed mid-run, while it issues.
 // Each account's invoice numbers must be 1..N with no gap and no repeat, each
-// approved charge must have exactly one invoice, and each refund one credit note.
+// approved charge must have exactly one invoice, and each refund one credit note;
+// the merchant's lists show each document once, by number, newest first.
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../shared/db.mixin";
 import { billingNodes, startWithBillingNodes } from "../factories/billing-nodes";
 import { createShop, submitCheckout } from "../factories/checkout";
+import { everyPage } from "../factories/list-pages";
 import { bearer } from "../factories/merchant";
 import type { TestApp } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
@@ -113,6 +115,19 @@ test("When checkouts and refunds run on two billing nodes and one is SIGKILLed w
 			{ last: issued.length, pending: 0 },
 			{ last: notes.length, pending: 0 },
 		]);
+		// The merchant's lists, page by page: N..1, each document once (issue 45: a retried issue listed one twice, and
+		// concurrent issuers listed numbers out of order).
+		for (const [path, documents] of [
+			["/api/invoices", issued],
+			["/api/credit-notes", notes],
+		] as const) {
+			const listed = await everyPage<{ id: number; number: string }>(app, shop, path, { limit: 7 });
+			expect({ path, numbers: listed.map(d => Number(d.number.slice(-6))) }).toEqual({
+				path,
+				numbers: documents.map((_, i) => documents.length - i),
+			});
+			expect(new Set(listed.map(d => d.id)).size).toBe(documents.length);
+		}
 		// The kill fell in the middle of the run.
 		expect(atKill).toBeLessThan(charges.length);
 		expect(charges.length).toBeGreaterThan(30);

@@ -30,10 +30,10 @@ export function periodsOf(terms: CouponTerms): number | null {
 
 /**
  * A charge's discount as its transaction records it (TransactionDoc.discount); the invoices read exactly this shape.
- * `couponId` is the coupon's numeric id as a string; `amount` is positive minor units.
+ * `couponId` is the coupon's id; `amount` is positive minor units.
  */
 export interface DiscountLine {
-	couponId: string;
+	couponId: number;
 	code: string | null;
 	amount: number;
 }
@@ -62,5 +62,5 @@ export function applyCoupon(
 	const amount = couponInForce(coupon, charge) ? discountFor(coupon, charge.listAmount) : 0;
 	if (amount === 0) return { discount: null, coupon };
 	const periodsLeft = coupon.periodsLeft === null ? null : coupon.periodsLeft - 1;
-	return { discount: { couponId: String(coupon.couponId), code: coupon.code, amount }, coupon: { ...coupon, periodsLeft } };
+	return { discount: { couponId: coupon.couponId, code: coupon.code, amount }, coupon: { ...coupon, periodsLeft } };
 }

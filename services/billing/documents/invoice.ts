@@ -5,6 +5,7 @@
 // They are written once and never changed: what a buyer was handed stays.
 import { Schema } from "mongoose";
 import type { InvoiceLanguage } from "../../../shared/contracts/accounts";
+import type { DiscountLine } from "../coupons/discount";
 
 /** One line as printed (minor units; a credit or discount negative). */
 export interface InvoiceLine {
@@ -65,7 +66,7 @@ export interface InvoiceDoc extends BillingDocumentBase {
 	/** The customer's credit that paid part of it (minor units, positive). */
 	creditApplied: number;
 	/** A coupon's discount, taken off the lines before tax (minor units, positive). */
-	discount: { couponId: string; code: string | null; amount: number } | null;
+	discount: DiscountLine | null;
 }
 
 export interface CreditNoteDoc extends BillingDocumentBase {

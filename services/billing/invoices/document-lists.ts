@@ -1,32 +1,36 @@
 // The merchant's lists and reads of invoices and credit notes (docs/api.md#invoices),
-// by key, newest first, from timelines (shared/timeline.ts) as the other lists:
-//   i:<account>    every invoice        ic:<customer> (bag) a customer's invoices
-//   n:<account>    every credit note    nc:<customer> (bag) a customer's credit notes
-// A document is appended before it is inserted (invoices/issue.ts).
+// by key, by number, newest first, from numbered timelines (shared/numbered-timeline.ts):
+//   in:<account>    every invoice, at its number        icn:<customer> (bag) a customer's invoices, by number
+//   nn:<account>    every credit note, at its number    ncn:<customer> (bag) a customer's credit notes, by number
+// A document is placed at its number before it is inserted (invoices/issue.ts): one slot per number, written once,
+// so a list is in number order under concurrent issuing and shows each document once, however often a crashed
+// issue was retried.
 import type { Model } from "mongoose";
 import type { ListError, Page } from "../../../shared/list-page";
+import { bagReader } from "../../../shared/list-page";
+import { numberedAtOrBefore, numberedBag, numberedBelow, place, placeInBag } from "../../../shared/numbered-timeline";
 import { ownedBy } from "../../../shared/persistence";
-import { addToBags, append, type Timelines } from "../../../shared/timeline";
+import type { Timelines } from "../../../shared/timeline";
 import type { BillingDocumentBase, CreditNoteDoc, InvoiceDoc } from "../documents/invoice";
-import { type ListQuery, newestFirst } from "../lists/pages";
+import { type ListQuery, type ListSource, newestFirst } from "../lists/pages";
 import type { BillingDb } from "../models";
 import { type CreditNoteView, type InvoiceView, type LinkOf, toCreditNoteView, toInvoiceView } from "./document-views";
-import type { DocumentKind } from "./numbering";
+import { type DocumentKind, lastNumber } from "./numbering";
 
 const keys: Record<DocumentKind, { all: (accountId: number) => string; customer: (customerId: number) => string }> = {
-	invoice: { all: accountId => `i:${accountId}`, customer: customerId => `ic:${customerId}` },
-	credit_note: { all: accountId => `n:${accountId}`, customer: customerId => `nc:${customerId}` },
+	invoice: { all: accountId => `in:${accountId}`, customer: customerId => `icn:${customerId}` },
+	credit_note: { all: accountId => `nn:${accountId}`, customer: customerId => `ncn:${customerId}` },
 };
 
-/** Lists a document about to be inserted: in its account's timeline and its customer's bag. */
-export async function appendDocument(
+/** Lists a document about to be inserted at its number: in its account's list and its customer's, once. */
+export async function placeDocument(
 	deps: { db: { timelines: Timelines } },
 	kind: DocumentKind,
-	doc: Pick<BillingDocumentBase, "_id" | "accountId" | "customerId" | "issuedAt">,
+	doc: Pick<BillingDocumentBase, "_id" | "accountId" | "customerId" | "issuedAt" | "sequence">,
 ): Promise<void> {
 	const entry: [number, number] = [doc._id, doc.issuedAt.getTime()];
-	await append(deps.db.timelines, keys[kind].all(doc.accountId), [entry]);
-	await addToBags(deps.db.timelines, [{ key: keys[kind].customer(doc.customerId), entry }]);
+	await place(deps.db.timelines, keys[kind].all(doc.accountId), doc.sequence, entry);
+	await placeInBag(deps.db.timelines, keys[kind].customer(doc.customerId), doc.sequence, entry);
 }
 
 export interface DocumentListQuery extends ListQuery {
@@ -38,20 +42,30 @@ interface ReadDeps {
 	linkOf: LinkOf;
 }
 
-function listOf<Doc extends BillingDocumentBase, View>(
+/** The account's list, read from its last number down; or the customer's bag. */
+async function sourceOf(deps: ReadDeps, kind: DocumentKind, query: DocumentListQuery): Promise<ListSource> {
+	const { timelines } = deps.db;
+	if (query.customerId !== undefined) return { read: bagReader(numberedBag(timelines, keys[kind].customer(query.customerId))) };
+	const key = keys[kind].all(query.accountId);
+	const top = await lastNumber(deps, query.accountId, kind);
+	return {
+		read: (below, count) => numberedBelow(timelines, key, top, below, count),
+		lastAtOrBefore: at => numberedAtOrBefore(timelines, key, top, at),
+	};
+}
+
+async function listOf<Doc extends BillingDocumentBase, View>(
 	deps: ReadDeps,
 	kind: DocumentKind,
 	query: DocumentListQuery,
 	view: (doc: Doc, linkOf: LinkOf) => View,
 ): Promise<Page<View> | ListError> {
-	const { accountId, customerId, from, to } = query;
-	const source = customerId !== undefined ? { bag: keys[kind].customer(customerId) } : { timeline: keys[kind].all(accountId) };
-	const model = documentModel(deps.db, kind) as unknown as Parameters<typeof newestFirst>[4];
+	const { customerId, from, to } = query;
+	const model = documentModel(deps.db, kind) as unknown as Parameters<typeof newestFirst>[3];
 	return newestFirst<Doc, View>(
-		deps as never,
 		query,
 		{ list: kind, customerId, from, to },
-		source,
+		await sourceOf(deps, kind, query),
 		model,
 		doc => customerId === undefined || doc.customerId === customerId,
 		doc => view(doc, deps.linkOf),

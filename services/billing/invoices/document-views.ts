@@ -61,7 +61,10 @@ export function toInvoiceView(doc: InvoiceDoc, linkOf: LinkOf) {
 	return {
 		...baseView(doc, linkOf("invoice", doc._id)),
 		creditApplied: amount(doc.creditApplied),
-		discount: doc.discount ? { couponId: doc.discount.couponId, code: doc.discount.code, amount: amount(doc.discount.amount) } : null,
+		// Number(): a document issued before ids were stored as numbers holds a string.
+		discount: doc.discount
+			? { couponId: Number(doc.discount.couponId), code: doc.discount.code, amount: amount(doc.discount.amount) }
+			: null,
 	};
 }
 

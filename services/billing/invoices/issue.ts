@@ -6,7 +6,8 @@
 // the document already written (its `_id` is the transaction's).
 //
 // Crash points: number taken, nothing written (the retry writes it with that
-// number); listed, not inserted (the retry lists it again and inserts it);
+// number); listed at its number, not inserted (the retry's listing finds the
+// slot taken, and it inserts the document);
 // inserted, its number still pending (the retry, or any issuer that finds the
 // entry stale, pulls it).
 import { DateTime } from "luxon";
@@ -18,7 +19,7 @@ import type { BillingDocumentBase, CreditNoteDoc, InvoiceDoc, Party } from "../d
 import type { TransactionDoc } from "../documents/transaction";
 import type { BillingDb } from "../models";
 import { TransactionStatus, TransactionType } from "../states";
-import { appendDocument, documentModel } from "./document-lists";
+import { documentModel, placeDocument } from "./document-lists";
 import { creditNoteTotals, invoiceTotals, type Totals } from "./invoice-lines";
 import { type DocumentKind, formatNumber, releaseNumber, takeNumber } from "./numbering";
 
@@ -38,12 +39,14 @@ const INVOICED: string[] = [TransactionType.SubscriptionStart, TransactionType.R
 const CREDITED: string[] = [TransactionType.Refunded, TransactionType.Chargeback];
 
 /**
- * The document a transaction gets: an approved charge that moved money (a renewal the credit paid in full included:
- * the period was supplied), an invoice; an approved refund or chargeback, a credit note; anything else, none.
+ * The document a transaction gets: an approved charge that billed a period, an invoice, whatever the card paid (a charge
+ * the credit or a 100 % coupon took to 0 included, total 0: the period was supplied, the invoice shows what paid it);
+ * an approved refund or chargeback, a credit note; anything else, none.
  */
-export function documentKindOf(tx: Pick<TransactionDoc, "status" | "type" | "amount" | "creditApplied">): DocumentKind | null {
+export function documentKindOf(tx: Pick<TransactionDoc, "status" | "type" | "amount" | "creditApplied" | "discount">): DocumentKind | null {
 	if (tx.status !== TransactionStatus.Approved) return null;
-	if (INVOICED.includes(tx.type)) return tx.amount > 0 || (tx.creditApplied ?? 0) > 0 ? "invoice" : null;
+	const billed = tx.amount > 0 || (tx.creditApplied ?? 0) > 0 || (tx.discount?.amount ?? 0) > 0;
+	if (INVOICED.includes(tx.type)) return billed ? "invoice" : null;
 	return CREDITED.includes(tx.type) ? "credit_note" : null;
 }
 
@@ -88,7 +91,12 @@ async function heading(
 		issuedAt,
 		currency: tx.currency,
 		language: invoicing.language,
-		seller: { name: invoicing.legalName ?? seller.name, email: null, address: invoicing.address, taxId: invoicing.taxId },
+		seller: {
+			name: invoicing.legalName ?? seller.name,
+			email: invoicing.email ?? null,
+			address: invoicing.address,
+			taxId: invoicing.taxId,
+		},
 		buyer: buyerOf(customer),
 		...totals,
 		descriptor: tx.midName,
@@ -114,7 +122,7 @@ async function issueNumbered(
 	const numbered = await takeNumber(deps, tx.accountId, kind, tx._id, async () => (await model.exists({ _id: tx._id })) !== null);
 	if (!numbered) return written(deps, kind, tx._id);
 	const doc = await build(numbered.sequence);
-	await appendDocument(deps, kind, doc);
+	await placeDocument(deps, kind, doc);
 	const inserted = await insertOnce(model, doc);
 	await releaseNumber(deps, tx.accountId, kind, tx._id);
 	// Numbers whose issuer died: completed here, so no number stays unused (the transaction's relay would too).

@@ -88,6 +88,15 @@ export function takeNumber(
 	});
 }
 
+/** The last number given in the account's sequence of `kind` (0: none yet): the top of its lists. */
+export async function lastNumber(
+	deps: { db: Pick<BillingDb, "documentSequences"> },
+	accountId: number,
+	kind: DocumentKind,
+): Promise<number> {
+	return (await deps.db.documentSequences.findById(sequenceKey(accountId, kind)).lean())?.last ?? 0;
+}
+
 /** The document is written: its pending entry goes. */
 export async function releaseNumber(deps: NumberingDeps, accountId: number, kind: DocumentKind, key: number): Promise<void> {
 	await deps.db.documentSequences.updateOne({ _id: sequenceKey(accountId, kind) }, { $pull: { pending: { key } } });

@@ -123,12 +123,25 @@ function dateRange(query: ListQuery): DateRange | ListError {
 const within = (range: DateRange, at: number) =>
 	(range.start === undefined || at >= range.start) && (range.end === undefined || at < range.end);
 
+/** Where a list's entries are read: a timeline (which a date range's end is searched in) or a bag. */
+export interface ListSource {
+	read: PageQuery<never>["read"];
+	/** The last position whose entry's time is at most `at`; absent: a bag, read whole. */
+	lastAtOrBefore?(at: number): Promise<number>;
+}
+
+export const timelineSource = (timelines: Timelines, key: string): ListSource => ({
+	read: (from, count) => entriesBelow(timelines, key, from, count),
+	lastAtOrBefore: at => lastAtOrBefore(timelines, key, at),
+});
+
+export const bagSource = (timelines: Timelines, key: string): ListSource => ({ read: bagReader(readBag(timelines, key)) });
+
 /** One page of a list of documents keyed by number, newest first (the invoices' lists use it too: invoices/document-lists.ts). */
 export async function newestFirst<Doc extends { _id: number; accountId: number }, View>(
-	deps: BillingDeps,
 	query: ListQuery,
 	filters: Record<string, unknown>,
-	source: { timeline: string } | { bag: string },
+	source: ListSource,
 	model: { find(filter: object): { lean<R>(): Promise<R> } },
 	keep: (doc: Doc) => boolean,
 	view: (doc: Doc) => View,
@@ -141,15 +154,11 @@ export async function newestFirst<Doc extends { _id: number; accountId: number }
 		const position = decodeCursor(query.cursor, query.accountId, fingerprint);
 		if (typeof position === "string") return position;
 		below = position;
-	} else if (range.end !== undefined && "timeline" in source) {
-		below = (await lastAtOrBefore(deps.db.timelines, source.timeline, range.end + ORDER_SKEW_MS)) + 1;
+	} else if (range.end !== undefined && source.lastAtOrBefore) {
+		below = (await source.lastAtOrBefore(range.end + ORDER_SKEW_MS)) + 1;
 	}
-	const timelines: Timelines = deps.db.timelines;
-	let read: PageQuery<Doc>["read"];
-	if ("timeline" in source) read = (from, count) => entriesBelow(timelines, source.timeline, from, count);
-	else read = bagReader(readBag(timelines, source.bag));
 	const { items, next } = await pageNewestFirst<Doc>({
-		read,
+		read: source.read,
 		load: async ids => new Map((await model.find({ _id: { $in: ids } }).lean<Doc[]>()).map(doc => [doc._id, doc])),
 		keep: (doc, at) => doc.accountId === query.accountId && within(range, at.entry[1]) && keep(doc),
 		limit: query.limit ?? DEFAULT_LIMIT,
@@ -162,12 +171,12 @@ export async function newestFirst<Doc extends { _id: number; accountId: number }
 export function listCustomersPage(deps: BillingDeps, query: CustomerListQuery): Promise<Page<CustomerView> | ListError> {
 	const { accountId, email, status, productId, from, to } = query;
 	const lowerEmail = email?.trim().toLowerCase();
+	const timelines = deps.db.timelines;
 	const source =
 		lowerEmail !== undefined
-			? { bag: keys.emailCustomers(accountId, lowerEmail) }
-			: { timeline: productId !== undefined ? keys.productCustomers(accountId, productId) : keys.customers(accountId) };
+			? bagSource(timelines, keys.emailCustomers(accountId, lowerEmail))
+			: timelineSource(timelines, productId !== undefined ? keys.productCustomers(accountId, productId) : keys.customers(accountId));
 	return newestFirst<CustomerDoc, CustomerView>(
-		deps,
 		query,
 		{ list: "customers", email: lowerEmail, status, productId, from, to },
 		source,
@@ -182,9 +191,12 @@ export function listCustomersPage(deps: BillingDeps, query: CustomerListQuery): 
 
 export function listTransactionsPage(deps: BillingDeps, query: TransactionListQuery): Promise<Page<TransactionView> | ListError> {
 	const { accountId, customerId, type, status, from, to } = query;
-	const source = customerId !== undefined ? { bag: keys.customerTransactions(customerId) } : { timeline: keys.transactions(accountId) };
+	const timelines = deps.db.timelines;
+	const source =
+		customerId !== undefined
+			? bagSource(timelines, keys.customerTransactions(customerId))
+			: timelineSource(timelines, keys.transactions(accountId));
 	return newestFirst<TransactionDoc, TransactionView>(
-		deps,
 		query,
 		{ list: "transactions", customerId, type, status, from, to },
 		source,
@@ -204,10 +216,9 @@ export interface DisputeListQuery extends ListQuery {
 export function listDisputesPage(deps: BillingDeps, query: DisputeListQuery): Promise<Page<DisputeView> | ListError> {
 	const { accountId, status, from, to } = query;
 	return newestFirst<DisputeDoc, DisputeView>(
-		deps,
 		query,
 		{ list: "disputes", status, from, to },
-		{ timeline: keys.disputes(accountId) },
+		timelineSource(deps.db.timelines, keys.disputes(accountId)),
 		deps.db.disputes,
 		doc => status === undefined || doc.status === status,
 		doc => toDisputeView(doc),

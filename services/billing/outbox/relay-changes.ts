@@ -61,17 +61,39 @@ function documentTransactions(waiting: Waiting, transactionsOf: Map<number, Tran
 	return [...waiting.transactions.filter(tx => tx.outbox.some(e => ISSUED_WITH.has(e.type))), ...chargebacks.filter(Boolean)];
 }
 
+/** Where an event goes among those of the same instant: a customer's CONVERSION first (it introduces the customer), then as a change writes them. */
+const RANK = { conversion: 0, transaction: 1, customer: 2, dispute: 3 } as const;
+
+type Ranked = { at: number; rank: number; event: WebhookEvent };
+
+const ranked = (event: OutboxEvent, rank: number, webhook: WebhookEvent): Ranked => ({
+	at: new Date(event.createdAt).getTime(),
+	rank,
+	event: webhook,
+});
+
 /**
- * Transactions' events first (a checkout's TRANSACTION goes out before its CONVERSION), then customers', then
- * disputes'; and the transactions whose documents are issued with them.
+ * The events in the order they happened (`createdAt`), so each customer's keep their own order in the events API and
+ * in the first attempts (docs/webhooks.md): a checkout's CONVERSION, made first, before its charge's TRANSACTION. At
+ * the same instant, by RANK. And the transactions whose documents are issued with them.
  */
 async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
 	const events = [
-		...waiting.transactions.flatMap(tx => sent(tx.outbox).map(event => transactionEvent(tx, event, customersOf, transactionsOf))),
-		...waiting.customers.flatMap(customer => sent(customer.outbox).map(event => customerEvent(customer, event, transactionsOf))),
-		...waiting.disputes.flatMap(dispute => sent(dispute.outbox).map(event => disputeEvent(dispute, event, customersOf, transactionsOf))),
-	];
+		...waiting.transactions.flatMap(tx =>
+			sent(tx.outbox).map(event => ranked(event, RANK.transaction, transactionEvent(tx, event, customersOf, transactionsOf))),
+		),
+		...waiting.customers.flatMap(customer =>
+			sent(customer.outbox).map(event =>
+				ranked(event, event.type === "CONVERSION" ? RANK.conversion : RANK.customer, customerEvent(customer, event, transactionsOf)),
+			),
+		),
+		...waiting.disputes.flatMap(dispute =>
+			sent(dispute.outbox).map(event => ranked(event, RANK.dispute, disputeEvent(dispute, event, customersOf, transactionsOf))),
+		),
+	]
+		.sort((a, b) => a.at - b.at || a.rank - b.rank)
+		.map(one => one.event);
 	return { events, documents: documentTransactions(waiting, transactionsOf), customersOf };
 }
 

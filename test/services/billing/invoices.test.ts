@@ -5,6 +5,7 @@
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { everyPage } from "../../factories/list-pages";
 import { admin, bearer, createPlan } from "../../factories/merchant";
 import { pdfText } from "../../factories/pdf-text";
 import { setWallClock } from "../../factories/wall-clock";
@@ -33,6 +34,7 @@ beforeAll(async () => {
 				legalName: "Shop GmbH",
 				address: "Hauptstraße 1\n10115 Berlin",
 				taxId: "DE123456789",
+				email: "billing@shop.example",
 				invoicePrefix: "SHOP",
 				language: "de",
 				taxRateBps: 2000,
@@ -87,7 +89,7 @@ describe("Invoices", () => {
 			transactionId: charge.id,
 			currency: "EUR",
 			language: "de",
-			seller: { name: "Shop GmbH", address: "Hauptstraße 1\n10115 Berlin", taxId: "DE123456789" },
+			seller: { name: "Shop GmbH", email: "billing@shop.example", address: "Hauptstraße 1\n10115 Berlin", taxId: "DE123456789" },
 			buyer: { email: expect.stringContaining("@") },
 			taxInclusive: true,
 			net: 10,
@@ -252,14 +254,39 @@ describe("Invoices", () => {
 		});
 		const first = invoices.find((i: { number: string }) => i.number.endsWith("000001"));
 		expect(first).toMatchObject({ taxInclusive: false, net: 8, tax: 1.6, gross: 9.6, total: 9.6 });
-		expect(first.discount).toMatchObject({ couponId: String(coupon.id), code: "TWENTY", amount: 2 });
+		// The same discount as its transaction's, the coupon's id an integer (docs/openapi.json's Discount).
+		const [start] = charges.slice(-1) as unknown as { discount: object }[];
+		expect(first.discount).toEqual({ couponId: coupon.id, code: "TWENTY", amount: 2 });
+		expect(first.discount).toEqual(start.discount);
 		expect(first.lines.map((l: { kind: string; net: number }) => [l.kind, l.net])).toEqual([
 			["plan", 10],
 			["discount", -2],
 		]);
 	});
 
-	test("When an issuer died after taking a number (its entry pending, no invoice), then the next issuer completes that number: no gap", async () => {
+	test("When a 100 % coupon takes a first payment to 0, then it still gets an invoice, total 0, its discount line taking the whole plan off", async () => {
+		const other = await createShop(app);
+		const ten = await createProduct(other, { name: "Plan", amount: 10 });
+		const coupon = (
+			await admin(app).post(`/accounts/${other.accountId}/coupons`, { code: "FREEMONTH", percentOff: 100, duration: "once" }).expect(201)
+		).body;
+		setWallClock(april(1));
+
+		const paid = await submitCheckout(app, other, { productId: ten, card: CARDS.visa, extra: { promotionCode: "FREEMONTH" } });
+		const id = paid.body.customerId as number;
+
+		const [charge] = (await api(other).get(`/customer/${id}/transactions`).expect(200)).body.data;
+		expect(charge).toMatchObject({ type: "SUBSCRIPTION_START", status: "APPROVED", amount: 0 });
+		const [invoice] = await invoicesOf(id, other);
+		expect(invoice).toMatchObject({ transactionId: charge.id, net: 0, tax: 0, gross: 0, total: 0, creditApplied: 0 });
+		expect(invoice.discount).toEqual({ couponId: coupon.id, code: "FREEMONTH", amount: 10 });
+		expect(invoice.lines.map((l: { kind: string; net: number }) => [l.kind, l.net])).toEqual([
+			["plan", 10],
+			["discount", -10],
+		]);
+	});
+
+	test("When an issuer died after taking a number and listing its invoice (its entry pending, no invoice), then the next issuer completes that number: no gap, and each list shows it once", async () => {
 		const other = await createShop(app);
 		const plan = await createProduct(other, { name: "Plan", amount: 10 });
 		const first = await subscribe(other, plan);
@@ -283,9 +310,78 @@ describe("Invoices", () => {
 			expect([restored.number, next.number]).toEqual(["INV-2027-000001", "INV-2027-000002"]);
 			const sequence = await billing.collection<{ _id: string }>("document_sequences").findOne({ _id: `${other.accountId}:invoice` });
 			expect(sequence).toMatchObject({ last: 2, pending: [] });
+			// Listed by the dead issuer, and again by the one that completed it: once in each list all the same.
+			const listed = (await api(other).get("/invoices").expect(200)).body.data.map((i: { number: string }) => i.number);
+			const ofCustomer = (await api(other).get(`/invoices?customerId=${first}`).expect(200)).body.data.map((i: { id: number }) => i.id);
+			expect(listed).toEqual(["INV-2027-000002", "INV-2027-000001"]);
+			expect(ofCustomer).toEqual([lost.id]);
 		} finally {
 			await client.close();
 		}
+	});
+
+	test("When the seller's email is set to something that is not an email address, then 400 naming it and the setting is kept; null takes it off", async () => {
+		const other = await createShop(app);
+		await admin(app)
+			.patch(`/accounts/${other.accountId}`, { invoicing: { email: "sales@other.example" } })
+			.expect(200);
+
+		const bad = await Promise.all(
+			["not an email", "a@", 42, `${"x".repeat(250)}@b.example`].map(email =>
+				admin(app).patch(`/accounts/${other.accountId}`, { invoicing: { email } }),
+			),
+		);
+		const kept = await admin(app).get(`/accounts/${other.accountId}`).expect(200);
+		const cleared = await admin(app)
+			.patch(`/accounts/${other.accountId}`, { invoicing: { email: null } })
+			.expect(200);
+
+		expect(bad.map(r => [r.status, r.body.message])).toEqual(bad.map(() => [400, expect.stringContaining("email")]));
+		expect(kept.body.invoicing.email).toBe("sales@other.example");
+		expect(cleared.body.invoicing).toMatchObject({ email: null, invoicePrefix: "INV" });
+	});
+
+	test("When 40 buyers pay at once and are all refunded at once, then /invoices and /credit-notes list every document once, by number, newest first", async () => {
+		// Arrange: one account's numbers taken by concurrent relays.
+		const other = await createShop(app);
+		const plan = await createProduct(other, { name: "Plan", amount: 10 });
+		setWallClock(april(1));
+		const customers = await Promise.all(
+			Array.from({ length: 40 }, async () => {
+				const res = await submitCheckout(app, other, { productId: plan, card: CARDS.visa });
+				expect(res.body.code).toBe("OK");
+				return res.body.customerId as number;
+			}),
+		);
+		const charges = await Promise.all(
+			customers.map(async id => (await api(other).get(`/customer/${id}/transactions`).expect(200)).body.data[0]),
+		);
+		await Promise.all(
+			charges.map(charge =>
+				app
+					.http()
+					.get(`/api/refund/${charge.id}?amountToRefund=1`)
+					.set(bearer(other))
+					.set("Idempotency-Key", `all-${charge.id}`)
+					.expect(200),
+			),
+		);
+
+		// Act: every page of each list, 7 at a time.
+		const walk = (path: string) => everyPage<{ id: number; number: string }>(app, other, `/api${path}`, { limit: 7 });
+		const [invoices, creditNotes] = await eventually(async () => {
+			const both = [await walk("/invoices"), await walk("/credit-notes")];
+			expect(both.map(list => list.length)).toEqual([40, 40]);
+			return both;
+		});
+
+		// Assert: 40 down to 1, each id once.
+		const numbers = (list: { number: string }[]) => list.map(d => Number(d.number.slice(-6)));
+		const descending = Array.from({ length: 40 }, (_, i) => 40 - i);
+		expect(numbers(invoices)).toEqual(descending);
+		expect(numbers(creditNotes)).toEqual(descending);
+		expect(new Set(invoices.map(d => d.id)).size).toBe(40);
+		expect(new Set(creditNotes.map(d => d.id)).size).toBe(40);
 	});
 
 	test("When lists are asked with a bad cursor or date range, then 400; a date range keeps only that range's invoices", async () => {

@@ -116,7 +116,7 @@ describe("Invoices' and credit notes' lines (invoices/invoice-lines.ts)", () => 
 			timestamp: new Date(),
 			billed: b,
 			...(credit ? { creditApplied: credit } : {}),
-			...(discount ? { discount: { couponId: "c", code: "SAVE", amount: discount } } : {}),
+			...(discount ? { discount: { couponId: 1, code: "SAVE", amount: discount } } : {}),
 		}) as TransactionDoc;
 
 	test("When a charge is invoiced, then its lines' gross less the credit used is the transaction's amount to the cent, and every line and total adds up", () => {

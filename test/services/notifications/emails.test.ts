@@ -5,6 +5,9 @@
 // each email arrives once when it is back. The receipt carries its invoice's
 // PDF, which billing renders when it is sent: billing down delays the receipt,
 // and past the retry window it goes with the invoice's link alone.
+
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { MongoClient } from "mongodb";
 import { type Mailpit, startMailpit } from "../../../dev/mailpit";
 import { serviceSchemas } from "../../../runtime/services";
@@ -371,6 +374,46 @@ describe("The receipt's invoice PDF", () => {
 			expect(record.attempts).toBeGreaterThanOrEqual(3);
 		} finally {
 			await short.stop();
+		}
+	});
+});
+
+// Last in this file: its app reads the configuration without PUBLIC_BASE_URL.
+describe("Links in emails", () => {
+	/** A port free now, for a gateway whose PORT is the links' base. */
+	async function freePort(): Promise<number> {
+		const server = createServer();
+		await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
+		const { port } = server.address() as AddressInfo;
+		await new Promise(resolve => server.close(resolve));
+		return port;
+	}
+
+	test("When the service has no PUBLIC_BASE_URL (npm start), then the receipt's invoice link and the dunning email's card update link are both absolute on http://localhost:<PORT>, and the invoice's opens", async () => {
+		// Arrange
+		const port = await freePort();
+		const local = await startApp({ env: { SMTP_URL: mailpit.smtpUrl, EMAIL_RETRY_BASE_MS: "300", PORT: String(port) } });
+		try {
+			const shop = await shopWithEmails(EMAILS_ON, local);
+			const { email } = await subscribed(shop, { card: CARDS.renewalsLostCard }, local);
+			await waitForEmails(mailpit, email, 1, 0);
+
+			// Act: the renewal is hard-declined, the buyer is told with a card update link.
+			await advanceClock(local, shop, 31);
+			const [receipt, dunning] = await waitForEmails(mailpit, email, 2);
+
+			// Assert: one base for both, in the text and in the HTML.
+			const base = `http://localhost:${port}`;
+			const invoiceLink = /View your invoice: (\S+)/.exec(receipt.text)?.[1] ?? "";
+			const cardLink = /Update your card: (\S+)/.exec(dunning.text)?.[1] ?? "";
+			expect(invoiceLink).toMatch(new RegExp(`^${base}/api/buyer/invoices/\\d+/[\\w-]+$`));
+			expect(cardLink.startsWith(`${base}/update-card/#`)).toBe(true);
+			expect(receipt.html).toContain(`href="${invoiceLink}"`);
+			expect(dunning.html).toContain(`href="${cardLink}"`);
+			const page = await local.http().get(new URL(invoiceLink).pathname);
+			expect([page.status, page.headers["content-type"]]).toEqual([200, expect.stringContaining("text/html")]);
+		} finally {
+			await local.stop();
 		}
 	});
 });

@@ -64,7 +64,7 @@ describe("GET /api/events", () => {
 		const sent = received();
 		expect(events.length).toBe(sent.size);
 		for (const event of events) expect(JSON.stringify(event)).toBe(sent.get(event.id));
-		expect(events.map(e => e.type)).toEqual(["TRANSACTION", "CONVERSION", "INVOICE_ISSUED", "TRANSACTION", "CONVERSION", "INVOICE_ISSUED"]);
+		expect(events.map(e => e.type)).toEqual(["CONVERSION", "TRANSACTION", "INVOICE_ISSUED", "CONVERSION", "TRANSACTION", "INVOICE_ISSUED"]);
 		expect(events[0].customerId).toBe(customerId);
 	});
 
@@ -110,6 +110,31 @@ describe("GET /api/events", () => {
 		expect(responses.map(r => r.status)).toEqual([400, 400, 400, 400, 400]);
 		expect(both.status).toBe(400);
 		expect(both.body.message).toBe("either cursor or after, not both");
+	});
+});
+
+describe("Each customer's events in their own order", () => {
+	test("When buyers check out at once and one is refunded, then each customer's events are listed as they happened: its CONVERSION before its TRANSACTION, createdAt never going back", async () => {
+		// Arrange: concurrent checkouts, so the relay hands over several customers' events at once.
+		const customers = await Promise.all(Array.from({ length: 6 }, () => checkout()));
+		const [charge] = (await get(`/customer/${customers[0]}/transactions`).expect(200)).body.data;
+		await get(`/refund/${charge.id}?amountToRefund=1`).expect(200);
+		for (const customerId of customers) {
+			const expected = customerId === customers[0] ? 5 : 3;
+			await eventually(async () => expect(await catchUp(undefined, 100, `&customerId=${customerId}`)).toHaveLength(expected));
+		}
+
+		// Act
+		const all = await catchUp(undefined, 100);
+
+		// Assert: in the account's list and in each customer's, as they happened.
+		for (const customerId of customers) {
+			const own = await catchUp(undefined, 100, `&customerId=${customerId}`);
+			expect(all.filter(e => e.customerId === customerId)).toEqual(own);
+			expect(own.slice(0, 2).map(e => e.type)).toEqual(["CONVERSION", "TRANSACTION"]);
+			const times = own.map(e => e.createdAt);
+			expect(times).toEqual([...times].sort());
+		}
 	});
 });
 

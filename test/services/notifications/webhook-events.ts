@@ -48,8 +48,8 @@ export function newEvent(merchant: TestMerchant, overrides: Partial<TestEvent> =
 	};
 }
 
-/** What a sale sends: its TRANSACTION and CONVERSION, then its charge's INVOICE_ISSUED (docs/invoices.md). */
-export const SALE_EVENTS = ["TRANSACTION", "CONVERSION", "INVOICE_ISSUED"];
+/** What a sale sends, in its order: its CONVERSION and TRANSACTION, then its charge's INVOICE_ISSUED (docs/invoices.md). */
+export const SALE_EVENTS = ["CONVERSION", "TRANSACTION", "INVOICE_ISSUED"];
 
 /** A buyer's checkout of the shop's charge product, as the SDK sends it: billing writes its TRANSACTION and CONVERSION events, and issues its invoice. */
 export async function sale(
@@ -59,7 +59,7 @@ export async function sale(
 	const res = await submitCheckout(app, shop, { productId: shop.products.charge });
 	if (res.body.code !== "OK") throw new Error(`checkout answered ${res.status} ${res.text}`);
 	const customerId: number = res.body.customerId;
-	const [transaction, conversion, invoice] = await eventsOf(app, shop, customerId, SALE_EVENTS);
+	const [conversion, transaction, invoice] = await eventsOf(app, shop, customerId, SALE_EVENTS);
 	return { customerId, transaction, conversion, invoice };
 }
 
