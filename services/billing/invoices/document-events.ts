@@ -19,14 +19,17 @@ export function derivedEventId(name: string): string {
 	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The event of an issued document, with its customer as every event has it (a buyer's receipt is sent on it). */
-export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerDoc | undefined): WebhookEvent {
+/**
+ * The event of an issued document, with its customer as every event has it (a buyer's receipt is sent on it). Made
+ * `now`, the real time, as every event is; the document is dated in the account's time (its `issuedAt`).
+ */
+export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerDoc | undefined, now: Date): WebhookEvent {
 	const { doc, kind } = issued;
 	const type = kind === "invoice" ? "INVOICE_ISSUED" : "CREDIT_NOTE_ISSUED";
 	return {
 		id: derivedEventId(`${type}:${doc.accountId}:${doc._id}`),
 		type,
-		createdAt: formatDateTime(doc.issuedAt),
+		createdAt: formatDateTime(now),
 		accountId: doc.accountId,
 		customerId: doc.customerId,
 		transaction_id: doc._id,
@@ -41,6 +44,7 @@ export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerDo
 export function createDocumentIssuer(deps: IssueDeps & { linkOf: LinkOf }) {
 	return async (transactions: TransactionDoc[], customers: Map<number, CustomerDoc>): Promise<WebhookEvent[]> => {
 		const issued = await Promise.all(transactions.map(tx => issueDocument(deps, tx)));
-		return issued.flatMap(one => (one ? [issuedEvent(one, deps.linkOf, customers.get(one.doc.customerId))] : []));
+		const now = deps.now();
+		return issued.flatMap(one => (one ? [issuedEvent(one, deps.linkOf, customers.get(one.doc.customerId), now)] : []));
 	};
 }
