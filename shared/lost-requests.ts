@@ -1,19 +1,23 @@
 // Requests a NATS connection took with it (docs/operations.md#a-nats-cluster).
 // Core NATS delivers at most once: what was on the sockets of a server that
-// died, what a node published while it reconnected (nats.js drops it) and
-// what was sent to a node before it subscribed again are gone, and their
-// callers would wait their whole timeout. So a node connected again says so
-// on `<prefix>.LOST`; it and every node that hears it ask each other, on
-// `<prefix>.LOST.<node>`, which of their requests the other is still working
-// on, and fail the ones it is not (Moleculer's RequestRejectedError: the Retry
-// middleware tries an idempotent action again at once, anything else answers
-// 503 at the gateway). Invariants:
+// died, what a node published while it reconnected (its NATS client drops
+// it) and what was sent to a node before it subscribed again are gone, and
+// their callers would wait their whole timeout. So a node connected again
+// says so on `<prefix>.LOST`; it and every node that hears it ask each other,
+// on `<prefix>.LOST.<node>`, which of their requests the other is still
+// working on, and fail the ones it is not (Moleculer's RequestRejectedError:
+// the Retry middleware tries an idempotent action again at once, anything
+// else answers 503 at the gateway). Invariants:
 //   - a request is failed only after the node it went to answered, once it had
 //     the question, that it is not working on it: a request the question
 //     followed on the same connection arrived before it if it arrived at all,
 //     and the answer of one it finished went out before that reply;
 //   - only requests already sent when the question was asked are judged;
 //   - a node that does not answer leaves its requests to their timeout.
+// A request sent on a connection that dropped while its server lived on may
+// still be on its way when the question, on the new connection, overtakes
+// it: it is failed and may still run, as after a timeout, so only idempotent
+// actions are tried again.
 import { Errors, type Middleware, type ServiceBroker } from "moleculer";
 
 /** What this middleware reads of Moleculer's transit and of the NATS client behind it. */
