@@ -23,7 +23,7 @@ import { listCustomersPage, listDisputesPage, listTransactionsPage, type Transac
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
 import { readMetrics } from "./metrics/metrics-read";
 import { SANDBOX_CLOCK_MOVED } from "./metrics/metrics-time";
-import { midHealth, monthVolumes } from "./mid-stats/mid-health";
+import { midHealth } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import { quoteView } from "./plan-changes/change-answers";
@@ -35,6 +35,7 @@ import { refundTransaction } from "./refunds/refund-ledger";
 import { renewalStatus } from "./renewals/renewal-cycle";
 import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals } from "./renewals/renewal-runs";
 import { schemas } from "./schemas";
+import { releaseForCheckout, reserveForCheckout } from "./subscriptions/checkout-cap";
 import {
 	abandonSubscription,
 	continueFirstPayment,
@@ -187,12 +188,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
 		// GET /api/metrics, the dashboard's charts and the operators' per-MID view (metrics/metrics-read.ts).
 		metrics: idempotent(billingErrors.action(schemas.metrics, readMetrics)),
-		// Checkout nodes: what capped MIDs sold this month (checkout/mid-routing.ts).
-		midVolumes: idempotent(
-			domainAction(schemas.midVolumes, async (deps: BillingDeps, input: { midIds: number[] }) => ({
-				volumes: await monthVolumes(deps, input),
-			})),
-		),
+		// Checkout nodes: a capped MID's reservation for a checkout's first charge, or its release (subscriptions/checkout-cap.ts).
+		reserveMidCap: idempotent(domainAction(schemas.reserveMidCap, reserveForCheckout, errorAsValue)),
+		releaseMidCap: idempotent(domainAction(schemas.releaseMidCap, releaseForCheckout)),
 		getDispute: idempotent(billingErrors.action(schemas.getById, getDispute)),
 		submitDisputeEvidence: thenRelay(
 			schemas.submitDisputeEvidence,

@@ -6,7 +6,7 @@
 // slots), and hand the transactions to the outbox relay.
 import { randomUUID } from "node:crypto";
 import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/accounts";
-import { DeclineCategory } from "../../../shared/contracts/billing";
+import { type CapReservation, DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import type { DueEntry } from "../../../shared/schedule";
@@ -24,7 +24,7 @@ import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes
 import { claimRenewals } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
-import { type CapTracker, renewalMid } from "./mid-caps";
+import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
@@ -86,6 +86,8 @@ interface Charged extends Claimed {
 	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };
+	/** The MID cap's reservation of the charge (mid-caps.ts), kept or given back once the customer moved on. */
+	reservation?: CapReservation | null;
 }
 
 /** A renewal no MID may take: declined as a MID's refusal, without asking any processor. */
@@ -154,13 +156,13 @@ async function chargeOne(deps: RenewalDeps, item: Claimed, options: BatchOptions
 	const bill = renewalBill(item.customer, terms.product);
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
-	const mid = await renewalMid(item.customer, terms, deps.caps, bill.amount);
-	if (!mid) return { ...item, terms, key, bill, outcome: noMid };
+	const taken = await renewalMid(item.customer, terms, deps.caps, bill.amount, key);
+	if (!taken) return { ...item, terms, key, bill, outcome: noMid };
+	const { mid, reservation } = taken;
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
 	const outcome = await charge(deps, customer, terms.product, key, options.at, bill);
-	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, bill.amount);
-	return { ...item, customer, terms, key, bill, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
+	return { ...item, customer, terms, key, bill, outcome, reservation, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
 
 /** The customer's update after its charge, and where it is listed next. */
@@ -231,6 +233,7 @@ async function settleAll(
 	for (const { item, lease, state } of states)
 		if (state.result === "suspended") await suspend(deps, item.customer, item.terms.product, lease, state.attempts);
 	await deps.renewals.removeAll(states.flatMap(oldSlots));
+	await settleCaps(deps.caps, charged);
 	for (const { state } of states) report[state.result]++;
 	await noteRecoveries(deps, charged);
 	return {
