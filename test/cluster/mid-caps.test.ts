@@ -113,7 +113,38 @@ async function counter(midId: number): Promise<{ taken: Record<string, number>; 
 	return docs.findOne({ _id: { $regex: `^${midId}:` } }) as never;
 }
 
-describe("Monthly caps with two checkout nodes", () => {
+describe("Monthly caps with two checkout nodes and two billing nodes", () => {
+	test("When renewal cycles on two billing nodes at once meet a capped MID, then it renews exactly what its cap has room for", async () => {
+		// Arrange: 24 customers on the second MID (the first takes no new checkouts), then the second MID closed, so
+		// every renewal must move to the capped one, which has room for 6.
+		const [customers, room] = [24, 6];
+		const shop = await createShop(app);
+		const [capped, other] = shop.mids;
+		const setMid = (id: number, body: object) => admin(app).patch(`/accounts/${shop.accountId}/merchant-accounts/${id}`, body).expect(200);
+		await setMid(capped, { weight: 0 });
+		expect(new Set(await checkouts(shop, customers, 4))).toEqual(new Set([other]));
+		await setMid(capped, { weight: 1, monthlyCap: { amount: room * 9.99, currency: "EUR" } });
+		await setMid(other, { active: false });
+
+		// Act: a cycle a month ahead on each billing node at once; each renews its own share of the customers first.
+		const at = new Date(Date.now() + 32 * 86_400_000).toISOString();
+		const reports = await Promise.all(
+			["support", "billing-2"].map(nodeID => app.broker.call("billing.runRenewals", { at }, { nodeID, timeout: 120_000 })),
+		);
+
+		// Assert: exactly `room` renewals on the capped MID; the others declined for want of a MID, no processor asked.
+		const renewals = await billingDb().collection("transactions").find({ accountId: shop.accountId, type: "RENEWAL" }).toArray();
+		console.log(`Cap with room for ${room} of ${customers} renewals, two billing nodes: ${JSON.stringify(reports)}`);
+		expect(new Set(renewals.map(t => t.customerId)).size).toBe(customers);
+		const approved = renewals.filter(t => t.status === "APPROVED");
+		expect({ approved: approved.length, onCapped: approved.filter(t => t.midId === capped).length }).toEqual({
+			approved: room,
+			onCapped: room,
+		});
+		expect(renewals.filter(t => t.declineReason === "merchant_account_unavailable")).toHaveLength(customers - room);
+		expect(await counter(capped)).toMatchObject({ taken: { EUR: room * 999 }, reservations: {} });
+	}, 180_000);
+
 	test("When declined checkouts, then a burst of checkouts on two nodes meet a capped MID, then it takes exactly its cap, the other sales go to the other MID, and later checkouts none", async () => {
 		// Arrange
 		const shop = await cappedShop(ROOM);
@@ -164,35 +195,5 @@ describe("Monthly caps with two checkout nodes", () => {
 		expect(mids.filter(mid => mid === capped)).toHaveLength(room);
 		expect(mids.filter(mid => mid === other)).toHaveLength(room + 4);
 		expect(await counter(capped)).toMatchObject({ taken: { EUR: room * 999 }, reservations: {} });
-	}, 180_000);
-
-	test("When renewal cycles on two billing nodes at once meet a capped MID, then it renews exactly what its cap has room for and the other renewals move to the other MID", async () => {
-		// Arrange: 24 customers on the first MID (the other takes no new checkouts), then a cap with room for 6 renewals
-		// beyond the month's 24 sales, and the other MID open again.
-		const [customers, room] = [24, 6];
-		const shop = await createShop(app);
-		const [capped, other] = shop.mids;
-		const setMid = (id: number, body: object) => admin(app).patch(`/accounts/${shop.accountId}/merchant-accounts/${id}`, body).expect(200);
-		await setMid(other, { weight: 0 });
-		expect(new Set(await checkouts(shop, customers, 4))).toEqual(new Set([capped]));
-		await setMid(capped, { monthlyCap: { amount: (customers + room) * 9.99, currency: "EUR" } });
-		await setMid(other, { weight: 1 });
-
-		// Act: a cycle a month ahead on each billing node at once; each renews its own share of the customers first.
-		const at = new Date(Date.now() + 32 * 86_400_000).toISOString();
-		const reports = await Promise.all(
-			["support", "billing-2"].map(nodeID => app.broker.call("billing.runRenewals", { at }, { nodeID, timeout: 120_000 })),
-		);
-
-		// Assert: every customer renewed once, exactly `room` of them on the capped MID, the others on the other MID.
-		const renewals = await billingDb()
-			.collection("transactions")
-			.find({ accountId: shop.accountId, type: "RENEWAL", status: "APPROVED" })
-			.toArray();
-		console.log(`Cap with room for ${room} renewals, two billing nodes: ${JSON.stringify(reports)}`);
-		expect(new Set(renewals.map(t => t.customerId)).size).toBe(customers);
-		expect(renewals.filter(t => t.midId === capped)).toHaveLength(room);
-		expect(renewals.filter(t => t.midId === other)).toHaveLength(customers - room);
-		expect(await counter(capped)).toMatchObject({ taken: { EUR: (customers + room) * 999 }, reservations: {} });
 	}, 180_000);
 });
