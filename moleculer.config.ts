@@ -6,6 +6,7 @@ import { replCommands } from "./runtime/repl-commands";
 import { AjvValidator } from "./shared/ajv-validator";
 import { config } from "./shared/config";
 import { ApiErrorType, isOutageError } from "./shared/errors";
+import { LostRequests } from "./shared/lost-requests";
 import { RedactingConsoleLogger } from "./shared/redacting-logger";
 import { SettleTimedOutRequests } from "./shared/settle-timed-out-requests";
 
@@ -15,12 +16,18 @@ function isOutage(err: Error & { code?: number; type?: string }): boolean {
 	return (err.code ?? 0) >= 500 || isOutageError(err);
 }
 
+/**
+ * The NATS client's connection: reconnect for ever, at once to another server of the list (a server is tried again
+ * 500 ms after its last try), and leave a server that stopped answering after two unanswered pings 2 s apart.
+ */
+export const NATS_CONNECTION = { maxReconnectAttempts: -1, reconnectTimeWait: 500, pingInterval: 2000, maxPingOut: 2 };
+
 export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOptions {
 	const { namespace, transporter, logLevel, requestTimeoutMs, metricsPort, tracing } = config();
 	return {
 		namespace,
 		nodeID: process.env.NODE_ID || undefined,
-		transporter: transporter ? { type: "NATS", options: { url: transporter, maxReconnectAttempts: -1, reconnectTimeWait: 500 } } : null,
+		transporter: transporter ? { type: "NATS", options: { url: transporter, ...NATS_CONNECTION } } : null,
 		serializer: "JSON",
 		logger: new RedactingConsoleLogger({ level: logLevel, formatter: "short", colors: process.stdout.isTTY }),
 		logLevel,
@@ -46,7 +53,8 @@ export function brokerOptions(overrides: Partial<BrokerOptions> = {}): BrokerOpt
 		contextParamsCloning: false,
 		// On SIGTERM in-flight requests finish before services stop (a renewal cycle stops claiming and finishes what it holds).
 		tracking: { enabled: true, shutdownTimeout: 30_000 },
-		middlewares: [SettleTimedOutRequests],
+		// A request lost with a NATS connection fails when both ends are connected again, not at its timeout.
+		middlewares: [SettleTimedOutRequests, LostRequests()],
 		disableBalancer: false,
 		registry: { strategy: "RoundRobin", preferLocal: true },
 		// An endpoint failing half its calls (20 or more in a minute) is skipped for 10 s, then tried again.

@@ -125,6 +125,8 @@ export interface NatsCluster {
 	url: string;
 	/** Kills server `i` (SIGKILL: no goodbye to its clients or routes). */
 	kill(i: number): Promise<void>;
+	/** Freezes server `i` (SIGSTOP): what is sent to it waits in its sockets until it is killed or goes on. */
+	freeze(i: number): void;
 	/** Starts server `i` again on its ports; resolves once it is routed to every other running server. */
 	start(i: number): Promise<void>;
 	stop(): Promise<void>;
@@ -190,6 +192,9 @@ export async function startNatsCluster(
 				child.once("exit", resolve);
 				child.kill("SIGKILL");
 			});
+		},
+		freeze: i => {
+			running[i]?.child.kill("SIGSTOP");
 		},
 		start: async i => {
 			await start(i);

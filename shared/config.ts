@@ -47,6 +47,8 @@ export interface Config {
 	dbOutageLogSeconds: number;
 	/** A MID's chargeback ratio (a fraction) at which its health shows a warning (docs/disputes.md#mid-health). */
 	chargebackWarningRatio: number;
+	/** How old a MID cap's reservation must be before a full MID settles it by what the processor says of its charge. */
+	midCapReviewMs: number;
 	/** PEM private key that decrypts card data (checkout). */
 	cardPrivateKey: string | undefined;
 	/** The previous key, still accepted until `cardPreviousKeyUntil` after a rotation. */
@@ -306,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
 		refundRecoveryGraceMs,
 		dbOutageLogSeconds: integer(env, "DB_OUTAGE_LOG_SECONDS", 60, 1, 86_400),
 		chargebackWarningRatio: decimal(env, "CHARGEBACK_WARNING_PERCENT", 0.65, 100) / 100,
+		midCapReviewMs: integer(env, "MID_CAP_REVIEW_MS", 900_000, 1000, 24 * 3_600_000),
 		cardPrivateKey: pem(env, "CARD_PRIVATE_KEY"),
 		cardPreviousPrivateKey: pem(env, "CARD_PREVIOUS_PRIVATE_KEY"),
 		cardPreviousKeyUntil: dateTime(env, "CARD_PREVIOUS_KEY_UNTIL"),

@@ -61,6 +61,8 @@ const OUTAGE_ERRORS = new Set([
 	"ServiceUnavailableError",
 	"RequestTimeoutError",
 	"RequestSkippedError",
+	// The node it went to left the registry, or its request was lost with a NATS connection (shared/lost-requests.ts).
+	"RequestRejectedError",
 	"BrokerDisconnectedError",
 	"QueueIsFullError",
 	// A processor (Stripe) took a request and could not be reached to tell what it did: it is looked up later.

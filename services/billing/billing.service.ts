@@ -22,7 +22,7 @@ import { documentActions } from "./invoices/document-actions";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
 import { readMetrics } from "./metrics/metrics-read";
-import { midHealth, monthVolumes } from "./mid-stats/mid-health";
+import { midHealth } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import { quoteView } from "./plan-changes/change-answers";
@@ -34,6 +34,7 @@ import { refundTransaction } from "./refunds/refund-ledger";
 import { renewalStatus } from "./renewals/renewal-cycle";
 import { advanceClock, type RenewalRunError, type RenewalRuns, RUN_TIMEOUT_MS, runRenewals } from "./renewals/renewal-runs";
 import { schemas } from "./schemas";
+import { releaseForCheckout, reserveForCheckout } from "./subscriptions/checkout-cap";
 import {
 	abandonSubscription,
 	continueFirstPayment,
@@ -201,12 +202,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
 		// GET /api/metrics, the dashboard's charts and the operators' per-MID view (metrics/metrics-read.ts).
 		metrics: idempotent(billingErrors.action(schemas.metrics, readMetrics)),
-		// Checkout nodes: what capped MIDs sold this month (checkout/mid-routing.ts).
-		midVolumes: idempotent(
-			domainAction(schemas.midVolumes, async (deps: BillingDeps, input: { midIds: number[] }) => ({
-				volumes: await monthVolumes(deps, input),
-			})),
-		),
+		// Checkout nodes: a capped MID's reservation for a checkout's first charge, or its release (subscriptions/checkout-cap.ts).
+		reserveMidCap: idempotent(domainAction(schemas.reserveMidCap, reserveForCheckout, errorAsValue)),
+		releaseMidCap: idempotent(domainAction(schemas.releaseMidCap, releaseForCheckout)),
 		getDispute: idempotent(billingErrors.action(schemas.getById, getDispute)),
 		submitDisputeEvidence: thenRelay(
 			schemas.submitDisputeEvidence,

@@ -14,7 +14,14 @@ import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import { createTimelines, type Timelines } from "../../shared/timeline";
 import { type ChangeQuoteDoc, changeQuoteSchema } from "./documents/change-quote";
-import { type MidStatsDoc, midStatsSchema, type RecoveryStatsDoc, recoveryStatsSchema } from "./documents/counters";
+import {
+	type MidCapDoc,
+	type MidStatsDoc,
+	midCapSchema,
+	midStatsSchema,
+	type RecoveryStatsDoc,
+	recoveryStatsSchema,
+} from "./documents/counters";
 import { type CustomerDoc, customerSchema } from "./documents/customer";
 import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./documents/dispute";
 import {
@@ -49,6 +56,8 @@ export interface BillingDb {
 	recoveryStats: Model<RecoveryStatsDoc>;
 	/** Each MID's counts by day (mid-stats.ts). */
 	midStats: Model<MidStatsDoc>;
+	/** Each MID's cap counter by `<midId>:<YYYY-MM>`: sales and reservations (mid-stats/cap-reservations.ts). */
+	midCaps: Model<MidCapDoc>;
 	/** The subscription metrics' counters by `<account>:<currency>:<YYYY-MM>`, and each account's first month (metrics/). */
 	metricsMonths: Model<MetricsMonthDoc>;
 	metricsIndex: Model<MetricsIndexDoc>;
@@ -86,6 +95,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		stripeEvents: connection.model("StripeEvent", stripeEventSchema, "stripe_events"),
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
+		midCaps: connection.model("MidCap", midCapSchema, "mid_caps"),
 		metricsMonths: connection.model("MetricsMonth", metricsMonthSchema, "metrics_months"),
 		metricsIndex: connection.model("MetricsIndex", metricsIndexSchema, "metrics_index"),
 		metricsBackfill: connection.model("MetricsBackfill", metricsBackfillSchema, "metrics_backfill"),

@@ -21,6 +21,28 @@ const couponTerms = params({
 	periods: { anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }] },
 	productIds: { anyOf: [{ type: "array", items: id }, { type: "null" }] },
 });
+// What a first payment charges (shared/contracts/billing.ts FirstPaymentInput["product"]).
+const firstPaymentProduct = params(
+	{
+		billing: { enum: ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] },
+		amountMinor: { type: "integer", minimum: 1 },
+		currency: { type: "string", pattern: "^[A-Z]{3}$" },
+		currencyId: { type: "integer" },
+		trialDays: { type: "integer", minimum: 0 },
+		renewal: { anyOf: [period, { type: "null" }] },
+		authentication: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
+		tax: params({ rateBps: { type: "integer", minimum: 0, maximum: 10_000 }, inclusive: { type: "boolean" } }),
+	},
+	["billing", "amountMinor", "currency", "currencyId", "trialDays", "renewal"],
+);
+// A MID cap's reservation (shared/contracts/billing.ts CapReservation).
+const capReservation = params({
+	midId: id,
+	period: { type: "string", pattern: "^[0-9]{4}-[0-9]{2}$" },
+	key: { type: "string", minLength: 1, maxLength: 200 },
+	amount: { type: "integer", minimum: 1 },
+	currency: { type: "string", pattern: "^[A-Z]{3}$" },
+});
 const card = params({
 	cardToken: { type: "string", maxLength: 100 },
 	fingerprint: { type: "string", pattern: "^[0-9a-f]{64}$" },
@@ -43,6 +65,7 @@ export const schemas = {
 			sessionId: { type: "string", maxLength: 36 },
 			additionalData: { anyOf: [{ type: "object" }, { type: "null" }] },
 			coupon: { anyOf: [couponTerms, { type: "null" }] },
+			capReservation: { anyOf: [capReservation, { type: "null" }] },
 		},
 		["accountId", "attemptId", "environment", "product", "buyer", "card", "mid", "sessionId", "additionalData"],
 	),
@@ -64,19 +87,7 @@ export const schemas = {
 		environment,
 		attemptId,
 		challengeUntil: { type: "string", format: "date-time" },
-		product: params(
-			{
-				billing: { enum: ["CHARGE", "PREAUTHORIZE", "SCHEDULE"] },
-				amountMinor: { type: "integer", minimum: 1 },
-				currency: { type: "string", pattern: "^[A-Z]{3}$" },
-				currencyId: { type: "integer" },
-				trialDays: { type: "integer", minimum: 0 },
-				renewal: { anyOf: [period, { type: "null" }] },
-				authentication: { enum: ["ALWAYS", "WHEN_REQUIRED"] },
-				tax: params({ rateBps: { type: "integer", minimum: 0, maximum: 10_000 }, inclusive: { type: "boolean" } }),
-			},
-			["billing", "amountMinor", "currency", "currencyId", "trialDays", "renewal"],
-		),
+		product: firstPaymentProduct,
 	}),
 	getById: params({ accountId: id, id }),
 	refundTransaction: params(
@@ -160,7 +171,16 @@ export const schemas = {
 		},
 		["accountId"],
 	),
-	midVolumes: params({ midIds: { type: "array", items: id, minItems: 1, maxItems: 100, uniqueItems: true } }),
+	reserveMidCap: params({
+		accountId: id,
+		midId: id,
+		cap: params({ amount: { type: "number", exclusiveMinimum: 0 }, currency: { type: "string", pattern: "^[A-Z]{3}$" } }),
+		key: { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}:charge$" },
+		productId: id,
+		product: firstPaymentProduct,
+		coupon: { anyOf: [couponTerms, { type: "null" }] },
+	}),
+	releaseMidCap: capReservation,
 	disputes: params({ accountId: id, ...listParams, ...dateRangeParams, status: { enum: Object.values(DisputeStatus) } }, ["accountId"]),
 	// The body as Stripe sent it, and its Stripe-Signature header when there was one (the gateway's processors route).
 	stripeEvent: params(

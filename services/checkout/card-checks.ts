@@ -5,7 +5,9 @@
 import { randomBytes } from "node:crypto";
 import { isFailure } from "../../shared/call";
 import type { MerchantAccountView } from "../../shared/contracts/accounts";
+import type { CapReservation } from "../../shared/contracts/billing";
 import type { CardContext } from "./account-cache";
+import { releaseReservation } from "./cap-reservations";
 import { type CardBrand, cardBrand, cardFingerprint, decryptDigits, passesLocalChecks } from "./card-data";
 import { answer, type CheckoutAnswer, CheckoutCode, UNVERIFIED } from "./checkout-answers";
 import type { CheckoutDeps } from "./deps";
@@ -36,8 +38,8 @@ export async function decryptCard(
 
 export interface CheckedCard {
 	mid: MerchantAccountView;
-	/** The checkout ended (mid-routing.ts): `sold` when its charge was approved. */
-	settle(sold: boolean): void;
+	/** The MID cap's reservation of the charge (cap-reservations.ts); null when none. */
+	reservation: CapReservation | null;
 	attemptId: string;
 	/** What billing keeps of the card: its token, keyed fingerprint, BIN, last four digits, brand and expiry. */
 	record: { cardToken: string; fingerprint: string; bin: string; last4: string; brand: CardBrand; expiry: string };
@@ -57,8 +59,8 @@ export async function checkCard(
 	/** Whose card: the account, and the buyer's email if known (null: the card alone is looked up among blocked buyers). */
 	buyer: { accountId: number; email: string | null },
 	attemptPrefix: "co" | "cu",
-	/** What the checkout will charge now, which a capped MID must have room for; null: nothing now (a trial, a card update). */
-	sale: Sale | null,
+	/** What the checkout will charge now under the attempt, which a capped MID must have room for; null: nothing now (a trial, a card update). */
+	saleOf: ((attemptId: string) => Sale | null) | null,
 ): Promise<CheckedCard | CheckoutAnswer> {
 	// A MID that accepts the brand. A number of no known brand is not a card.
 	const brand = cardBrand(card.pan);
@@ -72,18 +74,19 @@ export async function checkCard(
 	// A blocked card or email gets the spec's code for a card the merchant refuses, which does not say which was recognised.
 	if (context.blocksBuyers && (await isBlocked(deps, buyer, fingerprint))) return answer(CheckoutCode.BinBlacklist);
 	if (!passesLocalChecks(card.pan, card.cvc, card.expiry, deps.now())) return answer(CheckoutCode.CreditCardValidation);
-	const routed = await deps.mids.pick(eligible, sale);
-	if (!routed) return answer(CheckoutCode.NoMerchantAccount);
-	const { mid } = routed;
 	const attemptId = `${attemptPrefix}_${randomBytes(12).toString("base64url")}`;
+	const routed = await deps.mids.pick(eligible, saleOf?.(attemptId) ?? null);
+	if (!routed) return answer(CheckoutCode.NoMerchantAccount);
+	const { mid, reservation } = routed;
 	// The card number goes to the payments service alone, which vaults it and verifies it on the MID's processor.
-	const verified = await deps.call("payments.saveCard", {
-		midId: mid.id,
-		attemptId,
-		card: { pan: card.pan, expiry: card.expiry, cvc: card.cvc },
-	});
+	const verified = await deps
+		.call("payments.saveCard", { midId: mid.id, attemptId, card: { pan: card.pan, expiry: card.expiry, cvc: card.cvc } })
+		.catch(async (err: Error) => {
+			await releaseReservation(deps, reservation);
+			throw err;
+		});
 	if (isFailure(verified)) {
-		routed.settle(false);
+		await releaseReservation(deps, reservation);
 		return UNVERIFIED[verified.error];
 	}
 	const record = {
@@ -94,5 +97,5 @@ export async function checkCard(
 		brand,
 		expiry: card.expiry,
 	};
-	return { mid, settle: routed.settle, attemptId, record };
+	return { mid, reservation, attemptId, record };
 }

@@ -11,6 +11,7 @@ import { isFailure } from "../../shared/call";
 import type { CouponTerms, Environment, ProductRecord } from "../../shared/contracts/accounts";
 import { CheckoutStepError, FirstPaymentOutcome, type FirstPaymentResult } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
+import { checkoutSale, paymentProduct, releaseReservation } from "./cap-reservations";
 import { type CheckedCard, checkCard, decryptCard } from "./card-checks";
 import {
 	answer,
@@ -93,18 +94,20 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	const coupon = await checkoutCoupon(deps, { ...input, accountId: session.accountId }, session.coupon);
 	if ("refused" in coupon) return coupon.refused;
 
-	// 2. and 3. A MID for the brand, the BIN blacklist and blocked buyers, then the card itself.
-	const sale = product.billing === "CHARGE" ? { amountMinor: product.amountMinor, currency: product.currency } : null;
+	// 2. and 3. A MID for the brand (its cap reserved for the charge), the BIN blacklist and blocked buyers, then the card.
+	const sale = (attemptId: string) => checkoutSale(deps, product, coupon.terms, attemptId);
 	const buyer = { accountId: session.accountId, email: input.email };
 	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, buyer, "co", sale);
 	if ("code" in checked) return checked;
-	let paid: CheckoutAnswer | undefined;
+	let opened = false;
 	try {
-		const sale = { accountId: session.accountId, environment: context.environment, product, coupon: coupon.terms };
-		paid = await payOn(deps, input, sale, checked);
-		return paid;
+		const sold = { accountId: session.accountId, environment: context.environment, product, coupon: coupon.terms };
+		return await payOn(deps, input, sold, checked, () => {
+			opened = true;
+		});
 	} finally {
-		checked.settle(paid?.code === CheckoutCode.Ok);
+		// Until its customer is opened with it, the cap's reservation is the checkout's to give back (cap-reservations.ts).
+		if (!opened) await releaseReservation(deps, checked.reservation);
 	}
 }
 
@@ -114,6 +117,7 @@ async function payOn(
 	input: CheckoutInput,
 	session: { accountId: number; environment: Environment; product: ProductRecord; coupon: CouponTerms | null },
 	checked: CheckedCard,
+	onOpened: () => void,
 ): Promise<CheckoutAnswer> {
 	const { mid, attemptId } = checked;
 	const { product } = session;
@@ -131,8 +135,10 @@ async function payOn(
 		sessionId: input.sessionId.toLowerCase(),
 		additionalData: input.additionalData ?? null,
 		coupon: session.coupon,
+		capReservation: checked.reservation,
 	});
 	if (isFailure(opened)) return answer(CheckoutCode.AlreadySubscribed);
+	onOpened();
 	const refused = await redeemFor(deps, session.coupon, { accountId: session.accountId, customerId: opened.customerId });
 	if (refused) return refused;
 
@@ -147,16 +153,7 @@ async function payOn(
 		environment: context.environment,
 		attemptId,
 		challengeUntil: consumed.expiresAt,
-		product: {
-			billing: product.billing,
-			amountMinor: product.amountMinor,
-			currency: product.currency,
-			currencyId: product.currencyId,
-			trialDays: product.trialDays,
-			renewal: product.renewal,
-			authentication: product.authentication,
-			tax: product.tax,
-		},
+		product: paymentProduct(product),
 	});
 	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId }, paid);
 }

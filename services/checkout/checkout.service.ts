@@ -99,7 +99,7 @@ const CheckoutService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 			accounts: createAccountCache(call),
 			keys,
 			fingerprintKey: Buffer.from(cardFingerprintKey, "base64"),
-			mids: createMidRouter(call),
+			mids: createMidRouter(),
 			now: () => new Date(),
 		};
 	},

@@ -177,6 +177,40 @@ export enum FirstPaymentOutcome {
 	Abandoned = "ABANDONED",
 }
 
+/**
+ * A MID's monthly cap reserved for one charge (docs/disputes.md#routing-weights-and-caps): taken on the MID's counter
+ * for `period` before the charge, kept when the charge is made, given back otherwise. Keyed by the charge's key.
+ */
+export interface CapReservation {
+	midId: number;
+	/** The counter's month, YYYY-MM in TIME_ZONE. */
+	period: string;
+	/** The charge's idempotency key. */
+	key: string;
+	/** Minor units of `currency`. */
+	amount: number;
+	currency: string;
+}
+
+/** A capped MID has no room for the charge this month. */
+export enum MidCapError {
+	Reached = "CAP_REACHED",
+}
+
+/** A checkout's reservation on a capped MID, before its card is checked there: what its first charge will be. */
+export interface CheckoutCapInput {
+	/** The checkout's account: the counter's month is of its now (a sandbox's test clock). */
+	accountId: number;
+	midId: number;
+	/** The MID's cap: a decimal in one currency. */
+	cap: { amount: number; currency: string };
+	/** The first charge's key, `<attemptId>:charge`. */
+	key: string;
+	productId: number;
+	product: FirstPaymentInput["product"];
+	coupon: CouponTerms | null;
+}
+
 export interface OpenSubscriptionInput {
 	accountId: number;
 	/** The checkout attempt: its first payment's key is `<attemptId>:charge` or `:authorize` (checkout-recovery.ts). */
@@ -190,6 +224,8 @@ export interface OpenSubscriptionInput {
 	additionalData: Record<string, unknown> | null;
 	/** The coupon the checkout brings (accounts.couponFor), written on the PENDING customer before its redemption is taken. */
 	coupon?: CouponTerms | null;
+	/** The MID's cap reserved for the first charge (billing.reserveMidCap): the customer's settlement keeps it or gives it back. */
+	capReservation?: CapReservation | null;
 }
 
 export interface FirstPaymentInput {
@@ -323,8 +359,10 @@ export interface BillingActions {
 		result: FirstPaymentResult | { error: CheckoutStepError };
 	};
 	"billing.refundTransaction": { params: RefundInput; result: RefundDone | { error: RefundError } };
-	/** What each MID sold this calendar month (TIME_ZONE): minor units by currency, keyed by MID id. */
-	"billing.midVolumes": { params: { midIds: number[] }; result: { volumes: Record<string, Record<string, number>> } };
+	/** Reserves a capped MID's room for a checkout's first charge; `reservation` null when no cap applies to it. */
+	"billing.reserveMidCap": { params: CheckoutCapInput; result: { reservation: CapReservation | null } | { error: MidCapError } };
+	/** Gives back a reservation whose checkout ended before its customer took it. */
+	"billing.releaseMidCap": { params: CapReservation; result: { released: boolean } };
 	/** Whether the account's customer may get a new card, and what the card must be checked against. */
 	"billing.cardUpdateTarget": { params: { accountId: number; customerId: number }; result: CardUpdateTarget | { error: CardUpdateError } };
 	"billing.updateCard": {

@@ -3,10 +3,10 @@
 // SIGKILLs the billing node that asks for a change's charge, once: after the sandbox processor approved it (the
 // node never learns it) or before the processor is asked. The merchant does not retry. The other node's recovery
 // sweep must settle the change by the processor's answer to its key: applied once, or nothing changed.
-import type { Context, Middleware } from "moleculer";
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../shared/db.mixin";
 import { SettleTimedOutRequests } from "../../shared/settle-timed-out-requests";
+import { aroundAction } from "../factories/around-action";
 import { billingNodes } from "../factories/billing-nodes";
 import { createShop, type Shop, submitCheckout } from "../factories/checkout";
 import { bearer } from "../factories/merchant";
@@ -29,29 +29,22 @@ let killed: string | null = null;
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 /** The payments service's side of the kill: the caller is SIGKILLed, the processor's answer goes nowhere. */
-const killCaller: Middleware = {
-	name: "KillChangeCaller",
-	localAction(next, action) {
-		if (action.name !== "payments.charge") return next;
-		const charge = next as unknown as (ctx: Context) => Promise<unknown>;
-		return async (ctx: Context<{ idempotencyKey: string }>) => {
-			const when = ctx.params.idempotencyKey.startsWith("change:") ? killNext : null;
-			if (!when) return charge(ctx);
-			killNext = null;
-			const kill = () => {
-				killed = ctx.nodeID!;
-				nodes.processes.get(killed)!.kill("SIGKILL");
-			};
-			if (when === "before") {
-				kill();
-				throw new Error("the billing node died before the processor was asked");
-			}
-			const outcome = await charge(ctx);
-			kill();
-			return outcome;
-		};
-	},
-};
+const killCaller = aroundAction<{ idempotencyKey: string }>("KillChangeCaller", "payments.charge", async (ctx, charge) => {
+	const when = ctx.params.idempotencyKey.startsWith("change:") ? killNext : null;
+	if (!when) return charge(ctx);
+	killNext = null;
+	const kill = () => {
+		killed = ctx.nodeID!;
+		nodes.processes.get(killed)!.kill("SIGKILL");
+	};
+	if (when === "before") {
+		kill();
+		throw new Error("the billing node died before the processor was asked");
+	}
+	const outcome = await charge(ctx);
+	kill();
+	return outcome;
+});
 
 beforeAll(async () => {
 	nats = await startNats();

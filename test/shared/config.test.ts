@@ -69,9 +69,16 @@ describe("loadConfig", () => {
 		[{ CHARGEBACK_WARNING_PERCENT: "0" }, "CHARGEBACK_WARNING_PERCENT"],
 		[{ CHARGEBACK_WARNING_PERCENT: "101" }, "CHARGEBACK_WARNING_PERCENT"],
 		[{ CHARGEBACK_WARNING_PERCENT: "0,9" }, "CHARGEBACK_WARNING_PERCENT"],
+		[{ MID_CAP_REVIEW_MS: "999" }, "MID_CAP_REVIEW_MS"],
+		[{ MID_CAP_REVIEW_MS: "15min" }, "MID_CAP_REVIEW_MS"],
 	])("When %p is set, then start-up fails naming %s", (env, variable) => {
 		expect(() => loadConfig(env)).toThrow(ConfigError);
 		expect(() => loadConfig(env)).toThrow(variable);
+	});
+
+	test("When MID_CAP_REVIEW_MS is unset, then a full MID reviews its reservations older than 15 minutes", () => {
+		expect(loadConfig({}).midCapReviewMs).toBe(900_000);
+		expect(loadConfig({ MID_CAP_REVIEW_MS: "3000" }).midCapReviewMs).toBe(3000);
 	});
 
 	test("When CHARGEBACK_WARNING_PERCENT is set, then MIDs are warned at that ratio; unset, at 0.65 %", () => {

@@ -3,6 +3,7 @@ import { isOutageError } from "../../shared/errors";
 describe("isOutageError (503 at the gateway, counted by the circuit breaker)", () => {
 	test.each([
 		["RequestTimeoutError", undefined, "Request is timed out"],
+		["RequestRejectedError", 503, "Request is rejected when call 'checkout.submit' action on 'checkout-1' node."],
 		["MongoNetworkError", undefined, "connection closed"],
 		["MongoNetworkTimeoutError", undefined, "connection timed out"],
 		["MongoPoolClearedError", undefined, "Connection pool was cleared"],

@@ -15,6 +15,7 @@ import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { countedChange } from "../metrics/customer-metrics";
 import { carrying } from "../metrics/metrics-entries";
+import { countOnCap } from "../mid-stats/cap-reservations";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
 import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
 import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
@@ -99,6 +100,8 @@ export async function settlePayment(
 	const schedule = resumedSchedule(customer, owed, change.at);
 	await deps.renewals.add(customer._id, schedule.nextRenewalTimestamp!);
 	const money = { amountMinor: owed.bill.amount, currency: owed.product.currency };
+	// Not routed by caps, but a sale on the MID: its cap counts it.
+	await countOnCap(deps, { midId: change.card.midId, currency: money.currency, amount: money.amountMinor, at: change.at });
 	return applyCard(deps, customer, change, {
 		networkTransactionId,
 		recovery: { schedule, transaction, owed: money, product: owed.product },

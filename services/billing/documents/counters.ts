@@ -1,5 +1,6 @@
-// Counters read by key: each MID's counts by day (mid_stats) and each
-// account's recovery counts by month (recovery_stats).
+// Counters read by key: each MID's counts by day (mid_stats), each MID's
+// monthly cap counter (mid_caps) and each account's recovery counts by month
+// (recovery_stats).
 import { Schema } from "mongoose";
 
 /** A MID's counts for one day (mid-stats.ts), keyed `<midId>:<YYYY-MM-DD>`; amounts in minor units by currency. */
@@ -31,6 +32,35 @@ export const midStatsSchema = new Schema<MidStatsDoc>(
 		refundAmount: Schema.Types.Mixed,
 		disputeAmount: Schema.Types.Mixed,
 	},
+	{ versionKey: false, minimize: false },
+);
+
+/** A charge in flight's reservation on a MID's cap counter (mid-stats/cap-reservations.ts). */
+export interface CapReservationEntry {
+	/** The charge's idempotency key (the entry's own key has its dots as underscores). */
+	key: string;
+	amount: number;
+	currency: string;
+	/** When it was taken: one older than the review age is settled by what the processor says of its key. */
+	at: Date;
+}
+
+/**
+ * A MID's cap counter for one month (mid-stats/cap-reservations.ts), keyed `<midId>:<YYYY-MM>`: what the month's sales and the
+ * charges in flight take of its cap, in minor units by currency. Every change is one conditional update of it.
+ */
+export interface MidCapDoc {
+	_id: string;
+	midId: number;
+	month: string;
+	/** Sales approved plus the reservations made, by currency. */
+	taken: Record<string, number>;
+	/** The reservations of charges in flight, by their charge's key. */
+	reservations: Record<string, CapReservationEntry>;
+}
+
+export const midCapSchema = new Schema<MidCapDoc>(
+	{ _id: String, midId: Number, month: String, taken: Schema.Types.Mixed, reservations: Schema.Types.Mixed },
 	{ versionKey: false, minimize: false },
 );
 

@@ -3,7 +3,7 @@
 // outbox.
 
 import { Schema } from "mongoose";
-import type { CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
+import type { CapReservation, CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
 import { type Lease, leaseSchema } from "../../../shared/persistence";
 import type { PeriodDiscount, SubscriptionPeriod } from "../changes/subscription-period";
 import type { CustomerCoupon } from "../coupons/discount";
@@ -134,6 +134,8 @@ export interface CustomerDoc {
 	 * customer when its checkout brings one (so a crashed checkout's redemption is given back), or by the merchant.
 	 */
 	coupon?: CustomerCoupon | null;
+	/** The MID cap's reservation of a checkout's first charge, written with the PENDING customer (subscriptions/checkout-cap.ts). */
+	capReservation?: CapReservation | null;
 	/** The coupon the current period's charge was discounted by: a change prorates what was paid (plan-changes/customer-period.ts). Absent or null: none. */
 	periodCoupon?: PeriodDiscount | null;
 	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
@@ -207,6 +209,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		changeInFlight: { type: Schema.Types.Mixed, default: undefined },
 		creditRefund: { type: Schema.Types.Mixed, default: undefined },
 		coupon: { type: Schema.Types.Mixed, default: undefined },
+		capReservation: { type: Schema.Types.Mixed, default: undefined },
 		periodCoupon: { type: Schema.Types.Mixed, default: undefined },
 		createdAt: { type: Date, required: true },
 	},

@@ -107,10 +107,13 @@ export async function midHealth(deps: BillingDeps, input: { accountId: number })
 	});
 }
 
-/** What each MID sold this calendar month (TIME_ZONE), in minor units by currency: what its monthly cap is checked against. */
-export async function monthVolumes(deps: BillingDeps, input: { midIds: number[] }): Promise<Record<string, Record<string, number>>> {
-	const today = dayStart(deps.now());
-	const days = daysBetween(today.startOf("month"), today);
+/** What each MID sold in a calendar month (`YYYY-MM`, TIME_ZONE), in minor units by currency: what its monthly cap counts from. */
+export async function monthVolumes(
+	deps: BillingDeps,
+	input: { midIds: number[]; month: string },
+): Promise<Record<string, Record<string, number>>> {
+	const first = DateTime.fromISO(`${input.month}-01`, { zone: config().timeZone });
+	const days = daysBetween(first, first.endOf("month"));
 	const keys = input.midIds.flatMap(id => days.map(day => `${id}:${day}`));
 	const volumes: Record<string, Record<string, number>> = Object.fromEntries(input.midIds.map(id => [id, {}]));
 	if (keys.length === 0) return volumes;

@@ -25,6 +25,9 @@ const AMOUNT_OF: Partial<Record<MidCount, keyof MidStatsDoc>> = {
 /** YYYY-MM-DD in the service's time zone. */
 export const dayOf = (at: Date) => formatDateTime(at).slice(0, 10);
 
+/** YYYY-MM in the service's time zone: the month of the day a sale is counted on, and of a cap's counter (cap-reservations.ts). */
+export const monthOf = (at: Date) => dayOf(at).slice(0, 7);
+
 export interface MidStatsMetrics {
 	count(midId: number, what: MidCount, n: number): void;
 }

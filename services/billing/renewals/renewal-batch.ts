@@ -7,7 +7,7 @@
 // the outbox relay.
 import { randomUUID } from "node:crypto";
 import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/accounts";
-import { DeclineCategory } from "../../../shared/contracts/billing";
+import { type CapReservation, DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import type { DueEntry } from "../../../shared/schedule";
@@ -25,8 +25,9 @@ import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes
 import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
-import { type CapTracker, renewalMid } from "./mid-caps";
+import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
+import { letGo, slotStart, sortClaims } from "./renewal-claims";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
@@ -67,21 +68,8 @@ export interface CycleReport {
 
 /** Processor calls in flight per batch: they are the slow part. */
 const CONCURRENCY = 16;
-const HOUR_MS = 3_600_000;
-const slotStart = (at: Date | null | undefined) => (at ? Math.floor(at.getTime() / HOUR_MS) * HOUR_MS : null);
 
-/** Why a listed customer this batch did not claim was passed over: it left the slot, another node holds it, or not for this cycle. */
-function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, now: Date): "left" | "held" | "notNow" {
-	// A checkout still paying: its listing may be changing; leave it.
-	if (customer?.status === CustomerStatus.Pending) return "notNow";
-	if (customer?.renewalLease && customer.renewalLease.until.getTime() > now.getTime()) return "held";
-	if (customer?.changeInFlight) return "held";
-	const listed =
-		customer?.status === CustomerStatus.Active && customer.renewalActive && slotStart(customer.nextRenewalTimestamp) === entry.at.getTime();
-	return listed ? "notNow" : "left";
-}
-
-interface Claimed {
+export interface Claimed {
 	customer: CustomerDoc;
 	entry: DueEntry<number>;
 	/** When it is charged, in its account's time (BatchOptions.chargedAt). */
@@ -96,6 +84,8 @@ interface Charged extends Claimed {
 	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };
+	/** The MID cap's reservation of the charge (mid-caps.ts), kept or given back once the customer moved on. */
+	reservation?: CapReservation | null;
 }
 
 /** A renewal the customer's credit pays in full: no processor call. */
@@ -154,13 +144,13 @@ async function chargeOne(deps: RenewalDeps, item: Claimed): Promise<Charged | "n
 	// The period's previous try approved after all (a request of it was still on its way): it pays the period.
 	const earlier = await paidEarlier(deps, item.customer);
 	if (earlier) return { ...item, terms, bill, ...earlier };
-	const mid = await renewalMid(item.customer, terms, deps.caps, bill.amount);
-	if (!mid) return { ...item, terms, key, bill, outcome: await withoutMid(deps, key) };
+	const taken = await renewalMid(item.customer, terms, deps.caps, { amountMinor: bill.amount, key, at: item.at });
+	if (!taken) return { ...item, terms, key, bill, outcome: await withoutMid(deps, key) };
+	const { mid, reservation } = taken;
 	const moved = mid.id !== item.customer.midId;
 	const customer = moved ? { ...item.customer, midId: mid.id, midName: mid.name } : item.customer;
 	const outcome = await charge(deps, { ...item, customer }, terms.product, key, bill);
-	if (outcome.status !== "APPROVED") deps.caps.giveBack(mid.id, bill.amount);
-	return { ...item, customer, terms, key, bill, outcome, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
+	return { ...item, customer, terms, key, bill, outcome, reservation, ...(moved ? { movedTo: { midId: mid.id, midName: mid.name } } : {}) };
 }
 
 /** The customer's update after its charge, and where it is listed next. */
@@ -226,6 +216,7 @@ async function settleAll(deps: RenewalDeps, charged: Charged[], owner: string, r
 	const { relay: moved, stillDue } = await moveOn(deps, moving, asked);
 	for (const { item, lease, state } of states) if (state.result === "suspended") await suspend(deps, item, lease, state.attempts);
 	await deps.renewals.removeAll(states.filter(({ item }) => !stillDue.has(item.customer._id)).flatMap(oldSlots));
+	await settleCaps(deps.caps, charged);
 	for (const { state } of states) report[state.result]++;
 	await noteRecoveries(deps, charged);
 	return {
@@ -364,36 +355,4 @@ export async function renewBatch(
 	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
 	deps.relay(await settleAll(deps, charged, owner, report));
 	return { heldElsewhere };
-}
-
-/**
- * The batch's listings after its claim: the customers it claimed and may charge, those it claimed but that changed
- * meanwhile, the listings whose customer left the slot, and whether another node held some.
- */
-function sortClaims(entries: DueEntry<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
-	const claimed: Omit<Claimed, "at">[] = [];
-	const changed: number[] = [];
-	const left: DueEntry<number>[] = [];
-	let heldElsewhere = false;
-	for (const entry of entries) {
-		const customer = docs.get(entry.id);
-		if (customer?.renewalLease?.owner === owner) {
-			// Unsubscribed between the claim and the read: not charged, and its lease let go at once (the unsubscribe waits for it).
-			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp) claimed.push({ customer, entry });
-			else changed.push(customer._id);
-			continue;
-		}
-		const reason = passedOver(customer, entry, now);
-		if (reason === "left") left.push(entry);
-		if (reason === "held") heldElsewhere = true;
-		if (reason !== "notNow") report.skipped++;
-	}
-	return { claimed, changed, left, heldElsewhere };
-}
-
-/** Claimed but not charged (changed meanwhile, or its product gone): the lease is let go at once. */
-async function letGo(deps: RenewalDeps, customerIds: number[], owner: string, report: CycleReport): Promise<void> {
-	if (customerIds.length === 0) return;
-	await deps.db.customers.updateMany({ _id: { $in: customerIds }, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
-	report.skipped += customerIds.length;
 }

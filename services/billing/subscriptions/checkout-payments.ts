@@ -41,6 +41,7 @@ import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
+import { keepCustomerCap, releaseCustomerCap } from "./checkout-cap";
 import { type FirstCharge, firstCharge } from "./first-charge";
 
 /** Declines the checkout answers with a code of their own. */
@@ -115,6 +116,8 @@ function pendingCustomer(
 		renewalLease: null,
 		// Before its redemption is taken: whatever settles the checkout (or the recovery) knows what to give back.
 		...(input.coupon ? { coupon: { ...input.coupon, periodsLeft: periodsOf(input.coupon) } } : {}),
+		// Likewise the MID cap's reservation of its first charge (checkout-cap.ts).
+		...(input.capReservation ? { capReservation: input.capReservation } : {}),
 		createdAt: now,
 	} as CustomerDoc;
 }
@@ -124,8 +127,11 @@ export async function abandonSubscription(
 	deps: BillingDeps,
 	input: { customerId: number },
 ): Promise<{ customerId: number } | CheckoutStepError> {
-	const customer = await deps.db.customers.findById(input.customerId, { status: 1, coupon: 1 }).lean();
-	if (customer?.status === CustomerStatus.Pending) await releaseCoupon(deps, customer);
+	const customer = await deps.db.customers.findById(input.customerId, { status: 1, coupon: 1, capReservation: 1 }).lean();
+	if (customer?.status === CustomerStatus.Pending) {
+		await releaseCoupon(deps, customer);
+		await releaseCustomerCap(deps, customer);
+	}
 	const doc = await deps.db.customers
 		.findOneAndUpdate({ _id: input.customerId, ...ABANDON.filter }, { $set: ABANDON.set }, { returnDocument: "after" })
 		.lean();
@@ -312,6 +318,7 @@ export async function settleFirstPayment(
 		},
 	);
 	await confirmCoupon(deps, customer);
+	await keepCustomerCap(deps, customer, charge.amount);
 	return {
 		answer: {
 			outcome: FirstPaymentOutcome.Active,
@@ -347,6 +354,7 @@ async function declineCheckout(
 	outcome: PaymentOutcome,
 ): Promise<SettledFirstPayment> {
 	await releaseCoupon(deps, customer);
+	await releaseCustomerCap(deps, customer);
 	const declined = await settle(deps, customer._id, DECLINE);
 	await releaseLock(deps, customer);
 	const code =
