@@ -1,15 +1,17 @@
 // The dashboard's Merchant accounts and Disputes pages in Chromium: a shop
 // sells on its two MIDs, one charge with the sandbox card that is disputed 3
-// days later and lost 12 days after; the account's test clock moves 13 days.
+// days later and lost 12 days after; the account's test clock moves 13 days (from the 2nd of next month).
 // A viewer then sees each MID's sales, the disputed MID's chargeback ratio and
 // its warning in words, no warning on the other MID, each MID's weight and
 // monthly cap, and the LOST dispute with its reason, amount, evidence due date
 // and disputed transaction. The pages are saved to test-output/.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { DateTime } from "luxon";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
-import { admin, advanceClock, bearer } from "../factories/merchant";
+import { admin, bearer } from "../factories/merchant";
+import { clockTo } from "../factories/test-clock";
 import { eventually } from "../services/notifications/webhook-events";
 import { startApp, type TestApp } from "../setup/app";
 import { launchChromium, PROJECT_ROOT, shownMoney } from "./browser";
@@ -52,6 +54,10 @@ beforeAll(async () => {
 	await admin(app)
 		.patch(`/accounts/${shop.accountId}/merchant-accounts/${shop.mids[1]}`, { weight: 3, monthlyCap: { amount: 1000, currency: "EUR" } })
 		.expect(200);
+	// The account's now on the 2nd of next month: the sales, their dispute and its loss fall in one calendar month (the
+	// month MID health shows), whatever today is.
+	const second = DateTime.now().setZone("CET").plus({ months: 1 }).set({ day: 2, hour: 9 }).startOf("hour");
+	await clockTo(app, shop, second.toJSDate());
 	// Four sales of 9.99 EUR over the two MIDs, the second one disputed.
 	for (const card of [CARDS.visa, DISPUTED_AND_LOST, CARDS.visa, CARDS.mastercard]) {
 		const res = await submitCheckout(app, shop, { productId: shop.products.charge, card });
@@ -60,7 +66,7 @@ beforeAll(async () => {
 		salesOf.set(transaction.midId, (salesOf.get(transaction.midId) ?? 0) + 1);
 		if (card === DISPUTED_AND_LOST) disputed = { transactionId: transaction.id, midId: transaction.midId };
 	}
-	await advanceClock(app, shop, 13);
+	await clockTo(app, shop, second.plus({ days: 13 }).toJSDate());
 	// The dispute is lost, and counted against its MID.
 	await eventually(async () => {
 		const health = (await admin(app).get(`/accounts/${shop.accountId}/merchant-account-health`).expect(200)).body;

@@ -1,8 +1,11 @@
 // Which MID takes a checkout and a renewal (docs/disputes.md#routing): weights
 // share the checkouts, a monthly cap is never passed by one node, and a
 // renewal moves off a MID that is inactive or capped.
+
+import { DateTime } from "luxon";
 import { createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
-import { admin, advanceClock, bearer } from "../../factories/merchant";
+import { admin, advanceClock, bearer, createPlan } from "../../factories/merchant";
+import { clockTo } from "../../factories/test-clock";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -93,13 +96,25 @@ describe("MID routing", () => {
 		expect(refused.body.code).toBe("NO_MERCHANT_ACCOUNT");
 	});
 
-	/** Two customers on the shop's first MID (the other weighs 0 meanwhile). */
-	async function customersOnFirstMid(shop: Shop): Promise<number[]> {
+	/** Two customers on the shop's first MID (the other weighs 0 meanwhile), of its monthly product or `productId`. */
+	async function customersOnFirstMid(shop: Shop, productId = shop.products.charge): Promise<number[]> {
 		await setMid(shop, shop.mids[1], { weight: 0 });
 		const ids = [];
-		for (let i = 0; i < 2; i++) ids.push((await submitCheckout(app, shop, { productId: shop.products.charge })).body.customerId as number);
+		for (let i = 0; i < 2; i++) ids.push((await submitCheckout(app, shop, { productId })).body.customerId as number);
 		await setMid(shop, shop.mids[1], { weight: 1 });
 		return ids;
+	}
+
+	/**
+	 * A cap counts the sales of the month its charge is made in (the account's now). So that a renewal meets the first
+	 * charges in its month: the account's clock on the 2nd of next month, and a weekly plan, renewed on the 9th.
+	 */
+	async function weeklyOnFirstMid(shop: Shop): Promise<{ customers: number[]; renewed: () => Promise<unknown> }> {
+		const second = DateTime.now().setZone("CET").plus({ months: 1 }).set({ day: 2, hour: 12 }).startOf("hour");
+		await clockTo(app, shop, second.toJSDate());
+		const weekly = await createPlan(app, shop, { amount: 9.99, renewal: { every: 1, unit: "week" } });
+		const customers = await customersOnFirstMid(shop, weekly);
+		return { customers, renewed: () => clockTo(app, shop, second.plus({ days: 8 }).toJSDate()) };
 	}
 
 	const renewalsOf = async (shop: Shop, customerId: number) =>
@@ -131,11 +146,11 @@ describe("MID routing", () => {
 	test("When a customer's MID has no room left under its cap, then its renewal is charged on another MID", async () => {
 		// Arrange: the first MID sold 19.98 this month; a renewal of 9.99 would pass 20.
 		const shop = await createShop(app);
-		const customers = await customersOnFirstMid(shop);
+		const { customers, renewed } = await weeklyOnFirstMid(shop);
 		await setMid(shop, shop.mids[0], { monthlyCap: { amount: 20, currency: "EUR" } });
 
 		// Act
-		await advanceClock(app, shop, 32);
+		await renewed();
 
 		// Assert
 		for (const customerId of customers)
@@ -146,7 +161,10 @@ describe("MID routing", () => {
 		// Arrange: one customer left on the first MID, with 5 seats: its renewal is 49.95; the MID may take 40 a month
 		// (with this month's first charges, 19.98, counted or not, 9.99 would fit and 49.95 would not).
 		const shop = await createShop(app);
-		const [customerId, other] = await customersOnFirstMid(shop);
+		const {
+			customers: [customerId, other],
+			renewed,
+		} = await weeklyOnFirstMid(shop);
 		await app.http().post(`/api/unsubscribe/${other}`).set(bearer(shop)).expect(200);
 		await app
 			.http()
@@ -157,7 +175,7 @@ describe("MID routing", () => {
 		await setMid(shop, shop.mids[0], { monthlyCap: { amount: 40, currency: "EUR" } });
 
 		// Act
-		await advanceClock(app, shop, 32);
+		await renewed();
 
 		// Assert
 		expect((await renewalsOf(shop, customerId)).map((t: { midId: number; amount: number }) => [t.midId, t.amount])).toEqual([
@@ -168,12 +186,15 @@ describe("MID routing", () => {
 	test("When every MID of the group is capped, then a renewal is declined merchant_account_unavailable without any processor call, and tried again", async () => {
 		// Arrange
 		const shop = await createShop(app);
-		const [customerId] = await customersOnFirstMid(shop);
+		const {
+			customers: [customerId],
+			renewed,
+		} = await weeklyOnFirstMid(shop);
 		await setMid(shop, shop.mids[0], { monthlyCap: { amount: 20, currency: "EUR" } });
 		await setMid(shop, shop.mids[1], { monthlyCap: { amount: 1, currency: "EUR" } });
 
 		// Act
-		await advanceClock(app, shop, 32);
+		await renewed();
 
 		// Assert
 		const [renewal] = await renewalsOf(shop, customerId);
