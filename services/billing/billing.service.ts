@@ -32,7 +32,7 @@ import { storeQuote } from "./plan-changes/change-quote";
 import { type CreditRefundDone, refundCredit } from "./plan-changes/credit-refund";
 import { refundTransaction } from "./refunds/refund-ledger";
 import { renewalStatus } from "./renewals/renewal-cycle";
-import { advanceClock, type RenewalRunError, type RenewalRuns, RUN_TIMEOUT_MS, runRenewals } from "./renewals/renewal-runs";
+import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals, runTimeoutMs } from "./renewals/renewal-runs";
 import { schemas } from "./schemas";
 import { releaseForCheckout, reserveForCheckout } from "./subscriptions/checkout-cap";
 import {
@@ -79,8 +79,9 @@ function thenRelay<P, R>(
 }
 
 /**
- * A renewal run on this node (renewals/renewal-runs.ts); its refusals answer 409. It may take minutes: its callers wait
- * RUN_TIMEOUT_MS (Moleculer's action `timeout`, which its types leave out).
+ * A renewal run on this node (renewals/renewal-runs.ts); its refusals answer 409. It may take a while: its callers wait
+ * runTimeoutMs (Moleculer's action `timeout`, which its types leave out; read when the service registers its actions,
+ * once the configuration is set).
  */
 function renewalRunAction<P, R>(
 	params: object,
@@ -88,7 +89,9 @@ function renewalRunAction<P, R>(
 ): BillingAction & { timeout: number } {
 	return {
 		params: params as ActionSchema["params"],
-		timeout: RUN_TIMEOUT_MS,
+		get timeout() {
+			return runTimeoutMs();
+		},
 		async handler(ctx: Context<P>) {
 			return billingErrors.orFail(await fn(this.background, ctx.params));
 		},

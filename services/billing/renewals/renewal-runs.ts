@@ -1,6 +1,7 @@
 // Renewal runs asked for through the admin API: ops' run at a time of their
 // choosing, and a sandbox account's test clock (docs/api.md). Both refuse
 // times that depend on the time now, not on the request alone (409).
+import { config } from "../../../shared/config";
 import { MAX_RUN_AHEAD_MS } from "../account-time";
 import { type ClockRunner, runClock } from "./clock-run";
 import type { CycleReport } from "./renewal-cycle";
@@ -26,10 +27,11 @@ export interface RenewalRuns extends ClockRunner {
 }
 
 /**
- * How long a caller waits for a run's answer (the actions' timeout): a clock run over months of a large sandbox account
- * takes a while. Past it the caller gets 503 and the run goes on; a clock call repeated meanwhile waits for it.
+ * How long a caller waits for a run's answer (the actions' timeout): three request timeouts (REQUEST_TIMEOUT_MS), as a
+ * read with its retries, since a clock run over months of a sandbox account takes a while. Past it the caller gets 503
+ * and the run goes on; a clock call repeated meanwhile waits for it.
  */
-export const RUN_TIMEOUT_MS = 5 * 60_000;
+export const runTimeoutMs = () => 3 * config().requestTimeoutMs;
 
 // A run goes at most MAX_RUN_AHEAD_MS ahead: further is a typing slip, and would charge each sandbox customer for every
 // period up to it.
