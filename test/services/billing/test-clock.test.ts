@@ -5,6 +5,7 @@
 import { DateTime } from "luxon";
 import { createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, createPlan } from "../../factories/merchant";
+import { clockTo as moveClock } from "../../factories/test-clock";
 import { startWebhookReceiver, type WebhookReceiver } from "../../factories/webhook-receiver";
 import { startApp, type TestApp } from "../../setup/app";
 
@@ -37,8 +38,8 @@ async function shopWithWebhooks(): Promise<Shop> {
 	return shop;
 }
 
-const clockTo = async (shop: Shop, at: DateTime) =>
-	(await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: at.toUTC().toISO() }).expect(200)).body;
+/** The account's test clock moved to a local date-time: the call's answer. */
+const clockTo = async (shop: Shop, at: DateTime) => (await moveClock(app, shop, at.toJSDate())).body;
 const api = (shop: Shop) => ({
 	get: async (path: string) => (await app.http().get(`/api${path}`).set(bearer(shop)).expect(200)).body,
 	post: (path: string, body: object) => app.http().post(`/api${path}`).set(bearer(shop)).send(body),
