@@ -9,7 +9,7 @@
 // a deployment may have each node serve its metrics (METRICS_PORT) on a port of its own.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, type WriteStream } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startEmbeddedDb } from "../dev/embedded-db";
@@ -164,8 +164,15 @@ export async function deploy(ctx: BenchContext, spec: DeploySpec): Promise<Deplo
 		}
 		for (const metricsPort of metricsPorts.values()) await waitForPort(metricsPort, START_TIMEOUT_MS, alive);
 	} catch (err) {
+		const exited = [...nodes].filter(([, child]) => child.exitCode !== null || child.signalCode !== null);
+		const which = exited.map(([nodeId, child]) => `${nodeId} exited with ${child.exitCode ?? child.signalCode}`).join(", ");
 		await deployment.stop();
-		throw new Error(`${spec.database} did not start: ${(err as Error).message} (the service logs are in ${ctx.log.path})`);
+		// CI keeps only what the bench prints: the last lines of each exited node say why it stopped.
+		const lines = readFileSync(String(ctx.log.path), "utf8").split("\n");
+		const tails = exited.map(([nodeId]) => lines.filter(line => line.startsWith(`[${spec.database}/${nodeId}]`)).slice(-15));
+		throw new Error(
+			`${spec.database} did not start: ${(err as Error).message}${which ? ` (${which})` : ""} (the service logs are in ${ctx.log.path})${tails.flat().map(line => `\n  ${line}`).join("")}`,
+		);
 	}
 	return deployment;
 }

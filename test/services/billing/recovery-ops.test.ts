@@ -1,22 +1,12 @@
 // What operators see of recovery: the admin API's list of customers in
 // recovery with the monthly recovery rate, and the node's Prometheus counters.
-import { createServer } from "node:net";
+import { freePort } from "../../../dev/net";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, advanceClock } from "../../factories/merchant";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
 let metricsPort: number;
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = createServer().listen(0, "127.0.0.1", () => {
-			const { port } = server.address() as { port: number };
-			server.close(() => resolve(port));
-		});
-		server.on("error", reject);
-	});
-}
 
 beforeAll(async () => {
 	metricsPort = await freePort();

@@ -6,10 +6,9 @@
 // PDF, which billing renders when it is sent: billing down delays the receipt,
 // and past the retry window it goes with the invoice's link alone.
 
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { MongoClient } from "mongodb";
 import { type Mailpit, startMailpit } from "../../../dev/mailpit";
+import { freePort } from "../../../dev/net";
 import { serviceSchemas } from "../../../runtime/services";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout, uniqueEmail } from "../../factories/checkout";
@@ -380,15 +379,6 @@ describe("The receipt's invoice PDF", () => {
 
 // Last in this file: its app reads the configuration without PUBLIC_BASE_URL.
 describe("Links in emails", () => {
-	/** A port free now, for a gateway whose PORT is the links' base. */
-	async function freePort(): Promise<number> {
-		const server = createServer();
-		await new Promise<void>(resolve => server.listen(0, "127.0.0.1", resolve));
-		const { port } = server.address() as AddressInfo;
-		await new Promise(resolve => server.close(resolve));
-		return port;
-	}
-
 	test("When the service has no PUBLIC_BASE_URL (npm start), then the receipt's invoice link and the dunning email's card update link are both absolute on http://localhost:<PORT>, and the invoice's opens", async () => {
 		// Arrange
 		const port = await freePort();
