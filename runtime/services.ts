@@ -5,6 +5,7 @@ import BillingService from "../services/billing/billing.service";
 import CheckoutService from "../services/checkout/checkout.service";
 import DashboardService from "../services/dashboard/dashboard.service";
 import GatewayService from "../services/gateway/gateway.service";
+import InvoicingService from "../services/invoicing/invoicing.service";
 import NotificationsService from "../services/notifications/notifications.service";
 import PaymentsService from "../services/payments/payments.service";
 import RefundsService from "../services/refunds/refunds.service";
@@ -18,6 +19,7 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	checkout: CheckoutService as ServiceSchema,
 	payments: PaymentsService as ServiceSchema,
 	billing: BillingService as ServiceSchema,
+	invoicing: InvoicingService as ServiceSchema,
 	refunds: RefundsService as ServiceSchema,
 	notifications: NotificationsService as ServiceSchema,
 	dashboard: DashboardService as ServiceSchema,

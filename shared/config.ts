@@ -9,6 +9,7 @@ export const ALL_SERVICES = [
 	"checkout",
 	"payments",
 	"billing",
+	"invoicing",
 	"refunds",
 	"notifications",
 	"dashboard",

@@ -1,4 +1,4 @@
-// Tax on what a charge bills, in one pure place used by every charge path
+// Tax on what a charge bills, in one pure place used by every charge path of billing
 // (first payments, renewals, captures, card updates) and by the invoices that
 // show it (docs/invoices.md#tax). Amounts are integer minor units.
 //
@@ -8,7 +8,7 @@
 // Inclusive prices: the tax is split out of each line (net = gross - tax).
 // Exclusive prices: each line's tax is added to it. Either way every line's
 // net + tax = gross exactly, and what the card pays is Σ gross - credit.
-import type { ProductTax } from "../../../shared/contracts/accounts";
+import type { ProductTax } from "./contracts/accounts";
 
 export type TaxRule = ProductTax;
 

@@ -18,7 +18,6 @@ import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
 import { billingErrors } from "./errors";
-import { documentActions } from "./invoices/document-actions";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
 import { readMetrics } from "./metrics/metrics-read";
@@ -199,8 +198,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			),
 		),
 		disputes: idempotent(domainAction(schemas.disputes, listDisputesPage, pageOrBadRequest)),
-		// Invoices and credit notes (invoices/, docs/invoices.md): lists, JSON, PDFs, and the buyer's signed links.
-		...documentActions,
 		// Ops and the dashboard: each MID's month and last 30 days (mid-health.ts).
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
 		// GET /api/metrics, the dashboard's charts and the operators' per-MID view (metrics/metrics-read.ts).

@@ -1,6 +1,5 @@
 import type {
 	AccountsActions,
-	AccountView,
 	BlockBuyerInput,
 	DisputeProtection,
 	MerchantAccountView,
@@ -9,7 +8,6 @@ import type {
 import type { Schedule } from "../../shared/schedule";
 import type { AccountClocks } from "./account-time";
 import type { CustomerDoc } from "./documents/customer";
-import type { DocumentLinks } from "./invoices/links";
 import type { MidStatsMetrics } from "./mid-stats/mid-stats";
 import type { BillingDb } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -67,10 +65,4 @@ export interface BillingDeps {
 		confirm(input: { couponId: number; customerId: number }): Promise<unknown>;
 		release(input: { couponId: number; customerId: number }): Promise<unknown>;
 	};
-	/** The account's name and invoice settings (accounts.get), kept 30 s: what its invoices say of the seller. */
-	sellerOf(accountId: number): Promise<Pick<AccountView, "name" | "invoicing">>;
-	/** A product's name for an invoice's line (accounts.getProduct), kept 30 s; null when it is gone. */
-	productNameOf(accountId: number, productId: number): Promise<string | null>;
-	/** The signed links buyers open invoices and credit notes by (INVOICE_LINK_KEY). */
-	documentLinks: DocumentLinks;
 }

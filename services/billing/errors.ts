@@ -8,7 +8,6 @@ import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
-import { DocumentError } from "./invoices/document-reads";
 import { MAX_METRICS_DAYS, MetricsError } from "./metrics/metrics-query";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
@@ -23,7 +22,6 @@ export type BillingError =
 	| PlanChangeError
 	| CustomerCouponError
 	| CouponError
-	| DocumentError
 	| MetricsError;
 
 /**
@@ -133,9 +131,6 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
 	// A subscription's change (plan-changes/).
 	...PLAN_CHANGE_ERRORS,
-	// Invoices and credit notes (invoices/): another account's, or a link's signature that does not match, is not found.
-	[DocumentError.InvoiceNotFound]: { type: ApiErrorType.NotFound, message: "Invoice not found" },
-	[DocumentError.CreditNoteNotFound]: { type: ApiErrorType.NotFound, message: "Credit note not found" },
 	// GET /api/metrics (metrics/metrics-query.ts): the range and filters; another account's product or MID is not found.
 	[MetricsError.BadDate]: {
 		type: ApiErrorType.BadRequest,

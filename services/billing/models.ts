@@ -2,13 +2,14 @@
 // transactions, the locks that keep one active subscription per (product,
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
 // recovery's counters, the five schedules (renewals, card-expiry warnings,
-// the outbox, checkouts to recover, paused customers' resumes), change quotes, invoices and credit notes with their
-// sequences, sandbox accounts' test clocks, the timelines the merchant's lists page
+// the outbox, checkouts to recover, paused customers' resumes, invoicing's requests), change quotes, sandbox
+// accounts' test clocks, the timelines the merchant's lists page
 // through, and the id sequences. What each document holds, and its key, is
 // written beside its schema in documents/ (customer.ts, transaction.ts,
 // refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
 // The card vault and the payments ledger are the payments service's
-// (services/payments/models.ts).
+// (services/payments/models.ts); invoices and credit notes are the invoicing
+// service's (services/invoicing/models.ts).
 import type { Connection, Model } from "mongoose";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
@@ -24,14 +25,6 @@ import {
 } from "./documents/counters";
 import { type CustomerDoc, customerSchema } from "./documents/customer";
 import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./documents/dispute";
-import {
-	type CreditNoteDoc,
-	creditNoteSchema,
-	type DocumentSequenceDoc,
-	documentSequenceSchema,
-	type InvoiceDoc,
-	invoiceSchema,
-} from "./documents/invoice";
 import {
 	type MetricsBackfillDoc,
 	type MetricsIndexDoc,
@@ -74,10 +67,8 @@ export interface BillingDb {
 	checkoutSchedule: Model<ScheduleSlotDoc>;
 	/** Paused customers by the hour of their resumeAt (subscriptions/pause.ts): the renewal cycle resumes them by key. */
 	resumeSchedule: Model<ScheduleSlotDoc>;
-	/** Invoices and credit notes, by their transaction's id; their gapless sequences by `<account>:<kind>` (invoices/). */
-	invoices: Model<InvoiceDoc>;
-	creditNotes: Model<CreditNoteDoc>;
-	documentSequences: Model<DocumentSequenceDoc>;
+	/** Transactions whose invoice or credit note invoicing has not answered for yet, by when they were asked for (outbox/issue-requests.ts). */
+	issueRequestSchedule: Model<ScheduleSlotDoc>;
 	/** Sandbox accounts' test clocks, by the account's id (account-time.ts). */
 	testClocks: Model<TestClockDoc>;
 	/** The merchant's lists of customers and transactions (lists/pages.ts). */
@@ -105,9 +96,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		cardExpirySchedule: connection.model("CardExpirySchedule", scheduleSchema(), "card_expiry_schedule"),
 		checkoutSchedule: connection.model("CheckoutSchedule", scheduleSchema(), "checkout_schedule"),
 		resumeSchedule: connection.model("ResumeSchedule", scheduleSchema(), "resume_schedule"),
-		invoices: connection.model("Invoice", invoiceSchema, "invoices"),
-		creditNotes: connection.model("CreditNote", creditNoteSchema, "credit_notes"),
-		documentSequences: connection.model("DocumentSequence", documentSequenceSchema, "document_sequences"),
+		issueRequestSchedule: connection.model("IssueRequestSchedule", scheduleSchema(), "issue_request_schedule"),
 		testClocks: connection.model("TestClock", testClockSchema, "test_clocks"),
 		timelines: createTimelines(connection),
 		ids: {

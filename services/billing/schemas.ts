@@ -155,10 +155,6 @@ export const schemas = {
 		},
 		["accountId"],
 	),
-	// Invoices and credit notes (invoices/): lists, one by id, and the buyer's signed link.
-	documents: params({ accountId: id, ...listParams, ...dateRangeParams, customerId: id }, ["accountId"]),
-	// Any text: a signature that does not match is a 404, whatever its shape, as a tampered one.
-	buyerDocument: params({ id, signature: { type: "string", minLength: 1, maxLength: 200 } }),
 	// GET /api/metrics (metrics/metrics-query.ts checks what a schema cannot: real days, the range's length, one filter).
 	metrics: params(
 		{

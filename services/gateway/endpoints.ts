@@ -64,12 +64,12 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"POST /customer/:id/coupon": { action: "billing.attachCoupon" },
 	"DELETE /customer/:id/coupon": { action: "billing.removeCoupon" },
 	// Invoices and credit notes (docs/invoices.md).
-	"GET /invoices": { action: "billing.invoices" },
-	"GET /invoice/:id": { action: "billing.getInvoice" },
-	"GET /invoice/:id/pdf": { action: "billing.invoicePdf", file: true },
-	"GET /credit-notes": { action: "billing.creditNotes" },
-	"GET /credit-note/:id": { action: "billing.getCreditNote" },
-	"GET /credit-note/:id/pdf": { action: "billing.creditNotePdf", file: true },
+	"GET /invoices": { action: "invoicing.invoices" },
+	"GET /invoice/:id": { action: "invoicing.getInvoice" },
+	"GET /invoice/:id/pdf": { action: "invoicing.invoicePdf", file: true },
+	"GET /credit-notes": { action: "invoicing.creditNotes" },
+	"GET /credit-note/:id": { action: "invoicing.getCreditNote" },
+	"GET /credit-note/:id/pdf": { action: "invoicing.creditNotePdf", file: true },
 };
 
 /** `/api`, no token. */
@@ -86,10 +86,10 @@ export const publicEndpoints: Record<string, Endpoint> = {
 	"POST /card-update/continue": { action: "checkout.continueCardUpdate", checkoutErrors: true },
 	"POST /card-update-link": { action: "sessions.openCardUpdateLink", hostAsDomain: true },
 	// A buyer's signed link to an invoice or a credit note: the page and its PDF (docs/invoices.md#links).
-	"GET /buyer/invoices/:id/:signature": { action: "billing.buyerInvoice", file: true },
-	"GET /buyer/invoices/:id/:signature/pdf": { action: "billing.buyerInvoicePdf", file: true },
-	"GET /buyer/credit-notes/:id/:signature": { action: "billing.buyerCreditNote", file: true },
-	"GET /buyer/credit-notes/:id/:signature/pdf": { action: "billing.buyerCreditNotePdf", file: true },
+	"GET /buyer/invoices/:id/:signature": { action: "invoicing.buyerInvoice", file: true },
+	"GET /buyer/invoices/:id/:signature/pdf": { action: "invoicing.buyerInvoicePdf", file: true },
+	"GET /buyer/credit-notes/:id/:signature": { action: "invoicing.buyerCreditNote", file: true },
+	"GET /buyer/credit-notes/:id/:signature/pdf": { action: "invoicing.buyerCreditNotePdf", file: true },
 };
 
 /**

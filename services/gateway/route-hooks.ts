@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "moleculer";
 import { call } from "../../shared/call";
-import type { FileAnswer } from "../../shared/contracts/billing";
+import type { FileAnswer } from "../../shared/contracts/invoicing";
 import { clearSessionCookie, type DashboardUser, withCurrencyCodes } from "./dashboard-routes";
 import { endpointFor } from "./endpoints";
 import type { Locals } from "./locals";

@@ -1,36 +1,36 @@
-// The invoices' and credit notes' actions of the billing service
-// (billing.service.ts spreads them): each validates, calls one read and maps
-// its result; a file (PDF, HTML page) goes to the gateway as a FileAnswer.
-import { idempotent } from "../../../shared/action";
-import { pageOrBadRequest } from "../../../shared/list-page";
-import type { BillingDeps } from "../deps";
-import { billingErrors } from "../errors";
-import { schemas } from "../schemas";
+// The invoices' and credit notes' reads (invoicing.service.ts spreads them):
+// each validates, calls one read and maps its result; a file (PDF, HTML page)
+// goes to the gateway as a FileAnswer.
+import { idempotent } from "../../shared/action";
+import { pageOrBadRequest } from "../../shared/list-page";
+import type { InvoicingDeps } from "./deps";
 import { type DocumentListQuery, listCreditNotesPage, listInvoicesPage } from "./document-lists";
 import { buyerDocument, documentPdfOf, getDocument } from "./document-reads";
+import { invoicingErrors } from "./errors";
 import type { DocumentKind } from "./numbering";
+import { schemas } from "./schemas";
 
 type ById = { accountId: number; id: number };
 type BuyerInput = { id: number; signature: string };
 
-const readsOf = (deps: BillingDeps) => ({ db: deps.db, linkOf: deps.documentLinks.linkOf });
-
-type ListRead = (deps: ReturnType<typeof readsOf>, query: DocumentListQuery) => Promise<unknown>;
-type ByIdRead = (deps: BillingDeps, input: ById & { kind: DocumentKind }) => Promise<unknown>;
+type ListRead = (deps: InvoicingDeps, query: DocumentListQuery) => Promise<unknown>;
+type ByIdRead = (deps: InvoicingDeps, input: ById & { kind: DocumentKind }) => Promise<unknown>;
 
 const list = (page: ListRead) =>
 	idempotent(
-		billingErrors.action(schemas.documents, async (deps: BillingDeps, query: DocumentListQuery) =>
-			pageOrBadRequest((await page(readsOf(deps), query)) as Parameters<typeof pageOrBadRequest>[0]),
+		invoicingErrors.action(schemas.documents, async (deps: InvoicingDeps, query: DocumentListQuery) =>
+			pageOrBadRequest((await page(deps, query)) as Parameters<typeof pageOrBadRequest>[0]),
 		),
 	);
 
 const byId = (kind: DocumentKind, read: ByIdRead) =>
-	idempotent(billingErrors.action(schemas.getById, (deps: BillingDeps, input: ById) => read(deps, { ...input, kind })));
+	idempotent(invoicingErrors.action(schemas.getById, (deps: InvoicingDeps, input: ById) => read(deps, { ...input, kind })));
 
 const forBuyer = (kind: DocumentKind, format: "html" | "pdf") =>
 	idempotent(
-		billingErrors.action(schemas.buyerDocument, (deps: BillingDeps, input: BuyerInput) => buyerDocument(deps, { ...input, kind, format })),
+		invoicingErrors.action(schemas.buyerDocument, (deps: InvoicingDeps, input: BuyerInput) =>
+			buyerDocument(deps, { ...input, kind, format }),
+		),
 	);
 
 export const documentActions = {

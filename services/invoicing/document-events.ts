@@ -1,14 +1,13 @@
-// INVOICE_ISSUED and CREDIT_NOTE_ISSUED (docs/webhooks.md): the relay issues the
-// documents of the transactions whose events it hands over (outbox/relay-changes.ts)
-// and sends these with them. Each event's id is derived from its document, so
-// a relay repeated after a crash sends the same event, which notifications and
+// INVOICE_ISSUED and CREDIT_NOTE_ISSUED (docs/webhooks.md): invoicing issues
+// the documents billing asks for and hands their events to notifications
+// before it answers. Each event's id is derived from its document, so a
+// request repeated after a crash sends the same event, which notifications and
 // receivers drop as a repeat.
 import { createHash } from "node:crypto";
-import type { WebhookEvent } from "../../../shared/contracts/notifications";
-import { formatDateTime } from "../../../shared/time";
-import type { CustomerDoc } from "../documents/customer";
-import type { TransactionDoc } from "../documents/transaction";
-import { toCustomerView } from "../views";
+import type { CustomerView } from "../../shared/contracts/billing";
+import type { IssueRequest } from "../../shared/contracts/invoicing";
+import type { WebhookEvent } from "../../shared/contracts/notifications";
+import { formatDateTime } from "../../shared/time";
 import { issuedSummary, type LinkOf } from "./document-views";
 import { type IssueDeps, type Issued, issueDocument } from "./issue";
 
@@ -23,7 +22,7 @@ export function derivedEventId(name: string): string {
  * The event of an issued document, with its customer as every event has it (a buyer's receipt is sent on it). Made
  * `now`, the real time, as every event is; the document is dated in the account's time (its `issuedAt`).
  */
-export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerDoc | undefined, now: Date): WebhookEvent {
+export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerView | null, now: Date): WebhookEvent {
 	const { doc, kind } = issued;
 	const type = kind === "invoice" ? "INVOICE_ISSUED" : "CREDIT_NOTE_ISSUED";
 	return {
@@ -35,16 +34,25 @@ export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerDo
 		transaction_id: doc._id,
 		data: {
 			[kind === "invoice" ? "invoice" : "creditNote"]: issuedSummary(doc, kind, linkOf),
-			customer: customer ? toCustomerView(customer) : null,
+			customer,
 		},
 	};
 }
 
-/** Issues each transaction's document (concurrently; one account's numbers in turn) and answers their events. */
-export function createDocumentIssuer(deps: IssueDeps & { linkOf: LinkOf }) {
-	return async (transactions: TransactionDoc[], customers: Map<number, CustomerDoc>): Promise<WebhookEvent[]> => {
-		const issued = await Promise.all(transactions.map(tx => issueDocument(deps, tx)));
-		const now = deps.now();
-		return issued.flatMap(one => (one ? [issuedEvent(one, deps.linkOf, customers.get(one.doc.customerId), now)] : []));
-	};
+export interface IssueEventsDeps extends IssueDeps {
+	linkOf: LinkOf;
+	/** Stores the events in notifications (notifications.enqueueAll), which drops a repeat by its id. */
+	enqueueAll(events: WebhookEvent[]): Promise<unknown>;
+}
+
+/**
+ * Issues each request's document (concurrently; one account's numbers in turn, numbering.ts), then hands their events
+ * to notifications: when this resolves, every document and its event is stored, and billing may drop the requests.
+ */
+export async function issueAll(deps: IssueEventsDeps, requests: IssueRequest[]): Promise<{ issued: number }> {
+	const issued = await Promise.all(requests.map(request => issueDocument(deps, request)));
+	const now = deps.now();
+	const events = issued.flatMap((one, i) => (one ? [issuedEvent(one, deps.linkOf, requests[i].customer, now)] : []));
+	if (events.length > 0) await deps.enqueueAll(events);
+	return { issued: events.length };
 }

@@ -2,7 +2,7 @@
 // a caption and header cells), no script, every value escaped. On a phone the
 // parties stack and each line's cells stack under their labels (data-label),
 // so nothing is wider than the screen.
-import type { Party } from "../documents/invoice";
+import type { Party } from "../../shared/contracts/invoicing";
 import type { DocumentText } from "./document-text";
 
 const escapeHtml = (text: string) =>

@@ -6,16 +6,16 @@
 // so a list is in number order under concurrent issuing and shows each document once, however often a crashed
 // issue was retried.
 import type { Model } from "mongoose";
-import type { ListError, Page } from "../../../shared/list-page";
-import { bagReader } from "../../../shared/list-page";
-import { numberedAtOrBefore, numberedBag, numberedBelow, place, placeInBag } from "../../../shared/numbered-timeline";
-import { ownedBy } from "../../../shared/persistence";
-import type { Timelines } from "../../../shared/timeline";
-import type { BillingDocumentBase, CreditNoteDoc, InvoiceDoc } from "../documents/invoice";
-import { type ListQuery, type ListSource, newestFirst } from "../lists/pages";
-import type { BillingDb } from "../models";
+import type { ListError, Page } from "../../shared/list-page";
+import { bagReader } from "../../shared/list-page";
+import { type ListQuery, type ListSource, newestFirst } from "../../shared/newest-first";
+import { numberedAtOrBefore, numberedBag, numberedBelow, place, placeInBag } from "../../shared/numbered-timeline";
+import { ownedBy } from "../../shared/persistence";
+import type { Timelines } from "../../shared/timeline";
 import { type CreditNoteView, type InvoiceView, type LinkOf, toCreditNoteView, toInvoiceView } from "./document-views";
+import type { InvoicingDb } from "./models";
 import { type DocumentKind, lastNumber } from "./numbering";
+import type { CreditNoteDoc, DocumentBase, InvoiceDoc } from "./records";
 
 const keys: Record<DocumentKind, { all: (accountId: number) => string; customer: (customerId: number) => string }> = {
 	invoice: { all: accountId => `in:${accountId}`, customer: customerId => `icn:${customerId}` },
@@ -26,7 +26,7 @@ const keys: Record<DocumentKind, { all: (accountId: number) => string; customer:
 export async function placeDocument(
 	deps: { db: { timelines: Timelines } },
 	kind: DocumentKind,
-	doc: Pick<BillingDocumentBase, "_id" | "accountId" | "customerId" | "issuedAt" | "sequence">,
+	doc: Pick<DocumentBase, "_id" | "accountId" | "customerId" | "issuedAt" | "sequence">,
 ): Promise<void> {
 	const entry: [number, number] = [doc._id, doc.issuedAt.getTime()];
 	await place(deps.db.timelines, keys[kind].all(doc.accountId), doc.sequence, entry);
@@ -38,7 +38,7 @@ export interface DocumentListQuery extends ListQuery {
 }
 
 interface ReadDeps {
-	db: BillingDb;
+	db: InvoicingDb;
 	linkOf: LinkOf;
 }
 
@@ -54,7 +54,7 @@ async function sourceOf(deps: ReadDeps, kind: DocumentKind, query: DocumentListQ
 	};
 }
 
-async function listOf<Doc extends BillingDocumentBase, View>(
+async function listOf<Doc extends DocumentBase, View>(
 	deps: ReadDeps,
 	kind: DocumentKind,
 	query: DocumentListQuery,
@@ -79,7 +79,7 @@ export const listCreditNotesPage = (deps: ReadDeps, query: DocumentListQuery) =>
 	listOf<CreditNoteDoc, CreditNoteView>(deps, "credit_note", query, toCreditNoteView);
 
 /** The collection of a kind of document. */
-export const documentModel = (db: BillingDb, kind: DocumentKind) =>
+export const documentModel = (db: InvoicingDb, kind: DocumentKind) =>
 	(kind === "invoice" ? db.invoices : db.creditNotes) as unknown as Model<InvoiceDoc | CreditNoteDoc>;
 
 /** One of the account's documents, by key; null when it has none of that id. */

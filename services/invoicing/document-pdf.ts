@@ -2,7 +2,7 @@
 // library: no browser in billing) on request, never when it is issued. The
 // standard Helvetica covers the languages offered (WinAnsi: € and accents).
 import PDFDocument from "pdfkit";
-import type { Party } from "../documents/invoice";
+import type { Party } from "../../shared/contracts/invoicing";
 import type { DocumentText } from "./document-text";
 
 const COLUMNS = [

@@ -2,15 +2,15 @@
 // account (JSON or PDF), and the buyer's, by the document's signed link (HTML
 // page or PDF). A document another account owns, or a link whose signature
 // does not match, is not found: nothing tells them apart.
-import type { FileAnswer } from "../../../shared/contracts/billing";
-import type { BillingDeps } from "../deps";
-import type { CreditNoteDoc, InvoiceDoc } from "../documents/invoice";
+import type { FileAnswer } from "../../shared/contracts/invoicing";
+import type { InvoicingDeps } from "./deps";
 import { documentHtml } from "./document-html";
 import { documentModel, documentOf } from "./document-lists";
 import { documentPdf } from "./document-pdf";
 import { type AnyDocument, documentText } from "./document-text";
 import { toCreditNoteView, toInvoiceView } from "./document-views";
 import type { DocumentKind } from "./numbering";
+import type { CreditNoteDoc, InvoiceDoc } from "./records";
 
 export enum DocumentError {
 	InvoiceNotFound = "INVOICE_NOT_FOUND",
@@ -22,7 +22,7 @@ const notFound = (kind: DocumentKind) => (kind === "invoice" ? DocumentError.Inv
 const asDocument = (kind: DocumentKind, doc: InvoiceDoc | CreditNoteDoc) => ({ kind, doc }) as AnyDocument;
 
 /** GET /api/invoice/{id}, /api/credit-note/{id}: the JSON. */
-export async function getDocument(deps: BillingDeps, input: { kind: DocumentKind; accountId: number; id: number }) {
+export async function getDocument(deps: InvoicingDeps, input: { kind: DocumentKind; accountId: number; id: number }) {
 	const doc = await documentOf(deps, input.kind, input.accountId, input.id);
 	if (!doc) return notFound(input.kind);
 	const { linkOf } = deps.documentLinks;
@@ -35,14 +35,14 @@ async function pdfOf(kind: DocumentKind, doc: InvoiceDoc | CreditNoteDoc, inline
 }
 
 /** GET /api/invoice/{id}/pdf, /api/credit-note/{id}/pdf: the PDF, rendered now. */
-export async function documentPdfOf(deps: BillingDeps, input: { kind: DocumentKind; accountId: number; id: number }) {
+export async function documentPdfOf(deps: InvoicingDeps, input: { kind: DocumentKind; accountId: number; id: number }) {
 	const doc = await documentOf(deps, input.kind, input.accountId, input.id);
 	return doc ? pdfOf(input.kind, doc, false) : notFound(input.kind);
 }
 
 /** GET /api/buyer/{invoices|credit-notes}/{id}/{signature}[/pdf]: the buyer's page or PDF, without a token. */
 export async function buyerDocument(
-	deps: BillingDeps,
+	deps: InvoicingDeps,
 	input: { kind: DocumentKind; id: number; signature: string; format: "html" | "pdf" },
 ): Promise<FileAnswer | DocumentError> {
 	if (!deps.documentLinks.verify(input.kind, input.id, input.signature)) return notFound(input.kind);

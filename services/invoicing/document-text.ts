@@ -2,10 +2,11 @@
 // with amounts and dates formatted by Intl for that language: the one source
 // of the HTML page and the PDF (document-html.ts, document-pdf.ts).
 
-import { config } from "../../../shared/config";
-import type { InvoiceLanguage } from "../../../shared/contracts/accounts";
-import { findCurrency } from "../../../shared/money";
-import type { CreditNoteDoc, InvoiceDoc, Party } from "../documents/invoice";
+import { config } from "../../shared/config";
+import type { InvoiceLanguage } from "../../shared/contracts/accounts";
+import type { Party } from "../../shared/contracts/invoicing";
+import { findCurrency } from "../../shared/money";
+import type { CreditNoteDoc, InvoiceDoc } from "./records";
 
 const LABELS = {
 	en: {

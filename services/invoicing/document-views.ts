@@ -1,10 +1,10 @@
 // Invoices and credit notes as the API shows them (docs/api.md#invoices):
 // amounts as decimals of their currency, times as the API prints them, and
 // the signed link a buyer opens them by.
-import { findCurrency, toDecimal } from "../../../shared/money";
-import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
-import type { BillingDocumentBase, CreditNoteDoc, InvoiceDoc, InvoiceLine } from "../documents/invoice";
+import { findCurrency, toDecimal } from "../../shared/money";
+import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
 import type { DocumentKind } from "./numbering";
+import type { CreditNoteDoc, DocumentBase, InvoiceDoc, InvoiceLine } from "./records";
 
 /** The buyer's link of a document: `/api/buyer/<kind's path>/<id>/<signature>`, absolute when PUBLIC_BASE_URL is set. */
 export type LinkOf = (kind: DocumentKind, id: number) => string;
@@ -30,7 +30,7 @@ function lineView(line: InvoiceLine, amount: (minor: number) => number) {
 	};
 }
 
-function baseView(doc: BillingDocumentBase, url: string) {
+function baseView(doc: DocumentBase, url: string) {
 	const amount = amountIn(doc.currency);
 	return {
 		id: doc._id,
@@ -81,7 +81,7 @@ export type InvoiceView = ReturnType<typeof toInvoiceView>;
 export type CreditNoteView = ReturnType<typeof toCreditNoteView>;
 
 /** What INVOICE_ISSUED and CREDIT_NOTE_ISSUED carry (docs/webhooks.md): the emails to buyers are sent from it. */
-export function issuedSummary(doc: BillingDocumentBase, kind: DocumentKind, linkOf: LinkOf) {
+export function issuedSummary(doc: DocumentBase, kind: DocumentKind, linkOf: LinkOf) {
 	return {
 		id: doc._id,
 		number: doc.number,

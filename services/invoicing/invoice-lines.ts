@@ -1,9 +1,9 @@
 // An invoice's and a credit note's lines and totals, from what the charge
-// billed (its transaction's `billed`, pricing/billed.ts): pure, so the property
+// billed (its transaction's `billed`, as billing hands it over): pure, so the property
 // tests check that every document adds up to the cent (docs/invoices.md#lines).
-import type { InvoiceDoc, InvoiceLine } from "../documents/invoice";
-import type { Billed, TransactionDoc } from "../documents/transaction";
-import { divideRounded, NO_TAX, priceLines } from "../pricing/tax";
+import { divideRounded, NO_TAX, priceLines } from "../../shared/tax";
+import type { Billed, Charge } from "./charges";
+import type { InvoiceDoc, InvoiceLine } from "./records";
 
 export interface Totals {
 	lines: InvoiceLine[];
@@ -24,8 +24,8 @@ const totalsOf = (lines: InvoiceLine[], taxInclusive: boolean): Totals => ({
 });
 
 /** A transaction of an earlier version, or one whose amount its lines do not explain: one line of what it paid. */
-function paidLine(tx: TransactionDoc, billed: Billed | undefined): Billed {
-	const amount = tx.amount + (tx.creditApplied ?? 0) + (tx.discount?.amount ?? 0);
+function paidLine(tx: Charge, billed: Billed | undefined): Billed {
+	const amount = tx.amount + tx.creditApplied + (tx.discount?.amount ?? 0);
 	const tax = billed ? { rateBps: (billed.lines[0]?.tax ?? billed.tax).rateBps, inclusive: true } : NO_TAX;
 	const first = billed?.lines[0];
 	return {
@@ -50,8 +50,8 @@ function paidLine(tx: TransactionDoc, billed: Billed | undefined): Billed {
  * Σ gross − credit = the transaction's amount, always: billed lines that would not (a charge made before this
  * version, or a discount the charge did not take) give way to one line of what was paid.
  */
-export function invoiceTotals(tx: TransactionDoc, names: Map<number, string>): Totals {
-	const credit = tx.creditApplied ?? 0;
+export function invoiceTotals(tx: Charge, names: Map<number, string>): Totals {
+	const credit = tx.creditApplied;
 	const discount = tx.discount?.amount ?? 0;
 	let billed = tx.billed ?? paidLine(tx, undefined);
 	const priced = (b: Billed, d: number) =>

@@ -9,17 +9,17 @@
 //     document gets none. Pulls change no `last`, so a compare-and-set that
 //     wins saw every pending entry there was: a key is never numbered twice.
 //   - A crash after the number is taken leaves its pending entry: the next
-//     issue for that key (the relay's retry of the transaction's event, which
-//     stays in its outbox until then) writes the document with that number,
-//     and issuers that find an entry older than STALE_PENDING_MS complete it.
+//     issue for that key (billing's request again: it keeps each request
+//     until invoicing.issue answers) writes the document with that number.
 // So every number given is used once, across nodes, retries and crashes.
-import type { DocumentSequenceDoc } from "../documents/invoice";
-import type { BillingDb } from "../models";
+// Billing's requests reach an account's numbers on one node (the shard
+// strategy, invoicing.service.ts), where they are taken one at a time: the
+// compare-and-set is lost only while nodes join or leave.
 
-export type DocumentKind = "invoice" | "credit_note";
+import type { DocumentKind } from "../../shared/contracts/invoicing";
+import type { InvoicingDb } from "./models";
 
-/** A pending entry this old is completed by whoever reads the sequence (its issuer died or gave up). */
-export const STALE_PENDING_MS = 60_000;
+export type { DocumentKind };
 
 export const sequenceKey = (accountId: number, kind: DocumentKind) => `${accountId}:${kind}`;
 
@@ -28,26 +28,24 @@ export const formatNumber = (prefix: string, year: number, sequence: number) => 
 
 export interface Numbered {
 	sequence: number;
-	/** Entries of other keys found older than STALE_PENDING_MS: the caller completes them. */
-	stale: DocumentSequenceDoc["pending"];
 }
 
 interface NumberingDeps {
-	db: Pick<BillingDb, "documentSequences">;
+	db: Pick<InvoicingDb, "documentSequences">;
 	now: () => Date;
+	/** Counts a compare-and-set lost to another node (invoicing_numbering_retries_total on /metrics). */
+	lostCompareAndSet?(): void;
 }
 
 /** Takes the key's number (or finds the one it was given); null: the key already has its document (`exists`). */
 async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: () => Promise<boolean>): Promise<Numbered | null | "retry"> {
 	const sequences = deps.db.documentSequences;
 	const doc = (await sequences.findById(id).lean()) ?? { _id: id, last: 0, pending: [] };
-	const now = deps.now();
-	const stale = doc.pending.filter(entry => entry.key !== key && now.getTime() - new Date(entry.at).getTime() > STALE_PENDING_MS);
 	const mine = doc.pending.find(entry => entry.key === key);
-	if (mine) return { sequence: mine.number, stale };
+	if (mine) return { sequence: mine.number };
 	if (await exists()) return null;
 	const sequence = doc.last + 1;
-	const entry = { number: sequence, key, at: now };
+	const entry = { number: sequence, key, at: deps.now() };
 	const taken =
 		doc.last === 0
 			? await sequences
@@ -55,7 +53,8 @@ async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: ()
 					.catch(() => null)
 			: await sequences.updateOne({ _id: id, last: doc.last }, { $set: { last: sequence }, $push: { pending: entry } });
 	const won = taken !== null && (taken.modifiedCount === 1 || taken.upsertedCount === 1);
-	return won ? { sequence, stale } : "retry";
+	if (!won) deps.lostCompareAndSet?.();
+	return won ? { sequence } : "retry";
 }
 
 /** One number at a time per sequence on this node: its own issuers never race each other's compare-and-set. */
@@ -90,7 +89,7 @@ export function takeNumber(
 
 /** The last number given in the account's sequence of `kind` (0: none yet): the top of its lists. */
 export async function lastNumber(
-	deps: { db: Pick<BillingDb, "documentSequences"> },
+	deps: { db: Pick<InvoicingDb, "documentSequences"> },
 	accountId: number,
 	kind: DocumentKind,
 ): Promise<number> {

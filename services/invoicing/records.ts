@@ -1,11 +1,11 @@
-// The invoices and credit_notes collections (docs/invoices.md): one invoice
+// The invoicing service's records (docs/invoices.md): one invoice
 // per approved charge that moved money, one credit note per refund or lost
 // dispute, each keyed by its transaction's id (so issuing twice is one
 // document) and unique by (account, number) within its own gapless sequence.
 // They are written once and never changed: what a buyer was handed stays.
 import { Schema } from "mongoose";
-import type { InvoiceLanguage } from "../../../shared/contracts/accounts";
-import type { DiscountLine } from "../coupons/discount";
+import type { InvoiceLanguage } from "../../shared/contracts/accounts";
+import type { DiscountLine, Party } from "../../shared/contracts/invoicing";
 
 /** One line as printed (minor units; a credit or discount negative). */
 export interface InvoiceLine {
@@ -25,15 +25,8 @@ export interface InvoiceLine {
 	gross: number;
 }
 
-export interface Party {
-	name: string;
-	email: string | null;
-	address: string | null;
-	taxId: string | null;
-}
-
 /** What invoices and credit notes share. */
-export interface BillingDocumentBase {
+export interface DocumentBase {
 	/** The id of the transaction it is issued for: a charge's (invoice) or a refund's or chargeback's (credit note). */
 	_id: number;
 	accountId: number;
@@ -62,14 +55,14 @@ export interface BillingDocumentBase {
 	processorReference: string | null;
 }
 
-export interface InvoiceDoc extends BillingDocumentBase {
+export interface InvoiceDoc extends DocumentBase {
 	/** The customer's credit that paid part of it (minor units, positive). */
 	creditApplied: number;
 	/** A coupon's discount, taken off the lines before tax (minor units, positive). */
 	discount: DiscountLine | null;
 }
 
-export interface CreditNoteDoc extends BillingDocumentBase {
+export interface CreditNoteDoc extends DocumentBase {
 	/** REFUND (a refund, an early fraud warning's included) or CHARGEBACK (a lost dispute). */
 	reason: "REFUND" | "CHARGEBACK";
 	/** The invoice it reverses (by its transaction's id) and that invoice's number. */

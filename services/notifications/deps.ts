@@ -44,7 +44,7 @@ export interface EmailDeps {
 	account(accountId: number): Promise<AccountView>;
 	/** The product's name and currency, and the retry days (accounts.renewalTerms); null for an unknown product. */
 	renewalTerms(accountId: number, productId: number): Promise<RenewalTerms | null>;
-	/** The invoice's PDF, rendered by billing now (billing.invoicePdf), as `<number>.pdf`; throws when billing does not answer it. */
+	/** The invoice's PDF, rendered by invoicing now (invoicing.invoicePdf), as `<number>.pdf`; throws when invoicing does not answer it. */
 	invoicePdf(accountId: number, invoiceId: number): Promise<EmailAttachment>;
 	/** A fresh card update link (sessions.createCardUpdateLink); null when the customer cannot take one. */
 	cardUpdateLink(accountId: number, customerId: number): Promise<string | null>;

@@ -159,7 +159,7 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 				renewalTerms: (accountId, productId) =>
 					call(this.broker, "accounts.renewalTerms", { accountId, productId }, { timeout: TARGET_LOOKUP_TIMEOUT_MS }),
 				invoicePdf: async (accountId, invoiceId) => {
-					const pdf = await call(this.broker, "billing.invoicePdf", { accountId, id: invoiceId }, { timeout: INVOICE_PDF_TIMEOUT_MS });
+					const pdf = await call(this.broker, "invoicing.invoicePdf", { accountId, id: invoiceId }, { timeout: INVOICE_PDF_TIMEOUT_MS });
 					return {
 						filename: pdf.filename ?? `${invoiceId}.pdf`,
 						contentType: pdf.contentType,

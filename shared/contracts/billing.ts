@@ -340,15 +340,6 @@ export interface CardUpdateInput {
 	challengeUntil: string;
 }
 
-/** A file an action answers for the gateway to send as it is (its endpoint's `file`): a PDF in base64, or an HTML page. */
-export interface FileAnswer {
-	contentType: string;
-	/** What the browser saves it as; absent: shown inline. */
-	filename?: string;
-	base64?: string;
-	text?: string;
-}
-
 export interface BillingActions {
 	"billing.openSubscription": { params: OpenSubscriptionInput; result: { customerId: number } | { error: OpenSubscriptionError } };
 	"billing.abandonSubscription": { params: { customerId: number }; result: { customerId: number } | { error: CheckoutStepError } };
@@ -374,8 +365,6 @@ export interface BillingActions {
 		params: { customerId: number; attemptId: string };
 		result: CardUpdateResult | { error: CardUpdateError };
 	};
-	/** An invoice's PDF (base64), rendered now: GET /api/invoice/{id}/pdf and the receipt's attachment; throws ApiError 404 for an unknown or another account's. */
-	"billing.invoicePdf": { params: { accountId: number; id: number }; result: FileAnswer };
 	/** Another billing node moved a sandbox account's test clock to `at` (ISO 8601): this node dates by it from now on. */
 	"billing.clockMoved": { params: { accountId: number; at: string }; result: { heard: true } };
 }

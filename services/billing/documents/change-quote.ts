@@ -14,7 +14,7 @@ export interface QuotedLine {
 	to: Date;
 	/** Minor units: a charge positive, a credit negative. */
 	amount: number;
-	/** The tax its product's price carries (pricing/tax.ts); absent on quotes of earlier versions: none. */
+	/** The tax its product's price carries (shared/tax.ts); absent on quotes of earlier versions: none. */
 	tax?: { rateBps: number; inclusive: boolean };
 }
 

@@ -8,20 +8,9 @@
 //   d:<account>              every dispute, in the order they opened
 // An item is appended before it is inserted, so no item is missing from its
 // lists; an entry whose insert failed names nothing and is skipped.
-import { DateTime } from "luxon";
-import { config } from "../../../shared/config";
 import type { CustomerView, DisputeView, TransactionView } from "../../../shared/contracts/billing";
-import {
-	bagReader,
-	DEFAULT_LIMIT,
-	decodeCursor,
-	encodeCursor,
-	filtersKey,
-	ListError,
-	type Page,
-	type PageQuery,
-	pageNewestFirst,
-} from "../../../shared/list-page";
+import { bagReader, type ListError, type Page } from "../../../shared/list-page";
+import { type ListQuery, type ListSource, newestFirst } from "../../../shared/newest-first";
 import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../../shared/timeline";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../documents/customer";
@@ -38,13 +27,6 @@ const keys = {
 	customerTransactions: (customerId: number) => `tc:${customerId}`,
 	disputes: (accountId: number) => `d:${accountId}`,
 };
-
-/**
- * Entries are in append order, which follows the items' times to within a
- * request's duration; a date range starts reading this much past its end and
- * stops this much before its start, and checks each item's own time.
- */
-const ORDER_SKEW_MS = 5 * 60_000;
 
 /** Appends a new customer to its timelines (before it is inserted). */
 export async function appendCustomer(
@@ -83,15 +65,6 @@ export async function appendDispute(deps: BillingDeps, dispute: Pick<DisputeDoc,
 	await append(deps.db.timelines, keys.disputes(dispute.accountId), [[dispute._id, dispute.openedAt.getTime()]]);
 }
 
-export interface ListQuery {
-	accountId: number;
-	limit?: number;
-	cursor?: string;
-	/** YYYY-MM-DD, in the service's time zone (TIME_ZONE), inclusive. */
-	from?: string;
-	to?: string;
-}
-
 export interface CustomerListQuery extends ListQuery {
 	email?: string;
 	status?: CustomerStatus;
@@ -104,69 +77,12 @@ export interface TransactionListQuery extends ListQuery {
 	status?: TransactionStatus;
 }
 
-interface DateRange {
-	/** Epoch ms, inclusive; the start of `from`. */
-	start?: number;
-	/** Epoch ms, exclusive; the start of the day after `to`. */
-	end?: number;
-}
-
-function dateRange(query: ListQuery): DateRange | ListError {
-	const zone = config().timeZone;
-	const day = (text: string) => DateTime.fromISO(text, { zone }).startOf("day");
-	const from = query.from === undefined ? undefined : day(query.from);
-	const to = query.to === undefined ? undefined : day(query.to).plus({ days: 1 });
-	if (from?.isValid === false || to?.isValid === false || (from && to && from >= to)) return ListError.BadDateRange;
-	return { start: from?.toMillis(), end: to?.toMillis() };
-}
-
-const within = (range: DateRange, at: number) =>
-	(range.start === undefined || at >= range.start) && (range.end === undefined || at < range.end);
-
-/** Where a list's entries are read: a timeline (which a date range's end is searched in) or a bag. */
-export interface ListSource {
-	read: PageQuery<never>["read"];
-	/** The last position whose entry's time is at most `at`; absent: a bag, read whole. */
-	lastAtOrBefore?(at: number): Promise<number>;
-}
-
 export const timelineSource = (timelines: Timelines, key: string): ListSource => ({
 	read: (from, count) => entriesBelow(timelines, key, from, count),
 	lastAtOrBefore: at => lastAtOrBefore(timelines, key, at),
 });
 
 export const bagSource = (timelines: Timelines, key: string): ListSource => ({ read: bagReader(readBag(timelines, key)) });
-
-/** One page of a list of documents keyed by number, newest first (the invoices' lists use it too: invoices/document-lists.ts). */
-export async function newestFirst<Doc extends { _id: number; accountId: number }, View>(
-	query: ListQuery,
-	filters: Record<string, unknown>,
-	source: ListSource,
-	model: { find(filter: object): { lean<R>(): Promise<R> } },
-	keep: (doc: Doc) => boolean,
-	view: (doc: Doc) => View,
-): Promise<Page<View> | ListError> {
-	const range = dateRange(query);
-	if (typeof range === "string") return range;
-	const fingerprint = filtersKey(filters);
-	let below: number | null = null;
-	if (query.cursor !== undefined) {
-		const position = decodeCursor(query.cursor, query.accountId, fingerprint);
-		if (typeof position === "string") return position;
-		below = position;
-	} else if (range.end !== undefined && source.lastAtOrBefore) {
-		below = (await source.lastAtOrBefore(range.end + ORDER_SKEW_MS)) + 1;
-	}
-	const { items, next } = await pageNewestFirst<Doc>({
-		read: source.read,
-		load: async ids => new Map((await model.find({ _id: { $in: ids } }).lean<Doc[]>()).map(doc => [doc._id, doc])),
-		keep: (doc, at) => doc.accountId === query.accountId && within(range, at.entry[1]) && keep(doc),
-		limit: query.limit ?? DEFAULT_LIMIT,
-		below,
-		until: range.start === undefined ? undefined : range.start - ORDER_SKEW_MS,
-	});
-	return { data: items.map(view), nextCursor: next === null ? null : encodeCursor(query.accountId, fingerprint, next) };
-}
 
 export function listCustomersPage(deps: BillingDeps, query: CustomerListQuery): Promise<Page<CustomerView> | ListError> {
 	const { accountId, email, status, productId, from, to } = query;

@@ -7,10 +7,10 @@
 // next charge bills, net of tax, after the coupon that charge takes, normalised
 // to a month (monthly-amount.ts); the credit it holds is not subtracted.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
+import { NO_TAX, priceLines } from "../../../shared/tax";
 import { type CustomerCoupon, couponInForce, discountFor } from "../coupons/discount";
 import type { CustomerDoc } from "../documents/customer";
 import type { ChurnCause, Contribution } from "../documents/metrics";
-import { NO_TAX, priceLines } from "../pricing/tax";
 import { CustomerStatus } from "../states";
 import { monthlyAmount } from "./monthly-amount";
 

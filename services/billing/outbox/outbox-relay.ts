@@ -4,13 +4,15 @@
 // notifications dedupes on the event id. Every billing node relays: the
 // documents a change just wrote, by id, right after the change (kick with
 // targets, relay-changes.ts), and on a timer (a sweep, outbox-sweep.ts)
-// whatever a crashed node or a failed relay left behind.
+// whatever a crashed node or a failed relay left behind. The same sweep hands
+// invoicing the requests a failed hand-over left listed (issue-requests.ts).
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { Schedule } from "../../../shared/schedule";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
 import type { MetricsCounters } from "../metrics/metrics-counters";
 import type { BillingDb } from "../models";
+import type { IssueRequests } from "./issue-requests";
 import { sweepOutbox } from "./outbox-sweep";
 import { relayTargets } from "./relay-changes";
 
@@ -21,11 +23,8 @@ export interface OutboxRelayDeps {
 	enqueueAll(events: WebhookEvent[]): Promise<unknown>;
 	now: () => Date;
 	logger: { warn(...args: unknown[]): void };
-	/**
-	 * Issues the invoices and credit notes of transactions whose events are relayed, and answers their events
-	 * (invoices/document-events.ts); called before those events leave the outbox, so a crash issues again, once.
-	 */
-	issueDocuments?(transactions: TransactionDoc[], customers: Map<number, CustomerDoc>): Promise<WebhookEvent[]>;
+	/** Asks invoicing for the invoices and credit notes of transactions whose events are relayed (issue-requests.ts). */
+	issueRequests?: IssueRequests;
 	/** The metrics' counters: the entries events carry are applied before the events leave the outbox (metrics/). */
 	counters?: MetricsCounters;
 }
@@ -85,6 +84,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 			do {
 				sweepAgain = false;
 				await sweepOutbox({ ...deps, inFlight: (kind, docId) => inFlight.has(`${kind}${docId}`) }).catch(paused);
+				await deps.issueRequests?.sweep().catch(err => deps.logger.warn("Issue requests wait for invoicing:", (err as Error).message));
 			} while (sweepAgain);
 		})().finally(() => {
 			sweeping = null;
@@ -122,6 +122,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		async stop(): Promise<void> {
 			clearInterval(timer);
 			await Promise.all([sweeping, ...relaying]);
+			await deps.issueRequests?.stop();
 		},
 	};
 }

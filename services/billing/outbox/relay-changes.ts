@@ -48,10 +48,10 @@ const entriesOf = (waiting: Waiting) =>
 		doc.outbox.flatMap(event => (event.metrics ? [{ eventId: event.id, entry: event.metrics }] : [])),
 	);
 
-/** The events a transaction's document is issued with: a charge's or refund's first, a lost dispute's closing. */
+/** The events a transaction's document is asked for with: a charge's or refund's first, a lost dispute's closing. */
 const ISSUED_WITH = new Set(["TRANSACTION", "REFUND"]);
 
-/** The transactions whose documents are issued with these events: charges and refunds, and lost disputes' chargebacks. */
+/** The transactions whose documents are asked for with these events: charges and refunds, and lost disputes' chargebacks. */
 function documentTransactions(waiting: Waiting, transactionsOf: Map<number, TransactionDoc>): TransactionDoc[] {
 	const chargebacks = waiting.disputes.flatMap(d =>
 		d.chargebackTransactionId !== null && d.outbox.some(e => e.type === "DISPUTE_CLOSED")
@@ -75,7 +75,7 @@ const ranked = (event: OutboxEvent, rank: number, webhook: WebhookEvent): Ranked
 /**
  * The events in the order they happened (`createdAt`), so each customer's keep their own order in the events API and
  * in the first attempts (docs/webhooks.md): a checkout's CONVERSION, made first, before its charge's TRANSACTION. At
- * the same instant, by RANK. And the transactions whose documents are issued with them.
+ * the same instant, by RANK. And the transactions whose documents are asked for with them.
  */
 async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
@@ -94,7 +94,7 @@ async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	]
 		.sort((a, b) => a.at - b.at || a.rank - b.rank)
 		.map(one => one.event);
-	return { events, documents: documentTransactions(waiting, transactionsOf), customersOf };
+	return { events, documents: documentTransactions(waiting, transactionsOf), related: { customersOf, transactionsOf } };
 }
 
 async function enqueue(deps: OutboxRelayDeps, events: WebhookEvent[]): Promise<void> {
@@ -114,15 +114,14 @@ export async function relayDocs(
 		disputes: disputes.filter(dispute => dispute.outbox.length > 0),
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
-	const { events, documents, customersOf } = await webhookEvents(deps, waiting);
+	const { events, documents, related } = await webhookEvents(deps, waiting);
 	// Counted before the events leave the outbox: a crash in between applies them again, which counts nothing twice.
 	const entries = entriesOf(waiting);
 	await deps.counters?.apply(entries);
 	await enqueue(deps, events);
-	// The documents after the events, before the events leave the outbox: a crash in between issues them at the next
-	// relay, once (invoices/issue.ts). Not before, in one hand-over: that saved 5 commands per checkout, but one
-	// account's numbers are taken one at a time per node, and at 90 checkouts/s its webhooks waited seconds in that queue.
-	if (deps.issueDocuments && documents.length > 0) await enqueue(deps, await deps.issueDocuments(documents, customersOf));
+	// Invoicing's requests after the events, before the events leave the outbox: a crash in between lists them again,
+	// once. Invoicing issues them on its own nodes (outbox/issue-requests.ts): the webhooks never wait for it.
+	await deps.issueRequests?.request(documents, related);
 	await markRelayed(deps.db.transactions, waiting.transactions);
 	await markRelayed(deps.db.customers, waiting.customers);
 	await markRelayed(deps.db.disputes, waiting.disputes);

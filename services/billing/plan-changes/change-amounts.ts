@@ -1,13 +1,14 @@
 // What a change's lines come to and how it is paid, as Stripe counts it: pure,
 // integer minor units. Each line's `gross` is its amount with the tax its
-// price excludes added (pricing/tax.ts; a price that includes tax is its own
+// price excludes added (shared/tax.ts; a price that includes tax is its own
 // gross). Invariants: total = Σ gross, signed; due = max(total, 0), never
 // negative; creditAdded = max(−total, 0), so due − creditAdded = total
 // exactly and at most one of them is not 0; the credit pays the due before
 // the card (changes/credit.ts): charged + creditUsed = due, and creditAfter =
 // credit − creditUsed + creditAdded. docs/subscriptions.md#api.
+
+import { type TaxRule, taxLine } from "../../../shared/tax";
 import { applyCredit } from "../changes/credit";
-import { type TaxRule, taxLine } from "../pricing/tax";
 
 export interface ChangeAmounts {
 	/** Each line's gross, in the lines' order. */

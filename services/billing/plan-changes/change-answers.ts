@@ -3,10 +3,10 @@
 // `total` is due − creditAdded, and each line's `gross` its amount with the
 // tax its price excludes (change-amounts.ts), so Σ lines' gross = total.
 import { findCurrency, toDecimal } from "../../../shared/money";
+import { NO_TAX } from "../../../shared/tax";
 import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
 import type { ChangeQuoteDoc, QuotedChange } from "../documents/change-quote";
 import type { ChangeDetails } from "../documents/outbox-event";
-import { NO_TAX } from "../pricing/tax";
 import { lineGross } from "./change-amounts";
 
 export function quotedView(quoteId: string, result: QuotedChange) {

@@ -10,11 +10,11 @@ import { config } from "../../../shared/config";
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
+import { NO_TAX } from "../../../shared/tax";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
-import { NO_TAX } from "../pricing/tax";
 import { TransactionType } from "../states";
 import { recordCharge } from "../transaction-record";
 

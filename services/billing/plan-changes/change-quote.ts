@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { ownedBy } from "../../../shared/persistence";
+import { NO_TAX, planGross } from "../../../shared/tax";
 import type { ChangeError } from "../changes/change-errors";
 import { quoteChange } from "../changes/proration";
 import type { ChangeMode } from "../changes/subscription-period";
@@ -13,7 +14,6 @@ import { couponInForce } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../documents/change-quote";
 import type { CustomerDoc } from "../documents/customer";
-import { NO_TAX, planGross } from "../pricing/tax";
 import { CustomerStatus } from "../states";
 import { changeAmounts } from "./change-amounts";
 import { PlanChangeError } from "./change-api-errors";

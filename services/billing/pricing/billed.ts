@@ -2,8 +2,8 @@
 // its invoice is built from the transaction alone, whatever the product or the
 // account's tax says later (invoices/invoice-lines.ts).
 import type { ProductRecord } from "../../../shared/contracts/accounts";
+import { NO_TAX, priceLines } from "../../../shared/tax";
 import type { Billed, BilledLine } from "../documents/transaction";
-import { NO_TAX, priceLines } from "./tax";
 
 /** A plan's period: the product × quantity from `from` to `to` (null: no end, a one-off product). */
 export function planLine(product: Pick<ProductRecord, "id" | "amountMinor">, quantity: number, from: Date, to: Date | null): BilledLine {

@@ -21,6 +21,7 @@ import {
 } from "../../../shared/contracts/payments";
 import { insertDoc, raw } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
+import { NO_TAX } from "../../../shared/tax";
 import { addDays, addPeriod } from "../../../shared/time";
 import { periodsOf } from "../coupons/discount";
 import { confirmCoupon, releaseCoupon } from "../coupons/redemption";
@@ -36,7 +37,6 @@ import { countedChange } from "../metrics/customer-metrics";
 import { carrying } from "../metrics/metrics-entries";
 import { outboxEvent, scheduledEvent } from "../outbox/outbox";
 import type { Relayed, RelayTargets } from "../outbox/outbox-relay";
-import { NO_TAX } from "../pricing/tax";
 import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordCharge } from "../transaction-record";

@@ -2,11 +2,11 @@
 // the coupon's discount (coupons/discount.ts), with its tax (pricing/), and
 // the first period billed, for its invoice.
 import type { FirstPaymentInput } from "../../../shared/contracts/billing";
+import { NO_TAX } from "../../../shared/tax";
 import { addPeriod } from "../../../shared/time";
 import { applyCoupon, type CustomerCoupon, type DiscountLine } from "../coupons/discount";
 import type { Billed } from "../documents/transaction";
 import { billedGross, planBilled } from "../pricing/billed";
-import { NO_TAX } from "../pricing/tax";
 
 /** What a checkout's first payment asks of the card, and what its coupon becomes once it is paid. */
 export interface FirstCharge {

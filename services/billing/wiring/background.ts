@@ -1,5 +1,5 @@
-// What a billing node runs besides its actions: the outbox relay, the
-// recovery sweeps, the renewal cron and the sandbox's notices. Started once
+// What a billing node runs besides its actions: the outbox relay (with
+// invoicing's requests), the recovery sweeps, the renewal cron and the sandbox's notices. Started once
 // the node's database is open; stopped in an order that lets work in progress
 // finish: a sweep, then a cycle, then the relay that sends what they wrote.
 
@@ -8,9 +8,9 @@ import { call } from "../../../shared/call";
 import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../backfill/metrics-backfill";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
-import { createDocumentIssuer } from "../invoices/document-events";
 import { createMetricsCounters } from "../metrics/metrics-counters";
 import type { BillingDb } from "../models";
+import { createIssueRequestSchedule, createIssueRequests, issueThrough } from "../outbox/issue-requests";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
 import type { RecoveryReport } from "../refunds/refund-recovery";
 import type { RenewalRuns } from "../renewals/renewal-runs";
@@ -69,11 +69,13 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 	// Each schedule starts at the first node's first start (a cursor at now, if there is none), so the first read of a
 	// fresh database is by key rather than a look back over empty slots; nothing is scheduled before a node starts.
 	const now = deps.now();
-	await Promise.all([deps.renewals, deps.cardExpiry, deps.outbox, deps.checkouts, deps.resumes].map(schedule => schedule.initialize(now)));
+	const requests = createIssueRequestSchedule(db);
+	const schedules = [deps.renewals, deps.cardExpiry, deps.outbox, deps.checkouts, deps.resumes, requests];
+	await Promise.all(schedules.map(schedule => schedule.initialize(now)));
 	const relay = createOutboxRelay({
 		...deps,
 		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
-		issueDocuments: createDocumentIssuer({ ...deps, linkOf: deps.documentLinks.linkOf }),
+		issueRequests: createIssueRequests({ db, requests, now: deps.now, issue: issueThrough(broker), logger }),
 		counters: createMetricsCounters(db),
 		logger,
 	});

@@ -9,7 +9,6 @@ import { createAccountClocks } from "../account-time";
 import { recoveryMetrics } from "../card-updates/recovery-metrics";
 import type { BillingDeps } from "../deps";
 import { createCardExpirySchedule } from "../expiry-warnings";
-import { createDocumentLinks } from "../invoices/links";
 import { midStatsMetrics } from "../mid-stats/mid-stats";
 import type { BillingDb } from "../models";
 import { createOutboxSchedule } from "../outbox/outbox";
@@ -19,38 +18,8 @@ import { createRenewalSchedule } from "../renewals/renewal-schedule";
 import { createCheckoutSchedule } from "../subscriptions/checkout-recovery";
 import { createResumeSchedule } from "../subscriptions/pause";
 
-/** Answers kept `ttl` ms per key (a failed call is not kept): what invoices read of accounts. */
-function kept<K extends string, V extends {}>(ttl: number, load: (key: K) => Promise<V>) {
-	const cache = new LRUCache<K, V>({ max: 10_000, ttl });
-	return async (key: K): Promise<V> => {
-		const found = cache.get(key);
-		if (found !== undefined) return found;
-		const value = await load(key);
-		cache.set(key, value);
-		return value;
-	};
-}
-
-/** The signed links of invoices (docs/invoices.md#links): the key every billing node shares. */
-function documentLinks() {
-	const { invoiceLinkKey, publicBaseUrl } = config();
-	if (!invoiceLinkKey)
-		throw new Error("INVOICE_LINK_KEY is not set: billing signs the links of invoices with it (npm start generates one)");
-	return createDocumentLinks(Buffer.from(invoiceLinkKey, "base64"), publicBaseUrl);
-}
-
-const ACCOUNT_CACHE_MS = 30_000;
-
 /** `relay` hands targets to the outbox relay, which starts after the deps are made (it needs them). */
 export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (targets: RelayTargets) => void): BillingDeps {
-	const seller = kept(ACCOUNT_CACHE_MS, async (accountId: string) => {
-		const { name, invoicing } = await call(broker, "accounts.get", { accountId: Number(accountId) });
-		return { name, invoicing };
-	});
-	const productName = kept(ACCOUNT_CACHE_MS, async (key: string) => {
-		const [accountId, productId] = key.split(":").map(Number);
-		return { name: (await call(broker, "accounts.getProduct", { accountId, productId }))?.name ?? null };
-	});
 	return {
 		db,
 		renewals: createRenewalSchedule(db),
@@ -81,8 +50,5 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 			confirm: input => call(broker, "accounts.confirmCoupon", input),
 			release: input => call(broker, "accounts.releaseCoupon", input),
 		},
-		sellerOf: accountId => seller(String(accountId)),
-		productNameOf: async (accountId, productId) => (await productName(`${accountId}:${productId}`)).name,
-		documentLinks: documentLinks(),
 	};
 }

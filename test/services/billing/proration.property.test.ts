@@ -19,8 +19,8 @@ import { applyCredit } from "../../../services/billing/changes/credit";
 import { quoteChange, renewPeriod } from "../../../services/billing/changes/proration";
 import type { ChangeMode, PlanChange, SubscriptionPeriod } from "../../../services/billing/changes/subscription-period";
 import { changeAmounts } from "../../../services/billing/plan-changes/change-amounts";
-import { NO_TAX } from "../../../services/billing/pricing/tax";
 import type { RenewalPeriod } from "../../../shared/contracts/accounts";
+import { NO_TAX } from "../../../shared/tax";
 import { firstPeriod, local } from "../../factories/subscription-period";
 
 const ZONE = "CET";
@@ -268,7 +268,7 @@ describe("Proration against a model integrating the price over time", () => {
 
 	test("When a change's lines are taxed and paid from credit, then Σ gross = total = due − creditAdded, due is never negative, and the credit reconciles, as the model says", () => {
 		// The model, in BigInt: an excluded tax is added to its line, rounded half away from zero; an included one adds
-		// nothing. Amounts up to €9bn: amount × rate stays a safe integer, as pricing/tax.ts needs.
+		// nothing. Amounts up to €9bn: amount × rate stays a safe integer, as shared/tax.ts needs.
 		const halfAway = (n: bigint, d: bigint) => (n < 0n ? -1n : 1n) * (((n < 0n ? -n : n) * 2n + d) / (2n * d));
 		const line = fc.record({
 			amount: fc.oneof(fc.integer({ min: -100_000, max: 100_000 }), fc.integer({ min: -900_000_000_000, max: 900_000_000_000 })),

@@ -1,5 +1,5 @@
-// Property tests of services/billing/pricing/tax.ts and the documents built on it
-// (services/billing/invoices/invoice-lines.ts), against a model in exact rationals
+// Property tests of shared/tax.ts and the documents built on it
+// (services/invoicing/invoice-lines.ts), against a model in exact rationals
 // (BigInt): per line, tax half away from zero; inclusive prices split the tax
 // out, exclusive ones add it. Tax never creates or loses a cent: every line's
 // net + tax = gross, the totals are the lines' sums, an invoice's Σ gross − credit
@@ -7,11 +7,12 @@
 //
 // PROPERTY_RUNS sets the runs per property (default 300), PROPERTY_SEED the seed.
 import fc from "fast-check";
-import type { InvoiceDoc } from "../../../services/billing/documents/invoice";
-import type { Billed, TransactionDoc } from "../../../services/billing/documents/transaction";
-import { creditNoteTotals, invoiceTotals } from "../../../services/billing/invoices/invoice-lines";
+import type { Billed } from "../../../services/billing/documents/transaction";
 import { billedGross } from "../../../services/billing/pricing/billed";
-import { priceLines, taxLine } from "../../../services/billing/pricing/tax";
+import type { Charge } from "../../../services/invoicing/charges";
+import { creditNoteTotals, invoiceTotals } from "../../../services/invoicing/invoice-lines";
+import type { InvoiceDoc } from "../../../services/invoicing/records";
+import { priceLines, taxLine } from "../../../shared/tax";
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 const SEED = process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED);
@@ -35,7 +36,7 @@ const positive = fc.integer({ min: 1, max: 10_000_000 });
 const rate = fc.oneof(fc.constantFrom(0, 500, 700, 1900, 2000, 2100, 2500), fc.integer({ min: 0, max: 10_000 }));
 const rule = fc.record({ rateBps: rate, inclusive: fc.boolean() });
 
-describe("Tax (pricing/tax.ts)", () => {
+describe("Tax (shared/tax.ts)", () => {
 	test("When any amount is taxed at any rate, then net + tax = gross, and the tax is the model's, half away from zero", () => {
 		fc.assert(
 			fc.property(amount, rule, (a, r) => {
@@ -110,14 +111,14 @@ describe("Invoices' and credit notes' lines (invoices/invoice-lines.ts)", () => 
 	const billed = fc.record({ lines: fc.array(billedLine, { minLength: 1, maxLength: 3 }), tax: rule });
 	const transaction = (b: Billed, credit: number, discount: number, charged: number) =>
 		({
-			_id: 1,
+			id: 1,
 			amount: charged,
 			productId: 1,
 			timestamp: new Date(),
 			billed: b,
-			...(credit ? { creditApplied: credit } : {}),
-			...(discount ? { discount: { couponId: 1, code: "SAVE", amount: discount } } : {}),
-		}) as TransactionDoc;
+			creditApplied: credit,
+			discount: discount ? { couponId: 1, code: "SAVE", amount: discount } : null,
+		}) as Charge;
 
 	test("When a charge is invoiced, then its lines' gross less the credit used is the transaction's amount to the cent, and every line and total adds up", () => {
 		fc.assert(

@@ -1,0 +1,190 @@
+// Billing's requests to the invoicing service (docs/invoices.md#issuing): the
+// transactions whose invoice or credit note is due. The relay lists them in
+// the issue-request schedule (one command) before their events leave the
+// outbox, then hands them to invoicing.issue, an account at a time, and drops
+// them once it answers. A request is listed until invoicing has stored the
+// document and its event, so a crash or an invoicing outage only delays it:
+// the sweep hands what is left over again. Payments and their webhooks never
+// wait for invoicing.
+
+import type { ServiceBroker } from "moleculer";
+import { call } from "../../../shared/call";
+import { type ChargedTransaction, documentKindOf, type IssueRequest, type Party } from "../../../shared/contracts/invoicing";
+import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
+import type { CustomerDoc } from "../documents/customer";
+import type { TransactionDoc } from "../documents/transaction";
+import type { BillingDb } from "../models";
+import { toCustomerView } from "../views";
+import { byId, readByIds } from "./relay-documents";
+
+/** The slots are this wide; the sweep leaves the newest two to the hand-overs that follow each relay. */
+const REQUEST_SLOT_MS = 1000;
+const SWEEP_DELAY_MS = 2 * REQUEST_SLOT_MS;
+/** Requests per invoicing.issue call. */
+const ISSUE_BATCH = 100;
+
+export function createIssueRequestSchedule(db: BillingDb): Schedule<number> {
+	return createSchedule<number>(db.issueRequestSchedule, { slotMs: REQUEST_SLOT_MS, shards: 4 });
+}
+
+export interface IssueRequestsDeps {
+	db: BillingDb;
+	requests: Schedule<number>;
+	now: () => Date;
+	/** invoicing.issue: resolves once the account's documents and their events are stored. */
+	issue(accountId: number, requests: IssueRequest[]): Promise<unknown>;
+	logger: { warn(...args: unknown[]): void };
+}
+
+/** What a pass's documents are issued with: the transactions' customers and originals, as the relay read them. */
+export interface Related {
+	customersOf: Map<number, CustomerDoc>;
+	transactionsOf: Map<number, TransactionDoc>;
+}
+
+export function chargedTransaction(tx: TransactionDoc): ChargedTransaction {
+	return {
+		id: tx._id,
+		accountId: tx.accountId,
+		customerId: tx.customerId,
+		productId: tx.productId,
+		type: tx.type,
+		status: tx.status,
+		amount: tx.amount,
+		currency: tx.currency,
+		timestamp: tx.timestamp.toISOString(),
+		midName: tx.midName,
+		processorReference: tx.processorReference ?? null,
+		originalTransactionId: tx.originalTransactionId,
+		creditApplied: tx.creditApplied ?? 0,
+		discount: tx.discount ?? null,
+		billed: tx.billed
+			? {
+					tax: tx.billed.tax,
+					lines: tx.billed.lines.map(line => ({
+						...line,
+						from: line.from?.toISOString() ?? null,
+						to: line.to?.toISOString() ?? null,
+					})),
+				}
+			: null,
+	};
+}
+
+function buyerOf(customer: CustomerDoc | undefined): Party {
+	const address = customer?.additionalData?.address;
+	return {
+		name: customer ? `${customer.name} ${customer.lastName}`.trim() : "",
+		email: customer?.email ?? null,
+		address: typeof address === "string" ? address : null,
+		taxId: null,
+	};
+}
+
+function requestOf(tx: TransactionDoc, related: Related): IssueRequest {
+	const customer = related.customersOf.get(tx.customerId);
+	const original = tx.originalTransactionId === null ? undefined : related.transactionsOf.get(tx.originalTransactionId);
+	return {
+		transaction: chargedTransaction(tx),
+		original: original ? chargedTransaction(original) : null,
+		buyer: buyerOf(customer),
+		customer: customer ? toCustomerView(customer) : null,
+	};
+}
+
+/** Reads what the transactions' requests need that is not at hand: their customers and originals. */
+async function relatedOf(db: BillingDb, transactions: TransactionDoc[], known?: Related): Promise<Related> {
+	const originals = transactions.flatMap(tx => (tx.originalTransactionId === null ? [] : [tx.originalTransactionId]));
+	const [customersOf, transactionsOf] = await Promise.all([
+		readByIds<CustomerDoc>(
+			db.customers,
+			transactions.map(tx => tx.customerId),
+			known?.customersOf,
+		),
+		readByIds<TransactionDoc>(db.transactions, originals, known?.transactionsOf),
+	]);
+	return { customersOf, transactionsOf };
+}
+
+export function createIssueRequests(deps: IssueRequestsDeps) {
+	/** Transactions whose requests this node is handing over now: the sweep leaves them alone. */
+	const inFlight = new Set<number>();
+	const sending = new Set<Promise<void>>();
+
+	/** Hands the requests to invoicing, an account at a time, and drops each account's once it answered. */
+	async function handOver(listed: DueEntry<number>[], transactions: Map<number, TransactionDoc>, known?: Related): Promise<void> {
+		const related = await relatedOf(deps.db, [...transactions.values()], known);
+		const byAccount = new Map<number, DueEntry<number>[]>();
+		for (const entry of listed) {
+			const tx = transactions.get(entry.id);
+			if (tx) byAccount.set(tx.accountId, [...(byAccount.get(tx.accountId) ?? []), entry]);
+		}
+		// A listing whose transaction is gone (it never is: transactions are never deleted) has nothing to issue.
+		const orphans = listed.filter(entry => !transactions.has(entry.id));
+		if (orphans.length > 0) await deps.requests.removeAll(orphans);
+		await Promise.all(
+			[...byAccount].map(async ([accountId, entries]) => {
+				for (let from = 0; from < entries.length; from += ISSUE_BATCH) {
+					const batch = entries.slice(from, from + ISSUE_BATCH);
+					await deps.issue(
+						accountId,
+						batch.map(entry => requestOf(transactions.get(entry.id)!, related)),
+					);
+					await deps.requests.removeAll(batch);
+				}
+			}),
+		);
+	}
+
+	function send(listed: DueEntry<number>[], transactions: Map<number, TransactionDoc>, related: Related): void {
+		for (const entry of listed) inFlight.add(entry.id);
+		const sent: Promise<void> = handOver(listed, transactions, related)
+			.catch(err => deps.logger.warn("Issue requests wait for invoicing:", (err as Error).message))
+			.finally(() => {
+				for (const entry of listed) inFlight.delete(entry.id);
+				sending.delete(sent);
+			});
+		sending.add(sent);
+	}
+
+	return {
+		/**
+		 * Lists the transactions' requests, then hands them over in the background. The relay awaits this before the
+		 * transactions' events leave the outbox: a crash in between lists them again, once (the schedule keeps ids).
+		 */
+		async request(candidates: TransactionDoc[], related: Related): Promise<void> {
+			const transactions = candidates.filter(tx => documentKindOf(chargedTransaction(tx)) !== null);
+			if (transactions.length === 0) return;
+			const at = deps.now();
+			const listed = transactions.map(tx => ({ id: tx._id, at }));
+			await deps.requests.addAll(listed);
+			send(listed, byId(transactions), related);
+		},
+		/** Hands over again what a crashed node or a failed hand-over left listed. */
+		async sweep(): Promise<void> {
+			const now = deps.now();
+			const due = (await deps.requests.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).filter(entry => !inFlight.has(entry.id));
+			for (let from = 0; from < due.length; from += ISSUE_BATCH * 5) {
+				const listed = due.slice(from, from + ISSUE_BATCH * 5);
+				await handOver(
+					listed,
+					await readByIds<TransactionDoc>(
+						deps.db.transactions,
+						listed.map(entry => entry.id),
+					),
+				);
+			}
+		},
+		async stop(): Promise<void> {
+			await Promise.all(sending);
+		},
+	};
+}
+
+export type IssueRequests = ReturnType<typeof createIssueRequests>;
+
+/** invoicing.issue for the account's requests, routed to the node that numbers the account. */
+export const issueThrough =
+	(broker: ServiceBroker) =>
+	(accountId: number, requests: IssueRequest[]): Promise<unknown> =>
+		call(broker, "invoicing.issue", { accountId, requests });
