@@ -5,6 +5,7 @@ import BillingService from "../services/billing/billing.service";
 import CheckoutService from "../services/checkout/checkout.service";
 import DashboardService from "../services/dashboard/dashboard.service";
 import GatewayService from "../services/gateway/gateway.service";
+import MetricsService from "../services/metrics/metrics.service";
 import NotificationsService from "../services/notifications/notifications.service";
 import PaymentsService from "../services/payments/payments.service";
 import RefundsService from "../services/refunds/refunds.service";
@@ -21,4 +22,5 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	refunds: RefundsService as ServiceSchema,
 	notifications: NotificationsService as ServiceSchema,
 	dashboard: DashboardService as ServiceSchema,
+	metrics: MetricsService as ServiceSchema,
 };

@@ -12,6 +12,7 @@ export const ALL_SERVICES = [
 	"refunds",
 	"notifications",
 	"dashboard",
+	"metrics",
 ] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 

@@ -9,7 +9,6 @@ import { ApiErrorType } from "../../shared/errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
 import { DocumentError } from "./invoices/document-reads";
-import { MAX_METRICS_DAYS, MetricsError } from "./metrics/metrics-query";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { CustomerCouponError } from "./subscriptions/customer-coupon";
@@ -23,8 +22,7 @@ export type BillingError =
 	| PlanChangeError
 	| CustomerCouponError
 	| CouponError
-	| DocumentError
-	| MetricsError;
+	| DocumentError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
@@ -136,19 +134,6 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	// Invoices and credit notes (invoices/): another account's, or a link's signature that does not match, is not found.
 	[DocumentError.InvoiceNotFound]: { type: ApiErrorType.NotFound, message: "Invoice not found" },
 	[DocumentError.CreditNoteNotFound]: { type: ApiErrorType.NotFound, message: "Credit note not found" },
-	// GET /api/metrics (metrics/metrics-query.ts): the range and filters; another account's product or MID is not found.
-	[MetricsError.BadDate]: {
-		type: ApiErrorType.BadRequest,
-		message: "from and to must be real days (YYYY-MM-DD), from 1970-01-01 on",
-	},
-	[MetricsError.FromAfterTo]: { type: ApiErrorType.BadRequest, message: "from must not be after to" },
-	[MetricsError.TooLong]: {
-		type: ApiErrorType.BadRequest,
-		message: `from and to may span at most ${MAX_METRICS_DAYS} days, both included (three years); ask for the rest in another request`,
-	},
-	[MetricsError.ProductAndMid]: { type: ApiErrorType.BadRequest, message: "Send productId or midId, not both" },
-	[MetricsError.ProductNotFound]: { type: ApiErrorType.NotFound, message: "Product not found" },
-	[MetricsError.MidNotFound]: { type: ApiErrorType.NotFound, message: "Merchant account not found" },
 };
 
 export const billingErrors = domainErrors(BILLING_ERRORS);

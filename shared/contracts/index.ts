@@ -5,12 +5,19 @@
 import type { AccountsActions, AccountsEvents } from "./accounts";
 import type { BillingActions } from "./billing";
 import type { DashboardActions } from "./dashboard";
+import type { MetricsActions } from "./metrics";
 import type { NotificationsActions } from "./notifications";
 import type { PaymentsActions } from "./payments";
 import type { RuntimeEvents } from "./runtime";
 import type { SessionsActions } from "./sessions";
 
-export type Actions = AccountsActions & BillingActions & DashboardActions & NotificationsActions & PaymentsActions & SessionsActions;
+export type Actions = AccountsActions &
+	BillingActions &
+	DashboardActions &
+	MetricsActions &
+	NotificationsActions &
+	PaymentsActions &
+	SessionsActions;
 export type ActionName = keyof Actions;
 
 export type Events = AccountsEvents & RuntimeEvents;

@@ -9,7 +9,7 @@ import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { Schedule } from "../../../shared/schedule";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
-import type { MetricsCounters } from "../metrics/metrics-counters";
+import type { MetricsHandover } from "../metrics/metrics-handover";
 import type { BillingDb } from "../models";
 import { sweepOutbox } from "./outbox-sweep";
 import { relayTargets } from "./relay-changes";
@@ -26,8 +26,8 @@ export interface OutboxRelayDeps {
 	 * (invoices/document-events.ts); called before those events leave the outbox, so a crash issues again, once.
 	 */
 	issueDocuments?(transactions: TransactionDoc[], customers: Map<number, CustomerDoc>): Promise<WebhookEvent[]>;
-	/** The metrics' counters: the entries events carry are applied before the events leave the outbox (metrics/). */
-	counters?: MetricsCounters;
+	/** The metrics service: the entries events carry are applied there before the events leave the outbox (metrics.apply). */
+	counters?: MetricsHandover;
 }
 
 /** The documents a change wrote events on; the relay reads them by id instead of searching, or takes them as written. */

@@ -115,14 +115,15 @@ export async function relayDocs(
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
 	const { events, documents, customersOf } = await webhookEvents(deps, waiting);
-	// Counted before the events leave the outbox: a crash in between applies them again, which counts nothing twice.
-	const entries = entriesOf(waiting);
-	await deps.counters?.apply(entries);
 	await enqueue(deps, events);
 	// The documents after the events, before the events leave the outbox: a crash in between issues them at the next
 	// relay, once (invoices/issue.ts). Not before, in one hand-over: that saved 5 commands per checkout, but one
 	// account's numbers are taken one at a time per node, and at 90 checkouts/s its webhooks waited seconds in that queue.
 	if (deps.issueDocuments && documents.length > 0) await enqueue(deps, await deps.issueDocuments(documents, customersOf));
+	// Counted after the webhooks, so a metrics outage delays no webhook, and before the events leave the outbox: a crash
+	// or an outage in between hands them again at the next sweep, which the metrics service counts once (by event id).
+	const entries = entriesOf(waiting);
+	await deps.counters?.apply(entries);
 	await markRelayed(deps.db.transactions, waiting.transactions);
 	await markRelayed(deps.db.customers, waiting.customers);
 	await markRelayed(deps.db.disputes, waiting.disputes);

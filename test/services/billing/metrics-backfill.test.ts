@@ -93,7 +93,7 @@ const pay = async (productId: number, card: string = CARDS.visa) => {
 let history: Total;
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"] });
+	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications", "metrics"] });
 	db = (app.broker.getLocalService("billing") as unknown as { connection: Connection }).connection;
 	shop = await createShop(app);
 	// A history: subscribers, an unsubscribe, a pause, a trial, a one-off, a refund, a lost dispute.

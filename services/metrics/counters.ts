@@ -1,24 +1,23 @@
 // Applies metrics entries to the month counters exactly once
-// (docs/metrics.md#days-and-keys). An entry rides on an outbox event and is
-// applied by the relay before the event leaves the outbox, under the event's
-// id: one keyed update per month document adds the counts and notes the ids in
-// `applied`, and matches only while none of them is noted there. A relay that
-// crashed after that update and before the event left the outbox applies it
-// again at the next sweep, which then matches nothing: counted once. Once the
-// events have left the outbox, their ids are dropped from `applied` at the
-// next update of the same month (or stay, if the node stops first: harmless).
-import { isDuplicateKey, raw } from "../../../shared/persistence";
-import type { MetricsEntry } from "../documents/metrics";
-import type { BillingDb } from "../models";
+// (docs/metrics.md#days-and-keys). An entry rides on one of billing's outbox
+// events, and billing's relay hands it here (metrics.apply) before the event
+// leaves the outbox, under the event's id: one keyed update per month document
+// adds the counts and notes the ids in `applied`, and matches only while none
+// of them is noted there. A relay or a metrics node that crashed after that
+// update and before the event left the outbox applies it again at the next
+// sweep, which then matches nothing: counted once. Once the events have left
+// the outbox (the relay says so in a later metrics.apply), their ids are
+// dropped from `applied` at the next update of the same month on this node (or
+// stay, if the node stops first: harmless).
+import { type Applicable, type MetricsEntry, monthKey } from "../../shared/contracts/metrics";
+import { isDuplicateKey, raw } from "../../shared/persistence";
+import type { MetricsDb } from "./models";
 
-/** An entry to apply, under the id of the event that carries it. */
-export interface Applicable {
+/** An event's id that left the outbox, under the month key its entry was counted in. */
+export interface Released {
 	eventId: string;
-	entry: MetricsEntry;
+	month: string;
 }
-
-/** `<accountId>:<currency>:<YYYY-MM>`: the month document an entry of that day is counted in. */
-export const monthKey = (accountId: number, currency: string, month: string) => `${accountId}:${currency}:${month}`;
 
 /** The `$inc` of entries: `days.<DD>.<scope>.<count>`. */
 function increments(entries: MetricsEntry[]): Record<string, number> {
@@ -36,7 +35,7 @@ function increments(entries: MetricsEntry[]): Record<string, number> {
 
 const notApplied = (ids: string[]) => Object.fromEntries(ids.map(id => [`applied.${id}`, { $exists: false }]));
 
-export function createMetricsCounters(db: Pick<BillingDb, "metricsMonths" | "metricsIndex">) {
+export function createMetricsCounters(db: MetricsDb) {
 	const months = raw(db.metricsMonths);
 	/** Per account and currency, the earliest month this node knows the index records. */
 	const indexed = new Map<string, string>();
@@ -111,11 +110,8 @@ export function createMetricsCounters(db: Pick<BillingDb, "metricsMonths" | "met
 			await Promise.all([...byMonth].map(([key, of]) => applyMonth(key, of)));
 		},
 		/** Their events left the outbox: their ids may go from `applied`. */
-		released(applicable: Applicable[]): void {
-			for (const { eventId, entry } of applicable) {
-				const key = monthKey(entry.accountId, entry.currency, entry.day.slice(0, 7));
-				(droppable.get(key) ?? droppable.set(key, new Set()).get(key)!).add(eventId);
-			}
+		released(released: Released[]): void {
+			for (const { eventId, month } of released) (droppable.get(month) ?? droppable.set(month, new Set()).get(month)!).add(eventId);
 		},
 	};
 }
