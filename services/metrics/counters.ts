@@ -7,11 +7,19 @@
 // update and before the event left the outbox applies it again at the next
 // sweep, which then matches nothing: counted once. Once the events have left
 // the outbox (the relay says so in a later metrics.apply), their ids are
-// dropped from `applied` at the next update of the same month on this node (or
-// stay, if the node stops first: harmless).
+// dropped from `applied` at an update of the same month on this node once
+// RELEASE_GRACE_MS have passed (or stay, if the node stops first: harmless).
+// Not sooner: another relay that read the event before it left the outbox may
+// still be handing it over, and would count it again once its id is gone.
 import { type Applicable, type MetricsEntry, monthKey } from "../../shared/contracts/metrics";
 import { isDuplicateKey, raw } from "../../shared/persistence";
 import type { MetricsDb } from "./models";
+
+/**
+ * How long an id stays in `applied` after its event left the outbox: longer than any relay that read the event before
+ * that takes to hand it over (its calls time out after REQUEST_TIMEOUT_MS: 10 s by default, 5 min at most).
+ */
+export const RELEASE_GRACE_MS = 10 * 60_000;
 
 /** An event's id that left the outbox, under the month key its entry was counted in. */
 export interface Released {
@@ -35,12 +43,12 @@ function increments(entries: MetricsEntry[]): Record<string, number> {
 
 const notApplied = (ids: string[]) => Object.fromEntries(ids.map(id => [`applied.${id}`, { $exists: false }]));
 
-export function createMetricsCounters(db: MetricsDb) {
+export function createMetricsCounters(db: MetricsDb, now: () => Date = () => new Date()) {
 	const months = raw(db.metricsMonths);
 	/** Per account and currency, the earliest month this node knows the index records. */
 	const indexed = new Map<string, string>();
-	/** Per month document, ids of events that left the outbox: dropped from `applied` at its next update. */
-	const droppable = new Map<string, Set<string>>();
+	/** Per month document, ids of events that left the outbox and when this node heard so: dropped from `applied` later. */
+	const droppable = new Map<string, Map<string, number>>();
 
 	/** The account's first month in each currency is recorded before anything is counted in it (reads sum from there). */
 	async function index(entries: MetricsEntry[]): Promise<void> {
@@ -71,7 +79,8 @@ export function createMetricsCounters(db: MetricsDb) {
 	async function applyMonth(key: string, applicable: Applicable[], exists = false): Promise<void> {
 		const [{ entry }] = applicable;
 		const ids = applicable.map(a => a.eventId);
-		const drop = [...(droppable.get(key) ?? [])].filter(id => !ids.includes(id));
+		const due = now().getTime() - RELEASE_GRACE_MS;
+		const drop = [...(droppable.get(key) ?? [])].filter(([id, at]) => at <= due && !ids.includes(id)).map(([id]) => id);
 		const update = {
 			$setOnInsert: { accountId: entry.accountId, currency: entry.currency, month: entry.day.slice(0, 7) },
 			$inc: increments(applicable.map(a => a.entry)),
@@ -111,7 +120,8 @@ export function createMetricsCounters(db: MetricsDb) {
 		},
 		/** Their events left the outbox: their ids may go from `applied`. */
 		released(released: Released[]): void {
-			for (const { eventId, month } of released) (droppable.get(month) ?? droppable.set(month, new Set()).get(month)!).add(eventId);
+			const at = now().getTime();
+			for (const { eventId, month } of released) (droppable.get(month) ?? droppable.set(month, new Map()).get(month)!).set(eventId, at);
 		},
 	};
 }

@@ -1,4 +1,4 @@
-// The series GET /api/metrics answers, built from hand-made month documents (services/billing/metrics/metrics-series.ts):
+// The series GET /api/metrics answers, built from hand-made month documents (services/metrics/metrics-series.ts):
 // days, ISO weeks and calendar months clipped to the range, the opening figures summed from the first month, and a
 // range before it. Amounts in cents of EUR. Closing figures by hand (MRR / active subscribers at each day's end):
 // 27 Feb 1833/2 · 2 Mar 4433/3 · 10 Mar 6433/3 · 12 Mar 5600/2 · 31 Mar 4600/2 · 1 Apr 5600/3.

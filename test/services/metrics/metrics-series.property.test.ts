@@ -1,4 +1,4 @@
-// The series of GET /api/metrics against a simple model, with fast-check (services/billing/metrics/metrics-series.ts):
+// The series of GET /api/metrics against a simple model, with fast-check (services/metrics/metrics-series.ts):
 // for random day counts over a few months, any granularity's points cover the range day after day and sum to the
 // day view's sums; each point's closing MRR and subscribers are the running sums of every day up to its last; its
 // churn rate's start is the running sum of the day before; the total is the sum of the points.
