@@ -8,13 +8,14 @@
 //   whatever it wrote or did not, nothing is missed and nothing counted twice.
 // Then GET /api/metrics must equal what the lists of customers and transactions say (test/factories/metrics-ledger.ts).
 // And the test clock's moves reach every metrics node: one running during a move hears it, one started after asks.
+// And with no metrics node at all, the webhooks' events are stored as usual, and counted once a node is back.
 import type { Context, Middleware } from "moleculer";
 import type { MetricsAnswer } from "../../shared/contracts/metrics";
 import { SettleTimedOutRequests } from "../../shared/settle-timed-out-requests";
 import { formatDateTime } from "../../shared/time";
 import { serviceNodes } from "../factories/billing-nodes";
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
-import { advanceClock, DAY_MS } from "../factories/merchant";
+import { advanceClock, bearer, DAY_MS } from "../factories/merchant";
 import { expectMetricsMatchLists } from "../factories/metrics-ledger";
 import { startApp, type TestApp } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
@@ -155,3 +156,28 @@ test("When a sandbox account's test clock moves, then a metrics node running dur
 	expect(moved.days).toContain(await todayOn("metrics-1", shop));
 	expect(moved.days).toContain(await todayOn("metrics-4", shop));
 }, 120_000);
+
+test("When every metrics node is down, then a checkout's webhook events are stored all the same, and its entries are counted once a metrics node is back", async () => {
+	// Arrange: no metrics node left.
+	const shop = await createShop(app);
+	const alive = [...nodes.processes].filter(([, child]) => child.exitCode === null && child.signalCode === null);
+	for (const [nodeId] of alive) kill(nodeId);
+	for (const [nodeId] of alive) await forgotten(nodeId);
+
+	// Act
+	await subscribe(shop, 3);
+
+	// Assert: the relay stored the events in notifications while no metrics node answered (they wait in the outbox for
+	// the metrics, not for the webhooks); once a node is back, the sweep hands their entries over and each counts once.
+	const conversions = async () => {
+		const events = (await app.http().get("/api/events?limit=100").set(bearer(shop)).expect(200)).body.data as { type: string }[];
+		return events.filter(event => event.type === "CONVERSION").length;
+	};
+	for (const deadline = Date.now() + 30_000; (await conversions()) < 3 && Date.now() < deadline; ) await sleep(200);
+	expect(await conversions()).toBe(3);
+	expect(app.broker.registry.getServiceList({ onlyAvailable: true }).some((s: { name: string }) => s.name === "metrics")).toBe(false);
+	nodes.start("metrics-5");
+	await nodes.waitFor(app.broker, ["metrics-5"]);
+	const expected = await expectMetricsMatchLists(app, shop, 0);
+	expect(expected.newSubscribers).toBe(2);
+}, 180_000);
