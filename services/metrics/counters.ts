@@ -8,18 +8,21 @@
 // sweep, which then matches nothing: counted once. Once the events have left
 // the outbox (the relay says so in a later metrics.apply), their ids are
 // dropped from `applied` at an update of the same month on this node once
-// RELEASE_GRACE_MS have passed (or stay, if the node stops first: harmless).
+// releaseGraceMs() has passed (or stay, if the node stops first: harmless).
 // Not sooner: another relay that read the event before it left the outbox may
 // still be handing it over, and would count it again once its id is gone.
+// Not much later either: a month document keeps the ids of that long.
+import { config } from "../../shared/config";
 import { type Applicable, type MetricsEntry, monthKey } from "../../shared/contracts/metrics";
 import { isDuplicateKey, raw } from "../../shared/persistence";
 import type { MetricsDb } from "./models";
 
 /**
- * How long an id stays in `applied` after its event left the outbox: longer than any relay that read the event before
- * that takes to hand it over (its calls time out after REQUEST_TIMEOUT_MS: 10 s by default, 5 min at most).
+ * How long an id stays in `applied` after its event left the outbox: longer than a relay that read the event before
+ * takes to hand it over (its calls to notifications and to the metrics service time out after REQUEST_TIMEOUT_MS),
+ * three such calls and at least 30 s. At 90 events a second for one account, about 2,700 ids (120 kB) in its month.
  */
-export const RELEASE_GRACE_MS = 10 * 60_000;
+export const releaseGraceMs = () => Math.max(30_000, 3 * config().requestTimeoutMs);
 
 /** An event's id that left the outbox, under the month key its entry was counted in. */
 export interface Released {
@@ -79,7 +82,7 @@ export function createMetricsCounters(db: MetricsDb, now: () => Date = () => new
 	async function applyMonth(key: string, applicable: Applicable[], exists = false): Promise<void> {
 		const [{ entry }] = applicable;
 		const ids = applicable.map(a => a.eventId);
-		const due = now().getTime() - RELEASE_GRACE_MS;
+		const due = now().getTime() - releaseGraceMs();
 		const drop = [...(droppable.get(key) ?? [])].filter(([id, at]) => at <= due && !ids.includes(id)).map(([id]) => id);
 		const update = {
 			$setOnInsert: { accountId: entry.accountId, currency: entry.currency, month: entry.day.slice(0, 7) },
