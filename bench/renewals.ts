@@ -161,9 +161,14 @@ function countRenewals(mongoUrl: string, accountId: number): Promise<number> {
 	);
 }
 
-/** accounts, notifications, payments and `billingNodes` billing processes over NATS, in fresh databases. */
+/** accounts, notifications, payments, metrics and `billingNodes` billing processes over NATS, in fresh databases. */
 export function renewalSpec(database: string, billingNodes: number, options: { metrics?: boolean } = {}): DeploySpec {
-	const nodes: Record<string, ServiceName[]> = { accounts: ["accounts"], notifications: ["notifications"], payments: ["payments"] };
+	const nodes: Record<string, ServiceName[]> = {
+		accounts: ["accounts"],
+		notifications: ["notifications"],
+		payments: ["payments"],
+		metrics: ["metrics"],
+	};
 	for (let i = 1; i <= billingNodes; i++) nodes[`billing-${i}`] = ["billing"];
 	return { database, nodes, transporter: true, ...options };
 }

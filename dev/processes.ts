@@ -21,6 +21,7 @@ export const SINGLE_NODES: ServiceName[] = [
 	"refunds",
 	"notifications",
 	"dashboard",
+	"metrics",
 ];
 
 /** Writes a child's output line by line, each line prefixed with `[name]`. */

@@ -6,6 +6,7 @@ import CheckoutService from "../services/checkout/checkout.service";
 import DashboardService from "../services/dashboard/dashboard.service";
 import GatewayService from "../services/gateway/gateway.service";
 import InvoicingService from "../services/invoicing/invoicing.service";
+import MetricsService from "../services/metrics/metrics.service";
 import NotificationsService from "../services/notifications/notifications.service";
 import PaymentsService from "../services/payments/payments.service";
 import RefundsService from "../services/refunds/refunds.service";
@@ -23,4 +24,5 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	refunds: RefundsService as ServiceSchema,
 	notifications: NotificationsService as ServiceSchema,
 	dashboard: DashboardService as ServiceSchema,
+	metrics: MetricsService as ServiceSchema,
 };

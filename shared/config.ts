@@ -13,6 +13,7 @@ export const ALL_SERVICES = [
 	"refunds",
 	"notifications",
 	"dashboard",
+	"metrics",
 ] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 

@@ -12,16 +12,15 @@
 //   - Every billing node keeps the clocks it has read. A run moves its node's
 //     copy step by step, and tells every other billing node where it ended
 //     before it answers (billing.clockMoved), so no node dates anything of the
-//     account earlier afterwards.
+//     account earlier afterwards. Every metrics node is told too
+//     (metrics.clockMoved), and a metrics node asks a clock it has not heard
+//     of once (billing.clockOf).
 import { leaseFree, newLease, raw } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
 import type { BillingDb } from "./models";
 
-/**
- * How far ahead of now a run, and so a sandbox's test clock, may go (renewals/renewal-runs.ts): two years, so a yearly
- * product renews twice. Nothing is dated later than that, so a metrics read never looks further.
- */
-export const MAX_RUN_AHEAD_MS = 731 * 24 * 3_600_000;
+/** How far ahead of now a run, and so a sandbox's test clock, may go (shared with the metrics service's reads). */
+export { MAX_RUN_AHEAD_MS } from "../../shared/contracts/billing";
 
 const WAIT_POLL_MS = 50;
 

@@ -20,7 +20,6 @@ import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events"
 import { billingErrors } from "./errors";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
-import { readMetrics } from "./metrics/metrics-read";
 import { midHealth } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -182,6 +181,13 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				return { heard: true };
 			},
 		},
+		// A metrics node's first read of an account: its now, which the moves then keep up to date (metrics.clockMoved).
+		clockOf: idempotent({
+			params: schemas.clockOf,
+			async handler(this: Service & Locals, ctx: Context<{ accountId: number }>) {
+				return { at: (await this.deps.clocks.now(ctx.params.accountId)).toISOString() };
+			},
+		}),
 		getCustomer: idempotent(domainAction(schemas.getById, getCustomer)),
 		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
@@ -200,8 +206,6 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		disputes: idempotent(domainAction(schemas.disputes, listDisputesPage, pageOrBadRequest)),
 		// Ops and the dashboard: each MID's month and last 30 days (mid-health.ts).
 		midHealth: idempotent(domainAction(schemas.recovery, midHealth)),
-		// GET /api/metrics, the dashboard's charts and the operators' per-MID view (metrics/metrics-read.ts).
-		metrics: idempotent(billingErrors.action(schemas.metrics, readMetrics)),
 		// Checkout nodes: a capped MID's reservation for a checkout's first charge, or its release (subscriptions/checkout-cap.ts).
 		reserveMidCap: idempotent(domainAction(schemas.reserveMidCap, reserveForCheckout, errorAsValue)),
 		releaseMidCap: idempotent(domainAction(schemas.releaseMidCap, releaseForCheckout)),

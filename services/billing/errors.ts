@@ -8,7 +8,6 @@ import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
-import { MAX_METRICS_DAYS, MetricsError } from "./metrics/metrics-query";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { CustomerCouponError } from "./subscriptions/customer-coupon";
@@ -21,8 +20,7 @@ export type BillingError =
 	| PauseError
 	| PlanChangeError
 	| CustomerCouponError
-	| CouponError
-	| MetricsError;
+	| CouponError;
 
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
@@ -131,19 +129,6 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
 	// A subscription's change (plan-changes/).
 	...PLAN_CHANGE_ERRORS,
-	// GET /api/metrics (metrics/metrics-query.ts): the range and filters; another account's product or MID is not found.
-	[MetricsError.BadDate]: {
-		type: ApiErrorType.BadRequest,
-		message: "from and to must be real days (YYYY-MM-DD), from 1970-01-01 on",
-	},
-	[MetricsError.FromAfterTo]: { type: ApiErrorType.BadRequest, message: "from must not be after to" },
-	[MetricsError.TooLong]: {
-		type: ApiErrorType.BadRequest,
-		message: `from and to may span at most ${MAX_METRICS_DAYS} days, both included (three years); ask for the rest in another request`,
-	},
-	[MetricsError.ProductAndMid]: { type: ApiErrorType.BadRequest, message: "Send productId or midId, not both" },
-	[MetricsError.ProductNotFound]: { type: ApiErrorType.NotFound, message: "Product not found" },
-	[MetricsError.MidNotFound]: { type: ApiErrorType.NotFound, message: "Merchant account not found" },
 };
 
 export const billingErrors = domainErrors(BILLING_ERRORS);

@@ -25,14 +25,7 @@ import {
 } from "./documents/counters";
 import { type CustomerDoc, customerSchema } from "./documents/customer";
 import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./documents/dispute";
-import {
-	type MetricsBackfillDoc,
-	type MetricsIndexDoc,
-	type MetricsMonthDoc,
-	metricsBackfillSchema,
-	metricsIndexSchema,
-	metricsMonthSchema,
-} from "./documents/metrics";
+import { type MetricsBackfillDoc, metricsBackfillSchema } from "./documents/metrics";
 import { type RefundDoc, refundSchema } from "./documents/refund";
 import { type SubscriptionLockDoc, subscriptionLockSchema } from "./documents/subscription-lock";
 import { type TestClockDoc, testClockSchema } from "./documents/test-clock";
@@ -51,9 +44,6 @@ export interface BillingDb {
 	midStats: Model<MidStatsDoc>;
 	/** Each MID's cap counter by `<midId>:<YYYY-MM>`: sales and reservations (mid-stats/cap-reservations.ts). */
 	midCaps: Model<MidCapDoc>;
-	/** The subscription metrics' counters by `<account>:<currency>:<YYYY-MM>`, and each account's first month (metrics/). */
-	metricsMonths: Model<MetricsMonthDoc>;
-	metricsIndex: Model<MetricsIndexDoc>;
 	/** The backfill's progress, per collection it walks (backfill/metrics-backfill.ts). */
 	metricsBackfill: Model<MetricsBackfillDoc>;
 	/** Binding quotes of subscription changes, by their random id (plan-changes/). */
@@ -87,8 +77,6 @@ export function createBillingModels(connection: Connection): BillingDb {
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
 		midCaps: connection.model("MidCap", midCapSchema, "mid_caps"),
-		metricsMonths: connection.model("MetricsMonth", metricsMonthSchema, "metrics_months"),
-		metricsIndex: connection.model("MetricsIndex", metricsIndexSchema, "metrics_index"),
 		metricsBackfill: connection.model("MetricsBackfill", metricsBackfillSchema, "metrics_backfill"),
 		changeQuotes: connection.model("ChangeQuote", changeQuoteSchema, "change_quotes"),
 		renewalSchedule: connection.model("RenewalSchedule", scheduleSchema(), "renewal_schedule"),

@@ -1,4 +1,3 @@
-import { METRICS_GRANULARITIES } from "../../shared/contracts/metrics";
 import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params, shortText } from "../../shared/schemas";
@@ -130,6 +129,7 @@ export const schemas = {
 	recovery: params({ accountId: id }),
 	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
 	clockMoved: params({ accountId: id, at: { type: "string", format: "date-time" } }),
+	clockOf: params({ accountId: id }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
 	listTransactions: params({ accountId: id, customerId: id }),
 	customers: params(
@@ -152,18 +152,6 @@ export const schemas = {
 			customerId: id,
 			type: { enum: Object.values(TransactionType) },
 			status: { enum: Object.values(TransactionStatus) },
-		},
-		["accountId"],
-	),
-	// GET /api/metrics (metrics/metrics-query.ts checks what a schema cannot: real days, the range's length, one filter).
-	metrics: params(
-		{
-			accountId: id,
-			...dateRangeParams,
-			granularity: { enum: [...METRICS_GRANULARITIES] },
-			productId: id,
-			midId: id,
-			currency: { type: "string", pattern: "^[A-Z]{3}$" },
 		},
 		["accountId"],
 	),

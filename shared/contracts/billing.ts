@@ -367,4 +367,15 @@ export interface BillingActions {
 	};
 	/** Another billing node moved a sandbox account's test clock to `at` (ISO 8601): this node dates by it from now on. */
 	"billing.clockMoved": { params: { accountId: number; at: string }; result: { heard: true } };
+	/**
+	 * The account's now (ISO 8601): a sandbox account's test clock once moved ahead of the real time, else the real time.
+	 * A metrics node asks once per account, then hears the moves (metrics.clockMoved).
+	 */
+	"billing.clockOf": { params: { accountId: number }; result: { at: string } };
 }
+
+/**
+ * How far ahead of now a run, and so a sandbox's test clock, may go (billing's renewals/renewal-runs.ts): two years,
+ * so a yearly product renews twice. Billing dates nothing later than that, so a metrics read never looks further.
+ */
+export const MAX_RUN_AHEAD_MS = 731 * 24 * 3_600_000;

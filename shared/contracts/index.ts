@@ -6,6 +6,7 @@ import type { AccountsActions, AccountsEvents } from "./accounts";
 import type { BillingActions } from "./billing";
 import type { DashboardActions } from "./dashboard";
 import type { InvoicingActions } from "./invoicing";
+import type { MetricsActions } from "./metrics";
 import type { NotificationsActions } from "./notifications";
 import type { PaymentsActions } from "./payments";
 import type { RuntimeEvents } from "./runtime";
@@ -15,6 +16,7 @@ export type Actions = AccountsActions &
 	BillingActions &
 	DashboardActions &
 	InvoicingActions &
+	MetricsActions &
 	NotificationsActions &
 	PaymentsActions &
 	SessionsActions;

@@ -57,7 +57,7 @@ beforeAll(async () => {
 			REFUND_RECOVERY_GRACE_MS: "3000",
 			REFUND_RECOVERY_INTERVAL_MS: "250",
 		},
-		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications"],
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications", "metrics"],
 		broker: { nodeID: "support", middlewares: [SettleTimedOutRequests, killCaller] },
 	});
 	for (const name of running) nodes.start(name);

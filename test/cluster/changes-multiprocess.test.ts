@@ -87,7 +87,7 @@ beforeAll(async () => {
 			REFUND_RECOVERY_GRACE_MS: "12000",
 			REFUND_RECOVERY_INTERVAL_MS: "500",
 		},
-		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications"],
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications", "metrics"],
 		requestTimeout: 120_000,
 	});
 }, 90_000);

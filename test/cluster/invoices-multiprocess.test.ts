@@ -28,7 +28,7 @@ beforeAll(async () => {
 		natsUrl: nats.url,
 		nodeIds: BILLING_NODES,
 		env: { RENEWAL_CRON: "0 0 1 1 *" },
-		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications", "refunds"],
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications", "metrics", "refunds"],
 		requestTimeout: 30_000,
 	});
 }, 90_000);

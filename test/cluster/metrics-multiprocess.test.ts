@@ -1,20 +1,18 @@
 // The metrics' counters on real processes (issue 38): billing nodes (`npm run node` with SERVICES=billing) over a
-// real NATS server, the rest of the service in this process. The payments and notifications services here SIGKILL a
+// real NATS server, the rest of the service in this process. The payments, notifications and metrics services here SIGKILL a
 // billing node at a chosen step, as change-recovery.test.ts does, so the kill falls in the window every time:
 // - while a node renews its batch: after the sandbox processor approved some of its renewals' charges (the node never
 //   learns of the last one) and before any was recorded;
-// - while a node's relay hands its events to notifications: after it applied their metrics entries to the counters,
-//   before the events left the outbox.
+// - while a node's relay hands its events over: after notifications stored them and the metrics service (in this
+//   process) applied their entries, before the events left the outbox.
 // Then the survivor and its sweeps finish, and GET /api/metrics must equal what the lists of customers and
 // transactions say (test/factories/metrics-ledger.ts): no payment counted twice or missed.
 import type { Context, Middleware } from "moleculer";
-import type { MetricsAnswer, MetricsFigures } from "../../shared/contracts/metrics";
 import { SettleTimedOutRequests } from "../../shared/settle-timed-out-requests";
-import { formatDateTime } from "../../shared/time";
 import { billingNodes } from "../factories/billing-nodes";
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
-import { bearer, DAY_MS } from "../factories/merchant";
-import { comparable, type LedgerFigures, ledgerFigures, readLedger } from "../factories/metrics-ledger";
+import { DAY_MS } from "../factories/merchant";
+import { expectMetricsMatchLists as expectLedger, metricsTotal, readLedger } from "../factories/metrics-ledger";
 import { startApp, type TestApp } from "../setup/app";
 import { type NatsServer, startNats } from "../setup/nats";
 
@@ -32,6 +30,8 @@ const armed: {
 	accountId: number;
 	afterCharges: number;
 	atRelay: boolean;
+	/** The armed node handed a renewal's events to notifications: its next metrics.apply is that relay's. */
+	relaying: boolean;
 	killed: string | null;
 	charges: number;
 } = {
@@ -39,6 +39,7 @@ const armed: {
 	accountId: 0,
 	afterCharges: 0,
 	atRelay: false,
+	relaying: false,
 	killed: null,
 	charges: 0,
 };
@@ -59,7 +60,7 @@ interface RelayedEvent {
 const renewalOfArmedAccount = (e: RelayedEvent) =>
 	e.accountId === armed.accountId && e.type === "TRANSACTION" && e.data.transaction?.authentication === null;
 
-/** The payments and notifications services' side of the kills: the caller dies, the answer goes nowhere. */
+/** The payments, notifications and metrics services' side of the kills: the caller dies, the answer goes nowhere. */
 const killCaller: Middleware = {
 	name: "KillMetricsCaller",
 	localAction(next, action) {
@@ -74,9 +75,16 @@ const killCaller: Middleware = {
 		if (action.name === "notifications.enqueueAll")
 			return async (ctx: Context<{ events: RelayedEvent[] }>) => {
 				const mine = armed.node === ctx.nodeID && armed.atRelay && ctx.params.events.some(renewalOfArmedAccount);
-				if (!mine) return handler(ctx);
+				if (mine) armed.relaying = true;
+				return handler(ctx);
+			};
+		if (action.name === "metrics.apply")
+			return async (ctx: Context<{ entries: { entry: { accountId: number } }[] }>) => {
+				const answer = await handler(ctx);
+				const mine = armed.node === ctx.nodeID && armed.relaying && ctx.params.entries.some(e => e.entry.accountId === armed.accountId);
+				if (!mine) return answer;
 				kill(ctx.nodeID!);
-				throw new Error("the billing node died before its events were stored");
+				throw new Error("the billing node died before its events left the outbox");
 			};
 		return next;
 	},
@@ -86,7 +94,7 @@ beforeAll(async () => {
 	nats = await startNats();
 	app = await startApp({
 		env: { TRANSPORTER: nats.url, RENEWAL_LEASE_MS: String(LEASE_MS), RENEWAL_CRON: "0 0 1 1 *" },
-		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications", "refunds"],
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "notifications", "refunds", "metrics"],
 		broker: { nodeID: "support", requestTimeout: 60_000, middlewares: [SettleTimedOutRequests, killCaller] },
 	});
 	for (const name of ["billing-1", "billing-2"]) nodes.start(name);
@@ -140,31 +148,8 @@ async function forgotten(nodeId: string): Promise<void> {
 		if (Date.now() > deadline) throw new Error(`${nodeId} is still in the registry`);
 }
 
-const dayOf = (ms: number) => formatDateTime(new Date(ms)).slice(0, 10);
-
-/** The EUR total of GET /api/metrics from `from` to the clock's day. */
-async function total(shop: Shop, from: number, clockDays: number): Promise<MetricsFigures | undefined> {
-	const query = `from=${dayOf(from)}&to=${dayOf(Date.now() + (clockDays + 1) * DAY_MS)}&granularity=month&currency=EUR`;
-	const res = await app.http().get(`/api/metrics?${query}`).set(bearer(shop)).expect(200);
-	return (res.body as MetricsAnswer).series[0]?.total;
-}
-
-/**
- * The metrics against the lists once the sweeps are done: read until they agree or 60 s pass (an entry not applied
- * yet is applied by the next sweep; one counted twice never comes back down), then compared.
- */
-async function expectMetricsMatchLists(shop: Shop, clockDays: number): Promise<LedgerFigures> {
-	const from = Date.now() - 2 * DAY_MS;
-	let got: Record<string, unknown> = {};
-	let expected: Record<string, unknown> = {};
-	for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(500)) {
-		got = comparable(await total(shop, from, clockDays));
-		expected = comparable(ledgerFigures(await readLedger(app, shop), "EUR"));
-		if (JSON.stringify(got) === JSON.stringify(expected)) break;
-	}
-	expect(got).toEqual(expected);
-	return expected as unknown as LedgerFigures;
-}
+const total = (shop: Shop, from: number, clockDays: number) => metricsTotal(app, shop, from, clockDays);
+const expectMetricsMatchLists = (shop: Shop, clockDays: number) => expectLedger(app, shop, clockDays);
 
 test("When renewals run on two billing nodes and one is SIGKILLed mid-batch, after the processor approved some of its charges, then the metrics count each payment once: volume, renewals, new, active and MRR equal the lists", async () => {
 	// Arrange
@@ -198,7 +183,7 @@ test("When renewals run on two billing nodes and one is SIGKILLed mid-batch, aft
 	expect(expected.activeSubscribers).toBeGreaterThan(CUSTOMERS / 2);
 }, 300_000);
 
-test("When a billing node's relay is SIGKILLed after it applied its events' metrics entries and before they left the outbox, then another node's sweep relays them and counts nothing twice", async () => {
+test("When a billing node's relay is SIGKILLed after the metrics service applied its events' entries and before they left the outbox, then another node's sweep relays them and counts nothing twice", async () => {
 	// Arrange: a fresh node to kill (billing-2 is gone), and an account whose customers renew on it alone.
 	nodes.start("billing-3");
 	await nodes.waitFor(app.broker, ["billing-1", "billing-3"]);
@@ -206,8 +191,16 @@ test("When a billing node's relay is SIGKILLed after it applied its events' metr
 	await subscribe(shop, 40);
 	const advanceTo = new Date(Date.now() + 32 * DAY_MS).toISOString();
 
-	// Act: billing-3 renews everyone; its relay dies when it hands the batch's events to notifications.
-	Object.assign(armed, { node: "billing-3", accountId: shop.accountId, afterCharges: 0, charges: 0, atRelay: true, killed: null });
+	// Act: billing-3 renews everyone; its relay dies once the metrics service applied the batch's entries.
+	Object.assign(armed, {
+		node: "billing-3",
+		accountId: shop.accountId,
+		afterCharges: 0,
+		charges: 0,
+		atRelay: true,
+		relaying: false,
+		killed: null,
+	});
 	await advanceOn(shop, ["billing-3"], advanceTo);
 	for (let waited = 0; !armed.killed && waited < 30_000; waited += 50) await sleep(50);
 	expect(armed.killed).toBe("billing-3");

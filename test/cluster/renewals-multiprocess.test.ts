@@ -111,7 +111,11 @@ beforeAll(async () => {
 	nats = await startNats();
 	testEnvironment({ env: { TRANSPORTER: nats.url, RENEWAL_LEASE_MS: String(LEASE_MS), RENEWAL_CRON: "0 0 1 1 *" } });
 	// Everything but billing runs in this process; billing runs in three processes of its own.
-	support = createBroker(["accounts", "notifications", "payments"], { nodeID: "support", logger: false, requestTimeout: 120_000 });
+	support = createBroker(["accounts", "notifications", "payments", "metrics"], {
+		nodeID: "support",
+		logger: false,
+		requestTimeout: 120_000,
+	});
 	await support.start();
 	for (const name of BILLING_NODES) nodes.start(name);
 	await nodes.waitFor(support, BILLING_NODES);

@@ -3,8 +3,10 @@
 // (`GET /api/disputes`), the products and the account's tax settings. A simple model written for the tests, on
 // purpose apart from services/billing/metrics/: what it cannot see in the lists it does not claim (see
 // test/services/billing/metrics-ledger.property.test.ts's header for the figures left out and why).
+import type { MetricsAnswer, MetricsFigures } from "../../shared/contracts/metrics";
+import { formatDateTime } from "../../shared/time";
 import type { TestApp } from "../setup/app";
-import { admin, bearer, type TestMerchant } from "./merchant";
+import { admin, bearer, DAY_MS, type TestMerchant } from "./merchant";
 
 export interface ProductView {
 	id: number;
@@ -248,4 +250,35 @@ export function ledgerFigures(ledger: Ledger, currency: string, productId?: numb
 	figures.netNewMrr = figures.mrr;
 	figures.netVolume = figures.grossVolume - figures.refunds - figures.chargebacks;
 	return figures;
+}
+
+const dayOf = (ms: number) => formatDateTime(new Date(ms)).slice(0, 10);
+
+/** The EUR total of GET /api/metrics from `from` (ms) to the day of a test clock `clockDays` ahead. */
+export async function metricsTotal(
+	app: TestApp,
+	merchant: TestMerchant,
+	from: number,
+	clockDays: number,
+): Promise<MetricsFigures | undefined> {
+	const query = `from=${dayOf(from)}&to=${dayOf(Date.now() + (clockDays + 1) * DAY_MS)}&granularity=month&currency=EUR`;
+	const res = await app.http().get(`/api/metrics?${query}`).set(bearer(merchant)).expect(200);
+	return (res.body as MetricsAnswer).series[0]?.total;
+}
+
+/**
+ * The metrics against the lists once the relay's sweeps are done: read until they agree or 60 s pass (an entry not
+ * applied yet is applied by the next sweep; one counted twice never comes back down), then compared.
+ */
+export async function expectMetricsMatchLists(app: TestApp, merchant: TestMerchant, clockDays: number): Promise<LedgerFigures> {
+	const from = Date.now() - 2 * DAY_MS;
+	let got: Record<string, unknown> = {};
+	let expected: Record<string, unknown> = {};
+	for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise(r => setTimeout(r, 500))) {
+		got = comparable(await metricsTotal(app, merchant, from, clockDays));
+		expected = comparable(ledgerFigures(await readLedger(app, merchant), "EUR"));
+		if (JSON.stringify(got) === JSON.stringify(expected)) break;
+	}
+	expect(got).toEqual(expected);
+	return expected as unknown as LedgerFigures;
 }

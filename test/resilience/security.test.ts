@@ -54,7 +54,9 @@ describe("Cross-account access", () => {
 	let their: { customerId: number; transactionId: number; sessionId: string; eventId: string; disputeId: number };
 
 	beforeAll(async () => {
-		app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"] });
+		app = await startApp({
+			services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications", "metrics"],
+		});
 		mine = await createShop(app);
 		theirs = await createShop(app);
 		const paidOne = await paid(app, theirs);

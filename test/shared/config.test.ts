@@ -33,6 +33,7 @@ describe("loadConfig", () => {
 			"refunds",
 			"notifications",
 			"dashboard",
+			"metrics",
 		]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
 	});

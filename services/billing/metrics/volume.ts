@@ -3,7 +3,8 @@
 // approved charge is gross volume at what the card paid (credit is not cash
 // now; a hold is not volume until captured); a refund is refunds; a lost
 // dispute's chargeback is chargebacks. Disputes opened are read from the
-// dispute, not from a transaction: they are shown, never subtracted.
+// dispute, not from a transaction: they are shown, never subtracted. Net
+// volume is the metrics service's read (metrics/window-figures.ts).
 import type { TransactionDoc } from "../documents/transaction";
 import { TransactionStatus, TransactionType } from "../states";
 
@@ -23,6 +24,3 @@ export function volumeOf(tx: Pick<TransactionDoc, "type" | "status" | "amount">)
 	if (!figure || tx.status !== TransactionStatus.Approved || tx.amount === 0) return null;
 	return { figure, amount: Math.abs(tx.amount) };
 }
-
-/** Net volume: gross less refunds less chargebacks (negative on a day a large chargeback lands). */
-export const netVolume = (sums: Record<VolumeFigure, number>) => sums.gross - sums.refunds - sums.chargebacks;

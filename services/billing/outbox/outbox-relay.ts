@@ -10,7 +10,7 @@ import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { Schedule } from "../../../shared/schedule";
 import type { CustomerDoc } from "../documents/customer";
 import type { TransactionDoc } from "../documents/transaction";
-import type { MetricsCounters } from "../metrics/metrics-counters";
+import type { MetricsHandover } from "../metrics/metrics-handover";
 import type { BillingDb } from "../models";
 import type { IssueRequests } from "./issue-requests";
 import { sweepOutbox } from "./outbox-sweep";
@@ -25,8 +25,8 @@ export interface OutboxRelayDeps {
 	logger: { warn(...args: unknown[]): void };
 	/** Asks invoicing for the invoices and credit notes of transactions whose events are relayed (issue-requests.ts). */
 	issueRequests?: IssueRequests;
-	/** The metrics' counters: the entries events carry are applied before the events leave the outbox (metrics/). */
-	counters?: MetricsCounters;
+	/** The metrics service: the entries events carry are applied there before the events leave the outbox (metrics.apply). */
+	counters?: MetricsHandover;
 }
 
 /** The documents a change wrote events on; the relay reads them by id instead of searching, or takes them as written. */

@@ -115,13 +115,14 @@ export async function relayDocs(
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
 	const { events, documents, related } = await webhookEvents(deps, waiting);
-	// Counted before the events leave the outbox: a crash in between applies them again, which counts nothing twice.
-	const entries = entriesOf(waiting);
-	await deps.counters?.apply(entries);
 	await enqueue(deps, events);
 	// Invoicing's requests after the events, before the events leave the outbox: a crash in between lists them again,
 	// once. Invoicing issues them on its own nodes (outbox/issue-requests.ts): the webhooks never wait for it.
 	await deps.issueRequests?.request(documents, related);
+	// Counted after the webhooks, so a metrics outage delays no webhook, and before the events leave the outbox: a crash
+	// or an outage in between hands them again at the next sweep, which the metrics service counts once (by event id).
+	const entries = entriesOf(waiting);
+	await deps.counters?.apply(entries);
 	await markRelayed(deps.db.transactions, waiting.transactions);
 	await markRelayed(deps.db.customers, waiting.customers);
 	await markRelayed(deps.db.disputes, waiting.disputes);

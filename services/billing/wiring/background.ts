@@ -8,7 +8,7 @@ import { call } from "../../../shared/call";
 import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../backfill/metrics-backfill";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
-import { createMetricsCounters } from "../metrics/metrics-counters";
+import { metricsHandover } from "../metrics/metrics-handover";
 import type { BillingDb } from "../models";
 import { createIssueRequestSchedule, createIssueRequests, issueThrough } from "../outbox/issue-requests";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
@@ -47,20 +47,23 @@ function sandboxNoticesOf(deps: BillingDeps, logger: Logger) {
 const HEAR_TIMEOUT_MS = 2000;
 
 /**
- * Tells every other billing node that an account's test clock moved, and waits for their answers: once a clock run
- * answers, no node dates anything of the account before it. A node that does not answer reads the clock again when it
- * restarts.
+ * Tells every other billing node, and every metrics node, that an account's test clock moved, and waits for their
+ * answers: once a clock run answers, no node dates or reads anything of the account before it. A node that does not
+ * answer reads the clock again when it restarts (a metrics node asks billing.clockOf).
  */
 async function tellBillingNodes(broker: ServiceBroker, moved: { accountId: number; at: string }, logger: Logger): Promise<void> {
 	const services = broker.registry.getServiceList({ onlyAvailable: true, withActions: false }) as { name: string; nodeID: string }[];
-	const others = [...new Set(services.filter(s => s.name === "billing" && s.nodeID !== broker.nodeID).map(s => s.nodeID))];
-	await Promise.all(
-		others.map(nodeID =>
-			call(broker, "billing.clockMoved", moved, { nodeID, retries: 0, timeout: HEAR_TIMEOUT_MS }).catch(err =>
-				logger.warn(`Billing node ${nodeID} did not hear that account ${moved.accountId}'s clock moved:`, (err as Error).message),
-			),
-		),
-	);
+	const others = (name: "billing" | "metrics") => [
+		...new Set(services.filter(s => s.name === name && (name === "metrics" || s.nodeID !== broker.nodeID)).map(s => s.nodeID)),
+	];
+	const tell = (action: "billing.clockMoved" | "metrics.clockMoved", nodeID: string) =>
+		call(broker, action, moved, { nodeID, retries: 0, timeout: HEAR_TIMEOUT_MS }).catch(err =>
+			logger.warn(`Node ${nodeID} (${action}) did not hear that account ${moved.accountId}'s clock moved:`, (err as Error).message),
+		);
+	await Promise.all([
+		...others("billing").map(nodeID => tell("billing.clockMoved", nodeID)),
+		...others("metrics").map(nodeID => tell("metrics.clockMoved", nodeID)),
+	]);
 }
 
 export async function startBackground(broker: ServiceBroker, db: BillingDb, logger: Logger): Promise<Background> {
@@ -76,7 +79,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		...deps,
 		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
 		issueRequests: createIssueRequests({ db, requests, now: deps.now, issue: issueThrough(broker), logger }),
-		counters: createMetricsCounters(db),
+		counters: metricsHandover(params => call(broker, "metrics.apply", params)),
 		logger,
 	});
 	relay.start();

@@ -11,7 +11,7 @@ let app: TestApp;
 let shop: Shop;
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "notifications"] });
+	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "notifications", "metrics"] });
 	shop = await createShop(app);
 });
 afterAll(async () => {

@@ -1,6 +1,6 @@
 // The metrics' backfill (docs/metrics.md#backfill), an operator's command run over the REPL. Data older than the
 // metrics cannot be made through any public surface (every change since counts itself), so the test makes a history
-// through the API, then removes its metrics marks (`counted`, `metricsCounted`) and the counters through billing's own
+// through the API, then removes its metrics marks (`counted`, `metricsCounted`) and the counters (the metrics service's) through their own
 // database connection, as they were before the metrics; the backfill must bring back what `GET /api/metrics` showed
 // for every figure an older document can tell (not the renewals' tries, nor a dispute's churn cause).
 import type { Connection } from "mongoose";
@@ -12,6 +12,8 @@ import { startApp, type TestApp } from "../../setup/app";
 let app: TestApp;
 let shop: Shop;
 let db: Connection;
+/** The metrics service's database: the counters. */
+let counters: Connection;
 
 const LOST_DISPUTE = "4000000000002602";
 /** Figures an older document tells exactly, over a range that holds the whole history. */
@@ -68,7 +70,7 @@ async function forgetMetrics(): Promise<void> {
 	await db.collection("transactions").updateMany(of, { $unset: { metricsCounted: "" } });
 	await db.collection("disputes").updateMany(of, { $unset: { metricsCounted: "" } });
 	// The account's index (its first month, its test clock) stays, as on a node that counted anything since the metrics.
-	await db.collection("metrics_months").deleteMany(of);
+	await counters.collection("metrics_months").deleteMany(of);
 	await db.collection("metrics_backfill").deleteMany({});
 }
 
@@ -93,8 +95,11 @@ const pay = async (productId: number, card: string = CARDS.visa) => {
 let history: Total;
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"] });
+	app = await startApp({
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications", "metrics"],
+	});
 	db = (app.broker.getLocalService("billing") as unknown as { connection: Connection }).connection;
+	counters = (app.broker.getLocalService("metrics") as unknown as { connection: Connection }).connection;
 	shop = await createShop(app);
 	// A history: subscribers, an unsubscribe, a pause, a trial, a one-off, a refund, a lost dispute.
 	await pay(shop.products.charge);

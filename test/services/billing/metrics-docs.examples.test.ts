@@ -5,11 +5,12 @@
 // fields as metrics-read.ts writes them). A failure prints the answer the docs should show.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { MetricsEntry, MetricsMonthDoc } from "../../../services/billing/documents/metrics";
+import type { MetricsEntry } from "../../../services/billing/documents/metrics";
 import { customerEntry, transactionEntry } from "../../../services/billing/metrics/metrics-entries";
-import { seriesOf } from "../../../services/billing/metrics/metrics-series";
 import { type Contribution, contributionOf } from "../../../services/billing/metrics/subscription-state";
 import { TransactionStatus, TransactionType } from "../../../services/billing/states";
+import { seriesOf } from "../../../services/metrics/metrics-series";
+import type { MetricsMonthDoc } from "../../../services/metrics/models";
 import { config } from "../../../shared/config";
 import { MARCH_FIRST_CHARGES, MARCH_OPENING, MARCH_STORY } from "../../factories/metrics-march";
 import { local } from "../../factories/subscription-period";

@@ -13,7 +13,9 @@ let app: TestApp;
 let shop: Shop;
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications"] });
+	app = await startApp({
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications", "metrics"],
+	});
 	shop = await createShop(app);
 });
 afterAll(() => app.stop());

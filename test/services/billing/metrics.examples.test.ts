@@ -1,6 +1,5 @@
 // Worked examples of services/billing/metrics/ a merchant's accountant can check by hand; docs/metrics.md shows the
 // same numbers. Amounts in cents of EUR; days in CET (the service's TIME_ZONE in the tests).
-import { monthKey } from "../../../services/billing/metrics/metrics-counters";
 import { customerEntry } from "../../../services/billing/metrics/metrics-entries";
 import { monthlyAmount } from "../../../services/billing/metrics/monthly-amount";
 import { type Movement, movementsBetween } from "../../../services/billing/metrics/mrr-movements";
@@ -11,10 +10,12 @@ import {
 	type SubscriptionState,
 	subscriptionState,
 } from "../../../services/billing/metrics/subscription-state";
-import { netVolume, type VolumeFigure, volumeOf } from "../../../services/billing/metrics/volume";
-import { averageRevenuePerSubscriber, churnRate, recoveryRate } from "../../../services/billing/metrics/window-rates";
+import { type VolumeFigure, volumeOf } from "../../../services/billing/metrics/volume";
 import { dayOf } from "../../../services/billing/mid-stats/mid-stats";
 import { CustomerStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
+import { netVolume } from "../../../services/metrics/window-figures";
+import { averageRevenuePerSubscriber, churnRate, recoveryRate } from "../../../services/metrics/window-rates";
+import { monthKey } from "../../../shared/contracts/metrics";
 import { BASIC, coupon, MARCH_OPENING, MARCH_STORY, PRO, paying, TEAM } from "../../factories/metrics-march";
 import { local } from "../../factories/subscription-period";
 

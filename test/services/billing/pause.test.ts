@@ -10,7 +10,7 @@ let shop: Shop;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "notifications"] });
+	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "notifications", "metrics"] });
 	receiver = await startWebhookReceiver();
 });
 // A shop per test: a test clock is its account's now, and only moves forward.

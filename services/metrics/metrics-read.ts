@@ -3,16 +3,14 @@
 // then its month documents with one $in from each currency's first month to
 // the range's last, whatever the number of customers (docs/metrics.md).
 
-import { config } from "../../../shared/config";
-import type { MetricsAnswer, MetricsQuery } from "../../../shared/contracts/metrics";
-import { MAX_RUN_AHEAD_MS } from "../account-time";
-import type { BillingDeps } from "../deps";
-import type { MetricsMonthDoc, ScopeKey } from "../documents/metrics";
-import { dayOf } from "../mid-stats/mid-stats";
-import { monthKey } from "./metrics-counters";
-import { monthsBetween } from "./metrics-days";
+import { config } from "../../shared/config";
+import { MAX_RUN_AHEAD_MS } from "../../shared/contracts/billing";
+import { type MetricsAnswer, type MetricsQuery, monthKey, type ScopeKey } from "../../shared/contracts/metrics";
+import type { MetricsDeps } from "./deps";
+import { dayOf, monthsBetween } from "./metrics-days";
 import { MetricsError, type MetricsRequest, metricsQueryOf } from "./metrics-query";
 import { seriesOf } from "./metrics-series";
+import type { MetricsMonthDoc } from "./models";
 
 const DAYS_OF_MONTH = Array.from({ length: 31 }, (_, i) => String(i + 1).padStart(2, "0"));
 
@@ -20,7 +18,7 @@ const DAYS_OF_MONTH = Array.from({ length: 31 }, (_, i) => String(i + 1).padStar
  * The scope a filter reads; an unknown product or MID (another account's too) is not found. A product is read by key;
  * a MID is looked for among the account's few MIDs, as MID health does (the operators' view, not a hot path).
  */
-async function scopeOf(deps: BillingDeps, query: MetricsQuery): Promise<{ key: ScopeKey } | MetricsError> {
+async function scopeOf(deps: MetricsDeps, query: MetricsQuery): Promise<{ key: ScopeKey } | MetricsError> {
 	if (query.productId !== undefined) {
 		return (await deps.productOf(query.accountId, query.productId)) ? { key: `p${query.productId}` } : MetricsError.ProductNotFound;
 	}
@@ -31,7 +29,7 @@ async function scopeOf(deps: BillingDeps, query: MetricsQuery): Promise<{ key: S
 	return { key: "all" };
 }
 
-export async function readMetrics(deps: BillingDeps, request: MetricsRequest): Promise<MetricsAnswer | MetricsError> {
+export async function readMetrics(deps: MetricsDeps, request: MetricsRequest): Promise<MetricsAnswer | MetricsError> {
 	// Today is the account's: a sandbox whose test clock was moved ahead dates its changes at the clock's time.
 	const query = metricsQueryOf(request, dayOf(await deps.clocks.now(request.accountId)));
 	if (typeof query === "string") return query;

@@ -4,9 +4,9 @@
 // running sums of the net changes from the currency's first month, so the
 // documents before the range give the opening figures. Points are days, ISO
 // weeks (Monday to Sunday) or calendar months, each clipped to the range.
-import type { MetricsFigures, MetricsGranularity, MetricsPoint } from "../../../shared/contracts/metrics";
-import type { DayCounts, MetricsMonthDoc, ScopeKey } from "../documents/metrics";
+import type { DayCounts, MetricsFigures, MetricsGranularity, MetricsPoint, ScopeKey } from "../../shared/contracts/metrics";
 import { dayNumber, dayText, weekStart } from "./metrics-days";
+import type { MetricsMonthDoc } from "./models";
 import { type DayFigures, windowFigures } from "./window-figures";
 
 export interface SeriesInput {

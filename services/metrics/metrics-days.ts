@@ -2,8 +2,13 @@
 // TIME_ZONE, as counted) and their numbers since 1970-01-01, so a range is
 // walked, and weeks and months found, without a time zone: a day is a day,
 // whatever its hours (docs/metrics.md#ground-rules).
+import { formatDateTime } from "../../shared/time";
+
 const DAY_MS = 86_400_000;
 const DAY_TEXT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/;
+
+/** The day of an instant in TIME_ZONE, `YYYY-MM-DD`: the day billing counts it on. */
+export const dayOf = (at: Date) => formatDateTime(at).slice(0, 10);
 
 /** The day's number, or null when the text is not a real calendar day (2026-02-30, 2026-13-01). */
 export function dayNumber(text: string): number | null {

@@ -1,13 +1,13 @@
-// The series GET /api/metrics answers, built from hand-made month documents (services/billing/metrics/metrics-series.ts):
+// The series GET /api/metrics answers, built from hand-made month documents (services/metrics/metrics-series.ts):
 // days, ISO weeks and calendar months clipped to the range, the opening figures summed from the first month, and a
 // range before it. Amounts in cents of EUR. Closing figures by hand (MRR / active subscribers at each day's end):
 // 27 Feb 1833/2 · 2 Mar 4433/3 · 10 Mar 6433/3 · 12 Mar 5600/2 · 31 Mar 4600/2 · 1 Apr 5600/3.
 
-import type { DayCounts, MetricsMonthDoc } from "../../../services/billing/documents/metrics";
-import { dayNumber, dayText, monthsBetween, weekStart } from "../../../services/billing/metrics/metrics-days";
-import { DEFAULT_METRICS_DAYS, MetricsError, metricsQueryOf } from "../../../services/billing/metrics/metrics-query";
-import { type SeriesInput, seriesOf } from "../../../services/billing/metrics/metrics-series";
-import type { MetricsFigures } from "../../../shared/contracts/metrics";
+import { dayNumber, dayText, monthsBetween, weekStart } from "../../../services/metrics/metrics-days";
+import { DEFAULT_METRICS_DAYS, MetricsError, metricsQueryOf } from "../../../services/metrics/metrics-query";
+import { type SeriesInput, seriesOf } from "../../../services/metrics/metrics-series";
+import type { MetricsMonthDoc } from "../../../services/metrics/models";
+import type { DayCounts, MetricsFigures } from "../../../shared/contracts/metrics";
 
 type Day = Partial<DayCounts>;
 const month = (text: string, days: Record<string, Record<string, Day>>): Pick<MetricsMonthDoc, "month" | "days"> => ({ month: text, days });

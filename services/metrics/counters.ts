@@ -1,24 +1,34 @@
 // Applies metrics entries to the month counters exactly once
-// (docs/metrics.md#days-and-keys). An entry rides on an outbox event and is
-// applied by the relay before the event leaves the outbox, under the event's
-// id: one keyed update per month document adds the counts and notes the ids in
-// `applied`, and matches only while none of them is noted there. A relay that
-// crashed after that update and before the event left the outbox applies it
-// again at the next sweep, which then matches nothing: counted once. Once the
-// events have left the outbox, their ids are dropped from `applied` at the
-// next update of the same month (or stay, if the node stops first: harmless).
-import { isDuplicateKey, raw } from "../../../shared/persistence";
-import type { MetricsEntry } from "../documents/metrics";
-import type { BillingDb } from "../models";
+// (docs/metrics.md#days-and-keys). An entry rides on one of billing's outbox
+// events, and billing's relay hands it here (metrics.apply) before the event
+// leaves the outbox, under the event's id: one keyed update per month document
+// adds the counts and notes the ids in `applied`, and matches only while none
+// of them is noted there. A relay or a metrics node that crashed after that
+// update and before the event left the outbox applies it again at the next
+// sweep, which then matches nothing: counted once. Once the events have left
+// the outbox (the relay says so in a later metrics.apply), their ids are
+// dropped from `applied` at an update of the same month on this node once
+// releaseGraceMs() has passed (or stay, if the node stops first: harmless).
+// Not sooner: another relay that read the event before it left the outbox may
+// still be handing it over, and would count it again once its id is gone.
+// Not much later either: a month document keeps the ids of that long.
+import { config } from "../../shared/config";
+import { type Applicable, type MetricsEntry, monthKey } from "../../shared/contracts/metrics";
+import { isDuplicateKey, raw } from "../../shared/persistence";
+import type { MetricsDb } from "./models";
 
-/** An entry to apply, under the id of the event that carries it. */
-export interface Applicable {
+/**
+ * How long an id stays in `applied` after its event left the outbox: longer than a relay that read the event before
+ * takes to hand it over (its calls to notifications and to the metrics service time out after REQUEST_TIMEOUT_MS),
+ * three such calls and at least 30 s. At 90 events a second for one account, about 2,700 ids (120 kB) in its month.
+ */
+export const releaseGraceMs = () => Math.max(30_000, 3 * config().requestTimeoutMs);
+
+/** An event's id that left the outbox, under the month key its entry was counted in. */
+export interface Released {
 	eventId: string;
-	entry: MetricsEntry;
+	month: string;
 }
-
-/** `<accountId>:<currency>:<YYYY-MM>`: the month document an entry of that day is counted in. */
-export const monthKey = (accountId: number, currency: string, month: string) => `${accountId}:${currency}:${month}`;
 
 /** The `$inc` of entries: `days.<DD>.<scope>.<count>`. */
 function increments(entries: MetricsEntry[]): Record<string, number> {
@@ -36,12 +46,12 @@ function increments(entries: MetricsEntry[]): Record<string, number> {
 
 const notApplied = (ids: string[]) => Object.fromEntries(ids.map(id => [`applied.${id}`, { $exists: false }]));
 
-export function createMetricsCounters(db: Pick<BillingDb, "metricsMonths" | "metricsIndex">) {
+export function createMetricsCounters(db: MetricsDb, now: () => Date = () => new Date()) {
 	const months = raw(db.metricsMonths);
 	/** Per account and currency, the earliest month this node knows the index records. */
 	const indexed = new Map<string, string>();
-	/** Per month document, ids of events that left the outbox: dropped from `applied` at its next update. */
-	const droppable = new Map<string, Set<string>>();
+	/** Per month document, ids of events that left the outbox and when this node heard so: dropped from `applied` later. */
+	const droppable = new Map<string, Map<string, number>>();
 
 	/** The account's first month in each currency is recorded before anything is counted in it (reads sum from there). */
 	async function index(entries: MetricsEntry[]): Promise<void> {
@@ -72,7 +82,8 @@ export function createMetricsCounters(db: Pick<BillingDb, "metricsMonths" | "met
 	async function applyMonth(key: string, applicable: Applicable[], exists = false): Promise<void> {
 		const [{ entry }] = applicable;
 		const ids = applicable.map(a => a.eventId);
-		const drop = [...(droppable.get(key) ?? [])].filter(id => !ids.includes(id));
+		const due = now().getTime() - releaseGraceMs();
+		const drop = [...(droppable.get(key) ?? [])].filter(([id, at]) => at <= due && !ids.includes(id)).map(([id]) => id);
 		const update = {
 			$setOnInsert: { accountId: entry.accountId, currency: entry.currency, month: entry.day.slice(0, 7) },
 			$inc: increments(applicable.map(a => a.entry)),
@@ -111,11 +122,9 @@ export function createMetricsCounters(db: Pick<BillingDb, "metricsMonths" | "met
 			await Promise.all([...byMonth].map(([key, of]) => applyMonth(key, of)));
 		},
 		/** Their events left the outbox: their ids may go from `applied`. */
-		released(applicable: Applicable[]): void {
-			for (const { eventId, entry } of applicable) {
-				const key = monthKey(entry.accountId, entry.currency, entry.day.slice(0, 7));
-				(droppable.get(key) ?? droppable.set(key, new Set()).get(key)!).add(eventId);
-			}
+		released(released: Released[]): void {
+			const at = now().getTime();
+			for (const { eventId, month } of released) (droppable.get(month) ?? droppable.set(month, new Map()).get(month)!).set(eventId, at);
 		},
 	};
 }

@@ -1,7 +1,7 @@
 // What a metrics read may ask (docs/api.md#get-apimetrics-subscription-metrics): the range's days,
 // their defaults and limits, and one filter at most. The JSON types are the
 // action's schema's (schemas.ts); what a schema cannot say is checked here.
-import type { MetricsQuery } from "../../../shared/contracts/metrics";
+import type { MetricsQuery } from "../../shared/contracts/metrics";
 import { dayNumber, dayText } from "./metrics-days";
 
 /** Days one read may cover: three years, a leap day included. */
@@ -21,7 +21,7 @@ export enum MetricsError {
 	MidNotFound = "METRICS_MID_NOT_FOUND",
 }
 
-/** What billing.metrics takes: MetricsQuery with the range and granularity optional. */
+/** What metrics.figures takes: MetricsQuery with the range and granularity optional. */
 export type MetricsRequest = Omit<MetricsQuery, "from" | "to" | "granularity"> & Partial<Pick<MetricsQuery, "from" | "to" | "granularity">>;
 
 /** The request with its defaults (`to` today, `from` 29 days before `to`, by day), or why it cannot be read. */

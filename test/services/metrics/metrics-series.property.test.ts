@@ -1,12 +1,12 @@
-// The series of GET /api/metrics against a simple model, with fast-check (services/billing/metrics/metrics-series.ts):
+// The series of GET /api/metrics against a simple model, with fast-check (services/metrics/metrics-series.ts):
 // for random day counts over a few months, any granularity's points cover the range day after day and sum to the
 // day view's sums; each point's closing MRR and subscribers are the running sums of every day up to its last; its
 // churn rate's start is the running sum of the day before; the total is the sum of the points.
 import fc from "fast-check";
-import type { DayCounts, MetricsMonthDoc } from "../../../services/billing/documents/metrics";
-import { dayNumber, dayText } from "../../../services/billing/metrics/metrics-days";
-import { seriesOf } from "../../../services/billing/metrics/metrics-series";
-import type { MetricsFigures, MetricsPoint } from "../../../shared/contracts/metrics";
+import { dayNumber, dayText } from "../../../services/metrics/metrics-days";
+import { seriesOf } from "../../../services/metrics/metrics-series";
+import type { MetricsMonthDoc } from "../../../services/metrics/models";
+import type { DayCounts, MetricsFigures, MetricsPoint } from "../../../shared/contracts/metrics";
 
 const FIRST = dayNumber("2025-12-01")!;
 const SPAN = 150;

@@ -1,10 +1,9 @@
 // The figures of a window of days (a bucket of a series, or the whole range)
 // from its days' counts and closing figures: pure (docs/metrics.md#over-a-window).
 // Closing MRR and subscribers are the last day's; movements and counts are
-// summed; the rates are window-rates.ts's and net volume volume.ts's.
-import type { MetricsFigures } from "../../../shared/contracts/metrics";
-import type { DayCount, DayCounts } from "../documents/metrics";
-import { netVolume } from "./volume";
+// summed; the rates are window-rates.ts's. Net volume is gross less refunds
+// less chargebacks (docs/metrics.md#volume).
+import type { DayCount, DayCounts, MetricsFigures } from "../../shared/contracts/metrics";
 import { averageRevenuePerSubscriber, churnRate, recoveryRate } from "./window-rates";
 
 /** One day of one scope: what it counted, and the scope's MRR and active subscribers at its end (running sums). */
@@ -13,6 +12,9 @@ export interface DayFigures {
 	mrr: number;
 	subscribers: number;
 }
+
+/** Net volume: gross less refunds less chargebacks (negative on a day a large chargeback lands). */
+export const netVolume = (sums: Record<"gross" | "refunds" | "chargebacks", number>) => sums.gross - sums.refunds - sums.chargebacks;
 
 type SummedCount = Exclude<DayCount, "mrr" | "subscribers">;
 

@@ -1,7 +1,7 @@
 // GET /api/metrics, /dashboard/api/metrics and /admin/accounts/{id}/metrics (issue 38): the read of the metrics'
-// month counters over HTTP, through the real services. The counters are written here through billing's own database
-// connection, as the outbox relay writes them (documents/metrics.ts), so that the read is checked apart from the
-// write side, whose end-to-end tests check the figures of real checkouts and renewals.
+// month counters over HTTP, through the real services. The counters are written here through the metrics service's own
+// database connection, as metrics.apply writes them (services/metrics/models.ts), so that the read is checked apart
+// from the write side, whose end-to-end tests check the figures of real checkouts and renewals.
 import type { Connection } from "mongoose";
 import type { MetricsAnswer } from "../../../shared/contracts/metrics";
 import { formatDateTime } from "../../../shared/time";
@@ -43,9 +43,9 @@ async function writeCounters(db: Connection, merchant: Shop): Promise<void> {
 }
 
 beforeAll(async () => {
-	app = await startApp({ services: ["gateway", "accounts", "billing", "dashboard", "payments"] });
+	app = await startApp({ services: ["gateway", "accounts", "billing", "dashboard", "payments", "metrics"] });
 	[shop, other] = await Promise.all([createShop(app), createShop(app)]);
-	await writeCounters((app.broker.getLocalService("billing") as unknown as { connection: Connection }).connection, shop);
+	await writeCounters((app.broker.getLocalService("metrics") as unknown as { connection: Connection }).connection, shop);
 });
 afterAll(() => app.stop());
 
