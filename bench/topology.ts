@@ -171,7 +171,10 @@ export async function deploy(ctx: BenchContext, spec: DeploySpec): Promise<Deplo
 		const lines = readFileSync(String(ctx.log.path), "utf8").split("\n");
 		const tails = exited.map(([nodeId]) => lines.filter(line => line.startsWith(`[${spec.database}/${nodeId}]`)).slice(-15));
 		throw new Error(
-			`${spec.database} did not start: ${(err as Error).message}${which ? ` (${which})` : ""} (the service logs are in ${ctx.log.path})${tails.flat().map(line => `\n  ${line}`).join("")}`,
+			`${spec.database} did not start: ${(err as Error).message}${which ? ` (${which})` : ""} (the service logs are in ${ctx.log.path})${tails
+				.flat()
+				.map(line => `\n  ${line}`)
+				.join("")}`,
 		);
 	}
 	return deployment;
