@@ -92,12 +92,22 @@ export function recordCharge(deps: BillingDeps, record: ChargeRecord): Promise<T
 	return createOnce(deps, chargeFields(deps, record), record.at, record.alsoListed);
 }
 
+/** Tries at recording a batch whose ids another transaction holds, before the batch fails (its customers stay claimed). */
+const ID_TRIES = 3;
+
 /**
  * Records a batch (a renewal cycle's) in a few commands: their events listed
  * in one, the transactions inserted in one. Those an earlier attempt already
- * recorded (a node taking over) are read by their keys instead.
+ * recorded (a node taking over) are read by their keys instead. Every record
+ * is answered, or the call throws: its caller moves a customer on only past
+ * its recorded charge. A record refused for its id (a block of ids handed out
+ * twice, after the database lost its last writes in a crash) gets a new one.
  */
-export async function recordTransactions(deps: BillingDeps, records: ChargeRecord[]): Promise<Map<string, TransactionDoc>> {
+export async function recordTransactions(
+	deps: BillingDeps,
+	records: ChargeRecord[],
+	tries = ID_TRIES,
+): Promise<Map<string, TransactionDoc>> {
 	if (records.length === 0) return new Map();
 	const docs: TransactionDoc[] = [];
 	for (const record of records) {
@@ -121,7 +131,11 @@ export async function recordTransactions(deps: BillingDeps, records: ChargeRecor
 		recorded.filter(doc => ours.has(doc._id)),
 	);
 	const completed = await Promise.all(recorded.map(doc => completeErrored(deps, doc, fresh.get(doc.idempotencyKey)!)));
-	return new Map(completed.map(doc => [doc.idempotencyKey, doc]));
+	const answered = new Map(completed.map(doc => [doc.idempotencyKey, doc]));
+	const refused = records.filter(record => !answered.has(record.idempotencyKey));
+	if (refused.length === 0) return answered;
+	if (tries <= 1) throw new Error(`${refused.length} transactions could not be recorded: their ids were taken`);
+	return new Map([...answered, ...(await recordTransactions(deps, refused, tries - 1))]);
 }
 
 /** What a transaction takes from its processor's answer. */
@@ -257,7 +271,9 @@ async function createOnce(
 		return inserted;
 	} catch (err) {
 		if (!isDuplicateKey(err)) throw err;
-		const recorded = (await deps.db.transactions.findOne({ idempotencyKey: fields.idempotencyKey }).lean())!;
+		const recorded = await deps.db.transactions.findOne({ idempotencyKey: fields.idempotencyKey }).lean();
+		// Refused for its id, not its key (ids handed out twice after a crash, recordTransactions): the next id.
+		if (!recorded) return createOnce(deps, fields, timestamp, alsoListed);
 		return completeErrored(deps, recorded, fields);
 	}
 }
