@@ -3,8 +3,8 @@
 // (with JetStream; `--nats N` starts N of them routed into one cluster, and every
 // node gets the full list),
 // the embedded database (or MONGO_URL) as the one shared database server, one
-// process per service and BILLING_NODES billing processes, logs prefixed per
-// node. Ctrl-C stops the nodes (SIGTERM: they drain), then the database and NATS.
+// process per service, BILLING_NODES billing processes and `--invoicing-nodes N`
+// (or INVOICING_NODES) invoicing processes, logs prefixed per node. Ctrl-C stops the nodes (SIGTERM: they drain), then the database and NATS.
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -25,8 +25,18 @@ function natsServers(argv: string[]): number {
 
 /** BILLING_NODES: how many billing processes (2 by default). */
 function billingNodeCount(): number {
-	const n = Number(process.env.BILLING_NODES ?? 2);
-	if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error("BILLING_NODES must be a whole number from 1 to 16");
+	return nodeCount("BILLING_NODES", process.env.BILLING_NODES ?? "2");
+}
+
+/** `--invoicing-nodes N`, or INVOICING_NODES: how many invoicing processes (1 by default); each account's numbers go to one. */
+function invoicingNodeCount(argv: string[]): number {
+	const at = argv.indexOf("--invoicing-nodes");
+	return nodeCount("--invoicing-nodes", at >= 0 ? argv[at + 1] : (process.env.INVOICING_NODES ?? "1"));
+}
+
+function nodeCount(name: string, text: string | undefined): number {
+	const n = Number(text);
+	if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`${name} must be a whole number from 1 to 16`);
 	return n;
 }
 
@@ -56,15 +66,16 @@ async function seedDemoAccount(transporter: string, dataDir: string, secrets: Lo
 	await operator.stop();
 }
 
-/** One process per service, and `billingNodes` billing processes, all with the cluster's `env`. */
-function startNodes(billingNodes: number, env: NodeJS.ProcessEnv): ChildProcess[] {
+/** One process per service, and `counts` billing and invoicing processes, all with the cluster's `env`. */
+function startNodes(counts: { billing: number; invoicing: number }, env: NodeJS.ProcessEnv): ChildProcess[] {
 	const startNode = (services: ServiceName, nodeId: string) =>
 		spawnNode({
 			env: { ...process.env, SERVICES: services, NODE_ID: nodeId, ...env },
 			log: { name: nodeId, stdout: process.stdout, stderr: process.stderr },
 		});
 	const nodes = SINGLE_NODES.map(service => startNode(service, service));
-	for (let i = 1; i <= billingNodes; i++) nodes.push(startNode("billing", `billing-${i}`));
+	for (const service of ["billing", "invoicing"] as const)
+		for (let i = 1; i <= counts[service]; i++) nodes.push(startNode(service, `${service}-${i}`));
 	return nodes;
 }
 
@@ -86,6 +97,7 @@ async function main(): Promise<void> {
 	const natsCount = natsServers(process.argv.slice(2));
 	const { dataDir, mongoUrl, port } = config();
 	const billingNodes = billingNodeCount();
+	const invoicingNodes = invoicingNodeCount(process.argv.slice(2));
 	const clusterDir = path.join(dataDir, "cluster");
 	mkdirSync(clusterDir, { recursive: true });
 
@@ -102,12 +114,15 @@ async function main(): Promise<void> {
 	const databaseUrl = mongoUrl ?? `${db!.url}/payments`;
 	console.log(`[cluster] NATS ${transporter}; database ${db ? `embedded ${db.kind} (${db.reason})` : "MONGO_URL"}`);
 
-	const nodes = startNodes(billingNodes, {
-		TRANSPORTER: transporter,
-		MONGO_URL: databaseUrl,
-		ADMIN_TOKEN: secrets.adminToken,
-		PORT: String(port),
-	});
+	const nodes = startNodes(
+		{ billing: billingNodes, invoicing: invoicingNodes },
+		{
+			TRANSPORTER: transporter,
+			MONGO_URL: databaseUrl,
+			ADMIN_TOKEN: secrets.adminToken,
+			PORT: String(port),
+		},
+	);
 	stopOnSignal(async () => {
 		await Promise.all(nodes.map(stopProcess));
 		await db?.stop();
@@ -116,7 +131,9 @@ async function main(): Promise<void> {
 
 	await seedDemoAccount(transporter, dataDir, secrets);
 
-	console.log(`[cluster] ready: http://localhost:${port} with ${billingNodes} billing nodes; admin token ${secrets.adminToken}`);
+	console.log(
+		`[cluster] ready: http://localhost:${port} with ${billingNodes} billing and ${invoicingNodes} invoicing nodes; admin token ${secrets.adminToken}`,
+	);
 	if (secrets.demoApiToken) console.log(`[cluster] demo account ${secrets.demoAccountId} API token: ${secrets.demoApiToken}`);
 	console.log(`[cluster] operate it: TRANSPORTER=${transporter} npm run repl`);
 }

@@ -1,5 +1,5 @@
 // Numbered timelines: lists whose positions are the numbers of a gapless
-// sequence kept elsewhere (an account's invoice numbers, invoices/numbering.ts).
+// sequence kept elsewhere (an account's invoice numbers, services/invoicing/numbering.ts).
 // Whoever holds number k places its entry at position k, in whatever order the
 // holders get there and as often as they retry, so a list reads in number
 // order and shows each item once, whatever crashed or ran at once

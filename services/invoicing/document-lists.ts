@@ -2,7 +2,7 @@
 // by key, by number, newest first, from numbered timelines (shared/numbered-timeline.ts):
 //   in:<account>    every invoice, at its number        icn:<customer> (bag) a customer's invoices, by number
 //   nn:<account>    every credit note, at its number    ncn:<customer> (bag) a customer's credit notes, by number
-// A document is placed at its number before it is inserted (invoices/issue.ts): one slot per number, written once,
+// A document is placed at its number before it is inserted (issue.ts): one slot per number, written once,
 // so a list is in number order under concurrent issuing and shows each document once, however often a crashed
 // issue was retried.
 import type { Model } from "mongoose";

@@ -52,22 +52,25 @@ test("When the compose topology is read, then every service runs in its own cont
 	}
 });
 
-test("When the compose file is read, then the checkout, payments and billing nodes get the keys they need, and no other node gets them", () => {
+test("When the compose file is read, then the checkout, payments and invoicing nodes get the keys they need, and no other node gets them", () => {
 	const keysOf = (service: string) =>
 		Object.keys(nodes.find(([, s]) => s.environment!.SERVICES === service)![1].environment!).filter(name => /KEY$/.test(name));
 	expect(keysOf("checkout").sort()).toEqual(["CARD_FINGERPRINT_KEY", "CARD_PRIVATE_KEY"]);
 	expect(keysOf("payments").sort()).toEqual(["CREDENTIALS_KEY", "CREDENTIALS_PRIVATE_KEY", "VAULT_KEY"]);
-	expect(keysOf("billing")).toEqual(["INVOICE_LINK_KEY"]);
-	for (const [, node] of nodes.filter(([, s]) => !["checkout", "payments", "billing"].includes(s.environment!.SERVICES)))
+	expect(keysOf("invoicing")).toEqual(["INVOICE_LINK_KEY"]);
+	for (const [, node] of nodes.filter(([, s]) => !["checkout", "payments", "invoicing"].includes(s.environment!.SERVICES)))
 		expect(Object.keys(node.environment!).filter(name => /KEY$/.test(name))).toEqual([]);
 });
 
-test("When billing is scaled (--scale billing=3), then nothing in its definition is unique to one container", () => {
-	const [, billing] = nodes.find(([, s]) => s.environment!.SERVICES === "billing")!;
-	expect(billing.container_name).toBeUndefined();
-	expect(billing.ports).toBeUndefined();
-	expect(billing.environment!.NODE_ID).toBeUndefined();
-});
+test.each(["billing", "invoicing"])(
+	"When %s is scaled to 3 containers (--scale), then nothing in its definition is unique to one container",
+	service => {
+		const [, node] = nodes.find(([, s]) => s.environment!.SERVICES === service)!;
+		expect(node.container_name).toBeUndefined();
+		expect(node.ports).toBeUndefined();
+		expect(node.environment!.NODE_ID).toBeUndefined();
+	},
+);
 
 test("When the infrastructure is read, then NATS has JetStream, MongoDB is a one-node replica set, and only the gateway publishes a port", () => {
 	expect(compose.services.nats.command).toContain("-js");

@@ -1,6 +1,6 @@
 // What a charge billed, kept on its transaction at charge time (`billed`), so
 // its invoice is built from the transaction alone, whatever the product or the
-// account's tax says later (invoices/invoice-lines.ts).
+// account's tax says later (services/invoicing/invoice-lines.ts).
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { NO_TAX, priceLines } from "../../../shared/tax";
 import type { Billed, BilledLine } from "../documents/transaction";
