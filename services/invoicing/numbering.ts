@@ -33,7 +33,7 @@ export interface Numbered {
 interface NumberingDeps {
 	db: Pick<InvoicingDb, "documentSequences">;
 	now: () => Date;
-	/** Counts a compare-and-set lost to another node (invoicing_numbering_retries_total on /metrics). */
+	/** Counts a compare-and-set lost to another node (invoicing_numbering_retries on /metrics). */
 	lostCompareAndSet?(): void;
 }
 
