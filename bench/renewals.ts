@@ -161,13 +161,15 @@ function countRenewals(mongoUrl: string, accountId: number): Promise<number> {
 	);
 }
 
-/** accounts, notifications, payments, metrics and `billingNodes` billing processes over NATS, in fresh databases. */
+/** accounts, notifications, payments, metrics, invoicing and `billingNodes` billing processes over NATS, in fresh databases. */
 export function renewalSpec(database: string, billingNodes: number, options: { metrics?: boolean } = {}): DeploySpec {
 	const nodes: Record<string, ServiceName[]> = {
 		accounts: ["accounts"],
 		notifications: ["notifications"],
 		payments: ["payments"],
 		metrics: ["metrics"],
+		// On its own node: a renewal's invoice is issued there, off the billing node being measured.
+		invoicing: ["invoicing"],
 	};
 	for (let i = 1; i <= billingNodes; i++) nodes[`billing-${i}`] = ["billing"];
 	return { database, nodes, transporter: true, ...options };

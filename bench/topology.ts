@@ -199,10 +199,11 @@ export function embeddedSpec(database: string, options: { metrics?: boolean } = 
 	return { database, nodes: { embedded: undefined }, transporter: false, ...options };
 }
 
-/** `npm run cluster`'s topology: one process per service, `billingNodes` billing processes. */
+/** `npm run cluster`'s topology: one process per service, `billingNodes` billing processes, one invoicing process. */
 export function clusterSpec(database: string, billingNodes = 1, options: { metrics?: boolean } = {}): DeploySpec {
 	const nodes: Record<string, ServiceName[]> = Object.fromEntries(SINGLE_NODES.map(service => [service, [service]]));
 	for (let i = 1; i <= billingNodes; i++) nodes[`billing-${i}`] = ["billing"];
+	nodes["invoicing-1"] = ["invoicing"];
 	return { database, nodes, transporter: true, ...options };
 }
 
