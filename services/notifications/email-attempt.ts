@@ -1,6 +1,6 @@
 // One attempt at one email: claim it with a lease, read the account's settings
 // (turned off since: SKIPPED), fill in its template (a receipt with its
-// invoice's PDF, asked of billing now), hand it to the SMTP server
+// invoice's PDF, asked of invoicing now), hand it to the SMTP server
 // and settle it while still holding the lease. A node that dies after the SMTP
 // server took the email and before settling sends it again once the lease
 // expires (the buyer may then see it twice, with the same Message-ID); every
@@ -58,7 +58,7 @@ async function invoiceAttachment(deps: NotificationsDeps, email: EmailDoc, lastT
 		return [await deps.emails.invoicePdf(email.accountId, invoiceId)];
 	} catch (err) {
 		if (lastTry) return [];
-		throw new Error(`the invoice's PDF could not be had from billing: ${(err as Error).message || String(err)}`);
+		throw new Error(`the invoice's PDF could not be had from invoicing: ${(err as Error).message || String(err)}`);
 	}
 }
 

@@ -64,6 +64,7 @@ test("When npm run cluster starts, then every service runs in its own process ov
 				"checkout",
 				"dashboard",
 				"gateway",
+				"invoicing-1",
 				"metrics",
 				"notifications",
 				"payments",

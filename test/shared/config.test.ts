@@ -30,6 +30,7 @@ describe("loadConfig", () => {
 			"checkout",
 			"payments",
 			"billing",
+			"invoicing",
 			"refunds",
 			"notifications",
 			"dashboard",

@@ -3,7 +3,7 @@
 // and a card update link that opens, the card-expiring warning, nothing when
 // the account's emails are off, and an SMTP server that is down: retried, and
 // each email arrives once when it is back. The receipt carries its invoice's
-// PDF, which billing renders when it is sent: billing down delays the receipt,
+// PDF, which invoicing renders when it is sent: invoicing down delays the receipt,
 // and past the retry window it goes with the invoice's link alone.
 
 import { MongoClient } from "mongodb";
@@ -267,20 +267,20 @@ async function emailOf(on: TestApp, shop: Shop, customerId: number) {
 }
 
 /**
- * A receipt held PENDING while billing is down: Mailpit stopped, the checkout's receipt fails on SMTP, billing's
- * service leaves the node (calls to it find no billing), Mailpit comes back. Answers how to bring billing back.
+ * A receipt held PENDING while invoicing is down: Mailpit stopped, the checkout's receipt fails on SMTP, invoicing's
+ * service leaves the node (calls to it find no invoicing), Mailpit comes back. Answers how to bring invoicing back.
  */
-async function receiptWhileBillingDown(on: TestApp, shop: Shop) {
+async function receiptWhileInvoicingDown(on: TestApp, shop: Shop) {
 	await mailpit.stop();
 	const buyer = await subscribed(shop, {}, on);
 	await eventually(async () => expect((await emailOf(on, shop, buyer.customerId)).lastError).toEqual(expect.any(String)));
-	await on.broker.destroyService(on.broker.getLocalService("billing"));
+	await on.broker.destroyService(on.broker.getLocalService("invoicing"));
 	await mailpit.start();
-	const billingBack = async () => {
-		on.broker.createService(serviceSchemas.billing);
-		await on.broker.waitForServices("billing", 30_000);
+	const invoicingBack = async () => {
+		on.broker.createService(serviceSchemas.invoicing);
+		await on.broker.waitForServices("invoicing", 30_000);
 	};
-	return { ...buyer, billingBack };
+	return { ...buyer, invoicingBack };
 }
 
 const INVOICE_NUMBER = /\((INV-\d{4}-\d{6})\)$/;
@@ -328,19 +328,19 @@ describe("The receipt's invoice PDF", () => {
 		}
 	});
 
-	test("When billing cannot be reached as the receipt is sent, then it is retried like an SMTP failure and arrives once, with its PDF, when billing is back", async () => {
+	test("When invoicing cannot be reached as the receipt is sent, then it is retried like an SMTP failure and arrives once, with its PDF, when invoicing is back", async () => {
 		const shop = await shopWithEmails();
-		const { email, customerId, billingBack } = await receiptWhileBillingDown(app, shop);
+		const { email, customerId, invoicingBack } = await receiptWhileInvoicingDown(app, shop);
 
-		// Tried with the SMTP server back: billing's PDF is what it waits for.
+		// Tried with the SMTP server back: invoicing's PDF is what it waits for.
 		const waiting = await eventually(async () => {
 			const record = await emailOf(app, shop, customerId);
-			expect(record.lastError).toMatch(/^the invoice's PDF could not be had from billing: /);
+			expect(record.lastError).toMatch(/^the invoice's PDF could not be had from invoicing: /);
 			return record;
 		});
 		expect(waiting.status).toBe("PENDING");
 		expect(await waitForEmails(mailpit, email, 0, 0)).toEqual([]);
-		await billingBack();
+		await invoicingBack();
 		const received = await waitForEmails(mailpit, email, 1, 1500, 20_000);
 
 		expect(received).toHaveLength(1);
@@ -350,14 +350,14 @@ describe("The receipt's invoice PDF", () => {
 		expect(await emailOf(app, shop, customerId)).toMatchObject({ status: "SENT", lastError: null });
 	});
 
-	test("When billing stays unreachable until the retry window closes, then the last try sends the receipt with the invoice's link alone", async () => {
+	test("When invoicing stays unreachable until the retry window closes, then the last try sends the receipt with the invoice's link alone", async () => {
 		// Its own app: a retry window of 7.2 s (EMAIL_RETRY_HOURS), the same Mailpit.
 		const short = await startApp({
 			env: { SMTP_URL: mailpit.smtpUrl, EMAIL_RETRY_BASE_MS: "300", EMAIL_RETRY_HOURS: "0.002", PUBLIC_BASE_URL },
 		});
 		try {
 			const shop = await shopWithEmails(EMAILS_ON, short);
-			const { email, customerId } = await receiptWhileBillingDown(short, shop);
+			const { email, customerId } = await receiptWhileInvoicingDown(short, shop);
 
 			const received = await waitForEmails(mailpit, email, 1, 1500, 30_000);
 
