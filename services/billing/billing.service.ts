@@ -1,10 +1,15 @@
 // Subscriptions and their money, by card token: customers, transactions,
-// refunds, renewals, card updates, disputes; money moves through the payments
-// service (payments.ts). The checkout service calls the checkout and card
-// update steps, refunds calls refundTransaction, sessions asks whether a
-// customer can take a card update, and the gateway calls the reads, the
-// operator's actions and Stripe's events. What runs besides the actions
-// (relay, sweeps, renewal cron, sandbox notices) is in wiring/.
+// refunds, renewals and their retries, card updates, disputes, changes in
+// place, pauses, coupons on customers and a sandbox account's test clock;
+// money moves through the payments service (payments.ts). The checkout
+// service calls the checkout and card update steps, refunds calls
+// refundTransaction, sessions asks whether a customer can take a card update,
+// metrics asks for an account's now, and the gateway calls the reads, the
+// operator's actions and Stripe's events. Billing writes every event in an
+// outbox and its relay hands them on: webhooks to notifications, metrics
+// entries to metrics, invoice requests to invoicing (outbox/). What runs
+// besides the actions (relay, sweeps, renewal cron, sandbox notices) is in
+// wiring/.
 
 import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
