@@ -225,7 +225,9 @@ describe("Clock calls at once", () => {
 		const further = moveClock(app, shop, now.plus({ days: 60 }).toJSDate()).then(res => res); // sent now: supertest sends on then
 		const clocks = await MongoClient.connect(process.env.MONGO_URL!);
 		try {
-			const testClocks = clocks.db(databaseNameFor("billing", process.env.MONGO_URL!)).collection<{ _id: number; run?: object | null }>("test_clocks");
+			const testClocks = clocks
+				.db(databaseNameFor("billing", process.env.MONGO_URL!))
+				.collection<{ _id: number; run?: object | null }>("test_clocks");
 			for (const until = Date.now() + 10_000; Date.now() < until; await new Promise(r => setTimeout(r, 5)))
 				if ((await testClocks.findOne({ _id: shop.accountId }))?.run) break;
 		} finally {
