@@ -57,6 +57,8 @@ export async function newestFirst<Doc extends { _id: number; accountId: number }
 	model: { find(filter: object): { lean<R>(): Promise<R> } },
 	keep: (doc: Doc) => boolean,
 	view: (doc: Doc) => View,
+	/** The time a document is listed at: an entry that names its id at another time is not its own (recordTransactions). */
+	timeOf?: (doc: Doc) => number,
 ): Promise<Page<View> | ListError> {
 	const range = dateRange(query);
 	if (typeof range === "string") return range;
@@ -72,7 +74,8 @@ export async function newestFirst<Doc extends { _id: number; accountId: number }
 	const { items, next } = await pageNewestFirst<Doc>({
 		read: source.read,
 		load: async ids => new Map((await model.find({ _id: { $in: ids } }).lean<Doc[]>()).map(doc => [doc._id, doc])),
-		keep: (doc, at) => doc.accountId === query.accountId && within(range, at.entry[1]) && keep(doc),
+		keep: (doc, at) =>
+			doc.accountId === query.accountId && within(range, at.entry[1]) && (timeOf === undefined || timeOf(doc) === at.entry[1]) && keep(doc),
 		limit: query.limit ?? DEFAULT_LIMIT,
 		below,
 		until: range.start === undefined ? undefined : range.start - ORDER_SKEW_MS,

@@ -122,6 +122,8 @@ export function listTransactionsPage(deps: BillingDeps, query: TransactionListQu
 			(type === undefined || doc.type === type) &&
 			(status === undefined || doc.status === status),
 		toTransactionView,
+		// A batch refused for its ids (ids handed out twice after a crash) listed them before it took new ones.
+		doc => doc.timestamp.getTime(),
 	);
 }
 

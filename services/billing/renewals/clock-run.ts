@@ -37,12 +37,17 @@ function added(a: CycleReport, b: CycleReport): CycleReport {
 	return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v + b[k as keyof CycleReport]])) as unknown as CycleReport;
 }
 
-/** Runs the account's clock to `target`; null when `target` is before the account's now (the clock only moves forward). */
+/**
+ * Runs the account's clock to `target`; null when `target` is before the account's now as the call finds it (the
+ * clock only moves forward). A call that waited for another run to end finds nothing left to do when that run moved the
+ * clock to `target` or past it: it answers an empty report, as a repeat of a move already made.
+ */
 export async function runClock(runner: ClockRunner, accountId: number, target: Date): Promise<CycleReport | null> {
 	const { clocks } = runner.deps;
+	if (target.getTime() < (await clocks.now(accountId)).getTime()) return null;
 	return clocks.exclusively(accountId, `${runner.owner}/${randomUUID()}`, async renew => {
 		const from = await clocks.now(accountId);
-		if (target.getTime() < from.getTime()) return null;
+		if (target.getTime() < from.getTime()) return NOTHING;
 		let report = NOTHING;
 		const otherAccounts = new Set<number>();
 		let last: Date | null = null;

@@ -2,10 +2,12 @@
 // a database that lost its last writes in a crash leaves (the id sequence back
 // before a block it had handed out, so the block is handed out again). Each
 // renewal must still be recorded, with an id of its own, before its customer
-// moves on: a customer is never billed a period that no transaction shows.
+// moves on: a customer is never billed a period that no transaction shows, and
+// the lists show each transaction once.
 import { MongoClient } from "mongodb";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, submitCheckout } from "../../factories/checkout";
+import { everyPage } from "../../factories/list-pages";
 import { advanceClock, bearer } from "../../factories/merchant";
 import { startApp, type TestApp, uniqueDatabaseName } from "../../setup/app";
 
@@ -42,8 +44,11 @@ test("When a renewal batch is given ids its account's first charges hold (the id
 				"SUBSCRIPTION_START APPROVED",
 			]);
 		}
-		const ids = (await billing.collection("transactions").find({}).toArray()).map(t => t._id);
+		const ids = (await billing.collection<{ _id: number }>("transactions").find({}).toArray()).map(t => t._id);
 		expect(new Set(ids).size).toBe(6);
+		// The merchant's list shows each once: the ids the batch listed before it took new ones name other transactions.
+		const listed = await everyPage<{ id: number }>(app, shop, "/api/transactions");
+		expect(listed.map(t => t.id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
 	} finally {
 		await client.close();
 	}

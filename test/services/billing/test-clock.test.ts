@@ -3,6 +3,8 @@
 // time. Every date here is built from the next calendar dates after today (in TIME_ZONE, CET), so the tests are the
 // same on any day they run.
 import { DateTime } from "luxon";
+import { MongoClient } from "mongodb";
+import { databaseNameFor } from "../../../shared/db.mixin";
 import { createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, createPlan } from "../../factories/merchant";
 import { clockTo as moveClock } from "../../factories/test-clock";
@@ -208,5 +210,36 @@ describe("A moved clock is the account's now", () => {
 		expect(refund.success).toBe(true);
 		const refunded = (await api(shop).get(`/customer/${other}/transactions`)).data.find((t: { type: string }) => t.type === "REFUNDED");
 		expect(refunded.timestamp).toBe(apiTime(now));
+	});
+});
+
+describe("Clock calls at once", () => {
+	test("When a clock call arrives while another moves the clock past its advanceTo, then it waits, finds the move made and answers 200 with nothing done, not 409; a call that arrives with an advanceTo already passed is 409", async () => {
+		// Arrange: customers whose renewals keep the first run busy for a while.
+		const shop = await createShop(app);
+		const plan = await createPlan(app, shop, { name: "Weekly", amount: 5, renewal: { every: 1, unit: "week" } });
+		for (let i = 0; i < 5; i++) await subscribe(shop, plan);
+		const now = DateTime.now().setZone(ZONE);
+
+		// Act: the further move first, the nearer one once it runs (its lease is on the account's clock).
+		const further = moveClock(app, shop, now.plus({ days: 60 }).toJSDate()).then(res => res); // sent now: supertest sends on then
+		const clocks = await MongoClient.connect(process.env.MONGO_URL!);
+		try {
+			const testClocks = clocks
+				.db(databaseNameFor("billing", process.env.MONGO_URL!))
+				.collection<{ _id: number; run?: object | null }>("test_clocks");
+			for (const until = Date.now() + 10_000; Date.now() < until; await new Promise(r => setTimeout(r, 5)))
+				if ((await testClocks.findOne({ _id: shop.accountId }))?.run) break;
+		} finally {
+			await clocks.close();
+		}
+		const nearer = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: now.plus({ days: 30 }).toUTC().toISO() });
+		const first = (await further).body;
+		const late = await admin(app).post(`/accounts/${shop.accountId}/clock`, { advanceTo: now.plus({ days: 30 }).toUTC().toISO() });
+
+		// Assert
+		expect(first.charged).toBeGreaterThan(0);
+		expect([nearer.status, nearer.body]).toEqual([200, expect.objectContaining({ charged: 0, declined: 0, suspended: 0 })]);
+		expect([late.status, late.body.message]).toEqual([409, "advanceTo must not be before the account's now: the clock only moves forward"]);
 	});
 });
