@@ -55,7 +55,7 @@ describe("Cross-account access", () => {
 
 	beforeAll(async () => {
 		app = await startApp({
-			services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications", "metrics"],
+			services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "invoicing", "refunds", "notifications", "metrics"],
 		});
 		mine = await createShop(app);
 		theirs = await createShop(app);

@@ -92,7 +92,7 @@ describe("GET /actuator/health", () => {
 			}
 
 			// Assert
-			const services = ["accounts", "billing", "dashboard", "notifications", "payments", "refunds", "sessions"];
+			const services = ["accounts", "billing", "dashboard", "invoicing", "metrics", "notifications", "payments", "refunds", "sessions"];
 			expect(health.status).toBe(503);
 			expect(health.body.components.database).toEqual({
 				status: "DOWN",
