@@ -39,11 +39,13 @@ beforeAll(async () => {
 	await startNode("checkout");
 	await startNode("payments");
 	await startNode("billing");
+	await startNode("invoicing");
 	await startNode("refunds");
 	await startNode("notifications");
 	await startNode("dashboard");
+	await startNode("metrics");
 	await gateway.waitForServices(
-		["accounts", "sessions", "checkout", "payments", "billing", "refunds", "notifications", "dashboard"],
+		["accounts", "sessions", "checkout", "payments", "billing", "invoicing", "refunds", "notifications", "dashboard", "metrics"],
 		10_000,
 	);
 	const server = (gateway.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;

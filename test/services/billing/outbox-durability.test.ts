@@ -12,7 +12,9 @@ let receiver: WebhookReceiver;
 
 beforeAll(async () => {
 	// Every service but notifications.
-	app = await startApp({ services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "refunds"] });
+	app = await startApp({
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "invoicing", "refunds", "metrics"],
+	});
 	receiver = await startWebhookReceiver();
 });
 afterAll(async () => {

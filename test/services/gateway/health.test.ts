@@ -20,7 +20,17 @@ describe("GET /actuator/health", () => {
 			components: {
 				database: {
 					status: "UP",
-					details: { accounts: "UP", billing: "UP", dashboard: "UP", notifications: "UP", payments: "UP", refunds: "UP", sessions: "UP" },
+					details: {
+						accounts: "UP",
+						billing: "UP",
+						dashboard: "UP",
+						invoicing: "UP",
+						metrics: "UP",
+						notifications: "UP",
+						payments: "UP",
+						refunds: "UP",
+						sessions: "UP",
+					},
 				},
 				transporter: { status: "UP", details: { type: "none (single process)" } },
 				services: {
@@ -30,6 +40,8 @@ describe("GET /actuator/health", () => {
 						billing: "UP",
 						checkout: "UP",
 						dashboard: "UP",
+						invoicing: "UP",
+						metrics: "UP",
 						notifications: "UP",
 						payments: "UP",
 						refunds: "UP",
@@ -57,6 +69,8 @@ describe("GET /actuator/health", () => {
 				billing: "DOWN",
 				checkout: "DOWN",
 				dashboard: "DOWN",
+				invoicing: "DOWN",
+				metrics: "DOWN",
 				notifications: "DOWN",
 				payments: "DOWN",
 				refunds: "DOWN",
