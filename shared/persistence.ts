@@ -2,6 +2,7 @@
 // and unique keys that turn a repeated insert into a no-op.
 import type { Collection, Document } from "mongodb";
 import { type Model, Schema } from "mongoose";
+import { groupCommit } from "./group-commit";
 
 /**
  * The document if it belongs to the account, else null. Reads go by key
@@ -43,17 +44,108 @@ function withDefaults<T extends object>(model: Insertable, doc: T): T {
  */
 export async function insertDoc<T extends object>(model: Insertable, doc: T): Promise<T> {
 	const stored = withDefaults(model, doc);
-	await model.collection.insertOne(stored, { ignoreUndefined: true });
+	const refused = (await inserterOf(model)([stored]))[0];
+	if (refused) throw refused;
 	return stored;
 }
 
-/** The documents stored of those keyed `ids`, with one command by `_id` (only their keys read). */
-export async function storedIds<T extends { _id: string }>(model: Model<T>, ids: string[]): Promise<Set<string>> {
-	const found = await raw(model)
-		.find({ _id: { $in: ids } } as never, { projection: { _id: 1 } })
-		.toArray();
-	return new Set(found.map(d => String(d._id)));
+/** A write error of insertMany: the index of the document it refused, and why. */
+interface WriteError {
+	index: number;
+	code?: number;
+	err?: unknown;
 }
+
+/** Each model's inserter: documents inserted at once on this node go out in one command (shared/group-commit.ts). */
+const inserters = new WeakMap<Insertable, (docs: object[]) => Promise<(Error | null)[]>>();
+
+/**
+ * Inserts the documents (defaults applied) with those other callers insert at once, in one unordered command; answers,
+ * per document, null or the error that refused it (a taken key: code 11000). Errors that are not one document's are thrown.
+ */
+function inserterOf(model: Insertable): (docs: object[]) => Promise<(Error | null)[]> {
+	let inserter = inserters.get(model);
+	if (!inserter) {
+		inserter = groupCommit<object[], (Error | null)[]>(async groups => {
+			const refused = await insertRefusing(model, groups.flat());
+			let offset = 0;
+			return groups.map(group => {
+				offset += group.length;
+				return refused.slice(offset - group.length, offset);
+			});
+		});
+		inserters.set(model, inserter);
+	}
+	return inserter;
+}
+
+/** Inserts the documents in one command; answers, per document, null or the error that refused it. */
+async function insertRefusing(model: Insertable, docs: object[]): Promise<(Error | null)[]> {
+	const refused: (Error | null)[] = docs.map(() => null);
+	try {
+		if (docs.length === 1) await model.collection.insertOne(docs[0], { ignoreUndefined: true });
+		else await model.collection.insertMany(docs, { ordered: false, ignoreUndefined: true });
+	} catch (err) {
+		const writeErrors = (err as { writeErrors?: WriteError[] }).writeErrors;
+		if (docs.length === 1 && isDuplicateKey(err)) refused[0] = err as Error;
+		else if (!writeErrors) throw err;
+		else
+			for (const e of writeErrors) refused[e.index] = Object.assign(new Error(`insert refused: ${e.code}`), e.err ?? {}, { code: e.code });
+	}
+	return refused;
+}
+
+/** One update of a bulk write: what `updateTogether` takes. */
+export interface UpdateOperation {
+	updateOne: { filter: object; update: object; upsert?: boolean };
+}
+
+type BulkWriter = { collection: unknown };
+
+const updaters = new WeakMap<BulkWriter, (operations: UpdateOperation[]) => Promise<void>>();
+
+/**
+ * Applies the updates, in order, in one command with those other callers on this node apply at once
+ * (shared/group-commit.ts): for updates whose callers need no per-document answer (schedule listings, bags, counters).
+ * Straight to the driver: nothing is cast.
+ */
+export function updateTogether(model: BulkWriter, operations: UpdateOperation[]): Promise<void> {
+	if (operations.length === 0) return Promise.resolve();
+	let update = updaters.get(model);
+	if (!update) {
+		const collection = model.collection as Collection;
+		update = groupCommit<UpdateOperation[]>(async groups => {
+			const all = groups.flat();
+			const [only] = all;
+			if (all.length === 1) await collection.updateOne(only.updateOne.filter, only.updateOne.update, { upsert: only.updateOne.upsert });
+			else await collection.bulkWrite(all, { ordered: true });
+			return undefined;
+		});
+		updaters.set(model, update);
+	}
+	return update(operations);
+}
+
+/** The documents stored of those keyed `ids`, with one command by `_id` (only their keys read). */
+export function storedIds<T extends { _id: string }>(model: Model<T>, ids: string[]): Promise<Set<string>> {
+	if (ids.length === 0) return Promise.resolve(new Set());
+	let reader = idReaders.get(model);
+	if (!reader) {
+		// Reads made at once on this node go out as one (shared/group-commit.ts).
+		reader = groupCommit<string[], Set<string>>(async groups => {
+			const found = await raw(model)
+				.find({ _id: { $in: [...new Set(groups.flat())] } } as never, { projection: { _id: 1 } })
+				.toArray();
+			const stored = new Set(found.map(d => String(d._id)));
+			return groups.map(group => new Set(group.filter(id => stored.has(id))));
+		});
+		idReaders.set(model, reader);
+	}
+	return reader(ids);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any model's key reader
+const idReaders = new WeakMap<Model<any>, (ids: string[]) => Promise<Set<string>>>();
 
 /** Inserts `doc` (as insertDoc does) unless its key is taken; answers whether this call inserted it. Other errors are thrown. */
 export async function insertOnce(model: Insertable, doc: object): Promise<boolean> {
@@ -69,18 +161,10 @@ export async function insertOnce(model: Insertable, doc: object): Promise<boolea
 /** Inserts the documents in one command; those whose key is taken are skipped. Answers whether all were inserted; other errors are thrown. */
 export async function insertAllOnce(model: Insertable, docs: object[]): Promise<boolean> {
 	if (docs.length === 0) return true;
-	try {
-		await model.collection.insertMany(
-			docs.map(doc => withDefaults(model, doc)),
-			{ ordered: false, ignoreUndefined: true },
-		);
-		return true;
-	} catch (err) {
-		const writeErrors = (err as { writeErrors?: unknown[] }).writeErrors;
-		const duplicatesOnly = writeErrors ? writeErrors.every(e => isDuplicateKey((e as { err?: unknown }).err ?? e)) : isDuplicateKey(err);
-		if (!duplicatesOnly) throw err;
-		return false;
-	}
+	const refused = (await inserterOf(model)(docs.map(doc => withDefaults(model, doc)))).filter(err => err !== null);
+	const other = refused.find(err => !isDuplicateKey(err));
+	if (other) throw other;
+	return refused.length === 0;
 }
 
 /**

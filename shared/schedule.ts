@@ -11,7 +11,7 @@
 // after.
 import type { Model } from "mongoose";
 import { Schema } from "mongoose";
-import { raw } from "./persistence";
+import { updateTogether } from "./persistence";
 
 export interface ScheduleSlotDoc {
 	/** `<slot start, epoch ms>#<shard>`, or "cursor". */
@@ -139,9 +139,8 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		const operations = [...slotDocuments(entries, options)].map(([key, ids]) => ({
 			updateOne: { filter: { _id: key }, update: update(ids), upsert },
 		}));
-		// Straight to the driver: these run several times per checkout, and there is nothing for mongoose to cast.
-		if (operations.length === 1) await raw(model).updateOne(operations[0].updateOne.filter, operations[0].updateOne.update, { upsert });
-		else if (operations.length > 1) await raw(model).bulkWrite(operations, { ordered: false });
+		// Writes made at once on this node go out together, in order: an id added then removed stays removed.
+		await updateTogether(model, operations);
 	}
 
 	/** Where a reading starts while no cursor has been written (ScheduleOptions.firstLookBackMs). */

@@ -16,7 +16,8 @@
 // stay short (a customer's transactions, an email's customers). Appends to
 // many bags go out as one bulk write.
 import { type Connection, type Model, Schema } from "mongoose";
-import { isDuplicateKey, raw } from "./persistence";
+import { keyedGroupCommit } from "./group-commit";
+import { isDuplicateKey, raw, updateTogether } from "./persistence";
 
 /** `[item id, time in epoch ms]`: what a page needs to fetch the item and to find a date. */
 export type TimelineEntry = [id: number | string, at: number];
@@ -66,9 +67,40 @@ export function createTimelines(connection: Connection): Timelines {
 const chunkKey = (key: string, chunk: number) => `${key}#${chunk}`;
 const chunkOf = (position: number) => Math.floor((position - 1) / CHUNK);
 
-/** Appends entries (at most CHUNK) in one update; answers the position of the first. */
-export async function append(timelines: Timelines, key: string, entries: TimelineEntry[]): Promise<number> {
+/** Each service's timelines' appenders: appends to one key at once on this node go out together (shared/group-commit.ts). */
+const appenders = new WeakMap<Timelines, (key: string, entries: TimelineEntry[]) => Promise<number>>();
+
+/** Appends entries (at most CHUNK) in one update, with those appended to the same key at once; answers the position of the first. */
+export function append(timelines: Timelines, key: string, entries: TimelineEntry[]): Promise<number> {
 	if (entries.length === 0 || entries.length > CHUNK) throw new RangeError(`append takes 1 to ${CHUNK} entries, not ${entries.length}`);
+	let appender = appenders.get(timelines);
+	if (!appender) {
+		appender = keyedGroupCommit<TimelineEntry[], number>((key, groups) => appendGroups(timelines, key, groups));
+		appenders.set(timelines, appender);
+	}
+	return appender(key, entries);
+}
+
+/** Appends each group's entries, groups in order and each whole in one update of at most CHUNK entries; answers each group's first position. */
+async function appendGroups(timelines: Timelines, key: string, groups: TimelineEntry[][]): Promise<number[]> {
+	const firsts: number[] = [];
+	for (let i = 0; i < groups.length; ) {
+		const piece: TimelineEntry[][] = [];
+		let size = 0;
+		while (i < groups.length && size + groups[i].length <= CHUNK) {
+			size += groups[i].length;
+			piece.push(groups[i++]);
+		}
+		let first = await appendOnce(timelines, key, piece.flat());
+		for (const group of piece) {
+			firsts.push(first);
+			first += group.length;
+		}
+	}
+	return firsts;
+}
+
+async function appendOnce(timelines: Timelines, key: string, entries: TimelineEntry[]): Promise<number> {
 	// The pre-image's count alone: an append answers its positions from it, and the head's entries (up to 300) travel
 	// only for the append that completes a chunk. The pre-image, as in shared/id-allocator.ts: mongo-java-server answers
 	// `new: true` with its live document, which later updates can change before the answer is sent (300 concurrent
@@ -243,14 +275,11 @@ function lastIn(entries: Positioned[], at: number): number {
 	return result;
 }
 
-/** Appends to many bags in one bulk write; each bag keeps every entry. */
-export async function addToBags(timelines: Timelines, additions: { key: string; entry: TimelineEntry }[]): Promise<void> {
-	if (additions.length === 0) return;
-	await raw(timelines.heads).bulkWrite(
-		additions.map(({ key, entry }) => ({
-			updateOne: { filter: { _id: key }, update: { $push: { recent: entry } }, upsert: true },
-		})),
-		{ ordered: false },
+/** Appends to many bags in one bulk write, with the additions other callers make at once; each bag keeps every entry. */
+export function addToBags(timelines: Timelines, additions: { key: string; entry: TimelineEntry }[]): Promise<void> {
+	return updateTogether(
+		timelines.heads,
+		additions.map(({ key, entry }) => ({ updateOne: { filter: { _id: key }, update: { $push: { recent: entry } }, upsert: true } })),
 	);
 }
 

@@ -56,7 +56,7 @@ export function createInvoicingDeps(broker: ServiceBroker, db: InvoicingDb, coun
 		productNameOf: async (accountId, productId) => (await productName(`${accountId}:${productId}`)).name,
 		documentLinks: links,
 		linkOf: links.linkOf,
-		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
+		enqueueAll: (events, resent) => call(broker, "notifications.enqueueAll", { events, resent }),
 		lostCompareAndSet: counters.lostCompareAndSet,
 	};
 }

@@ -41,8 +41,8 @@ export function issuedEvent(issued: Issued, linkOf: LinkOf, customer: CustomerVi
 
 export interface IssueEventsDeps extends IssueDeps {
 	linkOf: LinkOf;
-	/** Stores the events in notifications (notifications.enqueueAll), which drops a repeat by its id. */
-	enqueueAll(events: WebhookEvent[]): Promise<unknown>;
+	/** Stores the events in notifications (notifications.enqueueAll), which drops a repeat by its id; `resent`: some may be repeats. */
+	enqueueAll(events: WebhookEvent[], resent: boolean): Promise<unknown>;
 }
 
 /**
@@ -53,6 +53,11 @@ export async function issueAll(deps: IssueEventsDeps, requests: IssueRequest[]):
 	const issued = await Promise.all(requests.map(request => issueDocument(deps, request)));
 	const now = deps.now();
 	const events = issued.flatMap((one, i) => (one ? [issuedEvent(one, deps.linkOf, requests[i].customer, now)] : []));
-	if (events.length > 0) await deps.enqueueAll(events);
+	// A document written before (a repeated request) may have had its event handed over: notifications looks it up.
+	if (events.length > 0)
+		await deps.enqueueAll(
+			events,
+			issued.some(one => one !== null && !one.fresh),
+		);
 	return { issued: events.length };
 }

@@ -31,13 +31,14 @@ export interface IssueDeps {
 	productNameOf(accountId: number, productId: number): Promise<string | null>;
 }
 
-export type Issued = { kind: "invoice"; doc: InvoiceDoc } | { kind: "credit_note"; doc: CreditNoteDoc };
+/** A document; `fresh` when this call wrote it (its event was never handed over before). */
+export type Issued = ({ kind: "invoice"; doc: InvoiceDoc } | { kind: "credit_note"; doc: CreditNoteDoc }) & { fresh: boolean };
 
 const modelOf = (deps: IssueDeps, kind: DocumentKind) => documentModel(deps.db, kind);
 
 async function written(deps: IssueDeps, kind: DocumentKind, id: number): Promise<Issued | null> {
 	const doc = await modelOf(deps, kind).findById(id).lean();
-	return doc ? ({ kind, doc } as Issued) : null;
+	return doc ? ({ kind, doc, fresh: false } as Issued) : null;
 }
 
 /** A transaction to issue from, and the buyer its document names. */
@@ -103,7 +104,7 @@ async function issueNumbered(
 	await placeDocument(deps, kind, doc);
 	const inserted = await insertOnce(model, doc);
 	await releaseNumber(deps, tx.accountId, kind, tx.id);
-	return inserted ? ({ kind, doc } as Issued) : written(deps, kind, tx.id);
+	return inserted ? ({ kind, doc, fresh: true } as Issued) : written(deps, kind, tx.id);
 }
 
 function issueInvoice(deps: IssueDeps, issue: ToIssue): Promise<Issued | null> {

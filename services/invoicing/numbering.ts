@@ -37,10 +37,27 @@ interface NumberingDeps {
 	lostCompareAndSet?(): void;
 }
 
+type Sequence = { _id: string; last: number; pending: { number: number; key: number; at: Date }[] };
+
+/**
+ * Each sequence as this node last wrote it. Its numbers are taken on this node (the shard strategy), so the copy is
+ * usually the stored one and the read is saved; when another node moved it meanwhile, the compare-and-set on `last`
+ * fails and the sequence is read again. Kept per database (a test process runs several).
+ */
+const known = new WeakMap<object, Map<string, Sequence>>();
+
+function knownOf(deps: NumberingDeps): Map<string, Sequence> {
+	const sequences = known.get(deps.db.documentSequences) ?? new Map<string, Sequence>();
+	known.set(deps.db.documentSequences, sequences);
+	return sequences;
+}
+
 /** Takes the key's number (or finds the one it was given); null: the key already has its document (`exists`). */
 async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: () => Promise<boolean>): Promise<Numbered | null | "retry"> {
 	const sequences = deps.db.documentSequences;
-	const doc = (await sequences.findById(id).lean()) ?? { _id: id, last: 0, pending: [] };
+	const cache = knownOf(deps);
+	const doc = cache.get(id) ?? (await sequences.findById(id).lean()) ?? { _id: id, last: 0, pending: [] };
+	cache.delete(id);
 	const mine = doc.pending.find(entry => entry.key === key);
 	if (mine) return { sequence: mine.number };
 	if (await exists()) return null;
@@ -54,6 +71,7 @@ async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: ()
 			: await sequences.updateOne({ _id: id, last: doc.last }, { $set: { last: sequence }, $push: { pending: entry } });
 	const won = taken !== null && (taken.modifiedCount === 1 || taken.upsertedCount === 1);
 	if (!won) deps.lostCompareAndSet?.();
+	else cache.set(id, { _id: id, last: sequence, pending: [...doc.pending, entry] });
 	return won ? { sequence } : "retry";
 }
 
@@ -98,5 +116,8 @@ export async function lastNumber(
 
 /** The document is written: its pending entry goes. */
 export async function releaseNumber(deps: NumberingDeps, accountId: number, kind: DocumentKind, key: number): Promise<void> {
-	await deps.db.documentSequences.updateOne({ _id: sequenceKey(accountId, kind) }, { $pull: { pending: { key } } });
+	const id = sequenceKey(accountId, kind);
+	await deps.db.documentSequences.updateOne({ _id: id }, { $pull: { pending: { key } } });
+	const doc = knownOf(deps).get(id);
+	if (doc) doc.pending = doc.pending.filter(entry => entry.key !== key);
 }

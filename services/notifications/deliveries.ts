@@ -24,7 +24,7 @@ function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
 export async function enqueueEvents(
 	deps: NotificationsDeps,
 	events: WebhookEvent[],
-	claimable = 0,
+	{ claimable = 0, resent = true }: { claimable?: number; resent?: boolean } = {},
 ): Promise<{ deliveryIds: string[]; claimed: DeliveryDoc[] }> {
 	const now = deps.now();
 	const deliveries = events.map(event => {
@@ -47,13 +47,17 @@ export async function enqueueEvents(
 			enqueuedAt: now,
 		};
 	});
-	// A repeated enqueue (an at-least-once sender) adds nothing: not even a second place in the events API. Read first,
+	// A resent enqueue (a sweep's) adds nothing it stored before: not even a second place in the events API. Read first,
 	// one command: with several billing nodes a slow enqueue is sent again by their sweeps, and a repeat that listed and
-	// inserted everything again made the enqueue slower still (renewal webhooks minutes late in the benchmark).
-	const stored = await storedIds(
-		deps.db.deliveries,
-		deliveries.map(d => d._id),
-	);
+	// inserted everything again made the enqueue slower still (renewal webhooks minutes late in the benchmark). A first
+	// enqueue skips the read; if it was a repeat after all (an answer lost), its second places in the events API name a
+	// delivery stored at another position, which a page passes over (events.ts).
+	const stored = resent
+		? await storedIds(
+				deps.db.deliveries,
+				deliveries.map(d => d._id),
+			)
+		: new Set<string>();
 	const fresh = deliveries.filter(d => !stored.has(d._id));
 	// Listed before they are stored: in the events API (events.ts), and for the attempts, so a node that dies before
 	// the first attempt leaves them for any other to find.

@@ -35,7 +35,7 @@ interface Locals {
 	accounts: LRUCache<number, AccountView>;
 	emailWorker: EmailWorker;
 	smtp: SmtpSender | null;
-	enqueue(events: WebhookEvent[]): Promise<void>;
+	enqueue(events: WebhookEvent[], resent: boolean): Promise<void>;
 }
 
 /** Accounts' webhook targets are kept this long at most; a change drops them at once (accounts.updated). */
@@ -65,8 +65,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 	actions: {
 		enqueueAll: {
 			params: schemas.enqueueAll,
-			async handler(ctx: Context<{ events: WebhookEvent[] }>) {
-				await this.enqueue(ctx.params.events);
+			async handler(ctx: Context<{ events: WebhookEvent[]; resent?: boolean }>) {
+				await this.enqueue(ctx.params.events, ctx.params.resent ?? false);
 				return { accepted: ctx.params.events.length };
 			},
 		},
@@ -111,9 +111,9 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 	},
 
 	methods: {
-		async enqueue(events: WebhookEvent[]): Promise<void> {
+		async enqueue(events: WebhookEvent[], resent: boolean): Promise<void> {
 			// Stored, those the worker has room for already claimed: now the first attempts, without waiting for the next poll.
-			const { deliveryIds, claimed } = await enqueueEvents(this.deps, events, this.worker.freeSlots());
+			const { deliveryIds, claimed } = await enqueueEvents(this.deps, events, { claimable: this.worker.freeSlots(), resent });
 			const attempted = new Set(claimed.map(d => d._id));
 			for (const delivery of claimed) this.worker.attempt(delivery);
 			for (const id of deliveryIds) if (!attempted.has(id)) this.worker.deliver(id);

@@ -23,7 +23,10 @@ const webhookEvent = {
 export const MAX_EVENTS_PER_ENQUEUE = 1000;
 
 export const schemas = {
-	enqueueAll: params({ events: { type: "array", minItems: 1, maxItems: MAX_EVENTS_PER_ENQUEUE, items: params(webhookEvent) } }),
+	enqueueAll: params(
+		{ events: { type: "array", minItems: 1, maxItems: MAX_EVENTS_PER_ENQUEUE, items: params(webhookEvent) }, resent: { type: "boolean" } },
+		["events"],
+	),
 	list: params({ accountId: id, status: { enum: LIST_FILTERS }, limit: { type: "integer", minimum: 1, maximum: 1000 } }, ["accountId"]),
 	redeliverAccount: params({ accountId: id }),
 	redeliver: params({ eventId, accountId: id }, ["eventId"]),

@@ -41,5 +41,9 @@ export interface NotificationsActions {
 	 * The outbox relay's batches: each event stored before it answers, keyed by its id (a repeat is a no-op), in a few
 	 * commands; the first attempts go out in the batch's order.
 	 */
-	"notifications.enqueueAll": { params: { events: WebhookEvent[] }; result: { accepted: number } };
+	"notifications.enqueueAll": {
+		/** `resent`: the sender may have sent these before (a sweep's hand-over), so each is looked up before it is listed. */
+		params: { events: WebhookEvent[]; resent?: boolean };
+		result: { accepted: number };
+	};
 }

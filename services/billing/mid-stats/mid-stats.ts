@@ -7,7 +7,7 @@
 // twice. The same counts go to the node's metrics (billing.mid.*), which
 // Prometheus sums over the nodes.
 import type { ServiceBroker } from "moleculer";
-import { raw } from "../../../shared/persistence";
+import { updateTogether } from "../../../shared/persistence";
 import { formatDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
 import type { MidStatsDoc } from "../documents/counters";
@@ -99,15 +99,11 @@ export async function count(deps: Pick<BillingDeps, "db" | "midMetrics">, counte
 		}
 		deps.midMetrics?.count(c.midId, c.what, 1);
 	}
-	const updates = [...byDoc].map(([key, doc]) => ({
-		filter: { _id: key },
-		update: { $setOnInsert: { midId: doc.midId, day: doc.day }, $inc: doc.inc },
-	}));
-	// Straight to the driver: one per checkout, and nothing for mongoose to cast.
-	if (updates.length === 1) await raw(deps.db.midStats).updateOne(updates[0].filter, updates[0].update, { upsert: true });
-	else
-		await raw(deps.db.midStats).bulkWrite(
-			updates.map(u => ({ updateOne: { ...u, upsert: true } })),
-			{ ordered: false },
-		);
+	// With the counts other writes on this node make at once: one command.
+	await updateTogether(
+		deps.db.midStats,
+		[...byDoc].map(([key, doc]) => ({
+			updateOne: { filter: { _id: key }, update: { $setOnInsert: { midId: doc.midId, day: doc.day }, $inc: doc.inc }, upsert: true },
+		})),
+	);
 }

@@ -19,8 +19,8 @@ import { relayTargets } from "./relay-changes";
 export interface OutboxRelayDeps {
 	db: BillingDb;
 	outbox: Schedule<string>;
-	/** Stores the events in notifications (notifications.enqueueAll). */
-	enqueueAll(events: WebhookEvent[]): Promise<unknown>;
+	/** Stores the events in notifications (notifications.enqueueAll); `resent`: a sweep's, which may have been stored before. */
+	enqueueAll(events: WebhookEvent[], resent: boolean): Promise<unknown>;
 	now: () => Date;
 	logger: { warn(...args: unknown[]): void };
 	/** Asks invoicing for the invoices and credit notes of transactions whose events are relayed (issue-requests.ts). */

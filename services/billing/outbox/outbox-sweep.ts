@@ -46,7 +46,7 @@ async function sweepBatch(deps: OutboxRelayDeps, listings: OutboxListing[], now:
 	const waitingOf = <Doc>(kind: OutboxListing["kind"], found: Map<number, Doc>) => [
 		...new Set(waiting.filter(l => l.kind === kind).map(l => found.get(l.docId)!)),
 	];
-	await relayDocs(deps, waitingOf("t", transactions), waitingOf("c", customers), waitingOf("d", disputes));
+	await relayDocs(deps, waitingOf("t", transactions), waitingOf("c", customers), waitingOf("d", disputes), true);
 	// Relayed just now, or before: done. Unwritten ones stay listed for the next sweep.
 	const done = listings.filter(listing => listingState(listing, docOf(listing), now) !== "unwritten");
 	await deps.outbox.removeAll(done.map(listingEntry));

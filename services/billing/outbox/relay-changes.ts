@@ -97,16 +97,17 @@ async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	return { events, documents: documentTransactions(waiting, transactionsOf), related: { customersOf, transactionsOf } };
 }
 
-async function enqueue(deps: OutboxRelayDeps, events: WebhookEvent[]): Promise<void> {
-	for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH));
+async function enqueue(deps: OutboxRelayDeps, events: WebhookEvent[], resent: boolean): Promise<void> {
+	for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH), resent);
 }
 
-/** Relays every event waiting on these documents. */
+/** Relays every event waiting on these documents; `resent`: a sweep's relay, whose events may have been handed over before. */
 export async function relayDocs(
 	deps: OutboxRelayDeps,
 	transactions: TransactionDoc[],
 	customers: CustomerDoc[],
 	disputes: DisputeDoc[] = [],
+	resent = false,
 ): Promise<void> {
 	const waiting: Waiting = {
 		transactions: transactions.filter(tx => tx.outbox.length > 0),
@@ -115,7 +116,7 @@ export async function relayDocs(
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
 	const { events, documents, related } = await webhookEvents(deps, waiting);
-	await enqueue(deps, events);
+	await enqueue(deps, events, resent);
 	// Invoicing's requests after the events, before the events leave the outbox: a crash in between lists them again,
 	// once. Invoicing issues them on its own nodes (outbox/issue-requests.ts): the webhooks never wait for it.
 	await deps.issueRequests?.request(documents, related);

@@ -1,5 +1,6 @@
 // Reads documents for the relay by id, one command per collection, and takes
 // the events off the documents once notifications has stored them.
+import { updateTogether } from "../../../shared/persistence";
 import type { OutboxEvent } from "../documents/outbox-event";
 
 export const byId = <Doc extends { _id: number }>(docs: Doc[]) => new Map(docs.map(doc => [doc._id, doc]));
@@ -16,19 +17,17 @@ export async function readByIds<Doc extends { _id: number }>(
 	return new Map([...known, ...byId(docs)]);
 }
 
-/** Moves each document's relayed events from its outbox to `relayed`, one command per collection. */
-export async function markRelayed(
-	model: { collection: { bulkWrite(ops: never[], options: object): Promise<unknown> } },
-	docs: { _id: number; outbox: OutboxEvent[] }[],
-): Promise<void> {
-	const operations = docs
-		.filter(doc => doc.outbox.length > 0)
-		.map(doc => {
-			const ids = doc.outbox.map(event => event.id);
-			return {
-				updateOne: { filter: { _id: doc._id }, update: { $pull: { outbox: { id: { $in: ids } } }, $push: { relayed: { $each: ids } } } },
-			};
-		});
-	// Straight to the driver: nothing to cast, and it runs after every change.
-	if (operations.length) await model.collection.bulkWrite(operations as never[], { ordered: false });
+/** Moves each document's relayed events from its outbox to `relayed`, with what other relays on this node mark at once. */
+export function markRelayed(model: { collection: unknown }, docs: { _id: number; outbox: OutboxEvent[] }[]): Promise<void> {
+	return updateTogether(
+		model,
+		docs
+			.filter(doc => doc.outbox.length > 0)
+			.map(doc => {
+				const ids = doc.outbox.map(event => event.id);
+				return {
+					updateOne: { filter: { _id: doc._id }, update: { $pull: { outbox: { id: { $in: ids } } }, $push: { relayed: { $each: ids } } } },
+				};
+			}),
+	);
 }

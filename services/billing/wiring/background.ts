@@ -77,7 +77,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 	await Promise.all(schedules.map(schedule => schedule.initialize(now)));
 	const relay = createOutboxRelay({
 		...deps,
-		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
+		enqueueAll: (events, resent) => call(broker, "notifications.enqueueAll", { events, resent }),
 		issueRequests: createIssueRequests({ db, requests, now: deps.now, issue: issueThrough(broker), logger }),
 		counters: metricsHandover(params => call(broker, "metrics.apply", params)),
 		logger,

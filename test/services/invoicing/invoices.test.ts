@@ -3,6 +3,7 @@
 // with pdfjs-dist), and by the buyer's signed link without a token. The wall clock is April 2027 (CEST), as in
 // subscription-changes.test.ts.
 import { MongoClient } from "mongodb";
+import InvoicingService from "../../../services/invoicing/invoicing.service";
 import { databaseNameFor } from "../../../shared/db.mixin";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { everyPage } from "../../factories/list-pages";
@@ -301,6 +302,10 @@ describe("Invoices", () => {
 			await invoicing
 				.collection<{ _id: string; pending: object[] }>("document_sequences")
 				.updateOne({ _id: `${other.accountId}:invoice` }, { $set: { pending: [{ number: 1, key: lost.id, at: new Date() }] } });
+			// The node that died is replaced: a new one knows the sequence only as stored.
+			await app.broker.destroyService(app.broker.getLocalService("invoicing")!);
+			app.broker.createService(InvoicingService);
+			await app.broker.waitForServices(["invoicing"]);
 			const second = await subscribe(other, plan);
 			// Billing lists the request at a time later than any an earlier test set (the schedules' cursors only move
 			// forward), and the wall clock, frozen here, moves past the sweep's delay.

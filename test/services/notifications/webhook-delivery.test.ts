@@ -92,25 +92,33 @@ describe("Delivering an event", () => {
 		expect(requests.map(r => r.headers["x-webhook-id"]).sort()).toEqual([transaction.id, conversion.id, invoice.id].sort());
 	});
 
-	test("When billing hands the same event over again, then it is stored and sent once, and listed once in the events API", async () => {
-		// Arrange
-		const event = newEvent(merchant);
+	// A first hand-over is not looked up before it is listed (resent: false); a sweep's is (resent: true).
+	test.each([
+		["as a first hand-over", false],
+		["as a sweep's", true],
+	])(
+		"When billing hands the same event over again %s, then it is stored and sent once, and listed once in the events API",
+		async (_, resent) => {
+			// Arrange
+			const event = newEvent(merchant);
+			const hand = () => app.broker.call("notifications.enqueueAll", { events: [event], resent });
 
-		// Act: the outbox relay retrying, at once and later.
-		const answers = await Promise.all([handOver(app, event), handOver(app, event)]);
-		await eventually(async () => expect((await deliveryOf(app, merchant, event.id)).status).toBe("DELIVERED"));
-		answers.push(await handOver(app, event));
-		await new Promise(r => setTimeout(r, 700));
+			// Act: the outbox relay retrying, at once and later.
+			const answers = await Promise.all([hand(), hand()]);
+			await eventually(async () => expect((await deliveryOf(app, merchant, event.id)).status).toBe("DELIVERED"));
+			answers.push(await hand());
+			await new Promise(r => setTimeout(r, 700));
 
-		// Assert
-		expect(answers).toEqual([{ accepted: 1 }, { accepted: 1 }, { accepted: 1 }]);
-		expect(receiver.requestsFor(event.id)).toHaveLength(1);
-		expect((await deliveryOf(app, merchant, event.id)).attempts).toBe(1);
-		for (const path of ["/api/events?limit=100", `/api/events?limit=100&customerId=${event.customerId}`]) {
-			const listed = (await app.http().get(path).set(bearer(merchant)).expect(200)).body.data as { id: string }[];
-			expect({ path, listed: listed.filter(e => e.id === event.id).length }).toEqual({ path, listed: 1 });
-		}
-	});
+			// Assert
+			expect(answers).toEqual([{ accepted: 1 }, { accepted: 1 }, { accepted: 1 }]);
+			expect(receiver.requestsFor(event.id)).toHaveLength(1);
+			expect((await deliveryOf(app, merchant, event.id)).attempts).toBe(1);
+			for (const path of ["/api/events?limit=100", `/api/events?limit=100&customerId=${event.customerId}`]) {
+				const listed = (await app.http().get(path).set(bearer(merchant)).expect(200)).body.data as { id: string }[];
+				expect({ path, listed: listed.filter(e => e.id === event.id).length }).toEqual({ path, listed: 1 });
+			}
+		},
+	);
 });
 
 describe("Retrying failed deliveries", () => {
