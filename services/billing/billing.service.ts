@@ -18,7 +18,11 @@ import { dbMixin } from "../../shared/db.mixin";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { cardUpdateTarget, updateCard } from "./card-updates/card-update";
 import { continueCardUpdate } from "./card-updates/card-update-challenge";
-import { recoveryOf } from "./card-updates/recovery";
+import { quoteView } from "./changes/change-answers";
+import type { PlanChangeError } from "./changes/change-api-errors";
+import { type ChangeDone, cancelPendingChange, changeSubscription } from "./changes/change-apply";
+import { storeQuote } from "./changes/change-quote";
+import { type CreditRefundDone, refundCredit } from "./changes/credit-refund";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
@@ -28,12 +32,8 @@ import { getCustomer, getTransaction, listCustomers, listTransactions } from "./
 import { midHealth } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
-import { quoteView } from "./plan-changes/change-answers";
-import type { PlanChangeError } from "./plan-changes/change-api-errors";
-import { type ChangeDone, cancelPendingChange, changeSubscription } from "./plan-changes/change-apply";
-import { storeQuote } from "./plan-changes/change-quote";
-import { type CreditRefundDone, refundCredit } from "./plan-changes/credit-refund";
 import { refundTransaction } from "./refunds/refund-ledger";
+import { recoveryOf } from "./renewals/recovery";
 import { renewalStatus } from "./renewals/renewal-cycle";
 import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals, runTimeoutMs } from "./renewals/renewal-runs";
 import { schemas } from "./schemas";
@@ -149,7 +149,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			input => ({ customers: [input.id] }),
 			result => billingErrors.orFail(result),
 		),
-		// A subscription's change in place (plan-changes/, docs/subscriptions.md): a binding quote, the change, a scheduled one cancelled.
+		// A subscription's change in place (changes/, docs/subscriptions.md): a binding quote, the change, a scheduled one cancelled.
 		quoteChange: billingErrors.action(schemas.changeQuote, async (deps: BillingDeps, input: Parameters<typeof storeQuote>[1]) => {
 			const quote = await storeQuote(deps, input);
 			return typeof quote === "string" ? quote : quoteView(quote);

@@ -7,11 +7,11 @@ import type {
 } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { AccountClocks } from "./account-time";
-import type { CustomerDoc } from "./documents/customer";
-import type { MidStatsMetrics } from "./mid-stats/mid-stats";
+import type { MidCounters } from "./mid-stats/mid-stats";
 import type { BillingDb } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import type { Payments } from "./payments";
+import type { CustomerDoc } from "./records/customer";
 
 export interface BillingDeps {
 	db: BillingDb;
@@ -19,10 +19,10 @@ export interface BillingDeps {
 	renewals: Schedule<number>;
 	/** Outbox events by the time they were written (outbox/outbox.ts): the relay's sweep finds them by key. */
 	outbox: Schedule<string>;
-	/** The node's recovery counters (recovery.ts); absent when metrics are off. */
-	metrics?: { entered(): void; recovered(currency: string, amountMinor: number): void };
-	/** The node's per-MID counters (mid-stats.ts); absent when metrics are off. */
-	midMetrics?: MidStatsMetrics;
+	/** The node's recovery counters on /metrics (renewals/recovery-counters.ts); absent when the broker's metrics are off. */
+	recoveryCounters?: { entered(): void; recovered(currency: string, amountMinor: number): void };
+	/** The node's per-MID counters on /metrics (mid-stats.ts); absent when the broker's metrics are off. */
+	midCounters?: MidCounters;
 	/** Checkouts by the time they opened (checkout-recovery.ts): one left PENDING is found by key. */
 	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (expiry-warnings.ts). */

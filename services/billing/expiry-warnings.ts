@@ -9,9 +9,9 @@ import { isCardExpired } from "../../shared/card-expiry";
 import { config } from "../../shared/config";
 import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./documents/customer";
 import type { BillingDb } from "./models";
 import { scheduledEvent } from "./outbox/outbox";
+import type { CustomerDoc } from "./records/customer";
 import { CustomerStatus } from "./states";
 
 const HOUR_MS = 3_600_000;

@@ -5,7 +5,7 @@
 import { sha256Hex } from "../../shared/crypto";
 import { insertOnce } from "../../shared/persistence";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./documents/customer";
+import type { CustomerDoc } from "./records/customer";
 import { CustomerStatus, HOLDS_SUBSCRIPTION } from "./states";
 
 export interface LockOwner {

@@ -7,14 +7,14 @@ import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persisten
 import type { DiscountLine } from "./coupons/discount";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./documents/customer";
-import type { DisputeDoc } from "./documents/dispute";
-import type { RefundDoc } from "./documents/refund";
-import type { Billed, TransactionDoc } from "./documents/transaction";
+import { carrying, type RenewalTry, transactionEntry } from "./entries/metrics-entries";
 import { appendTransactions } from "./lists/pages";
-import { carrying, type RenewalTry, transactionEntry } from "./metrics/metrics-entries";
 import { countTransactions } from "./mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
+import type { CustomerDoc } from "./records/customer";
+import type { DisputeDoc } from "./records/dispute";
+import type { RefundDoc } from "./records/refund";
+import type { Billed, TransactionDoc } from "./records/transaction";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /** A charge, hold or capture to record: its customer, its money and the processor's answer. */

@@ -2,10 +2,10 @@
 import type { CustomerCouponView, CustomerView, DiscountView, DisputeView, TransactionView } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal } from "../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
-import type { CustomerDoc } from "./documents/customer";
-import type { DisputeDoc } from "./documents/dispute";
-import type { TransactionDoc } from "./documents/transaction";
-import { creditOf, quantityOf, storedPeriod } from "./plan-changes/customer-period";
+import { creditOf, quantityOf, storedPeriod } from "./changes/customer-period";
+import type { CustomerDoc } from "./records/customer";
+import type { DisputeDoc } from "./records/dispute";
+import type { TransactionDoc } from "./records/transaction";
 import { TransactionStatus } from "./states";
 
 /** The credit as a decimal of the period's currency (a customer with credit has a stored period: a change gave it). */

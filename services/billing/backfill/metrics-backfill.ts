@@ -11,18 +11,18 @@
 // once, however often the command runs, on one node or two at once.
 import { raw } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import { BACKFILLED, type Backfilled, type MetricsEntry } from "../documents/metrics";
-import { METRICS_ONLY, type OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import { type CustomerHistory, customerBackfillEntries } from "../entries/backfill-entries";
+import { productOr } from "../entries/customer-entry";
+import { disputeEntry, transactionEntry } from "../entries/metrics-entries";
+import { contributionOf, type MetricsProduct, subscriptionState } from "../entries/subscription-state";
 import { customerTransactionIds } from "../lists/pages";
-import { type CustomerHistory, customerBackfillEntries } from "../metrics/backfill-entries";
-import { productOr } from "../metrics/customer-metrics";
-import { disputeEntry, transactionEntry } from "../metrics/metrics-entries";
-import { contributionOf, type MetricsProduct, subscriptionState } from "../metrics/subscription-state";
 import { type OutboxKind, outboxEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
-import { readByIds } from "../outbox/relay-documents";
+import { readByIds } from "../outbox/relay-records";
+import type { CustomerDoc } from "../records/customer";
+import { BACKFILLED, type Backfilled, type MetricsEntry } from "../records/metrics";
+import { METRICS_ONLY, type OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
 import { TransactionStatus, TransactionType } from "../states";
 
 type BackfillDeps = Pick<BillingDeps, "db" | "now" | "outbox" | "productOf">;

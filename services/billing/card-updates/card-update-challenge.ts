@@ -1,7 +1,7 @@
 import { CardUpdateError, CardUpdateOutcome } from "../../../shared/contracts/billing";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
-import type { AwaitingCardUpdate } from "../documents/customer";
+import type { AwaitingCardUpdate } from "../records/customer";
 import { toCustomerView } from "../views";
 import { awaitingBuyer, heldBy, letLockGo, owedRenewal, paymentKey, settlePayment, type UpdateResult } from "./card-update-settlement";
 

@@ -10,19 +10,19 @@ import { CardUpdateError, CardUpdateOutcome, type CardUpdateResult, type Transac
 import { AUTHENTICATION_FAILED_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
 import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import type { CardFields, CustomerDoc } from "../documents/customer";
+import { countedChange } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
 import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
 import { countOnCap } from "../mid-stats/cap-reservations";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
-import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
+import type { CardFields, CustomerDoc } from "../records/customer";
+import { noteRecovery } from "../renewals/recovery";
+import { type RenewalBill, renewalBill, renewalProductId } from "../renewals/renewal-bill";
 import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
-import { noteRecovery } from "./recovery";
 
 /** Customers whose card can be replaced: a subscription that is live, or suspended by its renewals. */
 export const UPDATABLE = [CustomerStatus.Active, CustomerStatus.Suspended, CustomerStatus.Paused];
@@ -223,7 +223,7 @@ function resumedSchedule(customer: CustomerDoc, { product, bill }: OwedRenewal, 
 	const anchorPeriod = restart ? 0 : (customer.anchorPeriod ?? 0);
 	const next = addPeriod(anchor, { every: renewal.every * (periodsBilled - anchorPeriod), unit: renewal.unit });
 	// The plan the renewal billed (a waiting change applied, the credit spent); after a restart its period is derived
-	// afresh from the new anchor (plan-changes/customer-period.ts).
+	// afresh from the new anchor (changes/customer-period.ts).
 	const plan = bill.changes && restart && bill.changes.period ? { ...bill.changes, period: null } : (bill.changes ?? {});
 	return {
 		...plan,

@@ -13,9 +13,9 @@ import { bagReader, type ListError, type Page } from "../../../shared/list-page"
 import { type ListQuery, type ListSource, newestFirst } from "../../../shared/newest-first";
 import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../../shared/timeline";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import type { DisputeDoc } from "../documents/dispute";
-import type { TransactionDoc } from "../documents/transaction";
+import type { CustomerDoc } from "../records/customer";
+import type { DisputeDoc } from "../records/dispute";
+import type { TransactionDoc } from "../records/transaction";
 import type { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "../states";
 import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 

@@ -23,7 +23,7 @@ import { config } from "../../../shared/config";
 import type { CapReservation } from "../../../shared/contracts/billing";
 import { isDuplicateKey, raw } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import type { CapReservationEntry, MidCapDoc } from "../documents/counters";
+import type { CapReservationEntry, MidCapDoc } from "../records/counters";
 import { monthVolumes } from "./mid-health";
 import { monthOf } from "./mid-stats";
 

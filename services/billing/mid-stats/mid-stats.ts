@@ -10,8 +10,8 @@ import type { ServiceBroker } from "moleculer";
 import { raw } from "../../../shared/persistence";
 import { formatDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import type { MidStatsDoc } from "../documents/counters";
-import type { TransactionDoc } from "../documents/transaction";
+import type { MidStatsDoc } from "../records/counters";
+import type { TransactionDoc } from "../records/transaction";
 import { TransactionStatus, TransactionType } from "../states";
 
 /** What is counted per MID and day; amounts in minor units by currency. */
@@ -28,11 +28,11 @@ export const dayOf = (at: Date) => formatDateTime(at).slice(0, 10);
 /** YYYY-MM in the service's time zone: the month of the day a sale is counted on, and of a cap's counter (cap-reservations.ts). */
 export const monthOf = (at: Date) => dayOf(at).slice(0, 7);
 
-export interface MidStatsMetrics {
+export interface MidCounters {
 	count(midId: number, what: MidCount, n: number): void;
 }
 
-export function midStatsMetrics(broker: ServiceBroker): MidStatsMetrics | undefined {
+export function midCounters(broker: ServiceBroker): MidCounters | undefined {
 	if (!broker.isMetricsEnabled()) return undefined;
 	const names: Record<MidCount, string> = {
 		sales: "Approved charges (first charges and renewals)",
@@ -74,7 +74,7 @@ export interface Counted {
 }
 
 /** Counts transactions just written (one command for any number). */
-export function countTransactions(deps: Pick<BillingDeps, "db" | "midMetrics">, transactions: TransactionDoc[]): Promise<void> {
+export function countTransactions(deps: Pick<BillingDeps, "db" | "midCounters">, transactions: TransactionDoc[]): Promise<void> {
 	return count(
 		deps,
 		transactions.flatMap(tx => {
@@ -84,7 +84,7 @@ export function countTransactions(deps: Pick<BillingDeps, "db" | "midMetrics">, 
 	);
 }
 
-export async function count(deps: Pick<BillingDeps, "db" | "midMetrics">, counted: Counted[]): Promise<void> {
+export async function count(deps: Pick<BillingDeps, "db" | "midCounters">, counted: Counted[]): Promise<void> {
 	if (counted.length === 0) return;
 	const byDoc = new Map<string, { midId: number; day: string; inc: Record<string, number> }>();
 	for (const c of counted) {
@@ -97,7 +97,7 @@ export async function count(deps: Pick<BillingDeps, "db" | "midMetrics">, counte
 			const field = `${amountField}.${c.amount.currency}`;
 			doc.inc[field] = (doc.inc[field] ?? 0) + c.amount.minor;
 		}
-		deps.midMetrics?.count(c.midId, c.what, 1);
+		deps.midCounters?.count(c.midId, c.what, 1);
 	}
 	const updates = [...byDoc].map(([key, doc]) => ({
 		filter: { _id: key },

@@ -11,11 +11,11 @@ import type { ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
 import { type ChargedTransaction, documentKindOf, type IssueRequest, type Party } from "../../../shared/contracts/invoicing";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
-import type { CustomerDoc } from "../documents/customer";
-import type { TransactionDoc } from "../documents/transaction";
 import type { BillingDb } from "../models";
+import type { CustomerDoc } from "../records/customer";
+import type { TransactionDoc } from "../records/transaction";
 import { toCustomerView } from "../views";
-import { byId, readByIds } from "./relay-documents";
+import { byId, readByIds } from "./relay-records";
 
 /** The slots are this wide; the sweep leaves the newest two to the hand-overs that follow each relay. */
 const REQUEST_SLOT_MS = 1000;

@@ -3,18 +3,18 @@
 // has stored it, so a crash at any point re-sends rather than loses it;
 // notifications dedupes on the event id. Every billing node relays: the
 // documents a change just wrote, by id, right after the change (kick with
-// targets, relay-changes.ts), and on a timer (a sweep, outbox-sweep.ts)
+// targets, relay-events.ts), and on a timer (a sweep, outbox-sweep.ts)
 // whatever a crashed node or a failed relay left behind. The same sweep hands
 // invoicing the requests a failed hand-over left listed (issue-requests.ts).
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { Schedule } from "../../../shared/schedule";
-import type { CustomerDoc } from "../documents/customer";
-import type { TransactionDoc } from "../documents/transaction";
-import type { MetricsHandover } from "../metrics/metrics-handover";
+import type { MetricsHandover } from "../entries/metrics-handover";
 import type { BillingDb } from "../models";
+import type { CustomerDoc } from "../records/customer";
+import type { TransactionDoc } from "../records/transaction";
 import type { IssueRequests } from "./issue-requests";
 import { sweepOutbox } from "./outbox-sweep";
-import { relayTargets } from "./relay-changes";
+import { relayTargets } from "./relay-events";
 
 export interface OutboxRelayDeps {
 	db: BillingDb;

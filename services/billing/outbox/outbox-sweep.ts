@@ -1,14 +1,14 @@
 // The relay's sweep: whatever a crashed node or a failed relay left in an
 // outbox, found by key in the outbox schedule (outbox.ts), relayed; then the
 // listings that are done are dropped.
-import type { CustomerDoc } from "../documents/customer";
-import type { DisputeDoc } from "../documents/dispute";
-import type { OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import type { CustomerDoc } from "../records/customer";
+import type { DisputeDoc } from "../records/dispute";
+import type { OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
 import { listingEntry, OUTBOX_SLOT_MS, type OutboxListing, parseListing } from "./outbox";
 import type { OutboxRelayDeps } from "./outbox-relay";
-import { ENQUEUE_BATCH, relayDocs } from "./relay-changes";
-import { readByIds } from "./relay-documents";
+import { ENQUEUE_BATCH, relayDocs } from "./relay-events";
+import { readByIds } from "./relay-records";
 
 /**
  * The sweep leaves the newest slots to the relays that follow each change (a

@@ -10,8 +10,8 @@
 import { randomUUID } from "node:crypto";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { OutboxDetails, OutboxEvent } from "../documents/outbox-event";
 import type { BillingDb } from "../models";
+import type { OutboxDetails, OutboxEvent } from "../records/outbox-event";
 
 export function outboxEvent(deps: Pick<BillingDeps, "now">, type: OutboxEvent["type"], details: OutboxDetails = {}): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };

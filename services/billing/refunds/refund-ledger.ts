@@ -28,10 +28,10 @@ import { insertOnce, leaseFree, newLease, ownedBy } from "../../../shared/persis
 import { pollUntil } from "../../../shared/poll";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
-import type { RefundDoc } from "../documents/refund";
-import type { TransactionDoc } from "../documents/transaction";
 import { refundRecordMove, refundStatusMove } from "../lifecycle";
 import type { Payments } from "../payments";
+import type { RefundDoc } from "../records/refund";
+import type { TransactionDoc } from "../records/transaction";
 import { RefundRecordStatus, RefundStatus } from "../states";
 import { recordRefundTransaction, refundTransactionKey } from "../transaction-record";
 

@@ -13,8 +13,8 @@
 //   - One run at a time per account, whatever the node (account-time.ts).
 import { randomUUID } from "node:crypto";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { warningTime } from "../expiry-warnings";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
 import type { CycleReport } from "./renewal-batch";
 

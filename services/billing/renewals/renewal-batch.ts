@@ -12,21 +12,21 @@ import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import type { DueEntry } from "../../../shared/schedule";
 import { addPeriod } from "../../../shared/time";
-import { firstDecline, noteRecovery } from "../card-updates/recovery";
 import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import type { OutboxEvent } from "../documents/outbox-event";
-import type { BilledLine, TransactionDoc } from "../documents/transaction";
 import { expiryListings } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
-import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
+import type { CustomerDoc } from "../records/customer";
+import type { OutboxEvent } from "../records/outbox-event";
+import type { BilledLine, TransactionDoc } from "../records/transaction";
 import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
+import { firstDecline, noteRecovery } from "./recovery";
+import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-bill";
 import { letGo, slotStart, sortClaims } from "./renewal-claims";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
@@ -37,6 +37,22 @@ export interface RenewalDeps extends BillingDeps {
 	termsOf(accountId: number, productId: number): Promise<RenewalTerms | null>;
 	/** The cycle's view of the MIDs' monthly caps (mid-caps.ts). */
 	caps: CapTracker;
+	/**
+	 * Resumes the paused customers whose resumeAt is due by the run's time and answers them (subscriptions/pause.ts:
+	 * resumeDue, handed in by wiring/: the subscriptions' folder imports card updates, which import renewals).
+	 */
+	resumeDue(deps: BillingDeps, run: DueRun): Promise<number[]>;
+}
+
+/** Which listings a cycle sends on: those due by `at` (of one account, or of sandbox accounts only for a future time). */
+export interface DueRun {
+	at: Date;
+	accountId?: number;
+	/** A run "in the future" (a test clock) acts on sandbox customers only, as it bills them only. */
+	sandboxOnly: boolean;
+	moveCursor: boolean;
+	/** Read the schedule on from here (a test clock's later step). */
+	readFrom?: Date;
 }
 
 export interface BatchOptions {
@@ -80,7 +96,7 @@ interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
 	outcome: PaymentOutcome;
-	/** What it billed: the card's part, the credit's, and the customer's plan after it (plan-changes/renewal-bill.ts). */
+	/** What it billed: the card's part, the credit's, and the customer's plan after it (renewals/renewal-bill.ts). */
 	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };

@@ -3,7 +3,7 @@
 // lease let go at once), and why the others were passed over: gone from the
 // slot (their listing dropped), held by another node, or not for this cycle.
 import type { DueEntry } from "../../../shared/schedule";
-import type { CustomerDoc } from "../documents/customer";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
 import type { Claimed, CycleReport, RenewalDeps } from "./renewal-batch";
 

@@ -15,15 +15,14 @@
 //     the customer (retry-state.ts, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends. Before the renewals, it resumes the
-// paused customers whose resumeAt has come (subscriptions/pause.ts), so a
-// renewal the resume makes due is charged in the same cycle.
+// paused customers whose resumeAt has come (subscriptions/pause.ts, through
+// its deps), so a renewal the resume makes due is charged in the same cycle.
 import type { DueEntry } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { warnExpiringCards } from "../expiry-warnings";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
-import { resumeDue } from "../subscriptions/pause";
-import { type CycleReport, type RenewalDeps, renewBatch } from "./renewal-batch";
+import { type CycleReport, type DueRun, type RenewalDeps, renewBatch } from "./renewal-batch";
 
 export type { CycleReport, RenewalDeps } from "./renewal-batch";
 
@@ -75,7 +74,7 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 	const now = deps.now();
 	// Only the hourly cycle moves the schedule's cursor: a run for one account or for a future time leaves work behind it.
 	const moveCursor = options.accountId === undefined && options.at.getTime() <= now.getTime();
-	report.resumed = await sendDue(deps, options, { now, moveCursor }, resumeDue);
+	report.resumed = await sendDue(deps, options, { now, moveCursor }, deps.resumeDue);
 	await renewDue(deps, options, { now, moveCursor }, report);
 	if (!options.signal?.aborted) report.cardExpiryWarnings = await sendDue(deps, options, { now, moveCursor }, warnExpiringCards);
 	return report;
@@ -146,10 +145,7 @@ async function sendDue(
 	deps: RenewalDeps,
 	options: CycleOptions,
 	run: CycleRun,
-	due: (
-		deps: RenewalDeps,
-		by: { at: Date; accountId?: number; sandboxOnly: boolean; moveCursor: boolean; readFrom?: Date },
-	) => Promise<number[]>,
+	due: (deps: RenewalDeps, by: DueRun) => Promise<number[]>,
 ): Promise<number> {
 	const customers = await due(deps, {
 		at: options.at,

@@ -4,12 +4,13 @@
 // price), a retry on another MID moves the customer between MIDs. Each that
 // moved gets a METRICS event carrying its entry, written in the batch's one
 // bulk update with its new `counted`; every customer gets its `counted`.
-import type { CustomerDoc } from "../documents/customer";
-import type { OutboxEvent } from "../documents/outbox-event";
-import { METRICS_ONLY } from "../documents/outbox-event";
-import { type CountedFields, countedChange } from "../metrics/customer-metrics";
-import type { Contribution, MetricsProduct } from "../metrics/subscription-state";
+
+import { type CountedFields, countedChange } from "../entries/customer-entry";
+import type { Contribution, MetricsProduct } from "../entries/subscription-state";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
+import type { CustomerDoc } from "../records/customer";
+import type { OutboxEvent } from "../records/outbox-event";
+import { METRICS_ONLY } from "../records/outbox-event";
 import type { RenewalDeps } from "./renewal-batch";
 
 export interface RenewalCounted {

@@ -13,9 +13,9 @@ import type { RenewalTerms } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { addDays } from "../../../shared/time";
-import { firstDecline } from "../card-updates/recovery";
 import { declineCategory } from "../decline-reasons";
-import type { CustomerDoc } from "../documents/customer";
+import type { CustomerDoc } from "../records/customer";
+import { firstDecline } from "./recovery";
 
 const HOUR_MS = 3_600_000;
 

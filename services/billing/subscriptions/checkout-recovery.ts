@@ -12,7 +12,7 @@
 //   - never seen (the checkout stopped before paying, or before a SCHEDULE product's card was set up) -> ABANDONED, lock released
 //   - unpaid either way -> its session released (sessions.release), as the checkout would have released it
 // A card update paused for the buyer's challenge is listed too, at the challenge's end, and settled the same way;
-// so is a change's charge whose node died (plan-changes/change-recovery.ts).
+// so is a change's charge whose node died (changes/change-recovery.ts).
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
@@ -20,11 +20,11 @@ import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import { settleWithoutBuyer } from "../card-updates/card-update-challenge";
+import { settleChangeInFlight } from "../changes/change-recovery";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import type { BillingDb } from "../models";
 import { laterIfUnknown } from "../payments";
-import { settleChangeInFlight } from "../plan-changes/change-recovery";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
 
@@ -85,7 +85,7 @@ async function recoverCheckout(
 	const customer = await deps.db.customers.findById(customerId).lean();
 	// Listed just before the customer is written: a young listing without its customer is a checkout still opening.
 	if (!customer) return listedIn.getTime() < openedBefore.getTime() - LATE_LISTING_MS ? null : "later";
-	// A change's charge whose node died (plan-changes/change-charge.ts).
+	// A change's charge whose node died (changes/change-charge.ts).
 	if (customer.changeInFlight) return settleChangeInFlight(deps, customer, openedBefore);
 	// A card update paused for a challenge is listed at the challenge's end: its buyer never came back.
 	if (customer.awaitingCardUpdate) return settleCardUpdate(deps, customer, openedBefore);

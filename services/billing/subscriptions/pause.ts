@@ -16,13 +16,13 @@ import type { CustomerView } from "../../../shared/contracts/billing";
 import { leaseFree, newLease, ownedBy } from "../../../shared/persistence";
 import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
+import { countedChange } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
 import { expiryListings } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
 import type { BillingDb } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
+import type { CustomerDoc } from "../records/customer";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
@@ -43,7 +43,7 @@ export enum PauseError {
 	HoldPending = "HOLD_PENDING",
 	/** A card update waits for the buyer's challenge on its payment. */
 	CardUpdateInProgress = "CARD_UPDATE_IN_PROGRESS",
-	/** A change waits for the period's end (plan-changes/): the resume restarts the period, which would lose it. */
+	/** A change waits for the period's end (changes/): the resume restarts the period, which would lose it. */
 	ChangePending = "CHANGE_PENDING",
 	/** Another billing node kept the customer's renewal lease through every try. */
 	Busy = "BUSY",
@@ -223,7 +223,7 @@ async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promi
 					// The period restarts at the resume's renewal: period n is due at it + (n - periodsBilled) periods.
 					billingAnchor: next,
 					anchorPeriod: customer.periodsBilled,
-					// A change's stored period (plan-changes/) no longer ends at the renewal: it is derived from the anchor.
+					// A change's stored period (changes/) no longer ends at the renewal: it is derived from the anchor.
 					period: null,
 					counted,
 				},

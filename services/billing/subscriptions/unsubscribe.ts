@@ -4,12 +4,12 @@
 import { ownedBy } from "../../../shared/persistence";
 import { settleIfOver } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
-import type { AwaitingCardUpdate, CustomerDoc } from "../documents/customer";
+import { countedChange } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
+import type { EndedBy } from "../entries/subscription-state";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
-import type { EndedBy } from "../metrics/subscription-state";
 import { scheduledEvent } from "../outbox/outbox";
+import type { AwaitingCardUpdate, CustomerDoc } from "../records/customer";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
 import { isStalePending, releaseLock } from "../subscription-lock";

@@ -8,7 +8,7 @@ import { call } from "../../../shared/call";
 import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../backfill/metrics-backfill";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
-import { metricsHandover } from "../metrics/metrics-handover";
+import { metricsHandover } from "../entries/metrics-handover";
 import type { BillingDb } from "../models";
 import { createIssueRequestSchedule, createIssueRequests, issueThrough } from "../outbox/issue-requests";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";

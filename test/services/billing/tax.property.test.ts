@@ -7,8 +7,8 @@
 //
 // PROPERTY_RUNS sets the runs per property (default 300), PROPERTY_SEED the seed.
 import fc from "fast-check";
-import type { Billed } from "../../../services/billing/documents/transaction";
 import { billedGross } from "../../../services/billing/pricing/billed";
+import type { Billed } from "../../../services/billing/records/transaction";
 import type { Charge } from "../../../services/invoicing/charges";
 import { creditNoteTotals, invoiceTotals } from "../../../services/invoicing/invoice-lines";
 import type { InvoiceDoc } from "../../../services/invoicing/records";

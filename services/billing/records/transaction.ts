@@ -10,7 +10,7 @@ import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
 /** One line of what a charge billed (minor units; a credit negative). */
 export interface BilledLine {
-	/** A plan's period, or a change's two lines (documents/change-quote.ts). */
+	/** A plan's period, or a change's two lines (records/change-quote.ts). */
 	kind: "plan" | "unused_time_credit" | "new_plan_charge";
 	productId: number;
 	quantity: number;

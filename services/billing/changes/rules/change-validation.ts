@@ -1,7 +1,7 @@
-// What quoteChange and renewPeriod check before they count: the period is
+// What priceChange and renewPeriod check before they count: the period is
 // well formed, the change is in its currency with a positive quantity and a
 // valid interval, and `at` falls inside the period after its last change.
-import { PERIOD_UNITS, type RenewalPeriod } from "../../../shared/contracts/accounts";
+import { PERIOD_UNITS, type RenewalPeriod } from "../../../../shared/contracts/accounts";
 import type { ChangeError } from "./change-errors";
 import { fullAmount, secondsOf } from "./exact-amount";
 import { CHANGE_MODES, type PlanChange, type PlanPrice, type SubscriptionPeriod } from "./subscription-period";
@@ -45,7 +45,7 @@ function segmentsError(state: SubscriptionPeriod): ChangeError | null {
 export function stateError(state: SubscriptionPeriod): ChangeError | null {
 	for (const field of ["anchor", "start", "end"] as const) if (!isDate(state[field])) return { code: "INVALID_DATE", field };
 	if (secondsOf(state.end) <= secondsOf(state.start)) return { code: "INVALID_STATE", reason: "a period ends after it starts" };
-	// -1: the period before the anchor, which a resume's renewal ends (plan-changes/customer-period.ts).
+	// -1: the period before the anchor, which a resume's renewal ends (changes/customer-period.ts).
 	if (!Number.isSafeInteger(state.periodIndex) || state.periodIndex < -1)
 		return { code: "INVALID_STATE", reason: "periodIndex is -1 or more" };
 	if (!Number.isSafeInteger(state.billedForPeriod))

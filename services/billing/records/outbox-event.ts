@@ -29,7 +29,7 @@ export interface OutboxEvent {
 	pause?: { pausedAt: Date; resumeAt: Date | null };
 	/** A SUBSCRIPTION_RESUMED's resume: when, and the next renewal it set. */
 	resume?: { resumedAt: Date; nextRenewalTimestamp: Date };
-	/** A subscription change's event: what changed, as it was then (plan-changes/change-answers.ts formats it). */
+	/** A subscription change's event: what changed, as it was then (changes/change-answers.ts formats it). */
 	change?: ChangeDetails;
 	/** What the change counts in the subscription metrics, applied once by the relay under this event's id (metrics/). */
 	metrics?: MetricsEntry;

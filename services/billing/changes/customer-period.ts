@@ -1,11 +1,11 @@
-// A customer's period as a change in place counts it (changes/): the one its
+// A customer's period as a change in place counts it (rules/): the one its
 // first change stored and its renewals moved on, or, for a customer that never
 // changed, one derived from its product and its renewal schedule.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { addPeriod } from "../../../shared/time";
-import type { SubscriptionPeriod } from "../changes/subscription-period";
 import { discountFor } from "../coupons/discount";
-import type { CustomerDoc } from "../documents/customer";
+import type { CustomerDoc } from "../records/customer";
+import type { SubscriptionPeriod } from "./rules/subscription-period";
 
 export const quantityOf = (customer: Pick<CustomerDoc, "quantity">): number => customer.quantity ?? 1;
 export const creditOf = (customer: Pick<CustomerDoc, "credit">): number => customer.credit ?? 0;

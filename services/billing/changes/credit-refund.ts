@@ -8,9 +8,9 @@
 import { type RefundDone, RefundError } from "../../../shared/contracts/billing";
 import { findCurrency, toDecimal } from "../../../shared/money";
 import type { BillingDeps } from "../deps";
-import type { CreditRefund, CustomerDoc } from "../documents/customer";
-import type { TransactionDoc } from "../documents/transaction";
 import { listTransactionsPage } from "../lists/pages";
+import type { CreditRefund, CustomerDoc } from "../records/customer";
+import type { TransactionDoc } from "../records/transaction";
 import { refundTransaction } from "../refunds/refund-ledger";
 import { CustomerStatus, RefundStatus } from "../states";
 import { toCustomerView } from "../views";

@@ -4,11 +4,11 @@
 // gross). Invariants: total = Σ gross, signed; due = max(total, 0), never
 // negative; creditAdded = max(−total, 0), so due − creditAdded = total
 // exactly and at most one of them is not 0; the credit pays the due before
-// the card (changes/credit.ts): charged + creditUsed = due, and creditAfter =
+// the card (credit.ts): charged + creditUsed = due, and creditAfter =
 // credit − creditUsed + creditAdded. docs/subscriptions.md#api.
 
-import { type TaxRule, taxLine } from "../../../shared/tax";
-import { applyCredit } from "../changes/credit";
+import { type TaxRule, taxLine } from "../../../../shared/tax";
+import { applyCredit } from "./credit";
 
 export interface ChangeAmounts {
 	/** Each line's gross, in the lines' order. */

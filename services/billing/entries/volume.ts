@@ -5,7 +5,7 @@
 // dispute's chargeback is chargebacks. Disputes opened are read from the
 // dispute, not from a transaction: they are shown, never subtracted. Net
 // volume is the metrics service's read (metrics/window-figures.ts).
-import type { TransactionDoc } from "../documents/transaction";
+import type { TransactionDoc } from "../records/transaction";
 import { TransactionStatus, TransactionType } from "../states";
 
 export type VolumeFigure = "gross" | "refunds" | "chargebacks";

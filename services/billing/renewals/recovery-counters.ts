@@ -4,7 +4,7 @@
 import type { ServiceBroker } from "moleculer";
 import type { BillingDeps } from "../deps";
 
-export function recoveryMetrics(broker: ServiceBroker): BillingDeps["metrics"] {
+export function recoveryCounters(broker: ServiceBroker): BillingDeps["recoveryCounters"] {
 	if (!broker.isMetricsEnabled()) return undefined;
 	const counters = [
 		{ name: "billing.recovery.entered", description: "Renewals declined for the first time in their period" },

@@ -12,9 +12,9 @@ import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import { NO_TAX } from "../../../shared/tax";
 import type { BillingDeps } from "../deps";
-import type { ChangeQuoteDoc } from "../documents/change-quote";
-import type { CustomerDoc } from "../documents/customer";
-import type { TransactionDoc } from "../documents/transaction";
+import type { ChangeQuoteDoc } from "../records/change-quote";
+import type { CustomerDoc } from "../records/customer";
+import type { TransactionDoc } from "../records/transaction";
 import { TransactionType } from "../states";
 import { recordCharge } from "../transaction-record";
 

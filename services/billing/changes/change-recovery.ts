@@ -12,8 +12,8 @@ import { randomUUID } from "node:crypto";
 import { config } from "../../../shared/config";
 import { leaseFree, newLease } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { laterIfUnknown } from "../payments";
+import type { CustomerDoc } from "../records/customer";
 import { applied } from "./change-apply";
 import { changeKey, changeOwner, recordChange } from "./change-charge";
 

@@ -1,23 +1,23 @@
 // POST /api/customer/{id}/change-quote: what a change of product and/or
-// quantity costs now, counted by changes/ (quoteChange) and
-// change-amounts.ts (tax, due or credit), stored as a binding quote
-// (documents/change-quote.ts) the change then applies as it is, for
+// quantity costs now, priced by rules/proration.ts (priceChange) and
+// rules/change-amounts.ts (tax, due or credit), stored as a binding quote
+// (records/change-quote.ts) the change then applies as it is, for
 // QUOTE_TTL_MS. docs/subscriptions.md explains the rules to merchants.
 import { createHash, randomBytes } from "node:crypto";
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { ownedBy } from "../../../shared/persistence";
 import { NO_TAX, planGross } from "../../../shared/tax";
-import type { ChangeError } from "../changes/change-errors";
-import { quoteChange } from "../changes/proration";
-import type { ChangeMode } from "../changes/subscription-period";
 import { couponInForce } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
-import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../documents/change-quote";
-import type { CustomerDoc } from "../documents/customer";
+import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../records/change-quote";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
-import { changeAmounts } from "./change-amounts";
 import { PlanChangeError } from "./change-api-errors";
 import { creditOf, currentPeriod, quantityOf } from "./customer-period";
+import { changeAmounts } from "./rules/change-amounts";
+import type { ChangeError } from "./rules/change-errors";
+import { priceChange } from "./rules/proration";
+import type { ChangeMode } from "./rules/subscription-period";
 
 /** How long a quote binds: 15 minutes (docs/subscriptions.md). */
 export const QUOTE_TTL_MS = 15 * 60_000;
@@ -93,7 +93,7 @@ export async function computeChange(
 	const period = currentPeriod(customer, current);
 	if (!period) return trialChange(customer, next, input.mode, from, to);
 	if (to.productId === period.plan.productId && to.quantity === period.plan.quantity) return PlanChangeError.SamePlan;
-	const quoted = quoteChange(
+	const quoted = priceChange(
 		period,
 		{
 			...to,

@@ -5,9 +5,9 @@
 import { findCurrency, toDecimal } from "../../../shared/money";
 import { NO_TAX } from "../../../shared/tax";
 import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
-import type { ChangeQuoteDoc, QuotedChange } from "../documents/change-quote";
-import type { ChangeDetails } from "../documents/outbox-event";
-import { lineGross } from "./change-amounts";
+import type { ChangeQuoteDoc, QuotedChange } from "../records/change-quote";
+import type { ChangeDetails } from "../records/outbox-event";
+import { lineGross } from "./rules/change-amounts";
 
 export function quotedView(quoteId: string, result: QuotedChange) {
 	const currency = findCurrency(result.currency)!;

@@ -2,12 +2,12 @@
 // or those a sweep found listed (outbox-sweep.ts). An event leaves the outbox
 // only after notifications has stored it.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
-import type { CustomerDoc } from "../documents/customer";
-import type { DisputeDoc } from "../documents/dispute";
-import { METRICS_ONLY, type OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import type { CustomerDoc } from "../records/customer";
+import type { DisputeDoc } from "../records/dispute";
+import { METRICS_ONLY, type OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
 import type { OutboxRelayDeps, RelayTargets } from "./outbox-relay";
-import { byId, markRelayed, readByIds } from "./relay-documents";
+import { byId, markRelayed, readByIds } from "./relay-records";
 import { customerEvent, disputeEvent, namesTransaction, transactionEvent } from "./webhook-events";
 
 /** Events per enqueueAll (notifications takes up to 1000). */

@@ -37,17 +37,17 @@
 //
 // docs/subscriptions.md explains all this to merchants, with worked examples.
 
-import { config } from "../../../shared/config";
-import type { RenewalPeriod } from "../../../shared/contracts/accounts";
-import { addPeriod } from "../../../shared/time";
-import { discountFor } from "../coupons/discount";
+import { config } from "../../../../shared/config";
+import type { RenewalPeriod } from "../../../../shared/contracts/accounts";
+import { addPeriod } from "../../../../shared/time";
+import { discountFor } from "../../coupons/discount";
 import { type ChangeResult, failed, ok } from "./change-errors";
 import { changeError, stateError } from "./change-validation";
 import { fullAmount, roundHalfUp, secondsBetween, secondsOf, segmentsNumerator, toSafeNumber } from "./exact-amount";
 import type { ChangeMode, PeriodDiscount, Plan, PlanChange, PlanPrice, SubscriptionPeriod } from "./subscription-period";
 
-/** One line of a quote (minor units): a charge is positive, a credit negative. */
-export interface QuoteLine extends PlanPrice {
+/** One line of a priced change (minor units): a charge is positive, a credit negative. */
+export interface ChangeLine extends PlanPrice {
 	kind: "unused_time_credit" | "new_plan_charge" | "renewal";
 	from: Date;
 	to: Date;
@@ -60,25 +60,25 @@ export interface NextRenewal extends PlanPrice {
 	amount: number;
 }
 
-export interface ChangeQuote {
+export interface PricedChange {
 	mode: ChangeMode;
 	/** The change is to another interval: a new period starts at `at` (now) or at the renewal (at_period_end). */
 	intervalChange: boolean;
 	/** Their amounts add up to due − credit; none for a change without proration or at the period's end. */
-	lines: QuoteLine[];
+	lines: ChangeLine[];
 	/** To charge now (≥ 0), before the customer's credit is used (applyCredit). */
 	due: number;
 	/** To add to the customer's credit (≥ 0). At most one of due and credit is not 0. */
 	credit: number;
 	nextRenewal: NextRenewal;
-	/** The period after the change, to store in place of the one quoted on. */
+	/** The period after the change, to store in place of the one priced. */
 	state: SubscriptionPeriod;
 }
 
 export interface PeriodRenewal {
 	/** To charge at the renewal, before the customer's credit is used. */
 	amount: number;
-	line: QuoteLine;
+	line: ChangeLine;
 	/** The new period. */
 	state: SubscriptionPeriod;
 }
@@ -99,29 +99,29 @@ function discounted(value: bigint, discount: PeriodDiscount | null | undefined):
  * period after it. `zone` is the time zone periods are counted in (a new
  * interval's end). Bad input is an error answer, never an exception.
  */
-export function quoteChange(
+export function priceChange(
 	state: SubscriptionPeriod,
 	change: PlanChange,
 	at: Date,
 	zone: string = config().timeZone,
-): ChangeResult<ChangeQuote> {
+): ChangeResult<PricedChange> {
 	const error = stateError(state) ?? changeError(state, change, at);
 	if (error) return failed(error);
 	const plan = planOf(change);
 	const intervalChange = !sameRenewal(plan.renewal, state.plan.renewal);
 	switch (change.mode) {
 		case "at_period_end":
-			return quoted(change.mode, intervalChange, [], { ...state, pending: plan });
+			return priced(change.mode, intervalChange, [], { ...state, pending: plan });
 		case "now_without_proration":
 			if (intervalChange) return failed({ code: "INTERVAL_CHANGE_WITHOUT_PRORATION" });
-			return quoted(change.mode, false, [], { ...state, plan, pending: null });
+			return priced(change.mode, false, [], { ...state, plan, pending: null });
 		case "now_prorated":
 			return intervalChange ? newIntervalNow(state, plan, at, zone, change.discount) : prorateNow(state, plan, at);
 	}
 }
 
 /** Same interval: the new price from `at` to the period's end; the period's rounded total less what was billed for it is due. */
-function prorateNow(state: SubscriptionPeriod, plan: Plan, at: Date): ChangeResult<ChangeQuote> {
+function prorateNow(state: SubscriptionPeriod, plan: Plan, at: Date): ChangeResult<PricedChange> {
 	const periodSeconds = secondsBetween(state.start, state.end);
 	const before = state.segments.filter(segment => secondsOf(segment.from) < secondsOf(at));
 	const segments = [...before, { ...priceOf(plan), from: at }];
@@ -135,7 +135,7 @@ function prorateNow(state: SubscriptionPeriod, plan: Plan, at: Date): ChangeResu
 	];
 	const billedForPeriod = toSafeNumber(total);
 	if (billedForPeriod === null) return failed({ code: "AMOUNT_TOO_LARGE", field: "billedForPeriod" });
-	return quoted("now_prorated", false, lines, { ...state, plan, pending: null, segments, billedForPeriod });
+	return priced("now_prorated", false, lines, { ...state, plan, pending: null, segments, billedForPeriod });
 }
 
 /** Another interval: the old period ends at `at` (its unused part credited, cumulatively), a new one starts there, charged in full. */
@@ -145,7 +145,7 @@ function newIntervalNow(
 	at: Date,
 	zone: string,
 	discount: PeriodDiscount | null | undefined,
-): ChangeResult<ChangeQuote> {
+): ChangeResult<PricedChange> {
 	const periodSeconds = secondsBetween(state.start, state.end);
 	const usedValue = discounted(roundHalfUp(segmentsNumerator(state.segments, at), periodSeconds), state.discount);
 	const end = addPeriod(at, plan.renewal, zone);
@@ -167,19 +167,19 @@ function newIntervalNow(
 		billedForPeriod: Number(charge),
 		discount: discount ?? null,
 	};
-	return quoted("now_prorated", true, lines, next);
+	return priced("now_prorated", true, lines, next);
 }
 
 interface ExactLine {
-	kind: QuoteLine["kind"];
+	kind: ChangeLine["kind"];
 	price: PlanPrice;
 	from: Date;
 	to: Date;
 	amount: bigint;
 }
 
-/** The quote: the lines as numbers, due or credit from their sum, and the next renewal of the new state. */
-function quoted(mode: ChangeMode, intervalChange: boolean, exact: ExactLine[], state: SubscriptionPeriod): ChangeResult<ChangeQuote> {
+/** The priced change: the lines as numbers, due or credit from their sum, and the next renewal of the new state. */
+function priced(mode: ChangeMode, intervalChange: boolean, exact: ExactLine[], state: SubscriptionPeriod): ChangeResult<PricedChange> {
 	const net = toSafeNumber(exact.reduce((sum, line) => sum + line.amount, 0n));
 	const amounts = exact.map(line => toSafeNumber(line.amount));
 	if (net === null || amounts.includes(null)) return failed({ code: "AMOUNT_TOO_LARGE", field: "lines" });

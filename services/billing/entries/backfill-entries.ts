@@ -4,8 +4,8 @@
 // churned with its cause on the day it stopped: one entry per day. A
 // transaction counts its volume on its day (no renewal figures: an older
 // renewal's try cannot be told); a dispute, its amount on the day it opened.
-import type { CustomerDoc } from "../documents/customer";
-import type { MetricsEntry } from "../documents/metrics";
+import type { CustomerDoc } from "../records/customer";
+import type { MetricsEntry } from "../records/metrics";
 import { customerEntry } from "./metrics-entries";
 import { type Contribution, type MetricsProduct, mrrOf, subscriptionState } from "./subscription-state";
 

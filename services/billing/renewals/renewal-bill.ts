@@ -5,14 +5,14 @@
 // at its product's current price, and the next period is renewPeriod's. One
 // that never changed, with no seats, credit or coupon, is billed as before.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
-import { applyCredit } from "../changes/credit";
-import { renewPeriod } from "../changes/proration";
-import type { SubscriptionPeriod } from "../changes/subscription-period";
+import { creditOf, quantityOf, storedPeriod } from "../changes/customer-period";
+import { applyCredit } from "../changes/rules/credit";
+import { renewPeriod } from "../changes/rules/proration";
+import type { SubscriptionPeriod } from "../changes/rules/subscription-period";
 import { applyCoupon, type DiscountLine } from "../coupons/discount";
-import type { CustomerDoc } from "../documents/customer";
-import type { Billed } from "../documents/transaction";
 import { billedGross, planBilled } from "../pricing/billed";
-import { creditOf, quantityOf, storedPeriod } from "./customer-period";
+import type { CustomerDoc } from "../records/customer";
+import type { Billed } from "../records/transaction";
 
 export interface RenewalBill {
 	/** What the card is charged (0: the credit pays it all). */

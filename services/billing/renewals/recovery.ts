@@ -7,9 +7,9 @@ import type { RecoveryCustomer, RecoveryMonth } from "../../../shared/contracts/
 import { findCurrency, toDecimal } from "../../../shared/money";
 import { formatDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
+import type { CustomerDoc } from "../records/customer";
 
-export { firstDecline } from "../documents/customer";
+export { firstDecline } from "../records/customer";
 
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
@@ -18,7 +18,7 @@ import { toCustomerView } from "../views";
 const LIST_LIMIT = 1000;
 const MONTHS_SHOWN = 12;
 
-export interface RecoveryChanges {
+export interface Recoveries {
 	entered: Pick<CustomerDoc, "accountId">[];
 	recovered: { customer: Pick<CustomerDoc, "accountId">; amountMinor: number; currency: string }[];
 }
@@ -35,19 +35,19 @@ function monthsBack(now: Date, count: number): string[] {
 	});
 }
 
-export async function noteRecovery(deps: BillingDeps, at: Date, changes: RecoveryChanges): Promise<void> {
+export async function noteRecovery(deps: BillingDeps, at: Date, recoveries: Recoveries): Promise<void> {
 	const month = monthOf(at);
 	const byAccount = new Map<number, { entered: number; recovered: number; revenue: Record<string, number> }>();
 	const of = (accountId: number) =>
 		byAccount.get(accountId) ?? byAccount.set(accountId, { entered: 0, recovered: 0, revenue: {} }).get(accountId)!;
-	for (const { accountId } of changes.entered) of(accountId).entered++;
-	for (const { customer, amountMinor, currency } of changes.recovered) {
+	for (const { accountId } of recoveries.entered) of(accountId).entered++;
+	for (const { customer, amountMinor, currency } of recoveries.recovered) {
 		const stats = of(customer.accountId);
 		stats.recovered++;
 		stats.revenue[currency] = (stats.revenue[currency] ?? 0) + amountMinor;
-		deps.metrics?.recovered(currency, amountMinor);
+		deps.recoveryCounters?.recovered(currency, amountMinor);
 	}
-	for (let i = 0; i < changes.entered.length; i++) deps.metrics?.entered();
+	for (let i = 0; i < recoveries.entered.length; i++) deps.recoveryCounters?.entered();
 	if (byAccount.size === 0) return;
 	await deps.db.recoveryStats.bulkWrite(
 		[...byAccount].map(([accountId, stats]) => ({

@@ -5,8 +5,8 @@
 // change, so a change is counted exactly when it happened, once.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import type { MetricsEntry } from "../documents/metrics";
+import type { CustomerDoc } from "../records/customer";
+import type { MetricsEntry } from "../records/metrics";
 import { customerEntry, inRecovery } from "./metrics-entries";
 import { type Contribution, contributionOf, type EndedBy, type MetricsProduct, subscriptionState } from "./subscription-state";
 

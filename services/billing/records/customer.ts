@@ -5,7 +5,7 @@
 import { Schema } from "mongoose";
 import type { CapReservation, CardUpdateOutcome, FirstPaymentInput } from "../../../shared/contracts/billing";
 import { type Lease, leaseSchema } from "../../../shared/persistence";
-import type { PeriodDiscount, SubscriptionPeriod } from "../changes/subscription-period";
+import type { PeriodDiscount, SubscriptionPeriod } from "../changes/rules/subscription-period";
 import type { CustomerCoupon } from "../coupons/discount";
 import { CustomerStatus } from "../states";
 import type { Contribution } from "./metrics";
@@ -39,7 +39,7 @@ export interface AwaitingCardUpdate {
 	until: Date;
 }
 
-/** Credit being paid back after the customer unsubscribed (plan-changes/credit-refund.ts): the refunds, by their ids. */
+/** Credit being paid back after the customer unsubscribed (changes/credit-refund.ts): the refunds, by their ids. */
 export interface CreditRefund {
 	currency: string;
 	refunds: { transactionId: number; amount: number; refundId: string }[];
@@ -124,9 +124,9 @@ export interface CustomerDoc {
 	/** Minor units of the period's currency, never negative: what a downgrade gave back, spent by later charges first. Absent: 0. */
 	credit?: number;
 	/**
-	 * The current period as a change in place counts it (changes/subscription-period.ts): written by the first change,
+	 * The current period as a change in place counts it (changes/rules/subscription-period.ts): written by the first change,
 	 * moved on by each renewal after. Absent for a customer that never changed: its period is derived from its product
-	 * and schedule (plan-changes/customer-period.ts). Trusted only while its `end` is the customer's nextRenewalTimestamp.
+	 * and schedule (changes/customer-period.ts). Trusted only while its `end` is the customer's nextRenewalTimestamp.
 	 */
 	period?: SubscriptionPeriod | null;
 	/**
@@ -136,19 +136,19 @@ export interface CustomerDoc {
 	coupon?: CustomerCoupon | null;
 	/** The MID cap's reservation of a checkout's first charge, written with the PENDING customer (subscriptions/checkout-cap.ts). */
 	capReservation?: CapReservation | null;
-	/** The coupon the current period's charge was discounted by: a change prorates what was paid (plan-changes/customer-period.ts). Absent or null: none. */
+	/** The coupon the current period's charge was discounted by: a change prorates what was paid (changes/customer-period.ts). Absent or null: none. */
 	periodCoupon?: PeriodDiscount | null;
-	/** The last quote applied to this customer (plan-changes/): a repeat of it is refused as used. */
+	/** The last quote applied to this customer (changes/): a repeat of it is refused as used. */
 	lastQuoteId?: string | null;
 	/**
-	 * A change whose charge was sent and not yet settled (plan-changes/change-charge.ts): while set, the change keeps
+	 * A change whose charge was sent and not yet settled (changes/change-charge.ts): while set, the change keeps
 	 * the renewal lease and no renewal claims the customer; a change whose node died is settled by the recovery sweep.
 	 */
 	changeInFlight?: ChangeInFlight | null;
 	/** The credit's refunds while they are being made; the credit they take is already off `credit`. */
 	creditRefund?: CreditRefund | null;
 	/**
-	 * What the metrics last counted of this customer (metrics/customer-metrics.ts): each change counts the movement
+	 * What the metrics last counted of this customer (entries/customer-entry.ts): each change counts the movement
 	 * from it to the new state, and writes the new state here in the same update. Absent: never counted (a customer
 	 * older than the metrics until the backfill counts it).
 	 */

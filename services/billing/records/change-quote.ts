@@ -1,9 +1,9 @@
 // The change_quotes collection: a binding quote for a subscription's change in
-// place (plan-changes/), keyed by a random id, read only by that key. It holds
+// place (changes/), keyed by a random id, read only by that key. It holds
 // what the change was computed on (`basis`) and what it came to, so applying it
 // charges exactly the quoted amount, whatever the clock says, until it expires.
 import { Schema } from "mongoose";
-import type { ChangeMode, SubscriptionPeriod } from "../changes/subscription-period";
+import type { ChangeMode, SubscriptionPeriod } from "../changes/rules/subscription-period";
 
 export interface QuotedLine {
 	kind: "unused_time_credit" | "new_plan_charge";
@@ -50,7 +50,7 @@ export interface QuoteBasis {
 }
 
 export interface ChangeQuoteDoc {
-	/** `q_` and 32 hex digits: random, or a digest of the change's Idempotency-Key (plan-changes/change-quote.ts: keyedQuoteId). */
+	/** `q_` and 32 hex digits: random, or a digest of the change's Idempotency-Key (changes/change-quote.ts: keyedQuoteId). */
 	_id: string;
 	accountId: number;
 	customerId: number;

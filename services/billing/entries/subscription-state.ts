@@ -9,13 +9,13 @@
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { NO_TAX, priceLines } from "../../../shared/tax";
 import { type CustomerCoupon, couponInForce, discountFor } from "../coupons/discount";
-import type { CustomerDoc } from "../documents/customer";
-import type { ChurnCause, Contribution } from "../documents/metrics";
+import type { CustomerDoc } from "../records/customer";
+import type { ChurnCause, Contribution } from "../records/metrics";
 import { CustomerStatus } from "../states";
 import { monthlyAmount } from "./monthly-amount";
 
-export type { ChurnCause, Contribution, Standing } from "../documents/metrics";
-export { CHURN_CAUSES } from "../documents/metrics";
+export type { ChurnCause, Contribution, Standing } from "../records/metrics";
+export { CHURN_CAUSES } from "../records/metrics";
 
 /** What ended a subscription that was UNSUBSCRIBED: the merchant's unsubscribe, or the account's dispute protection. */
 export type EndedBy = "merchant" | "dispute";

@@ -4,10 +4,11 @@
 // and a renewal lost when a subscriber in recovery lapses; a transaction
 // counts its volume and, for a renewal's try, the renewal figures; a dispute
 // opened counts its amount. The entry rides on the change's outbox event.
-import { firstDecline } from "../documents/customer";
-import type { DayCount, DayCounts, MetricsEntry, ScopeKey } from "../documents/metrics";
-import type { TransactionDoc } from "../documents/transaction";
+
 import { dayOf } from "../mid-stats/mid-stats";
+import { firstDecline } from "../records/customer";
+import type { DayCount, DayCounts, MetricsEntry, ScopeKey } from "../records/metrics";
+import type { TransactionDoc } from "../records/transaction";
 import { type Movement, movementsBetween } from "./mrr-movements";
 import type { Contribution } from "./subscription-state";
 import { volumeOf } from "./volume";

@@ -1,6 +1,6 @@
 // Reads documents for the relay by id, one command per collection, and takes
 // the events off the documents once notifications has stored them.
-import type { OutboxEvent } from "../documents/outbox-event";
+import type { OutboxEvent } from "../records/outbox-event";
 
 export const byId = <Doc extends { _id: number }>(docs: Doc[]) => new Map(docs.map(doc => [doc._id, doc]));
 
