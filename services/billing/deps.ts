@@ -1,3 +1,5 @@
+// What billing's domain functions get: the database, the schedules, the clocks, typed calls to the other services,
+// the relay's kick and the node's counters. wiring/deps.ts builds it once per node.
 import type {
 	AccountsActions,
 	BlockBuyerInput,
@@ -38,7 +40,7 @@ export interface BillingDeps {
 		set(customerId: number, doc: CustomerDoc): void;
 		delete(customerId: number): void;
 	};
-	/** Hands the documents a change wrote events on to the outbox relay, so their webhooks go out at once. */
+	/** Hands the records an action or a sweep wrote events on to the outbox relay, so their webhooks go out at once. */
 	relay(targets: RelayTargets): void;
 	/** The payments service: charges, holds and refunds by card token, each on its MID's processor. */
 	payments: Payments;

@@ -1,15 +1,16 @@
 // The billing service's collections: customers (subscriptions), their
 // transactions, the locks that keep one active subscription per (product,
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
-// recovery's counters, the five schedules (renewals, card-expiry warnings,
-// the outbox, checkouts to recover, paused customers' resumes, invoicing's requests), change quotes, sandbox
-// accounts' test clocks, the timelines the merchant's lists page
-// through, and the id sequences. What each document holds, and its key, is
-// written beside its schema in records/ (customer.ts, transaction.ts,
-// refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
-// The card vault and the payments ledger are the payments service's
-// (services/payments/models.ts); invoices and credit notes are the invoicing
-// service's (services/invoicing/models.ts).
+// recovery's counters, the six schedules (renewals, card-expiry warnings, the
+// outbox, checkouts to recover, paused customers' resumes, invoicing's
+// requests), change quotes, the metrics backfill's progress, sandbox accounts'
+// test clocks, the timelines the merchant's lists page through, and the id
+// sequences. What each record holds, and its key, is written beside its schema
+// in records/ (customer.ts, transaction.ts, refund.ts, dispute.ts,
+// subscription-lock.ts, counters.ts, outbox-event.ts, change-quote.ts,
+// metrics.ts, test-clock.ts). The card vault and the payments ledger are the
+// payments service's (services/payments/models.ts); invoices and credit notes
+// are the invoicing service's (services/invoicing/models.ts).
 import type { Connection, Model } from "mongoose";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";

@@ -1,3 +1,4 @@
+// The JSON Schemas of billing's actions' parameters (Ajv; nothing is coerced).
 import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params, shortText } from "../../shared/schemas";

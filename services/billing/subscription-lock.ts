@@ -1,4 +1,4 @@
-// The duplicate-subscription check (spec step 4): one lock document per
+// The duplicate-subscription check (spec step 4): one lock record per
 // (account, product, email, card fingerprint), held while the subscription is
 // PENDING, ACTIVE or PAUSED, taken over once its holder has ended or died mid-checkout.
 

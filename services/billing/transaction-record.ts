@@ -30,11 +30,11 @@ export interface ChargeRecord {
 	discount?: DiscountLine | null;
 	/** What it billed, for its invoice (pricing/billed.ts); absent: a single line of the product, untaxed. */
 	billed?: Billed;
-	/** A renewal cycle's charge: which try of its period (for the metrics, metrics/). */
+	/** A renewal cycle's charge: which try of its period (for its entry, entries/). */
 	renewalTry?: RenewalTry;
 	/** When it was made, in the account's time (account-time.ts): its timestamp, and the day the metrics count it on. */
 	at: Date;
-	/** Events of other documents the change writes next (a checkout's CONVERSION), listed with the charge's in one command. */
+	/** Events of other records the caller writes next (a checkout's CONVERSION), listed with the charge's in one command. */
 	alsoListed?: Listed[];
 }
 

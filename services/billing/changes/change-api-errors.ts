@@ -1,5 +1,6 @@
 // What a subscription's change answers when it changes nothing (docs/api.md#subscription-changes): one row per
-// refusal. A declined charge is answered by change-apply.ts with its reason (402).
+// refusal. A declined charge is answered with its reason (402): change-apply.ts returns it (ChangeDeclined) and the
+// action maps it (billing.service.ts: changeAnswer).
 import type { ErrorTable } from "../../../shared/action";
 import { ApiErrorType } from "../../../shared/errors";
 

@@ -8,11 +8,10 @@
 import { randomUUID } from "node:crypto";
 import { config } from "../../../shared/config";
 import { DeclineCategory } from "../../../shared/contracts/billing";
-import { ApiError, ApiErrorType } from "../../../shared/errors";
 import { isDuplicateKey, leaseFree, newLease } from "../../../shared/persistence";
 import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
-import { countedChange } from "../entries/customer-entry";
+import { countUpdate } from "../entries/customer-entry";
 import { carrying } from "../entries/metrics-entries";
 import { listExpiryWarning } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
@@ -35,7 +34,13 @@ const CLAIM_TRIES = 3;
 
 export interface ChangeDone {
 	answer: object;
-	changed: RelayTargets;
+	toRelay: RelayTargets;
+}
+
+/** The card declined the change's charge: nothing changed; `declined` is the answer's message (402, billing.service.ts). */
+export interface ChangeDeclined {
+	declined: string;
+	toRelay: RelayTargets;
 }
 
 /** Takes the customer's renewal lease for `owner`; a renewal in flight is waited for. Null: still held by another. */
@@ -107,7 +112,7 @@ async function quoteOf(deps: BillingDeps, input: ChangeInput): Promise<ChangeQuo
 
 export type ChangeInput = ChangeRequest & { quoteId?: string; idempotencyKey?: string };
 
-export async function changeSubscription(deps: BillingDeps, input: ChangeInput): Promise<ChangeDone | PlanChangeError> {
+export async function changeSubscription(deps: BillingDeps, input: ChangeInput): Promise<ChangeDone | ChangeDeclined | PlanChangeError> {
 	const quote = await quoteOf(deps, input);
 	if (quote === PlanChangeError.QuoteUsed) return repeated(deps, input);
 	if (typeof quote === "string") return quote;
@@ -139,24 +144,29 @@ function repeated(deps: BillingDeps, input: ChangeInput): Promise<ChangeDone | P
 /** A repeat of an Idempotency-Key whose change was applied: the answer it got then. */
 async function answerAgain(deps: BillingDeps, input: ChangeInput): Promise<ChangeDone | PlanChangeError> {
 	const quote = await deps.db.changeQuotes.findById(keyedQuoteId(input.accountId, input.id, input.idempotencyKey!)).lean();
-	return quote?.answer ? { answer: quote.answer, changed: { customers: [], transactions: [] } } : PlanChangeError.QuoteUsed;
+	return quote?.answer ? { answer: quote.answer, toRelay: { customers: [], transactions: [] } } : PlanChangeError.QuoteUsed;
 }
 
-/** Nothing changes; an issuer that wants the buyer's authentication is answered as a renewal refused for it. */
-async function declined(deps: BillingDeps, customer: CustomerDoc, held: object, paid: Paid): Promise<never> {
+/**
+ * Nothing changes: the declined charge's transaction is relayed and the action answers 402. An issuer that wants the
+ * buyer's authentication is answered as a renewal refused for it (AUTHENTICATION_REQUIRED).
+ */
+async function declined(deps: BillingDeps, customer: CustomerDoc, held: object, paid: Paid): Promise<ChangeDeclined> {
 	const { transaction } = paid;
-	const category = declineCategory(paid.outcome);
-	const changed: RelayTargets = { transactions: [transaction._id], customers: [] };
-	let message = `The charge was declined: ${paid.outcome.reason ?? "no reason given"}; nothing changed (transaction ${transaction._id})`;
 	const settled = { $set: { changeInFlight: null } };
-	if (category === DeclineCategory.Authentication) {
-		const event = await scheduledEvent(deps, "c", customer._id, "AUTHENTICATION_REQUIRED", { transactionId: transaction._id });
-		await deps.db.customers.updateOne(held, { ...settled, $push: { outbox: event } });
-		changed.customers = [customer._id];
-		message = `The issuer asks for the buyer's authentication: send the buyer a card update link (POST /api/session with customerId); nothing changed (transaction ${transaction._id})`;
-	} else await deps.db.customers.updateOne(held, settled);
-	deps.relay(changed);
-	throw new ApiError(ApiErrorType.PaymentDeclined, message);
+	if (declineCategory(paid.outcome) !== DeclineCategory.Authentication) {
+		await deps.db.customers.updateOne(held, settled);
+		return {
+			declined: `The charge was declined: ${paid.outcome.reason ?? "no reason given"}; nothing changed (transaction ${transaction._id})`,
+			toRelay: { transactions: [transaction._id], customers: [] },
+		};
+	}
+	const event = await scheduledEvent(deps, "c", customer._id, "AUTHENTICATION_REQUIRED", { transactionId: transaction._id });
+	await deps.db.customers.updateOne(held, { ...settled, $push: { outbox: event } });
+	return {
+		declined: `The issuer asks for the buyer's authentication: send the buyer a card update link (POST /api/session with customerId); nothing changed (transaction ${transaction._id})`,
+		toRelay: { transactions: [transaction._id], customers: [customer._id] },
+	};
 }
 
 /** The customer's fields after the change, by its kind. */
@@ -193,7 +203,7 @@ export async function applied(
 	const scheduled = !result.trial && result.mode === "at_period_end";
 	const effectiveAt = scheduled ? customer.nextRenewalTimestamp : at;
 	// A change made now moves MRR (seats, plan, the coupon a new period used); one at the period's end, at that renewal.
-	const { counted, entry } = await countedChange(deps, customer, fields, { at });
+	const { counted, entry } = await countUpdate(deps, customer, fields, { at });
 	const event = await scheduledEvent(deps, "c", customer._id, scheduled ? "SUBSCRIPTION_CHANGE_SCHEDULED" : "SUBSCRIPTION_CHANGED", {
 		...(scheduled ? {} : { transactionId: transaction?._id ?? null }),
 		change: changeDetails(quote._id, result, effectiveAt),
@@ -218,7 +228,7 @@ export async function applied(
 	await deps.db.changeQuotes.updateOne({ _id: quote._id, usedAt: null }, { $set: { usedAt: deps.now() } });
 	return {
 		answer,
-		changed: { customers: [customer._id], transactions: transaction ? [transaction._id] : [] },
+		toRelay: { customers: [customer._id], transactions: transaction ? [transaction._id] : [] },
 	};
 }
 
@@ -250,7 +260,7 @@ export async function cancelPendingChange(
 		await deps.db.customers.updateOne(held, { $set: fields, $push: { outbox: event } });
 		return {
 			answer: { customer: toCustomerView({ ...customer, ...fields }) },
-			changed: { customers: [customer._id] },
+			toRelay: { customers: [customer._id] },
 		};
 	});
 }

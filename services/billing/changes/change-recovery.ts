@@ -55,7 +55,7 @@ async function settle(deps: BillingDeps, customer: CustomerDoc, held: object, qu
 		const paid = await recordChange(deps, customer, product, quote, outcome, at);
 		if (outcome.status === "APPROVED") {
 			const done = await applied(deps, customer, held, quote, paid.transaction, at);
-			deps.relay(done.changed);
+			deps.relay(done.toRelay);
 			return "settled";
 		}
 		deps.relay({ transactions: [paid.transaction._id], customers: [] });

@@ -1,4 +1,4 @@
-// What a document older than the metrics counts (docs/metrics.md#backfill):
+// What a record older than the metrics counts (docs/metrics.md#backfill):
 // pure. A customer that was a subscriber counts as new on the day of its
 // first charge, at its MRR as of now, and, when it is no longer one, as
 // churned with its cause on the day it stopped: one entry per day. A
@@ -32,7 +32,7 @@ type OlderCustomer = Pick<
 	| "lastTimeBilled"
 >;
 
-/** The day it stopped being a subscriber, as best the document tells (docs/metrics.md#backfill). */
+/** The day it stopped being a subscriber, as best the record tells (docs/metrics.md#backfill). */
 function stoppedAt(customer: OlderCustomer, record: Contribution, history: CustomerHistory): Date {
 	const at =
 		record.cause === "paused"
@@ -63,7 +63,7 @@ export function byDay(entries: MetricsEntry[]): MetricsEntry[] {
 
 /**
  * What an older customer counts: `record` is the contribution it is counted at (its state now, or the baseline its
- * first counted change started from), `product` that contribution's product. None unless it was a subscriber.
+ * first counted update started from), `product` that contribution's product. None unless it was a subscriber.
  */
 export function customerBackfillEntries(
 	customer: OlderCustomer,

@@ -1,8 +1,8 @@
-// What a change of one customer counts in the metrics, for the update that
-// makes it: the customer's new contribution (written on it as `counted`) and
-// the entry of the movement from the last one counted (carried by the
-// change's outbox event). Both are in the same single-document update as the
-// change, so a change is counted exactly when it happened, once.
+// What an update of one customer counts in the metrics: the customer's new
+// contribution (written on it as `counted`) and the entry of the movement from
+// the last one counted (carried by the update's outbox event). Both are in that
+// one update of the customer's record, so what it moves is counted exactly when
+// it happened, once.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../records/customer";
@@ -12,15 +12,15 @@ import { type Contribution, contributionOf, type EndedBy, type MetricsProduct, s
 
 type MetricsDeps = Pick<BillingDeps, "productOf">;
 
-/** The fields of a customer a change may move that the metrics read. */
+/** The fields of a customer an update may move that the metrics read. */
 export type CountedFields = Partial<
 	Pick<CustomerDoc, "status" | "periodsBilled" | "productId" | "quantity" | "coupon" | "midId" | "attempts" | "refusedMids">
 >;
 
-export interface CountedChange {
+export interface CountedUpdate {
 	/** `$set` it as the customer's `counted`. */
 	counted: Contribution;
-	/** Put it on the change's outbox event (`metrics`); null: nothing moved. */
+	/** Put it on the update's outbox event (`metrics`); null: nothing moved. */
 	entry: MetricsEntry | null;
 }
 
@@ -39,18 +39,18 @@ export function productOr(product: ProductRecord | MetricsProduct | null, custom
 }
 
 /**
- * The customer's contribution after `change` and the movement from the one last counted. `at`: when the change
- * happened, in the account's time (account-time.ts), the day it counts on; `product`: the product in force after the
- * change, when the caller has it (else read); `endedBy`: what unsubscribed it; `losesRenewal`: a lapse loses the
+ * The customer's contribution after `update` and the movement from the one last counted. `at`: when the update
+ * happens, in the account's time (account-time.ts), the day it counts on; `product`: the product in force after the
+ * update, when the caller has it (else read); `endedBy`: what unsubscribed it; `losesRenewal`: a lapse loses the
  * renewal being tried (default: when one was being retried).
  */
-export async function countedChange(
+export async function countUpdate(
 	deps: MetricsDeps,
 	customer: CustomerDoc,
-	change: CountedFields,
+	update: CountedFields,
 	options: { at: Date; product?: MetricsProduct | null; endedBy?: EndedBy; losesRenewal?: boolean },
-): Promise<CountedChange> {
-	const next = { ...customer, ...change };
+): Promise<CountedUpdate> {
+	const next = { ...customer, ...update };
 	const productOf = async (productId: number) =>
 		productOr(await deps.productOf(customer.accountId, productId).catch(() => null), customer, productId);
 	const product = options.product && options.product.id === next.productId ? options.product : await productOf(next.productId);

@@ -1,9 +1,9 @@
-// What one change counts in the metrics' day counters (docs/metrics.md), as a
-// MetricsEntry: pure. A customer's change counts its MRR and subscriber
+// What one write counts in the metrics' day counters (docs/metrics.md), as a
+// MetricsEntry: pure. A customer's update counts its MRR and subscriber
 // movements (mrr-movements.ts) in `all`, its product's scope and its MID's,
 // and a renewal lost when a subscriber in recovery lapses; a transaction
 // counts its volume and, for a renewal's try, the renewal figures; a dispute
-// opened counts its amount. The entry rides on the change's outbox event.
+// opened counts its amount. The entry rides on the write's outbox event.
 
 import { dayOf } from "../mid-stats/mid-stats";
 import { firstDecline } from "../records/customer";
@@ -71,7 +71,7 @@ const isEmpty = (counts: Counts) => Object.keys(counts).length === 0;
 const scopesOf = (productId: number, midId: number): ScopeKey[] => ["all", `p${productId}`, `m${midId}`];
 
 /**
- * What a customer's change from `before` (its last counted contribution, null: none yet) to `after` counts, on the day
+ * What a customer's update from `before` (its last counted contribution, null: none yet) to `after` counts, on the day
  * of `at`; null when nothing moved. `losesRenewal`: a lapse loses the renewal being tried (a suspension; an unsubscribe
  * while retried).
  */

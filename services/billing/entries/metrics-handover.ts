@@ -3,9 +3,9 @@
 // `apply` after the events were enqueued to notifications and before they
 // leave the outbox, and waits for the answer: a crash, or a metrics outage,
 // leaves them in the outbox for the next sweep, which hands them again, and
-// the metrics service counts each event's entry once by its id. `released`
+// the metrics service applies each event's entry once by its id. `released`
 // notes the events that have since left the outbox; their ids ride on the
-// next call, so the metrics service may drop them from its month documents.
+// next call, so the metrics service may drop them from its month records.
 import { type Applicable, type MetricsActions, monthKey } from "../../../shared/contracts/metrics";
 
 type Apply = (params: MetricsActions["metrics.apply"]["params"]) => Promise<unknown>;
@@ -14,7 +14,7 @@ export function metricsHandover(apply: Apply) {
 	/** Events that left the outbox since the last call, under their entries' month keys. */
 	let released: { eventId: string; month: string }[] = [];
 	return {
-		/** Counted once each, whatever was counted before; throws when the metrics service did not answer. */
+		/** Applied once each, whatever was applied before; throws when the metrics service did not answer. */
 		async apply(entries: Applicable[]): Promise<void> {
 			if (entries.length === 0) return;
 			const sending = released;

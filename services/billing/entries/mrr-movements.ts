@@ -1,7 +1,7 @@
 // The movement between two states of one customer (docs/metrics.md#mrr-movements):
 // pure. Each scope (a currency's total, `all`, and its product) gets at most one
-// movement of exactly one kind, whose `mrr` is the change of the customer's MRR
-// in that scope and whose `subscribers` is the change of its count there, so
+// movement of exactly one kind, whose `mrr` is the difference in the customer's MRR
+// in that scope and whose `subscribers` the difference in its count there, so
 // over any sequence of states the movements of a scope add up to its final
 // figures less its first. A switch of product keeps the customer a subscriber:
 // the currency's total moves by the difference (expansion or contraction);

@@ -1,6 +1,6 @@
 // What the metrics see of one customer at one moment (docs/metrics.md): its
 // standing (a subscriber, lapsed with a cause, or neither), its product and
-// currency, and its MRR. Pure: built from the customer document and its
+// currency, and its MRR. Pure: built from the customer record and its
 // product as billing stores them, with no I/O. A subscriber is a customer
 // whose first charge was made (not a trial) on a product that renews, while
 // it is ACTIVE (a renewal being retried included). Its MRR is the price its
@@ -23,7 +23,7 @@ export type EndedBy = "merchant" | "dispute";
 /** The product fields MRR needs (a ProductRecord has them). */
 export type MetricsProduct = Pick<ProductRecord, "id" | "currency" | "amountMinor" | "renewal" | "tax">;
 
-/** A customer as the metrics read it: the fields of its document they use, its product, and what ended it. */
+/** A customer as the metrics read it: the fields of its record they use, its product, and what ended it. */
 export interface SubscriptionState {
 	status: CustomerStatus;
 	/** CustomerDoc.periodsBilled: 0 until the first charge (a trial, a hold not captured). */

@@ -65,7 +65,8 @@ function countOf(tx: Pick<TransactionDoc, "type" | "status" | "processorTransact
 	}
 }
 
-export interface Counted {
+/** One thing to add to a MID's day in mid_stats. */
+export interface MidStat {
 	midId: number;
 	what: MidCount;
 	at: Date;
@@ -84,10 +85,10 @@ export function countTransactions(deps: Pick<BillingDeps, "db" | "midCounters">,
 	);
 }
 
-export async function count(deps: Pick<BillingDeps, "db" | "midCounters">, counted: Counted[]): Promise<void> {
-	if (counted.length === 0) return;
+export async function count(deps: Pick<BillingDeps, "db" | "midCounters">, stats: MidStat[]): Promise<void> {
+	if (stats.length === 0) return;
 	const byDoc = new Map<string, { midId: number; day: string; inc: Record<string, number> }>();
-	for (const c of counted) {
+	for (const c of stats) {
 		const day = dayOf(c.at);
 		const key = `${c.midId}:${day}`;
 		const doc = byDoc.get(key) ?? byDoc.set(key, { midId: c.midId, day, inc: {} }).get(key)!;

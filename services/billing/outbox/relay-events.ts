@@ -1,4 +1,4 @@
-// Relays the events waiting on given documents: those a change just wrote,
+// Relays the events waiting on given records: those an action just wrote,
 // or those a sweep found listed (outbox-sweep.ts). An event leaves the outbox
 // only after notifications has stored it.
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
@@ -20,7 +20,7 @@ interface Waiting {
 }
 
 /** The customers the events are about, and the transactions they show besides their own (originals, conversions, disputed charges). */
-async function relatedDocs(deps: OutboxRelayDeps, { transactions, customers, disputes }: Waiting) {
+async function relatedRecords(deps: OutboxRelayDeps, { transactions, customers, disputes }: Waiting) {
 	const customersOf = await readByIds(
 		deps.db.customers,
 		[...transactions.map(tx => tx.customerId), ...disputes.map(dispute => dispute.customerId)],
@@ -61,7 +61,7 @@ function documentTransactions(waiting: Waiting, transactionsOf: Map<number, Tran
 	return [...waiting.transactions.filter(tx => tx.outbox.some(e => ISSUED_WITH.has(e.type))), ...chargebacks.filter(Boolean)];
 }
 
-/** Where an event goes among those of the same instant: a customer's CONVERSION first (it introduces the customer), then as a change writes them. */
+/** Where an event goes among those of the same instant: a customer's CONVERSION first (it introduces the customer), then as a write makes them. */
 const RANK = { conversion: 0, transaction: 1, customer: 2, dispute: 3 } as const;
 
 type Ranked = { at: number; rank: number; event: WebhookEvent };
@@ -78,7 +78,7 @@ const ranked = (event: OutboxEvent, rank: number, webhook: WebhookEvent): Ranked
  * the same instant, by RANK. And the transactions whose documents are asked for with them.
  */
 async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
-	const { customersOf, transactionsOf } = await relatedDocs(deps, waiting);
+	const { customersOf, transactionsOf } = await relatedRecords(deps, waiting);
 	const events = [
 		...waiting.transactions.flatMap(tx =>
 			sent(tx.outbox).map(event => ranked(event, RANK.transaction, transactionEvent(tx, event, customersOf, transactionsOf))),
@@ -94,15 +94,15 @@ async function webhookEvents(deps: OutboxRelayDeps, waiting: Waiting) {
 	]
 		.sort((a, b) => a.at - b.at || a.rank - b.rank)
 		.map(one => one.event);
-	return { events, documents: documentTransactions(waiting, transactionsOf), related: { customersOf, transactionsOf } };
+	return { events, toIssue: documentTransactions(waiting, transactionsOf), related: { customersOf, transactionsOf } };
 }
 
 async function enqueue(deps: OutboxRelayDeps, events: WebhookEvent[]): Promise<void> {
 	for (let from = 0; from < events.length; from += ENQUEUE_BATCH) await deps.enqueueAll(events.slice(from, from + ENQUEUE_BATCH));
 }
 
-/** Relays every event waiting on these documents. */
-export async function relayDocs(
+/** Relays every event waiting on these records. */
+export async function relayRecords(
 	deps: OutboxRelayDeps,
 	transactions: TransactionDoc[],
 	customers: CustomerDoc[],
@@ -114,32 +114,32 @@ export async function relayDocs(
 		disputes: disputes.filter(dispute => dispute.outbox.length > 0),
 	};
 	if (waiting.transactions.length + waiting.customers.length + waiting.disputes.length === 0) return;
-	const { events, documents, related } = await webhookEvents(deps, waiting);
+	const { events, toIssue, related } = await webhookEvents(deps, waiting);
 	await enqueue(deps, events);
 	// Invoicing's requests after the events, before the events leave the outbox: a crash in between lists them again,
 	// once. Invoicing issues them on its own nodes (outbox/issue-requests.ts): the webhooks never wait for it.
-	await deps.issueRequests?.request(documents, related);
-	// Counted after the webhooks, so a metrics outage delays no webhook, and before the events leave the outbox: a crash
-	// or an outage in between hands them again at the next sweep, which the metrics service counts once (by event id).
+	await deps.issueRequests?.request(toIssue, related);
+	// Handed over after the webhooks, so a metrics outage delays no webhook, and before the events leave the outbox: a
+	// crash or an outage in between hands them again at the next sweep, which the metrics service applies once (by event id).
 	const entries = entriesOf(waiting);
-	await deps.counters?.apply(entries);
+	await deps.handover?.apply(entries);
 	await markRelayed(deps.db.transactions, waiting.transactions);
 	await markRelayed(deps.db.customers, waiting.customers);
 	await markRelayed(deps.db.disputes, waiting.disputes);
-	deps.counters?.released(entries);
+	deps.handover?.released(entries);
 }
 
-/** Relays the events waiting on the documents a change just wrote (those it wrote as answered are not read again). */
-export async function relayTargets(deps: OutboxRelayDeps, changed: RelayTargets): Promise<void> {
-	const written = { customers: byId(changed.written?.customers ?? []), transactions: byId(changed.written?.transactions ?? []) };
+/** Relays the events waiting on the records an action just wrote (those it wrote as answered are not read again). */
+export async function relayTargets(deps: OutboxRelayDeps, toRelay: RelayTargets): Promise<void> {
+	const written = { customers: byId(toRelay.written?.customers ?? []), transactions: byId(toRelay.written?.transactions ?? []) };
 	const [transactions, customers] = await Promise.all([
 		readByIds<TransactionDoc>(
 			deps.db.transactions,
-			[...(changed.transactions ?? []), ...written.transactions.keys()],
+			[...(toRelay.transactions ?? []), ...written.transactions.keys()],
 			written.transactions,
 		),
-		readByIds<CustomerDoc>(deps.db.customers, [...(changed.customers ?? []), ...written.customers.keys()], written.customers),
+		readByIds<CustomerDoc>(deps.db.customers, [...(toRelay.customers ?? []), ...written.customers.keys()], written.customers),
 	]);
-	const disputes = await readByIds<DisputeDoc>(deps.db.disputes, changed.disputes ?? []);
-	await relayDocs(deps, [...transactions.values()], [...customers.values()], [...disputes.values()]);
+	const disputes = await readByIds<DisputeDoc>(deps.db.disputes, toRelay.disputes ?? []);
+	await relayRecords(deps, [...transactions.values()], [...customers.values()], [...disputes.values()]);
 }

@@ -1,10 +1,10 @@
-// Reads documents for the relay by id, one command per collection, and takes
-// the events off the documents once notifications has stored them.
+// Reads records for the relay by id, one command per collection, and takes
+// the events off the records once notifications has stored them.
 import type { OutboxEvent } from "../records/outbox-event";
 
 export const byId = <Doc extends { _id: number }>(docs: Doc[]) => new Map(docs.map(doc => [doc._id, doc]));
 
-/** Documents by id, one command per collection (those already at hand are not read again). */
+/** Records by id, one command per collection (those already at hand are not read again). */
 export async function readByIds<Doc extends { _id: number }>(
 	model: { find(filter: object): { lean(): Promise<unknown> } },
 	ids: Iterable<number>,
@@ -16,7 +16,7 @@ export async function readByIds<Doc extends { _id: number }>(
 	return new Map([...known, ...byId(docs)]);
 }
 
-/** Moves each document's relayed events from its outbox to `relayed`, one command per collection. */
+/** Moves each record's relayed events from its outbox to `relayed`, one command per collection. */
 export async function markRelayed(
 	model: { collection: { bulkWrite(ops: never[], options: object): Promise<unknown> } },
 	docs: { _id: number; outbox: OutboxEvent[] }[],
@@ -29,6 +29,6 @@ export async function markRelayed(
 				updateOne: { filter: { _id: doc._id }, update: { $pull: { outbox: { id: { $in: ids } } }, $push: { relayed: { $each: ids } } } },
 			};
 		});
-	// Straight to the driver: nothing to cast, and it runs after every change.
+	// Straight to the driver: nothing to cast, and it runs after every write.
 	if (operations.length) await model.collection.bulkWrite(operations as never[], { ordered: false });
 }

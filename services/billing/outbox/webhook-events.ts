@@ -1,5 +1,5 @@
 // The webhook event the merchant receives for an outbox event: the envelope
-// (shared/contracts/notifications.ts) around the documents it is about, as
+// (shared/contracts/notifications.ts) around the records it is about, as
 // they are when relayed.
 import type { EventType, WebhookEvent } from "../../../shared/contracts/notifications";
 import { findCurrency, toDecimal } from "../../../shared/money";

@@ -47,7 +47,7 @@ export interface CapReservationEntry {
 
 /**
  * A MID's cap counter for one month (mid-stats/cap-reservations.ts), keyed `<midId>:<YYYY-MM>`: what the month's sales and the
- * charges in flight take of its cap, in minor units by currency. Every change is one conditional update of it.
+ * charges in flight take of its cap, in minor units by currency. Every write is one conditional update of it.
  */
 export interface MidCapDoc {
 	_id: string;

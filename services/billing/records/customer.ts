@@ -148,7 +148,7 @@ export interface CustomerDoc {
 	/** The credit's refunds while they are being made; the credit they take is already off `credit`. */
 	creditRefund?: CreditRefund | null;
 	/**
-	 * What the metrics last counted of this customer (entries/customer-entry.ts): each change counts the movement
+	 * What the metrics last counted of this customer (entries/customer-entry.ts): each update counts the movement
 	 * from it to the new state, and writes the new state here in the same update. Absent: never counted (a customer
 	 * older than the metrics until the backfill counts it).
 	 */

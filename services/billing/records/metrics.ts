@@ -1,7 +1,7 @@
 // What billing keeps of the subscription metrics (docs/metrics.md): each
 // customer's contribution last counted (`CustomerDoc.counted`) and the
 // backfill's progress. A thing counted is an entry (MetricsEntry,
-// shared/contracts/metrics.ts), written in the same update as the change it
+// shared/contracts/metrics.ts), written in the same update as the write it
 // counts, on the outbox event that announces it; the relay hands it to the
 // metrics service (metrics.apply), which applies it once by the event's id
 // into its own month counters.
@@ -32,7 +32,7 @@ export interface Contribution {
 	mrr: number;
 	/**
 	 * On a customer older than the metrics that changed before the backfill counted it: the contribution its first
-	 * counted change started from, whose own movements (new, churned) are not in the counters yet. The backfill counts
+	 * counted update started from, whose own movements (new, churned) are not in the counters yet. The backfill counts
 	 * them and removes it (backfill/metrics-backfill.ts).
 	 */
 	baseline?: Contribution;
@@ -46,7 +46,7 @@ export type Backfilled = (typeof BACKFILLED)[number];
 export interface MetricsBackfillDoc {
 	_id: Backfilled;
 	after: number;
-	/** Walked to the ids allocated when it began: a later run does nothing (documents since carry their marks). */
+	/** Walked to the ids allocated when it began: a later run does nothing (records since carry their marks). */
 	done: boolean;
 }
 

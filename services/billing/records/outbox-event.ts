@@ -9,19 +9,19 @@ import type { MetricsEntry } from "./metrics";
 export const METRICS_ONLY = "METRICS";
 
 /**
- * An event for the merchant's webhooks, written in the same single-document
- * update as the change it announces, so it exists exactly when the change
+ * An event for the merchant's webhooks, written in the same single-record
+ * update as the write it announces, so it exists exactly when the write
  * does. It is listed in the outbox schedule (outbox.ts) just before. The
  * outbox relay hands it to notifications, then moves its id to `relayed`.
  */
 export interface OutboxEvent {
 	id: string;
-	/** A webhook event's type, or METRICS: a change no webhook announces that only counts in the metrics (never sent). */
+	/** A webhook event's type, or METRICS: a write no webhook announces that only counts in the metrics (never sent). */
 	type: EventType | typeof METRICS_ONLY;
 	createdAt: Date;
 	/** The transaction a CONVERSION (its charge or hold) or an AUTHENTICATION_REQUIRED (the refused renewal) names; null: none (a scheduled first charge). Other events have none. */
 	transactionId?: number | null;
-	/** Every dispute's event: the dispute's status it announces (a later change must not show through an earlier event). */
+	/** Every dispute's event: the dispute's status it announces (a later move must not show through an earlier event). */
 	disputeStatus?: DisputeStatus;
 	/** An open dispute's event: its transaction's refund status then (DISPUTED while the dispute holds it), for the same reason. */
 	refundStatus?: RefundStatus;
@@ -31,7 +31,7 @@ export interface OutboxEvent {
 	resume?: { resumedAt: Date; nextRenewalTimestamp: Date };
 	/** A subscription change's event: what changed, as it was then (changes/change-answers.ts formats it). */
 	change?: ChangeDetails;
-	/** What the change counts in the subscription metrics, applied once by the relay under this event's id (metrics/). */
+	/** What the write counts in the subscription metrics, its entry (entries/), applied once under this event's id. */
 	metrics?: MetricsEntry;
 }
 

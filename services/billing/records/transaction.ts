@@ -73,7 +73,7 @@ export interface TransactionDoc {
 	discount?: DiscountLine;
 	outbox: OutboxEvent[];
 	relayed: string[];
-	/** Counted in the metrics as it was written (its entry on its event, metrics/); absent: older, for the backfill. */
+	/** Counted in the metrics as it was written (its entry on its event, entries/); absent: older, for the backfill. */
 	metricsCounted?: boolean;
 }
 

@@ -5,7 +5,7 @@
 // whole operation: asking again with the same id resumes it instead of
 // reserving twice.
 //
-// Nothing is half-written for good. Each step is one single-document update,
+// Nothing is half-written for good. Each step is one single-record update,
 // in an order that leaves every crash point recognisable:
 //   1. the refund is recorded RESERVED, its request holding its lease;
 //   2. the transaction's refundableRemaining is reduced AND the refund id added

@@ -10,7 +10,7 @@ import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/acco
 import { type CapReservation, DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
-import type { DueEntry } from "../../../shared/schedule";
+import type { Listing } from "../../../shared/schedule";
 import { addPeriod } from "../../../shared/time";
 import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
@@ -87,7 +87,7 @@ const CONCURRENCY = 16;
 
 export interface Claimed {
 	customer: CustomerDoc;
-	entry: DueEntry<number>;
+	listing: Listing<number>;
 	/** When it is charged, in its account's time (BatchOptions.chargedAt). */
 	at: Date;
 }
@@ -177,13 +177,13 @@ function nextState(item: Charged) {
 	if (outcome.status === "APPROVED") {
 		const periodsBilled = customer.periodsBilled + 1;
 		const anchor = customer.billingAnchor ?? scheduled;
-		const period = item.bill.changes?.period;
+		const period = item.bill.fields?.period;
 		// Counted from the anchor's period: a resume (subscriptions/pause.ts) moves the anchor to the period it starts.
 		const periods = periodsBilled - (customer.anchorPeriod ?? 0);
 		const every = product.renewal && { every: product.renewal.every * periods, unit: product.renewal.unit };
 		const next = period ? period.end : every ? addPeriod(anchor, every) : null;
 		const billed = {
-			...item.bill.changes,
+			...item.bill.fields,
 			lastTimeBilled: item.at,
 			periodsBilled,
 			attempts: 0,
@@ -296,7 +296,7 @@ async function moveOn(
 	if (moving.length === 0) return { relay: [], stillDue: new Set() };
 	const counts = await renewalCounts(
 		deps,
-		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product, at: item.at })),
+		moving.map(({ item, state }) => ({ customer: item.customer, fields: state.ifActive, product: item.terms.product, at: item.at })),
 	);
 	const moved = await deps.db.customers.bulkWrite(
 		moving.map(({ item, lease, state }) => {
@@ -331,7 +331,7 @@ async function moveOn(
 /** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */
 function oldSlots({ item, state }: Settling) {
 	const scheduled = { id: item.customer._id, at: item.customer.nextRenewalTimestamp!, listedAt: state.listAt };
-	return item.entry.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.entry, listedAt: state.listAt }];
+	return item.listing.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.listing, listedAt: state.listAt }];
 }
 
 /** Counted in the month the batch charged in, in its accounts' time (its first charge's: a batch spans an hour at most). */
@@ -349,14 +349,14 @@ function noteRecoveries(deps: RenewalDeps, charged: Charged[]): Promise<void> {
 /** Claims, charges and settles one batch of listed customers; answers whether another node held some of them. */
 export async function renewBatch(
 	deps: RenewalDeps,
-	entries: DueEntry<number>[],
+	listings: Listing<number>[],
 	options: BatchOptions,
 	report: CycleReport,
 ): Promise<{ heldElsewhere: boolean }> {
 	const owner = `${options.owner}/${randomUUID()}`;
 	const now = deps.now();
 	const docs = await claimRenewals(deps, {
-		customerIds: entries.map(e => e.id),
+		customerIds: listings.map(e => e.id),
 		owner,
 		at: options.at,
 		leaseMs: options.leaseMs,
@@ -364,11 +364,11 @@ export async function renewBatch(
 		// A cycle "in the future" is a test clock's: it never bills a production customer early.
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
-	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, owner, now, report);
+	const { claimed, stale, left, heldElsewhere } = sortClaims(listings, docs, owner, now, report);
 	await deps.renewals.removeAll(left);
 	const timed = await Promise.all(claimed.map(async item => ({ ...item, at: await options.chargedAt(item.customer) })));
 	const { charged, noProduct } = await chargeAll(deps, timed);
-	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
+	await letGo(deps, [...stale, ...noProduct.map(item => item.customer._id)], owner, report);
 	deps.relay(await settleAll(deps, charged, owner, report));
 	return { heldElsewhere };
 }

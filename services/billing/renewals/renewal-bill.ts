@@ -24,7 +24,7 @@ export interface RenewalBill {
 	/** The period billed with its tax, for the invoice; its end is set once the next renewal is known (renewal-batch.ts). */
 	billed: Billed;
 	/** What the customer's fields become once it is paid (none for one that never changed and has no credit or coupon). */
-	changes: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity" | "coupon" | "periodCoupon">> | null;
+	fields: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity" | "coupon" | "periodCoupon">> | null;
 }
 
 /** The product a renewal bills: the one of a change waiting for the period's end, else the customer's. */
@@ -50,10 +50,10 @@ export function renewalBill(customer: CustomerDoc, product: ProductRecord): Rene
 	const paid = applyCredit(credit, gross);
 	const charged = paid.ok ? paid.value.charged : gross;
 	const creditLeft = paid.ok ? paid.value.creditLeft : credit;
-	const changes: RenewalBill["changes"] = {
+	const fields: RenewalBill["fields"] = {
 		...(creditLeft !== credit ? { credit: creditLeft } : {}),
 		...(state ? { period: state, credit: creditLeft, productId, quantity: state.plan.quantity } : {}),
-		...couponChanges(customer, applied, state),
+		...couponFields(customer, applied, state),
 	};
 	return {
 		amount: charged,
@@ -61,7 +61,7 @@ export function renewalBill(customer: CustomerDoc, product: ProductRecord): Rene
 		productId,
 		discount,
 		billed,
-		changes: Object.keys(changes).length ? changes : null,
+		fields: Object.keys(fields).length ? fields : null,
 	};
 }
 
@@ -69,7 +69,7 @@ export function renewalBill(customer: CustomerDoc, product: ProductRecord): Rene
  * The coupon after a renewal it discounted (a period less) and the period's discount, which a change prorates (the
  * period was paid less it: docs/coupons.md#proration); a period it did not discount clears the one before's.
  */
-function couponChanges(
+function couponFields(
 	customer: CustomerDoc,
 	applied: ReturnType<typeof applyCoupon>,
 	state: SubscriptionPeriod | null,

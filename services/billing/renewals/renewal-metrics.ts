@@ -5,7 +5,7 @@
 // moved gets a METRICS event carrying its entry, written in the batch's one
 // bulk update with its new `counted`; every customer gets its `counted`.
 
-import { type CountedFields, countedChange } from "../entries/customer-entry";
+import { type CountedFields, countUpdate } from "../entries/customer-entry";
 import type { Contribution, MetricsProduct } from "../entries/subscription-state";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
 import type { CustomerDoc } from "../records/customer";
@@ -16,7 +16,7 @@ import type { RenewalDeps } from "./renewal-batch";
 export interface RenewalCounted {
 	customer: CustomerDoc;
 	/** The fields the batch sets on it while it is ACTIVE. */
-	changes: CountedFields;
+	fields: CountedFields;
 	product: MetricsProduct;
 	/** When it was charged, in the account's time. */
 	at: Date;
@@ -28,8 +28,8 @@ export async function renewalCounts(
 	moving: RenewalCounted[],
 ): Promise<Map<number, { counted: Contribution; event: OutboxEvent | null }>> {
 	const counts = new Map<number, { counted: Contribution; event: OutboxEvent | null }>();
-	for (const { customer, changes, product, at } of moving) {
-		const { counted, entry } = await countedChange(deps, customer, changes, { product, at });
+	for (const { customer, fields, product, at } of moving) {
+		const { counted, entry } = await countUpdate(deps, customer, fields, { product, at });
 		counts.set(customer._id, { counted, event: entry ? outboxEvent(deps, METRICS_ONLY, { metrics: entry }) : null });
 	}
 	const events = [...counts].flatMap(([docId, { event }]) => (event ? [{ kind: "c" as const, docId, event }] : []));

@@ -3,7 +3,7 @@
 // with the SUSPENSION event that also counts the churn and the renewal lost in
 // the metrics, and the duplicate-check lock released.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
-import { countedChange } from "../entries/customer-entry";
+import { countUpdate } from "../entries/customer-entry";
 import { carrying } from "../entries/metrics-entries";
 import { customerMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
@@ -21,7 +21,7 @@ export async function suspend(
 	lease: object,
 	attempts: number,
 ): Promise<void> {
-	const { counted, entry } = await countedChange(
+	const { counted, entry } = await countUpdate(
 		deps,
 		customer,
 		{ status: CustomerStatus.Suspended },

@@ -26,7 +26,7 @@ import { addDays, addPeriod } from "../../../shared/time";
 import { periodsOf } from "../coupons/discount";
 import { confirmCoupon, releaseCoupon } from "../coupons/redemption";
 import type { BillingDeps } from "../deps";
-import { countedChange } from "../entries/customer-entry";
+import { countUpdate } from "../entries/customer-entry";
 import { carrying } from "../entries/metrics-entries";
 import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
@@ -152,10 +152,10 @@ async function settle(
 	deps: BillingDeps,
 	customerId: number,
 	move: typeof ACTIVATE | typeof DECLINE,
-	changes: Partial<CustomerDoc> = {},
+	fields: Partial<CustomerDoc> = {},
 	activation: { transactionId: number | null; counts: MetricsEntry | null; listed: OutboxEvent | null } | null = null,
 ): Promise<CustomerDoc | null> {
-	const $set = { ...move.set, ...changes };
+	const $set = { ...move.set, ...fields };
 	const details = { transactionId: activation?.transactionId ?? null, ...carrying(activation?.counts ?? null) };
 	const conversion = async () =>
 		activation?.listed ? { ...activation.listed, ...details } : await scheduledEvent(deps, "c", customerId, "CONVERSION", details);
@@ -189,7 +189,7 @@ function takeJustOpened(deps: BillingDeps, customerId: number): CustomerDoc | nu
 }
 
 /**
- * Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. The documents it wrote
+ * Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. The records it wrote
  * events on come back with the answer: the action hands them to the relay (billing.service.ts, thenRelay).
  */
 export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<SettledFirstPayment | CheckoutStepError> {
@@ -229,7 +229,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 /** The answer while the buyer takes the issuer's challenge: nothing written for the relay yet. */
 const awaitingBuyer = (customer: CustomerDoc, challengeUrl: string): SettledFirstPayment => ({
 	answer: { outcome: FirstPaymentOutcome.AwaitingBuyer, customer: toCustomerView(customer), transaction: null, challengeUrl },
-	changed: {},
+	toRelay: {},
 });
 
 /**
@@ -251,7 +251,7 @@ export async function continueFirstPayment(
 		const after = await deps.db.customers.findById(customer._id).lean();
 		return {
 			answer: { outcome: FirstPaymentOutcome.Abandoned, customer: toCustomerView(after ?? customer), transaction: null },
-			changed: {},
+			toRelay: {},
 		};
 	}
 	if (outcome.status === "AWAITING_BUYER") return awaitingBuyer(customer, outcome.challengeUrl);
@@ -274,7 +274,7 @@ export function firstPaymentKey(attemptId: string, billing: FirstPaymentInput["p
  * Records what the processor did with the first charge or hold and settles the PENDING customer by it: ACTIVE, or
  * DECLINED with its lock released. Run by the checkout, and by the recovery for a checkout cut off after the
  * processor answered; the transaction is written once (by its key) and the customer settled once (compare-and-set).
- * Its caller hands what it wrote (`changed`) to the relay.
+ * Its caller hands what it wrote (`toRelay`) to the relay.
  */
 export async function settleFirstPayment(
 	deps: BillingDeps,
@@ -299,7 +299,7 @@ export async function settleFirstPayment(
 		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp }, now);
 	}
 	// A charge now makes a subscriber (new MRR, after the coupon its next charge takes); a trial counts from its first charge.
-	const counted = await countedChange(
+	const counted = await countUpdate(
 		deps,
 		customer,
 		{ status: CustomerStatus.Active, periodsBilled: schedule.periodsBilled, ...("coupon" in schedule ? { coupon: schedule.coupon } : {}) },
@@ -325,7 +325,7 @@ export async function settleFirstPayment(
 			customer: toCustomerView(activated ?? customer),
 			transaction: transaction && toTransactionView(transaction),
 		},
-		changed: writtenTargets(transaction, customer._id, activated),
+		toRelay: writtenTargets(transaction, customer._id, activated),
 	};
 }
 
@@ -363,7 +363,7 @@ async function declineCheckout(
 			: (UNPAID_REASONS[outcome.reason ?? ""] ?? FirstPaymentOutcome.Declined);
 	return {
 		answer: { outcome: code, customer: toCustomerView(declined ?? customer), transaction: transaction && toTransactionView(transaction) },
-		changed: writtenTargets(transaction, customer._id, declined),
+		toRelay: writtenTargets(transaction, customer._id, declined),
 	};
 }
 

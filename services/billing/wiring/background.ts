@@ -37,7 +37,7 @@ function sandboxNoticesOf(deps: BillingDeps, logger: Logger) {
 			accountId,
 			onError: (noticeId, err) => logger.warn(`Sandbox notice ${noticeId} is applied again next time:`, err.message),
 		});
-		deps.relay(report.changed);
+		deps.relay(report.toRelay);
 		if (report.applied + report.failed > 0)
 			logger.info("Sandbox disputes and fraud warnings:", { applied: report.applied, failed: report.failed });
 	};
@@ -79,7 +79,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		...deps,
 		enqueueAll: events => call(broker, "notifications.enqueueAll", { events }),
 		issueRequests: createIssueRequests({ db, requests, now: deps.now, issue: issueThrough(broker), logger }),
-		counters: metricsHandover(params => call(broker, "metrics.apply", params)),
+		handover: metricsHandover(params => call(broker, "metrics.apply", params)),
 		logger,
 	});
 	relay.start();
@@ -97,7 +97,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		owner: broker.nodeID,
 		tellBillingNodes: (accountId, at) => tellBillingNodes(broker, { accountId, at: at.toISOString() }, logger),
 		recoverRefunds: sweeps.recoverRefunds,
-		backfillMetrics: options => backfillMetrics(deps, { ...options, onPage: changed => deps.relay(changed) }),
+		backfillMetrics: options => backfillMetrics(deps, { ...options, onPage: toRelay => deps.relay(toRelay) }),
 		drain() {
 			cron.stop();
 			draining.abort();

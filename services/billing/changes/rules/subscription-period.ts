@@ -1,7 +1,7 @@
 // What a subscription's change in place works on (issue 36): the current
 // period, the prices it has been billed at so far, and what was charged for
 // it. Plain data, no I/O: the billing service will read it from the customer
-// document and write back the state a quote returns.
+// record and write back the state a quote returns.
 import type { RenewalPeriod } from "../../../../shared/contracts/accounts";
 
 /** One product at one price and quantity: `unitAmount` is in minor units of the period's currency, after any discount. */
