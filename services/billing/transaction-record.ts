@@ -28,8 +28,8 @@ export interface ChargeRecord {
 	creditApplied?: number;
 	/** The coupon's discount on this charge's list price; absent or null: none. */
 	discount?: DiscountLine | null;
-	/** What it billed, for its invoice (pricing/billed.ts); absent: a single line of the product, untaxed. */
-	billed?: Billed;
+	/** What it billed, for its invoice (pricing/billed.ts). */
+	billed: Billed;
 	/** A renewal cycle's charge: which try of its period (for its entry, entries/). */
 	renewalTry?: RenewalTry;
 	/** When it was made, in the account's time (account-time.ts): its timestamp, and the day the metrics count it on. */
@@ -79,7 +79,7 @@ function chargeFields(
 		originalTransactionId: null,
 		...(creditApplied ? { creditApplied } : {}),
 		...(discount ? { discount } : {}),
-		...(billed ? { billed } : {}),
+		billed,
 		relayed: [],
 		metricsCounted: true,
 	};
@@ -234,6 +234,7 @@ function withoutOutcome(
 		productId: original.productId,
 		processorTransactionId: null,
 		processorReference: null,
+		authentication: null,
 		midId: original.midId,
 		midName: original.midName,
 		refundStatus: RefundStatus.NotRefundable,

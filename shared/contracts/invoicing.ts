@@ -47,7 +47,7 @@ export interface ChargedTransaction {
 	originalTransactionId: number | null;
 	creditApplied: number;
 	discount: DiscountLine | null;
-	/** What it billed, line by line; null on a charge made before lines were kept (its document shows one line). */
+	/** What it billed, line by line: every charge has it; null on a refund or chargeback. */
 	billed: { lines: ChargedLine[]; tax: { rateBps: number; inclusive: boolean } } | null;
 }
 

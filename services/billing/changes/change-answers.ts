@@ -3,7 +3,6 @@
 // `total` is due − creditAdded, and each line's `gross` its amount with the
 // tax its price excludes (change-amounts.ts), so Σ lines' gross = total.
 import { findCurrency, toDecimal } from "../../../shared/money";
-import { NO_TAX } from "../../../shared/tax";
 import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
 import type { ChangeQuoteDoc, QuotedChange } from "../records/change-quote";
 import type { ChangeDetails } from "../records/outbox-event";
@@ -28,7 +27,7 @@ export function quotedView(quoteId: string, result: QuotedChange) {
 			from: formatDateTime(new Date(line.from)),
 			to: formatDateTime(new Date(line.to)),
 			amount: amount(line.amount),
-			gross: amount(lineGross(line.amount, line.tax ?? NO_TAX)),
+			gross: amount(lineGross(line.amount, line.tax)),
 		})),
 		total: amount(result.due - result.creditAdded),
 		due: amount(result.due),

@@ -54,7 +54,7 @@ export function chargedTransaction(tx: TransactionDoc): ChargedTransaction {
 		currency: tx.currency,
 		timestamp: tx.timestamp.toISOString(),
 		midName: tx.midName,
-		processorReference: tx.processorReference ?? null,
+		processorReference: tx.processorReference,
 		originalTransactionId: tx.originalTransactionId,
 		creditApplied: tx.creditApplied ?? 0,
 		discount: tx.discount ?? null,

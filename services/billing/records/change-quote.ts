@@ -14,8 +14,8 @@ export interface QuotedLine {
 	to: Date;
 	/** Minor units: a charge positive, a credit negative. */
 	amount: number;
-	/** The tax its product's price carries (shared/tax.ts); absent on quotes of earlier versions: none. */
-	tax?: { rateBps: number; inclusive: boolean };
+	/** The tax its product's price carries (shared/tax.ts): the old product's on the credit line, the new one's on the charge. */
+	tax: { rateBps: number; inclusive: boolean };
 }
 
 /** What a quote came to (minor units of `currency`). */

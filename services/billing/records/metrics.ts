@@ -27,7 +27,7 @@ export interface Contribution {
 	cause: ChurnCause | null;
 	currency: string;
 	productId: number;
-	/** The customer's MID, for the per-MID figures; absent on contributions counted before the MIDs were. */
+	/** The customer's MID, for the per-MID figures (every customer has one); absent: counted by no MID. */
 	midId?: number;
 	mrr: number;
 	/**

@@ -43,10 +43,10 @@ export interface TransactionDoc {
 	productId: number;
 	/** The payments service's number of the payment operation: the API shows it as the transaction's `transactionId`. */
 	processorTransactionId: number | null;
-	/** The processor's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); absent on transactions of earlier versions. */
-	processorReference?: string | null;
-	/** A first payment's 3-D Secure authentication; absent on the others and on transactions of earlier versions. */
-	authentication?: Authentication | null;
+	/** The processor's own id of it (Stripe `pi_…`, `re_…`; sandbox `sbx_…`); null when no processor made it (a chargeback, a decline no MID could take). */
+	processorReference: string | null;
+	/** A first payment's 3-D Secure authentication; null on the others. */
+	authentication: Authentication | null;
 	midId: number;
 	midName: string;
 	refundStatus: RefundStatus;
@@ -67,7 +67,7 @@ export interface TransactionDoc {
 	originalTransactionId: number | null;
 	/** Minor units of the customer's credit that paid part of this charge (a renewal or a change, issue 36): `amount` is what the card paid. Absent: none. */
 	creditApplied?: number;
-	/** What the charge billed (lines and tax), for its invoice; absent on refunds, chargebacks and transactions of earlier versions. */
+	/** What the charge billed (lines and tax), for its invoice: every charge, hold and capture keeps it; absent on refunds and chargebacks. */
 	billed?: Billed;
 	/** The coupon's discount on this charge (coupons/discount.ts): `amount` is what the list price lost, before credit and tax. Absent: none. */
 	discount?: DiscountLine;
