@@ -36,8 +36,8 @@ export const midStatsSchema = new Schema<MidStatsDoc>(
 );
 
 /** A charge in flight's reservation on a MID's cap counter (mid-stats/cap-reservations.ts). */
-export interface CapReservationEntry {
-	/** The charge's idempotency key (the entry's own key has its dots as underscores). */
+export interface HeldReservation {
+	/** The charge's idempotency key (its key in `reservations` has the dots as underscores). */
 	key: string;
 	amount: number;
 	currency: string;
@@ -56,7 +56,7 @@ export interface MidCapDoc {
 	/** Sales approved plus the reservations made, by currency. */
 	taken: Record<string, number>;
 	/** The reservations of charges in flight, by their charge's key. */
-	reservations: Record<string, CapReservationEntry>;
+	reservations: Record<string, HeldReservation>;
 }
 
 export const midCapSchema = new Schema<MidCapDoc>(
