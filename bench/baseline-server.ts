@@ -40,8 +40,8 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { type Db, MongoClient } from "mongodb";
-import type { CustomerDoc } from "../services/billing/documents/customer";
-import type { TransactionDoc } from "../services/billing/documents/transaction";
+import type { CustomerDoc } from "../services/billing/records/customer";
+import type { TransactionDoc } from "../services/billing/records/transaction";
 import { RENEWAL_SCHEDULE } from "../services/billing/renewals/renewal-schedule";
 import { toCustomerView, toTransactionView } from "../services/billing/views";
 import { type ScheduleOptions, slotDocuments } from "../shared/schedule";

@@ -1,3 +1,5 @@
+// Every node's broker: the named services on the shared broker settings, and a stop on SIGINT or SIGTERM that
+// drains the requests in flight first.
 import { type BrokerOptions, ServiceBroker } from "moleculer";
 import { brokerOptions } from "../moleculer.config";
 import type { ServiceName } from "../shared/config";

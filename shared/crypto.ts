@@ -1,3 +1,4 @@
+// Digests and secret comparison shared by the services: SHA-256 in hex, and a constant-time comparison.
 import { createHash, timingSafeEqual } from "node:crypto";
 
 export function sha256Hex(value: string): string {

@@ -14,7 +14,7 @@ export interface Page<T> {
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 /**
- * Entries one page may examine. A filter that matches few items (a rare
+ * Refs one page may examine. A filter that matches few items (a rare
  * status) can end a page early, with a cursor to go on: a page's cost is
  * bounded whatever the data.
  */
@@ -76,8 +76,8 @@ export function decodeCursor(cursor: string, accountId: number, filters: string)
 }
 
 export interface PageQuery<T> {
-	/** Entries next to a position, in position order: below it (newest first) or above it (oldest first). */
-	read(from: number | null, count: number): Promise<{ n: number; entries: Positioned[] }>;
+	/** Refs next to a position, in position order: below it (newest first) or above it (oldest first). */
+	read(from: number | null, count: number): Promise<{ n: number; refs: Positioned[] }>;
 	/** The items of these ids that exist. */
 	load(ids: (number | string)[]): Promise<Map<number | string, T>>;
 	/** Whether the item belongs on the page (its account, the filters). */
@@ -85,25 +85,25 @@ export interface PageQuery<T> {
 	limit: number;
 }
 
-/** Where a page ended inside a batch of entries: the next page's position, or null at the list's end. */
+/** Where a page ended inside a batch of refs: the next page's position, or null at the list's end. */
 interface PageEnd {
 	next: number | null;
 }
 
-/** How many entries to read next: a page's worth first, then twice that, never past MAX_SCAN. */
+/** How many refs to read next: a page's worth first, then twice that, never past MAX_SCAN. */
 const batchSize = (limit: number, scanned: number) => Math.min(MAX_SCAN - scanned, scanned === 0 ? limit : 2 * limit);
 
-/** The entry's item when it exists and belongs on the page. */
+/** The ref's item when it exists and belongs on the page. */
 function keptItem<T>(query: PageQuery<T>, found: Map<number | string, T>, at: Positioned): T | undefined {
-	const item = found.get(at.entry[0]);
+	const item = found.get(at.ref[0]);
 	return item !== undefined && query.keep(item, at) ? item : undefined;
 }
 
 /**
- * Newest first: from just below `below` (null: the newest) downwards. An entry
+ * Newest first: from just below `below` (null: the newest) downwards. A ref
  * whose item does not exist is skipped (its insert failed or has not landed:
- * entries are written before their items). `until` ends the list at the first
- * entry older than it (a date range's start).
+ * refs are written before their items). `until` ends the list at the first
+ * ref older than it (a date range's start).
  */
 export async function pageNewestFirst<T>(
 	query: PageQuery<T> & { below: number | null; until?: number },
@@ -112,13 +112,13 @@ export async function pageNewestFirst<T>(
 	let below = query.below;
 	let scanned = 0;
 	for (;;) {
-		const { entries } = await query.read(below, batchSize(query.limit, scanned));
-		if (entries.length === 0) return { items, next: null };
-		const found = await query.load(entries.map(e => e.entry[0]));
-		const end = takeNewestFirst(query, entries, found, items);
+		const { refs } = await query.read(below, batchSize(query.limit, scanned));
+		if (refs.length === 0) return { items, next: null };
+		const found = await query.load(refs.map(e => e.ref[0]));
+		const end = takeNewestFirst(query, refs, found, items);
 		if (end) return { items, next: end.next };
-		below = entries[0].position;
-		scanned += entries.length;
+		below = refs[0].position;
+		scanned += refs.length;
 		if (below <= 1) return { items, next: null };
 		if (scanned >= MAX_SCAN) return { items, next: below };
 	}
@@ -127,13 +127,13 @@ export async function pageNewestFirst<T>(
 /** Adds a batch's items to the page, newest first; where the page ends inside the batch, if it does. */
 function takeNewestFirst<T>(
 	query: PageQuery<T> & { until?: number },
-	entries: Positioned[],
+	refs: Positioned[],
 	found: Map<number | string, T>,
 	items: T[],
 ): PageEnd | undefined {
-	for (let i = entries.length - 1; i >= 0; i--) {
-		const at = entries[i];
-		if (query.until !== undefined && at.entry[1] < query.until) return { next: null };
+	for (let i = refs.length - 1; i >= 0; i--) {
+		const at = refs[i];
+		if (query.until !== undefined && at.ref[1] < query.until) return { next: null };
 		const item = keptItem(query, found, at);
 		if (item === undefined) continue;
 		items.push(item);
@@ -143,11 +143,11 @@ function takeNewestFirst<T>(
 }
 
 /**
- * Oldest first: from just above `above` upwards, for catching up. An entry
- * whose item does not exist yet is a write in flight (entries are written
+ * Oldest first: from just above `above` upwards, for catching up. A ref
+ * whose item does not exist yet is a write in flight (refs are written
  * before their items): the page ends before it, so nothing is passed over,
  * unless it is older than `inFlightMs` (its writer died; the item, when its
- * sender retries, gets a new entry). `next` is null once the end was reached.
+ * sender retries, gets a new ref). `next` is null once the end was reached.
  */
 export async function pageOldestFirst<T>(
 	query: PageQuery<T> & { above: number; now: number; inFlightMs: number },
@@ -156,13 +156,13 @@ export async function pageOldestFirst<T>(
 	let above = query.above;
 	let scanned = 0;
 	for (;;) {
-		const { n, entries } = await query.read(above, batchSize(query.limit, scanned));
-		if (entries.length === 0) return { items, next: null };
-		const found = await query.load(entries.map(e => e.entry[0]));
-		const end = takeOldestFirst(query, { above, n, entries, found }, items);
+		const { n, refs } = await query.read(above, batchSize(query.limit, scanned));
+		if (refs.length === 0) return { items, next: null };
+		const found = await query.load(refs.map(e => e.ref[0]));
+		const end = takeOldestFirst(query, { above, n, refs, found }, items);
 		if (end) return { items, next: end.next };
-		above = entries[entries.length - 1].position;
-		scanned += entries.length;
+		above = refs[refs.length - 1].position;
+		scanned += refs.length;
 		if (above >= n) return { items, next: null };
 		if (scanned >= MAX_SCAN) return { items, next: above };
 	}
@@ -174,13 +174,13 @@ export async function pageOldestFirst<T>(
  */
 function takeOldestFirst<T>(
 	query: PageQuery<T> & { now: number; inFlightMs: number },
-	batch: { above: number; n: number; entries: Positioned[]; found: Map<number | string, T> },
+	batch: { above: number; n: number; refs: Positioned[]; found: Map<number | string, T> },
 	items: T[],
 ): PageEnd | undefined {
-	const { n, entries, found } = batch;
+	const { n, refs, found } = batch;
 	let above = batch.above;
-	for (const at of entries) {
-		if (found.get(at.entry[0]) === undefined && query.now - at.entry[1] < query.inFlightMs) return { next: above };
+	for (const at of refs) {
+		if (found.get(at.ref[0]) === undefined && query.now - at.ref[1] < query.inFlightMs) return { next: above };
 		const item = keptItem(query, found, at);
 		if (item !== undefined) {
 			items.push(item);
@@ -191,12 +191,12 @@ function takeOldestFirst<T>(
 	return undefined;
 }
 
-/** A bag's entries as a timeline's, newest first: position 1 is the oldest entry. */
-export function bagReader(entries: Promise<Positioned["entry"][]>): PageQuery<never>["read"] {
+/** A bag's refs as a timeline's, newest first: position 1 is the oldest ref. */
+export function bagReader(refs: Promise<Positioned["ref"][]>): PageQuery<never>["read"] {
 	return async (below, count) => {
-		const all = (await entries).map((entry, i) => ({ position: i + 1, entry }));
+		const all = (await refs).map((ref, i) => ({ position: i + 1, ref }));
 		const hi = Math.min(all.length, below === null ? all.length : below - 1);
-		return { n: all.length, entries: all.slice(Math.max(0, hi - count), hi) };
+		return { n: all.length, refs: all.slice(Math.max(0, hi - count), hi) };
 	};
 }
 

@@ -8,7 +8,7 @@ import { config } from "./config";
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, filtersKey, ListError, type Page, type PageQuery, pageNewestFirst } from "./list-page";
 
 /**
- * Entries are in append order, which follows the items' times to within a
+ * Refs are in append order, which follows the items' times to within a
  * request's duration; a date range starts reading this much past its end and
  * stops this much before its start, and checks each item's own time.
  */
@@ -42,10 +42,10 @@ function dateRange(query: ListQuery): DateRange | ListError {
 const within = (range: DateRange, at: number) =>
 	(range.start === undefined || at >= range.start) && (range.end === undefined || at < range.end);
 
-/** Where a list's entries are read: a timeline (which a date range's end is searched in) or a bag. */
+/** Where a list's refs are read: a timeline (which a date range's end is searched in) or a bag. */
 export interface ListSource {
 	read: PageQuery<never>["read"];
-	/** The last position whose entry's time is at most `at`; absent: a bag, read whole. */
+	/** The last position whose ref's time is at most `at`; absent: a bag, read whole. */
 	lastAtOrBefore?(at: number): Promise<number>;
 }
 
@@ -57,7 +57,7 @@ export async function newestFirst<Doc extends { _id: number; accountId: number }
 	model: { find(filter: object): { lean<R>(): Promise<R> } },
 	keep: (doc: Doc) => boolean,
 	view: (doc: Doc) => View,
-	/** The time a document is listed at: an entry that names its id at another time is not its own (recordTransactions). */
+	/** The time a document is listed at: a ref that names its id at another time is not its own (recordTransactions). */
 	timeOf?: (doc: Doc) => number,
 ): Promise<Page<View> | ListError> {
 	const range = dateRange(query);
@@ -75,7 +75,7 @@ export async function newestFirst<Doc extends { _id: number; accountId: number }
 		read: source.read,
 		load: async ids => new Map((await model.find({ _id: { $in: ids } }).lean<Doc[]>()).map(doc => [doc._id, doc])),
 		keep: (doc, at) =>
-			doc.accountId === query.accountId && within(range, at.entry[1]) && (timeOf === undefined || timeOf(doc) === at.entry[1]) && keep(doc),
+			doc.accountId === query.accountId && within(range, at.ref[1]) && (timeOf === undefined || timeOf(doc) === at.ref[1]) && keep(doc),
 		limit: query.limit ?? DEFAULT_LIMIT,
 		below,
 		until: range.start === undefined ? undefined : range.start - ORDER_SKEW_MS,

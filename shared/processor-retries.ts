@@ -1,3 +1,4 @@
+// A processor call retried a few times on an error, with the same idempotency key, so a retry never moves money twice.
 import { sleep } from "./poll";
 
 /** Processor errors are retried with the same idempotency key, so a retry never charges twice. */

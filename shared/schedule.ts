@@ -28,7 +28,8 @@ export function scheduleSchema(): Schema<ScheduleSlotDoc> {
 	);
 }
 
-export interface DueEntry<Id> {
+/** One id listed in a slot, due at the slot's time: a listing. */
+export interface Listing<Id> {
 	id: Id;
 	/** The slot it was listed in: remove it from there once handled. */
 	at: Date;
@@ -51,11 +52,11 @@ export interface Schedule<Id extends number | string> {
 	/** Lists `id` in the slot of `at`. */
 	add(id: Id, at: Date): Promise<void>;
 	/** Lists each id in the slot of its time, in one command. */
-	addAll(entries: DueEntry<Id>[]): Promise<void>;
+	addAll(listings: Listing<Id>[]): Promise<void>;
 	/** Takes `id` out of the slot of `at` (a no-op when it is not there), unless `listedAt` is in that same slot: it was just listed there again. */
 	remove(id: Id, at: Date, listedAt?: Date | null): Promise<void>;
 	/** Takes each id out of the slot of its time, in one command (with `listedAt`, as remove does). */
-	removeAll(entries: (DueEntry<Id> & { listedAt?: Date | null })[]): Promise<void>;
+	removeAll(listings: (Listing<Id> & { listedAt?: Date | null })[]): Promise<void>;
 	/**
 	 * What is listed in the slots from the cursor to `until`, oldest slot first.
 	 * `moveCursor` (default true) lets the cursor pass the leading slots found
@@ -63,7 +64,7 @@ export interface Schedule<Id extends number | string> {
 	 * `from`: read from its slot instead, when that is after the cursor (a test
 	 * clock's steps read on from where the last one ended); it moves nothing.
 	 */
-	due(until: Date, now: Date, options?: { moveCursor?: boolean; from?: Date }): Promise<DueEntry<Id>[]>;
+	due(until: Date, now: Date, options?: { moveCursor?: boolean; from?: Date }): Promise<Listing<Id>[]>;
 	/** Writes the cursor at the slot of `from` if there is none: the schedule is in use from now on, and holds nothing earlier. */
 	initialize(from: Date): Promise<void>;
 }
@@ -73,13 +74,13 @@ const CURSOR = "cursor";
 const LONG_STRETCH_BATCHES = 10;
 const sameDigits = (a: number, b: number) => String(a).length === String(b).length;
 
-/** The slot documents the entries fall in, keyed `<slot start>#<shard>`, each with its ids. */
+/** The slot documents the listings fall in, keyed `<slot start>#<shard>`, each with its ids. */
 export function slotDocuments<Id extends number | string>(
-	entries: DueEntry<Id>[],
+	listings: Listing<Id>[],
 	{ slotMs, shards }: Pick<ScheduleOptions, "slotMs" | "shards">,
 ): Map<string, Id[]> {
 	const groups = new Map<string, Id[]>();
-	for (const { id, at } of entries) {
+	for (const { id, at } of listings) {
 		const key = `${Math.floor(at.getTime() / slotMs) * slotMs}#${shardOf(id, shards)}`;
 		groups.set(key, [...(groups.get(key) ?? []), id]);
 	}
@@ -115,8 +116,8 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		return docs;
 	}
 
-	async function readSlots(from: number, to: number): Promise<{ entries: DueEntry<Id>[]; firstHeld: number | null; empty: string[] }> {
-		const entries: DueEntry<Id>[] = [];
+	async function readSlots(from: number, to: number): Promise<{ listings: Listing<Id>[]; firstHeld: number | null; empty: string[] }> {
+		const listings: Listing<Id>[] = [];
 		const empty: string[] = [];
 		let firstHeld: number | null = null;
 		const docs = (await slotDocs(from, to)).filter(doc => doc._id !== CURSOR);
@@ -127,16 +128,16 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 			}
 			const slot = Number.parseInt(doc._id, 10);
 			firstHeld = firstHeld === null ? slot : Math.min(firstHeld, slot);
-			for (const id of doc.ids) entries.push({ id: id as Id, at: new Date(slot) });
+			for (const id of doc.ids) listings.push({ id: id as Id, at: new Date(slot) });
 		}
-		return { entries, firstHeld, empty };
+		return { listings, firstHeld, empty };
 	}
 
-	const notListedAgain = (entries: (DueEntry<Id> & { listedAt?: Date | null })[]) =>
-		entries.filter(({ at, listedAt }) => !listedAt || slotOf(listedAt) !== slotOf(at));
+	const notListedAgain = (listings: (Listing<Id> & { listedAt?: Date | null })[]) =>
+		listings.filter(({ at, listedAt }) => !listedAt || slotOf(listedAt) !== slotOf(at));
 
-	async function write(entries: DueEntry<Id>[], update: (ids: Id[]) => object, upsert: boolean): Promise<void> {
-		const operations = [...slotDocuments(entries, options)].map(([key, ids]) => ({
+	async function write(listings: Listing<Id>[], update: (ids: Id[]) => object, upsert: boolean): Promise<void> {
+		const operations = [...slotDocuments(listings, options)].map(([key, ids]) => ({
 			updateOne: { filter: { _id: key }, update: update(ids), upsert },
 		}));
 		// Writes made at once on this node go out together, in order: an id added then removed stays removed.
@@ -170,10 +171,10 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 
 	return {
 		add: (id, at) => write([{ id, at }], ids => ({ $addToSet: { ids: { $each: ids } } }), true),
-		addAll: entries => write(entries, ids => ({ $addToSet: { ids: { $each: ids } } }), true),
+		addAll: listings => write(listings, ids => ({ $addToSet: { ids: { $each: ids } } }), true),
 
 		remove: (id, at, listedAt) => write(notListedAgain([{ id, at, listedAt }]), ids => ({ $pullAll: { ids } }), false),
-		removeAll: entries => write(notListedAgain(entries), ids => ({ $pullAll: { ids } }), false),
+		removeAll: listings => write(notListedAgain(listings), ids => ({ $pullAll: { ids } }), false),
 
 		async due(until, now, { moveCursor = true, from: readFrom } = {}) {
 			const to = slotOf(until);
@@ -184,12 +185,12 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 			knownCursor = cursor?.slot ?? null;
 			const from = cursor?.slot ?? lookBackSlot(now);
 			// A later start reads on from there, and moves nothing: the slots before it were not looked at.
-			if (readFrom && slotOf(readFrom) > from) return (await readSlots(slotOf(readFrom), to)).entries;
-			const { entries, firstHeld, empty } = await readSlots(from, to);
+			if (readFrom && slotOf(readFrom) > from) return (await readSlots(slotOf(readFrom), to)).listings;
+			const { listings, firstHeld, empty } = await readSlots(from, to);
 			// Past the slots found empty, but never past now: work can still be added to the current slot.
 			const next = Math.min(firstHeld ?? to + slotMs, slotOf(now));
 			if (moveCursor && next > from) await moveCursorTo(cursor?.slot ?? null, next, empty);
-			return entries;
+			return listings;
 		},
 
 		async initialize(from) {

@@ -1,3 +1,4 @@
+// What the accounts service's domain functions get: its database, a typed call to other services, the clock.
 import type { Call } from "../../shared/call";
 import type { AccountsDb } from "./models";
 

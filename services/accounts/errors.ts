@@ -1,3 +1,4 @@
+// The accounts service's domain errors, and the HTTP answer of each (one exhaustive table).
 import type { ErrorTable } from "../../shared/action";
 import { ApiErrorType } from "../../shared/errors";
 

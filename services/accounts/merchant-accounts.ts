@@ -1,3 +1,5 @@
+// Merchant accounts (MIDs) and their groups: the operator's creates, updates and lists (a Stripe MID's keys arrive
+// sealed to the payments service), a group's MIDs, and a MID's processor for the payments service.
 import { isFailure } from "../../shared/call";
 import type { CardType, Environment, MerchantAccountProcessor, MerchantAccountView, MidProcessor } from "../../shared/contracts/accounts";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";

@@ -1,3 +1,4 @@
+// The JSON Schemas of the accounts service's actions' parameters (Ajv; nothing is coerced).
 import { RETRY_DAYS_LIMITS } from "../../shared/config";
 import {
 	AUTHENTICATION_POLICIES,

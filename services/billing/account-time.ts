@@ -6,7 +6,7 @@
 // transactions, invoices, credit notes, emails and metrics follow it; what a
 // person or a network waits on (sessions, a quote's 15 minutes, leases, rate
 // limits, webhook and email retries) keeps the real time (`deps.now`).
-//   - The clock is one document per account in test_clocks: `at`, which only
+//   - The clock is one record per account in test_clocks: `at`, which only
 //     moves forward ($max), and the lease of the clock run that moves it
 //     (renewals/clock-run.ts), so one run at a time moves an account's time.
 //   - Every billing node keeps the clocks it has read. A run moves its node's

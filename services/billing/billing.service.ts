@@ -15,10 +15,15 @@ import type { ActionSchema, Context, Service, ServiceSchema, ServiceSettingSchem
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import type { CheckoutStepError, FirstPaymentResult } from "../../shared/contracts/billing";
 import { dbMixin } from "../../shared/db.mixin";
+import { ApiError, ApiErrorType } from "../../shared/errors";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { cardUpdateTarget, updateCard } from "./card-updates/card-update";
 import { continueCardUpdate } from "./card-updates/card-update-challenge";
-import { recoveryOf } from "./card-updates/recovery";
+import { quoteView } from "./changes/change-answers";
+import type { PlanChangeError } from "./changes/change-api-errors";
+import { type ChangeDeclined, type ChangeDone, cancelPendingChange, changeSubscription } from "./changes/change-apply";
+import { storeQuote } from "./changes/change-quote";
+import { type CreditRefundDone, refundCredit } from "./changes/credit-refund";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
@@ -28,12 +33,8 @@ import { getCustomer, getTransaction, listCustomers, listTransactions } from "./
 import { midHealth } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
-import { quoteView } from "./plan-changes/change-answers";
-import type { PlanChangeError } from "./plan-changes/change-api-errors";
-import { type ChangeDone, cancelPendingChange, changeSubscription } from "./plan-changes/change-apply";
-import { storeQuote } from "./plan-changes/change-quote";
-import { type CreditRefundDone, refundCredit } from "./plan-changes/credit-refund";
 import { refundTransaction } from "./refunds/refund-ledger";
+import { recoveryOf } from "./renewals/recovery";
 import { renewalStatus } from "./renewals/renewal-cycle";
 import { advanceClock, type RenewalRunError, type RenewalRuns, runRenewals, runTimeoutMs } from "./renewals/renewal-runs";
 import { schemas } from "./schemas";
@@ -60,7 +61,7 @@ type BillingAction = ActionSchema<Service & Locals>;
 
 /**
  * The one way an action hands the outbox events it wrote to the relay, so their webhooks go out at once: its domain
- * function writes them and returns, `changed` names the documents it wrote them on (or gives them as written), the
+ * function writes them and returns, `toRelay` names the records it wrote them on (or gives them as written), the
  * relay is kicked with those, and then the action answers (`answer`: by default, errors as values). The domain
  * functions of these actions never kick the relay themselves; only the node's background work does, where it writes
  * (renewal batches, also those runRenewals asks for, the sweeps and the sandbox's notices: wiring/).
@@ -68,14 +69,14 @@ type BillingAction = ActionSchema<Service & Locals>;
 function thenRelay<P, R>(
 	params: object,
 	fn: (deps: Locals["deps"], input: P) => Promise<R>,
-	changed: (input: P, result: R) => RelayTargets,
+	toRelay: (input: P, result: R) => RelayTargets,
 	answer: (this: Service & Locals, result: R, input: P) => unknown = result => errorAsValue(result as string),
 ): BillingAction {
 	return {
 		params: params as ActionSchema["params"],
 		async handler(ctx: Context<P>) {
 			const result = await fn(this.deps, ctx.params);
-			this.deps.relay(changed(ctx.params, result));
+			this.deps.relay(toRelay(ctx.params, result));
 			return answer.call(this, result, ctx.params);
 		},
 	};
@@ -104,12 +105,12 @@ function renewalRunAction<P, R>(
 const ofObject = <R extends object>(result: R | string): R | null => (typeof result === "object" ? result : null);
 
 /** A first payment's: its transaction and customer as written (settleFirstPayment); nothing when it failed or waits for the buyer. */
-const firstPaymentChanges = (_: unknown, result: SettledFirstPayment | string): RelayTargets => ofObject(result)?.changed ?? {};
+const firstPaymentRelay = (_: unknown, result: SettledFirstPayment | string): RelayTargets => ofObject(result)?.toRelay ?? {};
 const firstPaymentAnswer = (result: SettledFirstPayment | CheckoutStepError) =>
 	errorAsValue(ofObject(result)?.answer ?? (result as string));
 
 /** A card update's: its customer, and its charge when one was attempted. */
-const paymentChanges = (_: unknown, result: Pick<FirstPaymentResult, "customer" | "transaction"> | string): RelayTargets => {
+const cardUpdateRelay = (_: unknown, result: Pick<FirstPaymentResult, "customer" | "transaction"> | string): RelayTargets => {
 	const done = ofObject(result);
 	return { customers: done ? [done.customer.id] : [], transactions: done?.transaction ? [done.transaction.id] : [] };
 };
@@ -117,9 +118,14 @@ const paymentChanges = (_: unknown, result: Pick<FirstPaymentResult, "customer" 
 /** A coupon attached or removed: its customer (a METRICS event may wait on it). */
 const couponRelay = (input: { id: number }, result: unknown): RelayTargets => (typeof result === "object" ? { customers: [input.id] } : {});
 
-/** A change's: its customer, and its charge when one was made. */
-const changeRelay = (_: unknown, result: ChangeDone | string): RelayTargets => ofObject(result)?.changed ?? {};
-const changeAnswer = (result: ChangeDone | PlanChangeError) => billingErrors.orFail<ChangeDone>(result).answer;
+/** A change's: its customer, and its charge when one was made (a declined one's too). */
+const changeRelay = (_: unknown, result: ChangeDone | ChangeDeclined | string): RelayTargets => ofObject(result)?.toRelay ?? {};
+/** What the change made, a refusal's error, or a declined charge's 402 with its reason (once its transaction is relayed). */
+const changeAnswer = (result: ChangeDone | ChangeDeclined | PlanChangeError) => {
+	const done = billingErrors.orFail(result);
+	if ("declined" in done) throw new ApiError(ApiErrorType.PaymentDeclined, done.declined);
+	return done.answer;
+};
 
 const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>, Locals> = {
 	name: "billing",
@@ -129,8 +135,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		openSubscription: domainAction(schemas.openSubscription, openSubscription, errorAsValue),
 		abandonSubscription: domainAction(schemas.abandonSubscription, abandonSubscription, errorAsValue),
 		// What these wrote is relayed as written (settleFirstPayment): nothing is read again for the webhooks.
-		firstPayment: thenRelay(schemas.firstPayment, firstPayment, firstPaymentChanges, firstPaymentAnswer),
-		continueFirstPayment: thenRelay(schemas.continueFirstPayment, continueFirstPayment, firstPaymentChanges, firstPaymentAnswer),
+		firstPayment: thenRelay(schemas.firstPayment, firstPayment, firstPaymentRelay, firstPaymentAnswer),
+		continueFirstPayment: thenRelay(schemas.continueFirstPayment, continueFirstPayment, firstPaymentRelay, firstPaymentAnswer),
 		refundTransaction: thenRelay(schemas.refundTransaction, refundTransaction, (_, result) => {
 			const done = ofObject(result);
 			return { transactions: done ? [done.refundTransactionId] : [] };
@@ -149,7 +155,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			input => ({ customers: [input.id] }),
 			result => billingErrors.orFail(result),
 		),
-		// A subscription's change in place (plan-changes/, docs/subscriptions.md): a binding quote, the change, a scheduled one cancelled.
+		// A subscription's change in place (changes/, docs/subscriptions.md): a binding quote, the change, a scheduled one cancelled.
 		quoteChange: billingErrors.action(schemas.changeQuote, async (deps: BillingDeps, input: Parameters<typeof storeQuote>[1]) => {
 			const quote = await storeQuote(deps, input);
 			return typeof quote === "string" ? quote : quoteView(quote);
@@ -167,8 +173,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		removeCoupon: thenRelay(schemas.getById, removeCoupon, couponRelay, result => billingErrors.orFail(result)),
 		// A card update session's new card (card-update.ts); errors come back as values the checkout maps to codes.
 		cardUpdateTarget: domainAction(schemas.cardUpdateTarget, cardUpdateTarget, errorAsValue),
-		updateCard: thenRelay(schemas.updateCard, updateCard, paymentChanges),
-		continueCardUpdate: thenRelay(schemas.continueCardUpdate, continueCardUpdate, paymentChanges),
+		updateCard: thenRelay(schemas.updateCard, updateCard, cardUpdateRelay),
+		continueCardUpdate: thenRelay(schemas.continueCardUpdate, continueCardUpdate, cardUpdateRelay),
 		runRenewals: renewalRunAction(schemas.runRenewals, runRenewals),
 		renewalStatus: {
 			params: schemas.runRenewals,
@@ -219,7 +225,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			schemas.submitDisputeEvidence,
 			submitEvidence,
 			(_, result) => {
-				const moved = ofObject(result)?.changed ?? null;
+				const moved = ofObject(result)?.moved ?? null;
 				return { disputes: moved === null ? [] : [moved] };
 			},
 			result => billingErrors.orFail(result).dispute,
@@ -228,7 +234,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		stripeEvent: thenRelay(
 			schemas.stripeEvent,
 			applyStripeEvent,
-			(_, outcome) => ofObject(outcome)?.changed ?? {},
+			(_, outcome) => ofObject(outcome)?.toRelay ?? {},
 			function (outcome, input) {
 				// Stripe sends it again, for days: the operator sees why before it gives up.
 				if (waitsForStripeRetry(outcome)) this.logger.warn(`A Stripe event for MID ${input.midId} waits for Stripe's retry: ${outcome}`);

@@ -1,3 +1,5 @@
+// What billing's domain functions get: the database, the schedules, the clocks, typed calls to the other services,
+// the relay's kick and the node's counters. wiring/deps.ts builds it once per node.
 import type {
 	AccountsActions,
 	BlockBuyerInput,
@@ -7,11 +9,11 @@ import type {
 } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";
 import type { AccountClocks } from "./account-time";
-import type { CustomerDoc } from "./documents/customer";
-import type { MidStatsMetrics } from "./mid-stats/mid-stats";
+import type { MidCounters } from "./mid-stats/mid-stats";
 import type { BillingDb } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
 import type { Payments } from "./payments";
+import type { CustomerDoc } from "./records/customer";
 
 export interface BillingDeps {
 	db: BillingDb;
@@ -19,10 +21,10 @@ export interface BillingDeps {
 	renewals: Schedule<number>;
 	/** Outbox events by the time they were written (outbox/outbox.ts): the relay's sweep finds them by key. */
 	outbox: Schedule<string>;
-	/** The node's recovery counters (recovery.ts); absent when metrics are off. */
-	metrics?: { entered(): void; recovered(currency: string, amountMinor: number): void };
-	/** The node's per-MID counters (mid-stats.ts); absent when metrics are off. */
-	midMetrics?: MidStatsMetrics;
+	/** The node's recovery counters on /metrics (renewals/recovery-counters.ts); absent when the broker's metrics are off. */
+	recoveryCounters?: { entered(): void; recovered(currency: string, amountMinor: number): void };
+	/** The node's per-MID counters on /metrics (mid-stats.ts); absent when the broker's metrics are off. */
+	midCounters?: MidCounters;
 	/** Checkouts by the time they opened (checkout-recovery.ts): one left PENDING is found by key. */
 	checkouts: Schedule<number>;
 	/** When to send CARD_EXPIRING warnings (expiry-warnings.ts). */
@@ -38,7 +40,7 @@ export interface BillingDeps {
 		set(customerId: number, doc: CustomerDoc): void;
 		delete(customerId: number): void;
 	};
-	/** Hands the documents a change wrote events on to the outbox relay, so their webhooks go out at once. */
+	/** Hands the records an action or a sweep wrote events on to the outbox relay, so their webhooks go out at once. */
 	relay(targets: RelayTargets): void;
 	/** The payments service: charges, holds and refunds by card token, each on its MID's processor. */
 	payments: Payments;

@@ -6,9 +6,9 @@ import { CouponError } from "../../shared/contracts/accounts";
 import { DisputeError } from "../../shared/contracts/billing";
 import { StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
+import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./changes/change-api-errors";
 import { NoticeError } from "./disputes/notices";
 import type { StripeEventRefusal } from "./disputes/stripe-events";
-import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./plan-changes/change-api-errors";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { CustomerCouponError } from "./subscriptions/customer-coupon";
 import { PauseError } from "./subscriptions/pause";
@@ -127,7 +127,7 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[PauseError.Busy]: { type: ApiErrorType.Conflict, message: "The customer is being renewed; try again in a few seconds" },
 	[PauseError.ResumeAtPast]: { type: ApiErrorType.Conflict, message: "resumeAt must be in the future" },
 	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
-	// A subscription's change (plan-changes/).
+	// A subscription's change (changes/).
 	...PLAN_CHANGE_ERRORS,
 };
 

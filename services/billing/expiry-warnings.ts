@@ -7,11 +7,11 @@
 // expiry, the card is the same, and it was not warned about before.
 import { isCardExpired } from "../../shared/card-expiry";
 import { config } from "../../shared/config";
-import { createSchedule, type DueEntry, type Schedule } from "../../shared/schedule";
+import { createSchedule, type Listing, type Schedule } from "../../shared/schedule";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./documents/customer";
 import type { BillingDb } from "./models";
 import { scheduledEvent } from "./outbox/outbox";
+import type { CustomerDoc } from "./records/customer";
 import { CustomerStatus } from "./states";
 
 const HOUR_MS = 3_600_000;
@@ -31,7 +31,7 @@ export function warningTime(customer: Pick<Renewing, "cardExpiredTime" | "nextRe
 }
 
 /** The listings for customers whose next renewal was just set (one command for any number); a warning already due is listed now. */
-export function expiryListings(customers: Renewing[], now: Date): DueEntry<number>[] {
+export function expiryListings(customers: Renewing[], now: Date): Listing<number>[] {
 	return customers.flatMap(customer => {
 		const at = warningTime(customer);
 		return at ? [{ id: customer._id, at: new Date(Math.max(at.getTime(), now.getTime())) }] : [];
@@ -65,41 +65,41 @@ export async function warnExpiringCards(deps: BillingDeps, run: WarningRun): Pro
 		(await deps.db.customers.find({ _id: { $in: [...new Set(due.map(e => e.id))] } }).lean()).map(c => [c._id, c] as const),
 	);
 	const warned: number[] = [];
-	const done: Listing[] = [];
-	for (const entry of due) {
-		const customer = customers.get(entry.id);
+	const done: DoneListing[] = [];
+	for (const listing of due) {
+		const customer = customers.get(listing.id);
 		if (customer && !inThisRun(customer, run)) continue;
-		const handled = await handleListing(deps, entry, customer, run);
+		const handled = await handleListing(deps, listing, customer, run);
 		done.push(handled.done);
-		if (handled.warned) warned.push(entry.id);
+		if (handled.warned) warned.push(listing.id);
 	}
 	await deps.cardExpiry.removeAll(done);
 	return warned;
 }
 
-type Listing = DueEntry<number> & { listedAt?: Date };
+type DoneListing = Listing<number> & { listedAt?: Date };
 
 /** One listing: listed again for a later renewal, or its warning sent; answers the listing to take out. */
 async function handleListing(
 	deps: BillingDeps,
-	entry: DueEntry<number>,
+	listing: Listing<number>,
 	customer: CustomerDoc | undefined,
 	run: WarningRun,
-): Promise<{ done: Listing; warned: boolean }> {
+): Promise<{ done: DoneListing; warned: boolean }> {
 	const at = customer && customer.status === CustomerStatus.Active && customer.renewalActive ? warningTime(customer) : null;
 	// Gone, no renewal to come, or this card warned about already: nothing to send.
-	if (!customer || !at || customer.expiryWarnedCard === customer.cardToken) return { done: entry, warned: false };
+	if (!customer || !at || customer.expiryWarnedCard === customer.cardToken) return { done: listing, warned: false };
 	// The renewal moved later (a retry, or another card): listed again for its own time.
 	if (at.getTime() > run.at.getTime()) {
 		await deps.cardExpiry.add(customer._id, at);
-		return { done: { ...entry, listedAt: at }, warned: false };
+		return { done: { ...listing, listedAt: at }, warned: false };
 	}
 	// Once per card: the update is conditional on the card and on not being warned about it yet.
 	const sent = await deps.db.customers.updateOne(
 		{ _id: customer._id, cardToken: customer.cardToken, expiryWarnedCard: { $ne: customer.cardToken } },
 		{ $set: { expiryWarnedCard: customer.cardToken }, $push: { outbox: await scheduledEvent(deps, "c", customer._id, "CARD_EXPIRING") } },
 	);
-	return { done: entry, warned: sent.modifiedCount === 1 };
+	return { done: listing, warned: sent.modifiedCount === 1 };
 }
 
 function inThisRun(customer: CustomerDoc, run: WarningRun): boolean {

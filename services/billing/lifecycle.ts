@@ -1,5 +1,5 @@
 // Every status write in billing is built here from the state machines' tables
-// (states.ts), by shared/state-machine.ts: the filter that the document is still
+// (states.ts), by shared/state-machine.ts: the filter that the record is still
 // in a state it may leave, and the $set of the state it moves to.
 import { stateMachine } from "../../shared/state-machine";
 import {

@@ -1,20 +1,21 @@
 // The billing service's collections: customers (subscriptions), their
 // transactions, the locks that keep one active subscription per (product,
 // email, card), refunds, disputes, the Stripe events applied, the MIDs' and
-// recovery's counters, the five schedules (renewals, card-expiry warnings,
-// the outbox, checkouts to recover, paused customers' resumes, invoicing's requests), change quotes, sandbox
-// accounts' test clocks, the timelines the merchant's lists page
-// through, and the id sequences. What each document holds, and its key, is
-// written beside its schema in documents/ (customer.ts, transaction.ts,
-// refund.ts, dispute.ts, subscription-lock.ts, counters.ts, outbox-event.ts).
-// The card vault and the payments ledger are the payments service's
-// (services/payments/models.ts); invoices and credit notes are the invoicing
-// service's (services/invoicing/models.ts).
+// recovery's counters, the six schedules (renewals, card-expiry warnings, the
+// outbox, checkouts to recover, paused customers' resumes, invoicing's
+// requests), change quotes, the metrics backfill's progress, sandbox accounts'
+// test clocks, the timelines the merchant's lists page through, and the id
+// sequences. What each record holds, and its key, is written beside its schema
+// in records/ (customer.ts, transaction.ts, refund.ts, dispute.ts,
+// subscription-lock.ts, counters.ts, outbox-event.ts, change-quote.ts,
+// metrics.ts, test-clock.ts). The card vault and the payments ledger are the
+// payments service's (services/payments/models.ts); invoices and credit notes
+// are the invoicing service's (services/invoicing/models.ts).
 import type { Connection, Model } from "mongoose";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import { createTimelines, type Timelines } from "../../shared/timeline";
-import { type ChangeQuoteDoc, changeQuoteSchema } from "./documents/change-quote";
+import { type ChangeQuoteDoc, changeQuoteSchema } from "./records/change-quote";
 import {
 	type MidCapDoc,
 	type MidStatsDoc,
@@ -22,14 +23,14 @@ import {
 	midStatsSchema,
 	type RecoveryStatsDoc,
 	recoveryStatsSchema,
-} from "./documents/counters";
-import { type CustomerDoc, customerSchema } from "./documents/customer";
-import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./documents/dispute";
-import { type MetricsBackfillDoc, metricsBackfillSchema } from "./documents/metrics";
-import { type RefundDoc, refundSchema } from "./documents/refund";
-import { type SubscriptionLockDoc, subscriptionLockSchema } from "./documents/subscription-lock";
-import { type TestClockDoc, testClockSchema } from "./documents/test-clock";
-import { type TransactionDoc, transactionSchema } from "./documents/transaction";
+} from "./records/counters";
+import { type CustomerDoc, customerSchema } from "./records/customer";
+import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./records/dispute";
+import { type MetricsBackfillDoc, metricsBackfillSchema } from "./records/metrics";
+import { type RefundDoc, refundSchema } from "./records/refund";
+import { type SubscriptionLockDoc, subscriptionLockSchema } from "./records/subscription-lock";
+import { type TestClockDoc, testClockSchema } from "./records/test-clock";
+import { type TransactionDoc, transactionSchema } from "./records/transaction";
 
 export interface BillingDb {
 	customers: Model<CustomerDoc>;
@@ -46,7 +47,7 @@ export interface BillingDb {
 	midCaps: Model<MidCapDoc>;
 	/** The backfill's progress, per collection it walks (backfill/metrics-backfill.ts). */
 	metricsBackfill: Model<MetricsBackfillDoc>;
-	/** Binding quotes of subscription changes, by their random id (plan-changes/). */
+	/** Binding quotes of subscription changes, by their random id (changes/). */
 	changeQuotes: Model<ChangeQuoteDoc>;
 	/** Customers by the hour they are due (shared/schedule.ts): the renewal cycle finds them by key. */
 	renewalSchedule: Model<ScheduleSlotDoc>;

@@ -7,7 +7,7 @@
 import { leaseFree, newLease } from "../../shared/persistence";
 import { pollUntil } from "../../shared/poll";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./documents/customer";
+import type { CustomerDoc } from "./records/customer";
 import { CustomerStatus } from "./states";
 
 export interface BatchClaim {
@@ -34,7 +34,7 @@ export async function claimRenewals(deps: BillingDeps, claim: BatchClaim): Promi
 			status: CustomerStatus.Active,
 			renewalActive: true,
 			nextRenewalTimestamp: { $lte: claim.at },
-			// A change's charge not settled yet (plan-changes/change-charge.ts): renewed once the sweep has settled it.
+			// A change's charge not settled yet (changes/change-charge.ts): renewed once the sweep has settled it.
 			changeInFlight: null,
 			...(claim.accountId === undefined ? {} : { accountId: claim.accountId }),
 			...(claim.sandboxOnly ? { environment: "sandbox" } : {}),

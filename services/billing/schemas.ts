@@ -1,7 +1,8 @@
+// The JSON Schemas of billing's actions' parameters (Ajv; nothing is coerced).
 import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params, shortText } from "../../shared/schemas";
-import { CHANGE_MODES } from "./changes/subscription-period";
+import { CHANGE_MODES } from "./changes/rules/subscription-period";
 import { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "./states";
 
 const environment = { enum: ["sandbox", "production"] };
@@ -106,7 +107,7 @@ export const schemas = {
 		"accountId",
 		"id",
 	]),
-	// A subscription's change (plan-changes/): at least one of productId and quantity, which the action checks.
+	// A subscription's change (changes/): at least one of productId and quantity, which the action checks.
 	changeQuote: params(
 		{ accountId: id, id, productId: id, quantity: { type: "integer", minimum: 1, maximum: 10_000 }, mode: { enum: CHANGE_MODES } },
 		["accountId", "id", "mode"],

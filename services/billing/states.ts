@@ -47,7 +47,7 @@ export enum TransactionType {
 	/** A merchant-initiated charge of a later period. */
 	Renewal = "RENEWAL",
 	Refunded = "REFUNDED",
-	/** What a subscription's change in place charged at once: an upgrade's prorated difference (plan-changes/). */
+	/** What a subscription's change in place charged at once: an upgrade's prorated difference (changes/). */
 	SubscriptionChange = "SUBSCRIPTION_CHANGE",
 	/** A lost dispute: the disputed amount, negative, taken back by the card network (disputes/notices.ts). */
 	Chargeback = "CHARGEBACK",

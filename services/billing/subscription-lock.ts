@@ -1,11 +1,11 @@
-// The duplicate-subscription check (spec step 4): one lock document per
+// The duplicate-subscription check (spec step 4): one lock record per
 // (account, product, email, card fingerprint), held while the subscription is
 // PENDING, ACTIVE or PAUSED, taken over once its holder has ended or died mid-checkout.
 
 import { sha256Hex } from "../../shared/crypto";
 import { insertOnce } from "../../shared/persistence";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./documents/customer";
+import type { CustomerDoc } from "./records/customer";
 import { CustomerStatus, HOLDS_SUBSCRIPTION } from "./states";
 
 export interface LockOwner {

@@ -7,14 +7,14 @@ import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persisten
 import type { DiscountLine } from "./coupons/discount";
 import { declineCategory } from "./decline-reasons";
 import type { BillingDeps } from "./deps";
-import type { CustomerDoc } from "./documents/customer";
-import type { DisputeDoc } from "./documents/dispute";
-import type { RefundDoc } from "./documents/refund";
-import type { Billed, TransactionDoc } from "./documents/transaction";
+import { carrying, type RenewalTry, transactionEntry } from "./entries/metrics-entries";
 import { appendTransactions } from "./lists/pages";
-import { carrying, type RenewalTry, transactionEntry } from "./metrics/metrics-entries";
 import { countTransactions } from "./mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "./outbox/outbox";
+import type { CustomerDoc } from "./records/customer";
+import type { DisputeDoc } from "./records/dispute";
+import type { RefundDoc } from "./records/refund";
+import type { Billed, TransactionDoc } from "./records/transaction";
 import { RefundStatus, TransactionStatus, TransactionType } from "./states";
 
 /** A charge, hold or capture to record: its customer, its money and the processor's answer. */
@@ -28,13 +28,13 @@ export interface ChargeRecord {
 	creditApplied?: number;
 	/** The coupon's discount on this charge's list price; absent or null: none. */
 	discount?: DiscountLine | null;
-	/** What it billed, for its invoice (pricing/billed.ts); absent: a single line of the product, untaxed. */
-	billed?: Billed;
-	/** A renewal cycle's charge: which try of its period (for the metrics, metrics/). */
+	/** What it billed, for its invoice (pricing/billed.ts). */
+	billed: Billed;
+	/** A renewal cycle's charge: which try of its period (for its entry, entries/). */
 	renewalTry?: RenewalTry;
 	/** When it was made, in the account's time (account-time.ts): its timestamp, and the day the metrics count it on. */
 	at: Date;
-	/** Events of other documents the change writes next (a checkout's CONVERSION), listed with the charge's in one command. */
+	/** Events of other records the caller writes next (a checkout's CONVERSION), listed with the charge's in one command. */
 	alsoListed?: Listed[];
 }
 
@@ -79,7 +79,7 @@ function chargeFields(
 		originalTransactionId: null,
 		...(creditApplied ? { creditApplied } : {}),
 		...(discount ? { discount } : {}),
-		...(billed ? { billed } : {}),
+		billed,
 		relayed: [],
 		metricsCounted: true,
 	};
@@ -234,6 +234,7 @@ function withoutOutcome(
 		productId: original.productId,
 		processorTransactionId: null,
 		processorReference: null,
+		authentication: null,
 		midId: original.midId,
 		midName: original.midName,
 		refundStatus: RefundStatus.NotRefundable,

@@ -2,10 +2,10 @@
 import type { CustomerCouponView, CustomerView, DiscountView, DisputeView, TransactionView } from "../../shared/contracts/billing";
 import { findCurrency, toDecimal } from "../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../shared/time";
-import type { CustomerDoc } from "./documents/customer";
-import type { DisputeDoc } from "./documents/dispute";
-import type { TransactionDoc } from "./documents/transaction";
-import { creditOf, quantityOf, storedPeriod } from "./plan-changes/customer-period";
+import { creditOf, quantityOf, storedPeriod } from "./changes/customer-period";
+import type { CustomerDoc } from "./records/customer";
+import type { DisputeDoc } from "./records/dispute";
+import type { TransactionDoc } from "./records/transaction";
 import { TransactionStatus } from "./states";
 
 /** The credit as a decimal of the period's currency (a customer with credit has a stored period: a change gave it). */
@@ -70,8 +70,8 @@ export function toTransactionView(doc: TransactionDoc): TransactionView {
 		amount: toDecimal(doc.amount, findCurrency(doc.currency)!),
 		productId: doc.productId,
 		transactionId: doc.processorTransactionId,
-		processorReference: doc.processorReference ?? null,
-		authentication: doc.authentication ?? null,
+		processorReference: doc.processorReference,
+		authentication: doc.authentication,
 		midId: doc.midId,
 		midName: doc.midName,
 		currencyId: doc.currencyId,

@@ -1,3 +1,5 @@
+// What the checkout service's domain functions get: typed calls, the node's account cache, the card-decryption keys,
+// the MID router, the clock.
 import type { Call } from "../../shared/call";
 import type { AccountCache } from "./account-cache";
 import type { CardKeyRing } from "./card-keys";

@@ -1,8 +1,8 @@
+// The checkout's errors answered as HTTP errors. A checkout that was read but
+// refused answers 200 with a code of the spec instead (checkout-answers.ts).
 import type { ErrorTable } from "../../shared/action";
 import { ApiErrorType } from "../../shared/errors";
 
-// The checkout's errors answered as HTTP errors. A checkout that was read but
-// refused answers 200 with a code of the spec instead (checkout-answers.ts).
 export enum CheckoutError {
 	/** Card data that does not decrypt or does not hold a card: the SDK's 400 INVALID_REQUEST with the fields. */
 	InvalidCheckout = "INVALID_CHECKOUT",

@@ -1,3 +1,4 @@
+// The JSON Schemas of the checkout service's actions' parameters (Ajv; nothing is coerced).
 import { params, shortText } from "../../shared/schemas";
 
 const jwe = { type: "string", minLength: 1, maxLength: 4096 };

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { AuditInput } from "../../shared/contracts/dashboard";
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, filtersKey, type ListError, type Page, pageNewestFirst } from "../../shared/list-page";
-import { append, entriesBelow } from "../../shared/timeline";
+import { append, refsBelow } from "../../shared/timeline";
 import type { DashboardDeps } from "./deps";
 import type { AuditDoc } from "./models";
 
@@ -39,7 +39,7 @@ export async function listAudit(
 		below = position;
 	}
 	const { items, next } = await pageNewestFirst<AuditDoc>({
-		read: (from, count) => entriesBelow(deps.db.timelines, auditOf(input.accountId), from, count),
+		read: (from, count) => refsBelow(deps.db.timelines, auditOf(input.accountId), from, count),
 		load: async ids => new Map((await deps.db.audit.find({ _id: { $in: ids } }).lean()).map(d => [d._id, d])),
 		keep: doc => doc.accountId === input.accountId,
 		limit: input.limit ?? DEFAULT_LIMIT,

@@ -1,3 +1,4 @@
+// What the dashboard service's domain functions get: its database, the clock and its session and lockout settings.
 import type { DashboardDb } from "./models";
 
 export interface DashboardSettings {

@@ -1,8 +1,8 @@
+// The dashboard's domain errors; the actions turn them into the answers of
+// docs/dashboard.md.
 import type { ErrorTable } from "../../shared/action";
 import { ApiErrorType } from "../../shared/errors";
 
-// The dashboard's domain errors; the actions turn them into the answers of
-// docs/dashboard.md.
 export enum DashboardError {
 	UnknownUser = "UNKNOWN_USER",
 	EmailTaken = "EMAIL_TAKEN",

@@ -1,3 +1,4 @@
+// The JSON Schemas of the dashboard service's actions' parameters (Ajv; nothing is coerced).
 import { listParams } from "../../shared/list-page";
 import { id, params } from "../../shared/schemas";
 

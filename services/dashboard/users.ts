@@ -49,7 +49,7 @@ export async function createUser(
 		disabled: false,
 		createdAt: deps.now(),
 	};
-	await addToBags(deps.db.timelines, [{ key: usersOf(input.accountId), entry: [doc._id, doc.createdAt.getTime()] }]);
+	await addToBags(deps.db.timelines, [{ key: usersOf(input.accountId), ref: [doc._id, doc.createdAt.getTime()] }]);
 	try {
 		await deps.db.users.create(doc);
 	} catch (err) {

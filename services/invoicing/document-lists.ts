@@ -28,9 +28,9 @@ export async function placeDocument(
 	kind: DocumentKind,
 	doc: Pick<DocumentBase, "_id" | "accountId" | "customerId" | "issuedAt" | "sequence">,
 ): Promise<void> {
-	const entry: [number, number] = [doc._id, doc.issuedAt.getTime()];
-	await place(deps.db.timelines, keys[kind].all(doc.accountId), doc.sequence, entry);
-	await placeInBag(deps.db.timelines, keys[kind].customer(doc.customerId), doc.sequence, entry);
+	const ref: [number, number] = [doc._id, doc.issuedAt.getTime()];
+	await place(deps.db.timelines, keys[kind].all(doc.accountId), doc.sequence, ref);
+	await placeInBag(deps.db.timelines, keys[kind].customer(doc.customerId), doc.sequence, ref);
 }
 
 export interface DocumentListQuery extends ListQuery {

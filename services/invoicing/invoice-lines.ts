@@ -1,8 +1,8 @@
 // An invoice's and a credit note's lines and totals, from what the charge
 // billed (its transaction's `billed`, as billing hands it over): pure, so the property
 // tests check that every document adds up to the cent (docs/invoices.md#lines).
-import { divideRounded, NO_TAX, priceLines } from "../../shared/tax";
-import type { Billed, Charge } from "./charges";
+import { divideRounded, priceLines } from "../../shared/tax";
+import type { Charge } from "./charges";
 import type { InvoiceDoc, InvoiceLine } from "./records";
 
 export interface Totals {
@@ -23,45 +23,24 @@ const totalsOf = (lines: InvoiceLine[], taxInclusive: boolean): Totals => ({
 	gross: sum(lines, l => l.gross),
 });
 
-/** A transaction of an earlier version, or one whose amount its lines do not explain: one line of what it paid. */
-function paidLine(tx: Charge, billed: Billed | undefined): Billed {
-	const amount = tx.amount + tx.creditApplied + (tx.discount?.amount ?? 0);
-	const tax = billed ? { rateBps: (billed.lines[0]?.tax ?? billed.tax).rateBps, inclusive: true } : NO_TAX;
-	const first = billed?.lines[0];
-	return {
-		lines: [
-			{
-				kind: "plan",
-				productId: tx.productId,
-				quantity: 1,
-				unitAmount: amount,
-				amount,
-				from: first?.from ?? tx.timestamp,
-				to: first?.to ?? null,
-			},
-		],
-		tax,
-	};
-}
-
 /**
  * An invoice's lines: each billed line at its full price and tax, then the discount as its own line (its tax is
  * what the discount took off the lines' tax). The customer's credit is not a line: it paid, as a card does.
- * Σ gross − credit = the transaction's amount, always: billed lines that would not (a charge made before this
- * version, or a discount the charge did not take) give way to one line of what was paid.
+ * Σ gross − credit = the transaction's amount: every charge path prices its amount from the lines it bills, with
+ * shared/tax.ts's priceLines, as these are priced here (billing's pricing/billed.ts, changes/rules/change-amounts.ts).
  */
 export function invoiceTotals(tx: Charge, names: Map<number, string>): Totals {
-	const credit = tx.creditApplied;
+	// Billing hands every charge over with what it billed; only refunds and chargebacks have none, and get credit notes.
+	if (!tx.billed) throw new Error(`Transaction ${tx.id} was handed over without what it billed: it cannot be invoiced`);
+	const { billed } = tx;
 	const discount = tx.discount?.amount ?? 0;
-	let billed = tx.billed ?? paidLine(tx, undefined);
-	const priced = (b: Billed, d: number) =>
+	const priced = (d: number) =>
 		priceLines(
-			b.lines.map(line => ({ amount: line.amount, rule: line.tax ?? b.tax })),
+			billed.lines.map(line => ({ amount: line.amount, rule: line.tax ?? billed.tax })),
 			d,
 		);
-	if (priced(billed, discount).gross - credit !== tx.amount) billed = paidLine(tx, billed);
-	const full = priced(billed, 0);
-	const after = priced(billed, discount);
+	const full = priced(0);
+	const after = priced(discount);
 	const lines: InvoiceLine[] = billed.lines.map((line, i) => ({
 		kind: line.kind,
 		productId: line.productId,

@@ -133,7 +133,7 @@ async function invoiceOf(deps: IssueDeps, original: Charge | null, buyer: Party)
 async function issueCreditNote(deps: IssueDeps, issue: ToIssue, original: Charge | null): Promise<Issued | null> {
 	const { tx } = issue;
 	const invoice = await invoiceOf(deps, original, issue.buyer);
-	// A charge issued before invoices existed has none to refer to: its refund gets no credit note.
+	// No invoice to refer to (no charge named, or one that billed nothing): no credit note.
 	if (!invoice) return null;
 	const amount = -tx.amount;
 	return issueNumbered(deps, tx, "credit_note", async sequence => ({

@@ -1,3 +1,4 @@
+// The JSON Schemas of the metrics service's actions' parameters (Ajv; nothing is coerced).
 import { METRICS_GRANULARITIES } from "../../shared/contracts/metrics";
 import { dateRangeParams } from "../../shared/list-page";
 import { id, params } from "../../shared/schemas";

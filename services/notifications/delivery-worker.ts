@@ -4,7 +4,7 @@
 // time so one slow receiver does not hold up the others. A delivery just
 // stored is claimed by its id and attempted at once when a slot is free.
 // Nodes share the work only through the database (the claim's lease).
-import type { DueEntry } from "../../shared/schedule";
+import type { Listing } from "../../shared/schedule";
 import { attemptDelivery, claimDueDelivery, releaseClaim } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
@@ -45,15 +45,15 @@ export function createDeliveryWorker(deps: NotificationsDeps): DeliveryWorker {
 		// Complete slots only: everything listed in them is due.
 		const due = await deps.attempts.due(new Date(now.getTime() - ATTEMPT_SLOT_MS), now);
 		for (let from = 0; from < due.length && running; from += PASS_BATCH) {
-			const entries = await stillDue(deps, due.slice(from, from + PASS_BATCH), now);
-			if (!(await claimAll(entries))) return;
+			const listings = await stillDue(deps, due.slice(from, from + PASS_BATCH), now);
+			if (!(await claimAll(listings))) return;
 		}
 	}
 
 	/** Claims and attempts each delivery as slots free up; false once the worker stops. */
-	async function claimAll(entries: DueEntry<string>[]): Promise<boolean> {
-		for (const entry of entries) {
-			if (!(await slots.waitForOne(() => running)) || !(await claimAndAttempt(String(entry.id)))) return false;
+	async function claimAll(listings: Listing<string>[]): Promise<boolean> {
+		for (const listing of listings) {
+			if (!(await slots.waitForOne(() => running)) || !(await claimAndAttempt(String(listing.id)))) return false;
 		}
 		return true;
 	}
@@ -194,14 +194,14 @@ export function createWake() {
 }
 
 /** Reads the listings' deliveries by key, unlists those that have left their slot, and answers the ones due. */
-async function stillDue(deps: NotificationsDeps, entries: DueEntry<string>[], now: Date): Promise<DueEntry<string>[]> {
+async function stillDue(deps: NotificationsDeps, listings: Listing<string>[], now: Date): Promise<Listing<string>[]> {
 	const docs = await deps.db.deliveries
-		.find({ _id: { $in: entries.map(e => String(e.id)) } }, { status: 1, lease: 1, nextAttemptAt: 1 })
+		.find({ _id: { $in: listings.map(e => String(e.id)) } }, { status: 1, lease: 1, nextAttemptAt: 1 })
 		.lean();
 	const byId = new Map(docs.map(doc => [doc._id, doc]));
-	const stateOf = (e: DueEntry<string>) => listingState(byId.get(String(e.id)), e.at, now);
-	await deps.attempts.removeAll(entries.filter(e => stateOf(e) === "left"));
-	return entries.filter(e => stateOf(e) === "due");
+	const stateOf = (e: Listing<string>) => listingState(byId.get(String(e.id)), e.at, now);
+	await deps.attempts.removeAll(listings.filter(e => stateOf(e) === "left"));
+	return listings.filter(e => stateOf(e) === "due");
 }
 
 /**

@@ -1,3 +1,5 @@
+// What the notifications service's domain functions get: its database, the webhook attempts' schedule and settings,
+// an account's webhook target, the emails' schedule, settings and SMTP sender, the clock.
 import type { Logger } from "moleculer";
 import type { AccountView, RenewalTerms, WebhookTarget } from "../../shared/contracts/accounts";
 import type { Schedule } from "../../shared/schedule";

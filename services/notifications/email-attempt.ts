@@ -52,8 +52,8 @@ const windowEndOf = (deps: NotificationsDeps, email: EmailDoc) => email.createdA
  */
 async function invoiceAttachment(deps: NotificationsDeps, email: EmailDoc, lastTry: boolean): Promise<EmailAttachment[]> {
 	const invoiceId = email.facts.invoiceId;
-	// Receipts stored before invoices had ids in their facts go with the link alone.
-	if (email.kind !== "RECEIPT" || typeof invoiceId !== "number") return [];
+	// Only a receipt carries its invoice (INVOICE_ISSUED names it: email-drafts.ts).
+	if (email.kind !== "RECEIPT" || invoiceId === null) return [];
 	try {
 		return [await deps.emails.invoicePdf(email.accountId, invoiceId)];
 	} catch (err) {

@@ -15,8 +15,8 @@ export interface EmailFacts {
 	/** A decimal in the product's currency (the API's), for a receipt and a declined payment. */
 	amount: number | null;
 	transactionId: number | null;
-	/** The invoice's id (its PDF is attached when sent), number and the link the buyer opens (INVOICE_ISSUED), when the receipt comes from one. */
-	invoiceId?: number | null;
+	/** A receipt's invoice: its id (its PDF is attached when sent), number and the link the buyer opens (INVOICE_ISSUED); null on the other emails. */
+	invoiceId: number | null;
 	invoiceNumber: string | null;
 	invoiceUrl: string | null;
 	cardType: string;

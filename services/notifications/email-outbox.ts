@@ -45,7 +45,7 @@ export async function enqueueEmails(deps: NotificationsDeps, events: WebhookEven
 	// Listed before stored, so a node that dies in between leaves them for any other to find.
 	await addToBags(
 		deps.db.timelines,
-		fresh.map(e => ({ key: customerEmailsKey(e.customerId), entry: [e._id, now.getTime()] })),
+		fresh.map(e => ({ key: customerEmailsKey(e.customerId), ref: [e._id, now.getTime()] })),
 	);
 	await deps.emails.schedule.addAll(fresh.map(e => ({ id: e._id, at: now })));
 	await insertAllOnce(deps.db.emails, fresh);

@@ -3,7 +3,7 @@
 // emails), claims each by its id and sends it. Emails are few (one per payment
 // at most), so a pass sends a few at a time. Nodes share the work only through
 // the database (the claim's lease).
-import type { DueEntry } from "../../shared/schedule";
+import type { Listing } from "../../shared/schedule";
 import { createWake, passesWhile } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
 import { attemptEmail } from "./email-attempt";
@@ -28,12 +28,13 @@ export function createEmailWorker(deps: NotificationsDeps): EmailWorker {
 	const inFlight = new Set<Promise<unknown>>();
 
 	/** One email's listing: tried, then unlisted unless it is still due in that slot (held by another node, or not yet tried). */
-	async function handle(entry: DueEntry<string>): Promise<void> {
-		const id = String(entry.id);
+	async function handle(listing: Listing<string>): Promise<void> {
+		const id = String(listing.id);
 		const status = await attemptEmail(deps, id);
 		const doc = await deps.db.emails.findById(id, { status: 1, nextAttemptAt: 1, lease: 1 }).lean();
 		const stillHere = doc?.status === EmailStatus.Pending && status === null && (doc.lease?.until.getTime() ?? 0) > deps.now().getTime();
-		if (!stillHere) await deps.emails.schedule.remove(entry.id, entry.at, doc?.status === EmailStatus.Pending ? doc.nextAttemptAt : null);
+		if (!stillHere)
+			await deps.emails.schedule.remove(listing.id, listing.at, doc?.status === EmailStatus.Pending ? doc.nextAttemptAt : null);
 	}
 
 	async function pass(): Promise<void> {

@@ -1,3 +1,4 @@
+// The notifications service's domain errors, and the HTTP answer of each.
 import type { ErrorTable } from "../../shared/action";
 import { ApiErrorType } from "../../shared/errors";
 

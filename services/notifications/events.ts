@@ -4,11 +4,11 @@
 // listed in timelines (shared/timeline.ts) before their delivery is stored:
 //   e:<account>     every event of the account, in the order it was taken in
 //   ec:<customer>   the customer's
-// A reader going forward stops at an entry whose delivery is not stored yet,
+// A reader going forward stops at a ref whose delivery is not stored yet,
 // so catching up with `after` never passes over an event that lands late.
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, filtersKey, ListError, type Page, pageOldestFirst } from "../../shared/list-page";
-import { appendAll, entriesAbove, type TimelineEntry } from "../../shared/timeline";
+import { appendAll, refsAbove, type TimelineRef } from "../../shared/timeline";
 import type { NotificationsDeps } from "./deps";
 import type { DeliveryDoc } from "./models";
 
@@ -17,21 +17,21 @@ const keys = {
 	customer: (customerId: number) => `ec:${customerId}`,
 };
 
-/** A listed entry without its delivery this long after it was written lost its writer; the sender's retry lists the event again. */
+/** A listed ref without its delivery this long after it was written lost its writer; the sender's retry lists the event again. */
 export const IN_FLIGHT_MS = 30_000;
 
 type NewDelivery = Pick<DeliveryDoc, "_id" | "accountId" | "customerId" | "enqueuedAt"> & Partial<DeliveryDoc>;
 
 /** Lists new deliveries in their account's and customer's events and writes the positions on them (before they are inserted). */
 export async function addToEvents<D extends NewDelivery>(deps: NotificationsDeps, deliveries: D[]): Promise<D[]> {
-	const entry = (d: D): TimelineEntry => [d._id, d.enqueuedAt.getTime()];
+	const ref = (d: D): TimelineRef => [d._id, d.enqueuedAt.getTime()];
 	const positions = await appendAll(
 		deps.db.timelines,
-		deliveries.map(d => ({ key: keys.account(d.accountId), entry: entry(d) })),
+		deliveries.map(d => ({ key: keys.account(d.accountId), ref: ref(d) })),
 	);
 	const customerPositions = await appendAll(
 		deps.db.timelines,
-		deliveries.map(d => ({ key: keys.customer(d.customerId), entry: entry(d) })),
+		deliveries.map(d => ({ key: keys.customer(d.customerId), ref: ref(d) })),
 	);
 	return deliveries.map((d, i) => ({ ...d, position: positions[i], customerPosition: customerPositions[i] }));
 }
@@ -57,7 +57,7 @@ export async function listEvents(deps: NotificationsDeps, query: EventListQuery)
 	if (typeof above === "string") return above;
 	const key = customerId === undefined ? keys.account(accountId) : keys.customer(customerId);
 	const { items, next } = await pageOldestFirst<DeliveryDoc>({
-		read: (position, count) => entriesAbove(deps.db.timelines, key, position ?? 0, count),
+		read: (position, count) => refsAbove(deps.db.timelines, key, position ?? 0, count),
 		load: async ids => new Map((await deps.db.deliveries.find({ _id: { $in: ids } }).lean()).map(d => [d._id, d])),
 		keep: (d, at) => positionIn(query, d) === at.position && d.accountId === accountId && (type === undefined || d.type === type),
 		limit: query.limit ?? DEFAULT_LIMIT,

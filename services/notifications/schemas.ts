@@ -1,3 +1,4 @@
+// The JSON Schemas of the notifications service's actions' parameters (Ajv; nothing is coerced).
 import { EVENT_TYPES } from "../../shared/contracts/notifications";
 import { listParams } from "../../shared/list-page";
 import { id, params } from "../../shared/schemas";

@@ -1,5 +1,3 @@
-import { stateMachine } from "../../shared/state-machine";
-
 // A webhook delivery's life, in one place. Every move is a conditional update
 // on the expected current state (and, for a worker, on still holding the
 // lease), so two nodes or an operator racing a worker cannot both win.
@@ -19,6 +17,8 @@ import { stateMachine } from "../../shared/state-machine";
 //   PENDING   -> PENDING    an operator redelivers it: due now, fresh window
 //   DELIVERED -> PENDING    an operator redelivers it: due now, fresh window
 //   DEAD      -> PENDING    an operator redelivers it: due now, fresh window
+import { stateMachine } from "../../shared/state-machine";
+
 export enum DeliveryStatus {
 	Pending = "PENDING",
 	/** The account has no webhook URL: kept, never attempted, until it has one. */

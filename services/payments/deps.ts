@@ -1,3 +1,4 @@
+// What the payments service's operations get: its database, the card vault, the ledger and the processors' connectors.
 import type { SandboxConnector } from "./connectors/sandbox/sandbox-connector";
 import type { StripeConnector } from "./connectors/stripe/stripe-connector";
 import type { Ledger } from "./ledger/ledger";

@@ -1,3 +1,4 @@
+// The JSON Schemas of the payments service's actions' parameters (Ajv; nothing is coerced).
 import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { id, params } from "../../shared/schemas";
 

@@ -1,3 +1,4 @@
+// What the refunds service's domain functions get: its database, a typed call to billing, the clock.
 import type { Call } from "../../shared/call";
 import type { RefundsDb } from "./models";
 

@@ -1,6 +1,6 @@
+// The refunds service's own refusal; billing's are RefundError (shared/contracts/billing.ts).
 import { RefundError } from "../../shared/contracts/billing";
 
-// The refunds service's own refusal; billing's are RefundError (shared/contracts/billing.ts).
 export enum RefundsError {
 	/** An Idempotency-Key already used with another transaction or amount. */
 	KeyReused = "KEY_REUSED",

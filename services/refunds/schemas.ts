@@ -1,3 +1,4 @@
+// The JSON Schemas of the refunds service's actions' parameters (Ajv; nothing is coerced).
 import { id, params } from "../../shared/schemas";
 
 export const schemas = {

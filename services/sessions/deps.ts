@@ -1,3 +1,4 @@
+// What the sessions service's domain functions get: its database, the clock, and billing's answer on card updates.
 import type { BillingActions } from "../../shared/contracts/billing";
 import type { SessionsDb } from "./models";
 

@@ -1,7 +1,7 @@
+// The sessions service's own errors; those the checkout sees are in shared/contracts/sessions.ts.
 import type { ErrorTable } from "../../shared/action";
 import { ApiErrorType } from "../../shared/errors";
 
-// The sessions service's own errors; those the checkout sees are in shared/contracts/sessions.ts.
 export enum SessionsError {
 	InvalidDomain = "INVALID_DOMAIN",
 	/** A card update session for no customer of the account. */

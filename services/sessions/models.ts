@@ -1,3 +1,5 @@
+// The sessions service's collections: checkout and card update sessions (by a random UUID), and the links a card
+// update starts from.
 import { type Connection, type Model, Schema } from "mongoose";
 import type { SessionCoupon } from "../../shared/contracts/sessions";
 import { SessionStatus, type StoredSessionStatus } from "./states";

@@ -1,3 +1,4 @@
+// The JSON Schemas of the sessions service's actions' parameters (Ajv; nothing is coerced).
 import { id, params } from "../../shared/schemas";
 
 /** A UUID in its 36-character form, any letter case (stored ids are lower case). */

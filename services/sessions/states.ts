@@ -1,5 +1,3 @@
-import { stateMachine } from "../../shared/state-machine";
-
 // A checkout session's life:
 //   VALID -> USED     a checkout consumes it just before paying
 //   USED  -> VALID    that checkout's payment ended unpaid (declined, failed, or
@@ -8,6 +6,8 @@ import { stateMachine } from "../../shared/state-machine";
 // A USED session whose payment succeeded stays USED; EXPIRED is final. EXPIRED
 // is never written: it is read off the clock, so no sweeper is needed, and an
 // unpaid session released after its end reads EXPIRED, never USED.
+import { stateMachine } from "../../shared/state-machine";
+
 export enum SessionStatus {
 	Valid = "VALID",
 	Used = "USED",

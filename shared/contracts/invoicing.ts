@@ -47,14 +47,14 @@ export interface ChargedTransaction {
 	originalTransactionId: number | null;
 	creditApplied: number;
 	discount: DiscountLine | null;
-	/** What it billed, line by line; null on a charge made before lines were kept (its document shows one line). */
+	/** What it billed, line by line: every charge has it; null on a refund or chargeback. */
 	billed: { lines: ChargedLine[]; tax: { rateBps: number; inclusive: boolean } } | null;
 }
 
 export type DocumentKind = "invoice" | "credit_note";
 
-const INVOICED = ["SUBSCRIPTION_START", "RENEWAL", "SUBSCRIPTION_CHANGE"];
-const CREDITED = ["REFUNDED", "CHARGEBACK"];
+const INVOICE_TYPES = ["SUBSCRIPTION_START", "RENEWAL", "SUBSCRIPTION_CHANGE"];
+const CREDIT_NOTE_TYPES = ["REFUNDED", "CHARGEBACK"];
 
 /**
  * The document a transaction gets, which billing asks for and invoicing issues: an approved charge that billed a
@@ -65,9 +65,9 @@ export function documentKindOf(
 	tx: Pick<ChargedTransaction, "status" | "type" | "amount" | "creditApplied" | "discount">,
 ): DocumentKind | null {
 	if (tx.status !== "APPROVED") return null;
-	const billed = tx.amount > 0 || tx.creditApplied > 0 || (tx.discount?.amount ?? 0) > 0;
-	if (INVOICED.includes(tx.type)) return billed ? "invoice" : null;
-	return CREDITED.includes(tx.type) ? "credit_note" : null;
+	const paidFor = tx.amount > 0 || tx.creditApplied > 0 || (tx.discount?.amount ?? 0) > 0;
+	if (INVOICE_TYPES.includes(tx.type)) return paidFor ? "invoice" : null;
+	return CREDIT_NOTE_TYPES.includes(tx.type) ? "credit_note" : null;
 }
 
 /** The buyer or seller a document names. */

@@ -1,5 +1,6 @@
 // Billing's folders import each other one way only (issue 35): the graph of
-// imports between its sub-folders (services/billing/<folder>/), read from the
+// imports between its sub-folders (services/billing/<folder>/, and a folder
+// inside one, such as changes/rules/, as a folder of its own), read from the
 // import statements of their files (type imports included), has no cycle. The
 // top-level files (models, states, lifecycle, deps, the subscription lock, the
 // renewal lease...) may be imported by any folder; machinery two folders both
@@ -17,10 +18,10 @@ function sourceFiles(dir: string): string[] {
 	});
 }
 
-/** The sub-folder of billing a file or import target is in; undefined for a top-level file or one outside billing. */
+/** The sub-folder of billing a file or import target is in (`changes/rules`); undefined for a top-level file or one outside billing. */
 function folderOf(target: string): string | undefined {
 	const parts = path.relative(BILLING, target).split(path.sep);
-	return parts[0] === ".." || parts.length < 2 ? undefined : parts[0];
+	return parts[0] === ".." || parts.length < 2 ? undefined : parts.slice(0, -1).join("/");
 }
 
 /** Each folder's imports of other folders: folder -> folder -> the `file -> import` lines that make the edge. */
@@ -111,5 +112,6 @@ describe("Billing's folders", () => {
 		).toEqual([]);
 		expect(folderOf(path.join(BILLING, "models.ts"))).toBeUndefined();
 		expect(folderOf(path.join(BILLING, "renewals", "renewal-batch.ts"))).toBe("renewals");
+		expect(folderOf(path.join(BILLING, "changes", "rules", "proration.ts"))).toBe("changes/rules");
 	});
 });

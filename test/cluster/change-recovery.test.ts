@@ -1,4 +1,4 @@
-// A change whose billing node dies around its charge (services/billing/plan-changes/change-recovery.ts): two billing
+// A change whose billing node dies around its charge (services/billing/changes/change-recovery.ts): two billing
 // nodes as real processes over a real NATS server, the rest of the service in this process. The payments service here
 // SIGKILLs the billing node that asks for a change's charge, once: after the sandbox processor approved it (the
 // node never learns it) or before the processor is asked. The merchant does not retry. The other node's recovery

@@ -1,7 +1,7 @@
 // The subscription metrics recomputed from the public lists only (docs/metrics.md): the customers as
 // `GET /api/customers` shows them, each one's transactions (`GET /api/customer/{id}/transactions`), the disputes
 // (`GET /api/disputes`), the products and the account's tax settings. A simple model written for the tests, on
-// purpose apart from services/billing/metrics/: what it cannot see in the lists it does not claim (see
+// purpose apart from services/billing/entries/: what it cannot see in the lists it does not claim (see
 // test/services/billing/metrics-ledger.property.test.ts's header for the figures left out and why).
 import type { MetricsAnswer, MetricsFigures } from "../../shared/contracts/metrics";
 import { formatDateTime } from "../../shared/time";

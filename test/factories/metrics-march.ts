@@ -3,7 +3,7 @@
 // date-time in CET, the customer, its state after). The pure functions'
 // examples (metrics.examples.test.ts) and the docs' answer examples
 // (metrics-docs.examples.test.ts) both count it.
-import type { MetricsProduct, SubscriptionState } from "../../services/billing/metrics/subscription-state";
+import type { MetricsProduct, SubscriptionState } from "../../services/billing/entries/subscription-state";
 import { CustomerStatus } from "../../services/billing/states";
 import type { CouponTerms } from "../../shared/contracts/accounts";
 

@@ -1,7 +1,7 @@
-// Periods for the tests of services/billing/changes/: a plan bought at a local
+// Periods for the tests of services/billing/changes/rules/: a plan bought at a local
 // time in a zone, its first period billed in full.
 import { DateTime } from "luxon";
-import type { ChangeMode, PlanChange, SubscriptionPeriod } from "../../services/billing/changes/subscription-period";
+import type { ChangeMode, PlanChange, SubscriptionPeriod } from "../../services/billing/changes/rules/subscription-period";
 import type { RenewalPeriod } from "../../shared/contracts/accounts";
 import { addPeriod } from "../../shared/time";
 

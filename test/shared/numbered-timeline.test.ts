@@ -1,4 +1,4 @@
-// Numbered timelines on the real database server: entries placed at their
+// Numbered timelines on the real database server: refs placed at their
 // numbers by concurrent writers in any order and again by retries, read back
 // by number with the numbers not placed yet passed over, the date search, and
 // the numbered bag.
@@ -16,15 +16,15 @@ beforeAll(async () => {
 });
 afterAll(() => connection.close());
 
-/** Every placed entry below `top`, newest first, a page of `count` at a time, as a list reads them. */
+/** Every placed ref below `top`, newest first, a page of `count` at a time, as a list reads them. */
 async function readDown(key: string, top: number, count: number): Promise<number[]> {
 	const ids: number[] = [];
 	let below: number | null = null;
 	while (below === null || below > 1) {
-		const { entries } = await numberedBelow(timelines, key, top, below, count);
-		if (entries.length === 0) break;
-		for (const { entry } of [...entries].reverse()) if (Number(entry[0]) > 0) ids.push(Number(entry[0]));
-		below = entries[0].position;
+		const { refs } = await numberedBelow(timelines, key, top, below, count);
+		if (refs.length === 0) break;
+		for (const { ref } of [...refs].reverse()) if (Number(ref[0]) > 0) ids.push(Number(ref[0]));
+		below = refs[0].position;
 	}
 	return ids;
 }
@@ -48,23 +48,23 @@ describe("Numbered timelines", () => {
 		// Assert: the first placement stays, once per number, newest first.
 		const expected = Array.from({ length: 250 }, (_, i) => 1250 - i);
 		expect(await readDown("numbered", 250, 30)).toEqual(expected);
-		const { entries } = await numberedBelow(timelines, "numbered", 250, null, 3);
-		expect(entries.map(e => [e.position, e.entry])).toEqual([
+		const { refs } = await numberedBelow(timelines, "numbered", 250, null, 3);
+		expect(refs.map(e => [e.position, e.ref])).toEqual([
 			[248, [1248, 2480]],
 			[249, [1249, 2490]],
 			[250, [1250, 2500]],
 		]);
 	});
 
-	test("When some numbers are taken but not placed yet, then they read as entries naming nothing, at the latest time, and the rest reads as placed", async () => {
+	test("When some numbers are taken but not placed yet, then they read as refs naming nothing, at the latest time, and the rest reads as placed", async () => {
 		for (const n of [1, 2, 4, 5, CHUNK + 2]) await place(timelines, "gaps", n, [n, n]);
 
-		const { n, entries } = await numberedBelow(timelines, "gaps", CHUNK + 3, null, CHUNK + 3);
+		const { n, refs } = await numberedBelow(timelines, "gaps", CHUNK + 3, null, CHUNK + 3);
 
 		expect(n).toBe(CHUNK + 3);
-		expect(entries).toHaveLength(CHUNK + 3);
-		expect(entries[2]).toEqual({ position: 3, entry: [-3, Number.MAX_SAFE_INTEGER] });
-		expect(entries.filter(e => Number(e.entry[0]) > 0).map(e => e.position)).toEqual([1, 2, 4, 5, CHUNK + 2]);
+		expect(refs).toHaveLength(CHUNK + 3);
+		expect(refs[2]).toEqual({ position: 3, ref: [-3, Number.MAX_SAFE_INTEGER] });
+		expect(refs.filter(e => Number(e.ref[0]) > 0).map(e => e.position)).toEqual([1, 2, 4, 5, CHUNK + 2]);
 		expect(await readDown("gaps", CHUNK + 3, 2)).toEqual([CHUNK + 2, 5, 4, 2, 1]);
 	});
 

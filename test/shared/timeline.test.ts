@@ -8,9 +8,9 @@ import {
 	bag,
 	CHUNK,
 	createTimelines,
-	entriesAbove,
-	entriesBelow,
 	lastAtOrBefore,
+	refsAbove,
+	refsBelow,
 	type Timelines,
 } from "../../shared/timeline";
 import { uniqueDatabaseName } from "../setup/app";
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => connection.close());
 
 describe("Timelines", () => {
-	test("When 450 entries are appended by 30 writers at once, then positions 1..450 each hold one entry, readable from both ends", async () => {
+	test("When 450 refs are appended by 30 writers at once, then positions 1..450 each hold one ref, readable from both ends", async () => {
 		// Act
 		const ids = Array.from({ length: 450 }, (_, i) => i + 1);
 		const positions = new Map<number, number>();
@@ -39,19 +39,19 @@ describe("Timelines", () => {
 		expect([...positions.values()].sort((a, b) => a - b)).toEqual(ids);
 		const down: number[] = [];
 		for (let below: number | null = null; below !== 1; ) {
-			const { entries } = await entriesBelow(timelines, "concurrent", below, 37);
-			for (const e of entries.reverse()) {
-				expect(positions.get(e.entry[0] as number)).toBe(e.position);
+			const { refs } = await refsBelow(timelines, "concurrent", below, 37);
+			for (const e of refs.reverse()) {
+				expect(positions.get(e.ref[0] as number)).toBe(e.position);
 				down.push(e.position);
 			}
-			below = entries[entries.length - 1].position;
+			below = refs[refs.length - 1].position;
 		}
 		expect(down).toEqual([...ids].reverse());
-		const up = (await entriesAbove(timelines, "concurrent", 95, 120)).entries.map(e => e.position);
+		const up = (await refsAbove(timelines, "concurrent", 95, 120)).refs.map(e => e.position);
 		expect(up).toEqual(ids.slice(95, 215));
 	});
 
-	test("When a batch is appended, then its entries take consecutive positions and the chunk it completes is copied out", async () => {
+	test("When a batch is appended, then its refs take consecutive positions and the chunk it completes is copied out", async () => {
 		await append(timelines, "batch", [[1, 1]]);
 
 		const first = await append(
@@ -62,7 +62,7 @@ describe("Timelines", () => {
 
 		expect(first).toBe(2);
 		expect(await timelines.chunks.findById("batch#0").lean()).toEqual(expect.objectContaining({ entries: expect.any(Array) }));
-		expect((await entriesBelow(timelines, "batch", null, 3)).entries.map(e => e.position)).toEqual([99, 100, 101]);
+		expect((await refsBelow(timelines, "batch", null, 3)).refs.map(e => e.position)).toEqual([99, 100, 101]);
 	});
 
 	test("When the appender that completes a chunk dies before copying it, then the one half a chunk later copies it", async () => {
@@ -72,12 +72,12 @@ describe("Timelines", () => {
 		for (let i = 2 * CHUNK + 1; i <= 2.5 * CHUNK; i++) await append(timelines, "dead", [[i, i]]);
 		for (let i = 2.5 * CHUNK + 1; i <= 4 * CHUNK; i++) await append(timelines, "dead", [[i, i]]);
 
-		const { entries } = await entriesAbove(timelines, "dead", CHUNK, CHUNK);
-		expect(entries.map(e => e.entry[0])).toEqual(Array.from({ length: CHUNK }, (_, i) => CHUNK + i + 1));
+		const { refs } = await refsAbove(timelines, "dead", CHUNK, CHUNK);
+		expect(refs.map(e => e.ref[0])).toEqual(Array.from({ length: CHUNK }, (_, i) => CHUNK + i + 1));
 	});
 
 	test("When a time is searched, then the last position at or before it is found, in the head or in a chunk", async () => {
-		// Arrange: entry i at time 10 * i.
+		// Arrange: ref i at time 10 * i.
 		for (let i = 1; i <= 1000; i += 100) {
 			await append(
 				timelines,
@@ -96,11 +96,11 @@ describe("Timelines", () => {
 		expect(await lastAtOrBefore(timelines, "never-written", 100)).toBe(0);
 	});
 
-	test("When bags get entries in one bulk write, then each keeps all of its own in order", async () => {
+	test("When bags get refs in one bulk write, then each keeps all of its own in order", async () => {
 		await addToBags(timelines, [
-			{ key: "bag-a", entry: [1, 1] },
-			{ key: "bag-b", entry: [2, 2] },
-			{ key: "bag-a", entry: [3, 3] },
+			{ key: "bag-a", ref: [1, 1] },
+			{ key: "bag-b", ref: [2, 2] },
+			{ key: "bag-a", ref: [3, 3] },
 		]);
 
 		expect(await bag(timelines, "bag-a")).toEqual([

@@ -1,28 +1,28 @@
 // The metrics' backfill (docs/metrics.md#backfill): an operator's command,
 // run once, that counts what existed before the metrics: customers without
-// `counted` (or with a `baseline` a change left), transactions and disputes
+// `counted` (or with a `baseline` an update left), transactions and disputes
 // without `metricsCounted`. It walks each collection by `_id`, a page of ids
 // at a time, by key up to the ids allocated when it began (an operator's
-// one-off, never a hot path: it reads every document once), and keeps how far
+// one-off, never a hot path: it reads every record once), and keeps how far
 // it got in `metrics_backfill`, so a run after a crash goes on from there and a
-// run after the end does nothing. Each older document gets, in one update
+// run after the end does nothing. Each older record gets, in one update
 // conditional on its mark's absence, the mark and METRICS_ONLY events carrying
 // its entries (listed in the outbox schedule first), so the relay applies them
 // once, however often the command runs, on one node or two at once.
 import { raw } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import { BACKFILLED, type Backfilled, type MetricsEntry } from "../documents/metrics";
-import { METRICS_ONLY, type OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import { type CustomerHistory, customerBackfillEntries } from "../entries/backfill-entries";
+import { productOr } from "../entries/customer-entry";
+import { disputeEntry, transactionEntry } from "../entries/metrics-entries";
+import { contributionOf, type MetricsProduct, subscriptionState } from "../entries/subscription-state";
 import { customerTransactionIds } from "../lists/pages";
-import { type CustomerHistory, customerBackfillEntries } from "../metrics/backfill-entries";
-import { productOr } from "../metrics/customer-metrics";
-import { disputeEntry, transactionEntry } from "../metrics/metrics-entries";
-import { contributionOf, type MetricsProduct, subscriptionState } from "../metrics/subscription-state";
 import { type OutboxKind, outboxEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
-import { readByIds } from "../outbox/relay-documents";
+import { readByIds } from "../outbox/relay-records";
+import type { CustomerDoc } from "../records/customer";
+import { BACKFILLED, type Backfilled, type MetricsEntry } from "../records/metrics";
+import { METRICS_ONLY, type OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
 import { TransactionStatus, TransactionType } from "../states";
 
 type BackfillDeps = Pick<BillingDeps, "db" | "now" | "outbox" | "productOf">;
@@ -32,12 +32,12 @@ export interface BackfillOptions {
 	pages?: number;
 	/** Ids per page (default 100). */
 	pageSize?: number;
-	/** Each page's documents that got events: hand them to the relay. */
-	onPage?(changed: RelayTargets): void;
+	/** Each page's records that got events: hand them to the relay. */
+	onPage?(toRelay: RelayTargets): void;
 }
 
 export interface BackfillReport {
-	/** Documents this run counted (marked with events), per collection. */
+	/** Records this run counted (marked with events), per collection. */
 	customers: number;
 	transactions: number;
 	disputes: number;
@@ -109,7 +109,7 @@ async function backfillTransaction(deps: BackfillDeps, tx: TransactionDoc): Prom
 	return written.modifiedCount === 1 && events.length > 0;
 }
 
-/** Each collection's page: its older documents counted; the ids of those that got events. */
+/** Each collection's page: its older records counted; the ids of those that got events. */
 const PAGES: Record<Backfilled, (deps: BackfillDeps, ids: number[]) => Promise<number[]>> = {
 	async customers(deps, ids) {
 		const customers = await deps.db.customers.find({ _id: { $in: ids } }).lean<CustomerDoc[]>();
@@ -154,7 +154,7 @@ export async function backfillMetrics(deps: BackfillDeps, options: BackfillOptio
 	for (const collection of BACKFILLED) {
 		const at = await deps.db.metricsBackfill.findById(collection).lean();
 		if (at?.done) continue;
-		// Documents written since the metrics carry their marks: the walk ends at the ids allocated now.
+		// Records written since the metrics carry their marks: the walk ends at the ids allocated now.
 		const bound = await deps.db.ids[collection].bound();
 		let after = at?.after ?? 0;
 		while (after + 1 < bound) {

@@ -1,7 +1,9 @@
+// A card update whose payment waited for the buyer's challenge (3-D Secure): continued by the card frame, or settled
+// without the buyer by the recovery sweep or another write to the customer.
 import { CardUpdateError, CardUpdateOutcome } from "../../../shared/contracts/billing";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
-import type { AwaitingCardUpdate } from "../documents/customer";
+import type { AwaitingCardUpdate } from "../records/customer";
 import { toCustomerView } from "../views";
 import { awaitingBuyer, heldBy, letLockGo, owedRenewal, paymentKey, settlePayment, type UpdateResult } from "./card-update-settlement";
 
@@ -54,7 +56,7 @@ export async function continueCardUpdate(deps: BillingDeps, input: { customerId:
 }
 
 /**
- * An update paused for its buyer's challenge, met by another change of the customer (an unsubscribe, a second
+ * An update paused for its buyer's challenge, met by another write to the customer (an unsubscribe, a second
  * update): false while the challenge is open (the buyer may still pay); once it is over, settled now, and true.
  */
 export async function settleIfOver(deps: BillingDeps, customerId: number, paused: AwaitingCardUpdate): Promise<boolean> {
@@ -67,7 +69,7 @@ export async function settleIfOver(deps: BillingDeps, customerId: number, paused
 const SESSION_KEPT = [CardUpdateOutcome.Updated, CardUpdateOutcome.Recovered, CardUpdateOutcome.AwaitingBuyer];
 
 /**
- * A paused update settled with no frame to answer (the recovery sweep, another change of the customer): unpaid, its
+ * A paused update settled with no frame to answer (the recovery sweep, another write to the customer): unpaid, its
  * session is released as the frame's continuation would have released it, so it reads EXPIRED, never USED.
  */
 export async function settleWithoutBuyer(deps: BillingDeps, customerId: number, paused: AwaitingCardUpdate): Promise<UpdateResult> {

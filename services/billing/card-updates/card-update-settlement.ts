@@ -4,25 +4,25 @@
 // one update with PAYMENT_METHOD_UPDATED (and REACTIVATION) in the outbox,
 // while the update holds the customer's renewal lease. Unpaid, nothing
 // changes and the lock the update took is let go. Also what the steps share:
-// the lease's owner, the payment's key, the change being made.
+// the lease's owner, the payment's key, the card update being made.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateError, CardUpdateOutcome, type CardUpdateResult, type TransactionView } from "../../../shared/contracts/billing";
 import { AUTHENTICATION_FAILED_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
 import { addPeriod } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import type { CardFields, CustomerDoc } from "../documents/customer";
+import { countUpdate } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
 import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
 import { countOnCap } from "../mid-stats/cap-reservations";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
-import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
+import type { CardFields, CustomerDoc } from "../records/customer";
+import { noteRecovery } from "../renewals/recovery";
+import { type RenewalBill, renewalBill, renewalProductId } from "../renewals/renewal-bill";
 import { CustomerStatus, HOLDS_SUBSCRIPTION, TransactionType } from "../states";
 import { releaseLock } from "../subscription-lock";
 import { recordCharge } from "../transaction-record";
 import { toCustomerView, toTransactionView } from "../views";
-import { noteRecovery } from "./recovery";
 
 /** Customers whose card can be replaced: a subscription that is live, or suspended by its renewals. */
 export const UPDATABLE = [CustomerStatus.Active, CustomerStatus.Suspended, CustomerStatus.Paused];
@@ -171,9 +171,9 @@ async function writeCard(
 	outcome: CardUpdateOutcome,
 ): Promise<CustomerDoc | null> {
 	const status = recovery && customer.status === CustomerStatus.Suspended ? REACTIVATE : STAYS;
-	const changes = { ...card, ...recovery?.schedule, ...status.set, networkTransactionId, renewalLease: null, awaitingCardUpdate: null };
+	const fields = { ...card, ...recovery?.schedule, ...status.set, networkTransactionId, renewalLease: null, awaitingCardUpdate: null };
 	// A suspended customer paid is a subscriber again (reactivated); a new card on another MID moves it between MIDs.
-	const { counted, entry } = await countedChange(deps, customer, changes, { at, product: recovery?.product });
+	const { counted, entry } = await countUpdate(deps, customer, fields, { at, product: recovery?.product });
 	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED", carrying(entry)), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
 	await scheduleEvents(
 		deps,
@@ -182,13 +182,13 @@ async function writeCard(
 	return deps.db.customers
 		.findOneAndUpdate(
 			{ ...held, ...status.filter },
-			{ $set: { ...changes, lastCardUpdate: { attemptId, outcome }, counted }, $push: { outbox: { $each: events } } },
+			{ $set: { ...fields, lastCardUpdate: { attemptId, outcome }, counted }, $push: { outbox: { $each: events } } },
 			{ returnDocument: "after" },
 		)
 		.lean();
 }
 
-/** What follows the card's change: the recovery counted, the old card's lock let go, the expiry warning and the schedule moved. */
+/** What follows the new card: the recovery counted, the old card's lock let go, the expiry warning and the schedule moved. */
 async function afterCardWritten(
 	deps: BillingDeps,
 	customer: CustomerDoc,
@@ -223,8 +223,8 @@ function resumedSchedule(customer: CustomerDoc, { product, bill }: OwedRenewal, 
 	const anchorPeriod = restart ? 0 : (customer.anchorPeriod ?? 0);
 	const next = addPeriod(anchor, { every: renewal.every * (periodsBilled - anchorPeriod), unit: renewal.unit });
 	// The plan the renewal billed (a waiting change applied, the credit spent); after a restart its period is derived
-	// afresh from the new anchor (plan-changes/customer-period.ts).
-	const plan = bill.changes && restart && bill.changes.period ? { ...bill.changes, period: null } : (bill.changes ?? {});
+	// afresh from the new anchor (changes/customer-period.ts).
+	const plan = bill.fields && restart && bill.fields.period ? { ...bill.fields, period: null } : (bill.fields ?? {});
 	return {
 		...plan,
 		renewalActive: true,

@@ -18,7 +18,7 @@ import { CardUpdateError, type CardUpdateInput, CardUpdateOutcome, type CardUpda
 import { leaseFree, newLease } from "../../../shared/persistence";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
-import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../documents/customer";
+import type { AwaitingCardUpdate, CardFields, CustomerDoc } from "../records/customer";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { claimLock, lockKey } from "../subscription-lock";

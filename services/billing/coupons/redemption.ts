@@ -8,7 +8,7 @@
 import type { BillingDeps } from "../deps";
 import type { CustomerCoupon } from "./discount";
 
-/** A customer as these read it (documents/ imports this folder's types, so this folder names none of its). */
+/** A customer as these read it (records/ imports this folder's types, so this folder names none of its). */
 interface CouponHolder {
 	_id: number;
 	coupon?: CustomerCoupon | null;

@@ -27,7 +27,7 @@ export async function getDispute(deps: BillingDeps, input: { accountId: number; 
 export async function submitEvidence(
 	deps: BillingDeps,
 	input: { accountId: number; id: number; evidence: DisputeEvidence },
-): Promise<{ dispute: DisputeView; changed: number | null } | DisputeError> {
+): Promise<{ dispute: DisputeView; moved: number | null } | DisputeError> {
 	const dispute = ownedBy(await deps.db.disputes.findById(input.id).lean(), input.accountId);
 	if (!dispute) return DisputeError.NotFound;
 	if (dispute.status !== DisputeStatus.NeedsResponse) return DisputeError.NotAwaitingEvidence;
@@ -61,8 +61,8 @@ export async function submitEvidence(
 			{ returnDocument: "after" },
 		)
 		.lean();
-	if (moved) return { dispute: toDisputeView(moved), changed: moved._id };
+	if (moved) return { dispute: toDisputeView(moved), moved: moved._id };
 	// A notice moved it meanwhile: the evidence still went to the processor; the dispute is shown as it is now.
 	const current = await deps.db.disputes.findById(dispute._id).lean();
-	return { dispute: toDisputeView(current ?? dispute), changed: null };
+	return { dispute: toDisputeView(current ?? dispute), moved: null };
 }

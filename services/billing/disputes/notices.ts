@@ -4,8 +4,8 @@
 // sandbox answers a notice until billing names it done), so applying a notice
 // twice, or two copies at once, changes nothing the second time.
 //
-// A dispute is one document with its own outbox. Each step is one
-// single-document update, in an order whose every crash point the notice's
+// A dispute is one record with its own outbox. Each step is one
+// single-record update, in an order whose every crash point the notice's
 // repeat completes:
 //   1. its transaction turns DISPUTED (only from REFUNDABLE), so no refund can
 //      start: a refund already reserved still settles;
@@ -26,16 +26,16 @@ import type { DisputeProtection } from "../../../shared/contracts/accounts";
 import type { DisputeNotice, FraudWarningNotice, ProcessorNotice } from "../../../shared/contracts/payments";
 import { insertDoc, isDuplicateKey } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import type { DisputeDoc } from "../documents/dispute";
-import type { MetricsEntry } from "../documents/metrics";
-import type { OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import { carrying, disputeEntry, transactionEntry } from "../entries/metrics-entries";
 import { disputeMayMove, disputeMove, refundStatusMove } from "../lifecycle";
 import { appendDispute } from "../lists/pages";
-import { carrying, disputeEntry, transactionEntry } from "../metrics/metrics-entries";
 import { count } from "../mid-stats/mid-stats";
 import { outboxEvent, scheduledEvent, scheduleEvents } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
+import type { DisputeDoc } from "../records/dispute";
+import type { MetricsEntry } from "../records/metrics";
+import type { OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
 import { refundTransaction } from "../refunds/refund-ledger";
 import { CustomerStatus, DisputeStatus, RefundStatus } from "../states";
 import { unsubscribe } from "../subscriptions/unsubscribe";
@@ -50,8 +50,8 @@ export enum NoticeError {
 }
 
 export interface NoticeApplied {
-	/** What the notice changed, for the outbox relay. */
-	changed: RelayTargets;
+	/** The records the notice wrote events on, for the outbox relay. */
+	toRelay: RelayTargets;
 }
 
 export async function applyNotice(deps: BillingDeps, notice: ProcessorNotice): Promise<NoticeApplied | NoticeError> {
@@ -72,7 +72,7 @@ async function applyDispute(deps: BillingDeps, notice: DisputeNotice, tx: Transa
 	const unsubscribed = await protect(deps, await deps.protectionOf(tx.accountId), tx, notice, dispute._id);
 	dispute = await moveDispute(deps, dispute, notice, tx);
 	await settleTransaction(deps, dispute);
-	return { changed: { disputes: [dispute._id], customers: unsubscribed ? [tx.customerId] : [] } };
+	return { toRelay: { disputes: [dispute._id], customers: unsubscribed ? [tx.customerId] : [] } };
 }
 
 /** Step 1: the transaction held by the dispute, if it was refundable; its refund status now. */
@@ -190,7 +190,7 @@ async function moveFromReadStatus(
 		...details,
 		...carrying(counted),
 	});
-	const changes = {
+	const fields = {
 		...move.set,
 		updatedAt: at,
 		...(notice.evidenceDueBy ? { evidenceDueBy: new Date(notice.evidenceDueBy) } : {}),
@@ -199,7 +199,7 @@ async function moveFromReadStatus(
 		...(chargeback ? { chargebackTransactionId: chargeback._id } : {}),
 	};
 	return deps.db.disputes
-		.findOneAndUpdate({ _id: dispute._id, ...move.filter }, { $set: changes, $push: { outbox: event } }, { returnDocument: "after" })
+		.findOneAndUpdate({ _id: dispute._id, ...move.filter }, { $set: fields, $push: { outbox: event } }, { returnDocument: "after" })
 		.lean();
 }
 
@@ -262,10 +262,10 @@ const warningRefundId = (notice: FraudWarningNotice) =>
 async function applyFraudWarning(deps: BillingDeps, notice: FraudWarningNotice, tx: TransactionDoc): Promise<NoticeApplied> {
 	const protection = await deps.protectionOf(tx.accountId);
 	const unsubscribed = await protect(deps, protection, tx, notice);
-	const changed: RelayTargets = { customers: unsubscribed ? [tx.customerId] : [] };
-	if (!protection.refundEarlyFraudWarnings) return { changed };
+	const toRelay: RelayTargets = { customers: unsubscribed ? [tx.customerId] : [] };
+	if (!protection.refundEarlyFraudWarnings) return { toRelay };
 	const refunded = await refundTransaction(deps, { accountId: tx.accountId, transactionId: tx._id, refundId: warningRefundId(notice) });
 	// Already refunded, disputed or voided: nothing is left that the warning could cost.
-	if (typeof refunded === "string") return { changed };
-	return { changed: { ...changed, transactions: [refunded.refundTransactionId] } };
+	if (typeof refunded === "string") return { toRelay };
+	return { toRelay: { ...toRelay, transactions: [refunded.refundTransactionId] } };
 }

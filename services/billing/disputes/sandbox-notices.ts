@@ -10,7 +10,7 @@ import { applyNotice } from "./notices";
 export interface SandboxNoticesReport {
 	applied: number;
 	failed: number;
-	changed: RelayTargets;
+	toRelay: RelayTargets;
 }
 
 export async function applySandboxNotices(
@@ -19,7 +19,7 @@ export async function applySandboxNotices(
 ): Promise<SandboxNoticesReport> {
 	const notices = await deps.payments.sandboxNotices({ until: input.until, accountId: input.accountId });
 	const done: string[] = [];
-	const changed: Required<Pick<RelayTargets, "customers" | "transactions" | "disputes">> = {
+	const toRelay: Required<Pick<RelayTargets, "customers" | "transactions" | "disputes">> = {
 		customers: [],
 		transactions: [],
 		disputes: [],
@@ -31,9 +31,9 @@ export async function applySandboxNotices(
 		try {
 			const applied = await applyNotice(deps, notice);
 			if (typeof applied !== "string") {
-				changed.customers.push(...(applied.changed.customers ?? []));
-				changed.transactions.push(...(applied.changed.transactions ?? []));
-				changed.disputes.push(...(applied.changed.disputes ?? []));
+				toRelay.customers.push(...(applied.toRelay.customers ?? []));
+				toRelay.transactions.push(...(applied.toRelay.transactions ?? []));
+				toRelay.disputes.push(...(applied.toRelay.disputes ?? []));
 			}
 			done.push(notice.id);
 		} catch (err) {
@@ -42,5 +42,5 @@ export async function applySandboxNotices(
 		}
 	}
 	await deps.payments.sandboxNoticesDone(done);
-	return { applied: done.length, failed: notices.length - done.length, changed };
+	return { applied: done.length, failed: notices.length - done.length, toRelay };
 }

@@ -23,7 +23,7 @@ export const waitsForStripeRetry = (outcome: StripeEventReceived | StripeEventRe
 
 /** Applied, or acknowledged without change (another type, a repeat, a payment this service did not make). */
 export interface StripeEventReceived {
-	changed: RelayTargets;
+	toRelay: RelayTargets;
 }
 
 export async function applyStripeEvent(
@@ -32,12 +32,12 @@ export async function applyStripeEvent(
 ): Promise<StripeEventReceived | StripeEventRefusal> {
 	const read = await deps.payments.stripeEvent(input);
 	if ("error" in read) return read.error;
-	if (read.notice === null) return { changed: {} };
+	if (read.notice === null) return { toRelay: {} };
 	const key = `${input.midId}:${read.eventId}`;
-	if (await deps.db.stripeEvents.exists({ _id: key })) return { changed: {} };
+	if (await deps.db.stripeEvents.exists({ _id: key })) return { toRelay: {} };
 	const applied = await applyNotice(deps, read.notice);
 	// A charge of the MID's account that this service did not make: Stripe would send it again for days if refused.
-	if (applied === NoticeError.UnknownCharge) return { changed: {} };
+	if (applied === NoticeError.UnknownCharge) return { toRelay: {} };
 	if (applied === NoticeError.OtherMerchantAccount) return applied;
 	await insertOnce(deps.db.stripeEvents, { _id: key, midId: input.midId, reference: read.notice.reference, appliedAt: deps.now() });
 	return applied;

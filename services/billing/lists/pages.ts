@@ -7,15 +7,15 @@
 //   tc:<customer>            (bag) a customer's transactions
 //   d:<account>              every dispute, in the order they opened
 // An item is appended before it is inserted, so no item is missing from its
-// lists; an entry whose insert failed names nothing and is skipped.
+// lists; a ref whose insert failed names nothing and is skipped.
 import type { CustomerView, DisputeView, TransactionView } from "../../../shared/contracts/billing";
 import { bagReader, type ListError, type Page } from "../../../shared/list-page";
 import { type ListQuery, type ListSource, newestFirst } from "../../../shared/newest-first";
-import { addToBags, append, appendAll, entriesBelow, lastAtOrBefore, bag as readBag, type Timelines } from "../../../shared/timeline";
+import { addToBags, append, appendAll, lastAtOrBefore, bag as readBag, refsBelow, type Timelines } from "../../../shared/timeline";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import type { DisputeDoc } from "../documents/dispute";
-import type { TransactionDoc } from "../documents/transaction";
+import type { CustomerDoc } from "../records/customer";
+import type { DisputeDoc } from "../records/dispute";
+import type { TransactionDoc } from "../records/transaction";
 import type { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "../states";
 import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 
@@ -33,10 +33,10 @@ export async function appendCustomer(
 	deps: BillingDeps,
 	customer: Pick<CustomerDoc, "_id" | "accountId" | "productId" | "email" | "subscriptionTimestamp">,
 ): Promise<void> {
-	const entry: [number, number] = [customer._id, customer.subscriptionTimestamp.getTime()];
-	await append(deps.db.timelines, keys.customers(customer.accountId), [entry]);
-	await append(deps.db.timelines, keys.productCustomers(customer.accountId, customer.productId), [entry]);
-	await addToBags(deps.db.timelines, [{ key: keys.emailCustomers(customer.accountId, customer.email), entry }]);
+	const ref: [number, number] = [customer._id, customer.subscriptionTimestamp.getTime()];
+	await append(deps.db.timelines, keys.customers(customer.accountId), [ref]);
+	await append(deps.db.timelines, keys.productCustomers(customer.accountId, customer.productId), [ref]);
+	await addToBags(deps.db.timelines, [{ key: keys.emailCustomers(customer.accountId, customer.email), ref }]);
 }
 
 /** Appends new transactions to their timelines (before they are inserted): one append per account, one bulk write for the customers' bags. */
@@ -44,14 +44,14 @@ export async function appendTransactions(
 	deps: BillingDeps,
 	transactions: Pick<TransactionDoc, "_id" | "accountId" | "customerId" | "timestamp">[],
 ): Promise<void> {
-	const entry = (t: (typeof transactions)[number]): [number, number] => [t._id, t.timestamp.getTime()];
+	const ref = (t: (typeof transactions)[number]): [number, number] => [t._id, t.timestamp.getTime()];
 	await appendAll(
 		deps.db.timelines,
-		transactions.map(t => ({ key: keys.transactions(t.accountId), entry: entry(t) })),
+		transactions.map(t => ({ key: keys.transactions(t.accountId), ref: ref(t) })),
 	);
 	await addToBags(
 		deps.db.timelines,
-		transactions.map(t => ({ key: keys.customerTransactions(t.customerId), entry: entry(t) })),
+		transactions.map(t => ({ key: keys.customerTransactions(t.customerId), ref: ref(t) })),
 	);
 }
 
@@ -78,7 +78,7 @@ export interface TransactionListQuery extends ListQuery {
 }
 
 export const timelineSource = (timelines: Timelines, key: string): ListSource => ({
-	read: (from, count) => entriesBelow(timelines, key, from, count),
+	read: (from, count) => refsBelow(timelines, key, from, count),
 	lastAtOrBefore: at => lastAtOrBefore(timelines, key, at),
 });
 

@@ -7,7 +7,7 @@ import type { BillingDeps } from "../deps";
 import { toCustomerView, toTransactionView } from "../views";
 
 // The keyed reads go straight to the driver: nothing for mongoose to cast, and the API's most frequent reads. The
-// relay's bookkeeping, which grows with every event a document has had, is left on the server.
+// relay's bookkeeping, which grows with every event a record has had, is left on the server.
 const NOT_SHOWN = { projection: { outbox: 0, relayed: 0 } };
 
 export async function getCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | null> {

@@ -23,7 +23,7 @@ import { config } from "../../../shared/config";
 import type { CapReservation } from "../../../shared/contracts/billing";
 import { isDuplicateKey, raw } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
-import type { CapReservationEntry, MidCapDoc } from "../documents/counters";
+import type { HeldReservation, MidCapDoc } from "../records/counters";
 import { monthVolumes } from "./mid-health";
 import { monthOf } from "./mid-stats";
 
@@ -48,10 +48,10 @@ async function take(deps: Pick<BillingDeps, "db">, reservation: CapReservation, 
 	const taken = `taken.${reservation.currency}`;
 	const slot = `reservations.${slotOf(reservation.key)}`;
 	const room = capMinor === null ? { $exists: true } : { $lte: capMinor - reservation.amount };
-	const entry: CapReservationEntry = { key: reservation.key, amount: reservation.amount, currency: reservation.currency, at: new Date() };
+	const held: HeldReservation = { key: reservation.key, amount: reservation.amount, currency: reservation.currency, at: new Date() };
 	const done = await raw(deps.db.midCaps).updateOne(
 		{ _id: counterOf(reservation), [slot]: { $exists: false }, [taken]: room },
-		{ $inc: { [taken]: reservation.amount }, $set: { [slot]: entry } },
+		{ $inc: { [taken]: reservation.amount }, $set: { [slot]: held } },
 	);
 	return done.modifiedCount === 1;
 }
@@ -131,16 +131,16 @@ export async function countOnCap(deps: Pick<BillingDeps, "db">, sale: { midId: n
 async function reviewStale(deps: BillingDeps, doc: MidCapDoc): Promise<boolean> {
 	const before = Date.now() - config().midCapReviewMs;
 	let released = false;
-	for (const entry of Object.values(doc.reservations ?? {})) {
-		if (new Date(entry.at).getTime() > before) continue;
+	for (const held of Object.values(doc.reservations ?? {})) {
+		if (new Date(held.at).getTime() > before) continue;
 		const reservation: CapReservation = {
 			midId: doc.midId,
 			period: doc.month,
-			key: entry.key,
-			amount: entry.amount,
-			currency: entry.currency,
+			key: held.key,
+			amount: held.amount,
+			currency: held.currency,
 		};
-		const outcome = await deps.payments.lookup(entry.key).catch(() => "later" as const);
+		const outcome = await deps.payments.lookup(held.key).catch(() => "later" as const);
 		if (outcome === "later" || outcome?.status === "ERROR") continue;
 		if (outcome?.status === "APPROVED") await keepCap(deps, reservation);
 		else released = (await releaseCap(deps, reservation)) || released;

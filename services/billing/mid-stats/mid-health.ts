@@ -6,7 +6,7 @@ import { DateTime } from "luxon";
 import { config } from "../../../shared/config";
 import { findCurrency, toDecimal } from "../../../shared/money";
 import type { BillingDeps } from "../deps";
-import type { MidStatsDoc } from "../documents/counters";
+import type { MidStatsDoc } from "../records/counters";
 import { dayOf } from "./mid-stats";
 
 export interface MidFigures {

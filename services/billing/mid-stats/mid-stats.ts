@@ -10,8 +10,8 @@ import type { ServiceBroker } from "moleculer";
 import { updateTogether } from "../../../shared/persistence";
 import { formatDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
-import type { MidStatsDoc } from "../documents/counters";
-import type { TransactionDoc } from "../documents/transaction";
+import type { MidStatsDoc } from "../records/counters";
+import type { TransactionDoc } from "../records/transaction";
 import { TransactionStatus, TransactionType } from "../states";
 
 /** What is counted per MID and day; amounts in minor units by currency. */
@@ -28,11 +28,11 @@ export const dayOf = (at: Date) => formatDateTime(at).slice(0, 10);
 /** YYYY-MM in the service's time zone: the month of the day a sale is counted on, and of a cap's counter (cap-reservations.ts). */
 export const monthOf = (at: Date) => dayOf(at).slice(0, 7);
 
-export interface MidStatsMetrics {
+export interface MidCounters {
 	count(midId: number, what: MidCount, n: number): void;
 }
 
-export function midStatsMetrics(broker: ServiceBroker): MidStatsMetrics | undefined {
+export function midCounters(broker: ServiceBroker): MidCounters | undefined {
 	if (!broker.isMetricsEnabled()) return undefined;
 	const names: Record<MidCount, string> = {
 		sales: "Approved charges (first charges and renewals)",
@@ -65,7 +65,8 @@ function countOf(tx: Pick<TransactionDoc, "type" | "status" | "processorTransact
 	}
 }
 
-export interface Counted {
+/** One thing to add to a MID's day in mid_stats. */
+export interface MidStat {
 	midId: number;
 	what: MidCount;
 	at: Date;
@@ -74,7 +75,7 @@ export interface Counted {
 }
 
 /** Counts transactions just written (one command for any number). */
-export function countTransactions(deps: Pick<BillingDeps, "db" | "midMetrics">, transactions: TransactionDoc[]): Promise<void> {
+export function countTransactions(deps: Pick<BillingDeps, "db" | "midCounters">, transactions: TransactionDoc[]): Promise<void> {
 	return count(
 		deps,
 		transactions.flatMap(tx => {
@@ -84,10 +85,10 @@ export function countTransactions(deps: Pick<BillingDeps, "db" | "midMetrics">, 
 	);
 }
 
-export async function count(deps: Pick<BillingDeps, "db" | "midMetrics">, counted: Counted[]): Promise<void> {
-	if (counted.length === 0) return;
+export async function count(deps: Pick<BillingDeps, "db" | "midCounters">, stats: MidStat[]): Promise<void> {
+	if (stats.length === 0) return;
 	const byDoc = new Map<string, { midId: number; day: string; inc: Record<string, number> }>();
-	for (const c of counted) {
+	for (const c of stats) {
 		const day = dayOf(c.at);
 		const key = `${c.midId}:${day}`;
 		const doc = byDoc.get(key) ?? byDoc.set(key, { midId: c.midId, day, inc: {} }).get(key)!;
@@ -97,7 +98,7 @@ export async function count(deps: Pick<BillingDeps, "db" | "midMetrics">, counte
 			const field = `${amountField}.${c.amount.currency}`;
 			doc.inc[field] = (doc.inc[field] ?? 0) + c.amount.minor;
 		}
-		deps.midMetrics?.count(c.midId, c.what, 1);
+		deps.midCounters?.count(c.midId, c.what, 1);
 	}
 	// With the counts other writes on this node make at once: one command.
 	await updateTogether(

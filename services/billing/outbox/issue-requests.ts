@@ -10,12 +10,12 @@
 import type { ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
 import { type ChargedTransaction, documentKindOf, type IssueRequest, type Party } from "../../../shared/contracts/invoicing";
-import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
-import type { CustomerDoc } from "../documents/customer";
-import type { TransactionDoc } from "../documents/transaction";
+import { createSchedule, type Listing, type Schedule } from "../../../shared/schedule";
 import type { BillingDb } from "../models";
+import type { CustomerDoc } from "../records/customer";
+import type { TransactionDoc } from "../records/transaction";
 import { toCustomerView } from "../views";
-import { byId, readByIds } from "./relay-documents";
+import { byId, readByIds } from "./relay-records";
 
 /** The slots are this wide; the sweep leaves the newest two to the hand-overs that follow each relay. */
 const REQUEST_SLOT_MS = 1000;
@@ -54,7 +54,7 @@ export function chargedTransaction(tx: TransactionDoc): ChargedTransaction {
 		currency: tx.currency,
 		timestamp: tx.timestamp.toISOString(),
 		midName: tx.midName,
-		processorReference: tx.processorReference ?? null,
+		processorReference: tx.processorReference,
 		originalTransactionId: tx.originalTransactionId,
 		creditApplied: tx.creditApplied ?? 0,
 		discount: tx.discount ?? null,
@@ -112,23 +112,23 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 	const sending = new Set<Promise<void>>();
 
 	/** Hands the requests to invoicing, an account at a time, and drops each account's once it answered. */
-	async function handOver(listed: DueEntry<number>[], transactions: Map<number, TransactionDoc>, known?: Related): Promise<void> {
+	async function handOver(listed: Listing<number>[], transactions: Map<number, TransactionDoc>, known?: Related): Promise<void> {
 		const related = await relatedOf(deps.db, [...transactions.values()], known);
-		const byAccount = new Map<number, DueEntry<number>[]>();
-		for (const entry of listed) {
-			const tx = transactions.get(entry.id);
-			if (tx) byAccount.set(tx.accountId, [...(byAccount.get(tx.accountId) ?? []), entry]);
+		const byAccount = new Map<number, Listing<number>[]>();
+		for (const listing of listed) {
+			const tx = transactions.get(listing.id);
+			if (tx) byAccount.set(tx.accountId, [...(byAccount.get(tx.accountId) ?? []), listing]);
 		}
 		// A listing whose transaction is gone (it never is: transactions are never deleted) has nothing to issue.
-		const orphans = listed.filter(entry => !transactions.has(entry.id));
+		const orphans = listed.filter(listing => !transactions.has(listing.id));
 		if (orphans.length > 0) await deps.requests.removeAll(orphans);
 		await Promise.all(
-			[...byAccount].map(async ([accountId, entries]) => {
-				for (let from = 0; from < entries.length; from += ISSUE_BATCH) {
-					const batch = entries.slice(from, from + ISSUE_BATCH);
+			[...byAccount].map(async ([accountId, listings]) => {
+				for (let from = 0; from < listings.length; from += ISSUE_BATCH) {
+					const batch = listings.slice(from, from + ISSUE_BATCH);
 					await deps.issue(
 						accountId,
-						batch.map(entry => requestOf(transactions.get(entry.id)!, related)),
+						batch.map(listing => requestOf(transactions.get(listing.id)!, related)),
 					);
 					await deps.requests.removeAll(batch);
 				}
@@ -136,12 +136,12 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 		);
 	}
 
-	function send(listed: DueEntry<number>[], transactions: Map<number, TransactionDoc>, related: Related): void {
-		for (const entry of listed) inFlight.add(entry.id);
+	function send(listed: Listing<number>[], transactions: Map<number, TransactionDoc>, related: Related): void {
+		for (const listing of listed) inFlight.add(listing.id);
 		const sent: Promise<void> = handOver(listed, transactions, related)
 			.catch(err => deps.logger.warn("Issue requests wait for invoicing:", (err as Error).message))
 			.finally(() => {
-				for (const entry of listed) inFlight.delete(entry.id);
+				for (const listing of listed) inFlight.delete(listing.id);
 				sending.delete(sent);
 			});
 		sending.add(sent);
@@ -163,14 +163,14 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 		/** Hands over again what a crashed node or a failed hand-over left listed. */
 		async sweep(): Promise<void> {
 			const now = deps.now();
-			const due = (await deps.requests.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).filter(entry => !inFlight.has(entry.id));
+			const due = (await deps.requests.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).filter(listing => !inFlight.has(listing.id));
 			for (let from = 0; from < due.length; from += ISSUE_BATCH * 5) {
 				const listed = due.slice(from, from + ISSUE_BATCH * 5);
 				await handOver(
 					listed,
 					await readByIds<TransactionDoc>(
 						deps.db.transactions,
-						listed.map(entry => entry.id),
+						listed.map(listing => listing.id),
 					),
 				);
 			}

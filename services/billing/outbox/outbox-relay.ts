@@ -2,19 +2,19 @@
 // notifications service. An event leaves the outbox only after notifications
 // has stored it, so a crash at any point re-sends rather than loses it;
 // notifications dedupes on the event id. Every billing node relays: the
-// documents a change just wrote, by id, right after the change (kick with
-// targets, relay-changes.ts), and on a timer (a sweep, outbox-sweep.ts)
+// records an action just wrote, by id, right after the action (kick with
+// targets, relay-events.ts), and on a timer (a sweep, outbox-sweep.ts)
 // whatever a crashed node or a failed relay left behind. The same sweep hands
 // invoicing the requests a failed hand-over left listed (issue-requests.ts).
 import type { WebhookEvent } from "../../../shared/contracts/notifications";
 import type { Schedule } from "../../../shared/schedule";
-import type { CustomerDoc } from "../documents/customer";
-import type { TransactionDoc } from "../documents/transaction";
-import type { MetricsHandover } from "../metrics/metrics-handover";
+import type { MetricsHandover } from "../entries/metrics-handover";
 import type { BillingDb } from "../models";
+import type { CustomerDoc } from "../records/customer";
+import type { TransactionDoc } from "../records/transaction";
 import type { IssueRequests } from "./issue-requests";
 import { sweepOutbox } from "./outbox-sweep";
-import { relayTargets } from "./relay-changes";
+import { relayTargets } from "./relay-events";
 
 export interface OutboxRelayDeps {
 	db: BillingDb;
@@ -26,34 +26,34 @@ export interface OutboxRelayDeps {
 	/** Asks invoicing for the invoices and credit notes of transactions whose events are relayed (issue-requests.ts). */
 	issueRequests?: IssueRequests;
 	/** The metrics service: the entries events carry are applied there before the events leave the outbox (metrics.apply). */
-	counters?: MetricsHandover;
+	handover?: MetricsHandover;
 }
 
-/** The documents a change wrote events on; the relay reads them by id instead of searching, or takes them as written. */
+/** The records an action wrote events on; the relay reads them by id instead of searching, or takes them as written. */
 export interface RelayTargets {
 	customers?: number[];
 	transactions?: number[];
 	disputes?: number[];
-	/** Documents as the change's own writes answered them (after its last write): not read again. */
+	/** Records as the action's own writes answered them (after its last write): not read again. */
 	written?: { customers?: CustomerDoc[]; transactions?: TransactionDoc[] };
 }
 
-/** What a change answers its caller, and the documents it wrote events on, which its caller hands to the relay. */
+/** What an action's domain function answers, and the records it wrote events on, which its caller hands to the relay. */
 export interface Relayed<A> {
 	answer: A;
-	changed: RelayTargets;
+	toRelay: RelayTargets;
 }
 
 const SWEEP_INTERVAL_MS = 5000;
 
-/** The documents a change wrote events on, as listings name them. */
-function docsOf(changed: RelayTargets): string[] {
+/** The records an action wrote events on, as listings name them. */
+function listingsOf(toRelay: RelayTargets): string[] {
 	return [
-		...(changed.customers ?? []).map(id => `c${id}`),
-		...(changed.transactions ?? []).map(id => `t${id}`),
-		...(changed.disputes ?? []).map(id => `d${id}`),
-		...(changed.written?.customers ?? []).map(doc => `c${doc._id}`),
-		...(changed.written?.transactions ?? []).map(doc => `t${doc._id}`),
+		...(toRelay.customers ?? []).map(id => `c${id}`),
+		...(toRelay.transactions ?? []).map(id => `t${id}`),
+		...(toRelay.disputes ?? []).map(id => `d${id}`),
+		...(toRelay.written?.customers ?? []).map(doc => `c${doc._id}`),
+		...(toRelay.written?.transactions ?? []).map(doc => `t${doc._id}`),
 	];
 }
 
@@ -62,7 +62,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 	let sweepAgain = false;
 	const relaying = new Set<Promise<void>>();
 	/**
-	 * The documents this node's relays are handing over now (`c12`, `t34`, `d5`, as listings name them): the sweep
+	 * The records this node's relays are handing over now (`c12`, `t34`, `d5`, as listings name them): the sweep
 	 * leaves them to those relays, which under load may take longer than the sweep's delay, instead of relaying them a
 	 * second time. A relay that fails lets them go, and the next sweep takes them.
 	 */
@@ -91,15 +91,15 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 		});
 	}
 
-	/** Relays the documents a change just wrote, now and independently of other changes; without targets, sweeps. */
-	function kick(changed?: RelayTargets): void {
-		if (!changed) {
+	/** Relays the records an action just wrote, now and independently of other writes; without targets, sweeps. */
+	function kick(toRelay?: RelayTargets): void {
+		if (!toRelay) {
 			sweep();
 			return;
 		}
-		const docs = docsOf(changed);
+		const docs = listingsOf(toRelay);
 		for (const doc of docs) inFlight.set(doc, (inFlight.get(doc) ?? 0) + 1);
-		const relay: Promise<void> = relayTargets(deps, changed)
+		const relay: Promise<void> = relayTargets(deps, toRelay)
 			.then(() => undefined, paused)
 			.finally(() => {
 				relaying.delete(relay);

@@ -1,17 +1,17 @@
 // The relay's sweep: whatever a crashed node or a failed relay left in an
 // outbox, found by key in the outbox schedule (outbox.ts), relayed; then the
 // listings that are done are dropped.
-import type { CustomerDoc } from "../documents/customer";
-import type { DisputeDoc } from "../documents/dispute";
-import type { OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
-import { listingEntry, OUTBOX_SLOT_MS, type OutboxListing, parseListing } from "./outbox";
+import type { CustomerDoc } from "../records/customer";
+import type { DisputeDoc } from "../records/dispute";
+import type { OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
+import { asListing, OUTBOX_SLOT_MS, type OutboxListing, parseListing } from "./outbox";
 import type { OutboxRelayDeps } from "./outbox-relay";
-import { ENQUEUE_BATCH, relayDocs } from "./relay-changes";
-import { readByIds } from "./relay-documents";
+import { ENQUEUE_BATCH, relayRecords } from "./relay-events";
+import { readByIds } from "./relay-records";
 
 /**
- * The sweep leaves the newest slots to the relays that follow each change (a
+ * The sweep leaves the newest slots to the relays that follow each write (a
  * relay takes milliseconds; relaying twice is harmless, notifications dedupes).
  * An event a relay missed goes out within this + a slot + the sweep interval (outbox-relay.ts): 8 s.
  */
@@ -46,14 +46,14 @@ async function sweepBatch(deps: OutboxRelayDeps, listings: OutboxListing[], now:
 	const waitingOf = <Doc>(kind: OutboxListing["kind"], found: Map<number, Doc>) => [
 		...new Set(waiting.filter(l => l.kind === kind).map(l => found.get(l.docId)!)),
 	];
-	await relayDocs(deps, waitingOf("t", transactions), waitingOf("c", customers), waitingOf("d", disputes), true);
+	await relayRecords(deps, waitingOf("t", transactions), waitingOf("c", customers), waitingOf("d", disputes), true);
 	// Relayed just now, or before: done. Unwritten ones stay listed for the next sweep.
 	const done = listings.filter(listing => listingState(listing, docOf(listing), now) !== "unwritten");
-	await deps.outbox.removeAll(done.map(listingEntry));
+	await deps.outbox.removeAll(done.map(asListing));
 }
 
 /**
- * One pass over the listings due, a batch at a time; those of documents this node's relays are handing over now
+ * One pass over the listings due, a batch at a time; those of records this node's relays are handing over now
  * (`inFlight`) stay listed for the next pass.
  */
 export async function sweepOutbox(
@@ -61,7 +61,7 @@ export async function sweepOutbox(
 ): Promise<void> {
 	const now = deps.now();
 	const listings = (await deps.outbox.due(new Date(now.getTime() - SWEEP_DELAY_MS), now))
-		.flatMap(entry => parseListing(entry) ?? [])
+		.flatMap(due => parseListing(due) ?? [])
 		.filter(listing => !deps.inFlight?.(listing.kind, listing.docId));
 	for (let from = 0; from < listings.length; from += ENQUEUE_BATCH) await sweepBatch(deps, listings.slice(from, from + ENQUEUE_BATCH), now);
 }

@@ -1,17 +1,17 @@
-// Events a billing change writes in the same update as the change itself; the
+// Events a billing write makes in the same update as the write itself; the
 // relay (outbox-relay.ts) hands them to notifications afterwards.
 //
 // Every event is listed in the outbox schedule (shared/schedule.ts, by the
 // time it was written) just before the update that writes it, so the relay's
 // sweep finds what a crashed node or a failed relay left behind by key,
-// without searching customers or transactions. A listing names the document
-// and the event: the sweep drops it once the event is in the document's
+// without searching customers or transactions. A listing names the record
+// and the event: the sweep drops it once the event is in the record's
 // `relayed`, so an event whose write lands late is never dropped unrelayed.
 import { randomUUID } from "node:crypto";
-import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
+import { createSchedule, type Listing, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { OutboxDetails, OutboxEvent } from "../documents/outbox-event";
 import type { BillingDb } from "../models";
+import type { OutboxDetails, OutboxEvent } from "../records/outbox-event";
 
 export function outboxEvent(deps: Pick<BillingDeps, "now">, type: OutboxEvent["type"], details: OutboxDetails = {}): OutboxEvent {
 	return { id: randomUUID(), type, createdAt: deps.now(), ...details };
@@ -28,24 +28,24 @@ export interface OutboxListing {
 	at: Date;
 }
 
-/** The slots are this wide: the sweep leaves the newest two to the relays that follow each change. */
+/** The slots are this wide: the sweep leaves the newest two to the relays that follow each write. */
 export const OUTBOX_SLOT_MS = 1000;
 
 export function createOutboxSchedule(db: BillingDb): Schedule<string> {
 	return createSchedule<string>(db.outboxSchedule, { slotMs: OUTBOX_SLOT_MS, shards: 4 });
 }
 
-const entryOf = (kind: OutboxKind, docId: number, event: OutboxEvent): DueEntry<string> => ({
+const listingOf = (kind: OutboxKind, docId: number, event: OutboxEvent): Listing<string> => ({
 	id: `${kind}${docId}:${event.id}`,
 	at: event.createdAt,
 });
 
-export function parseListing(entry: DueEntry<string>): OutboxListing | null {
-	const match = /^([ctd])(\d+):(.+)$/.exec(entry.id);
-	return match ? { kind: match[1] as OutboxKind, docId: Number(match[2]), eventId: match[3], at: entry.at } : null;
+export function parseListing(listing: Listing<string>): OutboxListing | null {
+	const match = /^([ctd])(\d+):(.+)$/.exec(listing.id);
+	return match ? { kind: match[1] as OutboxKind, docId: Number(match[2]), eventId: match[3], at: listing.at } : null;
 }
 
-export const listingEntry = (listing: OutboxListing): DueEntry<string> => ({
+export const asListing = (listing: OutboxListing): Listing<string> => ({
 	id: `${listing.kind}${listing.docId}:${listing.eventId}`,
 	at: listing.at,
 });
@@ -55,10 +55,10 @@ export function scheduleEvents(
 	deps: Pick<BillingDeps, "outbox">,
 	events: { kind: OutboxKind; docId: number; event: OutboxEvent }[],
 ): Promise<void> {
-	return deps.outbox.addAll(events.map(e => entryOf(e.kind, e.docId, e.event)));
+	return deps.outbox.addAll(events.map(e => listingOf(e.kind, e.docId, e.event)));
 }
 
-/** A new event on one document, scheduled: write it in the update that follows. */
+/** A new event on one record, scheduled: write it in the update that follows. */
 export async function scheduledEvent(
 	deps: Pick<BillingDeps, "now" | "outbox">,
 	kind: OutboxKind,

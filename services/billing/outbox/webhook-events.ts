@@ -1,13 +1,13 @@
 // The webhook event the merchant receives for an outbox event: the envelope
-// (shared/contracts/notifications.ts) around the documents it is about, as
+// (shared/contracts/notifications.ts) around the records it is about, as
 // they are when relayed.
 import type { EventType, WebhookEvent } from "../../../shared/contracts/notifications";
 import { findCurrency, toDecimal } from "../../../shared/money";
 import { formatDateTime, formatOptionalDateTime } from "../../../shared/time";
-import type { CustomerDoc } from "../documents/customer";
-import type { DisputeDoc } from "../documents/dispute";
-import type { ChangeDetails, OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import type { CustomerDoc } from "../records/customer";
+import type { DisputeDoc } from "../records/dispute";
+import type { ChangeDetails, OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
 import { toCustomerView, toDisputeView, toTransactionView } from "../views";
 
 function envelope(
@@ -15,7 +15,7 @@ function envelope(
 	about: Pick<WebhookEvent, "accountId" | "customerId" | "transaction_id">,
 	data: Record<string, unknown>,
 ): WebhookEvent {
-	// METRICS events never get here: the relay sends none (relay-changes.ts).
+	// METRICS events never get here: the relay sends none (relay-events.ts).
 	return { id: event.id, type: event.type as EventType, createdAt: formatDateTime(event.createdAt), ...about, data };
 }
 
@@ -77,7 +77,7 @@ function changeView(change: ChangeDetails) {
 		currency: change.currency,
 		from: change.from,
 		to: change.to,
-		// Signed: what the change came to, tax included (plan-changes/change-amounts.ts).
+		// Signed: what the change came to, tax included (changes/rules/change-amounts.ts).
 		total: amount(change.due - change.creditAdded),
 		due: amount(change.due),
 		charged: amount(change.charged),

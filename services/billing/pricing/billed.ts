@@ -3,7 +3,7 @@
 // account's tax says later (services/invoicing/invoice-lines.ts).
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { NO_TAX, priceLines } from "../../../shared/tax";
-import type { Billed, BilledLine } from "../documents/transaction";
+import type { Billed, BilledLine } from "../records/transaction";
 
 /** A plan's period: the product × quantity from `from` to `to` (null: no end, a one-off product). */
 export function planLine(product: Pick<ProductRecord, "id" | "amountMinor">, quantity: number, from: Date, to: Date | null): BilledLine {

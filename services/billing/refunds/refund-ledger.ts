@@ -5,7 +5,7 @@
 // whole operation: asking again with the same id resumes it instead of
 // reserving twice.
 //
-// Nothing is half-written for good. Each step is one single-document update,
+// Nothing is half-written for good. Each step is one single-record update,
 // in an order that leaves every crash point recognisable:
 //   1. the refund is recorded RESERVED, its request holding its lease;
 //   2. the transaction's refundableRemaining is reduced AND the refund id added
@@ -28,10 +28,10 @@ import { insertOnce, leaseFree, newLease, ownedBy } from "../../../shared/persis
 import { pollUntil } from "../../../shared/poll";
 import { withRetries } from "../../../shared/processor-retries";
 import type { BillingDeps } from "../deps";
-import type { RefundDoc } from "../documents/refund";
-import type { TransactionDoc } from "../documents/transaction";
 import { refundRecordMove, refundStatusMove } from "../lifecycle";
 import type { Payments } from "../payments";
+import type { RefundDoc } from "../records/refund";
+import type { TransactionDoc } from "../records/transaction";
 import { RefundRecordStatus, RefundStatus } from "../states";
 import { recordRefundTransaction, refundTransactionKey } from "../transaction-record";
 

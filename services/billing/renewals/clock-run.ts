@@ -13,8 +13,8 @@
 //   - One run at a time per account, whatever the node (account-time.ts).
 import { randomUUID } from "node:crypto";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { warningTime } from "../expiry-warnings";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
 import type { CycleReport } from "./renewal-batch";
 
@@ -97,7 +97,7 @@ async function nextDue(
 			schedule.due(window.until, now, { moveCursor: false, from: window.after ?? undefined }),
 		),
 	);
-	const ids = [...new Set(listed.flat().map(entry => entry.id))].filter(id => !otherAccounts.has(id));
+	const ids = [...new Set(listed.flat().map(listing => listing.id))].filter(id => !otherAccounts.has(id));
 	const customers = ids.length ? await deps.db.customers.find({ _id: { $in: ids } }).lean() : [];
 	const times: number[] = [];
 	for (const customer of customers) {

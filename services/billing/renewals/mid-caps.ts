@@ -13,8 +13,8 @@ import type { CapReservation } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { findCurrency, toMinorUnits } from "../../../shared/money";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { keepCap, releaseCap, reserveCap } from "../mid-stats/cap-reservations";
+import type { CustomerDoc } from "../records/customer";
 
 /** A MID taken for a renewal, and its cap's reservation (null when no cap applies to the charge). */
 export interface TakenMid {

@@ -12,8 +12,8 @@
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { NO_MID_REASON } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { OutcomeUnknownError } from "../payments";
+import type { CustomerDoc } from "../records/customer";
 
 /** A renewal no MID may take: declined as a MID's refusal, without asking any processor. */
 const noMid: PaymentOutcome = {

@@ -10,23 +10,23 @@ import type { ProductRecord, RenewalTerms } from "../../../shared/contracts/acco
 import { type CapReservation, DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
-import type { DueEntry } from "../../../shared/schedule";
+import type { Listing } from "../../../shared/schedule";
 import { addPeriod } from "../../../shared/time";
-import { firstDecline, noteRecovery } from "../card-updates/recovery";
 import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import type { OutboxEvent } from "../documents/outbox-event";
-import type { BilledLine, TransactionDoc } from "../documents/transaction";
 import { expiryListings } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
-import { type RenewalBill, renewalBill, renewalProductId } from "../plan-changes/renewal-bill";
+import type { CustomerDoc } from "../records/customer";
+import type { OutboxEvent } from "../records/outbox-event";
+import type { BilledLine, TransactionDoc } from "../records/transaction";
 import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
 import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
+import { firstDecline, noteRecovery } from "./recovery";
+import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-bill";
 import { letGo, slotStart, sortClaims } from "./renewal-claims";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
@@ -37,6 +37,22 @@ export interface RenewalDeps extends BillingDeps {
 	termsOf(accountId: number, productId: number): Promise<RenewalTerms | null>;
 	/** The cycle's view of the MIDs' monthly caps (mid-caps.ts). */
 	caps: CapTracker;
+	/**
+	 * Resumes the paused customers whose resumeAt is due by the run's time and answers them (subscriptions/pause.ts:
+	 * resumeDue, handed in by wiring/: the subscriptions' folder imports card updates, which import renewals).
+	 */
+	resumeDue(deps: BillingDeps, run: DueRun): Promise<number[]>;
+}
+
+/** Which listings a cycle sends on: those due by `at` (of one account, or of sandbox accounts only for a future time). */
+export interface DueRun {
+	at: Date;
+	accountId?: number;
+	/** A run "in the future" (a test clock) acts on sandbox customers only, as it bills them only. */
+	sandboxOnly: boolean;
+	moveCursor: boolean;
+	/** Read the schedule on from here (a test clock's later step). */
+	readFrom?: Date;
 }
 
 export interface BatchOptions {
@@ -71,7 +87,7 @@ const CONCURRENCY = 16;
 
 export interface Claimed {
 	customer: CustomerDoc;
-	entry: DueEntry<number>;
+	listing: Listing<number>;
 	/** When it is charged, in its account's time (BatchOptions.chargedAt). */
 	at: Date;
 }
@@ -80,7 +96,7 @@ interface Charged extends Claimed {
 	terms: RenewalTerms;
 	key: string;
 	outcome: PaymentOutcome;
-	/** What it billed: the card's part, the credit's, and the customer's plan after it (plan-changes/renewal-bill.ts). */
+	/** What it billed: the card's part, the credit's, and the customer's plan after it (renewals/renewal-bill.ts). */
 	bill: RenewalBill;
 	/** Charged on another MID than the customer's (its own was inactive or capped): the customer moves to it. */
 	movedTo?: { midId: number; midName: string };
@@ -161,13 +177,13 @@ function nextState(item: Charged) {
 	if (outcome.status === "APPROVED") {
 		const periodsBilled = customer.periodsBilled + 1;
 		const anchor = customer.billingAnchor ?? scheduled;
-		const period = item.bill.changes?.period;
+		const period = item.bill.fields?.period;
 		// Counted from the anchor's period: a resume (subscriptions/pause.ts) moves the anchor to the period it starts.
 		const periods = periodsBilled - (customer.anchorPeriod ?? 0);
 		const every = product.renewal && { every: product.renewal.every * periods, unit: product.renewal.unit };
 		const next = period ? period.end : every ? addPeriod(anchor, every) : null;
 		const billed = {
-			...item.bill.changes,
+			...item.bill.fields,
 			lastTimeBilled: item.at,
 			periodsBilled,
 			attempts: 0,
@@ -280,7 +296,7 @@ async function moveOn(
 	if (moving.length === 0) return { relay: [], stillDue: new Set() };
 	const counts = await renewalCounts(
 		deps,
-		moving.map(({ item, state }) => ({ customer: item.customer, changes: state.ifActive, product: item.terms.product, at: item.at })),
+		moving.map(({ item, state }) => ({ customer: item.customer, fields: state.ifActive, product: item.terms.product, at: item.at })),
 	);
 	const moved = await deps.db.customers.bulkWrite(
 		moving.map(({ item, lease, state }) => {
@@ -315,7 +331,7 @@ async function moveOn(
 /** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */
 function oldSlots({ item, state }: Settling) {
 	const scheduled = { id: item.customer._id, at: item.customer.nextRenewalTimestamp!, listedAt: state.listAt };
-	return item.entry.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.entry, listedAt: state.listAt }];
+	return item.listing.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.listing, listedAt: state.listAt }];
 }
 
 /** Counted in the month the batch charged in, in its accounts' time (its first charge's: a batch spans an hour at most). */
@@ -333,14 +349,14 @@ function noteRecoveries(deps: RenewalDeps, charged: Charged[]): Promise<void> {
 /** Claims, charges and settles one batch of listed customers; answers whether another node held some of them. */
 export async function renewBatch(
 	deps: RenewalDeps,
-	entries: DueEntry<number>[],
+	listings: Listing<number>[],
 	options: BatchOptions,
 	report: CycleReport,
 ): Promise<{ heldElsewhere: boolean }> {
 	const owner = `${options.owner}/${randomUUID()}`;
 	const now = deps.now();
 	const docs = await claimRenewals(deps, {
-		customerIds: entries.map(e => e.id),
+		customerIds: listings.map(e => e.id),
 		owner,
 		at: options.at,
 		leaseMs: options.leaseMs,
@@ -348,11 +364,11 @@ export async function renewBatch(
 		// A cycle "in the future" is a test clock's: it never bills a production customer early.
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
-	const { claimed, changed, left, heldElsewhere } = sortClaims(entries, docs, owner, now, report);
+	const { claimed, stale, left, heldElsewhere } = sortClaims(listings, docs, owner, now, report);
 	await deps.renewals.removeAll(left);
 	const timed = await Promise.all(claimed.map(async item => ({ ...item, at: await options.chargedAt(item.customer) })));
 	const { charged, noProduct } = await chargeAll(deps, timed);
-	await letGo(deps, [...changed, ...noProduct.map(item => item.customer._id)], owner, report);
+	await letGo(deps, [...stale, ...noProduct.map(item => item.customer._id)], owner, report);
 	deps.relay(await settleAll(deps, charged, owner, report));
 	return { heldElsewhere };
 }

@@ -2,8 +2,8 @@
 // claimed and may charge, those it claimed but that changed meanwhile (their
 // lease let go at once), and why the others were passed over: gone from the
 // slot (their listing dropped), held by another node, or not for this cycle.
-import type { DueEntry } from "../../../shared/schedule";
-import type { CustomerDoc } from "../documents/customer";
+import type { Listing } from "../../../shared/schedule";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
 import type { Claimed, CycleReport, RenewalDeps } from "./renewal-batch";
 
@@ -12,13 +12,15 @@ const HOUR_MS = 3_600_000;
 export const slotStart = (at: Date | null | undefined) => (at ? Math.floor(at.getTime() / HOUR_MS) * HOUR_MS : null);
 
 /** Why a listed customer this batch did not claim was passed over: it left the slot, another node holds it, or not for this cycle. */
-function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, now: Date): "left" | "held" | "notNow" {
+function passedOver(customer: CustomerDoc | undefined, listing: Listing<number>, now: Date): "left" | "held" | "notNow" {
 	// A checkout still paying: its listing may be changing; leave it.
 	if (customer?.status === CustomerStatus.Pending) return "notNow";
 	if (customer?.renewalLease && customer.renewalLease.until.getTime() > now.getTime()) return "held";
 	if (customer?.changeInFlight) return "held";
 	const listed =
-		customer?.status === CustomerStatus.Active && customer.renewalActive && slotStart(customer.nextRenewalTimestamp) === entry.at.getTime();
+		customer?.status === CustomerStatus.Active &&
+		customer.renewalActive &&
+		slotStart(customer.nextRenewalTimestamp) === listing.at.getTime();
 	return listed ? "notNow" : "left";
 }
 
@@ -26,25 +28,25 @@ function passedOver(customer: CustomerDoc | undefined, entry: DueEntry<number>, 
  * The batch's listings after its claim: the customers it claimed and may charge, those it claimed but that changed
  * meanwhile, the listings whose customer left the slot, and whether another node held some.
  */
-export function sortClaims(entries: DueEntry<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
+export function sortClaims(listings: Listing<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
 	const claimed: Omit<Claimed, "at">[] = [];
-	const changed: number[] = [];
-	const left: DueEntry<number>[] = [];
+	const stale: number[] = [];
+	const left: Listing<number>[] = [];
 	let heldElsewhere = false;
-	for (const entry of entries) {
-		const customer = docs.get(entry.id);
+	for (const listing of listings) {
+		const customer = docs.get(listing.id);
 		if (customer?.renewalLease?.owner === owner) {
 			// Unsubscribed between the claim and the read: not charged, and its lease let go at once (the unsubscribe waits for it).
-			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp) claimed.push({ customer, entry });
-			else changed.push(customer._id);
+			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp) claimed.push({ customer, listing });
+			else stale.push(customer._id);
 			continue;
 		}
-		const reason = passedOver(customer, entry, now);
-		if (reason === "left") left.push(entry);
+		const reason = passedOver(customer, listing, now);
+		if (reason === "left") left.push(listing);
 		if (reason === "held") heldElsewhere = true;
 		if (reason !== "notNow") report.skipped++;
 	}
-	return { claimed, changed, left, heldElsewhere };
+	return { claimed, stale, left, heldElsewhere };
 }
 
 /** Claimed but not charged (changed meanwhile, or its product gone): the lease is let go at once. */

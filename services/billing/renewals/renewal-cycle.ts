@@ -15,15 +15,14 @@
 //     the customer (retry-state.ts, docs/recovery.md).
 // The same engine makes SCHEDULE products' first charge and captures
 // PREAUTHORIZE holds when the trial ends. Before the renewals, it resumes the
-// paused customers whose resumeAt has come (subscriptions/pause.ts), so a
-// renewal the resume makes due is charged in the same cycle.
-import type { DueEntry } from "../../../shared/schedule";
+// paused customers whose resumeAt has come (subscriptions/pause.ts, through
+// its deps), so a renewal the resume makes due is charged in the same cycle.
+import type { Listing } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import { warnExpiringCards } from "../expiry-warnings";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
-import { resumeDue } from "../subscriptions/pause";
-import { type CycleReport, type RenewalDeps, renewBatch } from "./renewal-batch";
+import { type CycleReport, type DueRun, type RenewalDeps, renewBatch } from "./renewal-batch";
 
 export type { CycleReport, RenewalDeps } from "./renewal-batch";
 
@@ -75,7 +74,7 @@ export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions):
 	const now = deps.now();
 	// Only the hourly cycle moves the schedule's cursor: a run for one account or for a future time leaves work behind it.
 	const moveCursor = options.accountId === undefined && options.at.getTime() <= now.getTime();
-	report.resumed = await sendDue(deps, options, { now, moveCursor }, resumeDue);
+	report.resumed = await sendDue(deps, options, { now, moveCursor }, deps.resumeDue);
 	await renewDue(deps, options, { now, moveCursor }, report);
 	if (!options.signal?.aborted) report.cardExpiryWarnings = await sendDue(deps, options, { now, moveCursor }, warnExpiringCards);
 	return report;
@@ -87,7 +86,7 @@ interface CycleRun {
 }
 
 /** A listing: a customer in one hour slot. */
-const listingOf = (entry: DueEntry<number>) => `${entry.id}@${entry.at.getTime()}`;
+const listingOf = (listing: Listing<number>) => `${listing.id}@${listing.at.getTime()}`;
 
 /** Renews what the listings show due, reading them again until nothing new is due (or the node drains). */
 async function renewDue(deps: RenewalDeps, options: CycleOptions, run: CycleRun, report: CycleReport): Promise<void> {
@@ -95,9 +94,9 @@ async function renewDue(deps: RenewalDeps, options: CycleOptions, run: CycleRun,
 	const seen = new Set<string>();
 	while (!options.signal?.aborted) {
 		const listed = await deps.renewals.due(options.at, run.now, { moveCursor: run.moveCursor, from: options.readFrom });
-		const entries = listed.filter(e => !seen.has(listingOf(e)));
-		if (entries.length === 0) break;
-		await renewInBatches(deps, inRenewalOrder(entries, options.share), options, seen, report);
+		const listings = listed.filter(e => !seen.has(listingOf(e)));
+		if (listings.length === 0) break;
+		await renewInBatches(deps, inRenewalOrder(listings, options.share), options, seen, report);
 	}
 }
 
@@ -105,10 +104,10 @@ async function renewDue(deps: RenewalDeps, options: CycleOptions, run: CycleRun,
  * Nodes read the same listings. Each first renews its own share (customer id modulo the number of nodes), which no
  * other node touches then; after that it helps with what is left, from a random start.
  */
-function inRenewalOrder(entries: DueEntry<number>[], share: CycleOptions["share"]): DueEntry<number>[] {
+function inRenewalOrder(listings: Listing<number>[], share: CycleOptions["share"]): Listing<number>[] {
 	const { index, count } = share ?? { index: 0, count: 1 };
-	const mine = count > 1 ? entries.filter(e => e.id % count === index) : [];
-	return mine.length > 0 ? mine : fromRandomStart(entries);
+	const mine = count > 1 ? listings.filter(e => e.id % count === index) : [];
+	return mine.length > 0 ? mine : fromRandomStart(listings);
 }
 
 /**
@@ -117,7 +116,7 @@ function inRenewalOrder(entries: DueEntry<number>[], share: CycleOptions["share"
  */
 async function renewInBatches(
 	deps: RenewalDeps,
-	ordered: DueEntry<number>[],
+	ordered: Listing<number>[],
 	options: CycleOptions,
 	seen: Set<string>,
 	report: CycleReport,
@@ -132,7 +131,7 @@ async function renewInBatches(
 	const batchSize = options.batchSize ?? DEFAULT_BATCH;
 	for (let from = 0; from < ordered.length && !options.signal?.aborted; from += batchSize) {
 		const batch = ordered.slice(from, from + batchSize);
-		for (const entry of batch) seen.add(listingOf(entry));
+		for (const listing of batch) seen.add(listingOf(listing));
 		const { heldElsewhere } = await renewBatch(deps, batch, batchOptions, report);
 		if (heldElsewhere) return;
 	}
@@ -146,10 +145,7 @@ async function sendDue(
 	deps: RenewalDeps,
 	options: CycleOptions,
 	run: CycleRun,
-	due: (
-		deps: RenewalDeps,
-		by: { at: Date; accountId?: number; sandboxOnly: boolean; moveCursor: boolean; readFrom?: Date },
-	) => Promise<number[]>,
+	due: (deps: RenewalDeps, by: DueRun) => Promise<number[]>,
 ): Promise<number> {
 	const customers = await due(deps, {
 		at: options.at,

@@ -4,18 +4,19 @@
 // price), a retry on another MID moves the customer between MIDs. Each that
 // moved gets a METRICS event carrying its entry, written in the batch's one
 // bulk update with its new `counted`; every customer gets its `counted`.
-import type { CustomerDoc } from "../documents/customer";
-import type { OutboxEvent } from "../documents/outbox-event";
-import { METRICS_ONLY } from "../documents/outbox-event";
-import { type CountedFields, countedChange } from "../metrics/customer-metrics";
-import type { Contribution, MetricsProduct } from "../metrics/subscription-state";
+
+import { type CountedFields, countUpdate } from "../entries/customer-entry";
+import type { Contribution, MetricsProduct } from "../entries/subscription-state";
 import { outboxEvent, scheduleEvents } from "../outbox/outbox";
+import type { CustomerDoc } from "../records/customer";
+import type { OutboxEvent } from "../records/outbox-event";
+import { METRICS_ONLY } from "../records/outbox-event";
 import type { RenewalDeps } from "./renewal-batch";
 
 export interface RenewalCounted {
 	customer: CustomerDoc;
 	/** The fields the batch sets on it while it is ACTIVE. */
-	changes: CountedFields;
+	fields: CountedFields;
 	product: MetricsProduct;
 	/** When it was charged, in the account's time. */
 	at: Date;
@@ -27,8 +28,8 @@ export async function renewalCounts(
 	moving: RenewalCounted[],
 ): Promise<Map<number, { counted: Contribution; event: OutboxEvent | null }>> {
 	const counts = new Map<number, { counted: Contribution; event: OutboxEvent | null }>();
-	for (const { customer, changes, product, at } of moving) {
-		const { counted, entry } = await countedChange(deps, customer, changes, { product, at });
+	for (const { customer, fields, product, at } of moving) {
+		const { counted, entry } = await countUpdate(deps, customer, fields, { product, at });
 		counts.set(customer._id, { counted, event: entry ? outboxEvent(deps, METRICS_ONLY, { metrics: entry }) : null });
 	}
 	const events = [...counts].flatMap(([docId, { event }]) => (event ? [{ kind: "c" as const, docId, event }] : []));

@@ -7,7 +7,7 @@ import type { BillingDb } from "../models";
 
 const HOUR_MS = 3_600_000;
 
-/** Hour slots, 8 documents each; a first reading looks back over the longest a database may have been without a cycle. */
+/** Hour slots, 8 records each; a first reading looks back over the longest a database may have been without a cycle. */
 export const RENEWAL_SCHEDULE: ScheduleOptions = { slotMs: HOUR_MS, shards: 8 };
 
 export function createRenewalSchedule(db: BillingDb): Schedule<number> {

@@ -13,14 +13,14 @@ import type { RenewalTerms } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { addDays } from "../../../shared/time";
-import { firstDecline } from "../card-updates/recovery";
 import { declineCategory } from "../decline-reasons";
-import type { CustomerDoc } from "../documents/customer";
+import type { CustomerDoc } from "../records/customer";
+import { firstDecline } from "./recovery";
 
 const HOUR_MS = 3_600_000;
 
-/** What a declined customer's document is set to while it stays ACTIVE (the schedule's next try among it). */
-export interface RetryChanges {
+/** What a declined customer's record is set to while it stays ACTIVE (the schedule's next try among it). */
+export interface RetryFields {
 	attempts: number;
 	firstDeclinedAt: Date;
 	nextRenewalTimestamp: Date;
@@ -34,7 +34,7 @@ export interface RetryChanges {
 /** Suspended (retries used up, or a hard decline), or retried at `listAt`. */
 export type RetryState =
 	| { result: "suspended"; listAt: null; attempts: number }
-	| { result: "declined"; listAt: Date; ifActive: RetryChanges; otherwise: { renewalLease: null } };
+	| { result: "declined"; listAt: Date; ifActive: RetryFields; otherwise: { renewalLease: null } };
 
 export interface Declined {
 	customer: Pick<CustomerDoc, "attempts" | "refusedMids" | "firstDeclinedAt" | "midId" | "cardType">;
@@ -51,10 +51,10 @@ export function retryState({ customer, outcome, terms }: Declined, at: Date): Re
 	const attempts = customer.attempts + 1;
 	if (category === DeclineCategory.Hard) return { result: "suspended", listAt: null, attempts };
 	const firstDeclinedAt = firstDecline(customer) ? at : (customer.firstDeclinedAt ?? at);
-	const retry = (listAt: Date, changes: Partial<RetryChanges> = {}): RetryState => ({
+	const retry = (listAt: Date, fields: Partial<RetryFields> = {}): RetryState => ({
 		result: "declined",
 		listAt,
-		ifActive: { attempts, firstDeclinedAt, ...changes, nextRenewalTimestamp: listAt, renewalLease: null },
+		ifActive: { attempts, firstDeclinedAt, ...fields, nextRenewalTimestamp: listAt, renewalLease: null },
 		otherwise: { renewalLease: null },
 	});
 	const inAnHour = new Date(at.getTime() + HOUR_MS);

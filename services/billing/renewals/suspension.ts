@@ -3,11 +3,11 @@
 // with the SUSPENSION event that also counts the churn and the renewal lost in
 // the metrics, and the duplicate-check lock released.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
-import type { CustomerDoc } from "../documents/customer";
+import { countUpdate } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
 import { customerMove } from "../lifecycle";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
 import { scheduledEvent } from "../outbox/outbox";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
 import { releaseLock } from "../subscription-lock";
 import type { RenewalDeps } from "./renewal-batch";
@@ -21,7 +21,7 @@ export async function suspend(
 	lease: object,
 	attempts: number,
 ): Promise<void> {
-	const { counted, entry } = await countedChange(
+	const { counted, entry } = await countUpdate(
 		deps,
 		customer,
 		{ status: CustomerStatus.Suspended },

@@ -26,17 +26,17 @@ import { addDays, addPeriod } from "../../../shared/time";
 import { periodsOf } from "../coupons/discount";
 import { confirmCoupon, releaseCoupon } from "../coupons/redemption";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import type { MetricsEntry } from "../documents/metrics";
-import type { OutboxEvent } from "../documents/outbox-event";
-import type { TransactionDoc } from "../documents/transaction";
+import { countUpdate } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
 import { listExpiryWarning } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
 import { appendCustomer } from "../lists/pages";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
 import { outboxEvent, scheduledEvent } from "../outbox/outbox";
 import type { Relayed, RelayTargets } from "../outbox/outbox-relay";
+import type { CustomerDoc } from "../records/customer";
+import type { MetricsEntry } from "../records/metrics";
+import type { OutboxEvent } from "../records/outbox-event";
+import type { TransactionDoc } from "../records/transaction";
 import { CustomerStatus, TransactionType } from "../states";
 import { claimLock, lockKey, releaseLock } from "../subscription-lock";
 import { recordCharge } from "../transaction-record";
@@ -152,10 +152,10 @@ async function settle(
 	deps: BillingDeps,
 	customerId: number,
 	move: typeof ACTIVATE | typeof DECLINE,
-	changes: Partial<CustomerDoc> = {},
+	fields: Partial<CustomerDoc> = {},
 	activation: { transactionId: number | null; counts: MetricsEntry | null; listed: OutboxEvent | null } | null = null,
 ): Promise<CustomerDoc | null> {
-	const $set = { ...move.set, ...changes };
+	const $set = { ...move.set, ...fields };
 	const details = { transactionId: activation?.transactionId ?? null, ...carrying(activation?.counts ?? null) };
 	const conversion = async () =>
 		activation?.listed ? { ...activation.listed, ...details } : await scheduledEvent(deps, "c", customerId, "CONVERSION", details);
@@ -189,7 +189,7 @@ function takeJustOpened(deps: BillingDeps, customerId: number): CustomerDoc | nu
 }
 
 /**
- * Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. The documents it wrote
+ * Step 5: charge now, hold now, or schedule the first charge, by the product's billing kind. The records it wrote
  * events on come back with the answer: the action hands them to the relay (billing.service.ts, thenRelay).
  */
 export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput): Promise<SettledFirstPayment | CheckoutStepError> {
@@ -229,7 +229,7 @@ export async function firstPayment(deps: BillingDeps, input: FirstPaymentInput):
 /** The answer while the buyer takes the issuer's challenge: nothing written for the relay yet. */
 const awaitingBuyer = (customer: CustomerDoc, challengeUrl: string): SettledFirstPayment => ({
 	answer: { outcome: FirstPaymentOutcome.AwaitingBuyer, customer: toCustomerView(customer), transaction: null, challengeUrl },
-	changed: {},
+	toRelay: {},
 });
 
 /**
@@ -251,7 +251,7 @@ export async function continueFirstPayment(
 		const after = await deps.db.customers.findById(customer._id).lean();
 		return {
 			answer: { outcome: FirstPaymentOutcome.Abandoned, customer: toCustomerView(after ?? customer), transaction: null },
-			changed: {},
+			toRelay: {},
 		};
 	}
 	if (outcome.status === "AWAITING_BUYER") return awaitingBuyer(customer, outcome.challengeUrl);
@@ -274,7 +274,7 @@ export function firstPaymentKey(attemptId: string, billing: FirstPaymentInput["p
  * Records what the processor did with the first charge or hold and settles the PENDING customer by it: ACTIVE, or
  * DECLINED with its lock released. Run by the checkout, and by the recovery for a checkout cut off after the
  * processor answered; the transaction is written once (by its key) and the customer settled once (compare-and-set).
- * Its caller hands what it wrote (`changed`) to the relay.
+ * Its caller hands what it wrote (`toRelay`) to the relay.
  */
 export async function settleFirstPayment(
 	deps: BillingDeps,
@@ -299,7 +299,7 @@ export async function settleFirstPayment(
 		await listExpiryWarning(deps, { ...customer, nextRenewalTimestamp: schedule.nextRenewalTimestamp }, now);
 	}
 	// A charge now makes a subscriber (new MRR, after the coupon its next charge takes); a trial counts from its first charge.
-	const counted = await countedChange(
+	const counted = await countUpdate(
 		deps,
 		customer,
 		{ status: CustomerStatus.Active, periodsBilled: schedule.periodsBilled, ...("coupon" in schedule ? { coupon: schedule.coupon } : {}) },
@@ -325,7 +325,7 @@ export async function settleFirstPayment(
 			customer: toCustomerView(activated ?? customer),
 			transaction: transaction && toTransactionView(transaction),
 		},
-		changed: writtenTargets(transaction, customer._id, activated),
+		toRelay: writtenTargets(transaction, customer._id, activated),
 	};
 }
 
@@ -363,7 +363,7 @@ async function declineCheckout(
 			: (UNPAID_REASONS[outcome.reason ?? ""] ?? FirstPaymentOutcome.Declined);
 	return {
 		answer: { outcome: code, customer: toCustomerView(declined ?? customer), transaction: transaction && toTransactionView(transaction) },
-		changed: writtenTargets(transaction, customer._id, declined),
+		toRelay: writtenTargets(transaction, customer._id, declined),
 	};
 }
 

@@ -12,23 +12,23 @@
 //   - never seen (the checkout stopped before paying, or before a SCHEDULE product's card was set up) -> ABANDONED, lock released
 //   - unpaid either way -> its session released (sessions.release), as the checkout would have released it
 // A card update paused for the buyer's challenge is listed too, at the challenge's end, and settled the same way;
-// so is a change's charge whose node died (plan-changes/change-recovery.ts).
+// so is a change's charge whose node died (changes/change-recovery.ts).
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
 // customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
-import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
+import { createSchedule, type Listing, type Schedule } from "../../../shared/schedule";
 import { settleWithoutBuyer } from "../card-updates/card-update-challenge";
+import { settleChangeInFlight } from "../changes/change-recovery";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
 import type { BillingDb } from "../models";
 import { laterIfUnknown } from "../payments";
-import { settleChangeInFlight } from "../plan-changes/change-recovery";
+import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
 import { abandonSubscription, firstPaymentKey, settleFirstPayment } from "./checkout-payments";
 
-/** 10-second slots, 2 documents each: a checkout is listed once and read once, a grace period later. */
+/** 10-second slots, 2 records each: a checkout is listed once and read once, a grace period later. */
 export function createCheckoutSchedule(db: BillingDb): Schedule<number> {
 	return createSchedule<number>(db.checkoutSchedule, { slotMs: 10_000, shards: 2 });
 }
@@ -58,16 +58,16 @@ export async function recoverCheckouts(
 	// cursor stays LATE_LISTING_MS behind: a listing whose write waited out an outage lands in a slot of its past.
 	const openedBefore = new Date(now.getTime() - deps.refundGraceMs);
 	const due = await deps.checkouts.due(openedBefore, new Date(openedBefore.getTime() - LATE_LISTING_MS));
-	for (const entry of due) {
+	for (const listing of due) {
 		if (options.signal?.aborted) break;
 		try {
-			const settled = await recoverCheckout(deps, entry, openedBefore);
+			const settled = await recoverCheckout(deps, listing, openedBefore);
 			if (settled === "later") continue;
 			if (settled) report[settled]++;
-			await deps.checkouts.remove(entry.id, entry.at);
+			await deps.checkouts.remove(listing.id, listing.at);
 		} catch (err) {
 			report.skipped++;
-			options.onError?.(entry.id, err as Error);
+			options.onError?.(listing.id, err as Error);
 		}
 	}
 	return report;
@@ -79,13 +79,13 @@ export async function recoverCheckouts(
  */
 async function recoverCheckout(
 	deps: BillingDeps,
-	{ id: customerId, at: listedIn }: DueEntry<number>,
+	{ id: customerId, at: listedIn }: Listing<number>,
 	openedBefore: Date,
 ): Promise<Recovered> {
 	const customer = await deps.db.customers.findById(customerId).lean();
 	// Listed just before the customer is written: a young listing without its customer is a checkout still opening.
 	if (!customer) return listedIn.getTime() < openedBefore.getTime() - LATE_LISTING_MS ? null : "later";
-	// A change's charge whose node died (plan-changes/change-charge.ts).
+	// A change's charge whose node died (changes/change-charge.ts).
 	if (customer.changeInFlight) return settleChangeInFlight(deps, customer, openedBefore);
 	// A card update paused for a challenge is listed at the challenge's end: its buyer never came back.
 	if (customer.awaitingCardUpdate) return settleCardUpdate(deps, customer, openedBefore);
@@ -116,7 +116,7 @@ async function settleByProcessor(deps: BillingDeps, customer: CustomerDoc, produ
 		if (!outcome) continue;
 		const settled = await settleFirstPayment(deps, customer, { ...product, billing }, key, outcome, customer.subscriptionTimestamp);
 		// A sweep, not an action: it kicks the relay itself with what it wrote, as soon as it wrote it.
-		deps.relay(settled.changed);
+		deps.relay(settled.toRelay);
 		return settled.answer.outcome === FirstPaymentOutcome.Active ? "activated" : "declined";
 	}
 	return abandon(deps, customer._id);

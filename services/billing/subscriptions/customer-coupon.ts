@@ -11,10 +11,10 @@ import type { CustomerView } from "../../../shared/contracts/billing";
 import { leaseFree, ownedBy } from "../../../shared/persistence";
 import { periodsOf } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
-import { METRICS_ONLY } from "../documents/outbox-event";
-import { countedChange } from "../metrics/customer-metrics";
+import { countUpdate } from "../entries/customer-entry";
 import { scheduledEvent } from "../outbox/outbox";
+import type { CustomerDoc } from "../records/customer";
+import { METRICS_ONLY } from "../records/outbox-event";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
@@ -38,12 +38,12 @@ async function chargeableCustomer(deps: BillingDeps, accountId: number, id: numb
 }
 
 /**
- * Writes the coupon on the customer once no renewal holds it, while it is as read (what the change counts in the
+ * Writes the coupon on the customer once no renewal holds it, while it is as read (what the update counts in the
  * metrics depends on it: a METRICS event carries it); Busy when it changed meanwhile.
  */
 async function writeWhileFree(deps: BillingDeps, customer: CustomerDoc, coupon: CustomerDoc["coupon"]) {
 	await waitForRenewalInFlight(deps, customer._id);
-	const { counted, entry } = await countedChange(deps, customer, { coupon }, { at: await deps.clocks.now(customer.accountId) });
+	const { counted, entry } = await countUpdate(deps, customer, { coupon }, { at: await deps.clocks.now(customer.accountId) });
 	const metrics = entry ? await scheduledEvent(deps, "c", customer._id, METRICS_ONLY, { metrics: entry }) : null;
 	const filter = {
 		_id: customer._id,

@@ -5,8 +5,8 @@ import type { FirstPaymentInput } from "../../../shared/contracts/billing";
 import { NO_TAX } from "../../../shared/tax";
 import { addPeriod } from "../../../shared/time";
 import { applyCoupon, type CustomerCoupon, type DiscountLine } from "../coupons/discount";
-import type { Billed } from "../documents/transaction";
 import { billedGross, planBilled } from "../pricing/billed";
+import type { Billed } from "../records/transaction";
 
 /** What a checkout's first payment asks of the card, and what its coupon becomes once it is paid. */
 export interface FirstCharge {

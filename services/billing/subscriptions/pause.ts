@@ -14,15 +14,15 @@
 import { randomUUID } from "node:crypto";
 import type { CustomerView } from "../../../shared/contracts/billing";
 import { leaseFree, newLease, ownedBy } from "../../../shared/persistence";
-import { createSchedule, type DueEntry, type Schedule } from "../../../shared/schedule";
+import { createSchedule, type Listing, type Schedule } from "../../../shared/schedule";
 import type { BillingDeps } from "../deps";
-import type { CustomerDoc } from "../documents/customer";
+import { countUpdate } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
 import { expiryListings } from "../expiry-warnings";
 import { customerMove } from "../lifecycle";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
 import type { BillingDb } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
+import type { CustomerDoc } from "../records/customer";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
@@ -43,7 +43,7 @@ export enum PauseError {
 	HoldPending = "HOLD_PENDING",
 	/** A card update waits for the buyer's challenge on its payment. */
 	CardUpdateInProgress = "CARD_UPDATE_IN_PROGRESS",
-	/** A change waits for the period's end (plan-changes/): the resume restarts the period, which would lose it. */
+	/** A change waits for the period's end (changes/): the resume restarts the period, which would lose it. */
 	ChangePending = "CHANGE_PENDING",
 	/** Another billing node kept the customer's renewal lease through every try. */
 	Busy = "BUSY",
@@ -58,7 +58,7 @@ const HOUR_MS = 3_600_000;
 const PAUSE_LEASE_MS = 10_000;
 const CLAIM_TRIES = 3;
 
-/** Paused customers by the hour of their resumeAt, 8 documents a slot. */
+/** Paused customers by the hour of their resumeAt, 8 records a slot. */
 export function createResumeSchedule(db: BillingDb): Schedule<number> {
 	return createSchedule<number>(db.resumeSchedule, { slotMs: HOUR_MS, shards: 8 });
 }
@@ -154,9 +154,9 @@ async function markPaused(
 	owner: string,
 	{ pausedAt, resumeAt }: { pausedAt: Date; resumeAt: Date | null },
 ): Promise<CustomerDoc | null> {
-	// Listed before the change, as every schedule is (shared/schedule.ts).
+	// Listed before the update, as every schedule is (shared/schedule.ts).
 	if (resumeAt) await deps.resumes.add(customer._id, resumeAt);
-	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Paused }, { at: pausedAt });
+	const { counted, entry } = await countUpdate(deps, customer, { status: CustomerStatus.Paused }, { at: pausedAt });
 	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_PAUSED", {
 		pause: { pausedAt, resumeAt },
 		...carrying(entry),
@@ -203,10 +203,10 @@ export function renewalAfterResume(pause: NonNullable<CustomerDoc["pause"]>, at:
 async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promise<CustomerDoc | null> {
 	const pause = customer.pause!;
 	const next = renewalAfterResume(pause, at);
-	// Listed before the change; never behind now, where the renewal schedule's cursor may already be.
+	// Listed before the update; never behind now, where the renewal schedule's cursor may already be.
 	await deps.renewals.add(customer._id, new Date(Math.max(next.getTime(), deps.now().getTime())));
 	await deps.cardExpiry.addAll(expiryListings([{ ...customer, nextRenewalTimestamp: next }], at));
-	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Active }, { at });
+	const { counted, entry } = await countUpdate(deps, customer, { status: CustomerStatus.Active }, { at });
 	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_RESUMED", {
 		resume: { resumedAt: at, nextRenewalTimestamp: next },
 		...carrying(entry),
@@ -223,7 +223,7 @@ async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promi
 					// The period restarts at the resume's renewal: period n is due at it + (n - periodsBilled) periods.
 					billingAnchor: next,
 					anchorPeriod: customer.periodsBilled,
-					// A change's stored period (plan-changes/) no longer ends at the renewal: it is derived from the anchor.
+					// A change's stored period (changes/) no longer ends at the renewal: it is derived from the anchor.
 					period: null,
 					counted,
 				},
@@ -254,18 +254,18 @@ export async function resumeDue(deps: BillingDeps, run: ResumeRun): Promise<numb
 		(await deps.db.customers.find({ _id: { $in: [...new Set(due.map(e => e.id))] } }).lean()).map(c => [c._id, c] as const),
 	);
 	const resumed: number[] = [];
-	const done: DueEntry<number>[] = [];
-	for (const entry of due) {
-		const customer = customers.get(entry.id);
+	const done: Listing<number>[] = [];
+	for (const listing of due) {
+		const customer = customers.get(listing.id);
 		const resumeAt = customer?.status === CustomerStatus.Paused ? customer.pause?.resumeAt : null;
 		// Gone, resumed or unsubscribed already, or paused again with another date: this listing is done.
-		if (!customer || !resumeAt || slotOf(resumeAt) !== entry.at.getTime()) {
-			done.push(entry);
+		if (!customer || !resumeAt || slotOf(resumeAt) !== listing.at.getTime()) {
+			done.push(listing);
 			continue;
 		}
 		if (!inThisRun(customer, run) || resumeAt.getTime() > run.at.getTime()) continue;
 		if (await resume(deps, customer, resumeAt)) resumed.push(customer._id);
-		done.push(entry);
+		done.push(listing);
 	}
 	await deps.resumes.removeAll(done);
 	return resumed;

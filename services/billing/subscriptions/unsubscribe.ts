@@ -1,15 +1,15 @@
 // POST /api/unsubscribe/{customerId}: renewals stop at once, a pending hold is
 // released, past transactions are left alone, and one CANCELLATION event is
-// written with the change itself.
+// written with the update itself.
 import { ownedBy } from "../../../shared/persistence";
 import { settleIfOver } from "../card-updates/card-update-challenge";
 import type { BillingDeps } from "../deps";
-import type { AwaitingCardUpdate, CustomerDoc } from "../documents/customer";
+import { countUpdate } from "../entries/customer-entry";
+import { carrying } from "../entries/metrics-entries";
+import type { EndedBy } from "../entries/subscription-state";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
-import { countedChange } from "../metrics/customer-metrics";
-import { carrying } from "../metrics/metrics-entries";
-import type { EndedBy } from "../metrics/subscription-state";
 import { scheduledEvent } from "../outbox/outbox";
+import type { AwaitingCardUpdate, CustomerDoc } from "../records/customer";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
 import { isStalePending, releaseLock } from "../subscription-lock";
@@ -93,7 +93,7 @@ function mayUnsubscribe(deps: BillingDeps, customer: CustomerDoc): boolean {
 async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, ended: { endedBy: EndedBy; at?: Date }): Promise<boolean> {
 	const move = customerMove(customer.status, CustomerStatus.Unsubscribed);
 	const at = ended.at ?? (await deps.clocks.now(customer.accountId));
-	const { counted, entry } = await countedChange(deps, customer, { status: CustomerStatus.Unsubscribed }, { endedBy: ended.endedBy, at });
+	const { counted, entry } = await countUpdate(deps, customer, { status: CustomerStatus.Unsubscribed }, { endedBy: ended.endedBy, at });
 	const done = await deps.db.customers.updateOne(
 		{ _id: customer._id, ...move.filter, periodsBilled: customer.periodsBilled, midId: customer.midId },
 		{
@@ -112,7 +112,7 @@ async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, ended:
 }
 
 async function afterUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Promise<void> {
-	// A renewal claimed before the change may still be charging: answer only once it is done.
+	// A renewal claimed before the unsubscribe may still be charging: answer only once it is done.
 	await waitForRenewalInFlight(deps, customer._id);
 	await releaseLock(deps, customer);
 	await releaseHold(deps, customer);

@@ -8,7 +8,7 @@ import { call } from "../../../shared/call";
 import { type BackfillOptions, type BackfillReport, backfillMetrics } from "../backfill/metrics-backfill";
 import type { BillingDeps } from "../deps";
 import { applySandboxNotices } from "../disputes/sandbox-notices";
-import { metricsHandover } from "../metrics/metrics-handover";
+import { metricsHandover } from "../entries/metrics-handover";
 import type { BillingDb } from "../models";
 import { createIssueRequestSchedule, createIssueRequests, issueThrough } from "../outbox/issue-requests";
 import { createOutboxRelay, type OutboxRelay } from "../outbox/outbox-relay";
@@ -37,7 +37,7 @@ function sandboxNoticesOf(deps: BillingDeps, logger: Logger) {
 			accountId,
 			onError: (noticeId, err) => logger.warn(`Sandbox notice ${noticeId} is applied again next time:`, err.message),
 		});
-		deps.relay(report.changed);
+		deps.relay(report.toRelay);
 		if (report.applied + report.failed > 0)
 			logger.info("Sandbox disputes and fraud warnings:", { applied: report.applied, failed: report.failed });
 	};
@@ -79,7 +79,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		...deps,
 		enqueueAll: (events, resent) => call(broker, "notifications.enqueueAll", { events, resent }),
 		issueRequests: createIssueRequests({ db, requests, now: deps.now, issue: issueThrough(broker), logger }),
-		counters: metricsHandover(params => call(broker, "metrics.apply", params)),
+		handover: metricsHandover(params => call(broker, "metrics.apply", params)),
 		logger,
 	});
 	relay.start();
@@ -97,7 +97,7 @@ export async function startBackground(broker: ServiceBroker, db: BillingDb, logg
 		owner: broker.nodeID,
 		tellBillingNodes: (accountId, at) => tellBillingNodes(broker, { accountId, at: at.toISOString() }, logger),
 		recoverRefunds: sweeps.recoverRefunds,
-		backfillMetrics: options => backfillMetrics(deps, { ...options, onPage: changed => deps.relay(changed) }),
+		backfillMetrics: options => backfillMetrics(deps, { ...options, onPage: toRelay => deps.relay(toRelay) }),
 		drain() {
 			cron.stop();
 			draining.abort();

@@ -6,14 +6,14 @@ import type { ServiceBroker } from "moleculer";
 import { call, callsThrough } from "../../../shared/call";
 import { config } from "../../../shared/config";
 import { createAccountClocks } from "../account-time";
-import { recoveryMetrics } from "../card-updates/recovery-metrics";
 import type { BillingDeps } from "../deps";
 import { createCardExpirySchedule } from "../expiry-warnings";
-import { midStatsMetrics } from "../mid-stats/mid-stats";
+import { midCounters } from "../mid-stats/mid-stats";
 import type { BillingDb } from "../models";
 import { createOutboxSchedule } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import { paymentsThrough } from "../payments";
+import { recoveryCounters } from "../renewals/recovery-counters";
 import { createRenewalSchedule } from "../renewals/renewal-schedule";
 import { createCheckoutSchedule } from "../subscriptions/checkout-recovery";
 import { createResumeSchedule } from "../subscriptions/pause";
@@ -27,8 +27,8 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 		checkouts: createCheckoutSchedule(db),
 		cardExpiry: createCardExpirySchedule(db),
 		resumes: createResumeSchedule(db),
-		metrics: recoveryMetrics(broker),
-		midMetrics: midStatsMetrics(broker),
+		recoveryCounters: recoveryCounters(broker),
+		midCounters: midCounters(broker),
 		payments: paymentsThrough(callsThrough(broker)),
 		relay,
 		justOpened: new LRUCache({ max: 10_000, ttl: config().requestTimeoutMs }),

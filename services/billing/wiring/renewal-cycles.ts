@@ -9,6 +9,7 @@ import type { RenewalTerms } from "../../../shared/contracts/accounts";
 import type { BillingDeps } from "../deps";
 import { createCapTracker } from "../renewals/mid-caps";
 import { type CycleReport, type RenewalDeps, runRenewalCycle } from "../renewals/renewal-cycle";
+import { resumeDue } from "../subscriptions/pause";
 
 export interface CycleRunnerOptions {
 	broker: ServiceBroker;
@@ -34,6 +35,7 @@ function cycleDeps(broker: ServiceBroker, deps: BillingDeps): RenewalDeps {
 	return {
 		...deps,
 		caps: createCapTracker(deps),
+		resumeDue,
 		termsOf: (accountId, productId) => {
 			const key = `${accountId}:${productId}`;
 			if (!terms.has(key)) terms.set(key, call(broker, "accounts.renewalTerms", { accountId, productId }));

@@ -1,13 +1,13 @@
 // The answer examples of GET /api/metrics in docs/api.md and docs/openapi.json are what the pure functions of
-// services/billing/metrics/ make of docs/metrics.md's worked example, so they cannot drift from the definitions: the
+// services/billing/entries/ make of docs/metrics.md's worked example, so they cannot drift from the definitions: the
 // story (test/factories/metrics-march.ts) is counted as billing counts it (customerEntry, transactionEntry), summed
 // into month documents as the relay's $inc does, and read as GET /api/metrics reads them (seriesOf, the answer's
 // fields as metrics-read.ts writes them). A failure prints the answer the docs should show.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { MetricsEntry } from "../../../services/billing/documents/metrics";
-import { customerEntry, transactionEntry } from "../../../services/billing/metrics/metrics-entries";
-import { type Contribution, contributionOf } from "../../../services/billing/metrics/subscription-state";
+import { customerEntry, transactionEntry } from "../../../services/billing/entries/metrics-entries";
+import { type Contribution, contributionOf } from "../../../services/billing/entries/subscription-state";
+import type { MetricsEntry } from "../../../services/billing/records/metrics";
 import { TransactionStatus, TransactionType } from "../../../services/billing/states";
 import { seriesOf } from "../../../services/metrics/metrics-series";
 import type { MetricsMonthDoc } from "../../../services/metrics/models";

@@ -1,16 +1,16 @@
-// Worked examples of services/billing/metrics/ a merchant's accountant can check by hand; docs/metrics.md shows the
+// Worked examples of services/billing/entries/ a merchant's accountant can check by hand; docs/metrics.md shows the
 // same numbers. Amounts in cents of EUR; days in CET (the service's TIME_ZONE in the tests).
-import { customerEntry } from "../../../services/billing/metrics/metrics-entries";
-import { monthlyAmount } from "../../../services/billing/metrics/monthly-amount";
-import { type Movement, movementsBetween } from "../../../services/billing/metrics/mrr-movements";
+import { customerEntry } from "../../../services/billing/entries/metrics-entries";
+import { monthlyAmount } from "../../../services/billing/entries/monthly-amount";
+import { type Movement, movementsBetween } from "../../../services/billing/entries/mrr-movements";
 import {
 	type Contribution,
 	contributionOf,
 	mrrOf,
 	type SubscriptionState,
 	subscriptionState,
-} from "../../../services/billing/metrics/subscription-state";
-import { type VolumeFigure, volumeOf } from "../../../services/billing/metrics/volume";
+} from "../../../services/billing/entries/subscription-state";
+import { type VolumeFigure, volumeOf } from "../../../services/billing/entries/volume";
 import { dayOf } from "../../../services/billing/mid-stats/mid-stats";
 import { CustomerStatus, TransactionStatus, TransactionType } from "../../../services/billing/states";
 import { netVolume } from "../../../services/metrics/window-figures";
@@ -85,7 +85,7 @@ describe("A subscription's MRR", () => {
 
 describe("A stored customer's state", () => {
 	test("When a customer document on 2 seats with a coupon is read with its product, then its state has them, and the dispute that ended it is its churn cause", () => {
-		// Arrange: the fields billing stores (documents/customer.ts)
+		// Arrange: the fields billing stores (records/customer.ts)
 		const stored = { status: CustomerStatus.Active, periodsBilled: 4, quantity: 2, coupon: coupon({ periodsLeft: 1 }) };
 
 		// Act

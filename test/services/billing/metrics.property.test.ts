@@ -1,13 +1,13 @@
-// The metrics' pure functions (services/billing/metrics/) against a simple model, with fast-check: a price's month's
+// The metrics' pure functions (services/billing/entries/) against a simple model, with fast-check: a price's month's
 // worth is the exact fraction rounded half up (a yearly price within 6 minor units of 12 months' worth); a
 // subscription's MRR is the model's; and over random histories of customers on several products and currencies, each
 // step's movements are one of each scope's kinds at most, with the model's kind and cause, and the counters they make
 // equal, at every step, the MRR and subscribers recomputed from every customer's state.
 import fc from "fast-check";
 import { applyCoupon, type CustomerCoupon } from "../../../services/billing/coupons/discount";
-import { customerEntry } from "../../../services/billing/metrics/metrics-entries";
-import { monthlyAmount } from "../../../services/billing/metrics/monthly-amount";
-import { MOVEMENT_KINDS, type Movement, movementsBetween, scopeKey } from "../../../services/billing/metrics/mrr-movements";
+import { customerEntry } from "../../../services/billing/entries/metrics-entries";
+import { monthlyAmount } from "../../../services/billing/entries/monthly-amount";
+import { MOVEMENT_KINDS, type Movement, movementsBetween, scopeKey } from "../../../services/billing/entries/mrr-movements";
 import {
 	type ChurnCause,
 	type Contribution,
@@ -16,7 +16,7 @@ import {
 	type MetricsProduct,
 	mrrOf,
 	type SubscriptionState,
-} from "../../../services/billing/metrics/subscription-state";
+} from "../../../services/billing/entries/subscription-state";
 import { CustomerStatus } from "../../../services/billing/states";
 import type { RenewalPeriod } from "../../../shared/contracts/accounts";
 

@@ -4,8 +4,8 @@
 // discount of it (discountFor, half up), exactly; a quote's lines add up to what it makes due; and no change ever
 // credits more than was paid. PROPERTY_RUNS sets the runs (default 300).
 import fc from "fast-check";
-import { quoteChange } from "../../../services/billing/changes/proration";
-import type { PeriodDiscount, SubscriptionPeriod } from "../../../services/billing/changes/subscription-period";
+import { priceChange } from "../../../services/billing/changes/rules/proration";
+import type { PeriodDiscount, SubscriptionPeriod } from "../../../services/billing/changes/rules/subscription-period";
 import { discountFor } from "../../../services/billing/coupons/discount";
 import { changeTo, firstPeriod, local } from "../../factories/subscription-period";
 
@@ -40,8 +40,8 @@ test("When a discounted period changes any number of times, then the buyer has p
 				at += Math.max(1000, Math.floor(((list.end.getTime() - at) * c.share) / 1_000_000));
 				if (at >= list.end.getTime() - 1000) break;
 				const to = changeTo(c.unitAmount, { productId: i + 2, quantity: c.quantity });
-				const model = answer(quoteChange(list, to, new Date(at), ZONE));
-				const quote = answer(quoteChange(paid, to, new Date(at), ZONE));
+				const model = answer(priceChange(list, to, new Date(at), ZONE));
+				const quote = answer(priceChange(paid, to, new Date(at), ZONE));
 				// The lines add up to what is due or credited; a credit is never more than was paid.
 				expect(quote.lines.reduce((sum, line) => sum + line.amount, 0)).toBe(quote.due - quote.credit);
 				expect(quote.credit).toBeLessThanOrEqual(paidSoFar);
@@ -64,7 +64,7 @@ test("When a change to another interval starts a new period the coupon still dis
 			const paid: SubscriptionPeriod = { ...firstPeriod(start, { unitAmount: price, zone: ZONE }), discount: d };
 			paid.billedForPeriod = price - discountFor(d, price);
 			const to = { ...changeTo(yearly, { renewal: { every: 1, unit: "year" } }), discount: d };
-			const quote = answer(quoteChange(paid, to, local("2026-02-10T12:00"), ZONE));
+			const quote = answer(priceChange(paid, to, local("2026-02-10T12:00"), ZONE));
 			expect(quote.state.billedForPeriod).toBe(yearly - discountFor(d, yearly));
 			expect(quote.state.discount).toEqual(d);
 			expect(quote.lines.reduce((sum, line) => sum + line.amount, 0)).toBe(quote.due - quote.credit);

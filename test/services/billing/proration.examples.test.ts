@@ -1,10 +1,10 @@
-// Worked examples of services/billing/changes/proration.ts a merchant can check
+// Worked examples of services/billing/changes/rules/proration.ts a merchant can check
 // by hand; docs/subscriptions.md shows the same numbers. All in CET, amounts in
 // cents of EUR. April 2026 has 30 days and no clock change: 2,592,000 s.
-import type { ChangeResult } from "../../../services/billing/changes/change-errors";
-import { applyCredit } from "../../../services/billing/changes/credit";
-import { quoteChange, renewPeriod } from "../../../services/billing/changes/proration";
-import type { PlanChange, SubscriptionPeriod } from "../../../services/billing/changes/subscription-period";
+import type { ChangeResult } from "../../../services/billing/changes/rules/change-errors";
+import { applyCredit } from "../../../services/billing/changes/rules/credit";
+import { priceChange, renewPeriod } from "../../../services/billing/changes/rules/proration";
+import type { PlanChange, SubscriptionPeriod } from "../../../services/billing/changes/rules/subscription-period";
 import { changeTo, firstPeriod, local, MONTHLY } from "../../factories/subscription-period";
 
 const ZONE = "CET";
@@ -14,7 +14,7 @@ function answerOf<T>(result: ChangeResult<T>): T {
 	if (!result.ok) throw new Error(`expected an answer, got ${JSON.stringify(result.error)}`);
 	return result.value;
 }
-const quote = (state: SubscriptionPeriod, change: PlanChange, at: Date) => answerOf(quoteChange(state, change, at, ZONE));
+const quote = (state: SubscriptionPeriod, change: PlanChange, at: Date) => answerOf(priceChange(state, change, at, ZONE));
 const amounts = (lines: { kind: string; amount: number }[]) => lines.map(({ kind, amount }) => [kind, amount]);
 
 describe("Proration, worked examples", () => {
@@ -232,12 +232,12 @@ describe("Proration, bad input", () => {
 	const april = firstPeriod(APRIL, { unitAmount: 1000 });
 	const mid = local("2026-04-16T00:00");
 	const errorOf = (state: SubscriptionPeriod, change: PlanChange, at: Date) => {
-		const result = quoteChange(state, change, at, ZONE);
+		const result = priceChange(state, change, at, ZONE);
 		return result.ok ? null : result.error.code;
 	};
 
 	test("When the change is in another currency, then CURRENCY_MISMATCH", () => {
-		expect(quoteChange(april, changeTo(2000, { currency: "USD" }), mid, ZONE)).toEqual({
+		expect(priceChange(april, changeTo(2000, { currency: "USD" }), mid, ZONE)).toEqual({
 			ok: false,
 			error: { code: "CURRENCY_MISMATCH", expected: "EUR", got: "USD" },
 		});

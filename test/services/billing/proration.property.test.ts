@@ -1,4 +1,4 @@
-// Property tests of services/billing/changes/proration.ts: random sequences of
+// Property tests of services/billing/changes/rules/proration.ts: random sequences of
 // changes (random prices, 1–50 seats, every mode, other intervals) at random
 // instants, and renewals, against a model that integrates the billed price
 // over time with exact rationals (BigInt) and rounds each period's integral
@@ -6,7 +6,7 @@
 // still hold equals the model's amount to the cent, and no credit is ever
 // negative. Starts include months of 28, 29, 30 and 31 days, and the months
 // CET (the service's default TIME_ZONE) changes to and from summer time in.
-// Each change is paid as the API pays it (plan-changes/change-amounts.ts), and
+// Each change is paid as the API pays it (changes/rules/change-amounts.ts), and
 // that step is also checked alone, with tax, against a model of its own: the
 // lines' gross add up to the total, due is never negative and what the total
 // is below zero goes to the credit, so lines, due and credit reconcile.
@@ -15,10 +15,10 @@
 // (default: fast-check's random one, printed with any counterexample).
 import fc from "fast-check";
 import { DateTime } from "luxon";
-import { applyCredit } from "../../../services/billing/changes/credit";
-import { quoteChange, renewPeriod } from "../../../services/billing/changes/proration";
-import type { ChangeMode, PlanChange, SubscriptionPeriod } from "../../../services/billing/changes/subscription-period";
-import { changeAmounts } from "../../../services/billing/plan-changes/change-amounts";
+import { changeAmounts } from "../../../services/billing/changes/rules/change-amounts";
+import { applyCredit } from "../../../services/billing/changes/rules/credit";
+import { priceChange, renewPeriod } from "../../../services/billing/changes/rules/proration";
+import type { ChangeMode, PlanChange, SubscriptionPeriod } from "../../../services/billing/changes/rules/subscription-period";
 import type { RenewalPeriod } from "../../../shared/contracts/accounts";
 import { NO_TAX } from "../../../shared/tax";
 import { firstPeriod, local } from "../../factories/subscription-period";
@@ -196,7 +196,7 @@ function instantOf(clock: number, state: SubscriptionPeriod, { step, ms }: Chang
 
 function runChange(state: SubscriptionPeriod, item: ChangeStep, at: number, wallet: Wallet, model: Model) {
 	const planChange: PlanChange = { ...item, currency: "EUR", renewal: item.renewal ?? state.plan.renewal };
-	const result = quoteChange(state, planChange, new Date(at), ZONE);
+	const result = priceChange(state, planChange, new Date(at), ZONE);
 	const otherInterval = !sameInterval(planChange.renewal, state.plan.renewal);
 	if (item.mode === "now_without_proration" && otherInterval) {
 		expect(result).toEqual({ ok: false, error: { code: "INTERVAL_CHANGE_WITHOUT_PRORATION" } });
@@ -255,7 +255,7 @@ describe("Proration against a model integrating the price over time", () => {
 			fc.property(start, interval, price, item, (from, renewal, unitAmount, c) => {
 				const state = firstPeriod(new Date(from), { unitAmount, renewal, zone: ZONE });
 				const at = instantOf(from, state, c);
-				const quote = answer(quoteChange(state, { ...c, currency: "EUR", renewal }, new Date(at), ZONE));
+				const quote = answer(priceChange(state, { ...c, currency: "EUR", renewal }, new Date(at), ZONE));
 				const charge = quote.lines.find(line => line.kind === "new_plan_charge")!.amount;
 				const period = second(state.end.getTime()) - second(state.start.getTime());
 				const exact2 = 2n * BigInt(c.unitAmount) * BigInt(c.quantity) * (second(state.end.getTime()) - second(at));

@@ -295,6 +295,7 @@ describe("Subscription changes", () => {
 
 		expect(res.status).toBe(402);
 		expect(res.body).toMatchObject({ error: "PAYMENT_DECLINED", status: 402 });
+		expect(res.body.message).toMatch(/^The charge was declined: .+; nothing changed \(transaction \d+\)$/);
 		expect(await customer(id)).toMatchObject({ productId: product.ten, credit: 0 });
 		expect((await transactions(id)).map((t: { type: string; status: string }) => [t.type, t.status])).toContainEqual([
 			"SUBSCRIPTION_CHANGE",
