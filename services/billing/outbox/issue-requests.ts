@@ -107,11 +107,27 @@ async function relatedOf(db: BillingDb, transactions: TransactionDoc[], known?: 
 }
 
 export function createIssueRequests(deps: IssueRequestsDeps) {
-	/** Transactions whose requests this node is handing over now: the sweep leaves them alone. */
+	/** Transactions whose requests this node is handing over now or has queued: the sweep leaves them alone. */
 	const inFlight = new Set<number>();
 	const sending = new Set<Promise<void>>();
+	/**
+	 * Each account's hand-overs, one after the other: invoicing numbers an account's documents one at a time anyway, so
+	 * calls at once for one account only wait there, past their timeout, and a timed-out call's requests handed over
+	 * again while the first is still at work made twice the work under load (renewals' webhooks late in the benchmark).
+	 */
+	const turns = new Map<number, Promise<void>>();
 
-	/** Hands the requests to invoicing, an account at a time, and drops each account's once it answered. */
+	function inTurn(accountId: number, work: () => Promise<void>): Promise<void> {
+		const turn = (turns.get(accountId) ?? Promise.resolve()).then(work);
+		const settled = turn.catch(() => undefined);
+		turns.set(accountId, settled);
+		void settled.then(() => {
+			if (turns.get(accountId) === settled) turns.delete(accountId);
+		});
+		return turn;
+	}
+
+	/** Hands the requests to invoicing, each account's in its turn, and drops each batch once invoicing answered it. */
 	async function handOver(listed: Listing<number>[], transactions: Map<number, TransactionDoc>, known?: Related): Promise<void> {
 		const related = await relatedOf(deps.db, [...transactions.values()], known);
 		const byAccount = new Map<number, Listing<number>[]>();
@@ -123,18 +139,43 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 		const orphans = listed.filter(listing => !transactions.has(listing.id));
 		if (orphans.length > 0) await deps.requests.removeAll(orphans);
 		await Promise.all(
-			[...byAccount].map(async ([accountId, listings]) => {
-				for (let from = 0; from < listings.length; from += ISSUE_BATCH) {
-					const batch = listings.slice(from, from + ISSUE_BATCH);
-					await deps.issue(
-						accountId,
-						batch.map(listing => requestOf(transactions.get(listing.id)!, related)),
-					);
-					await deps.requests.removeAll(batch);
-				}
-			}),
+			[...byAccount].map(([accountId, listings]) =>
+				inTurn(accountId, async () => {
+					for (let from = 0; from < listings.length; from += ISSUE_BATCH) {
+						const batch = listings.slice(from, from + ISSUE_BATCH);
+						await deps.issue(
+							accountId,
+							batch.map(listing => requestOf(transactions.get(listing.id)!, related)),
+						);
+						await deps.requests.removeAll(batch);
+					}
+				}),
+			),
 		);
 	}
+
+	/** A pass of the sweep: what is listed since before SWEEP_DELAY_MS and not being handed over on this node. */
+	async function sweepPass(): Promise<void> {
+		const now = deps.now();
+		const due = (await deps.requests.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).filter(listing => !inFlight.has(listing.id));
+		for (let from = 0; from < due.length; from += ISSUE_BATCH * 5) {
+			const listed = due.slice(from, from + ISSUE_BATCH * 5);
+			for (const listing of listed) inFlight.add(listing.id);
+			try {
+				await handOver(
+					listed,
+					await readByIds<TransactionDoc>(
+						deps.db.transactions,
+						listed.map(listing => listing.id),
+					),
+				);
+			} finally {
+				for (const listing of listed) inFlight.delete(listing.id);
+			}
+		}
+	}
+
+	let sweeping: Promise<void> | null = null;
 
 	function send(listed: Listing<number>[], transactions: Map<number, TransactionDoc>, related: Related): void {
 		for (const listing of listed) inFlight.add(listing.id);
@@ -160,23 +201,19 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 			await deps.requests.addAll(listed);
 			send(listed, byId(transactions), related);
 		},
-		/** Hands over again what a crashed node or a failed hand-over left listed. */
-		async sweep(): Promise<void> {
-			const now = deps.now();
-			const due = (await deps.requests.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).filter(listing => !inFlight.has(listing.id));
-			for (let from = 0; from < due.length; from += ISSUE_BATCH * 5) {
-				const listed = due.slice(from, from + ISSUE_BATCH * 5);
-				await handOver(
-					listed,
-					await readByIds<TransactionDoc>(
-						deps.db.transactions,
-						listed.map(listing => listing.id),
-					),
-				);
-			}
+		/**
+		 * Hands over again, in the background (one pass at a time), what a crashed node or a failed hand-over left
+		 * listed: the relay's sweep that asks for it does not wait behind an account's turn.
+		 */
+		sweep(): void {
+			sweeping ??= sweepPass()
+				.catch(err => deps.logger.warn("Issue requests wait for invoicing:", (err as Error).message))
+				.finally(() => {
+					sweeping = null;
+				});
 		},
 		async stop(): Promise<void> {
-			await Promise.all(sending);
+			await Promise.all([...sending, sweeping]);
 		},
 	};
 }

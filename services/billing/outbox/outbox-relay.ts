@@ -84,7 +84,7 @@ export function createOutboxRelay(deps: OutboxRelayDeps) {
 			do {
 				sweepAgain = false;
 				await sweepOutbox({ ...deps, inFlight: (kind, docId) => inFlight.has(`${kind}${docId}`) }).catch(paused);
-				await deps.issueRequests?.sweep().catch(err => deps.logger.warn("Issue requests wait for invoicing:", (err as Error).message));
+				deps.issueRequests?.sweep();
 			} while (sweepAgain);
 		})().finally(() => {
 			sweeping = null;
