@@ -73,3 +73,15 @@ export function keyedGroupCommit<T, R = void>(
 		}
 	};
 }
+
+/** One of what `make` builds per object (a model, a service's timelines): built on first use, forgotten with the object. */
+export function perObject<K extends object, V>(make: (key: K) => V): (key: K) => V {
+	const made = new WeakMap<K, V>();
+	return key => {
+		const found = made.get(key);
+		if (found !== undefined) return found;
+		const built = make(key);
+		made.set(key, built);
+		return built;
+	};
+}

@@ -2,7 +2,7 @@
 // and unique keys that turn a repeated insert into a no-op.
 import type { Collection, Document } from "mongodb";
 import { type Model, Schema } from "mongoose";
-import { groupCommit } from "./group-commit";
+import { groupCommit, perObject } from "./group-commit";
 
 /**
  * The document if it belongs to the account, else null. Reads go by key
@@ -56,28 +56,21 @@ interface WriteError {
 	err?: unknown;
 }
 
-/** Each model's inserter: documents inserted at once on this node go out in one command (shared/group-commit.ts). */
-const inserters = new WeakMap<Insertable, (docs: object[]) => Promise<(Error | null)[]>>();
-
 /**
- * Inserts the documents (defaults applied) with those other callers insert at once, in one unordered command; answers,
- * per document, null or the error that refused it (a taken key: code 11000). Errors that are not one document's are thrown.
+ * Each model's inserter: the documents (defaults applied) other callers on this node insert at once go in one
+ * unordered command (shared/group-commit.ts); answers, per document, null or the error that refused it (a taken key:
+ * code 11000). Errors that are not one document's are thrown.
  */
-function inserterOf(model: Insertable): (docs: object[]) => Promise<(Error | null)[]> {
-	let inserter = inserters.get(model);
-	if (!inserter) {
-		inserter = groupCommit<object[], (Error | null)[]>(async groups => {
-			const refused = await insertRefusing(model, groups.flat());
-			let offset = 0;
-			return groups.map(group => {
-				offset += group.length;
-				return refused.slice(offset - group.length, offset);
-			});
+const inserterOf = perObject((model: Insertable) =>
+	groupCommit<object[], (Error | null)[]>(async groups => {
+		const refused = await insertRefusing(model, groups.flat());
+		let offset = 0;
+		return groups.map(group => {
+			offset += group.length;
+			return refused.slice(offset - group.length, offset);
 		});
-		inserters.set(model, inserter);
-	}
-	return inserter;
-}
+	}),
+);
 
 /** Inserts the documents in one command; answers, per document, null or the error that refused it. */
 async function insertRefusing(model: Insertable, docs: object[]): Promise<(Error | null)[]> {
@@ -100,52 +93,43 @@ export interface UpdateOperation {
 	updateOne: { filter: object; update: object; upsert?: boolean };
 }
 
-type BulkWriter = { collection: unknown };
-
-const updaters = new WeakMap<BulkWriter, (operations: UpdateOperation[]) => Promise<void>>();
-
 /**
  * Applies the updates, in order, in one command with those other callers on this node apply at once
  * (shared/group-commit.ts): for updates whose callers need no per-document answer (schedule listings, bags, counters).
  * Straight to the driver: nothing is cast.
  */
-export function updateTogether(model: BulkWriter, operations: UpdateOperation[]): Promise<void> {
+export function updateTogether(model: { collection: unknown }, operations: UpdateOperation[]): Promise<void> {
 	if (operations.length === 0) return Promise.resolve();
-	let update = updaters.get(model);
-	if (!update) {
-		const collection = model.collection as Collection;
-		update = groupCommit<UpdateOperation[]>(async groups => {
-			const all = groups.flat();
-			const [only] = all;
-			if (all.length === 1) await collection.updateOne(only.updateOne.filter, only.updateOne.update, { upsert: only.updateOne.upsert });
-			else await collection.bulkWrite(all, { ordered: true });
-			return undefined;
-		});
-		updaters.set(model, update);
-	}
-	return update(operations);
+	return updaterOf(model)(operations);
 }
+
+const updaterOf = perObject((model: { collection: unknown }) => {
+	const collection = model.collection as Collection;
+	return groupCommit<UpdateOperation[]>(async groups => {
+		const all = groups.flat();
+		const [only] = all;
+		if (all.length === 1) await collection.updateOne(only.updateOne.filter, only.updateOne.update, { upsert: only.updateOne.upsert });
+		else await collection.bulkWrite(all, { ordered: true });
+		return undefined;
+	});
+});
 
 /** The documents stored of those keyed `ids`, with one command by `_id` (only their keys read). */
 export function storedIds<T extends { _id: string }>(model: Model<T>, ids: string[]): Promise<Set<string>> {
 	if (ids.length === 0) return Promise.resolve(new Set());
-	let reader = idReaders.get(model);
-	if (!reader) {
-		// Reads made at once on this node go out as one (shared/group-commit.ts).
-		reader = groupCommit<string[], Set<string>>(async groups => {
-			const found = await raw(model)
-				.find({ _id: { $in: [...new Set(groups.flat())] } } as never, { projection: { _id: 1 } })
-				.toArray();
-			const stored = new Set(found.map(d => String(d._id)));
-			return groups.map(group => new Set(group.filter(id => stored.has(id))));
-		});
-		idReaders.set(model, reader);
-	}
-	return reader(ids);
+	return idReaderOf(model as never)(ids);
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: any model's key reader
-const idReaders = new WeakMap<Model<any>, (ids: string[]) => Promise<Set<string>>>();
+/** Each model's key reader: reads made at once on this node go out as one (shared/group-commit.ts). */
+const idReaderOf = perObject((model: Model<{ _id: string }>) =>
+	groupCommit<string[], Set<string>>(async groups => {
+		const found = await raw(model)
+			.find({ _id: { $in: [...new Set(groups.flat())] } }, { projection: { _id: 1 } })
+			.toArray();
+		const stored = new Set(found.map(d => String(d._id)));
+		return groups.map(group => new Set(group.filter(id => stored.has(id))));
+	}),
+);
 
 /** Inserts `doc` (as insertDoc does) unless its key is taken; answers whether this call inserted it. Other errors are thrown. */
 export async function insertOnce(model: Insertable, doc: object): Promise<boolean> {

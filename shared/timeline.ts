@@ -16,7 +16,7 @@
 // stay short (a customer's transactions, an email's customers). Appends to
 // many bags go out as one bulk write.
 import { type Connection, type Model, Schema } from "mongoose";
-import { keyedGroupCommit } from "./group-commit";
+import { keyedGroupCommit, perObject } from "./group-commit";
 import { isDuplicateKey, raw, updateTogether } from "./persistence";
 
 /** A timeline's ref to one item, `[item id, time in epoch ms]`: what a page needs to fetch the item and to find a date. */
@@ -69,17 +69,14 @@ const chunkKey = (key: string, chunk: number) => `${key}#${chunk}`;
 const chunkOf = (position: number) => Math.floor((position - 1) / CHUNK);
 
 /** Each service's timelines' appenders: appends to one key at once on this node go out together (shared/group-commit.ts). */
-const appenders = new WeakMap<Timelines, (key: string, refs: TimelineRef[]) => Promise<number>>();
+const appenderOf = perObject((timelines: Timelines) =>
+	keyedGroupCommit<TimelineRef[], number>((key, groups) => appendGroups(timelines, key, groups)),
+);
 
 /** Appends refs (at most CHUNK) in one update, with those appended to the same key at once; answers the position of the first. */
 export function append(timelines: Timelines, key: string, refs: TimelineRef[]): Promise<number> {
 	if (refs.length === 0 || refs.length > CHUNK) throw new RangeError(`append takes 1 to ${CHUNK} refs, not ${refs.length}`);
-	let appender = appenders.get(timelines);
-	if (!appender) {
-		appender = keyedGroupCommit<TimelineRef[], number>((key, groups) => appendGroups(timelines, key, groups));
-		appenders.set(timelines, appender);
-	}
-	return appender(key, refs);
+	return appenderOf(timelines)(key, refs);
 }
 
 /** Appends each group's refs, groups in order and each whole in one update of at most CHUNK refs; answers each group's first position. */

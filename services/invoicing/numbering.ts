@@ -17,6 +17,7 @@
 // compare-and-set is lost only while nodes join or leave.
 
 import type { DocumentKind } from "../../shared/contracts/invoicing";
+import { perObject } from "../../shared/group-commit";
 import type { InvoicingDb } from "./models";
 
 export type { DocumentKind };
@@ -44,13 +45,8 @@ type Sequence = { _id: string; last: number; pending: { number: number; key: num
  * usually the stored one and the read is saved; when another node moved it meanwhile, the compare-and-set on `last`
  * fails and the sequence is read again. Kept per database (a test process runs several).
  */
-const known = new WeakMap<object, Map<string, Sequence>>();
-
-function knownOf(deps: NumberingDeps): Map<string, Sequence> {
-	const sequences = known.get(deps.db.documentSequences) ?? new Map<string, Sequence>();
-	known.set(deps.db.documentSequences, sequences);
-	return sequences;
-}
+const knownIn = perObject((_sequences: object) => new Map<string, Sequence>());
+const knownOf = (deps: NumberingDeps) => knownIn(deps.db.documentSequences);
 
 /** Takes the key's number (or finds the one it was given); null: the key already has its document (`exists`). */
 async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: () => Promise<boolean>): Promise<Numbered | null | "retry"> {

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Environment, WebhookTarget } from "../../shared/contracts/accounts";
-import { groupCommit } from "../../shared/group-commit";
+import { groupCommit, perObject } from "../../shared/group-commit";
 import { type Lease, leaseFree, newLease, raw } from "../../shared/persistence";
 import { retryDelayMs, retryWindowEnd } from "./backoff";
 import type { NotificationsDeps } from "./deps";
@@ -147,36 +147,31 @@ interface Settlement {
 	record: AttemptRecord;
 }
 
-const settlers = new WeakMap<object, (settlement: Settlement) => Promise<boolean>>();
-
 /**
  * Settles deliveries, those settled at once on this node in one command (shared/group-commit.ts); answers whether the
  * lease still held. Straight to the driver: nothing to cast, and it runs once per webhook.
  */
-function settlerOf(deps: NotificationsDeps): (settlement: Settlement) => Promise<boolean> {
-	let settler = settlers.get(deps.db.deliveries);
-	if (!settler) {
-		const deliveries = raw(deps.db.deliveries);
-		settler = groupCommit<Settlement, boolean>(async group => {
-			if (group.length === 1) return [(await deliveries.updateOne(group[0].held, group[0].update)).matchedCount === 1];
-			const result = await deliveries.bulkWrite(
-				group.map(({ held, update }) => ({ updateOne: { filter: held, update } })),
-				{ ordered: false },
-			);
-			if (result.matchedCount === group.length) return group.map(() => true);
-			// Some had lost their lease: the settled are those whose log now holds their attempt.
-			const docs = await deliveries.find({ _id: { $in: group.map(s => s.held._id) } }, { projection: { attemptLog: 1 } }).toArray();
-			const logs = new Map(docs.map(d => [d._id, d.attemptLog ?? []]));
-			return group.map(({ held, record }) =>
-				(logs.get(held._id) ?? []).some(
-					r => r.node === record.node && r.attempt === record.attempt && new Date(r.time).getTime() === record.time.getTime(),
-				),
-			);
-		});
-		settlers.set(deps.db.deliveries, settler);
-	}
-	return settler;
-}
+const settlerOf = (deps: NotificationsDeps) => settlerFor(deps.db.deliveries);
+
+const settlerFor = perObject((model: NotificationsDeps["db"]["deliveries"]) => {
+	const deliveries = raw(model);
+	return groupCommit<Settlement, boolean>(async group => {
+		if (group.length === 1) return [(await deliveries.updateOne(group[0].held, group[0].update)).matchedCount === 1];
+		const result = await deliveries.bulkWrite(
+			group.map(({ held, update }) => ({ updateOne: { filter: held, update } })),
+			{ ordered: false },
+		);
+		if (result.matchedCount === group.length) return group.map(() => true);
+		// Some had lost their lease: the settled are those whose log now holds their attempt.
+		const docs = await deliveries.find({ _id: { $in: group.map(s => s.held._id) } }, { projection: { attemptLog: 1 } }).toArray();
+		const logs = new Map(docs.map(d => [d._id, d.attemptLog ?? []]));
+		return group.map(({ held, record }) =>
+			(logs.get(held._id) ?? []).some(
+				r => r.node === record.node && r.attempt === record.attempt && new Date(r.time).getTime() === record.time.getTime(),
+			),
+		);
+	});
+});
 
 /**
  * PENDING -> WAITING for a claimed delivery whose account has no webhook URL:
