@@ -87,7 +87,8 @@ const CONCURRENCY = 16;
 
 export interface Claimed {
 	customer: CustomerDoc;
-	listing: Listing<number>;
+	/** The batch's listings of it: its due slot, and any slot an earlier run left it in. */
+	listings: Listing<number>[];
 	/** When it is charged, in its account's time (BatchOptions.chargedAt). */
 	at: Date;
 }
@@ -306,15 +307,19 @@ async function moveOn(
 			const update = events.length ? { $set, $push: { outbox: { $each: events } } } : { $set };
 			return { updateOne: { filter: { ...lease, status: CustomerStatus.Active }, update } };
 		}),
-		{ ordered: false },
+		// An update mongoose cannot cast fails the batch instead of being left out: its customer would stay unmoved.
+		{ ordered: false, throwOnValidationError: true },
 	);
 	// Some were no longer ACTIVE: those still hold the lease, the others have let it go. Or the lease ended before the
 	// answer came: those are still due as they were, and stay listed for the run that holds them now.
 	let stillDue: number[] = [];
 	if (moved.modifiedCount < moving.length) {
+		// Only those no longer ACTIVE: one still ACTIVE and holding the lease keeps its period (and is charged again
+		// under the same key by a later run), so a charge never counts a period the schedule did not move past.
+		const notActive = { status: { $ne: CustomerStatus.Active } };
 		await deps.db.customers.bulkWrite(
-			moving.map(({ lease, state }) => ({ updateOne: { filter: lease, update: { $set: state.otherwise } } })),
-			{ ordered: false },
+			moving.map(({ lease, state }) => ({ updateOne: { filter: { ...lease, ...notActive }, update: { $set: state.otherwise } } })),
+			{ ordered: false, throwOnValidationError: true },
 		);
 		stillDue = await dueAsClaimed(
 			deps,
@@ -328,10 +333,11 @@ async function moveOn(
 	return { relay, stillDue: new Set(stillDue) };
 }
 
-/** The slots a settled customer leaves: the one it was due in, and the listing the batch found it by if that was another. */
+/** The slots a settled customer leaves: the one it was due in, and those the batch found it by if others. */
 function oldSlots({ item, state }: Settling) {
 	const scheduled = { id: item.customer._id, at: item.customer.nextRenewalTimestamp!, listedAt: state.listAt };
-	return item.listing.at.getTime() === slotStart(scheduled.at) ? [scheduled] : [scheduled, { ...item.listing, listedAt: state.listAt }];
+	const others = item.listings.filter(listing => listing.at.getTime() !== slotStart(scheduled.at));
+	return [scheduled, ...others.map(listing => ({ ...listing, listedAt: state.listAt }))];
 }
 
 /** Counted in the month the batch charged in, in its accounts' time (its first charge's: a batch spans an hour at most). */

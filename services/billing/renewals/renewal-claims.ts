@@ -26,27 +26,34 @@ function passedOver(customer: CustomerDoc | undefined, listing: Listing<number>,
 
 /**
  * The batch's listings after its claim: the customers it claimed and may charge, those it claimed but that changed
- * meanwhile, the listings whose customer left the slot, and whether another node held some.
+ * meanwhile, the listings whose customer left the slot, and whether another node held some. A customer listed in
+ * several slots (a run an outage cut off after listing it in its next slot, before taking it out of the old one) is
+ * claimed once, with every listing the batch found it by.
  */
 export function sortClaims(listings: Listing<number>[], docs: Map<number, CustomerDoc>, owner: string, now: Date, report: CycleReport) {
-	const claimed: Omit<Claimed, "at">[] = [];
-	const stale: number[] = [];
+	const claimed = new Map<number, Omit<Claimed, "at">>();
+	const stale = new Set<number>();
+	const skipped = new Set<number>();
 	const left: Listing<number>[] = [];
 	let heldElsewhere = false;
 	for (const listing of listings) {
 		const customer = docs.get(listing.id);
 		if (customer?.renewalLease?.owner === owner) {
+			const earlier = claimed.get(customer._id);
+			if (earlier) earlier.listings.push(listing);
 			// Unsubscribed between the claim and the read: not charged, and its lease let go at once (the unsubscribe waits for it).
-			if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp) claimed.push({ customer, listing });
-			else stale.push(customer._id);
+			else if (customer.status === CustomerStatus.Active && customer.nextRenewalTimestamp)
+				claimed.set(customer._id, { customer, listings: [listing] });
+			else stale.add(customer._id);
 			continue;
 		}
 		const reason = passedOver(customer, listing, now);
 		if (reason === "left") left.push(listing);
 		if (reason === "held") heldElsewhere = true;
-		if (reason !== "notNow") report.skipped++;
+		if (reason !== "notNow") skipped.add(listing.id);
 	}
-	return { claimed, stale, left, heldElsewhere };
+	report.skipped += skipped.size;
+	return { claimed: [...claimed.values()], stale: [...stale], left, heldElsewhere };
 }
 
 /** Claimed but not charged (changed meanwhile, or its product gone): the lease is let go at once. */

@@ -371,4 +371,38 @@ describe("Exactly once", () => {
 			["RENEWAL", "APPROVED"],
 		]);
 	}, 30_000);
+
+	test("When a customer is still listed in a slot an outage left it in as well as in the slot it is due in, then the run charges it once and takes it out of both", async () => {
+		// Arrange: a run cut off after listing the customer in its next slot, before taking it out of the old one, leaves
+		// it in two hour slots; both fall due in the same run.
+		const own = await createShop(app);
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge })).body;
+		const slotKey = (at: Date) => `${Math.floor(at.getTime() / 3_600_000) * 3_600_000}#${customerId % 8}`;
+		const slots = await withDatabases(async ({ billing }) => {
+			const due = (await billing.collection<{ _id: number; nextRenewalTimestamp: Date }>("customers").findOne({ _id: customerId }))!;
+			const stale = slotKey(new Date(due.nextRenewalTimestamp.getTime() - 3 * DAY));
+			await billing
+				.collection<{ _id: string; ids: number[] }>("renewal_schedule")
+				.updateOne({ _id: stale }, { $addToSet: { ids: customerId } }, { upsert: true });
+			return { stale, due: slotKey(due.nextRenewalTimestamp) };
+		});
+
+		// Act
+		const res = await advance(32, own);
+
+		// Assert: one renewal, counted once, and the customer listed in its next slot only.
+		expect(res.body).toMatchObject({ charged: 1, declined: 0, skipped: 0 });
+		const renewals = (await admin(app).get(`/accounts/${own.accountId}/customers/${customerId}/transactions`)).body as { type: string }[];
+		expect(renewals.filter(t => t.type === "RENEWAL")).toHaveLength(1);
+		const { listedIn, next } = await withDatabases(async ({ billing }) => ({
+			listedIn: (await billing.collection<{ _id: string; ids: number[] }>("renewal_schedule").find({ ids: customerId }).toArray()).map(
+				d => d._id,
+			),
+			next: (await billing.collection<{ _id: number; nextRenewalTimestamp: Date }>("customers").findOne({ _id: customerId }))!
+				.nextRenewalTimestamp,
+		}));
+		expect(listedIn).toEqual([slotKey(next)]);
+		expect(listedIn).not.toContain(slots.stale);
+		expect(listedIn).not.toContain(slots.due);
+	}, 30_000);
 });
