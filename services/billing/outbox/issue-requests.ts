@@ -2,7 +2,7 @@
 // transactions whose invoice or credit note is due. The relay lists them in
 // the issue-request schedule (one command) before their events leave the
 // outbox, then hands them to invoicing.issue, an account at a time, and drops
-// them once it answers. A request is listed until invoicing has stored the
+// them once it answers (those answered within DROP_DELAY_MS in one command). A request is listed until invoicing has stored the
 // document and its event, so a crash or an invoicing outage only delays it:
 // the sweep hands what is left over again. Payments and their webhooks never
 // wait for invoicing.
@@ -22,6 +22,12 @@ const REQUEST_SLOT_MS = 1000;
 const SWEEP_DELAY_MS = 2 * REQUEST_SLOT_MS;
 /** Requests per invoicing.issue call. */
 const ISSUE_BATCH = 100;
+/**
+ * Answered requests are dropped together this long after the first of them: one command for the hand-overs of that
+ * moment instead of one each. Far below SWEEP_DELAY_MS, so a sweep rarely meets one answered but still listed (it
+ * would hand it over again, and invoicing answer from what it stored).
+ */
+const DROP_DELAY_MS = 250;
 
 export function createIssueRequestSchedule(db: BillingDb): Schedule<number> {
 	return createSchedule<number>(db.issueRequestSchedule, { slotMs: REQUEST_SLOT_MS, shards: 4 });
@@ -127,6 +133,30 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 		return turn;
 	}
 
+	/** Listings of requests invoicing answered, not dropped yet: the sweep leaves them alone. */
+	let answered: Listing<number>[] = [];
+	const answeredIds = new Set<number>();
+	let dropping: Promise<void> | null = null;
+
+	/** Drops the answered listings a moment after the first, together; a drop that fails leaves them to the sweep. */
+	function drop(listings: Listing<number>[]): void {
+		answered.push(...listings);
+		for (const listing of listings) answeredIds.add(listing.id);
+		dropping ??= new Promise(resolve => setTimeout(resolve, DROP_DELAY_MS))
+			.then(() => {
+				const taken = answered;
+				answered = [];
+				return deps.requests.removeAll(taken).finally(() => {
+					for (const listing of taken) answeredIds.delete(listing.id);
+				});
+			})
+			.catch(err => deps.logger.warn("Answered issue requests stay listed for the sweep:", (err as Error).message))
+			.finally(() => {
+				dropping = null;
+				if (answered.length > 0) drop([]);
+			});
+	}
+
 	/** Hands the requests to invoicing, each account's in its turn, and drops each batch once invoicing answered it. */
 	async function handOver(listed: Listing<number>[], transactions: Map<number, TransactionDoc>, known?: Related): Promise<void> {
 		const related = await relatedOf(deps.db, [...transactions.values()], known);
@@ -147,7 +177,7 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 							accountId,
 							batch.map(listing => requestOf(transactions.get(listing.id)!, related)),
 						);
-						await deps.requests.removeAll(batch);
+						drop(batch);
 					}
 				}),
 			),
@@ -157,7 +187,9 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 	/** A pass of the sweep: what is listed since before SWEEP_DELAY_MS and not being handed over on this node. */
 	async function sweepPass(): Promise<void> {
 		const now = deps.now();
-		const due = (await deps.requests.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).filter(listing => !inFlight.has(listing.id));
+		const due = (await deps.requests.due(new Date(now.getTime() - SWEEP_DELAY_MS), now)).filter(
+			listing => !inFlight.has(listing.id) && !answeredIds.has(listing.id),
+		);
 		for (let from = 0; from < due.length; from += ISSUE_BATCH * 5) {
 			const listed = due.slice(from, from + ISSUE_BATCH * 5);
 			for (const listing of listed) inFlight.add(listing.id);
@@ -214,6 +246,7 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 		},
 		async stop(): Promise<void> {
 			await Promise.all([...sending, sweeping]);
+			while (dropping) await dropping;
 		},
 	};
 }
