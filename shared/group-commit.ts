@@ -4,7 +4,9 @@
 // it would send one per caller, and a quiet one waits for nothing (a caller
 // alone is sent at once). Each caller's promise settles with its own result
 // once the command that carried it is answered; a failed command fails every
-// caller it carried, as each would have failed alone.
+// caller it carried, as each would have failed alone. A writer whose callers
+// do not wait on the answer (bookkeeping after the fact) may linger: its first
+// write waits a moment for others to join it.
 
 interface Waiting<T, R> {
 	item: T;
@@ -15,6 +17,8 @@ interface Waiting<T, R> {
 export interface GroupCommitOptions {
 	/** At most this many items per command (the rest wait for the next). */
 	maxItems?: number;
+	/** A command waits this long after the first of its items, so the items of that moment go together (default 0). */
+	lingerMs?: number;
 }
 
 /**
@@ -23,13 +27,14 @@ export interface GroupCommitOptions {
  */
 export function groupCommit<T, R = void>(
 	send: (items: T[]) => Promise<R[] | undefined>,
-	{ maxItems = 1000 }: GroupCommitOptions = {},
+	{ maxItems = 1000, lingerMs = 0 }: GroupCommitOptions = {},
 ): (item: T) => Promise<R> {
 	let queue: Waiting<T, R>[] = [];
 	let inFlight = false;
 
 	async function flush(): Promise<void> {
 		inFlight = true;
+		if (lingerMs > 0) await new Promise(resolve => setTimeout(resolve, lingerMs));
 		while (queue.length > 0) {
 			const group = queue.slice(0, maxItems);
 			queue = queue.slice(group.length);

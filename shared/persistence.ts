@@ -103,16 +103,32 @@ export function updateTogether(model: { collection: unknown }, operations: Updat
 	return updaterOf(model)(operations);
 }
 
-const updaterOf = perObject((model: { collection: unknown }) => {
+/** How long a bookkeeping update waits for others to join it (updateLater). */
+const LINGER_MS = 250;
+
+/**
+ * As updateTogether, for bookkeeping that no answer waits on (events marked relayed, counters): the first update
+ * waits LINGER_MS for those of that moment to join it, so a busy node sends one command where it sent one per caller.
+ */
+export function updateLater(model: { collection: unknown }, operations: UpdateOperation[]): Promise<void> {
+	if (operations.length === 0) return Promise.resolve();
+	return lingeringUpdaterOf(model)(operations);
+}
+
+/** Applies a group's updates in order, in one command. */
+const applyInOrder = (model: { collection: unknown }) => async (groups: UpdateOperation[][]) => {
 	const collection = model.collection as Collection;
-	return groupCommit<UpdateOperation[]>(async groups => {
-		const all = groups.flat();
-		const [only] = all;
-		if (all.length === 1) await collection.updateOne(only.updateOne.filter, only.updateOne.update, { upsert: only.updateOne.upsert });
-		else await collection.bulkWrite(all, { ordered: true });
-		return undefined;
-	});
-});
+	const all = groups.flat();
+	const [only] = all;
+	if (all.length === 1) await collection.updateOne(only.updateOne.filter, only.updateOne.update, { upsert: only.updateOne.upsert });
+	else await collection.bulkWrite(all, { ordered: true });
+	return undefined;
+};
+
+const updaterOf = perObject((model: { collection: unknown }) => groupCommit<UpdateOperation[]>(applyInOrder(model)));
+const lingeringUpdaterOf = perObject((model: { collection: unknown }) =>
+	groupCommit<UpdateOperation[]>(applyInOrder(model), { lingerMs: LINGER_MS }),
+);
 
 /** The documents stored of those keyed `ids`, with one command by `_id` (only their keys read). */
 export function storedIds<T extends { _id: string }>(model: Model<T>, ids: string[]): Promise<Set<string>> {

@@ -12,8 +12,11 @@
 // Not sooner: another relay that read the event before it left the outbox may
 // still be handing it over, and would count it again once its id is gone.
 // Not much later either: a month document keeps the ids of that long.
+// The entries handed over in the same moment (APPLY_LINGER_MS) go to each
+// month document in one update, whatever relay handed them.
 import { config } from "../../shared/config";
 import { type Applicable, type MetricsEntry, monthKey } from "../../shared/contracts/metrics";
+import { keyedGroupCommit } from "../../shared/group-commit";
 import { isDuplicateKey, raw } from "../../shared/persistence";
 import type { MetricsDb } from "./models";
 
@@ -23,6 +26,9 @@ import type { MetricsDb } from "./models";
  * three such calls and at least 30 s. At 90 events a second for one account, about 2,700 ids (120 kB) in its month.
  */
 export const releaseGraceMs = () => Math.max(30_000, 3 * config().requestTimeoutMs);
+
+/** How long a month's update waits for the entries other relays hand over in the same moment. */
+const APPLY_LINGER_MS = 250;
 
 /** An event's id that left the outbox, under the month key its entry was counted in. */
 export interface Released {
@@ -98,6 +104,22 @@ export function createMetricsCounters(db: MetricsDb, now: () => Date = () => new
 		if (applicable.length > 1) for (const one of applicable) await applyMonth(key, [one], true);
 	}
 
+	/**
+	 * Each month's entries of the moment, in one update. An event two relays handed over at once is applied once: only
+	 * its first copy is counted (the update would add both).
+	 */
+	const applyTogether = keyedGroupCommit<Applicable[]>(
+		async (key, groups) => {
+			const seen = new Set<string>();
+			await applyMonth(
+				key,
+				groups.flat().filter(a => !seen.has(a.eventId) && seen.add(a.eventId)),
+			);
+			return undefined;
+		},
+		{ lingerMs: APPLY_LINGER_MS },
+	);
+
 	/** The month's update, if no id is noted in it; false on a duplicate key (see applyMonth). */
 	async function updated(key: string, ids: string[], update: object): Promise<boolean> {
 		try {
@@ -119,7 +141,7 @@ export function createMetricsCounters(db: MetricsDb, now: () => Date = () => new
 				const key = monthKey(a.entry.accountId, a.entry.currency, a.entry.day.slice(0, 7));
 				(byMonth.get(key) ?? byMonth.set(key, []).get(key)!).push(a);
 			}
-			await Promise.all([...byMonth].map(([key, of]) => applyMonth(key, of)));
+			await Promise.all([...byMonth].map(([key, of]) => applyTogether(key, of)));
 		},
 		/** Their events left the outbox: their ids may go from `applied`. */
 		released(released: Released[]): void {

@@ -39,6 +39,36 @@ describe("Group commit", () => {
 		expect(sent).toEqual([[1], [2, 3, 4]]);
 	});
 
+	test("When a lingering writer's callers arrive within its linger, then the first waits for them and they leave in one command", async () => {
+		// Arrange: fake timers only for the linger's timeout.
+		jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "queueMicrotask", "Date"] });
+		try {
+			const sent: number[][] = [];
+			const write = groupCommit<number, number>(
+				async items => {
+					sent.push(items);
+					return items;
+				},
+				{ lingerMs: 250 },
+			);
+
+			// Act
+			const first = write(1);
+			await jest.advanceTimersByTimeAsync(100);
+			const second = write(2);
+			await jest.advanceTimersByTimeAsync(100);
+			const beforeLinger = sent.length;
+			await jest.advanceTimersByTimeAsync(50);
+
+			// Assert
+			expect(beforeLinger).toBe(0);
+			expect(await Promise.all([first, second])).toEqual([1, 2]);
+			expect(sent).toEqual([[1, 2]]);
+		} finally {
+			jest.useRealTimers();
+		}
+	});
+
 	test("When a command fails, then every caller it carried fails, and the next command is sent", async () => {
 		// Arrange
 		let calls = 0;

@@ -124,9 +124,11 @@ export async function relayRecords(
 	// crash or an outage in between hands them again at the next sweep, which the metrics service applies once (by event id).
 	const entries = entriesOf(waiting);
 	await deps.handover?.apply(entries);
-	await markRelayed(deps.db.transactions, waiting.transactions);
-	await markRelayed(deps.db.customers, waiting.customers);
-	await markRelayed(deps.db.disputes, waiting.disputes);
+	await Promise.all([
+		markRelayed(deps.db.transactions, waiting.transactions),
+		markRelayed(deps.db.customers, waiting.customers),
+		markRelayed(deps.db.disputes, waiting.disputes),
+	]);
 	deps.handover?.released(entries);
 }
 

@@ -1,6 +1,6 @@
 // Reads records for the relay by id, one command per collection, and takes
 // the events off the records once notifications has stored them.
-import { updateTogether } from "../../../shared/persistence";
+import { updateLater } from "../../../shared/persistence";
 import type { OutboxEvent } from "../records/outbox-event";
 
 export const byId = <Doc extends { _id: number }>(docs: Doc[]) => new Map(docs.map(doc => [doc._id, doc]));
@@ -17,9 +17,13 @@ export async function readByIds<Doc extends { _id: number }>(
 	return new Map([...known, ...byId(docs)]);
 }
 
-/** Moves each record's relayed events from its outbox to `relayed`, with what other relays on this node mark at once. */
+/**
+ * Moves each record's relayed events from its outbox to `relayed`, with what other relays on this node mark in the
+ * same moment (updateLater): nothing waits on it but the relay's end, and the sweep leaves a record alone while its
+ * relay is in flight.
+ */
 export function markRelayed(model: { collection: unknown }, docs: { _id: number; outbox: OutboxEvent[] }[]): Promise<void> {
-	return updateTogether(
+	return updateLater(
 		model,
 		docs
 			.filter(doc => doc.outbox.length > 0)

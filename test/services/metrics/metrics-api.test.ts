@@ -240,3 +240,32 @@ describe("The dashboard's and the operators' routes", () => {
 		expect(unknown.status).toBe(404);
 	});
 });
+
+describe("Applying entries (metrics.apply, billing's relay)", () => {
+	test("When the same event's entry is handed over by several relays in the same moment, then it is counted once, and the others of that moment each once", async () => {
+		// Arrange: a sweep and the relays that follow writes may hand the same event over at once.
+		const own = await createShop(app);
+		const entry = (grossVolume: number) => ({
+			accountId: own.accountId,
+			currency: "EUR",
+			day: "2026-05-10",
+			counts: { all: { grossVolume } },
+		});
+		const apply = (entries: object[]) => app.broker.call("metrics.apply", { entries, released: [] });
+
+		// Act
+		await Promise.all([
+			apply([{ eventId: "ev-twice", entry: entry(100) }]),
+			apply([
+				{ eventId: "ev-twice", entry: entry(100) },
+				{ eventId: "ev-other", entry: entry(50) },
+			]),
+			apply([{ eventId: "ev-twice", entry: entry(100) }]),
+		]);
+		await apply([{ eventId: "ev-twice", entry: entry(100) }]);
+
+		// Assert
+		const res = await get("?from=2026-05-01&to=2026-05-31&granularity=month", own).expect(200);
+		expect((res.body as MetricsAnswer).series.map(s => [s.currency, s.total.grossVolume])).toEqual([["EUR", 150]]);
+	});
+});
