@@ -59,5 +59,7 @@ export async function issueAll(deps: IssueEventsDeps, requests: IssueRequest[]):
 			events,
 			issued.some(one => one !== null && !one.fresh),
 		);
+	// Answered once the numbers' pending entries are gone: billing then forgets the requests.
+	await Promise.all(issued.map(one => one?.released));
 	return { issued: events.length };
 }

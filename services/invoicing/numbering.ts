@@ -11,6 +11,8 @@
 //   - A crash after the number is taken leaves its pending entry: the next
 //     issue for that key (billing's request again: it keeps each request
 //     until invoicing.issue answers) writes the document with that number.
+//   - The pull waits a moment for the others of that moment (releaseNumber);
+//     invoicing.issue answers once its pulls are done.
 // So every number given is used once, across nodes, retries and crashes.
 // Billing's requests reach an account's numbers on one node (the shard
 // strategy, invoicing.service.ts), where they are taken one at a time: the
@@ -18,6 +20,7 @@
 
 import type { DocumentKind } from "../../shared/contracts/invoicing";
 import { perObject } from "../../shared/group-commit";
+import { updateLater } from "../../shared/persistence";
 import type { InvoicingDb } from "./models";
 
 export type { DocumentKind };
@@ -110,10 +113,16 @@ export async function lastNumber(
 	return (await deps.db.documentSequences.findById(sequenceKey(accountId, kind)).lean())?.last ?? 0;
 }
 
-/** The document is written: its pending entry goes. */
-export async function releaseNumber(deps: NumberingDeps, accountId: number, kind: DocumentKind, key: number): Promise<void> {
+/**
+ * The document is written: its pending entry goes, with the others released on this node in the same moment
+ * (updateLater: one command). Until then the entry is harmless: the key's number is the document's own.
+ */
+export function releaseNumber(deps: NumberingDeps, accountId: number, kind: DocumentKind, key: number): Promise<void> {
 	const id = sequenceKey(accountId, kind);
-	await deps.db.documentSequences.updateOne({ _id: id }, { $pull: { pending: { key } } });
 	const doc = knownOf(deps).get(id);
 	if (doc) doc.pending = doc.pending.filter(entry => entry.key !== key);
+	// A pull that fails leaves the entry (a database gone meanwhile): harmless, as above.
+	return updateLater(deps.db.documentSequences, [{ updateOne: { filter: { _id: id }, update: { $pull: { pending: { key } } } } }]).catch(
+		() => undefined,
+	);
 }

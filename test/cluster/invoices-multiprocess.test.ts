@@ -155,10 +155,17 @@ test("When checkouts and refunds run on two billing nodes, an invoicing node is 
 		expect(notes.map(n => n._id).sort()).toEqual(refundRows.map(t => t._id).sort());
 		expect(gapsAndRepeats(issued.map(i => i.sequence))).toEqual({ repeats: [], gaps: [] });
 		expect(gapsAndRepeats(notes.map(n => n.sequence))).toEqual({ repeats: [], gaps: [] });
-		const sequences = await documents
-			.collection<{ _id: string; last: number; pending: unknown[] }>("document_sequences")
-			.find({ _id: { $in: [`${shop.accountId}:invoice`, `${shop.accountId}:credit_note`] } })
-			.toArray();
+		// The numbers' pending entries go a moment after their documents are written (numbering.ts: releaseNumber).
+		const readSequences = () =>
+			documents
+				.collection<{ _id: string; last: number; pending: unknown[] }>("document_sequences")
+				.find({ _id: { $in: [`${shop.accountId}:invoice`, `${shop.accountId}:credit_note`] } })
+				.toArray();
+		let sequences = await readSequences();
+		for (let i = 0; i < 20 && sequences.some(s => s.pending.length > 0); i++) {
+			await sleep(250);
+			sequences = await readSequences();
+		}
 		expect(sequences.map(s => ({ last: s.last, pending: s.pending.length })).sort((a, b) => b.last - a.last)).toEqual([
 			{ last: issued.length, pending: 0 },
 			{ last: notes.length, pending: 0 },
