@@ -79,9 +79,11 @@ async function insertRefusing(model: Insertable, docs: object[]): Promise<(Error
 		if (docs.length === 1) await model.collection.insertOne(docs[0], { ignoreUndefined: true });
 		else await model.collection.insertMany(docs, { ordered: false, ignoreUndefined: true });
 	} catch (err) {
-		const writeErrors = (err as { writeErrors?: WriteError[] }).writeErrors;
+		// The server's refusals of some documents come as write errors. A driver's error (the connection lost mid-command)
+		// comes from insertMany as a bulk error too, with none: nothing is known of any document then, and it is thrown.
+		const writeErrors = (err as { writeErrors?: WriteError[] }).writeErrors ?? [];
 		if (docs.length === 1 && isDuplicateKey(err)) refused[0] = err as Error;
-		else if (!writeErrors) throw err;
+		else if (writeErrors.length === 0) throw err;
 		else
 			for (const e of writeErrors) refused[e.index] = Object.assign(new Error(`insert refused: ${e.code}`), e.err ?? {}, { code: e.code });
 	}

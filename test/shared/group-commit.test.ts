@@ -2,7 +2,9 @@
 // (shared/persistence.ts) on the real database server: what arrives while a
 // command is in flight leaves in the next one, each caller gets its own
 // answer, and one document's refusal is that caller's alone.
+import os from "node:os";
 import mongoose from "mongoose";
+import { startEmbeddedDb } from "../../dev/embedded-db";
 import { groupCommit, keyedGroupCommit } from "../../shared/group-commit";
 import { insertAllOnce, insertDoc, isDuplicateKey, storedIds } from "../../shared/persistence";
 import { uniqueDatabaseName } from "../setup/app";
@@ -201,4 +203,36 @@ describe("Inserts and key reads made at once", () => {
 		expect(found.map(set => [...set].sort())).toEqual([["t1"], ["t2"], ["t1", "t3"], []]);
 		expect(commands.length).toBeLessThan(4);
 	});
+});
+
+describe("Inserts the database never answered", () => {
+	test("When the database goes away before an insert of several documents, then every caller is refused, none told its document is stored", async () => {
+		// Arrange: a database server of its own, connected to, then stopped. The driver reports a lost connection in
+		// insertMany as a bulk write error without any write error, which once read as "every document inserted".
+		const db = await startEmbeddedDb({ persistent: false, dataDir: os.tmpdir() });
+		const connection = await mongoose.createConnection(`${db.url}/gone`, { serverSelectionTimeoutMS: 300, autoCreate: false }).asPromise();
+		const things = connection.model("Thing", new mongoose.Schema({ _id: String, n: Number }, { versionKey: false }), "things");
+		try {
+			await insertDoc(things, { _id: "before", n: 0 });
+			await db.stop();
+
+			// Act
+			const answers = await Promise.all([
+				insertAllOnce(things, [
+					{ _id: "a", n: 1 },
+					{ _id: "b", n: 2 },
+				]).then(String, (err: Error) => err.name),
+				insertDoc(things, { _id: "c", n: 3 }).then(
+					() => "inserted",
+					(err: Error) => err.name,
+				),
+			]);
+
+			// Assert
+			expect(answers.filter(a => a === "true" || a === "false" || a === "inserted")).toEqual([]);
+		} finally {
+			await connection.close();
+			await db.stop();
+		}
+	}, 60_000);
 });
