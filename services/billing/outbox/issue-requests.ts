@@ -10,6 +10,7 @@
 import type { ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
 import { type ChargedTransaction, documentKindOf, type IssueRequest, type Party } from "../../../shared/contracts/invoicing";
+import { keyedGroupCommit } from "../../../shared/group-commit";
 import { createSchedule, type Listing, type Schedule } from "../../../shared/schedule";
 import type { BillingDb } from "../models";
 import type { CustomerDoc } from "../records/customer";
@@ -112,27 +113,16 @@ async function relatedOf(db: BillingDb, transactions: TransactionDoc[], known?: 
 	return { customersOf, transactionsOf };
 }
 
+/** A listed request on its way to invoicing. */
+interface Handed {
+	listing: Listing<number>;
+	request: IssueRequest;
+}
+
 export function createIssueRequests(deps: IssueRequestsDeps) {
 	/** Transactions whose requests this node is handing over now or has queued: the sweep leaves them alone. */
 	const inFlight = new Set<number>();
 	const sending = new Set<Promise<void>>();
-	/**
-	 * Each account's hand-overs, one after the other: invoicing numbers an account's documents one at a time anyway, so
-	 * calls at once for one account only wait there, past their timeout, and a timed-out call's requests handed over
-	 * again while the first is still at work made twice the work under load (renewals' webhooks late in the benchmark).
-	 */
-	const turns = new Map<number, Promise<void>>();
-
-	function inTurn(accountId: number, work: () => Promise<void>): Promise<void> {
-		const turn = (turns.get(accountId) ?? Promise.resolve()).then(work);
-		const settled = turn.catch(() => undefined);
-		turns.set(accountId, settled);
-		void settled.then(() => {
-			if (turns.get(accountId) === settled) turns.delete(accountId);
-		});
-		return turn;
-	}
-
 	/** Listings of requests invoicing answered, not dropped yet: the sweep leaves them alone. */
 	let answered: Listing<number>[] = [];
 	const answeredIds = new Set<number>();
@@ -157,31 +147,38 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 			});
 	}
 
-	/** Hands the requests to invoicing, each account's in its turn, and drops each batch once invoicing answered it. */
+	/**
+	 * Each account's requests go to invoicing one call after the other (shared/group-commit.ts, keyed by the account):
+	 * invoicing numbers an account's documents one at a time anyway, so calls at once for one account only wait there,
+	 * past their timeout, and a timed-out call's requests handed over again while the first was still at work made
+	 * twice the work under load (renewals' webhooks late in the benchmark). Those that come while a call is at work
+	 * go together in the next, ISSUE_BATCH per call; each batch is dropped once invoicing answered it.
+	 */
+	const handTo = keyedGroupCommit<Handed[]>(async (account, groups) => {
+		const items = groups.flat();
+		for (let from = 0; from < items.length; from += ISSUE_BATCH) {
+			const batch = items.slice(from, from + ISSUE_BATCH);
+			await deps.issue(
+				Number(account),
+				batch.map(item => item.request),
+			);
+			drop(batch.map(item => item.listing));
+		}
+		return undefined;
+	});
+
+	/** Hands the requests to invoicing, each account's in its turn (handTo). */
 	async function handOver(listed: Listing<number>[], transactions: Map<number, TransactionDoc>, known?: Related): Promise<void> {
 		const related = await relatedOf(deps.db, [...transactions.values()], known);
-		const byAccount = new Map<number, Listing<number>[]>();
+		const byAccount = new Map<number, Handed[]>();
 		for (const listing of listed) {
 			const tx = transactions.get(listing.id);
-			if (tx) byAccount.set(tx.accountId, [...(byAccount.get(tx.accountId) ?? []), listing]);
+			if (tx) byAccount.set(tx.accountId, [...(byAccount.get(tx.accountId) ?? []), { listing, request: requestOf(tx, related) }]);
 		}
 		// A listing whose transaction is gone (it never is: transactions are never deleted) has nothing to issue.
 		const orphans = listed.filter(listing => !transactions.has(listing.id));
 		if (orphans.length > 0) await deps.requests.removeAll(orphans);
-		await Promise.all(
-			[...byAccount].map(([accountId, listings]) =>
-				inTurn(accountId, async () => {
-					for (let from = 0; from < listings.length; from += ISSUE_BATCH) {
-						const batch = listings.slice(from, from + ISSUE_BATCH);
-						await deps.issue(
-							accountId,
-							batch.map(listing => requestOf(transactions.get(listing.id)!, related)),
-						);
-						drop(batch);
-					}
-				}),
-			),
-		);
+		await Promise.all([...byAccount].map(([accountId, handed]) => handTo(String(accountId), handed)));
 	}
 
 	/** A pass of the sweep: what is listed since before SWEEP_DELAY_MS and not being handed over on this node. */
