@@ -59,7 +59,8 @@ export async function issueAll(deps: IssueEventsDeps, requests: IssueRequest[]):
 			events,
 			issued.some(one => one !== null && !one.fresh),
 		);
-	// Answered without waiting for the numbers' pending entries to go (a moment later, numbering.ts): billing hands an
-	// account's requests over one call after the other, and waiting here held each call 250 ms.
+	// Answered once the numbers' pending entries are gone (a moment after the documents, numbering.ts): billing then
+	// forgets the requests. A node that dies before its pulls leaves them to billing's resend, which pulls them.
+	await Promise.all(issued.map(one => one?.released));
 	return { issued: events.length };
 }

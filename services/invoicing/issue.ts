@@ -31,14 +31,20 @@ export interface IssueDeps {
 	productNameOf(accountId: number, productId: number): Promise<string | null>;
 }
 
-/** A document; `fresh` when this call wrote it (its event was never handed over before). */
-export type Issued = ({ kind: "invoice"; doc: InvoiceDoc } | { kind: "credit_note"; doc: CreditNoteDoc }) & { fresh: boolean };
+/**
+ * A document; `fresh` when this call wrote it (its event was never handed over before). `released`: its number's
+ * pending entry is pulled (numbering.ts), for the answer to wait on.
+ */
+export type Issued = ({ kind: "invoice"; doc: InvoiceDoc } | { kind: "credit_note"; doc: CreditNoteDoc }) & {
+	fresh: boolean;
+	released: Promise<void>;
+};
 
 const modelOf = (deps: IssueDeps, kind: DocumentKind) => documentModel(deps.db, kind);
 
 async function written(deps: IssueDeps, kind: DocumentKind, id: number): Promise<Issued | null> {
 	const doc = await modelOf(deps, kind).findById(id).lean();
-	return doc ? ({ kind, doc, fresh: false } as Issued) : null;
+	return doc ? ({ kind, doc, fresh: false, released: Promise.resolve() } as Issued) : null;
 }
 
 /** A transaction to issue from, and the buyer its document names. */
@@ -103,9 +109,10 @@ async function issueNumbered(
 	const doc = await build(numbered.sequence);
 	await placeDocument(deps, kind, doc);
 	const inserted = await insertOnce(model, doc);
-	// Pulled a moment later, with the others of that moment; nothing waits on it (numbering.ts).
-	void releaseNumber(deps, tx.accountId, kind, tx.id);
-	return inserted ? ({ kind, doc, fresh: true } as Issued) : written(deps, kind, tx.id);
+	const released = releaseNumber(deps, tx.accountId, kind, tx.id);
+	if (inserted) return { kind, doc, fresh: true, released } as Issued;
+	await released;
+	return written(deps, kind, tx.id);
 }
 
 function issueInvoice(deps: IssueDeps, issue: ToIssue): Promise<Issued | null> {

@@ -11,10 +11,8 @@
 //   - A crash after the number is taken leaves its pending entry: the next
 //     issue for that key (billing's request again: it keeps each request
 //     until invoicing.issue answers) writes the document with that number.
-//   - The pull waits a moment for the others of that moment (releaseNumber),
-//     and nothing waits for it: an entry whose pull a crash lost names a key
-//     that has its document, so that key gets its own number again, and no
-//     other key is given it.
+//   - The pull waits a moment for the others of that moment (releaseNumber);
+//     invoicing.issue answers once its pulls are done.
 // So every number given is used once, across nodes, retries and crashes.
 // Billing's requests reach an account's numbers on one node (the shard
 // strategy, invoicing.service.ts), where they are taken one at a time: the
