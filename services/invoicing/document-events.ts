@@ -9,7 +9,7 @@ import type { IssueRequest } from "../../shared/contracts/invoicing";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { formatDateTime } from "../../shared/time";
 import { issuedSummary, type LinkOf } from "./document-views";
-import { type IssueDeps, type Issued, issueDocument } from "./issue";
+import { type IssueDeps, type Issued, issueDocuments } from "./issue";
 
 /** A UUID (version 5's layout) derived from a name: the same document always gives its event the same id. */
 export function derivedEventId(name: string): string {
@@ -50,7 +50,7 @@ export interface IssueEventsDeps extends IssueDeps {
  * to notifications: when this resolves, every document and its event is stored, and billing may drop the requests.
  */
 export async function issueAll(deps: IssueEventsDeps, requests: IssueRequest[]): Promise<{ issued: number }> {
-	const issued = await Promise.all(requests.map(request => issueDocument(deps, request)));
+	const issued = await issueDocuments(deps, requests);
 	const now = deps.now();
 	const events = issued.flatMap((one, i) => (one ? [issuedEvent(one, deps.linkOf, requests[i].customer, now)] : []));
 	// A document written before (a repeated request) may have had its event handed over: notifications looks it up.

@@ -138,9 +138,8 @@ async function invoiceOf(deps: IssueDeps, original: Charge | null, buyer: Party)
 	return issued?.kind === "invoice" ? issued.doc : null;
 }
 
-async function issueCreditNote(deps: IssueDeps, issue: ToIssue, original: Charge | null): Promise<Issued | null> {
+async function issueCreditNote(deps: IssueDeps, issue: ToIssue, invoice: InvoiceDoc | null): Promise<Issued | null> {
 	const { tx } = issue;
-	const invoice = await invoiceOf(deps, original, issue.buyer);
 	// No invoice to refer to (no charge named, or one that billed nothing): no credit note.
 	if (!invoice) return null;
 	const amount = -tx.amount;
@@ -153,10 +152,28 @@ async function issueCreditNote(deps: IssueDeps, issue: ToIssue, original: Charge
 	}));
 }
 
-/** The request's document, issued once (null: its transaction gets none); one already written is read back. */
-export function issueDocument(deps: IssueDeps, request: Pick<IssueRequest, "transaction" | "original" | "buyer">): Promise<Issued | null> {
-	const kind = documentKindOf(request.transaction);
-	if (kind === null) return Promise.resolve(null);
-	const issue = { tx: chargeOf(request.transaction), buyer: request.buyer };
-	return kind === "invoice" ? issueInvoice(deps, issue) : issueCreditNote(deps, issue, request.original && chargeOf(request.original));
+type Request = Pick<IssueRequest, "transaction" | "original" | "buyer">;
+
+/**
+ * The requests' documents, each issued once (null: its transaction gets none); one already written is read back.
+ * The invoices credit notes refer to are found (or issued) first: then each kind's numbers are taken in the
+ * requests' order, which is the order of their transactions.
+ */
+export async function issueDocuments(deps: IssueDeps, requests: Request[]): Promise<(Issued | null)[]> {
+	const invoices = await Promise.all(
+		requests.map(request =>
+			documentKindOf(request.transaction) === "credit_note"
+				? invoiceOf(deps, request.original && chargeOf(request.original), request.buyer)
+				: null,
+		),
+	);
+	// Each takes its number before its first wait (numbering.ts takes them one at a time, in the order asked).
+	return Promise.all(
+		requests.map((request, i) => {
+			const kind = documentKindOf(request.transaction);
+			const issue = { tx: chargeOf(request.transaction), buyer: request.buyer };
+			if (kind === "invoice") return issueInvoice(deps, issue);
+			return kind === "credit_note" ? issueCreditNote(deps, issue, invoices[i]) : null;
+		}),
+	);
 }
