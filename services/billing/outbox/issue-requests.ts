@@ -10,7 +10,7 @@
 import type { ServiceBroker } from "moleculer";
 import { call } from "../../../shared/call";
 import { type ChargedTransaction, documentKindOf, type IssueRequest, type Party } from "../../../shared/contracts/invoicing";
-import { keyedGroupCommit } from "../../../shared/group-commit";
+import { groupCommit, keyedGroupCommit } from "../../../shared/group-commit";
 import { createSchedule, type Listing, type Schedule } from "../../../shared/schedule";
 import type { BillingDb } from "../models";
 import type { CustomerDoc } from "../records/customer";
@@ -124,27 +124,27 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 	const inFlight = new Set<number>();
 	const sending = new Set<Promise<void>>();
 	/** Listings of requests invoicing answered, not dropped yet: the sweep leaves them alone. */
-	let answered: Listing<number>[] = [];
 	const answeredIds = new Set<number>();
-	let dropping: Promise<void> | null = null;
+	const dropping = new Set<Promise<void>>();
+	/** The answered listings of a moment, removed together DROP_DELAY_MS after the first (shared/group-commit.ts). */
+	const removeTogether = groupCommit<Listing<number>[]>(
+		async groups => {
+			await deps.requests.removeAll(groups.flat());
+			return undefined;
+		},
+		{ lingerMs: DROP_DELAY_MS },
+	);
 
-	/** Drops the answered listings a moment after the first, together; a drop that fails leaves them to the sweep. */
+	/** Drops answered listings with the others of that moment; a drop that fails leaves them to the sweep. */
 	function drop(listings: Listing<number>[]): void {
-		answered.push(...listings);
 		for (const listing of listings) answeredIds.add(listing.id);
-		dropping ??= new Promise(resolve => setTimeout(resolve, DROP_DELAY_MS))
-			.then(() => {
-				const taken = answered;
-				answered = [];
-				return deps.requests.removeAll(taken).finally(() => {
-					for (const listing of taken) answeredIds.delete(listing.id);
-				});
-			})
+		const dropped: Promise<void> = removeTogether(listings)
 			.catch(err => deps.logger.warn("Answered issue requests stay listed for the sweep:", (err as Error).message))
 			.finally(() => {
-				dropping = null;
-				if (answered.length > 0) drop([]);
+				for (const listing of listings) answeredIds.delete(listing.id);
+				dropping.delete(dropped);
 			});
+		dropping.add(dropped);
 	}
 
 	/**
@@ -243,7 +243,7 @@ export function createIssueRequests(deps: IssueRequestsDeps) {
 		},
 		async stop(): Promise<void> {
 			await Promise.all([...sending, sweeping]);
-			while (dropping) await dropping;
+			await Promise.all(dropping);
 		},
 	};
 }
