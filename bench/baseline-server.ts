@@ -9,12 +9,12 @@
 //   session:  sessions insert
 //   checkout, before the answer:
 //     vault_cards insert (the sealed card)
-//     payment_operations insert + update, payment_transactions insert (zero-amount verification)
+//     payment_operations insert (with its transaction id) + update (zero-amount verification)
 //     subscription_locks insert (duplicate check), checkout_schedule listing,
 //     timeline_heads: the account's and the product's customers (appends answering the count), the email's bag;
 //     customers insert (PENDING)
 //     sessions update (consume)
-//     payment_operations insert + update, payment_transactions insert (charge)
+//     payment_operations insert (with its transaction id) + update (charge)
 //     timeline_heads: the account's transactions (append), the customer's bag;
 //     outbox_schedule listing, transactions insert (with its TRANSACTION event)
 //     renewal_schedule listing, outbox_schedule listing, customers update (ACTIVE + CONVERSION event)
@@ -99,7 +99,6 @@ function createHandlers(dbs: Databases) {
 	const locks = dbs.billing.collection("subscription_locks");
 	const customers = dbs.billing.collection("customers");
 	const transactions = dbs.billing.collection("transactions");
-	const paymentTransactions = dbs.payments.collection("payment_transactions");
 	const outboxSchedule = dbs.billing.collection("outbox_schedule");
 	const renewalSchedule = dbs.billing.collection("renewal_schedule");
 	const attemptSchedule = dbs.notifications.collection("webhook_attempt_schedule");
@@ -142,8 +141,10 @@ function createHandlers(dbs: Databases) {
 		amount: number,
 		currency: string | null,
 	): Promise<number> {
+		const processorTransactionId = await ids.operations();
 		await operations.insertOne({
 			_id: key as never,
+			transactionId: processorTransactionId,
 			kind,
 			initiator: "customer",
 			cardToken,
@@ -153,12 +154,10 @@ function createHandlers(dbs: Databases) {
 			outcome: null,
 			createdAt: new Date(),
 		});
-		const processorTransactionId = await ids.operations();
 		await operations.updateOne(
 			{ _id: key as never },
 			{ $set: { outcome: { status: "APPROVED", processorTransactionId, reason: null, hardDecline: false } } },
 		);
-		await paymentTransactions.insertOne({ _id: processorTransactionId as never, operation: key });
 		return processorTransactionId;
 	}
 
@@ -478,6 +477,7 @@ async function main(): Promise<void> {
 	// The same indexes as our collections (mongo-java-server maintains the unique ones only).
 	await dbs.billing.collection("customers").createIndex({ accountId: 1 });
 	await dbs.billing.collection("transactions").createIndex({ idempotencyKey: 1 }, { unique: true });
+	await dbs.payments.collection("payment_operations").createIndex({ transactionId: 1 }, { unique: true });
 	await dbs.notifications
 		.collection("webhook_deliveries")
 		.createIndexes([{ key: { status: 1, nextAttemptAt: 1 } }, { key: { accountId: 1, eventAt: -1 } }]);

@@ -5,11 +5,12 @@
 // order and shows each item once, whatever crashed or ran at once
 // (docs/invoices.md#lists).
 //
-// Stored in a service's timeline collections (shared/timeline.ts), under keys
-// of their own: a timeline's chunk c is `<key>#<c>` in timeline_chunks, its
-// `slots` keyed by the position's offset in the chunk; a bag (a customer's
-// documents, a short list) is one timeline_heads document whose `slots` are
-// keyed by the number.
+// Stored in a service's timeline_chunks (shared/timeline.ts), under keys of
+// their own: a timeline's chunk c is `<key>#<c>`, its `slots` keyed by the
+// position's offset in the chunk; a bag (a customer's documents, a short list)
+// is one document whose `slots` are keyed by the number. A document's places in
+// its account's list and its customer's bag are one command, with the places
+// other documents take on this node at that moment (shared/group-commit.ts).
 //   - A slot is written once: the first placement wins (a retry's places
 //     nothing), so a ref never moves.
 //   - A position with no ref yet (its number taken, its item not placed)
@@ -17,7 +18,7 @@
 //     a page skips as it skips a ref whose item is missing, without
 //     ending a date range there.
 import type { Collection } from "mongodb";
-import { isDuplicateKey } from "./persistence";
+import { groupCommit, perObject } from "./group-commit";
 import { CHUNK, type Positioned, type TimelineRef, type Timelines } from "./timeline";
 
 interface SlotsDoc {
@@ -25,8 +26,8 @@ interface SlotsDoc {
 	slots?: Record<string, TimelineRef>;
 }
 
-/** The collection as slots documents (straight to the driver: mongoose's schemas know no `slots`). */
-const slotsIn = (model: Timelines["chunks"] | Timelines["heads"]) => model.collection as unknown as Collection<SlotsDoc>;
+/** The slots documents, straight to the driver (mongoose's schemas know no `slots`). */
+const slotsIn = (timelines: Timelines) => timelines.chunks.collection as unknown as Collection<SlotsDoc>;
 
 const chunkKey = (key: string, chunk: number) => `${key}#${chunk}`;
 const chunkOf = (position: number) => Math.floor((position - 1) / CHUNK);
@@ -35,32 +36,58 @@ const offsetOf = (position: number) => (position - 1) % CHUNK;
 /** What an empty position reads as: it names no item, and no date range ends at it. */
 const unplaced = (position: number): Positioned => ({ position, ref: [-position, Number.MAX_SAFE_INTEGER] });
 
-/** Sets the slot unless it holds a ref already; the slot's document is created if need be. */
-async function placeOnce(model: Timelines["chunks"] | Timelines["heads"], _id: string, slot: string, ref: TimelineRef): Promise<void> {
-	const path = `slots.${slot}`;
-	const collection = slotsIn(model);
-	for (let tries = 0; tries < 3; tries++) {
+/** One ref to place: the slot `slot` of the slots document `_id`. */
+export interface Placement {
+	_id: string;
+	slot: string;
+	ref: TimelineRef;
+}
+
+/** The ref of number `position` in the numbered timeline `key`. */
+export const inTimeline = (key: string, position: number, ref: TimelineRef): Placement => ({
+	_id: chunkKey(key, chunkOf(position)),
+	slot: String(offsetOf(position)),
+	ref,
+});
+
+/** The ref of number `number` in the numbered bag `key`. */
+export const inBag = (key: string, number: number, ref: TimelineRef): Placement => ({ _id: key, slot: String(number), ref });
+
+/** The places asked for at once on this node, per service: one command for all (shared/group-commit.ts). */
+const placerOf = perObject((timelines: Timelines) =>
+	groupCommit<Placement[]>(async groups => {
+		await placeOnce(slotsIn(timelines), groups.flat());
+		return undefined;
+	}),
+);
+
+/** Places each ref in its slot, once: a slot that holds a ref already keeps it. */
+export function placeAll(timelines: Timelines, placements: Placement[]): Promise<void> {
+	return placerOf(timelines)(placements);
+}
+
+/** Sets each slot unless it holds a ref already, creating its document if need be, in one command (and again for those refused). */
+async function placeOnce(collection: Collection<SlotsDoc>, placements: Placement[]): Promise<void> {
+	let left = placements;
+	for (let tries = 0; tries < 3 && left.length > 0; tries++) {
+		const operations = left.map(({ _id, slot, ref }) => ({
+			updateOne: { filter: { _id, [`slots.${slot}`]: { $exists: false } }, update: { $set: { [`slots.${slot}`]: ref } }, upsert: true },
+		}));
+		let refused: Placement[] = [];
 		try {
-			await collection.updateOne({ _id, [path]: { $exists: false } }, { $set: { [path]: ref } }, { upsert: true });
-			return;
+			await collection.bulkWrite(operations, { ordered: false });
 		} catch (err) {
-			// The slot is taken (the filter missed, the upsert hit the key), or another slot's upsert created the
-			// document first: placed, or place again.
-			if (!isDuplicateKey(err)) throw err;
-			const doc = await collection.findOne({ _id });
-			if (doc?.slots?.[slot]) return;
+			// A slot that is taken (the filter missed, the upsert hit the key), or a document another upsert created first,
+			// is refused as a taken key: placed, or place again. Anything else (the connection lost) is thrown.
+			const writeErrors = (err as { writeErrors?: { index: number; code?: number }[] }).writeErrors ?? [];
+			if (writeErrors.length === 0 || writeErrors.some(e => e.code !== 11000)) throw err;
+			refused = writeErrors.map(e => left[e.index]);
 		}
+		if (refused.length === 0) return;
+		const docs = await collection.find({ _id: { $in: [...new Set(refused.map(p => p._id))] } }).toArray();
+		const slotsOf = new Map(docs.map(doc => [doc._id, doc.slots ?? {}]));
+		left = refused.filter(p => !slotsOf.get(p._id)?.[p.slot]);
 	}
-}
-
-/** Places the ref of number `position` in the numbered timeline, once. */
-export function place(timelines: Timelines, key: string, position: number, ref: TimelineRef): Promise<void> {
-	return placeOnce(timelines.chunks, chunkKey(key, chunkOf(position)), String(offsetOf(position)), ref);
-}
-
-/** Adds the ref of number `number` to the numbered bag, once. */
-export function placeInBag(timelines: Timelines, key: string, number: number, ref: TimelineRef): Promise<void> {
-	return placeOnce(timelines.heads, key, String(number), ref);
 }
 
 /** The positions `lo` to `hi` of the numbered timeline, an empty one as `unplaced`. */
@@ -68,7 +95,7 @@ async function between(timelines: Timelines, key: string, lo: number, hi: number
 	if (lo > hi) return [];
 	const wanted: string[] = [];
 	for (let c = chunkOf(lo); c <= chunkOf(hi); c++) wanted.push(chunkKey(key, c));
-	const docs = await slotsIn(timelines.chunks)
+	const docs = await slotsIn(timelines)
 		.find({ _id: { $in: wanted } })
 		.toArray();
 	const chunks = new Map(docs.map(doc => [doc._id, doc.slots ?? {}]));
@@ -117,7 +144,7 @@ export async function numberedAtOrBefore(timelines: Timelines, key: string, top:
 
 /** A numbered bag's refs in number order (none when it was never written). */
 export async function numberedBag(timelines: Timelines, key: string): Promise<TimelineRef[]> {
-	const doc = await slotsIn(timelines.heads).findOne({ _id: key });
+	const doc = await slotsIn(timelines).findOne({ _id: key });
 	return Object.entries(doc?.slots ?? {})
 		.sort(([a], [b]) => Number(a) - Number(b))
 		.map(([, ref]) => ref);

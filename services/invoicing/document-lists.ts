@@ -9,7 +9,7 @@ import type { Model } from "mongoose";
 import type { ListError, Page } from "../../shared/list-page";
 import { bagReader } from "../../shared/list-page";
 import { type ListQuery, type ListSource, newestFirst } from "../../shared/newest-first";
-import { numberedAtOrBefore, numberedBag, numberedBelow, place, placeInBag } from "../../shared/numbered-timeline";
+import { inBag, inTimeline, numberedAtOrBefore, numberedBag, numberedBelow, placeAll } from "../../shared/numbered-timeline";
 import { ownedBy } from "../../shared/persistence";
 import type { Timelines } from "../../shared/timeline";
 import { type CreditNoteView, type InvoiceView, type LinkOf, toCreditNoteView, toInvoiceView } from "./document-views";
@@ -22,15 +22,17 @@ const keys: Record<DocumentKind, { all: (accountId: number) => string; customer:
 	credit_note: { all: accountId => `nn:${accountId}`, customer: customerId => `ncn:${customerId}` },
 };
 
-/** Lists a document about to be inserted at its number: in its account's list and its customer's, once. */
+/** Lists a document about to be inserted at its number: in its account's list and its customer's, once, in one command. */
 export async function placeDocument(
 	deps: { db: { timelines: Timelines } },
 	kind: DocumentKind,
 	doc: Pick<DocumentBase, "_id" | "accountId" | "customerId" | "issuedAt" | "sequence">,
 ): Promise<void> {
 	const ref: [number, number] = [doc._id, doc.issuedAt.getTime()];
-	await place(deps.db.timelines, keys[kind].all(doc.accountId), doc.sequence, ref);
-	await placeInBag(deps.db.timelines, keys[kind].customer(doc.customerId), doc.sequence, ref);
+	await placeAll(deps.db.timelines, [
+		inTimeline(keys[kind].all(doc.accountId), doc.sequence, ref),
+		inBag(keys[kind].customer(doc.customerId), doc.sequence, ref),
+	]);
 }
 
 export interface DocumentListQuery extends ListQuery {

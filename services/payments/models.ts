@@ -1,6 +1,6 @@
 // The payments service's collections: the card vault, the ledger of every
-// payment operation (by our idempotency key) with its integer transaction id,
-// and what the connectors keep of a card at their processor.
+// payment operation (by our idempotency key, and by its integer transaction id:
+// a unique key), and what the connectors keep of a card at their processor.
 import { type Connection, type Model, Schema } from "mongoose";
 import type { PaymentOutcome, ProcessorNotice } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
@@ -25,6 +25,8 @@ export interface VaultCardDoc {
 /** The ledger: one operation per idempotency key, recorded before its processor is asked, decided once. */
 export interface OperationDoc {
 	_id: string;
+	/** Our transaction id (`processorTransactionId`), given when it is recorded: captures and refunds find it by this unique key. */
+	transactionId: number;
 	kind: OperationKind;
 	initiator: "customer" | "merchant" | null;
 	midId: number | null;
@@ -67,12 +69,6 @@ export interface SandboxNoticeDoc {
 	createdAt: Date;
 }
 
-/** Which operation a transaction id belongs to: captures and refunds find theirs by key. */
-export interface TransactionIndexDoc {
-	_id: number;
-	operation: string;
-}
-
 /** A MID's processor key and webhook signing secret, envelope-sealed under CREDENTIALS_KEY (vault/credentials.ts). */
 export interface CredentialsDoc {
 	/** The MID's id. */
@@ -102,6 +98,7 @@ const vaultSchema = new Schema<VaultCardDoc>(
 const operationSchema = new Schema<OperationDoc>(
 	{
 		_id: String,
+		transactionId: Number,
 		kind: String,
 		initiator: { type: String, default: null },
 		midId: { type: Number, default: null },
@@ -119,6 +116,8 @@ const operationSchema = new Schema<OperationDoc>(
 	{ versionKey: false },
 );
 
+operationSchema.index({ transactionId: 1 }, { unique: true });
+
 const credentialsSchema = new Schema<CredentialsDoc>(
 	{ _id: Number, type: String, secret: envelopeSchema, webhookSecret: { type: envelopeSchema, default: null }, updatedAt: Date },
 	{ versionKey: false },
@@ -134,7 +133,6 @@ const sandboxNoticeSchema = new Schema<SandboxNoticeDoc>(
 	{ versionKey: false },
 );
 
-const transactionIndexSchema = new Schema<TransactionIndexDoc>({ _id: Number, operation: String }, { versionKey: false });
 const processorCardSchema = new Schema<ProcessorCardDoc>(
 	{ _id: String, value: Schema.Types.Mixed, createdAt: Date },
 	{ versionKey: false },
@@ -143,7 +141,6 @@ const processorCardSchema = new Schema<ProcessorCardDoc>(
 export interface PaymentsDb {
 	vault: Model<VaultCardDoc>;
 	operations: Model<OperationDoc>;
-	transactions: Model<TransactionIndexDoc>;
 	processorCards: Model<ProcessorCardDoc>;
 	credentials: Model<CredentialsDoc>;
 	sandboxChallenges: Model<SandboxChallengeDoc>;
@@ -158,7 +155,6 @@ export function createPaymentsModels(connection: Connection): PaymentsDb {
 	return {
 		vault: connection.model("VaultCard", vaultSchema, "vault_cards"),
 		operations: connection.model("PaymentOperation", operationSchema, "payment_operations"),
-		transactions: connection.model("PaymentTransaction", transactionIndexSchema, "payment_transactions"),
 		processorCards: connection.model("ProcessorCard", processorCardSchema, "gateway_cards"),
 		credentials: connection.model("ProcessorCredentials", credentialsSchema, "gateway_credentials"),
 		sandboxChallenges: connection.model("SandboxChallenge", sandboxChallengeSchema, "sandbox_challenges"),

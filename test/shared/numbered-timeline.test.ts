@@ -3,7 +3,7 @@
 // by number with the numbers not placed yet passed over, the date search, and
 // the numbered bag.
 import mongoose from "mongoose";
-import { numberedAtOrBefore, numberedBag, numberedBelow, place, placeInBag } from "../../shared/numbered-timeline";
+import { inBag, inTimeline, numberedAtOrBefore, numberedBag, numberedBelow, placeAll } from "../../shared/numbered-timeline";
 import { CHUNK, createTimelines, type Timelines } from "../../shared/timeline";
 import { uniqueDatabaseName } from "../setup/app";
 
@@ -11,7 +11,9 @@ let connection: mongoose.Connection;
 let timelines: Timelines;
 
 beforeAll(async () => {
-	connection = await mongoose.createConnection(process.env.MONGO_URL!, { dbName: uniqueDatabaseName(), autoCreate: false }).asPromise();
+	connection = await mongoose
+		.createConnection(process.env.MONGO_URL!, { dbName: uniqueDatabaseName(), autoCreate: false, monitorCommands: true })
+		.asPromise();
 	timelines = createTimelines(connection);
 });
 afterAll(() => connection.close());
@@ -39,8 +41,8 @@ describe("Numbered timelines", () => {
 			Array.from({ length: 25 }, async (_, w) => {
 				for (let i = w; i < numbers.length; i += 25) {
 					const n = numbers[i];
-					await place(timelines, "numbered", n, [1000 + n, n * 10]);
-					await place(timelines, "numbered", n, [1000 + n, n * 10 + 5]);
+					await placeAll(timelines, [inTimeline("numbered", n, [1000 + n, n * 10])]);
+					await placeAll(timelines, [inTimeline("numbered", n, [1000 + n, n * 10 + 5])]);
 				}
 			}),
 		);
@@ -57,7 +59,7 @@ describe("Numbered timelines", () => {
 	});
 
 	test("When some numbers are taken but not placed yet, then they read as refs naming nothing, at the latest time, and the rest reads as placed", async () => {
-		for (const n of [1, 2, 4, 5, CHUNK + 2]) await place(timelines, "gaps", n, [n, n]);
+		for (const n of [1, 2, 4, 5, CHUNK + 2]) await placeAll(timelines, [inTimeline("gaps", n, [n, n])]);
 
 		const { n, refs } = await numberedBelow(timelines, "gaps", CHUNK + 3, null, CHUNK + 3);
 
@@ -70,7 +72,7 @@ describe("Numbered timelines", () => {
 
 	test("When a date is searched, then the last number placed at or before it is found across chunks", async () => {
 		const top = 3 * CHUNK + 10;
-		for (let n = 1; n <= top; n++) if (n % 7 !== 0) await place(timelines, "dated", n, [n, 1000 * n]);
+		for (let n = 1; n <= top; n++) if (n % 7 !== 0) await placeAll(timelines, [inTimeline("dated", n, [n, 1000 * n])]);
 
 		expect(await numberedAtOrBefore(timelines, "dated", top, 999)).toBe(0);
 		expect(await numberedAtOrBefore(timelines, "dated", top, 1000 * (CHUNK + 6))).toBe(CHUNK + 6);
@@ -80,7 +82,7 @@ describe("Numbered timelines", () => {
 	});
 
 	test("When a bag's numbers are placed out of order and again, then it reads each once, in number order", async () => {
-		await Promise.all([7, 3, 12, 3, 7, 1].map(n => placeInBag(timelines, "bag", n, [n * 100, n])));
+		await Promise.all([7, 3, 12, 3, 7, 1].map(n => placeAll(timelines, [inBag("bag", n, [n * 100, n])])));
 
 		expect(await numberedBag(timelines, "bag")).toEqual([
 			[100, 1],
@@ -89,5 +91,39 @@ describe("Numbered timelines", () => {
 			[1200, 12],
 		]);
 		expect(await numberedBag(timelines, "never")).toEqual([]);
+	});
+
+	test("When 40 documents are placed at once, each in a list and a bag, some twice, then each slot holds its first ref, in few commands", async () => {
+		// Arrange: document n is number n of the list and of its customer's bag (customers 0 to 3); every fifth places twice.
+		const placements = (n: number, at: number) => [inTimeline("both", n, [n, at]), inBag(`bag-${n % 4}`, n, [n, at])];
+		const commands: string[] = [];
+		const client = connection.getClient();
+		const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
+			if (event.command.update === "timeline_chunks") commands.push(event.commandName);
+		};
+		client.on("commandStarted", listener);
+
+		// Act
+		try {
+			await Promise.all(
+				Array.from({ length: 40 }, async (_, i) => {
+					const n = i + 1;
+					await placeAll(timelines, placements(n, n * 10));
+					if (n % 5 === 0) await placeAll(timelines, placements(n, n * 10 + 5));
+				}),
+			);
+		} finally {
+			client.off("commandStarted", listener);
+		}
+
+		// Assert
+		expect(await readDown("both", 40, 7)).toEqual(Array.from({ length: 40 }, (_, i) => 40 - i));
+		for (let c = 0; c < 4; c++) {
+			const expected = Array.from({ length: 10 }, (_, i) => 4 * i + (c === 0 ? 4 : c)).map(n => [n, n * 10]);
+			expect(await numberedBag(timelines, `bag-${c}`)).toEqual(expected);
+		}
+		// 48 placement calls: those that came while one command was out went in the next.
+		expect(commands.length).toBeGreaterThan(0);
+		expect(commands.length).toBeLessThan(20);
 	});
 });

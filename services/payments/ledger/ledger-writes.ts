@@ -6,7 +6,7 @@
 // that read the operation before its object was remembered fails, instead of
 // looking up nothing and making a second object beside it.
 import { type AwaitingBuyer, OPERATION_IN_PROGRESS_REASON, type PaymentOutcome } from "../../../shared/contracts/payments";
-import { insertOnce, raw } from "../../../shared/persistence";
+import { raw } from "../../../shared/persistence";
 import type { ChallengeAsked, ConnectorOutcome } from "../connectors/connector";
 import type { OperationDoc, PaymentsDb } from "../models";
 
@@ -60,12 +60,9 @@ export async function takeOver(ctx: LedgerContext, previous: OperationDoc, ms: n
  */
 export async function record(ctx: LedgerContext, mine: OperationDoc, outcome: ConnectorOutcome): Promise<PaymentOutcome> {
 	const { db } = ctx;
-	const id = await db.ids.next();
-	// Indexed before it is recorded: an index entry without an outcome finds nothing, never the wrong operation.
-	await insertOnce(db.transactions, { _id: id, operation: mine._id });
 	const recorded: PaymentOutcome = {
 		status: outcome.status,
-		processorTransactionId: id,
+		processorTransactionId: mine.transactionId,
 		processorReference: outcome.reference,
 		reason: outcome.reason,
 		hardDecline: outcome.hardDecline,

@@ -19,7 +19,10 @@ import type { OperationDoc, PaymentsDb } from "../models";
 import { decideOwned, settleFound } from "./ledger-decide";
 import { awaitingOf, failed, failedOutcome, giveUp, type LedgerContext, later, record, takeOver } from "./ledger-writes";
 
-export type OperationRecord = Omit<OperationDoc, "_id" | "reference" | "outcome" | "awaiting" | "decidingUntil" | "createdAt">;
+export type OperationRecord = Omit<
+	OperationDoc,
+	"_id" | "transactionId" | "reference" | "outcome" | "awaiting" | "decidingUntil" | "createdAt"
+>;
 
 /** How a connector finds out what a call that died did (null: no money moved for it). */
 export interface Resumption {
@@ -87,8 +90,7 @@ export function createLedger(db: PaymentsDb, now: () => Date = () => new Date(),
 		},
 
 		async operationOf(processorTransactionId) {
-			const entry = await db.transactions.findById(processorTransactionId).lean();
-			const operation = entry ? await db.operations.findById(entry.operation).lean() : null;
+			const operation = await db.operations.findOne({ transactionId: processorTransactionId }).lean();
 			return operation?.outcome?.processorTransactionId === processorTransactionId ? operation : null;
 		},
 	};
@@ -104,6 +106,8 @@ async function run(
 ): Promise<PaymentOutcome | AwaitingBuyer> {
 	const fresh: OperationDoc = {
 		_id: key,
+		// Given with the record, not with the outcome: no second write to index it, and a takeover keeps it.
+		transactionId: await ctx.db.ids.next(),
 		...fields,
 		reference: null,
 		outcome: null,
