@@ -127,26 +127,29 @@ async function appendOnce(timelines: Timelines, key: string, refs: TimelineRef[]
 	return first;
 }
 
-/** Appends each ref to its timeline, one update per timeline (per CHUNK refs); answers each ref's position, in order. */
+/** Appends each ref to its timeline, one update per timeline (per CHUNK refs), the timelines at once; answers each ref's position, in order. */
 export async function appendAll(timelines: Timelines, additions: { key: string; ref: TimelineRef }[]): Promise<number[]> {
 	const byKey = new Map<string, number[]>();
 	additions.forEach(({ key }, i) => {
 		byKey.set(key, [...(byKey.get(key) ?? []), i]);
 	});
 	const positions: number[] = new Array(additions.length);
-	for (const [key, indexes] of byKey) {
-		for (let i = 0; i < indexes.length; i += CHUNK) {
-			const part = indexes.slice(i, i + CHUNK);
-			const first = await append(
-				timelines,
-				key,
-				part.map(index => additions[index].ref),
-			);
-			part.forEach((index, j) => {
-				positions[index] = first + j;
-			});
-		}
-	}
+	// The timelines at once; each one's parts in order.
+	await Promise.all(
+		[...byKey].map(async ([key, indexes]) => {
+			for (let i = 0; i < indexes.length; i += CHUNK) {
+				const part = indexes.slice(i, i + CHUNK);
+				const first = await append(
+					timelines,
+					key,
+					part.map(index => additions[index].ref),
+				);
+				part.forEach((index, j) => {
+					positions[index] = first + j;
+				});
+			}
+		}),
+	);
 	return positions;
 }
 

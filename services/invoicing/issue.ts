@@ -18,7 +18,7 @@ import { type Charge, chargeOf } from "./charges";
 import { documentModel, placeDocument } from "./document-lists";
 import { creditNoteTotals, invoiceTotals, type Totals } from "./invoice-lines";
 import type { InvoicingDb } from "./models";
-import { type DocumentKind, formatNumber, releaseNumber, takeNumber } from "./numbering";
+import { type DocumentKind, formatNumber, numberingMoment, releaseNumber, takeNumber } from "./numbering";
 import type { CreditNoteDoc, DocumentBase, InvoiceDoc } from "./records";
 
 /** What issuing needs besides the database: the seller's settings and the products' names, cached per node. */
@@ -96,15 +96,42 @@ async function productNames(deps: IssueDeps, tx: Charge): Promise<Map<number, st
 	return new Map(names.flatMap(([id, name]) => (name === null ? [] : [[id, name] as [number, string]])));
 }
 
+/** What a call's look-up found of its documents: those written, and the moment before it (numbering.ts). */
+interface LookedUp {
+	since: number;
+	found: Set<string>;
+}
+
+const lookUpKey = (kind: DocumentKind, id: number) => `${kind}:${id}`;
+
+/** Which of the requests' documents are written, one read per kind. */
+async function lookUp(deps: IssueDeps, requests: Request[]): Promise<LookedUp> {
+	const since = numberingMoment();
+	const found = new Set<string>();
+	for (const kind of ["invoice", "credit_note"] as const) {
+		const ids = requests.filter(r => documentKindOf(r.transaction) === kind).map(r => r.transaction.id);
+		if (ids.length === 0) continue;
+		const docs = await modelOf(deps, kind)
+			.find({ _id: { $in: ids } }, { _id: 1 })
+			.lean<{ _id: number }[]>();
+		for (const doc of docs) found.add(lookUpKey(kind, doc._id));
+	}
+	return { since, found };
+}
+
 /** Numbers, lists and writes one document; the one already written when the key had it. */
 async function issueNumbered(
 	deps: IssueDeps,
 	tx: Charge,
 	kind: DocumentKind,
 	build: (sequence: number) => Promise<InvoiceDoc | CreditNoteDoc>,
+	lookedUp?: LookedUp,
 ): Promise<Issued | null> {
 	const model = modelOf(deps, kind);
-	const numbered = await takeNumber(deps, tx.accountId, kind, tx.id, async () => (await model.exists({ _id: tx.id })) !== null);
+	const found = lookedUp?.found.has(lookUpKey(kind, tx.id));
+	// Written already (documents stay): no need to ask again. Not found: numbering.ts decides whether that still holds.
+	const exists = async () => found === true || (await model.exists({ _id: tx.id })) !== null;
+	const numbered = await takeNumber(deps, tx.accountId, kind, tx.id, exists, found === false ? lookedUp?.since : undefined);
 	if (!numbered) return written(deps, kind, tx.id);
 	const doc = await build(numbered.sequence);
 	await placeDocument(deps, kind, doc);
@@ -115,17 +142,23 @@ async function issueNumbered(
 	return written(deps, kind, tx.id);
 }
 
-function issueInvoice(deps: IssueDeps, issue: ToIssue): Promise<Issued | null> {
+function issueInvoice(deps: IssueDeps, issue: ToIssue, lookedUp?: LookedUp): Promise<Issued | null> {
 	const { tx } = issue;
-	return issueNumbered(deps, tx, "invoice", async sequence => {
-		const totals = invoiceTotals(tx, await productNames(deps, tx));
-		return {
-			...(await heading(deps, issue, "invoice", sequence, totals)),
-			total: tx.amount,
-			creditApplied: tx.creditApplied,
-			discount: tx.discount,
-		};
-	});
+	return issueNumbered(
+		deps,
+		tx,
+		"invoice",
+		async sequence => {
+			const totals = invoiceTotals(tx, await productNames(deps, tx));
+			return {
+				...(await heading(deps, issue, "invoice", sequence, totals)),
+				total: tx.amount,
+				creditApplied: tx.creditApplied,
+				discount: tx.discount,
+			};
+		},
+		lookedUp,
+	);
 }
 
 /** The invoice a credit note refers to: issued first if the charge's own request has not come yet. */
@@ -138,18 +171,24 @@ async function invoiceOf(deps: IssueDeps, original: Charge | null, buyer: Party)
 	return issued?.kind === "invoice" ? issued.doc : null;
 }
 
-async function issueCreditNote(deps: IssueDeps, issue: ToIssue, invoice: InvoiceDoc | null): Promise<Issued | null> {
+async function issueCreditNote(deps: IssueDeps, issue: ToIssue, invoice: InvoiceDoc | null, lookedUp?: LookedUp): Promise<Issued | null> {
 	const { tx } = issue;
 	// No invoice to refer to (no charge named, or one that billed nothing): no credit note.
 	if (!invoice) return null;
 	const amount = -tx.amount;
-	return issueNumbered(deps, tx, "credit_note", async sequence => ({
-		...(await heading(deps, issue, "credit_note", sequence, creditNoteTotals(invoice, amount))),
-		total: amount,
-		reason: tx.type === "CHARGEBACK" ? "CHARGEBACK" : "REFUND",
-		invoiceId: invoice._id,
-		invoiceNumber: invoice.number,
-	}));
+	return issueNumbered(
+		deps,
+		tx,
+		"credit_note",
+		async sequence => ({
+			...(await heading(deps, issue, "credit_note", sequence, creditNoteTotals(invoice, amount))),
+			total: amount,
+			reason: tx.type === "CHARGEBACK" ? "CHARGEBACK" : "REFUND",
+			invoiceId: invoice._id,
+			invoiceNumber: invoice.number,
+		}),
+		lookedUp,
+	);
 }
 
 type Request = Pick<IssueRequest, "transaction" | "original" | "buyer">;
@@ -160,6 +199,7 @@ type Request = Pick<IssueRequest, "transaction" | "original" | "buyer">;
  * requests' order, which is the order of their transactions.
  */
 export async function issueDocuments(deps: IssueDeps, requests: Request[]): Promise<(Issued | null)[]> {
+	const lookedUp = await lookUp(deps, requests);
 	const invoices = await Promise.all(
 		requests.map(request =>
 			documentKindOf(request.transaction) === "credit_note"
@@ -172,8 +212,8 @@ export async function issueDocuments(deps: IssueDeps, requests: Request[]): Prom
 		requests.map((request, i) => {
 			const kind = documentKindOf(request.transaction);
 			const issue = { tx: chargeOf(request.transaction), buyer: request.buyer };
-			if (kind === "invoice") return issueInvoice(deps, issue);
-			return kind === "credit_note" ? issueCreditNote(deps, issue, invoices[i]) : null;
+			if (kind === "invoice") return issueInvoice(deps, issue, lookedUp);
+			return kind === "credit_note" ? issueCreditNote(deps, issue, invoices[i], lookedUp) : null;
 		}),
 	);
 }

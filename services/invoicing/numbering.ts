@@ -13,6 +13,11 @@
 //     until invoicing.issue answers) writes the document with that number.
 //   - The pull waits a moment for the others of that moment (releaseNumber);
 //     invoicing.issue answers once its pulls are done.
+//   - A call's documents are looked up together before their numbers are
+//     taken (`absentSince`). That look-up stands in for a key's own read only
+//     while it came after the sequence was last read from the database (the
+//     compare-and-set then proves no other node numbered since) and after
+//     this node last wrote that key's document.
 // So every number given is used once, across nodes, retries and crashes.
 // Billing's requests reach an account's numbers on one node (the shard
 // strategy, invoicing.service.ts), where they are taken one at a time: the
@@ -43,23 +48,66 @@ interface NumberingDeps {
 
 type Sequence = { _id: string; last: number; pending: { number: number; key: number; at: Date }[] };
 
+/** This node's order of events: sequence reads, key look-ups and writes are compared by it. */
+let ticks = 0;
+/** A moment in this node's order of events: take it before a look-up, or after a read is answered. */
+export const numberingMoment = () => ++ticks;
+
+/** A sequence as this node knows it, and the moment it was last read from the database. */
+type Known = Sequence & { readAt: number };
+
 /**
  * Each sequence as this node last wrote it. Its numbers are taken on this node (the shard strategy), so the copy is
  * usually the stored one and the read is saved; when another node moved it meanwhile, the compare-and-set on `last`
  * fails and the sequence is read again. Kept per database (a test process runs several).
  */
-const knownIn = perObject((_sequences: object) => new Map<string, Sequence>());
+const knownIn = perObject((_sequences: object) => new Map<string, Known>());
 const knownOf = (deps: NumberingDeps) => knownIn(deps.db.documentSequences);
 
-/** Takes the key's number (or finds the one it was given); null: the key already has its document (`exists`). */
-async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: () => Promise<boolean>): Promise<Numbered | null | "retry"> {
+/** When this node last wrote each key's document (releaseNumber), by `<sequence>/<key>`: the latest WRITTEN_KEPT. */
+const written = new Map<string, number>();
+const WRITTEN_KEPT = 10_000;
+/** The latest moment forgotten from `written`: a look-up before it cannot tell. */
+let forgottenUpTo = 0;
+
+function wrote(id: string, key: number): void {
+	const name = `${id}/${key}`;
+	written.delete(name);
+	written.set(name, numberingMoment());
+	if (written.size <= WRITTEN_KEPT) return;
+	const [oldest, at] = written.entries().next().value as [string, number];
+	written.delete(oldest);
+	forgottenUpTo = at;
+}
+
+/** Whether a look-up at `since` that found no document for the key still holds for a sequence read at `readAt`. */
+function stillAbsent(id: string, key: number, readAt: number, since: number | undefined): boolean {
+	if (since === undefined || readAt > since || forgottenUpTo > since) return false;
+	return (written.get(`${id}/${key}`) ?? 0) < since;
+}
+
+/**
+ * Takes the key's number (or finds the one it was given); null: the key already has its document (`exists`, unless a
+ * look-up at the moment `absentSince` found none and still holds).
+ */
+async function takeOnce(
+	deps: NumberingDeps,
+	id: string,
+	key: number,
+	exists: () => Promise<boolean>,
+	absentSince: number | undefined,
+): Promise<Numbered | null | "retry"> {
 	const sequences = deps.db.documentSequences;
 	const cache = knownOf(deps);
-	const doc = cache.get(id) ?? (await sequences.findById(id).lean()) ?? { _id: id, last: 0, pending: [] };
+	let doc = cache.get(id);
+	if (!doc) {
+		const read = (await sequences.findById(id).lean()) ?? { _id: id, last: 0, pending: [] };
+		doc = { ...read, readAt: numberingMoment() };
+	}
 	cache.delete(id);
 	const mine = doc.pending.find(entry => entry.key === key);
 	if (mine) return { sequence: mine.number };
-	if (await exists()) return null;
+	if (!stillAbsent(id, key, doc.readAt, absentSince) && (await exists())) return null;
 	const sequence = doc.last + 1;
 	const entry = { number: sequence, key, at: deps.now() };
 	const taken =
@@ -70,7 +118,7 @@ async function takeOnce(deps: NumberingDeps, id: string, key: number, exists: ()
 			: await sequences.updateOne({ _id: id, last: doc.last }, { $set: { last: sequence }, $push: { pending: entry } });
 	const won = taken !== null && (taken.modifiedCount === 1 || taken.upsertedCount === 1);
 	if (!won) deps.lostCompareAndSet?.();
-	else cache.set(id, { _id: id, last: sequence, pending: [...doc.pending, entry] });
+	else cache.set(id, { _id: id, last: sequence, pending: [...doc.pending, entry], readAt: doc.readAt });
 	return won ? { sequence } : "retry";
 }
 
@@ -87,18 +135,22 @@ function inTurn<T>(id: string, work: () => Promise<T>): Promise<T> {
 	return turn;
 }
 
-/** The key's number in the account's sequence of `kind`, taken once; null when `exists` says its document is written. */
+/**
+ * The key's number in the account's sequence of `kind`, taken once; null when `exists` says its document is written.
+ * `absentSince`: the moment (numberingMoment) before a look-up that found no document for the key.
+ */
 export function takeNumber(
 	deps: NumberingDeps,
 	accountId: number,
 	kind: DocumentKind,
 	key: number,
 	exists: () => Promise<boolean>,
+	absentSince?: number,
 ): Promise<Numbered | null> {
 	const id = sequenceKey(accountId, kind);
 	return inTurn(id, async () => {
 		for (;;) {
-			const taken = await takeOnce(deps, id, key, exists);
+			const taken = await takeOnce(deps, id, key, exists, absentSince);
 			if (taken !== "retry") return taken;
 		}
 	});
@@ -119,6 +171,7 @@ export async function lastNumber(
  */
 export function releaseNumber(deps: NumberingDeps, accountId: number, kind: DocumentKind, key: number): Promise<void> {
 	const id = sequenceKey(accountId, kind);
+	wrote(id, key);
 	const doc = knownOf(deps).get(id);
 	if (doc) doc.pending = doc.pending.filter(entry => entry.key !== key);
 	// A pull that fails leaves the entry (a database gone meanwhile): harmless, as above.

@@ -25,14 +25,16 @@ type NewDelivery = Pick<DeliveryDoc, "_id" | "accountId" | "customerId" | "enque
 /** Lists new deliveries in their account's and customer's events and writes the positions on them (before they are inserted). */
 export async function addToEvents<D extends NewDelivery>(deps: NotificationsDeps, deliveries: D[]): Promise<D[]> {
 	const ref = (d: D): TimelineRef => [d._id, d.enqueuedAt.getTime()];
-	const positions = await appendAll(
-		deps.db.timelines,
-		deliveries.map(d => ({ key: keys.account(d.accountId), ref: ref(d) })),
-	);
-	const customerPositions = await appendAll(
-		deps.db.timelines,
-		deliveries.map(d => ({ key: keys.customer(d.customerId), ref: ref(d) })),
-	);
+	const [positions, customerPositions] = await Promise.all([
+		appendAll(
+			deps.db.timelines,
+			deliveries.map(d => ({ key: keys.account(d.accountId), ref: ref(d) })),
+		),
+		appendAll(
+			deps.db.timelines,
+			deliveries.map(d => ({ key: keys.customer(d.customerId), ref: ref(d) })),
+		),
+	]);
 	return deliveries.map((d, i) => ({ ...d, position: positions[i], customerPosition: customerPositions[i] }));
 }
 

@@ -28,31 +28,35 @@ const keys = {
 	disputes: (accountId: number) => `d:${accountId}`,
 };
 
-/** Appends a new customer to its timelines (before it is inserted). */
+/** Appends a new customer to its timelines (before it is inserted), the three at once. */
 export async function appendCustomer(
 	deps: BillingDeps,
 	customer: Pick<CustomerDoc, "_id" | "accountId" | "productId" | "email" | "subscriptionTimestamp">,
 ): Promise<void> {
 	const ref: [number, number] = [customer._id, customer.subscriptionTimestamp.getTime()];
-	await append(deps.db.timelines, keys.customers(customer.accountId), [ref]);
-	await append(deps.db.timelines, keys.productCustomers(customer.accountId, customer.productId), [ref]);
-	await addToBags(deps.db.timelines, [{ key: keys.emailCustomers(customer.accountId, customer.email), ref }]);
+	await Promise.all([
+		append(deps.db.timelines, keys.customers(customer.accountId), [ref]),
+		append(deps.db.timelines, keys.productCustomers(customer.accountId, customer.productId), [ref]),
+		addToBags(deps.db.timelines, [{ key: keys.emailCustomers(customer.accountId, customer.email), ref }]),
+	]);
 }
 
-/** Appends new transactions to their timelines (before they are inserted): one append per account, one bulk write for the customers' bags. */
+/** Appends new transactions to their timelines (before they are inserted): one append per account and one bulk write for the customers' bags, at once. */
 export async function appendTransactions(
 	deps: BillingDeps,
 	transactions: Pick<TransactionDoc, "_id" | "accountId" | "customerId" | "timestamp">[],
 ): Promise<void> {
 	const ref = (t: (typeof transactions)[number]): [number, number] => [t._id, t.timestamp.getTime()];
-	await appendAll(
-		deps.db.timelines,
-		transactions.map(t => ({ key: keys.transactions(t.accountId), ref: ref(t) })),
-	);
-	await addToBags(
-		deps.db.timelines,
-		transactions.map(t => ({ key: keys.customerTransactions(t.customerId), ref: ref(t) })),
-	);
+	await Promise.all([
+		appendAll(
+			deps.db.timelines,
+			transactions.map(t => ({ key: keys.transactions(t.accountId), ref: ref(t) })),
+		),
+		addToBags(
+			deps.db.timelines,
+			transactions.map(t => ({ key: keys.customerTransactions(t.customerId), ref: ref(t) })),
+		),
+	]);
 }
 
 /** The ids of a customer's transactions, oldest first, by key (its bag). */
