@@ -22,17 +22,19 @@ const keys: Record<DocumentKind, { all: (accountId: number) => string; customer:
 	credit_note: { all: accountId => `nn:${accountId}`, customer: customerId => `ncn:${customerId}` },
 };
 
-/** Lists a document about to be inserted at its number: in its account's list and its customer's, once, in one command. */
-export async function placeDocument(
+/** Lists documents about to be inserted at their numbers: each in its account's list and its customer's, once, in one command. */
+export async function placeDocuments(
 	deps: { db: { timelines: Timelines } },
-	kind: DocumentKind,
-	doc: Pick<DocumentBase, "_id" | "accountId" | "customerId" | "issuedAt" | "sequence">,
+	documents: { kind: DocumentKind; doc: Pick<DocumentBase, "_id" | "accountId" | "customerId" | "issuedAt" | "sequence"> }[],
 ): Promise<void> {
-	const ref: [number, number] = [doc._id, doc.issuedAt.getTime()];
-	await placeAll(deps.db.timelines, [
-		inTimeline(keys[kind].all(doc.accountId), doc.sequence, ref),
-		inBag(keys[kind].customer(doc.customerId), doc.sequence, ref),
-	]);
+	if (documents.length === 0) return;
+	await placeAll(
+		deps.db.timelines,
+		documents.flatMap(({ kind, doc }) => {
+			const ref: [number, number] = [doc._id, doc.issuedAt.getTime()];
+			return [inTimeline(keys[kind].all(doc.accountId), doc.sequence, ref), inBag(keys[kind].customer(doc.customerId), doc.sequence, ref)];
+		}),
+	);
 }
 
 export interface DocumentListQuery extends ListQuery {

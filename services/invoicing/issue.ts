@@ -15,7 +15,7 @@ import type { AccountView } from "../../shared/contracts/accounts";
 import { documentKindOf, type IssueRequest, type Party } from "../../shared/contracts/invoicing";
 import { insertOnce } from "../../shared/persistence";
 import { type Charge, chargeOf } from "./charges";
-import { documentModel, placeDocument } from "./document-lists";
+import { documentModel, placeDocuments } from "./document-lists";
 import { creditNoteTotals, invoiceTotals, type Totals } from "./invoice-lines";
 import type { InvoicingDb } from "./models";
 import { type DocumentKind, formatNumber, numberingMoment, releaseNumber, takeNumber } from "./numbering";
@@ -119,36 +119,58 @@ async function lookUp(deps: IssueDeps, requests: Request[]): Promise<LookedUp> {
 	return { since, found };
 }
 
-/** Numbers, lists and writes one document; the one already written when the key had it. */
-async function issueNumbered(
-	deps: IssueDeps,
-	tx: Charge,
-	kind: DocumentKind,
-	build: (sequence: number) => Promise<InvoiceDoc | CreditNoteDoc>,
-	lookedUp?: LookedUp,
-): Promise<Issued | null> {
-	const model = modelOf(deps, kind);
-	const found = lookedUp?.found.has(lookUpKey(kind, tx.id));
-	// Written already (documents stay): no need to ask again. Not found: numbering.ts decides whether that still holds.
-	const exists = async () => found === true || (await model.exists({ _id: tx.id })) !== null;
-	const numbered = await takeNumber(deps, tx.accountId, kind, tx.id, exists, found === false ? lookedUp?.since : undefined);
-	if (!numbered) return written(deps, kind, tx.id);
-	const doc = await build(numbered.sequence);
-	await placeDocument(deps, kind, doc);
-	const inserted = await insertOnce(model, doc);
-	const released = releaseNumber(deps, tx.accountId, kind, tx.id);
-	if (inserted) return { kind, doc, fresh: true, released } as Issued;
-	await released;
-	return written(deps, kind, tx.id);
+/** A document to issue: its kind, the transaction it is issued from, and how it is built once numbered. */
+interface Draft {
+	kind: DocumentKind;
+	tx: Charge;
+	build: (sequence: number) => Promise<InvoiceDoc | CreditNoteDoc>;
 }
 
-function issueInvoice(deps: IssueDeps, issue: ToIssue, lookedUp?: LookedUp): Promise<Issued | null> {
-	const { tx } = issue;
-	return issueNumbered(
+/** The draft's number (numbering.ts); null when its document is written already. */
+function numberOf(deps: IssueDeps, { kind, tx }: Draft, lookedUp: LookedUp | undefined) {
+	const found = lookedUp?.found.has(lookUpKey(kind, tx.id));
+	// Written already (documents stay): no need to ask again. Not found: numbering.ts decides whether that still holds.
+	const exists = async () => found === true || (await modelOf(deps, kind).exists({ _id: tx.id })) !== null;
+	return takeNumber(deps, tx.accountId, kind, tx.id, exists, found === false ? lookedUp?.since : undefined);
+}
+
+/**
+ * Numbers, lists and writes each draft's document; the one already written when its key had it. The numbers are
+ * taken in the drafts' order, then the documents are listed in one command and inserted together: a call's
+ * documents cost one listing and about one insert, whatever their count.
+ */
+async function issueAll(deps: IssueDeps, drafts: Draft[], lookedUp?: LookedUp): Promise<(Issued | null)[]> {
+	// Each takes its number before the first wait: numbering.ts takes them one at a time, in the order asked.
+	const numbers = drafts.map(draft => numberOf(deps, draft, lookedUp));
+	const docs = await Promise.all(
+		drafts.map(async (draft, i) => {
+			const numbered = await numbers[i];
+			return numbered ? draft.build(numbered.sequence) : null;
+		}),
+	);
+	await placeDocuments(
 		deps,
+		drafts.flatMap((draft, i) => (docs[i] ? [{ kind: draft.kind, doc: docs[i] }] : [])),
+	);
+	return Promise.all(
+		drafts.map(async ({ kind, tx }, i) => {
+			const doc = docs[i];
+			if (!doc) return written(deps, kind, tx.id);
+			const inserted = await insertOnce(modelOf(deps, kind), doc);
+			const released = releaseNumber(deps, tx.accountId, kind, tx.id);
+			if (inserted) return { kind, doc, fresh: true, released } as Issued;
+			await released;
+			return written(deps, kind, tx.id);
+		}),
+	);
+}
+
+function invoiceDraft(deps: IssueDeps, issue: ToIssue): Draft {
+	const { tx } = issue;
+	return {
+		kind: "invoice",
 		tx,
-		"invoice",
-		async sequence => {
+		build: async sequence => {
 			const totals = invoiceTotals(tx, await productNames(deps, tx));
 			return {
 				...(await heading(deps, issue, "invoice", sequence, totals)),
@@ -157,8 +179,7 @@ function issueInvoice(deps: IssueDeps, issue: ToIssue, lookedUp?: LookedUp): Pro
 				discount: tx.discount,
 			};
 		},
-		lookedUp,
-	);
+	};
 }
 
 /** The invoice a credit note refers to: issued first if the charge's own request has not come yet. */
@@ -167,28 +188,26 @@ async function invoiceOf(deps: IssueDeps, original: Charge | null, buyer: Party)
 	const found = await deps.db.invoices.findById(original.id).lean();
 	if (found) return found;
 	if (documentKindOf(original) !== "invoice") return null;
-	const issued = await issueInvoice(deps, { tx: original, buyer });
+	const [issued] = await issueAll(deps, [invoiceDraft(deps, { tx: original, buyer })]);
 	return issued?.kind === "invoice" ? issued.doc : null;
 }
 
-async function issueCreditNote(deps: IssueDeps, issue: ToIssue, invoice: InvoiceDoc | null, lookedUp?: LookedUp): Promise<Issued | null> {
+/** The credit note's draft; null when there is no invoice to refer to (no charge named, or one that billed nothing). */
+function creditNoteDraft(deps: IssueDeps, issue: ToIssue, invoice: InvoiceDoc | null): Draft | null {
 	const { tx } = issue;
-	// No invoice to refer to (no charge named, or one that billed nothing): no credit note.
 	if (!invoice) return null;
 	const amount = -tx.amount;
-	return issueNumbered(
-		deps,
+	return {
+		kind: "credit_note",
 		tx,
-		"credit_note",
-		async sequence => ({
+		build: async sequence => ({
 			...(await heading(deps, issue, "credit_note", sequence, creditNoteTotals(invoice, amount))),
 			total: amount,
 			reason: tx.type === "CHARGEBACK" ? "CHARGEBACK" : "REFUND",
 			invoiceId: invoice._id,
 			invoiceNumber: invoice.number,
 		}),
-		lookedUp,
-	);
+	};
 }
 
 type Request = Pick<IssueRequest, "transaction" | "original" | "buyer">;
@@ -207,13 +226,17 @@ export async function issueDocuments(deps: IssueDeps, requests: Request[]): Prom
 				: null,
 		),
 	);
-	// Each takes its number before its first wait (numbering.ts takes them one at a time, in the order asked).
-	return Promise.all(
-		requests.map((request, i) => {
-			const kind = documentKindOf(request.transaction);
-			const issue = { tx: chargeOf(request.transaction), buyer: request.buyer };
-			if (kind === "invoice") return issueInvoice(deps, issue, lookedUp);
-			return kind === "credit_note" ? issueCreditNote(deps, issue, invoices[i], lookedUp) : null;
-		}),
+	const drafts = requests.map((request, i) => {
+		const kind = documentKindOf(request.transaction);
+		const issue = { tx: chargeOf(request.transaction), buyer: request.buyer };
+		if (kind === "invoice") return invoiceDraft(deps, issue);
+		return kind === "credit_note" ? creditNoteDraft(deps, issue, invoices[i]) : null;
+	});
+	const issued = await issueAll(
+		deps,
+		drafts.filter(draft => draft !== null),
+		lookedUp,
 	);
+	let next = 0;
+	return drafts.map(draft => (draft === null ? null : issued[next++]));
 }
