@@ -6,6 +6,7 @@
 import { DateTime } from "luxon";
 import { config } from "./config";
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, filtersKey, ListError, type Page, type PageQuery, pageNewestFirst } from "./list-page";
+import { zoneOf } from "./time";
 
 /**
  * Refs are in append order, which follows the items' times to within a
@@ -31,7 +32,7 @@ interface DateRange {
 }
 
 function dateRange(query: ListQuery): DateRange | ListError {
-	const zone = config().timeZone;
+	const zone = zoneOf(config().timeZone);
 	const day = (text: string) => DateTime.fromISO(text, { zone }).startOf("day");
 	const from = query.from === undefined ? undefined : day(query.from);
 	const to = query.to === undefined ? undefined : day(query.to).plus({ days: 1 });

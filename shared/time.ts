@@ -1,6 +1,6 @@
 // Date-times in the API are local date-times in TIME_ZONE with milliseconds
 // and no zone designator (`2026-11-22T14:03:05.123`), as the spec requires.
-import { DateTime } from "luxon";
+import { DateTime, IANAZone } from "luxon";
 import { config } from "./config";
 
 const QUARTER_HOUR_MS = 15 * 60_000;
@@ -26,6 +26,27 @@ function offsetMinutes(ms: number, zone: string): number {
 		quarterOffsets.set(key, offset);
 	}
 	return offset ?? DateTime.fromMillis(ms, { zone }).offset;
+}
+
+/** An IANA zone whose offsets come from the cache above: luxon's calendar arithmetic asks for several per call. */
+class CachedZone extends IANAZone {
+	override offset(ts: number): number {
+		return offsetMinutes(ts, this.name);
+	}
+}
+
+const zones = new Map<string, CachedZone>();
+
+/** The zone for luxon, its offsets cached; a name luxon does not read as an IANA zone (UTC, offsets) goes to luxon as it is. */
+export function zoneOf(name: string): IANAZone | string {
+	const lowered = name.toLowerCase();
+	if (lowered === "utc" || lowered === "gmt" || !IANAZone.isValidZone(name)) return name;
+	let zone = zones.get(name);
+	if (!zone) {
+		zone = new CachedZone(name);
+		zones.set(name, zone);
+	}
+	return zone;
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
@@ -57,7 +78,7 @@ export interface Period {
  * across daylight-saving changes the local time of day holds.
  */
 export function addPeriod(date: Date, period: Period, zone: string = config().timeZone): Date {
-	return DateTime.fromJSDate(date, { zone })
+	return DateTime.fromJSDate(date, { zone: zoneOf(zone) })
 		.plus({ [`${period.unit}s`]: period.every })
 		.toJSDate();
 }

@@ -14,6 +14,7 @@ import { config } from "../../shared/config";
 import type { AccountView } from "../../shared/contracts/accounts";
 import { documentKindOf, type IssueRequest, type Party } from "../../shared/contracts/invoicing";
 import { insertOnce } from "../../shared/persistence";
+import { zoneOf } from "../../shared/time";
 import { type Charge, chargeOf } from "./charges";
 import { documentModel, placeDocuments } from "./document-lists";
 import { creditNoteTotals, invoiceTotals, type Totals } from "./invoice-lines";
@@ -66,7 +67,7 @@ async function heading(
 	const issuedAt = tx.timestamp;
 	const { invoicing } = seller;
 	const prefix = kind === "invoice" ? invoicing.invoicePrefix : invoicing.creditNotePrefix;
-	const year = DateTime.fromJSDate(issuedAt, { zone: config().timeZone }).year;
+	const year = DateTime.fromJSDate(issuedAt, { zone: zoneOf(config().timeZone) }).year;
 	return {
 		_id: tx.id,
 		accountId: tx.accountId,

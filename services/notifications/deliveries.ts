@@ -8,6 +8,7 @@
 import { DateTime } from "luxon";
 import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { insertAllOnce, storedIds } from "../../shared/persistence";
+import { zoneOf } from "../../shared/time";
 import { deliveryLease } from "./delivery-attempt";
 import type { NotificationsDeps } from "./deps";
 import { serializeEnvelope } from "./envelope";
@@ -17,7 +18,7 @@ import { DeliveryStatus } from "./states";
 
 /** The event's local createdAt as an instant; never later than now, so a fast clock cannot stretch the retry window. */
 function eventInstant(createdAt: string, timeZone: string, now: Date): Date {
-	const parsed = DateTime.fromISO(createdAt, { zone: timeZone });
+	const parsed = DateTime.fromISO(createdAt, { zone: zoneOf(timeZone) });
 	return parsed.isValid && parsed.toMillis() < now.getTime() ? parsed.toJSDate() : now;
 }
 

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { DateTime } from "luxon";
-import { addPeriod, formatDateTime } from "../../shared/time";
+import { addPeriod, formatDateTime, zoneOf } from "../../shared/time";
 
 describe("formatDateTime", () => {
 	test("When a winter instant is shown in CET, then it is UTC+1 with milliseconds and no zone", () => {
@@ -56,5 +57,41 @@ describe("addPeriod (calendar arithmetic in the local zone)", () => {
 
 		expect(show(after)).toBe("2026-03-29 10:00");
 		expect(after.getTime() - before.getTime()).toBe(23 * 3_600_000);
+	});
+});
+
+describe("zoneOf (luxon's zone with cached offsets)", () => {
+	const zones = ["CET", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "America/St_Johns", "UTC"];
+	// 1900 to 2100: local mean times, wartime and double summer times, and the changes to come.
+	const instant = fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2100, 0, 1) });
+	const period = fc.record({ every: fc.integer({ min: 1, max: 36 }), unit: fc.constantFrom("day", "week", "month", "year") });
+
+	test("When any instant plus any period is computed in the cached zone, then it is luxon's result in the plain zone", () => {
+		fc.assert(
+			fc.property(instant, period, fc.constantFrom(...zones), (ms, { every, unit }, zone) => {
+				const plain = DateTime.fromMillis(ms, { zone }).plus({ [`${unit}s`]: every });
+				const cached = DateTime.fromMillis(ms, { zone: zoneOf(zone) }).plus({ [`${unit}s`]: every });
+				expect(cached.toMillis()).toBe(plain.toMillis());
+				expect(cached.toISO()).toBe(plain.toISO());
+			}),
+			{ numRuns: 2000 },
+		);
+	});
+
+	test("When any local date-time is read in the cached zone, then it is the instant luxon reads in the plain zone", () => {
+		fc.assert(
+			fc.property(instant, fc.constantFrom(...zones), (ms, zone) => {
+				const local = new Date(ms).toISOString().slice(0, 23);
+				expect(DateTime.fromISO(local, { zone: zoneOf(zone) }).toMillis()).toBe(DateTime.fromISO(local, { zone }).toMillis());
+			}),
+			{ numRuns: 2000 },
+		);
+	});
+
+	test("When a name is not an IANA zone's, then luxon gets the name as it is", () => {
+		expect(zoneOf("UTC+2")).toBe("UTC+2");
+		expect(addPeriod(new Date(Date.UTC(2026, 0, 31, 23)), { every: 1, unit: "month" }, "UTC+2")).toEqual(
+			new Date(Date.UTC(2026, 1, 28, 23)),
+		);
 	});
 });

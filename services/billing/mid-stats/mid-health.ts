@@ -5,6 +5,7 @@
 import { DateTime } from "luxon";
 import { config } from "../../../shared/config";
 import { findCurrency, toDecimal } from "../../../shared/money";
+import { zoneOf } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
 import type { MidStatsDoc } from "../records/counters";
 import { dayOf } from "./mid-stats";
@@ -48,7 +49,7 @@ function daysBetween(from: DateTime, to: DateTime): string[] {
 }
 
 /** The start of `now`'s day in the service's time zone: the day mid_stats counts in. */
-const dayStart = (now: Date) => DateTime.fromISO(dayOf(now), { zone: config().timeZone });
+const dayStart = (now: Date) => DateTime.fromISO(dayOf(now), { zone: zoneOf(config().timeZone) });
 
 const ratio = (part: number, whole: number) => (whole === 0 ? null : Math.round((part / whole) * 1e6) / 1e6);
 
@@ -112,7 +113,7 @@ export async function monthVolumes(
 	deps: BillingDeps,
 	input: { midIds: number[]; month: string },
 ): Promise<Record<string, Record<string, number>>> {
-	const first = DateTime.fromISO(`${input.month}-01`, { zone: config().timeZone });
+	const first = DateTime.fromISO(`${input.month}-01`, { zone: zoneOf(config().timeZone) });
 	const days = daysBetween(first, first.endOf("month"));
 	const keys = input.midIds.flatMap(id => days.map(day => `${id}:${day}`));
 	const volumes: Record<string, Record<string, number>> = Object.fromEntries(input.midIds.map(id => [id, {}]));
