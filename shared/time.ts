@@ -35,15 +35,14 @@ class CachedZone extends IANAZone {
 	}
 }
 
-const zones = new Map<string, CachedZone>();
+const zones = new Map<string, IANAZone | string>();
 
 /** The zone for luxon, its offsets cached; a name luxon does not read as an IANA zone (UTC, offsets) goes to luxon as it is. */
 export function zoneOf(name: string): IANAZone | string {
-	const lowered = name.toLowerCase();
-	if (lowered === "utc" || lowered === "gmt" || !IANAZone.isValidZone(name)) return name;
 	let zone = zones.get(name);
-	if (!zone) {
-		zone = new CachedZone(name);
+	if (zone === undefined) {
+		const lowered = name.toLowerCase();
+		zone = lowered === "utc" || lowered === "gmt" || !IANAZone.isValidZone(name) ? name : new CachedZone(name);
 		zones.set(name, zone);
 	}
 	return zone;
