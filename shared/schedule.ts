@@ -9,9 +9,17 @@
 // but it is never missing from the slot it is due in, because it is added to
 // its new slot before its own document changes and removed from the old one
 // after.
+//
+// A listing can land late: its time was taken, then the command waited (a busy
+// node, a slow database) while a poll found its slot empty and moved the
+// cursor past it. Two things keep it from being lost behind the cursor: the
+// add moves the cursor back to its slot in the same command, after the
+// listing, if the cursor is past it; and a poll reads a few slots behind the
+// cursor (and behind where this node last moved it from), for a listing that
+// landed between a poll's reading and its moving of the cursor.
 import type { Model } from "mongoose";
 import { Schema } from "mongoose";
-import { updateTogether } from "./persistence";
+import { type UpdateOperation, updateTogether } from "./persistence";
 
 export interface ScheduleSlotDoc {
 	/** `<slot start, epoch ms>#<shard>`, or "cursor". */
@@ -70,6 +78,8 @@ export interface Schedule<Id extends number | string> {
 }
 
 const CURSOR = "cursor";
+/** A poll reads this many slots behind the cursor: listings that landed while a poll moved the cursor past them. */
+const LOOK_BEHIND_SLOTS = 5;
 /** Past this many batches of slots, the slots are read by one range read instead of by key. */
 const LONG_STRETCH_BATCHES = 10;
 const sameDigits = (a: number, b: number) => String(a).length === String(b).length;
@@ -144,11 +154,28 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		await updateTogether(model, operations);
 	}
 
+	/** Lists the ids; a cursor already past the earliest of their slots (a poll moved it while this waited) is moved back to it, after them. */
+	async function list(listings: Listing<Id>[]): Promise<void> {
+		if (listings.length === 0) return;
+		const earliest = listings.reduce((min, { at }) => Math.min(min, slotOf(at)), Number.POSITIVE_INFINITY);
+		const operations: UpdateOperation[] = [...slotDocuments(listings, options)].map(([key, ids]) => ({
+			updateOne: { filter: { _id: key }, update: { $addToSet: { ids: { $each: ids } } }, upsert: true },
+		}));
+		operations.push({
+			updateOne: { filter: { _id: CURSOR, slot: { $gt: earliest } }, update: { $set: { slot: earliest } }, upsert: false },
+		});
+		await updateTogether(model, operations);
+	}
+
 	/** Where a reading starts while no cursor has been written (ScheduleOptions.firstLookBackMs). */
 	const lookBackSlot = (now: Date) => slotOf(new Date(now.getTime() - (options.firstLookBackMs ?? 0)));
 
 	/** The cursor's slot as this process last read or wrote it. */
 	let knownCursor: number | null = null;
+	/** Where this process last moved the cursor from: its next poll reads from there too. */
+	let movedFrom: number | null = null;
+	/** Where a poll from the cursor at `from` reads: a few slots behind it, and behind `movedFrom` (listings that landed late). */
+	const lookBehind = (from: number) => Math.min(from - LOOK_BEHIND_SLOTS * slotMs, movedFrom ?? from);
 
 	/**
 	 * The stored cursor only moves forward, and never past the slot of the now that moved it: while the one this process
@@ -164,14 +191,15 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 			.updateOne({ _id: CURSOR, ...(from !== null ? { slot: from } : {}) }, { $set: { slot: next } }, { upsert: from === null })
 			.catch(() => undefined);
 		knownCursor = moved && moved.matchedCount + moved.upsertedCount > 0 ? next : null;
+		if (knownCursor !== null) movedFrom = from;
 		// Emptied slots behind the cursor are deleted, only if still empty (an add may have come meanwhile).
 		const behind = empty.filter(key => Number.parseInt(key, 10) < next);
 		if (behind.length) await model.deleteMany({ _id: { $in: behind }, ids: { $size: 0 } });
 	}
 
 	return {
-		add: (id, at) => write([{ id, at }], ids => ({ $addToSet: { ids: { $each: ids } } }), true),
-		addAll: listings => write(listings, ids => ({ $addToSet: { ids: { $each: ids } } }), true),
+		add: (id, at) => list([{ id, at }]),
+		addAll: listings => list(listings),
 
 		remove: (id, at, listedAt) => write(notListedAgain([{ id, at, listedAt }]), ids => ({ $pullAll: { ids } }), false),
 		removeAll: listings => write(notListedAgain(listings), ids => ({ $pullAll: { ids } }), false),
@@ -186,9 +214,9 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 			const from = cursor?.slot ?? lookBackSlot(now);
 			// A later start reads on from there, and moves nothing: the slots before it were not looked at.
 			if (readFrom && slotOf(readFrom) > from) return (await readSlots(slotOf(readFrom), to)).listings;
-			const { listings, firstHeld, empty } = await readSlots(from, to);
+			const { listings, firstHeld, empty } = await readSlots(lookBehind(from), to);
 			// Past the slots found empty, but never past now: work can still be added to the current slot.
-			const next = Math.min(firstHeld ?? to + slotMs, slotOf(now));
+			const next = Math.min(Math.max(firstHeld ?? to + slotMs, from), slotOf(now));
 			if (moveCursor && next > from) await moveCursorTo(cursor?.slot ?? null, next, empty);
 			return listings;
 		},
