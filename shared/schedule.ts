@@ -172,7 +172,7 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 
 	/** The cursor's slot as this process last read or wrote it. */
 	let knownCursor: number | null = null;
-	/** Where this process last moved the cursor from: its next poll reads from there too. */
+	/** Where this process last moved the cursor from: its next poll reads from there too (once). */
 	let movedFrom: number | null = null;
 	/** Where a poll from the cursor at `from` reads: a few slots behind it, and behind `movedFrom` (listings that landed late). */
 	const lookBehind = (from: number) => Math.min(from - LOOK_BEHIND_SLOTS * slotMs, movedFrom ?? from);
@@ -215,6 +215,8 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 			// A later start reads on from there, and moves nothing: the slots before it were not looked at.
 			if (readFrom && slotOf(readFrom) > from) return (await readSlots(slotOf(readFrom), to)).listings;
 			const { listings, firstHeld, empty } = await readSlots(lookBehind(from), to);
+			// Read once behind where it last moved from: a node that no longer wins the cursor does not keep reading from there.
+			movedFrom = null;
 			// Past the slots found empty, but never past now: work can still be added to the current slot.
 			const next = Math.min(Math.max(firstHeld ?? to + slotMs, from), slotOf(now));
 			if (moveCursor && next > from) await moveCursorTo(cursor?.slot ?? null, next, empty);
