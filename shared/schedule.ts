@@ -146,26 +146,28 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 	const notListedAgain = (listings: (Listing<Id> & { listedAt?: Date | null })[]) =>
 		listings.filter(({ at, listedAt }) => !listedAt || slotOf(listedAt) !== slotOf(at));
 
-	async function write(listings: Listing<Id>[], update: (ids: Id[]) => object, upsert: boolean): Promise<void> {
-		const operations = [...slotDocuments(listings, options)].map(([key, ids]) => ({
-			updateOne: { filter: { _id: key }, update: update(ids), upsert },
-		}));
-		// Writes made at once on this node go out together, in order: an id added then removed stays removed.
-		await updateTogether(model, operations);
-	}
+	/** One update per slot document the listings fall in. */
+	const slotUpdates = (listings: Listing<Id>[], update: (ids: Id[]) => object, upsert: boolean): UpdateOperation[] =>
+		[...slotDocuments(listings, options)].map(([key, ids]) => ({ updateOne: { filter: { _id: key }, update: update(ids), upsert } }));
+
+	// Writes made at once on this node go out together, in order (updateTogether): an id added then removed stays removed.
 
 	/** Lists the ids; a cursor already past the earliest of their slots (a poll moved it while this waited) is moved back to it, after them. */
 	async function list(listings: Listing<Id>[]): Promise<void> {
 		if (listings.length === 0) return;
 		const earliest = listings.reduce((min, { at }) => Math.min(min, slotOf(at)), Number.POSITIVE_INFINITY);
-		const operations: UpdateOperation[] = [...slotDocuments(listings, options)].map(([key, ids]) => ({
-			updateOne: { filter: { _id: key }, update: { $addToSet: { ids: { $each: ids } } }, upsert: true },
-		}));
-		operations.push({
-			updateOne: { filter: { _id: CURSOR, slot: { $gt: earliest } }, update: { $set: { slot: earliest } }, upsert: false },
-		});
-		await updateTogether(model, operations);
+		await updateTogether(model, [
+			...slotUpdates(listings, ids => ({ $addToSet: { ids: { $each: ids } } }), true),
+			{ updateOne: { filter: { _id: CURSOR, slot: { $gt: earliest } }, update: { $set: { slot: earliest } }, upsert: false } },
+		]);
 	}
+
+	/** Takes the ids out of their slots. */
+	const unlist = (listings: Listing<Id>[]) =>
+		updateTogether(
+			model,
+			slotUpdates(listings, ids => ({ $pullAll: { ids } }), false),
+		);
 
 	/** Where a reading starts while no cursor has been written (ScheduleOptions.firstLookBackMs). */
 	const lookBackSlot = (now: Date) => slotOf(new Date(now.getTime() - (options.firstLookBackMs ?? 0)));
@@ -201,8 +203,8 @@ export function createSchedule<Id extends number | string>(model: Model<Schedule
 		add: (id, at) => list([{ id, at }]),
 		addAll: listings => list(listings),
 
-		remove: (id, at, listedAt) => write(notListedAgain([{ id, at, listedAt }]), ids => ({ $pullAll: { ids } }), false),
-		removeAll: listings => write(notListedAgain(listings), ids => ({ $pullAll: { ids } }), false),
+		remove: (id, at, listedAt) => unlist(notListedAgain([{ id, at, listedAt }])),
+		removeAll: listings => unlist(notListedAgain(listings)),
 
 		async due(until, now, { moveCursor = true, from: readFrom } = {}) {
 			const to = slotOf(until);
