@@ -64,26 +64,29 @@ type Known = Sequence & { readAt: number };
 const knownIn = perObject((_sequences: object) => new Map<string, Known>());
 const knownOf = (deps: NumberingDeps) => knownIn(deps.db.documentSequences);
 
-/** When this node last wrote each key's document (releaseNumber), by `<sequence>/<key>`: the latest WRITTEN_KEPT. */
-const written = new Map<string, number>();
+/**
+ * When this node last wrote each key's document (releaseNumber), by `<sequence>/<key>`: the latest WRITTEN_KEPT, and
+ * the latest moment forgotten (a look-up before it cannot tell). Kept per database, as the sequences are.
+ */
+const writtenIn = perObject((_sequences: object) => ({ at: new Map<string, number>(), forgottenUpTo: 0 }));
 const WRITTEN_KEPT = 10_000;
-/** The latest moment forgotten from `written`: a look-up before it cannot tell. */
-let forgottenUpTo = 0;
 
-function wrote(id: string, key: number): void {
+function wrote(deps: NumberingDeps, id: string, key: number): void {
+	const written = writtenIn(deps.db.documentSequences);
 	const name = `${id}/${key}`;
-	written.delete(name);
-	written.set(name, numberingMoment());
-	if (written.size <= WRITTEN_KEPT) return;
-	const [oldest, at] = written.entries().next().value as [string, number];
-	written.delete(oldest);
-	forgottenUpTo = at;
+	written.at.delete(name);
+	written.at.set(name, numberingMoment());
+	if (written.at.size <= WRITTEN_KEPT) return;
+	const [oldest, at] = written.at.entries().next().value as [string, number];
+	written.at.delete(oldest);
+	written.forgottenUpTo = at;
 }
 
 /** Whether a look-up at `since` that found no document for the key still holds for a sequence read at `readAt`. */
-function stillAbsent(id: string, key: number, readAt: number, since: number | undefined): boolean {
-	if (since === undefined || readAt > since || forgottenUpTo > since) return false;
-	return (written.get(`${id}/${key}`) ?? 0) < since;
+function stillAbsent(deps: NumberingDeps, id: string, key: number, readAt: number, since: number | undefined): boolean {
+	const written = writtenIn(deps.db.documentSequences);
+	if (since === undefined || readAt > since || written.forgottenUpTo > since) return false;
+	return (written.at.get(`${id}/${key}`) ?? 0) < since;
 }
 
 /**
@@ -107,7 +110,7 @@ async function takeOnce(
 	cache.delete(id);
 	const mine = doc.pending.find(entry => entry.key === key);
 	if (mine) return { sequence: mine.number };
-	if (!stillAbsent(id, key, doc.readAt, absentSince) && (await exists())) return null;
+	if (!stillAbsent(deps, id, key, doc.readAt, absentSince) && (await exists())) return null;
 	const sequence = doc.last + 1;
 	const entry = { number: sequence, key, at: deps.now() };
 	const taken =
@@ -171,7 +174,7 @@ export async function lastNumber(
  */
 export function releaseNumber(deps: NumberingDeps, accountId: number, kind: DocumentKind, key: number): Promise<void> {
 	const id = sequenceKey(accountId, kind);
-	wrote(id, key);
+	wrote(deps, id, key);
 	const doc = knownOf(deps).get(id);
 	if (doc) doc.pending = doc.pending.filter(entry => entry.key !== key);
 	// A pull that fails leaves the entry (a database gone meanwhile): harmless, as above.
