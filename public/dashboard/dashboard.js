@@ -73,6 +73,28 @@ function pauseActions(customer) {
 	return [field("Resume on (optional)", until), el("button", { type: "button", class: "secondary", onclick: pause }, "Pause")];
 }
 
+/** An ACTIVE customer's end can be scheduled for its period's end, and undone until then (docs/subscriptions.md). */
+function cancellationActions(customer) {
+	const id = customer.id;
+	const after = verb => answer => {
+		if (answer) void pages.customer(id).then(() => say(`Customer ${id}: ${verb}`));
+	};
+	if (customer.cancelAt) {
+		const undo = () =>
+			busy("Undoing the cancellation", () => api("DELETE", `/customers/${id}/cancel-at-period-end`)).then(after("renews again"));
+		return [el("button", { type: "button", class: "secondary", onclick: undo }, "Undo cancellation")];
+	}
+	if (customer.status !== "ACTIVE" || !customer.nextRenewalTimestamp) return [];
+	const schedule = async () => {
+		const question = `Cancel customer ${id} (${customer.email}) at the period's end, ${customer.nextRenewalTimestamp}? It is not charged again.`;
+		if (!(await confirmAction(question))) return;
+		await busy("Scheduling the cancellation", () => api("POST", `/customers/${id}/cancel-at-period-end`, {})).then(
+			after("cancelled at the period's end"),
+		);
+	};
+	return [el("button", { type: "button", class: "secondary", onclick: schedule }, "Cancel at period end")];
+}
+
 const CHANGE_MODES = [
 	["now_prorated", "Now, prorated"],
 	["now_without_proration", "Now, without proration"],
@@ -508,7 +530,7 @@ const pages = {
 				),
 				linkOut,
 			);
-			actions.append(...pauseActions(customer));
+			actions.append(...pauseActions(customer), ...cancellationActions(customer));
 			actions.append(
 				el(
 					"button",
@@ -555,6 +577,7 @@ const pages = {
 						["Last billed", customer.lastTimeBilled ?? "–"],
 						["Failed attempts this period", customer.attempts],
 						["Paused", pauseState(customer)],
+						["Cancels at", customer.cancelAt ?? "–"],
 						["Recovery", recoveryState(customer)],
 					].flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]),
 				),

@@ -48,6 +48,7 @@ import {
 } from "./subscriptions/checkout-payments";
 import { attachCoupon, removeCoupon } from "./subscriptions/customer-coupon";
 import { pauseCustomer, resumeCustomer } from "./subscriptions/pause";
+import { scheduleCancellation, undoCancellation } from "./subscriptions/period-end-cancel";
 import { unsubscribe } from "./subscriptions/unsubscribe";
 import { type Background, startBackground } from "./wiring/background";
 
@@ -152,6 +153,19 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		resumeCustomer: thenRelay(
 			schemas.resumeCustomer,
 			resumeCustomer,
+			input => ({ customers: [input.id] }),
+			result => billingErrors.orFail(result),
+		),
+		// POST and DELETE /api/customer/{id}/cancel-at-period-end (subscriptions/period-end-cancel.ts).
+		scheduleCancellation: thenRelay(
+			schemas.scheduleCancellation,
+			scheduleCancellation,
+			input => ({ customers: [input.id] }),
+			result => billingErrors.orFail(result),
+		),
+		undoCancellation: thenRelay(
+			schemas.undoCancellation,
+			undoCancellation,
 			input => ({ customers: [input.id] }),
 			result => billingErrors.orFail(result),
 		),

@@ -12,12 +12,14 @@ import type { StripeEventRefusal } from "./disputes/stripe-events";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { CustomerCouponError } from "./subscriptions/customer-coupon";
 import { PauseError } from "./subscriptions/pause";
+import { CancellationError } from "./subscriptions/period-end-cancel";
 
 export type BillingError =
 	| DisputeError
 	| StripeEventRefusal
 	| RenewalRunError
 	| PauseError
+	| CancellationError
 	| PlanChangeError
 	| CustomerCouponError
 	| CouponError;
@@ -25,7 +27,8 @@ export type BillingError =
 /**
  * A dispute's 404, 409 or 503; a Stripe event's 400 (Stripe retries it for days, then gives up: the event cannot be
  * ours) or 503 (Stripe could not be read); a renewal run's 409s, which depend on the time now, not on the request alone;
- * a pause's or resume's 404 and 409s (the customer's state, or a resumeAt judged against the time now).
+ * a pause's or resume's 404 and 409s (the customer's state, or a resumeAt judged against the time now), and a
+ * cancellation's at the period's end.
  */
 export const BILLING_ERRORS: ErrorTable<BillingError> = {
 	[DisputeError.NotFound]: { type: ApiErrorType.NotFound, message: "Dispute not found" },
@@ -124,9 +127,43 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 		type: ApiErrorType.Conflict,
 		message: "The customer has a change waiting for the period's end; cancel it (DELETE /api/customer/{id}/pending-change) before pausing",
 	},
+	[PauseError.CancellationScheduled]: {
+		type: ApiErrorType.Conflict,
+		message: "The subscription is cancelled at the period's end: undo the cancellation before pausing it",
+	},
 	[PauseError.Busy]: { type: ApiErrorType.Conflict, message: "The customer is being renewed; try again in a few seconds" },
 	[PauseError.ResumeAtPast]: { type: ApiErrorType.Conflict, message: "resumeAt must be in the future" },
 	[PauseError.ResumeAtTooFar]: { type: ApiErrorType.Conflict, message: "resumeAt must be at most 366 days ahead" },
+	// A cancellation at the period's end (subscriptions/period-end-cancel.ts).
+	[CancellationError.NotFound]: { type: ApiErrorType.NotFound, message: "Customer not found" },
+	[CancellationError.NotRenewing]: {
+		type: ApiErrorType.Conflict,
+		message: "Only an ACTIVE customer whose product renews has a period's end to cancel at",
+	},
+	[CancellationError.Paused]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer is PAUSED: no period runs out while paused; resume it, or unsubscribe it",
+	},
+	[CancellationError.InRecovery]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer's renewal was declined and is being retried: its period is over already; unsubscribe it instead",
+	},
+	[CancellationError.ChangePending]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer has a change waiting for the period's end; cancel it (DELETE /api/customer/{id}/pending-change) first",
+	},
+	[CancellationError.PeriodOver]: {
+		type: ApiErrorType.Conflict,
+		message: "The period has ended and the renewal cycle has not reached this customer yet; try again after it",
+	},
+	[CancellationError.CardUpdateInProgress]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer has a card update in progress; try again in a few minutes",
+	},
+	[CancellationError.Busy]: {
+		type: ApiErrorType.Conflict,
+		message: "The customer is being renewed or changed; try again in a few seconds",
+	},
 	// A subscription's change (changes/).
 	...PLAN_CHANGE_ERRORS,
 };

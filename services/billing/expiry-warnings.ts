@@ -86,8 +86,9 @@ async function handleListing(
 	customer: CustomerDoc | undefined,
 	run: WarningRun,
 ): Promise<{ done: DoneListing; warned: boolean }> {
-	const at = customer && customer.status === CustomerStatus.Active && customer.renewalActive ? warningTime(customer) : null;
-	// Gone, no renewal to come, or this card warned about already: nothing to send.
+	const renews = customer?.status === CustomerStatus.Active && customer.renewalActive && !customer.cancellation;
+	const at = customer && renews ? warningTime(customer) : null;
+	// Gone, no renewal to come (a cancellation at the period's end included: its undo lists it again), or this card warned about already: nothing to send.
 	if (!customer || !at || customer.expiryWarnedCard === customer.cardToken) return { done: listing, warned: false };
 	// The renewal moved later (a retry, or another card): listed again for its own time.
 	if (at.getTime() > run.at.getTime()) {
@@ -96,7 +97,7 @@ async function handleListing(
 	}
 	// Once per card: the update is conditional on the card and on not being warned about it yet.
 	const sent = await deps.db.customers.updateOne(
-		{ _id: customer._id, cardToken: customer.cardToken, expiryWarnedCard: { $ne: customer.cardToken } },
+		{ _id: customer._id, cardToken: customer.cardToken, expiryWarnedCard: { $ne: customer.cardToken }, cancellation: null },
 		{ $set: { expiryWarnedCard: customer.cardToken }, $push: { outbox: await scheduledEvent(deps, "c", customer._id, "CARD_EXPIRING") } },
 	);
 	return { done: listing, warned: sent.modifiedCount === 1 };

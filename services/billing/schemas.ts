@@ -102,6 +102,18 @@ export const schemas = {
 	unsubscribe: params({ accountId: id, customerId: id }),
 	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" } }, ["accountId", "id"]),
 	resumeCustomer: params({ accountId: id, id }),
+	// A cancellation at the period's end; `by` is set by the portal's calls only (the gateway refuses it from a request).
+	scheduleCancellation: params(
+		{
+			accountId: id,
+			id,
+			reason: { type: "string", minLength: 1, maxLength: 100 },
+			comment: { type: "string", maxLength: 1000 },
+			by: { enum: ["merchant", "buyer"] },
+		},
+		["accountId", "id"],
+	),
+	undoCancellation: params({ accountId: id, id, by: { enum: ["merchant", "buyer"] } }, ["accountId", "id"]),
 	// Exactly one of couponId and promotionCode, which the action checks (ONE_COUPON).
 	attachCoupon: params({ accountId: id, id, couponId: id, promotionCode: { type: "string", pattern: "^[A-Za-z0-9_-]{3,40}$" } }, [
 		"accountId",

@@ -57,6 +57,7 @@ export function toCustomerView(doc: CustomerDoc): CustomerView {
 		credit: creditView(doc),
 		pendingChange: pendingView(doc),
 		coupon: couponView(doc.coupon),
+		cancelAt: formatOptionalDateTime(doc.cancellation?.cancelAt ?? null),
 	};
 }
 

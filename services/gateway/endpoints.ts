@@ -55,6 +55,9 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"POST /unsubscribe/:customerId": { action: "billing.unsubscribe" },
 	"POST /customer/:id/pause": { action: "billing.pauseCustomer" },
 	"POST /customer/:id/resume": { action: "billing.resumeCustomer" },
+	// A cancellation at the period's end (docs/subscriptions.md#cancel-at-the-periods-end).
+	"POST /customer/:id/cancel-at-period-end": { action: "billing.scheduleCancellation" },
+	"DELETE /customer/:id/cancel-at-period-end": { action: "billing.undoCancellation" },
 	// A subscription's change in place (docs/subscriptions.md).
 	"POST /customer/:id/change-quote": { action: "billing.quoteChange" },
 	"POST /customer/:id/change": { action: "billing.changeSubscription", idempotencyKey: true },
@@ -190,6 +193,8 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"POST /customers/:customerId/unsubscribe": { action: "billing.unsubscribe", change: "unsubscribe" },
 	"POST /customers/:id/pause": { action: "billing.pauseCustomer", change: "pause" },
 	"POST /customers/:id/resume": { action: "billing.resumeCustomer", change: "resume" },
+	"POST /customers/:id/cancel-at-period-end": { action: "billing.scheduleCancellation", change: "cancel at period end" },
+	"DELETE /customers/:id/cancel-at-period-end": { action: "billing.undoCancellation", change: "undo cancellation" },
 	// A subscription's change in place (docs/subscriptions.md). A quote is stored but changes nothing the customer
 	// pays, so only the change that applies it is audited; an operator's all the same, as it is only asked for to apply.
 	"POST /customers/:id/change-quote": { action: "billing.quoteChange", operatorOnly: true },

@@ -32,6 +32,8 @@ export interface CustomerView {
 	pendingChange: { productId: number; quantity: number; at: string } | null;
 	/** The coupon in force (docs/coupons.md), null when none. */
 	coupon: CustomerCouponView | null;
+	/** A cancellation scheduled for the period's end (docs/subscriptions.md): when the subscription ends; null when none. */
+	cancelAt: string | null;
 }
 
 /** A customer's coupon: its discount and the charges it still discounts (null: all, `forever`). */

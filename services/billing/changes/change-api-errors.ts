@@ -25,6 +25,7 @@ export enum PlanChangeError {
 	QuoteStale = "QUOTE_STALE",
 	QuoteMismatch = "QUOTE_MISMATCH",
 	Busy = "CHANGE_BUSY",
+	CancellationScheduled = "CHANGE_CANCELLATION_SCHEDULED",
 	CreditWhileSubscribed = "CREDIT_WHILE_SUBSCRIBED",
 	NoCredit = "NO_CREDIT",
 	NothingToRefund = "NOTHING_TO_REFUND",
@@ -56,6 +57,9 @@ export const PLAN_CHANGE_ERRORS: ErrorTable<PlanChangeError> = {
 	[PlanChangeError.QuoteUsed]: conflict("The quote was already used"),
 	[PlanChangeError.QuoteStale]: conflict("The subscription changed or renewed since the quote: ask for a new one"),
 	[PlanChangeError.QuoteMismatch]: conflict("productId, quantity and mode must be the quote's (or left out)"),
+	[PlanChangeError.CancellationScheduled]: conflict(
+		"The subscription is cancelled at the period's end: undo the cancellation (DELETE …/cancel-at-period-end) before changing it",
+	),
 	[PlanChangeError.Busy]: conflict("A renewal, card update or other change of this customer is in progress: try again in a few seconds"),
 	[PlanChangeError.CreditWhileSubscribed]: conflict(
 		"Credit is paid back once the customer is UNSUBSCRIBED; until then its charges spend it",

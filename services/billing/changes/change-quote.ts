@@ -55,6 +55,7 @@ export function customerRefusal(customer: CustomerDoc): PlanChangeError | null {
 		return PlanChangeError.NotActive;
 	if (customer.attempts > 0 || customer.firstDeclinedAt || (customer.refusedMids?.length ?? 0) > 0) return PlanChangeError.RenewalOwed;
 	if (customer.periodsBilled === 0 && customer.authorizationId !== null) return PlanChangeError.TrialHold;
+	if (customer.cancellation) return PlanChangeError.CancellationScheduled;
 	return null;
 }
 

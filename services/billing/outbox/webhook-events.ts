@@ -94,7 +94,10 @@ function namedTransaction(event: OutboxEvent, transactions: Map<number, Transact
 	return transactions.get(event.transactionId) ?? null;
 }
 
-/** A customer's event: the customer, the transaction the event names, and a pause's or resume's own dates. */
+/**
+ * A customer's event: the customer, the transaction the event names, a pause's, resume's, change's or cancellation's
+ * own details, and `by` when the buyer did it.
+ */
 export function customerEvent(customer: CustomerDoc, event: OutboxEvent, transactions: Map<number, TransactionDoc>): WebhookEvent {
 	const named = namedTransaction(event, transactions);
 	const data: Record<string, unknown> = { customer: toCustomerView(customer) };
@@ -106,5 +109,7 @@ export function customerEvent(customer: CustomerDoc, event: OutboxEvent, transac
 			nextRenewalTimestamp: formatDateTime(event.resume.nextRenewalTimestamp),
 		};
 	if (event.change) data.change = changeView(event.change);
+	if (event.cancellation) data.cancellation = { ...event.cancellation, cancelAt: formatDateTime(event.cancellation.cancelAt) };
+	if (event.by) data.by = event.by;
 	return envelope(event, { accountId: customer.accountId, customerId: customer._id, transaction_id: named?._id ?? null }, data);
 }

@@ -9,7 +9,7 @@ import type { PeriodDiscount, SubscriptionPeriod } from "../changes/rules/subscr
 import type { CustomerCoupon } from "../coupons/discount";
 import { CustomerStatus } from "../states";
 import type { Contribution } from "./metrics";
-import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
+import { type Actor, type CancellationDetails, type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
 /** What a card update makes the customer's: the card, and the MID that takes it. */
 export type CardFields = Pick<
@@ -23,6 +23,12 @@ export interface CustomerPause {
 	resumeAt: Date | null;
 	/** The nextRenewalTimestamp it had when it was paused. */
 	dueAt: Date;
+}
+
+/** A cancellation at the period's end, as scheduled: when it ends, why, and who asked. */
+export interface ScheduledCancellation extends CancellationDetails {
+	scheduledAt: Date;
+	by: Actor;
 }
 
 /** A card update paused for the buyer's challenge on the renewal owed (card-update.ts). */
@@ -117,6 +123,11 @@ export interface CustomerDoc {
 	anchorPeriod?: number;
 	/** While PAUSED: when it was paused, when it resumes by itself (null: only when the merchant resumes it), and the renewal that was due then. */
 	pause?: CustomerPause | null;
+	/**
+	 * A cancellation scheduled for the period's end (subscriptions/period-end-cancel.ts): while ACTIVE, it equals
+	 * nextRenewalTimestamp, where the renewal cycle ends the subscription instead of charging it. Absent or null: none.
+	 */
+	cancellation?: ScheduledCancellation | null;
 	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
 	renewalLease: Lease | null;
 	/** Seats (issue 36): the amount of each charge is the product's price × quantity. Absent: 1. */
@@ -201,6 +212,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		periodsBilled: { type: Number, default: 0 },
 		anchorPeriod: { type: Number, default: 0 },
 		pause: { type: Schema.Types.Mixed, default: null },
+		cancellation: { type: Schema.Types.Mixed, default: undefined },
 		renewalLease: { type: leaseSchema(), default: null },
 		quantity: { type: Number, default: undefined },
 		credit: { type: Number, default: undefined },

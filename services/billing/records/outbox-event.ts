@@ -31,6 +31,10 @@ export interface OutboxEvent {
 	resume?: { resumedAt: Date; nextRenewalTimestamp: Date };
 	/** A subscription change's event: what changed, as it was then (changes/change-answers.ts formats it). */
 	change?: ChangeDetails;
+	/** A CANCELLATION_SCHEDULED's, _UNDONE's, or the CANCELLATION that ends it: the end and why, as they were then. */
+	cancellation?: CancellationDetails;
+	/** Who did what the event announces, when it was the buyer (the customer portal); absent: the merchant or the service. */
+	by?: Actor;
 	/** What the write counts in the subscription metrics, its entry (entries/), applied once under this event's id. */
 	metrics?: MetricsEntry;
 }
@@ -51,10 +55,20 @@ export interface ChangeDetails {
 	effectiveAt: Date | null;
 }
 
+/** Who asked for a change: the merchant (its API, its dashboard) or the buyer (the customer portal). */
+export type Actor = "merchant" | "buyer";
+
+/** A cancellation at the period's end (subscriptions/period-end-cancel.ts): when, and the reason given, if any. */
+export interface CancellationDetails {
+	cancelAt: Date;
+	reason: string | null;
+	comment: string | null;
+}
+
 /** What an event may carry besides its type (outbox.ts). */
 export type OutboxDetails = Pick<
 	OutboxEvent,
-	"transactionId" | "disputeStatus" | "refundStatus" | "pause" | "resume" | "change" | "metrics"
+	"transactionId" | "disputeStatus" | "refundStatus" | "pause" | "resume" | "change" | "cancellation" | "by" | "metrics"
 >;
 
 export const outboxEventSchema = new Schema<OutboxEvent>(
@@ -68,6 +82,8 @@ export const outboxEventSchema = new Schema<OutboxEvent>(
 		pause: { type: Schema.Types.Mixed, required: false },
 		resume: { type: Schema.Types.Mixed, required: false },
 		change: { type: Schema.Types.Mixed, required: false },
+		cancellation: { type: Schema.Types.Mixed, required: false },
+		by: { type: String, required: false },
 		metrics: { type: Schema.Types.Mixed, required: false },
 	},
 	{ _id: false },

@@ -31,7 +31,7 @@ export interface ClockRunner {
 	tellBillingNodes(accountId: number, at: Date): Promise<void>;
 }
 
-const NOTHING: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0 };
+const NOTHING: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0, ended: 0 };
 
 function added(a: CycleReport, b: CycleReport): CycleReport {
 	return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v + b[k as keyof CycleReport]])) as unknown as CycleReport;

@@ -27,7 +27,7 @@ import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
 import { firstDecline, noteRecovery } from "./recovery";
 import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-bill";
-import { letGo, slotStart, sortClaims } from "./renewal-claims";
+import { endScheduled, letGo, slotStart, sortClaims } from "./renewal-claims";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
@@ -42,6 +42,11 @@ export interface RenewalDeps extends BillingDeps {
 	 * resumeDue, handed in by wiring/: the subscriptions' folder imports card updates, which import renewals).
 	 */
 	resumeDue(deps: BillingDeps, run: DueRun): Promise<number[]>;
+	/**
+	 * Ends, instead of charging, the claimed customers whose cancellation at the period's end has come, and answers
+	 * those ended (subscriptions/period-end-cancel.ts: endScheduled, handed in by wiring/ for the same reason).
+	 */
+	endScheduled(deps: BillingDeps, customers: CustomerDoc[], owner: string): Promise<number[]>;
 }
 
 /** Which listings a cycle sends on: those due by `at` (of one account, or of sandbox accounts only for a future time). */
@@ -80,6 +85,8 @@ export interface CycleReport {
 	cardExpiryWarnings: number;
 	/** Paused customers resumed at their resumeAt (subscriptions/pause.ts), before the renewals. */
 	resumed: number;
+	/** Subscriptions ended at their period's end, as scheduled (subscriptions/period-end-cancel.ts): not charged. */
+	ended: number;
 }
 
 /** Processor calls in flight per batch: they are the slow part. */
@@ -372,7 +379,8 @@ export async function renewBatch(
 	});
 	const { claimed, stale, left, heldElsewhere } = sortClaims(listings, docs, owner, now, report);
 	await deps.renewals.removeAll(left);
-	const timed = await Promise.all(claimed.map(async item => ({ ...item, at: await options.chargedAt(item.customer) })));
+	const due = await endScheduled(deps, claimed, owner, report);
+	const timed = await Promise.all(due.map(async item => ({ ...item, at: await options.chargedAt(item.customer) })));
 	const { charged, noProduct } = await chargeAll(deps, timed);
 	await letGo(deps, [...stale, ...noProduct.map(item => item.customer._id)], owner, report);
 	deps.relay(await settleAll(deps, charged, owner, report));

@@ -2,6 +2,7 @@
 // claimed and may charge, those it claimed but that changed meanwhile (their
 // lease let go at once), and why the others were passed over: gone from the
 // slot (their listing dropped), held by another node, or not for this cycle.
+// Those whose period ends with a cancellation scheduled are ended, not charged.
 import type { Listing } from "../../../shared/schedule";
 import type { CustomerDoc } from "../records/customer";
 import { CustomerStatus } from "../states";
@@ -61,4 +62,27 @@ export async function letGo(deps: RenewalDeps, customerIds: number[], owner: str
 	if (customerIds.length === 0) return;
 	await deps.db.customers.updateMany({ _id: { $in: customerIds }, "renewalLease.owner": owner }, { $set: { renewalLease: null } });
 	report.skipped += customerIds.length;
+}
+
+/**
+ * Of the claimed customers, those whose period ends with a cancellation scheduled are ended (UNSUBSCRIBED at their
+ * cancelAt, their CANCELLATION relayed) and taken out of the schedule; the others are answered, to be charged. One
+ * that could not be ended (it moved meanwhile) keeps its listing and lets its lease go, for a later cycle.
+ */
+export async function endScheduled(deps: RenewalDeps, claimed: Omit<Claimed, "at">[], owner: string, report: CycleReport) {
+	const ending = claimed.filter(item => item.customer.cancellation);
+	if (ending.length === 0) return claimed;
+	const ended = new Set(
+		await deps.endScheduled(
+			deps,
+			ending.map(item => item.customer),
+			owner,
+		),
+	);
+	const notEnded = ending.filter(item => !ended.has(item.customer._id)).map(item => item.customer._id);
+	await letGo(deps, notEnded, owner, report);
+	await deps.renewals.removeAll(ending.filter(item => ended.has(item.customer._id)).flatMap(item => item.listings));
+	report.ended += ended.size;
+	deps.relay({ transactions: [], customers: [...ended] });
+	return claimed.filter(item => !item.customer.cancellation);
 }

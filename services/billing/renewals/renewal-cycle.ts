@@ -70,7 +70,7 @@ function fromRandomStart<T>(items: T[]): T[] {
 }
 
 export async function runRenewalCycle(deps: RenewalDeps, options: CycleOptions): Promise<CycleReport> {
-	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0 };
+	const report: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0, ended: 0 };
 	const now = deps.now();
 	// Only the hourly cycle moves the schedule's cursor: a run for one account or for a future time leaves work behind it.
 	const moveCursor = options.accountId === undefined && options.at.getTime() <= now.getTime();

@@ -45,6 +45,8 @@ export enum PauseError {
 	CardUpdateInProgress = "CARD_UPDATE_IN_PROGRESS",
 	/** A change waits for the period's end (changes/): the resume restarts the period, which would lose it. */
 	ChangePending = "CHANGE_PENDING",
+	/** A cancellation is scheduled for the period's end (period-end-cancel.ts): one thing happens at a period's end. */
+	CancellationScheduled = "PAUSE_CANCELLATION_SCHEDULED",
 	/** Another billing node kept the customer's renewal lease through every try. */
 	Busy = "BUSY",
 	ResumeAtPast = "RESUME_AT_PAST",
@@ -76,6 +78,7 @@ function pauseRefusal(customer: CustomerDoc): PauseError | null {
 	if (customer.attempts > 0 || (customer.refusedMids?.length ?? 0) > 0) return PauseError.InRecovery;
 	if (customer.authorizationId !== null) return PauseError.HoldPending;
 	if (customer.period?.pending) return PauseError.ChangePending;
+	if (customer.cancellation) return PauseError.CancellationScheduled;
 	return null;
 }
 

@@ -10,6 +10,7 @@ import type { EndedBy } from "../entries/subscription-state";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
 import type { AwaitingCardUpdate, CustomerDoc } from "../records/customer";
+import type { Actor, CancellationDetails } from "../records/outbox-event";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
 import { isStalePending, releaseLock } from "../subscription-lock";
@@ -86,26 +87,45 @@ function mayUnsubscribe(deps: BillingDeps, customer: CustomerDoc): boolean {
 	return customerMayMove(customer.status, CustomerStatus.Unsubscribed);
 }
 
+/** How a subscription ends: who ended it (the metrics' cause), when, and what its CANCELLATION tells. */
+export interface Ending {
+	endedBy: EndedBy;
+	/** Absent: the account's now. */
+	at?: Date;
+	/** A renewal batch's lease on the customer (subscriptions/period-end-cancel.ts), let go in the same update. */
+	lease?: string;
+	/** A cancellation at the period's end, or a buyer's reason (the portal): told in the event. */
+	cancellation?: CancellationDetails;
+	by?: Actor;
+}
+
 /**
  * Compare-and-set from the state we read, with the CANCELLATION event that counts the churn; false if it moved
  * meanwhile (a renewal that charged it or moved it to another MID included: what it counts depends on them).
  */
-async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, ended: { endedBy: EndedBy; at?: Date }): Promise<boolean> {
+export async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc, ended: Ending): Promise<boolean> {
 	const move = customerMove(customer.status, CustomerStatus.Unsubscribed);
 	const at = ended.at ?? (await deps.clocks.now(customer.accountId));
 	const { counted, entry } = await countUpdate(deps, customer, { status: CustomerStatus.Unsubscribed }, { endedBy: ended.endedBy, at });
+	const told = {
+		...(ended.cancellation ? { cancellation: ended.cancellation } : {}),
+		...(ended.by === "buyer" ? { by: ended.by } : {}),
+	};
+	const held = ended.lease ? { "renewalLease.owner": ended.lease } : {};
 	const done = await deps.db.customers.updateOne(
-		{ _id: customer._id, ...move.filter, periodsBilled: customer.periodsBilled, midId: customer.midId },
+		{ _id: customer._id, ...move.filter, ...held, periodsBilled: customer.periodsBilled, midId: customer.midId },
 		{
 			$set: {
 				...move.set,
 				renewalActive: false,
 				nextRenewalTimestamp: null,
 				pause: null,
+				cancellation: null,
 				unsubscriptionTimestamp: at,
 				counted,
+				...(ended.lease ? { renewalLease: null } : {}),
 			},
-			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION", carrying(entry)) },
+			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION", { ...carrying(entry), ...told }) },
 		},
 	);
 	return done.modifiedCount === 1;
@@ -121,7 +141,7 @@ async function afterUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Prom
 const VOID = refundStatusMove(RefundStatus.NotRefundable, RefundStatus.Voided);
 
 /** The trial's hold is released rather than captured; its transaction shows VOIDED. */
-async function releaseHold(deps: BillingDeps, customer: CustomerDoc): Promise<void> {
+export async function releaseHold(deps: BillingDeps, customer: CustomerDoc): Promise<void> {
 	const { _id: customerId, authorizationId } = customer;
 	if (authorizationId === null) return;
 	// A hold the processor cannot release now is never captured (the customer is unsubscribed) and lapses by itself.

@@ -10,6 +10,7 @@ import type { BillingDeps } from "../deps";
 import { createCapTracker } from "../renewals/mid-caps";
 import { type CycleReport, type RenewalDeps, runRenewalCycle } from "../renewals/renewal-cycle";
 import { resumeDue } from "../subscriptions/pause";
+import { endScheduled } from "../subscriptions/period-end-cancel";
 
 export interface CycleRunnerOptions {
 	broker: ServiceBroker;
@@ -36,6 +37,7 @@ function cycleDeps(broker: ServiceBroker, deps: BillingDeps): RenewalDeps {
 		...deps,
 		caps: createCapTracker(deps),
 		resumeDue,
+		endScheduled,
 		termsOf: (accountId, productId) => {
 			const key = `${accountId}:${productId}`;
 			if (!terms.has(key)) terms.set(key, call(broker, "accounts.renewalTerms", { accountId, productId }));
@@ -53,12 +55,12 @@ export function createCycleRunner({ broker, deps, signal, logger }: CycleRunnerO
 			signal,
 			share: cycleShare(broker),
 		});
-		if (report.charged + report.declined + report.suspended > 0) logger.info("Renewal cycle:", report);
+		if (report.charged + report.declined + report.suspended + report.ended > 0) logger.info("Renewal cycle:", report);
 		return report;
 	};
 }
 
-const NOTHING_RENEWED: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0 };
+const NOTHING_RENEWED: CycleReport = { charged: 0, declined: 0, suspended: 0, skipped: 0, cardExpiryWarnings: 0, resumed: 0, ended: 0 };
 
 /** The cron's cycle, then the sandbox notices due by its time (those of the charges it just made included). */
 export function startRenewalCron(runCycle: RunCycle, applySandboxNotices: (until: Date) => Promise<void>, logger: Logger) {

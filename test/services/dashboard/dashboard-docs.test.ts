@@ -63,6 +63,8 @@ describe("docs/dashboard.md and endpoints.ts", () => {
 			"POST /customers/{customerId}/unsubscribe": "unsubscribe",
 			"POST /customers/{id}/pause": "pause",
 			"POST /customers/{id}/resume": "resume",
+			"POST /customers/{id}/cancel-at-period-end": "cancel at the period's end",
+			"DELETE /customers/{id}/cancel-at-period-end": "undo a cancellation",
 			"POST /customers/{id}/change-quote": "quote",
 			"POST /customers/{id}/change": "apply",
 			"DELETE /customers/{id}/pending-change": "cancel a scheduled change",
