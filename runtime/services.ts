@@ -9,6 +9,7 @@ import InvoicingService from "../services/invoicing/invoicing.service";
 import MetricsService from "../services/metrics/metrics.service";
 import NotificationsService from "../services/notifications/notifications.service";
 import PaymentsService from "../services/payments/payments.service";
+import PortalService from "../services/portal/portal.service";
 import RefundsService from "../services/refunds/refunds.service";
 import SessionsService from "../services/sessions/sessions.service";
 import type { ServiceName } from "../shared/config";
@@ -25,4 +26,5 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	notifications: NotificationsService as ServiceSchema,
 	dashboard: DashboardService as ServiceSchema,
 	metrics: MetricsService as ServiceSchema,
+	portal: PortalService as ServiceSchema,
 };

@@ -14,6 +14,7 @@ export const ALL_SERVICES = [
 	"notifications",
 	"dashboard",
 	"metrics",
+	"portal",
 ] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
@@ -96,6 +97,9 @@ export interface Config {
 	dashboardLockoutMinutes: number;
 	/** Sign-in attempts per minute per client address, on top of the per-email lockout. */
 	dashboardSignInsPerMinute: number;
+	/** Customer portal links opened per minute per client address, and requests per minute per portal session. */
+	portalOpensPerMinute: number;
+	portalRequestsPerMinute: number;
 	/** The service's address as buyers reach it (card update links); unset: the address the dashboard was opened at. */
 	publicBaseUrl: string | undefined;
 	/** Where buyers' emails are sent (smtp:// or smtps://, credentials allowed); undefined: none are sent, they wait (docs/emails.md). */
@@ -335,6 +339,8 @@ export function loadConfig(env: Env = process.env): Config {
 		dashboardLockoutFailures: integer(env, "DASHBOARD_LOCKOUT_FAILURES", 5, 1, 1000),
 		dashboardLockoutMinutes: integer(env, "DASHBOARD_LOCKOUT_MINUTES", 15, 1, 24 * 60),
 		dashboardSignInsPerMinute: integer(env, "DASHBOARD_SIGN_INS_PER_MINUTE", 20, 1, 1_000_000),
+		portalOpensPerMinute: integer(env, "PORTAL_OPENS_PER_MINUTE", 20, 1, 1_000_000),
+		portalRequestsPerMinute: integer(env, "PORTAL_REQUESTS_PER_MINUTE", 120, 1, 1_000_000),
 		publicBaseUrl: baseUrl(env, "PUBLIC_BASE_URL"),
 		smtpUrl: url(env, "SMTP_URL", ["smtp", "smtps"]),
 		emailFrom: env.EMAIL_FROM || "no-reply@payments.invalid",

@@ -5,6 +5,7 @@
 import { homePage } from "./home.js";
 import { midMetrics } from "./mid-metrics.js";
 import { money } from "./money.js";
+import { portalPage } from "./portal-settings.js";
 import { ApiFailure, api, busy, confirmAction, el, field, isOperator, percent, say, select, session, table, view } from "./ui.js";
 
 /** A list page: filters, a table, and a button for the next page while there is one. */
@@ -316,6 +317,14 @@ const TRANSACTION_COLUMNS = [
 ];
 
 /** The columns of an email sent to a buyer. */
+/** A customer's events, newest first: what happened, and who did it (`by`: the buyer, in the customer portal). */
+const CUSTOMER_EVENT_COLUMNS = [
+	["When", e => e.createdAt],
+	["Event", e => e.type],
+	["By", e => (e.data?.by === "buyer" ? "the buyer (portal)" : "–")],
+	["Reason", e => [e.data?.cancellation?.reason, e.data?.cancellation?.comment].filter(Boolean).join(": ") || "–"],
+];
+
 const EMAIL_COLUMNS = [
 	["Made", e => e.createdAt],
 	["Kind", e => e.kind],
@@ -505,6 +514,7 @@ const pages = {
 		const currency = products.get(customer.productId)?.currency ?? "";
 		const transactions = el("div");
 		const emails = el("div");
+		const events = el("div");
 		const actions = el("div", { class: "actions" });
 		if (isOperator() && customer.status !== "UNSUBSCRIBED") {
 			const linkOut = el("p", { class: "link", role: "status" });
@@ -586,14 +596,21 @@ const pages = {
 			isOperator() && customer.status === "ACTIVE" ? changeSection(customer, products) : null,
 			el("h2", {}, "Transactions"),
 			transactions,
+			el("h2", {}, "Events"),
+			events,
 			el("h2", {}, "Emails"),
 			emails,
 		);
-		const lists = await busy("Loading transactions and emails", () =>
-			Promise.all([api("GET", `/customers/${id}/transactions?limit=100`), api("GET", `/customers/${id}/emails`)]),
+		const lists = await busy("Loading transactions, events and emails", () =>
+			Promise.all([
+				api("GET", `/customers/${id}/transactions?limit=100`),
+				api("GET", `/customers/${id}/emails`),
+				api("GET", `/events?customerId=${id}&limit=100`),
+			]),
 		);
 		if (!lists) return;
-		const [page, sent] = lists;
+		const [page, sent, happened] = lists;
+		events.replaceChildren(table(CUSTOMER_EVENT_COLUMNS, happened.data, "Events", { empty: "No event yet." }));
 		transactions.replaceChildren(
 			table(
 				[...TRANSACTION_COLUMNS, ["", t => (isOperator() && t.refundStatus === "REFUNDABLE" ? refundForm(t, id) : null)]],
@@ -796,6 +813,8 @@ const pages = {
 			emailSettingsForm(settings),
 		);
 	},
+
+	portal: portalPage,
 
 	clock() {
 		const form = el(

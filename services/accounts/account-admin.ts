@@ -7,6 +7,7 @@ import type {
 	EmailSettings,
 	Environment,
 	InvoiceSettings,
+	PortalSettings,
 	WebhookTarget,
 } from "../../shared/contracts/accounts";
 import { sha256Hex } from "../../shared/crypto";
@@ -14,6 +15,7 @@ import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { invoiceSettingsOf, invoiceSettingsSet } from "./invoice-settings";
 import type { AccountDoc } from "./models";
+import { portalSettingsOf, portalSettingsSet } from "./portal-settings";
 import { retryDaysOf } from "./renewal-terms";
 import { newApiToken, newWebhookSecret } from "./secrets";
 
@@ -62,6 +64,7 @@ export function toAccountView(doc: AccountDoc): AccountView {
 		disputeProtection: doc.disputeProtection,
 		emails: emailsOf(doc),
 		invoicing: invoiceSettingsOf(doc),
+		portal: portalSettingsOf(doc),
 	};
 }
 
@@ -75,6 +78,7 @@ export async function createAccount(
 		disputeProtection?: Partial<DisputeProtection>;
 		emails?: Partial<EmailSettings>;
 		invoicing?: Partial<InvoiceSettings>;
+		portal?: Partial<PortalSettings>;
 		demo?: boolean;
 	},
 ): Promise<AccountView & { apiToken: string; webhookSecret: string }> {
@@ -91,6 +95,7 @@ export async function createAccount(
 		disputeProtection: protectionOf(input),
 		emails: emailsOf(input),
 		...(input.invoicing ? { invoicing: input.invoicing } : {}),
+		...(input.portal ? { portal: input.portal } : {}),
 		createdAt: now,
 	});
 	const apiToken = newApiToken(input.environment);
@@ -108,12 +113,13 @@ export async function updateAccount(
 		disputeProtection?: Partial<DisputeProtection>;
 		emails?: Partial<EmailSettings>;
 		invoicing?: Partial<InvoiceSettings>;
+		portal?: Partial<PortalSettings>;
 	},
 ): Promise<AccountView | AccountsError> {
-	const { accountId, disputeProtection, emails, invoicing, ...changes } = input;
+	const { accountId, disputeProtection, emails, invoicing, portal, ...changes } = input;
 	if (changes.renewalRetryDays) changes.renewalRetryDays = inOrder(changes.renewalRetryDays);
 	const settings = [...byPath("disputeProtection", disputeProtection), ...byPath("emails", emails)];
-	const set = { ...changes, ...Object.fromEntries(settings), ...invoiceSettingsSet(invoicing) };
+	const set = { ...changes, ...Object.fromEntries(settings), ...invoiceSettingsSet(invoicing), ...portalSettingsSet(portal) };
 	if (Object.keys(set).length === 0) return AccountsError.NothingToChange;
 	const doc = await deps.db.accounts.findOneAndUpdate({ _id: accountId }, { $set: set }, { returnDocument: "after" }).lean();
 	return doc ? toAccountView(doc) : AccountsError.UnknownAccount;

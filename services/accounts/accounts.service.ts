@@ -27,6 +27,7 @@ import type { AccountsDeps } from "./deps";
 import { ACCOUNTS_ERRORS } from "./errors";
 import { createMerchantAccount, listMerchantAccounts, merchantAccountProcessor, updateMerchantAccount } from "./merchant-accounts";
 import { type AccountsDb, createAccountsDb } from "./models";
+import { portalContext, portalSettings, updatePortalSettings } from "./portal-settings";
 import { createProduct, getProduct, listProducts, updateProduct } from "./products";
 import { renewalTerms } from "./renewal-terms";
 import { schemas } from "./schemas";
@@ -78,6 +79,10 @@ const AccountsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 				return result;
 			},
 		},
+		// The customer portal (docs/portal.md): its settings, edited in the dashboard, and what it shows of the account.
+		portalSettings: idempotent(action(schemas.get, portalSettings)),
+		updatePortalSettings: action(schemas.updatePortalSettings, updatePortalSettings),
+		portalContext: idempotent(action(schemas.get, portalContext)),
 		webhookTarget: idempotent(action(schemas.get, webhookTarget)),
 		list: idempotent(action(schemas.none, listAccounts)),
 		rotateToken: {

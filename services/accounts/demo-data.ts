@@ -6,6 +6,7 @@ import { createAccount } from "./account-admin";
 import { createCoupon } from "./coupons";
 import type { AccountsDeps } from "./deps";
 import { createMerchantAccount } from "./merchant-accounts";
+import { updatePortalSettings } from "./portal-settings";
 import { createProduct, toProductView } from "./products";
 
 export interface DemoData {
@@ -44,6 +45,18 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 	];
 	// A promotion code to try in the demo's card frame: 10 % off the first charge.
 	await createCoupon(deps, { accountId, code: "WELCOME10", percentOff: 10, duration: "once" });
+	// The customer portal, on (docs/portal.md): seats and the monthly plan, pause, cancelling either way, and a
+	// retention offer of 20 % for 3 months.
+	const stay = await createCoupon(deps, { accountId, code: "STAY20", percentOff: 20, duration: "repeating", durationInPeriods: 3 });
+	const retentionCouponId = typeof stay === "string" ? null : stay.id;
+	const portal = {
+		enabled: true,
+		products: [(products[0] as ProductView).id],
+		pause: true,
+		cancel: "period_end_or_now" as const,
+		retentionCouponId,
+	};
+	await updatePortalSettings(deps, { accountId, ...portal, returnDomains: ["localhost"] });
 	return { accountId, apiToken: account.apiToken, products: products as ProductView[] };
 }
 

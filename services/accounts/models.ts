@@ -23,6 +23,7 @@ import {
 	type InvoiceSettings,
 	type MidProcessor,
 	PERIOD_UNITS,
+	type PortalSettings,
 	type RenewalPeriod,
 } from "../../shared/contracts/accounts";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
@@ -45,6 +46,8 @@ export interface AccountDoc {
 	buyerBlocks?: boolean;
 	/** The invoice settings the operator set; those absent are at their defaults (invoice-settings.ts). */
 	invoicing?: Partial<InvoiceSettings>;
+	/** The customer portal's settings the merchant set; those absent are at their defaults (portal-settings.ts). */
+	portal?: Partial<PortalSettings>;
 	createdAt: Date;
 }
 
@@ -125,6 +128,7 @@ const accountSchema = new Schema<AccountDoc>(
 			default: undefined,
 		},
 		buyerBlocks: Boolean,
+		portal: { type: Schema.Types.Mixed, default: undefined },
 		invoicing: {
 			type: new Schema(
 				{

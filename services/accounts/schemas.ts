@@ -4,12 +4,15 @@ import {
 	AUTHENTICATION_POLICIES,
 	BILLING_KINDS,
 	BLOCK_REASONS,
+	CANCELLATION_REASONS,
 	CARD_TYPES,
 	COUPON_DURATIONS,
 	EMAIL_LANGUAGES,
 	ENVIRONMENTS,
 	INVOICE_LANGUAGES,
 	PERIOD_UNITS,
+	PORTAL_CANCEL_MODES,
+	PORTAL_LANGUAGES,
 } from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
@@ -53,6 +56,28 @@ const emails = params(
 		replyTo: orNull(emailAddress),
 		language: { enum: EMAIL_LANGUAGES },
 		brandColor: orNull({ type: "string", pattern: "^#[0-9a-fA-F]{6}$" }),
+	},
+	[],
+);
+// The customer portal's settings (docs/portal.md#settings): any of them, the others keep their value.
+const hostName = {
+	type: "string",
+	minLength: 1,
+	maxLength: 253,
+	pattern: "^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$",
+};
+const portal = params(
+	{
+		enabled: { type: "boolean" },
+		changePlan: { type: "boolean" },
+		products: { type: "array", items: id, maxItems: 100, uniqueItems: true },
+		pause: { type: "boolean" },
+		updateCard: { type: "boolean" },
+		cancel: { enum: PORTAL_CANCEL_MODES },
+		cancellationReasons: { type: "array", items: { enum: CANCELLATION_REASONS }, minItems: 1, uniqueItems: true },
+		retentionCouponId: orNull(id),
+		returnDomains: { type: "array", items: hostName, maxItems: 20, uniqueItems: true },
+		language: { enum: PORTAL_LANGUAGES },
 	},
 	[],
 );
@@ -147,7 +172,7 @@ const couponCode = {
 const couponRef = { accountId: id, couponId: id, code: couponCode };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, emails, invoicing }, [
+	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, emails, invoicing, portal }, [
 		"name",
 		"environment",
 	]),
@@ -160,10 +185,12 @@ export const schemas = {
 			disputeProtection: { ...disputeProtection, minProperties: 1 },
 			emails: { ...emails, minProperties: 1 },
 			invoicing: { ...invoicing, minProperties: 1 },
+			portal: { ...portal, minProperties: 1 },
 		},
 		["accountId"],
 	),
 	get: params({ accountId: id }),
+	updatePortalSettings: { ...portal, properties: { ...portal.properties, accountId: id }, required: ["accountId"] } as const,
 	updateEmailSettings: { ...emails, properties: { ...emails.properties, accountId: id }, required: ["accountId"] } as const,
 	rotateToken: params({ accountId: id, graceSeconds: { type: "integer", minimum: 0, maximum: 30 * 24 * 3600 } }, ["accountId"]),
 	authenticate: params({ tokenHash: { type: "string", pattern: "^[0-9a-f]{64}$" } }),

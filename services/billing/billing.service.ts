@@ -29,7 +29,7 @@ import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
 import { billingErrors } from "./errors";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
-import { getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
+import { buyerSubscriptions, getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
 import { midHealth } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -143,6 +143,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			return { transactions: done ? [done.refundTransactionId] : [] };
 		}),
 		unsubscribe: thenRelay(schemas.unsubscribe, unsubscribe, input => ({ customers: [input.customerId] })),
+		cancelNow: thenRelay(schemas.cancelNow, unsubscribe, input => ({ customers: [input.customerId] })),
 		// POST /api/customer/{id}/pause and /resume (subscriptions/pause.ts): the customer as it is now, or a 404 or 409.
 		pauseCustomer: thenRelay(
 			schemas.pauseCustomer,
@@ -214,6 +215,8 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			},
 		}),
 		getCustomer: idempotent(domainAction(schemas.getById, getCustomer)),
+		// The customer portal's buyer: the named customer and its email's other subscriptions (lists/reads.ts).
+		buyerSubscriptions: idempotent(domainAction(schemas.buyerSubscriptions, buyerSubscriptions)),
 		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
 		listTransactions: idempotent(domainAction(schemas.listTransactions, listTransactions)),

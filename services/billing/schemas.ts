@@ -6,6 +6,10 @@ import { CHANGE_MODES } from "./changes/rules/subscription-period";
 import { CustomerStatus, DisputeStatus, TransactionStatus, TransactionType } from "./states";
 
 const environment = { enum: ["sandbox", "production"] };
+const by = { enum: ["merchant", "buyer"] };
+// Why a subscription ends, in the merchant's or the buyer's words (subscriptions/period-end-cancel.ts).
+const reason = { type: "string", minLength: 1, maxLength: 100 };
+const comment = { type: "string", maxLength: 1000 };
 const attemptId = { type: "string", pattern: "^[A-Za-z0-9_-]{8,64}$" };
 const cardExpiry = { type: "string", pattern: "^(0[1-9]|1[0-2])[0-9]{2}$" };
 const period = params({ every: { type: "integer", minimum: 1 }, unit: { enum: ["day", "week", "month", "year"] } });
@@ -100,20 +104,24 @@ export const schemas = {
 		["accountId", "transactionId", "refundId"],
 	),
 	unsubscribe: params({ accountId: id, customerId: id }),
-	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" } }, ["accountId", "id"]),
-	resumeCustomer: params({ accountId: id, id }),
+	buyerSubscriptions: params({ accountId: id, customerId: id }),
+	// `by`: set by the customer portal's calls only (the gateway refuses it from a request).
+	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" }, by }, ["accountId", "id"]),
+	resumeCustomer: params({ accountId: id, id, by }, ["accountId", "id"]),
+	// The customer portal's cancellation at once (the API's unsubscribe takes no reason): the spec's unsubscribe.
+	cancelNow: params({ accountId: id, customerId: id, reason, comment, by }, ["accountId", "customerId"]),
 	// A cancellation at the period's end; `by` is set by the portal's calls only (the gateway refuses it from a request).
 	scheduleCancellation: params(
 		{
 			accountId: id,
 			id,
-			reason: { type: "string", minLength: 1, maxLength: 100 },
-			comment: { type: "string", maxLength: 1000 },
-			by: { enum: ["merchant", "buyer"] },
+			reason,
+			comment,
+			by,
 		},
 		["accountId", "id"],
 	),
-	undoCancellation: params({ accountId: id, id, by: { enum: ["merchant", "buyer"] } }, ["accountId", "id"]),
+	undoCancellation: params({ accountId: id, id, by }, ["accountId", "id"]),
 	// Exactly one of couponId and promotionCode, which the action checks (ONE_COUPON).
 	attachCoupon: params({ accountId: id, id, couponId: id, promotionCode: { type: "string", pattern: "^[A-Za-z0-9_-]{3,40}$" } }, [
 		"accountId",
@@ -121,7 +129,7 @@ export const schemas = {
 	]),
 	// A subscription's change (changes/): at least one of productId and quantity, which the action checks.
 	changeQuote: params(
-		{ accountId: id, id, productId: id, quantity: { type: "integer", minimum: 1, maximum: 10_000 }, mode: { enum: CHANGE_MODES } },
+		{ accountId: id, id, productId: id, quantity: { type: "integer", minimum: 1, maximum: 10_000 }, mode: { enum: CHANGE_MODES }, by },
 		["accountId", "id", "mode"],
 	),
 	changeSubscription: params(

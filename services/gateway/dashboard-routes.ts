@@ -32,10 +32,10 @@ export interface DashboardUser extends SessionUser {
 /** How the audit log names what a path parameter names. */
 const TARGET_NAMES: Record<string, string> = { customerId: "customer", eventId: "event" };
 
-export function cookieToken(req: IncomingMessage): string | undefined {
+export function cookieToken(req: IncomingMessage, cookie = SESSION_COOKIE): string | undefined {
 	for (const part of (req.headers.cookie ?? "").split(";")) {
 		const [name, ...value] = part.trim().split("=");
-		if (name === SESSION_COOKIE) return value.join("=") || undefined;
+		if (name === cookie) return value.join("=") || undefined;
 	}
 	return undefined;
 }
@@ -54,12 +54,11 @@ function sessionCookie(req: IncomingMessage, token: string, production: boolean)
 }
 
 /** A state-changing request must come from a page of this origin: its Origin (or Referer) names this host. Answers that origin. */
-function checkSameOrigin(req: IncomingMessage): string {
+export function checkSameOrigin(req: IncomingMessage, refusal = "Changes are taken only from the dashboard's own pages"): string {
 	const origin = req.headers.origin ?? req.headers.referer;
 	const host = req.headers.host;
 	const page = origin !== undefined && URL.canParse(origin) ? new URL(origin) : undefined;
-	if (!page || host === undefined || page.host !== host)
-		throw new ApiError(ApiErrorType.Forbidden, "Changes are taken only from the dashboard's own pages");
+	if (!page || host === undefined || page.host !== host) throw new ApiError(ApiErrorType.Forbidden, refusal);
 	return page.origin;
 }
 

@@ -25,7 +25,10 @@ export interface Endpoint {
 	change?: string;
 	/** Dashboard: a read only an operator may make. */
 	operatorOnly?: boolean;
-	/** Dashboard: the action's `baseUrl` is the service's public address (PUBLIC_BASE_URL, else the page's own origin), for the links it answers. */
+	/**
+	 * The action's `baseUrl` is the service's public address, for the links it answers: PUBLIC_BASE_URL, else the
+	 * dashboard page's own origin, or the API request's (its Host).
+	 */
 	publicBaseUrl?: boolean;
 	/** The host name the request was sent to is the action's `domain` (a page of the service's own). */
 	hostAsDomain?: boolean;
@@ -58,6 +61,8 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	// A cancellation at the period's end (docs/subscriptions.md#cancel-at-the-periods-end).
 	"POST /customer/:id/cancel-at-period-end": { action: "billing.scheduleCancellation" },
 	"DELETE /customer/:id/cancel-at-period-end": { action: "billing.undoCancellation" },
+	// A single-use link to the customer portal (docs/portal.md#links); `baseUrl` is where the portal is served.
+	"POST /customer/:id/portal-session": { action: "portal.createLink", publicBaseUrl: true },
 	// A subscription's change in place (docs/subscriptions.md).
 	"POST /customer/:id/change-quote": { action: "billing.quoteChange" },
 	"POST /customer/:id/change": { action: "billing.changeSubscription", idempotencyKey: true },
@@ -177,6 +182,8 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /customers/:customerId/emails": { action: "notifications.customerEmails" },
 	"GET /email-settings": { action: "accounts.emailSettings" },
 	"PATCH /email-settings": { action: "accounts.updateEmailSettings", change: "email settings" },
+	"GET /portal-settings": { action: "accounts.portalSettings" },
+	"PATCH /portal-settings": { action: "accounts.updatePortalSettings", change: "portal settings" },
 	"GET /transactions": { action: "billing.transactions" },
 	"GET /events": { action: "notifications.events" },
 	"GET /webhooks": { action: "notifications.list" },
@@ -210,6 +217,25 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 };
 
 /** The route table as moleculer-web aliases, with a HEAD beside every GET that is safe to repeat. */
+/**
+ * /portal/api: the customer portal's page (portal-routes.ts). A session cookie, and on every change the session's CSRF
+ * token and the same origin; `:id` is one of the session's buyer's subscriptions.
+ */
+export const portalEndpoints: Record<string, Endpoint> = {
+	"POST /open": { action: "portal.open" },
+	"GET /me": { action: "portal.me" },
+	"GET /subscriptions/:id/documents": { action: "portal.documents" },
+	"POST /subscriptions/:id/change-quote": { action: "portal.quote" },
+	"POST /subscriptions/:id/change": { action: "portal.change" },
+	"POST /subscriptions/:id/pause": { action: "portal.pause" },
+	"POST /subscriptions/:id/resume": { action: "portal.resume" },
+	"POST /subscriptions/:id/cancel": { action: "portal.cancel" },
+	"DELETE /subscriptions/:id/cancel": { action: "portal.undoCancel" },
+	"POST /subscriptions/:id/retention-offer": { action: "portal.acceptOffer" },
+	"POST /subscriptions/:id/card-session": { action: "portal.cardSession" },
+	"POST /sign-out": { action: "portal.signOut" },
+};
+
 export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, string> {
 	return Object.fromEntries(
 		Object.entries(endpoints).flatMap(([route, endpoint]) => {
@@ -220,7 +246,7 @@ export function aliasesOf(endpoints: Record<string, Endpoint>): Record<string, s
 }
 
 const byAction = new Map(
-	[apiEndpoints, publicEndpoints, processorEndpoints, adminEndpoints, demoEndpoints].flatMap(table =>
+	[apiEndpoints, publicEndpoints, processorEndpoints, adminEndpoints, demoEndpoints, portalEndpoints].flatMap(table =>
 		Object.values(table).map(e => [e.action, e] as const),
 	),
 );

@@ -21,6 +21,7 @@ import { checkHealth } from "./health";
 import { jsonError } from "./http-errors";
 import type { Locals } from "./locals";
 import { answeredByMethod } from "./method-check";
+import { createPortalRoutes } from "./portal-routes";
 import { createProcessorKeySealer } from "./processor-keys";
 import {
 	authenticateAdmin,
@@ -126,10 +127,20 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 	},
 
 	created() {
-		const { rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken, dashboardSignInsPerMinute, publicBaseUrl } =
-			config();
+		const {
+			rateLimitPerSecond,
+			authFailuresPerMinute,
+			checkoutsPerMinute,
+			adminToken,
+			dashboardSignInsPerMinute,
+			portalOpensPerMinute,
+			portalRequestsPerMinute,
+			publicBaseUrl,
+		} = config();
 		this.auth = createAuthenticator({ rateLimitPerSecond, authFailuresPerMinute, checkoutsPerMinute, adminToken });
 		this.dashboard = createDashboardRoutes({ signInsPerMinute: dashboardSignInsPerMinute, publicBaseUrl });
+		this.portal = createPortalRoutes({ opensPerMinute: portalOpensPerMinute, requestsPerMinute: portalRequestsPerMinute });
+		this.publicBaseUrl = publicBaseUrl;
 		this.sealProcessor = createProcessorKeySealer(
 			async () => (await call(this.broker, "payments.credentialsKey", {})).publicJwk as unknown as import("jose").JWK,
 		);

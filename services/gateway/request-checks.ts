@@ -9,7 +9,7 @@ const SUPPORTED_API_VERSIONS = ["1.0"];
  * Set on /api from the token and the Idempotency-Key header, and `by`, set only by the customer portal's calls: a
  * request naming them itself is refused.
  */
-export const API_SET_BY_GATEWAY = ["accountId", "idempotencyKey", "by"];
+export const API_SET_BY_GATEWAY = ["accountId", "idempotencyKey", "by", "baseUrl"];
 
 export function checkApiVersion(req: IncomingMessage): void {
 	const version = req.headers["x-api-version"];

@@ -8,6 +8,7 @@ import type { FileAnswer } from "../../shared/contracts/invoicing";
 import { clearSessionCookie, type DashboardUser, withCurrencyCodes } from "./dashboard-routes";
 import { endpointFor } from "./endpoints";
 import type { Locals } from "./locals";
+import { PORTAL_SET_BY_GATEWAY } from "./portal-routes";
 import { API_SET_BY_GATEWAY, checkApiVersion, checkParameters, hostDomain } from "./request-checks";
 import { type GatewayRequest, readSignedEvent } from "./request-params";
 import { requestPath } from "./send-answer";
@@ -18,13 +19,34 @@ export async function authenticateApi(this: Locals, ctx: Context, _route: unknow
 	return this.auth.authenticateApi(ctx, req);
 }
 
-export function checkApiRequest(ctx: Context<unknown, { user: { accountId: number } }>, _route: unknown, req: GatewayRequest): void {
+export function checkApiRequest(
+	this: Locals,
+	ctx: Context<unknown, { user: { accountId: number } }>,
+	_route: unknown,
+	req: GatewayRequest,
+): void {
 	checkApiVersion(req);
 	checkParameters(req, API_SET_BY_GATEWAY);
 	// The account comes from the token, never from the request.
 	req.$params.accountId = ctx.meta.user.accountId;
+	const endpoint = endpointFor(req.$alias?.action);
 	const key = req.headers["idempotency-key"];
-	if (key !== undefined && endpointFor(req.$alias?.action)?.idempotencyKey) req.$params.idempotencyKey = key;
+	if (key !== undefined && endpoint?.idempotencyKey) req.$params.idempotencyKey = key;
+	// A link for the buyer: on the service's public address, else the one this request was sent to.
+	if (endpoint?.publicBaseUrl) req.$params.baseUrl = this.publicBaseUrl ?? `${requestScheme(req)}://${req.headers.host}`;
+}
+
+const requestScheme = (req: IncomingMessage) => ((req.socket as { encrypted?: boolean }).encrypted ? "https" : "http");
+
+// /portal/api: the customer portal's page (portal-routes.ts).
+
+export async function beforePortalCall(this: Locals, _ctx: Context, _route: unknown, req: GatewayRequest): Promise<void> {
+	checkParameters(req, PORTAL_SET_BY_GATEWAY);
+	await this.portal.beforeCall(req);
+}
+
+export function afterPortalCall(this: Locals, ctx: Context, _route: unknown, req: GatewayRequest, res: ServerResponse, data: unknown) {
+	return this.portal.afterCall(ctx, req, res, data);
 }
 
 // /api without a token: the checkout's endpoints, called from the buyer's browser.

@@ -14,19 +14,22 @@ import {
 	dashboardEndpoints,
 	dashboardSignInEndpoints,
 	demoEndpoints,
+	portalEndpoints,
 	processorEndpoints,
 	publicEndpoints,
 } from "./endpoints";
 import {
 	afterDashboardCall,
+	afterPortalCall,
 	afterSignIn,
 	applyEndpointOptions,
 	beforeDemoCall,
+	beforePortalCall,
 	beforeProcessorEvent,
 	beforePublicCall,
 	beforeSignIn,
 } from "./route-hooks";
-import { DASHBOARD_OPTIONS, DEMO_OPTIONS, frameAncestors, STATIC_OPTIONS, UPDATE_CARD_OPTIONS } from "./static-files";
+import { DASHBOARD_OPTIONS, DEMO_OPTIONS, frameAncestors, PORTAL_OPTIONS, STATIC_OPTIONS, UPDATE_CARD_OPTIONS } from "./static-files";
 
 const routeDefaults = {
 	mappingPolicy: "restrict" as const,
@@ -101,6 +104,16 @@ export const routes = [
 		authorization: "checkDashboardRequest",
 		onAfterCall: afterDashboardCall,
 	},
+	// The customer portal's JSON API (portal-routes.ts) and its page, with the dashboard's CSP and this origin's card frame.
+	{
+		...routeDefaults,
+		name: "portal-api",
+		path: "/portal/api",
+		aliases: aliasesOf(portalEndpoints),
+		onBeforeCall: beforePortalCall,
+		onAfterCall: afterPortalCall,
+	},
+	staticRoute("portal-page", "/portal", serveStatic(path.join(projectRoot, "public/portal"), PORTAL_OPTIONS)),
 	// The dashboard's pages: static files with a strict CSP (no inline script or style).
 	staticRoute("dashboard-pages", "/dashboard", serveStatic(path.join(projectRoot, "public/dashboard"), DASHBOARD_OPTIONS)),
 	// The page a card update link opens: the SDK in update mode, on a session for this host.

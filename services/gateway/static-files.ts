@@ -66,6 +66,9 @@ const UPDATE_CARD_POLICY =
 /** serve-static options for the page a card update link opens. */
 export const UPDATE_CARD_OPTIONS = { ...base, redirect: false, setHeaders: (res: ServerResponse) => setHeaders(res, UPDATE_CARD_POLICY) };
 
+/** The customer portal's page (portal-routes.ts): the card update page's policy, as it shows the card frame too. */
+export const PORTAL_OPTIONS = UPDATE_CARD_OPTIONS;
+
 /** serve-static options for the demo shop. */
 export const DEMO_OPTIONS = { ...base, redirect: false, setHeaders: (res: ServerResponse) => setHeaders(res, DEMO_POLICY) };
 

@@ -38,6 +38,62 @@ export interface AccountView {
 	emails: EmailSettings;
 	/** The seller's details and tax on its invoices (docs/invoices.md#settings); always complete (defaults filled in). */
 	invoicing: InvoiceSettings;
+	/** The customer portal (docs/portal.md#settings); always complete (defaults filled in). */
+	portal: PortalSettings;
+}
+
+/** The languages the customer portal is shown in (docs/portal.md). */
+export const PORTAL_LANGUAGES = ["en", "de", "es"] as const;
+export type PortalLanguage = (typeof PORTAL_LANGUAGES)[number];
+
+/** The reasons a buyer may give for cancelling in the portal, Stripe's list (docs/portal.md#settings). */
+export const CANCELLATION_REASONS = [
+	"too_expensive",
+	"missing_features",
+	"switched_service",
+	"unused",
+	"customer_service",
+	"too_complex",
+	"low_quality",
+	"other",
+] as const;
+export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
+
+/** How a buyer may cancel in the portal: not at all, at the period's end, or also at once. */
+export const PORTAL_CANCEL_MODES = ["off", "period_end", "period_end_or_now"] as const;
+
+/** What buyers may do in the customer portal (docs/portal.md#settings); always complete (defaults filled in). */
+export interface PortalSettings {
+	/** Off: no portal link can be made. */
+	enabled: boolean;
+	/** Change plan or seats, among `products` (and the subscription's own product). */
+	changePlan: boolean;
+	/** The products a buyer may switch to; empty: only seats of the product it has. */
+	products: number[];
+	pause: boolean;
+	/** Update the card, which also pays a renewal owed. */
+	updateCard: boolean;
+	cancel: (typeof PORTAL_CANCEL_MODES)[number];
+	cancellationReasons: CancellationReason[];
+	/** A coupon offered once to a buyer about to cancel; null: none. */
+	retentionCouponId: number | null;
+	/** Hosts a session's returnUrl may be on (a subdomain of one included). */
+	returnDomains: string[];
+	/** The portal's language when the session names none. */
+	language: PortalLanguage;
+}
+
+/** What the customer portal shows of an account (accounts.portalContext). */
+export interface PortalContext {
+	name: string;
+	environment: Environment;
+	/** The emails' colour (docs/emails.md#settings); null: a neutral dark grey. */
+	brandColor: string | null;
+	settings: PortalSettings;
+	/** All the account's products, with their tax: the portal picks those a buyer may switch to. */
+	products: ProductRecord[];
+	/** The retention coupon while it can be redeemed; null: none offered. */
+	retentionCoupon: CouponView | null;
 }
 
 /** The languages buyers' emails are written in (docs/emails.md#language). */
@@ -301,6 +357,8 @@ export interface AccountsActions {
 	/** The MID's processor (payments); null for an unknown MID. */
 	"accounts.merchantAccountProcessor": { params: { midId: number }; result: MerchantAccountProcessor | null };
 	"accounts.getProduct": { params: { accountId: number; productId: number }; result: ProductRecord | null };
+	/** What the customer portal shows of the account (docs/portal.md); throws 404 for an unknown account. */
+	"accounts.portalContext": { params: { accountId: number }; result: PortalContext };
 	/** null for an unknown account or product. */
 	"accounts.renewalTerms": { params: { accountId: number; productId: number }; result: RenewalTerms | null };
 	/** The account's MIDs (of one group if named); 404 (ApiError NOT_FOUND) for an unknown account. */

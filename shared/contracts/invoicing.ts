@@ -105,4 +105,24 @@ export interface InvoicingActions {
 	"invoicing.issue": { params: { accountId: number; requests: IssueRequest[] }; result: { issued: number } };
 	/** An invoice's PDF (base64), rendered now: GET /api/invoice/{id}/pdf and the receipt's attachment; throws ApiError 404 for an unknown or another account's. */
 	"invoicing.invoicePdf": { params: { accountId: number; id: number }; result: FileAnswer };
+	/** A customer's invoices and credit notes, newest first (GET /api/invoices, /api/credit-notes); `url`: the buyer's link. */
+	"invoicing.invoices": { params: DocumentQuery; result: { data: DocumentSummary[]; nextCursor: string | null } };
+	"invoicing.creditNotes": { params: DocumentQuery; result: { data: DocumentSummary[]; nextCursor: string | null } };
+}
+
+export interface DocumentQuery {
+	accountId: number;
+	customerId: number;
+	limit: number;
+}
+
+/** What the customer portal shows of an invoice or a credit note. */
+export interface DocumentSummary {
+	id: number;
+	number: string;
+	customerId: number;
+	issuedAt: string;
+	total: number;
+	currency: string;
+	url: string;
 }

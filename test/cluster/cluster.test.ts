@@ -44,8 +44,9 @@ beforeAll(async () => {
 	await startNode("notifications");
 	await startNode("dashboard");
 	await startNode("metrics");
+	await startNode("portal");
 	await gateway.waitForServices(
-		["accounts", "sessions", "checkout", "payments", "billing", "invoicing", "refunds", "notifications", "dashboard", "metrics"],
+		["accounts", "sessions", "checkout", "payments", "billing", "invoicing", "refunds", "notifications", "dashboard", "metrics", "portal"],
 		10_000,
 	);
 	const server = (gateway.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;

@@ -60,6 +60,8 @@ export function testEnvironment(options: AppOptions = {}): void {
 		AUTH_FAILURES_PER_MINUTE: "100000",
 		CHECKOUTS_PER_MINUTE: "100000",
 		DASHBOARD_SIGN_INS_PER_MINUTE: "100000",
+		PORTAL_OPENS_PER_MINUTE: "100000",
+		PORTAL_REQUESTS_PER_MINUTE: "100000",
 		...options.env,
 	});
 	resetConfig();

@@ -174,7 +174,12 @@ async function writeCard(
 	const fields = { ...card, ...recovery?.schedule, ...status.set, networkTransactionId, renewalLease: null, awaitingCardUpdate: null };
 	// A suspended customer paid is a subscriber again (reactivated); a new card on another MID moves it between MIDs.
 	const { counted, entry } = await countUpdate(deps, customer, fields, { at, product: recovery?.product });
-	const events = [outboxEvent(deps, "PAYMENT_METHOD_UPDATED", carrying(entry)), ...(recovery ? [outboxEvent(deps, "REACTIVATION")] : [])];
+	// The buyer typed the card into the frame, whoever sent them there: both events say so.
+	const by = { by: "buyer" as const };
+	const events = [
+		outboxEvent(deps, "PAYMENT_METHOD_UPDATED", { ...carrying(entry), ...by }),
+		...(recovery ? [outboxEvent(deps, "REACTIVATION", by)] : []),
+	];
 	await scheduleEvents(
 		deps,
 		events.map(event => ({ kind: "c" as const, docId: customer._id, event })),

@@ -18,6 +18,7 @@ import { scheduledEvent } from "../outbox/outbox";
 import type { RelayTargets } from "../outbox/outbox-relay";
 import type { ChangeQuoteDoc, QuotedChange } from "../records/change-quote";
 import type { CustomerDoc } from "../records/customer";
+import { byWhom } from "../records/outbox-event";
 import type { TransactionDoc } from "../records/transaction";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { toCustomerView, toTransactionView } from "../views";
@@ -208,6 +209,7 @@ export async function applied(
 		...(scheduled ? {} : { transactionId: transaction?._id ?? null }),
 		change: changeDetails(quote._id, result, effectiveAt),
 		...carrying(entry),
+		...byWhom(quote.by),
 	});
 	const after = { ...customer, ...fields, renewalLease: null };
 	const answer = {

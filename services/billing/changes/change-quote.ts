@@ -11,6 +11,7 @@ import { couponInForce } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../records/change-quote";
 import type { CustomerDoc } from "../records/customer";
+import { type Actor, byWhom } from "../records/outbox-event";
 import { CustomerStatus } from "../states";
 import { PlanChangeError } from "./change-api-errors";
 import { creditOf, currentPeriod, quantityOf } from "./customer-period";
@@ -28,6 +29,8 @@ export interface ChangeRequest {
 	productId?: number;
 	quantity?: number;
 	mode: ChangeMode;
+	/** The customer portal's quotes: the buyer's (the gateway never takes it from a request). */
+	by?: Actor;
 }
 
 export const basisOf = (customer: CustomerDoc): QuoteBasis => ({
@@ -213,6 +216,7 @@ export async function storeQuote(deps: BillingDeps, input: ChangeRequest, id?: s
 		basis: basisOf(customer),
 		result,
 		usedAt: null,
+		...byWhom(input.by),
 	};
 	await deps.db.changeQuotes.create(quote);
 	return quote;

@@ -4,6 +4,7 @@
 // charges exactly the quoted amount, whatever the clock says, until it expires.
 import { Schema } from "mongoose";
 import type { ChangeMode, SubscriptionPeriod } from "../changes/rules/subscription-period";
+import type { Actor } from "./outbox-event";
 
 export interface QuotedLine {
 	kind: "unused_time_credit" | "new_plan_charge";
@@ -62,6 +63,8 @@ export interface ChangeQuoteDoc {
 	usedAt: Date | null;
 	/** What the change answered, written before the change is applied: a repeat of its Idempotency-Key gets it again. */
 	answer?: object | null;
+	/** Quoted in the customer portal: the change's event says the buyer made it. Absent: the merchant. */
+	by?: Actor;
 }
 
 const options = { versionKey: false } as const;
@@ -77,6 +80,7 @@ export const changeQuoteSchema = new Schema<ChangeQuoteDoc>(
 		result: { type: Schema.Types.Mixed, required: true },
 		usedAt: { type: Date, default: null },
 		answer: { type: Schema.Types.Mixed, default: null },
+		by: { type: String, required: false },
 	},
 	options,
 );

@@ -58,6 +58,9 @@ export interface ChangeDetails {
 /** Who asked for a change: the merchant (its API, its dashboard) or the buyer (the customer portal). */
 export type Actor = "merchant" | "buyer";
 
+/** An event's `by`: present only when the buyer did it (the merchant's API and dashboard leave it out, as before). */
+export const byWhom = (by: Actor | undefined): { by?: Actor } => (by === "buyer" ? { by } : {});
+
 /** A cancellation at the period's end (subscriptions/period-end-cancel.ts): when, and the reason given, if any. */
 export interface CancellationDetails {
 	cancelAt: Date;

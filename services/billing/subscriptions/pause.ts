@@ -23,6 +23,7 @@ import { customerMove } from "../lifecycle";
 import type { BillingDb } from "../models";
 import { scheduledEvent } from "../outbox/outbox";
 import type { CustomerDoc } from "../records/customer";
+import { type Actor, byWhom } from "../records/outbox-event";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { toCustomerView } from "../views";
@@ -90,7 +91,7 @@ function resumeAtRefusal(resumeAt: Date | null, now: Date): PauseError | null {
 
 export async function pauseCustomer(
 	deps: BillingDeps,
-	input: { accountId: number; id: number; resumeAt?: string },
+	input: { accountId: number; id: number; resumeAt?: string; by?: Actor },
 ): Promise<CustomerView | PauseError> {
 	const resumeAt = input.resumeAt ? new Date(input.resumeAt) : null;
 	// An unknown customer is a 404 before the resumeAt's 409: the request names nothing of this account.
@@ -109,7 +110,7 @@ export async function pauseCustomer(
 			await waitForRenewalInFlight(deps, input.id);
 			continue;
 		}
-		const paused = await markPaused(deps, customer, owner, { pausedAt: at, resumeAt });
+		const paused = await markPaused(deps, customer, owner, { pausedAt: at, resumeAt, by: input.by });
 		if (paused) return toCustomerView(paused);
 	}
 	return PauseError.Busy;
@@ -155,7 +156,7 @@ async function markPaused(
 	deps: BillingDeps,
 	customer: CustomerDoc,
 	owner: string,
-	{ pausedAt, resumeAt }: { pausedAt: Date; resumeAt: Date | null },
+	{ pausedAt, resumeAt, by }: { pausedAt: Date; resumeAt: Date | null; by?: Actor },
 ): Promise<CustomerDoc | null> {
 	// Listed before the update, as every schedule is (shared/schedule.ts).
 	if (resumeAt) await deps.resumes.add(customer._id, resumeAt);
@@ -163,6 +164,7 @@ async function markPaused(
 	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_PAUSED", {
 		pause: { pausedAt, resumeAt },
 		...carrying(entry),
+		...byWhom(by),
 	});
 	const updated = await deps.db.customers
 		.findOneAndUpdate(
@@ -186,11 +188,14 @@ async function markPaused(
 	return updated;
 }
 
-export async function resumeCustomer(deps: BillingDeps, input: { accountId: number; id: number }): Promise<CustomerView | PauseError> {
+export async function resumeCustomer(
+	deps: BillingDeps,
+	input: { accountId: number; id: number; by?: Actor },
+): Promise<CustomerView | PauseError> {
 	const customer = ownedBy(await deps.db.customers.findById(input.id).lean(), input.accountId);
 	if (!customer) return PauseError.NotFound;
 	if (customer.status !== CustomerStatus.Paused || !customer.pause) return PauseError.NotPaused;
-	const resumed = await resume(deps, customer, await deps.clocks.now(input.accountId));
+	const resumed = await resume(deps, customer, await deps.clocks.now(input.accountId), input.by);
 	// Resumed meanwhile (its resumeAt came), or unsubscribed: answered as it is now.
 	if (!resumed) return resumeCustomer(deps, input);
 	return toCustomerView(resumed);
@@ -203,7 +208,7 @@ export function renewalAfterResume(pause: NonNullable<CustomerDoc["pause"]>, at:
 }
 
 /** PAUSED -> ACTIVE at `at` (the account's time), with SUBSCRIPTION_RESUMED; null when it is no longer this pause. */
-async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promise<CustomerDoc | null> {
+async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date, by?: Actor): Promise<CustomerDoc | null> {
 	const pause = customer.pause!;
 	const next = renewalAfterResume(pause, at);
 	// Listed before the update; never behind now, where the renewal schedule's cursor may already be.
@@ -213,6 +218,7 @@ async function resume(deps: BillingDeps, customer: CustomerDoc, at: Date): Promi
 	const event = await scheduledEvent(deps, "c", customer._id, "SUBSCRIPTION_RESUMED", {
 		resume: { resumedAt: at, nextRenewalTimestamp: next },
 		...carrying(entry),
+		...byWhom(by),
 	});
 	return deps.db.customers
 		.findOneAndUpdate(

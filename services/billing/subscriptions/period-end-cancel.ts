@@ -14,7 +14,7 @@ import type { BillingDeps } from "../deps";
 import { listExpiryWarning } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
 import type { CustomerDoc, ScheduledCancellation } from "../records/customer";
-import type { Actor } from "../records/outbox-event";
+import { type Actor, byWhom } from "../records/outbox-event";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { releaseLock } from "../subscription-lock";
@@ -117,7 +117,7 @@ async function writeUnlessMoved(
 	const details = $set.cancellation ?? customer.cancellation!;
 	const event = await scheduledEvent(deps, "c", customer._id, type, {
 		cancellation: { cancelAt: details.cancelAt, reason: details.reason, comment: details.comment },
-		...(by === "buyer" ? { by } : {}),
+		...byWhom(by),
 	});
 	const written = await deps.db.customers
 		.findOneAndUpdate(

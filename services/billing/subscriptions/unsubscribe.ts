@@ -10,7 +10,7 @@ import type { EndedBy } from "../entries/subscription-state";
 import { customerMayMove, customerMove, refundStatusMove } from "../lifecycle";
 import { scheduledEvent } from "../outbox/outbox";
 import type { AwaitingCardUpdate, CustomerDoc } from "../records/customer";
-import type { Actor, CancellationDetails } from "../records/outbox-event";
+import { type Actor, byWhom, type CancellationDetails } from "../records/outbox-event";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
 import { isStalePending, releaseLock } from "../subscription-lock";
@@ -40,7 +40,7 @@ const answers = {
  */
 export async function unsubscribe(
 	deps: BillingDeps,
-	input: { accountId: number; customerId: number; endedBy?: EndedBy; at?: Date },
+	input: { accountId: number; customerId: number; endedBy?: EndedBy; at?: Date } & BuyersReason,
 ): Promise<UnsubscribeAnswer> {
 	const id = input.customerId;
 	let settledUpdate: string | null = null;
@@ -59,12 +59,24 @@ export async function unsubscribe(
 			continue;
 		}
 		if (!mayUnsubscribe(deps, customer)) return answers.checkoutInProgress(id);
-		if (await markUnsubscribed(deps, customer, { endedBy: input.endedBy ?? "merchant", at: input.at })) {
+		if (await markUnsubscribed(deps, customer, { endedBy: input.endedBy ?? "merchant", at: input.at, ...reasonOf(input) })) {
 			await afterUnsubscribed(deps, customer);
 			return answers.unsubscribed(id);
 		}
 		// Its state moved meanwhile: read again.
 	}
+}
+
+/** The customer portal's cancellation at once: the buyer did it, and may say why (told in the CANCELLATION). */
+export interface BuyersReason {
+	by?: Actor;
+	reason?: string;
+	comment?: string;
+}
+
+function reasonOf({ by, reason, comment }: BuyersReason): Pick<Ending, "by" | "said"> {
+	const said = reason === undefined && comment === undefined ? {} : { said: { reason: reason ?? null, comment: comment ?? null } };
+	return { by, ...said };
 }
 
 /**
@@ -94,8 +106,10 @@ export interface Ending {
 	at?: Date;
 	/** A renewal batch's lease on the customer (subscriptions/period-end-cancel.ts), let go in the same update. */
 	lease?: string;
-	/** A cancellation at the period's end, or a buyer's reason (the portal): told in the event. */
+	/** A cancellation at the period's end: told in the event. */
 	cancellation?: CancellationDetails;
+	/** Why, when the buyer said (the portal's cancellation at once): told in the event as a cancellation at its time. */
+	said?: Omit<CancellationDetails, "cancelAt">;
 	by?: Actor;
 }
 
@@ -107,10 +121,8 @@ export async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc,
 	const move = customerMove(customer.status, CustomerStatus.Unsubscribed);
 	const at = ended.at ?? (await deps.clocks.now(customer.accountId));
 	const { counted, entry } = await countUpdate(deps, customer, { status: CustomerStatus.Unsubscribed }, { endedBy: ended.endedBy, at });
-	const told = {
-		...(ended.cancellation ? { cancellation: ended.cancellation } : {}),
-		...(ended.by === "buyer" ? { by: ended.by } : {}),
-	};
+	const cancellation = ended.cancellation ?? (ended.said ? { cancelAt: at, ...ended.said } : undefined);
+	const told = { ...(cancellation ? { cancellation } : {}), ...byWhom(ended.by) };
 	const held = ended.lease ? { "renewalLease.owner": ended.lease } : {};
 	const done = await deps.db.customers.updateOne(
 		{ _id: customer._id, ...move.filter, ...held, periodsBilled: customer.periodsBilled, midId: customer.midId },

@@ -43,6 +43,8 @@ describe("POST /admin/accounts", () => {
 				taxRateBps: 0,
 				pricesIncludeTax: true,
 			}),
+			// The customer portal off until turned on (docs/portal.md#settings).
+			portal: expect.objectContaining({ enabled: false, cancel: "period_end", retentionCouponId: null, language: "en" }),
 			apiToken: expect.stringMatching(/^sk_live_/),
 			webhookSecret: expect.stringMatching(/^whsec_/),
 		});

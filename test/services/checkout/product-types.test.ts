@@ -39,6 +39,8 @@ const CUSTOMER_FIELDS = [
 	"pause",
 	// The coupon in force (docs/coupons.md).
 	"coupon",
+	// A cancellation at the period's end (docs/subscriptions.md#cancel-at-the-periods-end).
+	"cancelAt",
 ].sort();
 const TRANSACTION_FIELDS = [
 	"id",

@@ -46,6 +46,8 @@ describe("docs/dashboard.md and endpoints.ts", () => {
 			"GET /customers/{id}/transactions": "transactions",
 			"GET /customers/{customerId}/emails": "emails sent to them",
 			"GET /email-settings": "the email settings",
+			"GET /portal-settings": "the portal settings",
+			"PATCH /portal-settings": "change the portal settings",
 			"GET /transactions": "transactions",
 			"GET /events": "events",
 			"GET /webhooks": "webhook deliveries",

@@ -28,6 +28,7 @@ describe("GET /actuator/health", () => {
 						metrics: "UP",
 						notifications: "UP",
 						payments: "UP",
+						portal: "UP",
 						refunds: "UP",
 						sessions: "UP",
 					},
@@ -44,6 +45,7 @@ describe("GET /actuator/health", () => {
 						metrics: "UP",
 						notifications: "UP",
 						payments: "UP",
+						portal: "UP",
 						refunds: "UP",
 						sessions: "UP",
 					},
@@ -73,6 +75,7 @@ describe("GET /actuator/health", () => {
 				metrics: "DOWN",
 				notifications: "DOWN",
 				payments: "DOWN",
+				portal: "DOWN",
 				refunds: "DOWN",
 				sessions: "DOWN",
 			},
@@ -106,7 +109,18 @@ describe("GET /actuator/health", () => {
 			}
 
 			// Assert
-			const services = ["accounts", "billing", "dashboard", "invoicing", "metrics", "notifications", "payments", "refunds", "sessions"];
+			const services = [
+				"accounts",
+				"billing",
+				"dashboard",
+				"invoicing",
+				"metrics",
+				"notifications",
+				"payments",
+				"portal",
+				"refunds",
+				"sessions",
+			];
 			expect(health.status).toBe(503);
 			expect(health.body.components.database).toEqual({
 				status: "DOWN",

@@ -12,6 +12,7 @@ import {
 	dashboardSignInEndpoints,
 	demoEndpoints,
 	type Endpoint,
+	portalEndpoints,
 	processorEndpoints,
 	publicEndpoints,
 } from "../../../services/gateway/endpoints";
@@ -28,7 +29,7 @@ interface Route {
 	method: string;
 	path: string;
 	endpoint: Endpoint;
-	auth: "api" | "admin" | "dashboard" | "none";
+	auth: "api" | "admin" | "dashboard" | "portal" | "none";
 }
 
 function routesOf(prefix: string, table: Record<string, Endpoint>, auth: Route["auth"]): Route[] {
@@ -47,6 +48,7 @@ const ROUTES: Route[] = [
 	...routesOf("/actuator", actuatorEndpoints, "none"),
 	...routesOf("/dashboard/api", dashboardSignInEndpoints, "none"),
 	...routesOf("/dashboard/api", dashboardEndpoints, "dashboard"),
+	...routesOf("/portal/api", portalEndpoints, "portal"),
 ];
 
 /** The methods a route's path answers, in the order of `Allow`: every route's at that path, and HEAD beside a GET that is safe to repeat. */
@@ -82,6 +84,7 @@ let shop: Shop;
 let ids: Record<string, string | number>;
 /** An operator's dashboard session: its cookie and CSRF token. */
 let dashboard: { cookie: string; csrf: string };
+let portal: { cookie: string; csrf: string };
 const DASHBOARD_PASSWORD = "a dashboard password";
 /** A valid request of each route: its query string or its JSON body. */
 let samples: Record<string, { query?: string; body?: object }>;
@@ -145,6 +148,21 @@ beforeAll(async () => {
 		.send({ email: user.email, password: DASHBOARD_PASSWORD })
 		.expect(200);
 	dashboard = { cookie: String(signedIn.headers["set-cookie"]).split(";")[0], csrf: signedIn.body.csrfToken };
+	// A buyer's portal session, and a link for POST /portal/api/open.
+	await admin(app)
+		.patch(`/accounts/${shop.accountId}`, { portal: { enabled: true, pause: true } })
+		.expect(200);
+	const link = async () =>
+		(await app.http().post(`/api/customer/${customerId}/portal-session`).set(bearer(shop)).send({}).expect(200)).body.url.split("#")[1];
+	const opened = await app
+		.http()
+		.post("/portal/api/open")
+		.set("Origin", app.url)
+		.send({ token: await link() })
+		.expect(200);
+	const portalCookie = String(opened.headers["set-cookie"]).split(";")[0];
+	portal = { cookie: portalCookie, csrf: (await app.http().get("/portal/api/me").set("Cookie", portalCookie).expect(200)).body.csrfToken };
+	const openToken = await link();
 	// A checkout stopped at its 3-D Secure challenge, for the continuation and the sandbox's challenge page.
 	const challengedSession = (await app.http().post("/api/session?domain=shop.example.com").set(bearer(shop)).expect(200)).text;
 	const challenge = (
@@ -297,7 +315,22 @@ beforeAll(async () => {
 		"DELETE /dashboard/api/customers/:id/pending-change": {},
 		"POST /dashboard/api/webhooks/:eventId/redeliver": {},
 		"POST /dashboard/api/clock": { body: { advanceTo: future } },
+		"GET /dashboard/api/portal-settings": {},
+		"PATCH /dashboard/api/portal-settings": { body: { pause: true } },
 		"POST /admin/renewals/run": { body: { at: future } },
+		"POST /api/customer/:id/portal-session": {},
+		"POST /portal/api/open": { body: { token: openToken } },
+		"GET /portal/api/me": {},
+		"GET /portal/api/subscriptions/:id/documents": {},
+		"POST /portal/api/subscriptions/:id/change-quote": { body: { quantity: 2 } },
+		"POST /portal/api/subscriptions/:id/change": { body: { quoteId: `q_${"0".repeat(32)}` } },
+		"POST /portal/api/subscriptions/:id/pause": {},
+		"POST /portal/api/subscriptions/:id/resume": {},
+		"POST /portal/api/subscriptions/:id/cancel": { body: { when: "period_end", reason: "other" } },
+		"DELETE /portal/api/subscriptions/:id/cancel": {},
+		"POST /portal/api/subscriptions/:id/retention-offer": {},
+		"POST /portal/api/subscriptions/:id/card-session": {},
+		"POST /portal/api/sign-out": {},
 		"POST /admin/accounts/:accountId/clock": { body: { advanceTo: future } },
 	};
 });
@@ -310,7 +343,7 @@ function urlOf(route: Route): string {
 				? ids[name]
 				: route.path.includes("/merchant-accounts/")
 					? ids.midId
-					: route.path.includes("/customer/") || route.path.includes("/customers/")
+					: route.path.includes("/customer/") || route.path.includes("/customers/") || route.path.includes("/subscriptions/")
 						? ids.customerId
 						: route.path.includes("/events/")
 							? ids.eventId
@@ -325,6 +358,7 @@ function credentials(route: Route): Record<string, string> {
 	if (route.auth === "admin") return { Authorization: `Bearer ${ADMIN_TOKEN}` };
 	if (route.auth === "api") return bearer(shop);
 	if (route.auth === "dashboard") return { Cookie: dashboard.cookie, "X-CSRF-Token": dashboard.csrf, Origin: app.url };
+	if (route.auth === "portal") return { Cookie: portal.cookie, "X-CSRF-Token": portal.csrf, Origin: app.url };
 	return {};
 }
 
