@@ -22,6 +22,7 @@ export const SINGLE_NODES: ServiceName[] = [
 	"notifications",
 	"dashboard",
 	"metrics",
+	"portal",
 ];
 
 /** Writes a child's output line by line, each line prefixed with `[name]`. */
