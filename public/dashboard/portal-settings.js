@@ -1,7 +1,7 @@
 // The customer portal's settings page (docs/portal.md#settings): what buyers
 // may do on the portal. An operator changes them (audited as "portal
 // settings"); a viewer reads them, its fields disabled.
-import { api, busy, el, field, isOperator, say, view } from "./ui.js";
+import { api, busy, el, field, isOperator, say, session, view } from "./ui.js";
 
 const REASONS = [
 	["too_expensive", "Too expensive"],
@@ -62,6 +62,7 @@ function portalForm(settings, products, coupons) {
 				settings.retentionCouponId ?? "",
 			),
 		),
+		field("Email sign-in (needs the emails on)", checkbox("emailSignIn", settings.emailSignIn)),
 		field(
 			"Return domains (comma separated)",
 			el("input", { name: "returnDomains", type: "text", value: settings.returnDomains.join(", ") }),
@@ -95,6 +96,7 @@ function portalForm(settings, products, coupons) {
 				.map(d => d.trim())
 				.filter(Boolean),
 			language: form.elements.language.value,
+			emailSignIn: form.elements.emailSignIn.checked,
 		};
 		const saved = await busy("Saving the portal settings", () => api("PATCH", "/portal-settings", body));
 		if (saved) say("Portal settings saved.");
@@ -116,5 +118,11 @@ export async function portalPage() {
 			"Where buyers manage their subscriptions, cards and invoices, through a link your server makes (POST /api/customer/{id}/portal-session). Off until turned on.",
 		),
 		portalForm(settings, products, coupons.data ?? coupons),
+		el(
+			"p",
+			{},
+			"With email sign-in on, buyers ask for a link on this address: ",
+			el("code", {}, `${location.origin}/portal/#sign-in/${session.me?.account?.id ?? ""}`),
+		),
 	);
 }

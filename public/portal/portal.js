@@ -553,10 +553,40 @@ function loadFailed(err) {
 	page(t.failedTitle, el("p", { class: "lead" }, t.failed), el("button", { type: "button", onclick: () => location.reload() }, t.retry));
 }
 
+/** The shop's sign-in page, #sign-in/<account>: the buyer asks for a link by email (docs/portal.md#email-sign-in). */
+function signInPage(accountId) {
+	const email = el("input", { id: "sign-in-email", name: "email", type: "email", required: true, autocomplete: "email", maxlength: 254 });
+	const alert = el("p", { role: "alert", class: "alert" });
+	const form = el(
+		"form",
+		{ "aria-labelledby": "title", novalidate: true },
+		el("label", { for: "sign-in-email" }, t.email),
+		email,
+		el("button", { type: "submit" }, t.sendLink),
+		alert,
+	);
+	form.addEventListener("submit", async event => {
+		event.preventDefault();
+		if (!email.checkValidity()) {
+			alert.textContent = t.emailInvalid;
+			return;
+		}
+		try {
+			await post("/sign-in", { accountId, email: email.value.trim() });
+			page(t.signInTitle, el("p", { class: "lead" }, t.linkSent));
+		} catch (err) {
+			failed(err, alert);
+		}
+	});
+	page(t.signInTitle, el("p", { class: "lead" }, t.signInText), form);
+}
+
 /** Opens the link's token, if the address holds one, then shows the view (a session cookie may already be there). */
 async function load() {
 	say(t.loading);
 	const token = location.hash.slice(1);
+	const signIn = /^sign-in\/(\d{1,15})$/.exec(token);
+	if (signIn) return signInPage(Number(signIn[1]));
 	try {
 		if (token && !TOKEN.test(token)) throw new ApiError(400, t.invalidLink);
 		if (token) await post("/open", { token });

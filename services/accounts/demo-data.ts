@@ -56,7 +56,7 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 		cancel: "period_end_or_now" as const,
 		retentionCouponId,
 	};
-	await updatePortalSettings(deps, { accountId, ...portal, returnDomains: ["localhost"] });
+	await updatePortalSettings(deps, { accountId, ...portal, returnDomains: ["localhost"], emailSignIn: true });
 	return { accountId, apiToken: account.apiToken, products: products as ProductView[] };
 }
 

@@ -19,6 +19,7 @@ export const DEFAULT_PORTAL_SETTINGS: PortalSettings = {
 	retentionCouponId: null,
 	returnDomains: [],
 	language: "en",
+	emailSignIn: false,
 };
 
 export const portalSettingsOf = (account: Pick<AccountDoc, "portal">): PortalSettings => ({
@@ -68,6 +69,7 @@ export async function portalContext(deps: AccountsDeps, input: { accountId: numb
 		name: account.name,
 		environment: account.environment,
 		brandColor: account.emails?.brandColor ?? null,
+		emailsEnabled: account.emails?.enabled ?? false,
 		settings,
 		products,
 		retentionCoupon: offered,

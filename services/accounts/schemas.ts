@@ -78,6 +78,7 @@ const portal = params(
 		retentionCouponId: orNull(id),
 		returnDomains: { type: "array", items: hostName, maxItems: 20, uniqueItems: true },
 		language: { enum: PORTAL_LANGUAGES },
+		emailSignIn: { type: "boolean" },
 	},
 	[],
 );
@@ -172,10 +173,19 @@ const couponCode = {
 const couponRef = { accountId: id, couponId: id, code: couponCode };
 
 export const schemas = {
-	create: params({ name: shortText, environment, webhookUrl, renewalRetryDays, disputeProtection, emails, invoicing, portal }, [
-		"name",
-		"environment",
-	]),
+	create: params(
+		{
+			name: shortText,
+			environment,
+			webhookUrl,
+			renewalRetryDays,
+			disputeProtection,
+			emails,
+			invoicing,
+			portal: { ...portal, minProperties: 1 },
+		},
+		["name", "environment"],
+	),
 	update: params(
 		{
 			accountId: id,

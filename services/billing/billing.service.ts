@@ -29,7 +29,7 @@ import { getDispute, submitEvidence } from "./disputes/disputes";
 import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
 import { billingErrors } from "./errors";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
-import { buyerSubscriptions, getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
+import { buyerByEmail, buyerSubscriptions, getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
 import { midHealth } from "./mid-stats/mid-health";
 import { type BillingDb, createBillingModels } from "./models";
 import type { RelayTargets } from "./outbox/outbox-relay";
@@ -217,6 +217,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		getCustomer: idempotent(domainAction(schemas.getById, getCustomer)),
 		// The customer portal's buyer: the named customer and its email's other subscriptions (lists/reads.ts).
 		buyerSubscriptions: idempotent(domainAction(schemas.buyerSubscriptions, buyerSubscriptions)),
+		buyerByEmail: idempotent(domainAction(schemas.buyerByEmail, buyerByEmail)),
 		getTransaction: idempotent(domainAction(schemas.getById, getTransaction)),
 		listCustomers: idempotent(domainAction(schemas.listCustomers, listCustomers)),
 		listTransactions: idempotent(domainAction(schemas.listTransactions, listTransactions)),

@@ -105,6 +105,7 @@ export const schemas = {
 	),
 	unsubscribe: params({ accountId: id, customerId: id }),
 	buyerSubscriptions: params({ accountId: id, customerId: id }),
+	buyerByEmail: params({ accountId: id, email: { type: "string", minLength: 3, maxLength: 254 } }),
 	// `by`: set by the customer portal's calls only (the gateway refuses it from a request).
 	pauseCustomer: params({ accountId: id, id, resumeAt: { type: "string", format: "date-time" }, by }, ["accountId", "id"]),
 	resumeCustomer: params({ accountId: id, id, by }, ["accountId", "id"]),

@@ -223,6 +223,7 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
  */
 export const portalEndpoints: Record<string, Endpoint> = {
 	"POST /open": { action: "portal.open" },
+	"POST /sign-in": { action: "portal.requestSignIn" },
 	"GET /me": { action: "portal.me" },
 	"GET /subscriptions/:id/documents": { action: "portal.documents" },
 	"POST /subscriptions/:id/change-quote": { action: "portal.quote" },

@@ -44,7 +44,8 @@ export function createPortalRoutes({ opensPerMinute, requestsPerMinute }: Portal
 	return {
 		/** What the portal's action gets from the request: the link's token is the body's; the session's, the cookie's. */
 		async beforeCall(req: GatewayRequest): Promise<void> {
-			if (req.$alias?.action === "portal.open") {
+			const action = req.$alias?.action;
+			if (action === "portal.open" || action === "portal.requestSignIn") {
 				checkSameOrigin(req, "Links are opened only from the portal's own page");
 				await opens
 					.consume(clientKey(req.socket.remoteAddress))

@@ -50,6 +50,8 @@ export interface EmailDeps {
 	invoicePdf(accountId: number, invoiceId: number): Promise<EmailAttachment>;
 	/** A fresh card update link (sessions.createCardUpdateLink); null when the customer cannot take one. */
 	cardUpdateLink(accountId: number, customerId: number): Promise<string | null>;
+	/** A fresh single-use portal link for a sign-in email (portal.signInLink); it throws when none can be made, and the email is retried. */
+	portalLink(accountId: number, customerId: number): Promise<string>;
 	/** `baseUrl`: every link in an email is absolute, from it (buyerBaseUrl in shared/config.ts). */
 	settings: { from: string; retryBaseMs: number; retryHours: number; baseUrl: string };
 }

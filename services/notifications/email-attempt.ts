@@ -88,7 +88,11 @@ async function compose(deps: NotificationsDeps, email: EmailDoc, lastTry: boolea
 		product: terms?.product.name ?? account.name,
 		amount: amountText(email.facts.amount, terms?.product.currency, language),
 		nextTry,
-		cardUpdateLink: email.kind === "RECEIPT" ? null : await deps.emails.cardUpdateLink(email.accountId, email.customerId),
+		cardUpdateLink:
+			email.kind === "RECEIPT" || email.kind === "PORTAL_SIGN_IN"
+				? null
+				: await deps.emails.cardUpdateLink(email.accountId, email.customerId),
+		portalLink: email.kind === "PORTAL_SIGN_IN" ? await deps.emails.portalLink(email.accountId, email.customerId) : null,
 		brandColor: settings.brandColor ?? NEUTRAL_COLOR,
 		invoiceAttached: attachments.length > 0,
 		baseUrl: deps.emails.settings.baseUrl,

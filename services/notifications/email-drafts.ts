@@ -5,7 +5,7 @@
 // filled in when the email is sent, in the account's language of that moment.
 import type { EventType, WebhookEvent } from "../../shared/contracts/notifications";
 
-export const EMAIL_KINDS = ["RECEIPT", "DUNNING", "CARD_EXPIRING"] as const;
+export const EMAIL_KINDS = ["RECEIPT", "DUNNING", "CARD_EXPIRING", "PORTAL_SIGN_IN"] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
 /** What an email tells, read off its event. */

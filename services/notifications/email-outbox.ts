@@ -8,14 +8,48 @@ import type { WebhookEvent } from "../../shared/contracts/notifications";
 import { insertAllOnce, storedIds } from "../../shared/persistence";
 import { addToBags } from "../../shared/timeline";
 import type { NotificationsDeps } from "./deps";
-import { draftsOf } from "./email-drafts";
+import { draftsOf, type EmailDraft } from "./email-drafts";
 import { customerEmailsKey } from "./email-views";
 import type { EmailDoc } from "./models";
 import { EmailStatus } from "./states";
 
 /** Stores the emails the events make, listed for their first attempt now; answers their keys. */
-export async function enqueueEmails(deps: NotificationsDeps, events: WebhookEvent[]): Promise<string[]> {
-	const drafts = events.flatMap(draftsOf);
+export function enqueueEmails(deps: NotificationsDeps, events: WebhookEvent[]): Promise<string[]> {
+	return enqueueDrafts(deps, events.flatMap(draftsOf));
+}
+
+/** How often a buyer may get a sign-in email: one key per customer and window, so asking again within it sends nothing more. */
+const SIGN_IN_WINDOW_MS = 60_000;
+
+/**
+ * The customer portal's sign-in email (docs/portal.md#email-sign-in): its link is made when it is sent, never stored,
+ * as a card update link is.
+ */
+export async function enqueuePortalSignIn(
+	deps: NotificationsDeps,
+	input: { accountId: number; customerId: number; to: string; name: string; productId: number },
+): Promise<{ id: string | null }> {
+	const window = Math.floor(deps.now().getTime() / SIGN_IN_WINDOW_MS);
+	const facts = {
+		name: input.name,
+		productId: input.productId,
+		amount: null,
+		transactionId: null,
+		invoiceId: null,
+		invoiceNumber: null,
+		invoiceUrl: null,
+		cardType: "",
+		cardExpiredTime: "",
+		attempts: 0,
+		customerStatus: "",
+		nextRenewalTimestamp: null,
+	};
+	const draft = { _id: `PORTAL_SIGN_IN:c${input.customerId}#${window}`, kind: "PORTAL_SIGN_IN" as const, eventId: "-", ...input, facts };
+	const [id] = await enqueueDrafts(deps, [draft]);
+	return { id: id ?? null };
+}
+
+async function enqueueDrafts(deps: NotificationsDeps, drafts: EmailDraft[]): Promise<string[]> {
 	if (drafts.length === 0) return [];
 	const accounts = [...new Set(drafts.map(d => d.accountId))];
 	const enabled = new Set<number>();

@@ -7,7 +7,7 @@ import type { EmailFacts } from "./email-drafts";
 
 /** What the buyer is told about a declined renewal: tried again, the last try next, or suspended. */
 export type DunningStage = "RETRYING" | "LAST_NOTICE" | "SUSPENDED";
-export type Template = "RECEIPT" | DunningStage | "CARD_EXPIRING";
+export type Template = "RECEIPT" | DunningStage | "CARD_EXPIRING" | "PORTAL_SIGN_IN";
 
 export interface TemplateValues {
 	facts: EmailFacts;
@@ -19,6 +19,8 @@ export interface TemplateValues {
 	nextTry: string | null;
 	/** A long-lived card update link (docs/emails.md#the-card-update-link); null when none could be made. */
 	cardUpdateLink: string | null;
+	/** A sign-in email's link to the customer portal (docs/portal.md#email-sign-in), made as it is sent. */
+	portalLink: string | null;
 	brandColor: string;
 	/** The receipt carries its invoice's PDF. */
 	invoiceAttached: boolean;
@@ -89,6 +91,14 @@ const EN: Phrasebook = {
 		],
 		action: { label: "Update your card", url: v.cardUpdateLink },
 	}),
+	PORTAL_SIGN_IN: v => ({
+		subject: `Your link to manage your ${v.merchant} subscriptions`,
+		lines: [
+			`You asked to sign in to manage your subscriptions with ${v.merchant}.`,
+			"The link below works once, for 15 minutes. If you did not ask for it, ignore this email.",
+		],
+		action: { label: "Manage your subscriptions", url: v.portalLink },
+	}),
 };
 
 const DE: Phrasebook = {
@@ -134,6 +144,14 @@ const DE: Phrasebook = {
 			"Aktualisieren Sie Ihre Karte, damit Ihr Abonnement weiterläuft.",
 		],
 		action: { label: "Karte aktualisieren", url: v.cardUpdateLink },
+	}),
+	PORTAL_SIGN_IN: v => ({
+		subject: `Ihr Link zur Verwaltung Ihrer Abonnements bei ${v.merchant}`,
+		lines: [
+			`Sie möchten Ihre Abonnements bei ${v.merchant} verwalten.`,
+			"Der Link unten funktioniert einmal, 15 Minuten lang. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail.",
+		],
+		action: { label: "Abonnements verwalten", url: v.portalLink },
 	}),
 };
 

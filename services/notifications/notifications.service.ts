@@ -16,7 +16,7 @@ import { enqueueEvents } from "./deliveries";
 import { listDeliveries } from "./delivery-views";
 import { ATTEMPT_SLOT_MS, createDeliveryWorker, type DeliveryWorker } from "./delivery-worker";
 import type { NotificationsDeps } from "./deps";
-import { enqueueEmails } from "./email-outbox";
+import { enqueueEmails, enqueuePortalSignIn } from "./email-outbox";
 import { type SmtpSender, smtpSender } from "./email-transport";
 import { customerEmails } from "./email-views";
 import { createEmailWorker, EMAIL_SLOT_MS, type EmailWorker } from "./email-worker";
@@ -71,6 +71,15 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 			},
 		},
 		list: idempotent(domainAction(schemas.list, listDeliveries)),
+		// The customer portal's sign-in email (email-outbox.ts), sent at once when the account's emails are on.
+		enqueuePortalSignIn: {
+			params: schemas.enqueuePortalSignIn,
+			async handler(ctx: Context<Parameters<typeof enqueuePortalSignIn>[1]>) {
+				const queued = await enqueuePortalSignIn(this.deps, ctx.params);
+				if (queued.id) this.emailWorker.attemptNow([queued.id]);
+				return { queued: queued.id !== null };
+			},
+		},
 		// The events API (events.ts).
 		events: idempotent(domainAction(schemas.events, listEvents, pageOrBadRequest)),
 		getEvent: idempotent(domainAction(schemas.getEvent, getEvent)),
@@ -170,6 +179,8 @@ const NotificationsService: ServiceSchema<ServiceSettingSchema, Record<string, n
 					const made = await call(this.broker, "sessions.createCardUpdateLink", { accountId, customerId, baseUrl }).catch(() => null);
 					return made?.link ?? null;
 				},
+				portalLink: async (accountId, customerId) =>
+					(await call(this.broker, "portal.signInLink", { accountId, id: customerId, baseUrl })).url,
 				settings: { from: emailFrom, retryBaseMs: emailRetryBaseMs, retryHours: emailRetryHours, baseUrl },
 			},
 			logger: this.logger,

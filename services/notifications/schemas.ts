@@ -43,4 +43,11 @@ export const schemas = {
 	),
 	getEvent: params({ accountId: id, id: eventId }),
 	customerEmails: params({ accountId: id, customerId: id }),
+	enqueuePortalSignIn: params({
+		accountId: id,
+		customerId: id,
+		to: { type: "string", minLength: 3, maxLength: 254 },
+		name: { type: "string", maxLength: 200 },
+		productId: id,
+	}),
 };

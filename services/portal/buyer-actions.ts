@@ -5,7 +5,7 @@
 // subscription again, and its refusals answer as they do on the API.
 import type { PortalContext } from "../../shared/contracts/accounts";
 import type { DocumentSummary } from "../../shared/contracts/invoicing";
-import type { BuyerSubscription, PortalActions, PortalView } from "../../shared/contracts/portal";
+import type { BuyerSubscription, PortalView, SubscriptionActions } from "../../shared/contracts/portal";
 import { type SessionInput, sessionOf } from "./buyer-sessions";
 import type { PortalDeps } from "./deps";
 import { PortalError } from "./errors";
@@ -45,7 +45,7 @@ type SubscriptionInput = SessionInput & { id: number };
 async function offering(
 	deps: PortalDeps,
 	input: SubscriptionInput,
-	action: keyof PortalActions | null,
+	action: keyof SubscriptionActions | null,
 ): Promise<(Scope & { sub: BuyerSubscription }) | PortalError> {
 	const scope = await scopeOf(deps, input, action !== null);
 	if (typeof scope === "string") return scope;

@@ -20,6 +20,8 @@ export enum PortalError {
 	ProductNotOffered = "PORTAL_PRODUCT_NOT_OFFERED",
 	ReasonNotOffered = "PORTAL_REASON_NOT_OFFERED",
 	OfferTaken = "PORTAL_OFFER_TAKEN",
+	/** Email sign-in is off for the account (or its emails are). */
+	SignInOff = "PORTAL_SIGN_IN_OFF",
 }
 
 export const PORTAL_ERRORS: ErrorTable<PortalError> = {
@@ -42,5 +44,6 @@ export const PORTAL_ERRORS: ErrorTable<PortalError> = {
 	[PortalError.NotOffered]: { type: ApiErrorType.Forbidden, message: "This action is not available for this subscription" },
 	[PortalError.ProductNotOffered]: { type: ApiErrorType.Forbidden, message: "This plan is not offered" },
 	[PortalError.ReasonNotOffered]: { type: ApiErrorType.BadRequest, message: "Choose one of the reasons offered" },
+	[PortalError.SignInOff]: { type: ApiErrorType.NotFound, message: "This shop does not offer signing in by email" },
 	[PortalError.OfferTaken]: { type: ApiErrorType.Conflict, message: "The offer was already taken for this subscription" },
 };

@@ -43,15 +43,30 @@ export function returnUrlAllowed(url: string, domains: string[]): boolean {
 }
 
 export async function createPortalLink(deps: PortalDeps, input: LinkInput): Promise<PortalLink | PortalError> {
-	const context = await deps.call("accounts.portalContext", { accountId: input.accountId });
+	// Another account's customer is unknown, whatever this account's settings: 404 first, as on every customer route.
+	const [context, buyer] = await Promise.all([
+		deps.call("accounts.portalContext", { accountId: input.accountId }),
+		deps.call("billing.buyerSubscriptions", { accountId: input.accountId, customerId: input.id }),
+	]);
+	if (!buyer) return PortalError.UnknownCustomer;
 	if (!context.settings.enabled) return PortalError.Off;
 	if (input.returnUrl !== undefined && !returnUrlAllowed(input.returnUrl, context.settings.returnDomains))
 		return PortalError.ReturnUrlRefused;
-	const buyer = await deps.call("billing.buyerSubscriptions", { accountId: input.accountId, customerId: input.id });
-	if (!buyer) return PortalError.UnknownCustomer;
+	return storeLink(deps, input, PORTAL_LINK_MINUTES);
+}
+
+/** A sign-in email's link opens within this long: an email can take a few minutes to arrive. */
+export const SIGN_IN_LINK_MINUTES = 15;
+
+/** A sign-in email's link (docs/portal.md#email-sign-in), made by notifications as it sends the email. */
+export function signInLink(deps: PortalDeps, input: { accountId: number; id: number; baseUrl: string }): Promise<PortalLink> {
+	return storeLink(deps, input, SIGN_IN_LINK_MINUTES);
+}
+
+async function storeLink(deps: PortalDeps, input: LinkInput, minutes: number): Promise<PortalLink> {
 	const token = randomBytes(32).toString("base64url");
 	const createdAt = deps.now();
-	const expiresAt = new Date(createdAt.getTime() + PORTAL_LINK_MINUTES * 60_000);
+	const expiresAt = new Date(createdAt.getTime() + minutes * 60_000);
 	await deps.db.links.create({
 		_id: sha256Hex(token),
 		accountId: input.accountId,
@@ -63,4 +78,21 @@ export async function createPortalLink(deps: PortalDeps, input: LinkInput): Prom
 		usedAt: null,
 	});
 	return { url: `${input.baseUrl}/portal/#${token}`, expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * POST /portal/api/sign-in: a buyer asks for a link by email. The same answer whatever the address: whether it has a
+ * subscription here is told only to its mailbox. Refused when the account has not turned email sign-in on, or its
+ * emails are off (nothing could be sent).
+ */
+export async function requestSignIn(
+	deps: PortalDeps,
+	input: { accountId: number; email: string },
+): Promise<{ requested: true } | PortalError> {
+	const context = await deps.call("accounts.portalContext", { accountId: input.accountId }).catch(() => null);
+	if (!context?.settings.enabled || !context.settings.emailSignIn || !context.emailsEnabled) return PortalError.SignInOff;
+	const email = input.email.trim().toLowerCase();
+	const buyer = await deps.call("billing.buyerByEmail", { accountId: input.accountId, email });
+	if (buyer) await deps.call("notifications.enqueuePortalSignIn", { accountId: input.accountId, to: email, ...buyer });
+	return { requested: true };
 }

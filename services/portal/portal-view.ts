@@ -3,7 +3,7 @@
 // subscription's state both decide an action; billing judges it again when
 // the buyer asks, as it does for the merchant's API.
 import type { PortalContext, ProductRecord } from "../../shared/contracts/accounts";
-import type { BuyerSubscription, PortalActions, PortalProduct, PortalSubscription, PortalView } from "../../shared/contracts/portal";
+import type { BuyerSubscription, PortalProduct, PortalSubscription, PortalView, SubscriptionActions } from "../../shared/contracts/portal";
 import type { PortalDeps } from "./deps";
 import type { PortalSessionDoc } from "./models";
 
@@ -25,7 +25,7 @@ export function offeredProducts(context: PortalContext): ProductRecord[] {
 const offerOpen = (context: PortalContext, sub: BuyerSubscription, taken: boolean) =>
 	context.retentionCoupon !== null && !taken && sub.coupon?.couponId !== context.retentionCoupon.id;
 
-export function actionsOf(context: PortalContext, sub: BuyerSubscription): PortalActions {
+export function actionsOf(context: PortalContext, sub: BuyerSubscription): SubscriptionActions {
 	const { settings } = context;
 	const active = sub.status === "ACTIVE";
 	const overdue = isOverdue(sub);

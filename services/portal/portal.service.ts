@@ -12,7 +12,7 @@ import { openPortalLink, signOut } from "./buyer-sessions";
 import type { PortalDeps } from "./deps";
 import { PORTAL_ERRORS } from "./errors";
 import { createPortalDb, type PortalDb } from "./models";
-import { createPortalLink } from "./portal-links";
+import { createPortalLink, requestSignIn, signInLink } from "./portal-links";
 import { schemas } from "./schemas";
 
 const { action } = domainErrors(PORTAL_ERRORS);
@@ -31,6 +31,9 @@ const PortalService: ServiceSchema<ServiceSettingSchema, Record<string, never>, 
 		createLink: action(schemas.createLink, createPortalLink),
 		// /portal/api: the buyer's page.
 		open: action(schemas.open, openPortalLink),
+		// Email sign-in (portal-links.ts): the page asks, notifications makes the link as it sends the email.
+		requestSignIn: action(schemas.signIn, requestSignIn),
+		signInLink: action(schemas.signInLink, signInLink),
 		me: idempotent(action(schemas.session, me)),
 		documents: idempotent(action(schemas.subscription, documents)),
 		quote: action(schemas.quote, quote),

@@ -20,6 +20,8 @@ export const schemas = {
 		["accountId", "id", "baseUrl"],
 	),
 	open: params({ token }),
+	signIn: params({ accountId: id, email: { type: "string", format: "email", maxLength: 254 } }),
+	signInLink: params({ accountId: id, id, baseUrl: { type: "string", minLength: 1, maxLength: 2000 } }),
 	session: params(session, []),
 	subscription: onSubscription(),
 	quote: onSubscription({ productId: id, quantity: { type: "integer", minimum: 1, maximum: 10_000 } }),

@@ -81,6 +81,8 @@ export interface PortalSettings {
 	returnDomains: string[];
 	/** The portal's language when the session names none. */
 	language: PortalLanguage;
+	/** Buyers may ask for a sign-in link by email on the portal's page (the account's emails must be on too). */
+	emailSignIn: boolean;
 }
 
 /** What the customer portal shows of an account (accounts.portalContext). */
@@ -89,6 +91,8 @@ export interface PortalContext {
 	environment: Environment;
 	/** The emails' colour (docs/emails.md#settings); null: a neutral dark grey. */
 	brandColor: string | null;
+	/** Whether its emails to buyers are on: a sign-in email needs them. */
+	emailsEnabled: boolean;
 	settings: PortalSettings;
 	/** All the account's products, with their tax: the portal picks those a buyer may switch to. */
 	products: ProductRecord[];

@@ -3,7 +3,7 @@
 // them. Types only; billing and its callers both import them.
 import type { AuthenticationPolicy, BillingKind, CouponDuration, CouponTerms, Environment, ProductTax, RenewalPeriod } from "./accounts";
 import type { Authentication, DisputeEvidence, DisputeStatus } from "./payments";
-import type { BuyerCall, BuyerChange, BuyerSubscription, ChangeQuoteView } from "./portal";
+import type { BuyerCalls } from "./portal";
 
 /** The spec's Customer (section 2). */
 export interface CustomerView {
@@ -343,7 +343,8 @@ export interface CardUpdateInput {
 	challengeUntil: string;
 }
 
-export interface BillingActions {
+/** Its actions; the customer portal's are in portal.ts (BuyerCalls). */
+export interface BillingActions extends BuyerCalls {
 	"billing.openSubscription": { params: OpenSubscriptionInput; result: { customerId: number } | { error: OpenSubscriptionError } };
 	"billing.abandonSubscription": { params: { customerId: number }; result: { customerId: number } | { error: CheckoutStepError } };
 	"billing.firstPayment": { params: FirstPaymentInput; result: FirstPaymentResult | { error: CheckoutStepError } };
@@ -375,22 +376,6 @@ export interface BillingActions {
 	 * A metrics node asks once per account, then hears the moves (metrics.clockMoved).
 	 */
 	"billing.clockOf": { params: { accountId: number }; result: { at: string } };
-	// The customer portal's (services/portal/): `by: "buyer"` on what they write; refusals throw the API's ApiError.
-	/** The customer and its email's other subscriptions on the account; null for an unknown or another account's. */
-	"billing.buyerSubscriptions": { params: { accountId: number; customerId: number }; result: BuyerSubscription[] | null };
-	"billing.quoteChange": { params: BuyerChange; result: ChangeQuoteView };
-	/** The quote's change: its event says who quoted it (the buyer's quotes are the portal's). */
-	"billing.changeSubscription": { params: { accountId: number; id: number; quoteId: string; mode: "now_prorated" }; result: unknown };
-	"billing.pauseCustomer": { params: BuyerCall; result: CustomerView };
-	"billing.resumeCustomer": { params: BuyerCall; result: CustomerView };
-	"billing.scheduleCancellation": { params: BuyerCall & { reason?: string; comment?: string }; result: CustomerView };
-	"billing.undoCancellation": { params: BuyerCall; result: CustomerView };
-	"billing.cancelNow": {
-		params: { accountId: number; customerId: number; by: "buyer"; reason?: string; comment?: string };
-		result: { success: boolean; message: string };
-	};
-	/** No webhook: nothing to say who attached it. */
-	"billing.attachCoupon": { params: { accountId: number; id: number; couponId: number }; result: CustomerView };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { InvoicingActions } from "./invoicing";
 import type { MetricsActions } from "./metrics";
 import type { NotificationsActions } from "./notifications";
 import type { PaymentsActions } from "./payments";
+import type { PortalActions } from "./portal";
 import type { RuntimeEvents } from "./runtime";
 import type { SessionsActions } from "./sessions";
 
@@ -19,6 +20,7 @@ export type Actions = AccountsActions &
 	MetricsActions &
 	NotificationsActions &
 	PaymentsActions &
+	PortalActions &
 	SessionsActions;
 export type ActionName = keyof Actions;
 

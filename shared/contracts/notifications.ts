@@ -43,6 +43,11 @@ export interface NotificationsActions {
 	 * The outbox relay's batches: each event stored before it answers, keyed by its id (a repeat is a no-op), in a few
 	 * commands; the first attempts go out in the batch's order.
 	 */
+	/** The customer portal's sign-in email to a buyer (docs/portal.md#email-sign-in); one per customer and minute. */
+	"notifications.enqueuePortalSignIn": {
+		params: { accountId: number; customerId: number; to: string; name: string; productId: number };
+		result: { queued: boolean };
+	};
 	"notifications.enqueueAll": {
 		/** `resent`: the sender may have sent these before (a sweep's hand-over), so each is looked up before it is listed. */
 		params: { events: WebhookEvent[]; resent?: boolean };

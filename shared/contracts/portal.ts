@@ -58,11 +58,11 @@ export interface PortalSubscription {
 	/** A renewal is owed (a declined one being retried, or SUSPENDED): a new card pays it. */
 	overdue: boolean;
 	retentionOfferUsed: boolean;
-	actions: PortalActions;
+	actions: SubscriptionActions;
 }
 
 /** What the page may offer now: the account's settings and the subscription's state both allow it. */
-export interface PortalActions {
+export interface SubscriptionActions {
 	changePlan: boolean;
 	pause: boolean;
 	resume: boolean;
@@ -105,4 +105,33 @@ export interface ChangeQuoteView {
 	total: number;
 	expiresAt: string;
 	[field: string]: unknown;
+}
+
+export interface PortalActions {
+	/** A fresh single-use link for a sign-in email (notifications, as it sends it): 15 minutes to open. */
+	"portal.signInLink": { params: { accountId: number; id: number; baseUrl: string }; result: { url: string; expiresAt: string } };
+}
+
+/** Billing's actions the customer portal calls (BillingActions extends them). */
+export interface BuyerCalls {
+	// The customer portal's (services/portal/): `by: "buyer"` on what they write; refusals throw the API's ApiError.
+	/** The customer and its email's other subscriptions on the account; null for an unknown or another account's. */
+	"billing.buyerSubscriptions": { params: { accountId: number; customerId: number }; result: BuyerSubscription[] | null };
+	"billing.buyerByEmail": {
+		params: { accountId: number; email: string };
+		result: { customerId: number; name: string; productId: number } | null;
+	};
+	"billing.quoteChange": { params: BuyerChange; result: ChangeQuoteView };
+	/** The quote's change: its event says who quoted it (the buyer's quotes are the portal's). */
+	"billing.changeSubscription": { params: { accountId: number; id: number; quoteId: string; mode: "now_prorated" }; result: unknown };
+	"billing.pauseCustomer": { params: BuyerCall; result: CustomerView };
+	"billing.resumeCustomer": { params: BuyerCall; result: CustomerView };
+	"billing.scheduleCancellation": { params: BuyerCall & { reason?: string; comment?: string }; result: CustomerView };
+	"billing.undoCancellation": { params: BuyerCall; result: CustomerView };
+	"billing.cancelNow": {
+		params: { accountId: number; customerId: number; by: "buyer"; reason?: string; comment?: string };
+		result: { success: boolean; message: string };
+	};
+	/** No webhook: nothing to say who attached it. */
+	"billing.attachCoupon": { params: { accountId: number; id: number; couponId: number }; result: CustomerView };
 }

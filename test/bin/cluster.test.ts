@@ -68,6 +68,7 @@ test("When npm run cluster starts, then every service runs in its own process ov
 				"metrics",
 				"notifications",
 				"payments",
+				"portal",
 				"refunds",
 				"sessions",
 			]);

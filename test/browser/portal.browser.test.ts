@@ -207,3 +207,32 @@ test("When a buyer owes a declined renewal, then the portal offers to pay it wit
 	expect(renewals).toEqual(["DECLINED", "APPROVED"]);
 	await saved(page, "overdue-paid");
 }, 90_000);
+
+test("When a buyer uses only the keyboard at 360 px, then they reach and cancel at the period's end, the page never scrolls sideways, and the page names its controls", async () => {
+	// Arrange
+	const id = await subscribed();
+	const page = await openPortal(id);
+	const focused = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? "");
+
+	// Act: Tab to "Cancel subscription", open it, choose a reason, confirm.
+	for (let i = 0; i < 20 && (await focused()) !== "Cancel subscription"; i++) await page.keyboard.press("Tab");
+	await page.keyboard.press("Enter");
+	await section(page, id).getByLabel("Reason").focus();
+	await page.keyboard.press("ArrowDown");
+	for (let i = 0; i < 10 && (await focused()) !== "Confirm cancellation"; i++) await page.keyboard.press("Tab");
+	await page.keyboard.press("Enter");
+	await section(page, id).getByRole("button", { name: "Undo cancellation" }).waitFor(WAIT);
+
+	// Assert
+	expect((await customer(id)).cancelAt).not.toBeNull();
+	expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+	const unnamed = await page.evaluate(
+		() =>
+			Array.from(document.querySelectorAll("button, input, select, textarea, a")).filter(
+				node =>
+					!(node.textContent?.trim() || node.getAttribute("aria-label") || (node.id && document.querySelector(`label[for="${node.id}"]`))),
+			).length,
+	);
+	expect(unnamed).toBe(0);
+	await saved(page, "keyboard");
+}, 90_000);

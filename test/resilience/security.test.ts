@@ -55,7 +55,19 @@ describe("Cross-account access", () => {
 
 	beforeAll(async () => {
 		app = await startApp({
-			services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "invoicing", "refunds", "notifications", "metrics"],
+			services: [
+				"gateway",
+				"accounts",
+				"sessions",
+				"checkout",
+				"payments",
+				"billing",
+				"invoicing",
+				"refunds",
+				"notifications",
+				"metrics",
+				"portal",
+			],
 		});
 		mine = await createShop(app);
 		theirs = await createShop(app);
@@ -104,6 +116,18 @@ describe("Cross-account access", () => {
 		"POST /customer/:id/pause": {
 			foreign: () => ["POST", `/api/customer/${their.customerId}/pause`],
 			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/pause`],
+		},
+		"POST /customer/:id/cancel-at-period-end": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/cancel-at-period-end`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/cancel-at-period-end`],
+		},
+		"DELETE /customer/:id/cancel-at-period-end": {
+			foreign: () => ["DELETE", `/api/customer/${their.customerId}/cancel-at-period-end`],
+			unknown: ["DELETE", `/api/customer/${UNKNOWN_ID}/cancel-at-period-end`],
+		},
+		"POST /customer/:id/portal-session": {
+			foreign: () => ["POST", `/api/customer/${their.customerId}/portal-session`],
+			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/portal-session`],
 		},
 		"POST /customer/:id/resume": {
 			foreign: () => ["POST", `/api/customer/${their.customerId}/resume`],
@@ -193,6 +217,9 @@ describe("Cross-account access", () => {
 		"POST /disputes/:id/evidence": "Dispute not found",
 		"POST /customer/:id/pause": "Customer not found",
 		"POST /customer/:id/resume": "Customer not found",
+		"POST /customer/:id/cancel-at-period-end": "Customer not found",
+		"DELETE /customer/:id/cancel-at-period-end": "Customer not found",
+		"POST /customer/:id/portal-session": "Customer not found",
 		"POST /customer/:id/change-quote": "Customer not found",
 		"POST /customer/:id/change": "Customer not found",
 		"DELETE /customer/:id/pending-change": "Customer not found",

@@ -21,6 +21,8 @@ describe("loadConfig", () => {
 			tracing: "off",
 			dashboardIdleMinutes: 30,
 			dashboardSignInsPerMinute: 20,
+			portalOpensPerMinute: 20,
+			portalRequestsPerMinute: 120,
 			publicBaseUrl: undefined,
 		});
 		expect(config.services).toEqual([
@@ -35,6 +37,7 @@ describe("loadConfig", () => {
 			"notifications",
 			"dashboard",
 			"metrics",
+			"portal",
 		]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
 	});

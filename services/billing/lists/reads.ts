@@ -41,6 +41,16 @@ export async function listTransactions(deps: BillingDeps, input: { accountId: nu
 	return docs.map(toTransactionView);
 }
 
+/** The customer portal's email sign-in: the newest subscription of this email on the account, or null. */
+export async function buyerByEmail(
+	deps: BillingDeps,
+	input: { accountId: number; email: string },
+): Promise<{ customerId: number; name: string; productId: number } | null> {
+	const page = await listCustomersPage(deps, { accountId: input.accountId, email: input.email, limit: BUYER_LIMIT });
+	const found = typeof page === "string" ? undefined : page.data.find(c => A_BUYERS.has(c.status));
+	return found ? { customerId: found.id, name: found.name, productId: found.productId } : null;
+}
+
 /** The portal's statuses: a subscription the buyer has or had; a checkout that never became one is left out. */
 const A_BUYERS = new Set(["ACTIVE", "PAUSED", "SUSPENDED", "UNSUBSCRIBED"]);
 const BUYER_LIMIT = 50;

@@ -726,6 +726,40 @@ export function endpointSpecs(): EndpointSpec[] {
 				},
 			},
 		},
+		// A cancellation at the period's end (docs/subscriptions.md#cancel-at-the-periods-end), and the customer portal's link.
+		{
+			...api,
+			route: "POST /api/customer/:id/cancel-at-period-end",
+			changesState: true,
+			input: "body",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			fields: {
+				reason: { valid: () => "too_expensive", type: "string", refused: () => ["", "x".repeat(101)] },
+				comment: { valid: () => "Found a cheaper plan", type: "string", refused: () => ["x".repeat(1001)] },
+			},
+		},
+		{
+			...api,
+			route: "DELETE /api/customer/:id/cancel-at-period-end",
+			changesState: true,
+			input: "none",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+		},
+		{
+			...api,
+			route: "POST /api/customer/:id/portal-session",
+			changesState: true,
+			input: "body",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			fields: {
+				returnUrl: {
+					valid: () => "https://shop.example.com/account",
+					type: "string",
+					refused: () => ["javascript:alert(1)", "https://evil.example/", ""],
+				},
+				locale: { valid: () => "de", type: "string", refused: () => ["fr", "DE", ""] },
+			},
+		},
 		{
 			...api,
 			route: "POST /api/customer/:id/resume",

@@ -320,6 +320,7 @@ beforeAll(async () => {
 		"POST /admin/renewals/run": { body: { at: future } },
 		"POST /api/customer/:id/portal-session": {},
 		"POST /portal/api/open": { body: { token: openToken } },
+		"POST /portal/api/sign-in": { body: { accountId: shop.accountId, email: "someone@example.com" } },
 		"GET /portal/api/me": {},
 		"GET /portal/api/subscriptions/:id/documents": {},
 		"POST /portal/api/subscriptions/:id/change-quote": { body: { quantity: 2 } },

@@ -2,6 +2,7 @@
 // settings allow, and the refusals; webhooks received by a real server say what the buyer did.
 import { randomBytes } from "node:crypto";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
+import { signedIn } from "../../factories/dashboard-session";
 import { admin, bearer } from "../../factories/merchant";
 import { type BuyerSession, openPortal, portalLink, portalSettings, tokenOf } from "../../factories/portal";
 import { setWallClock } from "../../factories/wall-clock";
@@ -14,7 +15,19 @@ let receiver: WebhookReceiver;
 
 beforeAll(async () => {
 	app = await startApp({
-		services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "invoicing", "notifications", "metrics", "portal"],
+		services: [
+			"gateway",
+			"accounts",
+			"sessions",
+			"checkout",
+			"payments",
+			"billing",
+			"invoicing",
+			"notifications",
+			"metrics",
+			"portal",
+			"dashboard",
+		],
 	});
 	receiver = await startWebhookReceiver();
 });
@@ -297,5 +310,31 @@ describe("What the buyer does", () => {
 		expect((await customer(id)).coupon).toMatchObject({ couponId: coupon.id, percentOff: 20 });
 		expect(me.settings.retentionOffer).toMatchObject({ couponId: coupon.id, percentOff: 20, duration: "repeating", durationInPeriods: 3 });
 		expect(me.subscriptions[0].retentionOfferUsed).toBe(true);
+	});
+});
+
+describe("The portal settings in the dashboard", () => {
+	test("When an operator changes them, then the portal follows at once and the audit log names the change; a viewer reads them and cannot change them", async () => {
+		// Arrange
+		const operator = await signedIn(app, shop, "operator");
+		const viewer = await signedIn(app, shop, "viewer");
+		const id = await subscribed();
+		const buyer = await open(id);
+
+		// Act
+		const changed = await operator.send("patch", "/portal-settings", { pause: true, cancel: "period_end_or_now", language: "es" });
+		const read = await viewer.get("/portal-settings");
+		const refused = await viewer.send("patch", "/portal-settings", { enabled: false });
+		const bad = await operator.send("patch", "/portal-settings", { cancel: "sometimes" });
+		const me = (await buyer.get("/me")).body;
+		const audit = (await operator.get("/audit")).body.data as { action: string; email: string }[];
+
+		// Assert
+		expect(changed.status).toBe(200);
+		expect(changed.body).toMatchObject({ enabled: true, pause: true, cancel: "period_end_or_now", language: "es" });
+		expect(read.body).toEqual(changed.body);
+		expect([refused.status, bad.status]).toEqual([403, 400]);
+		expect(me.subscriptions[0].actions).toMatchObject({ pause: true, cancelNow: true });
+		expect(audit.filter(entry => entry.action === "portal settings")).toHaveLength(1);
 	});
 });
