@@ -110,6 +110,8 @@ test("When a buyer opens the portal, then they download an invoice's PDF and add
 	const change = all.find(t => t.type === "SUBSCRIPTION_CHANGE")!;
 	expect(change.status).toBe("APPROVED");
 	expect(quoted.replace(/[^\d.]/g, "")).toBe(change.amount.toFixed(2));
+	// Events are relayed after the answer: waited for.
+	await until(async () => (await eventsOf(id)).some(e => e.type === "SUBSCRIPTION_CHANGED"));
 	expect((await eventsOf(id)).find(e => e.type === "SUBSCRIPTION_CHANGED")?.data.by).toBe("buyer");
 	await saved(page, "changed");
 }, 90_000);
@@ -179,7 +181,7 @@ test("When a buyer updates the card and the issuer asks for 3-D Secure, then aft
 	// Assert
 	await until(async () => (await customer(id)).cardBin === "400000");
 	expect(await customer(id)).toMatchObject({ status: "ACTIVE", cardBin: "400000", cardType: "visa" });
-	expect((await eventsOf(id)).some(e => e.type === "PAYMENT_METHOD_UPDATED")).toBe(true);
+	await until(async () => (await eventsOf(id)).some(e => e.type === "PAYMENT_METHOD_UPDATED" && e.data.by === "buyer"));
 	await saved(page, "card-updated");
 }, 90_000);
 

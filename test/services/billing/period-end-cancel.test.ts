@@ -44,8 +44,12 @@ async function subscribed(productId = shop.products.charge, card: string = CARDS
 	return body.customerId;
 }
 
+/** The customer's webhooks in the order they were written (deliveries may arrive out of it). */
 const mine = (customerId: number) =>
-	receiver.requests.map(r => JSON.parse(r.rawBody) as Envelope).filter(e => e.customerId === customerId && e.accountId === shop.accountId);
+	receiver.requests
+		.map(r => JSON.parse(r.rawBody) as Envelope)
+		.filter(e => e.customerId === customerId && e.accountId === shop.accountId)
+		.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
 
 /** Waits until the receiver holds `count` events of each type for this customer; answers them all. */
 async function eventsOf(customerId: number, types: Record<string, number>): Promise<Envelope[]> {

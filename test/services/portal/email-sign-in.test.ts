@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { type Mailpit, startMailpit } from "../../../dev/mailpit";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
-import { emailsTo, waitForEmails } from "../../factories/mailbox";
+import { emailsTo } from "../../factories/mailbox";
 import { admin } from "../../factories/merchant";
 import { openPortal, portalSettings } from "../../factories/portal";
 import { startApp, type TestApp } from "../../setup/app";
@@ -39,12 +39,16 @@ test("When a buyer asks with the address they subscribed with, then one email br
 	// Arrange
 	const email = `buyer-${randomBytes(4).toString("hex")}@example.com`;
 	const { body } = await submitCheckout(app, shop, { productId: shop.products.charge, card: CARDS.visa, email });
-	const receipts = (await waitForEmails(mailpit, email, 1)).length;
+	const signIns = async () => (await emailsTo(mailpit, email).catch(() => [])).filter(m => m.subject.startsWith("Your link"));
 
 	// Act: asked twice within the minute, the second time in upper case
 	const first = await ask(email);
 	const second = await ask(email.toUpperCase());
-	const mails = (await waitForEmails(mailpit, email, receipts + 1)).filter(m => m.subject.startsWith("Your link"));
+	const deadline = Date.now() + 15_000;
+	while ((await signIns()).length === 0 && Date.now() < deadline) await new Promise(r => setTimeout(r, 100));
+	// A second email would come from the second ask, which is answered already: it would be there by now.
+	await new Promise(r => setTimeout(r, 700));
+	const mails = await signIns();
 	const link = /https?:\/\/\S+\/portal\/#[A-Za-z0-9_-]{43}/.exec(mails[0]?.text ?? "")?.[0];
 	const buyer = await openPortal(app, link!.replace(/^https?:\/\/[^/]+/, app.url));
 	const me = (await buyer.get("/me").expect(200)).body;
