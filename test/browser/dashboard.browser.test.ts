@@ -490,4 +490,58 @@ describe("The dashboard in Chromium", () => {
 		expect(customer.overflow).toBeLessThanOrEqual(0);
 		expect(customer.unlabelled).toBe(0);
 	});
+
+	test("When an operator turns the customer portal on and picks what buyers may do, then the settings are saved as shown, and the customer's page lists what the buyer did in the portal", async () => {
+		// Arrange
+		const own = await createShop(app);
+		const page = await context.newPage();
+		await signIn(page, await newUser(own, "operator"));
+
+		// Act: the Portal page
+		await page.getByRole("link", { name: "Portal" }).click();
+		await page.getByRole("heading", { name: "Customer portal" }).waitFor(WAIT);
+		await page.getByLabel("Portal on").check();
+		await page.getByLabel("Pause and resume").check();
+		await page.getByLabel("Cancel", { exact: true }).selectOption("period_end_or_now");
+		await page.getByLabel("Return domains (comma separated)").fill("shop.example.com, my.shop.example.com");
+		await page.getByRole("button", { name: "Save" }).click();
+		await page.getByText("Portal settings saved.").waitFor(WAIT);
+		await shot(page, "portal-settings");
+		const settings = (await admin(app).get(`/accounts/${own.accountId}`).expect(200)).body.portal;
+
+		// Act: a buyer cancels at the period's end in the portal; the customer's page shows it
+		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge, card: CARDS.visa })).body;
+		const link = (await app.http().post(`/api/customer/${customerId}/portal-session`).set(bearer(own)).send({}).expect(200)).body.url;
+		const opened = await app
+			.http()
+			.post("/portal/api/open")
+			.set("Origin", app.url)
+			.send({ token: link.split("#")[1] })
+			.expect(200);
+		const cookie = String(opened.headers["set-cookie"]).split(";")[0];
+		const csrf = (await app.http().get("/portal/api/me").set("Cookie", cookie).expect(200)).body.csrfToken;
+		await app
+			.http()
+			.post(`/portal/api/subscriptions/${customerId}/cancel`)
+			.set({ Cookie: cookie, Origin: app.url, "X-CSRF-Token": csrf })
+			.send({ when: "period_end", reason: "unused" })
+			.expect(200);
+		await page.goto(`${app.url}/dashboard/#/customer/${customerId}`);
+		const row = page.getByRole("row", { name: /CANCELLATION_SCHEDULED/ });
+		for (let i = 0; i < 50 && (await row.count()) === 0; i++) {
+			await page.waitForTimeout(200);
+			await page.reload();
+		}
+
+		// Assert
+		expect(settings).toMatchObject({
+			enabled: true,
+			pause: true,
+			cancel: "period_end_or_now",
+			returnDomains: ["shop.example.com", "my.shop.example.com"],
+		});
+		await expect(row.textContent()).resolves.toMatch(/the buyer \(portal\).*unused/);
+		expect(await detail(page, "Cancels at")).not.toBe("–");
+		await shot(page, "customer-portal-events");
+	});
 });
