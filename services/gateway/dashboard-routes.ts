@@ -15,6 +15,7 @@ import { ApiError, ApiErrorType } from "../../shared/errors";
 import { findCurrencyById } from "../../shared/money";
 import { clientKey } from "./api-auth";
 import { dashboardEndpoints, type Endpoint } from "./endpoints";
+import { behindTls } from "./request-checks";
 import type { GatewayRequest } from "./request-params";
 
 export const SESSION_COOKIE = "dashboard_session";
@@ -49,7 +50,7 @@ export function cookieToken(req: IncomingMessage, cookie = SESSION_COOKIE): stri
  * http://localhost too, so a production account works in development.
  */
 function sessionCookie(req: IncomingMessage, token: string, production: boolean): string {
-	const secure = production || (req.socket as { encrypted?: boolean }).encrypted || process.env.DASHBOARD_SECURE_COOKIE === "1";
+	const secure = production || behindTls(req);
 	return `${SESSION_COOKIE}=${token}; Path=/dashboard; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 }
 

@@ -6,13 +6,13 @@
 // session and the token; the gateway only carries them, and limits how often
 // an address opens links and how often a session asks.
 import { createHash } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { Context } from "moleculer";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { clientKey } from "./api-auth";
 import { checkSameOrigin, cookieToken } from "./dashboard-routes";
-import { hostDomain } from "./request-checks";
+import { behindTls, hostDomain } from "./request-checks";
 import type { GatewayRequest } from "./request-params";
 
 export const PORTAL_COOKIE = "portal_session";
@@ -31,11 +31,6 @@ const tooMany = (message: string) => (rejection: unknown) => {
 	const ms = rejection instanceof RateLimiterRes ? rejection.msBeforeNext : 1000;
 	throw new ApiError(ApiErrorType.TooManyRequests, message, { retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) });
 };
-
-/** Secure on TLS, and behind a TLS proxy (DASHBOARD_SECURE_COOKIE=1, as the dashboard's). */
-function secure(req: IncomingMessage): boolean {
-	return Boolean((req.socket as { encrypted?: boolean }).encrypted) || process.env.DASHBOARD_SECURE_COOKIE === "1";
-}
 
 export function createPortalRoutes({ opensPerMinute, requestsPerMinute }: PortalRouteOptions) {
 	const opens = new RateLimiterMemory({ points: opensPerMinute, duration: 60 });
@@ -72,7 +67,7 @@ export function createPortalRoutes({ opensPerMinute, requestsPerMinute }: Portal
 			if (action === "portal.open") {
 				const { sessionToken, maxAgeSeconds } = data as { sessionToken: string; maxAgeSeconds: number };
 				const cookie = `${PORTAL_COOKIE}=${sessionToken}; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
-				(ctx.meta as Record<string, unknown>).$responseHeaders = { "Set-Cookie": `${cookie}${secure(req) ? "; Secure" : ""}` };
+				(ctx.meta as Record<string, unknown>).$responseHeaders = { "Set-Cookie": `${cookie}${behindTls(req) ? "; Secure" : ""}` };
 				return { opened: true };
 			}
 			if (action === "portal.signOut") res.setHeader("Set-Cookie", `${PORTAL_COOKIE}=; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=0`);

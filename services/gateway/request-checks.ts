@@ -26,6 +26,12 @@ export function checkParameters(req: GatewayRequest, setByGateway: readonly stri
 }
 
 /** The Host header without its port or an IPv6 address's brackets: the domain a checkout session is for. */
+/** The request came over TLS to this gateway. */
+export const overTls = (req: IncomingMessage): boolean => Boolean((req.socket as { encrypted?: boolean }).encrypted);
+
+/** A cookie set here must be Secure: the request came over TLS, or the gateway sits behind a TLS proxy (DASHBOARD_SECURE_COOKIE=1). */
+export const behindTls = (req: IncomingMessage): boolean => overTls(req) || process.env.DASHBOARD_SECURE_COOKIE === "1";
+
 export function hostDomain(req: IncomingMessage): string {
 	return String(req.headers.host ?? "")
 		.replace(/:\d+$/, "")

@@ -9,7 +9,7 @@ import { clearSessionCookie, type DashboardUser, withCurrencyCodes } from "./das
 import { endpointFor } from "./endpoints";
 import type { Locals } from "./locals";
 import { PORTAL_SET_BY_GATEWAY } from "./portal-routes";
-import { API_SET_BY_GATEWAY, checkApiVersion, checkParameters, hostDomain } from "./request-checks";
+import { API_SET_BY_GATEWAY, checkApiVersion, checkParameters, hostDomain, overTls } from "./request-checks";
 import { type GatewayRequest, readSignedEvent } from "./request-params";
 import { requestPath } from "./send-answer";
 
@@ -36,7 +36,7 @@ export function checkApiRequest(
 	if (endpoint?.publicBaseUrl) req.$params.baseUrl = this.publicBaseUrl ?? `${requestScheme(req)}://${req.headers.host}`;
 }
 
-const requestScheme = (req: IncomingMessage) => ((req.socket as { encrypted?: boolean }).encrypted ? "https" : "http");
+const requestScheme = (req: IncomingMessage) => (overTls(req) ? "https" : "http");
 
 // /portal/api: the customer portal's page (portal-routes.ts).
 

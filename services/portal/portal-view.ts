@@ -79,7 +79,7 @@ function subscriptionView(context: PortalContext, sub: BuyerSubscription, taken:
 export const offerKey = (accountId: number, customerId: number) => `${accountId}:${customerId}`;
 
 /** Which of the subscriptions took the retention offer already: one read by key. */
-export async function offersTaken(deps: PortalDeps, accountId: number, subs: BuyerSubscription[]): Promise<Set<number>> {
+async function offersTaken(deps: PortalDeps, accountId: number, subs: BuyerSubscription[]): Promise<Set<number>> {
 	const docs = await deps.db.offers.find({ _id: { $in: subs.map(s => offerKey(accountId, s.id)) } }, { customerId: 1 }).lean();
 	return new Set(docs.map(d => d.customerId));
 }

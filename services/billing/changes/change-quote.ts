@@ -10,7 +10,7 @@ import { NO_TAX, planGross } from "../../../shared/tax";
 import { couponInForce } from "../coupons/discount";
 import type { BillingDeps } from "../deps";
 import type { ChangeQuoteDoc, QuoteBasis, QuotedChange } from "../records/change-quote";
-import type { CustomerDoc } from "../records/customer";
+import { type CustomerDoc, renewalOwed } from "../records/customer";
 import { type Actor, byWhom } from "../records/outbox-event";
 import { CustomerStatus } from "../states";
 import { PlanChangeError } from "./change-api-errors";
@@ -56,7 +56,7 @@ export function sameBasis(a: QuoteBasis, b: QuoteBasis): boolean {
 export function customerRefusal(customer: CustomerDoc): PlanChangeError | null {
 	if (customer.status !== CustomerStatus.Active || !customer.renewalActive || !customer.nextRenewalTimestamp)
 		return PlanChangeError.NotActive;
-	if (customer.attempts > 0 || customer.firstDeclinedAt || (customer.refusedMids?.length ?? 0) > 0) return PlanChangeError.RenewalOwed;
+	if (renewalOwed(customer)) return PlanChangeError.RenewalOwed;
 	if (customer.periodsBilled === 0 && customer.authorizationId !== null) return PlanChangeError.TrialHold;
 	if (customer.cancellation) return PlanChangeError.CancellationScheduled;
 	return null;

@@ -232,6 +232,10 @@ export const customerSchema = new Schema<CustomerDoc>(
 customerSchema.index({ accountId: 1 });
 customerSchema.index({ renewalActive: 1, nextRenewalTimestamp: 1 });
 
+/** A declined renewal of this period is being retried (a MID's refusal included): the period is owed, not paid. */
+export const renewalOwed = (customer: Pick<CustomerDoc, "attempts" | "firstDeclinedAt" | "refusedMids">) =>
+	customer.attempts > 0 || Boolean(customer.firstDeclinedAt) || (customer.refusedMids?.length ?? 0) > 0;
+
 /** A renewal try was the period's first decline: no decline before it in this period. */
 export const firstDecline = (customer: Pick<CustomerDoc, "attempts" | "refusedMids">) =>
 	customer.attempts === 0 && !customer.refusedMids?.length;

@@ -27,7 +27,7 @@ import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
 import { firstDecline, noteRecovery } from "./recovery";
 import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-bill";
-import { endScheduled, letGo, slotStart, sortClaims } from "./renewal-claims";
+import { endCancelled, letGo, slotStart, sortClaims } from "./renewal-claims";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
@@ -379,7 +379,7 @@ export async function renewBatch(
 	});
 	const { claimed, stale, left, heldElsewhere } = sortClaims(listings, docs, owner, now, report);
 	await deps.renewals.removeAll(left);
-	const due = await endScheduled(deps, claimed, owner, report);
+	const due = await endCancelled(deps, claimed, owner, report);
 	const timed = await Promise.all(due.map(async item => ({ ...item, at: await options.chargedAt(item.customer) })));
 	const { charged, noProduct } = await chargeAll(deps, timed);
 	await letGo(deps, [...stale, ...noProduct.map(item => item.customer._id)], owner, report);

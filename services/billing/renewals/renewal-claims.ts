@@ -69,7 +69,7 @@ export async function letGo(deps: RenewalDeps, customerIds: number[], owner: str
  * cancelAt, their CANCELLATION relayed) and taken out of the schedule; the others are answered, to be charged. One
  * that could not be ended (it moved meanwhile) keeps its listing and lets its lease go, for a later cycle.
  */
-export async function endScheduled(deps: RenewalDeps, claimed: Omit<Claimed, "at">[], owner: string, report: CycleReport) {
+export async function endCancelled(deps: RenewalDeps, claimed: Omit<Claimed, "at">[], owner: string, report: CycleReport) {
 	const ending = claimed.filter(item => item.customer.cancellation);
 	if (ending.length === 0) return claimed;
 	const ended = new Set(

@@ -13,7 +13,7 @@ import { leaseFree, ownedBy } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { listExpiryWarning } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";
-import type { CustomerDoc, ScheduledCancellation } from "../records/customer";
+import { type CustomerDoc, renewalOwed, type ScheduledCancellation } from "../records/customer";
 import { type Actor, byWhom } from "../records/outbox-event";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
@@ -56,7 +56,7 @@ function scheduleRefusal(customer: CustomerDoc, now: Date): CancellationError | 
 	if (customer.status === CustomerStatus.Paused) return CancellationError.Paused;
 	if (customer.status !== CustomerStatus.Active || !customer.renewalActive || !customer.nextRenewalTimestamp)
 		return CancellationError.NotRenewing;
-	if (customer.attempts > 0 || customer.firstDeclinedAt || (customer.refusedMids?.length ?? 0) > 0) return CancellationError.InRecovery;
+	if (renewalOwed(customer)) return CancellationError.InRecovery;
 	if (customer.awaitingCardUpdate) return CancellationError.CardUpdateInProgress;
 	if (customer.period?.pending) return CancellationError.ChangePending;
 	return customer.nextRenewalTimestamp.getTime() <= now.getTime() ? CancellationError.PeriodOver : null;
