@@ -3,8 +3,9 @@
 // (with JetStream; `--nats N` starts N of them routed into one cluster, and every
 // node gets the full list),
 // the embedded database (or MONGO_URL) as the one shared database server, one
-// process per service, BILLING_NODES billing processes and `--invoicing-nodes N`
-// (or INVOICING_NODES) invoicing processes, logs prefixed per node. Ctrl-C stops the nodes (SIGTERM: they drain), then the database and NATS.
+// process per service, BILLING_NODES billing processes, `--invoicing-nodes N`
+// (or INVOICING_NODES) invoicing processes and `--usage-nodes N` (or
+// USAGE_NODES) usage processes, logs prefixed per node. Ctrl-C stops the nodes (SIGTERM: they drain), then the database and NATS.
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -32,6 +33,12 @@ function billingNodeCount(): number {
 function invoicingNodeCount(argv: string[]): number {
 	const at = argv.indexOf("--invoicing-nodes");
 	return nodeCount("--invoicing-nodes", at >= 0 ? argv[at + 1] : (process.env.INVOICING_NODES ?? "1"));
+}
+
+/** `--usage-nodes N`, or USAGE_NODES: how many usage processes (1 by default); any node takes any batch (docs/usage.md). */
+function usageNodeCount(argv: string[]): number {
+	const at = argv.indexOf("--usage-nodes");
+	return nodeCount("--usage-nodes", at >= 0 ? argv[at + 1] : (process.env.USAGE_NODES ?? "1"));
 }
 
 function nodeCount(name: string, text: string | undefined): number {
@@ -66,15 +73,15 @@ async function seedDemoAccount(transporter: string, dataDir: string, secrets: Lo
 	await operator.stop();
 }
 
-/** One process per service, and `counts` billing and invoicing processes, all with the cluster's `env`. */
-function startNodes(counts: { billing: number; invoicing: number }, env: NodeJS.ProcessEnv): ChildProcess[] {
+/** One process per service, and `counts` billing, invoicing and usage processes, all with the cluster's `env`. */
+function startNodes(counts: { billing: number; invoicing: number; usage: number }, env: NodeJS.ProcessEnv): ChildProcess[] {
 	const startNode = (services: ServiceName, nodeId: string) =>
 		spawnNode({
 			env: { ...process.env, SERVICES: services, NODE_ID: nodeId, ...env },
 			log: { name: nodeId, stdout: process.stdout, stderr: process.stderr },
 		});
 	const nodes = SINGLE_NODES.map(service => startNode(service, service));
-	for (const service of ["billing", "invoicing"] as const)
+	for (const service of ["billing", "invoicing", "usage"] as const)
 		for (let i = 1; i <= counts[service]; i++) nodes.push(startNode(service, `${service}-${i}`));
 	return nodes;
 }
@@ -98,6 +105,7 @@ async function main(): Promise<void> {
 	const { dataDir, mongoUrl, port } = config();
 	const billingNodes = billingNodeCount();
 	const invoicingNodes = invoicingNodeCount(process.argv.slice(2));
+	const usageNodes = usageNodeCount(process.argv.slice(2));
 	const clusterDir = path.join(dataDir, "cluster");
 	mkdirSync(clusterDir, { recursive: true });
 
@@ -115,7 +123,7 @@ async function main(): Promise<void> {
 	console.log(`[cluster] NATS ${transporter}; database ${db ? `embedded ${db.kind} (${db.reason})` : "MONGO_URL"}`);
 
 	const nodes = startNodes(
-		{ billing: billingNodes, invoicing: invoicingNodes },
+		{ billing: billingNodes, invoicing: invoicingNodes, usage: usageNodes },
 		{
 			TRANSPORTER: transporter,
 			MONGO_URL: databaseUrl,
@@ -132,7 +140,7 @@ async function main(): Promise<void> {
 	await seedDemoAccount(transporter, dataDir, secrets);
 
 	console.log(
-		`[cluster] ready: http://localhost:${port} with ${billingNodes} billing and ${invoicingNodes} invoicing nodes; admin token ${secrets.adminToken}`,
+		`[cluster] ready: http://localhost:${port} with ${billingNodes} billing, ${invoicingNodes} invoicing and ${usageNodes} usage nodes; admin token ${secrets.adminToken}`,
 	);
 	if (secrets.demoApiToken) console.log(`[cluster] demo account ${secrets.demoAccountId} API token: ${secrets.demoApiToken}`);
 	console.log(`[cluster] operate it: TRANSPORTER=${transporter} npm run repl`);

@@ -12,6 +12,7 @@ import PaymentsService from "../services/payments/payments.service";
 import PortalService from "../services/portal/portal.service";
 import RefundsService from "../services/refunds/refunds.service";
 import SessionsService from "../services/sessions/sessions.service";
+import UsageService from "../services/usage/usage.service";
 import type { ServiceName } from "../shared/config";
 
 export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
@@ -27,4 +28,5 @@ export const serviceSchemas: Record<ServiceName, ServiceSchema> = {
 	dashboard: DashboardService as ServiceSchema,
 	metrics: MetricsService as ServiceSchema,
 	portal: PortalService as ServiceSchema,
+	usage: UsageService as ServiceSchema,
 };

@@ -15,6 +15,7 @@ export const ALL_SERVICES = [
 	"dashboard",
 	"metrics",
 	"portal",
+	"usage",
 ] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
@@ -110,6 +111,10 @@ export interface Config {
 	emailRetryBaseMs: number;
 	/** How long after its event an email is retried before it is DEAD (decimals allowed). */
 	emailRetryHours: number;
+	/** Hours after a period's end in which its late usage events still count, billed as adjustments (docs/usage.md#time). */
+	usageGraceHours: number;
+	/** How long a usage batch is held by its node before another node's sweep finishes it (docs/usage.md#crashes). */
+	usageBatchLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -346,6 +351,8 @@ export function loadConfig(env: Env = process.env): Config {
 		emailFrom: env.EMAIL_FROM || "no-reply@payments.invalid",
 		emailRetryBaseMs: integer(env, "EMAIL_RETRY_BASE_MS", 5000, 1, 3_600_000),
 		emailRetryHours: decimal(env, "EMAIL_RETRY_HOURS", 72, 24 * 365),
+		usageGraceHours: decimal(env, "USAGE_GRACE_HOURS", 72, 24 * 31),
+		usageBatchLeaseMs: integer(env, "USAGE_BATCH_LEASE_MS", 30_000, 1000, 3_600_000),
 	};
 }
 

@@ -49,6 +49,14 @@ export async function insertDoc<T extends object>(model: Insertable, doc: T): Pr
 	return stored;
 }
 
+/**
+ * Inserts complete documents (no defaults applied, nothing cast) in one command with those other callers insert at
+ * once; answers, per document, null or the error that refused it (a taken key: code 11000).
+ */
+export function insertEach(model: Insertable, docs: object[]): Promise<(Error | null)[]> {
+	return docs.length === 0 ? Promise.resolve([]) : inserterOf(model)(docs);
+}
+
 /** A write error of insertMany: the index of the document it refused, and why. */
 interface WriteError {
 	index: number;

@@ -29,10 +29,17 @@ export enum AccountsError {
 	RedeemByPast = "REDEEM_BY_PAST",
 	/** Promotion codes are unique per account, whatever their letter case (409). */
 	DuplicateCouponCode = "DUPLICATE_COUPON_CODE",
+	/** A product's usage prices (docs/usage.md#prices). */
+	InvalidUsagePrice = "INVALID_USAGE_PRICE",
 }
 
 /** What the admin API answers for each error. */
 export const ACCOUNTS_ERRORS: ErrorTable<AccountsError> = {
+	[AccountsError.InvalidUsagePrice]: {
+		type: ApiErrorType.BadRequest,
+		message:
+			"usagePrices: each names one of the account's meters, once; per_unit and package take unitAmount (a decimal string of minor units), package a packageSize, graduated and volume ascending tiers whose last alone has upTo null; a product with usage prices renews and is not PREAUTHORIZE",
+	},
 	[AccountsError.UnknownAccount]: { type: ApiErrorType.NotFound, message: "No account with this accountId" },
 	[AccountsError.UnknownProduct]: { type: ApiErrorType.NotFound, message: "No product with this productId in the account" },
 	[AccountsError.UnknownBin]: { type: ApiErrorType.NotFound, message: "This BIN is not on the account's blacklist" },

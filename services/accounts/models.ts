@@ -1,6 +1,7 @@
 // The accounts service's collections: merchant accounts (our customers, the
 // merchants), their API tokens, products, merchant accounts (MIDs), the BIN
 // blacklist and blocked buyers. Only this service imports this file.
+
 import { type Connection, type Model, Schema } from "mongoose";
 import {
 	AUTHENTICATION_POLICIES,
@@ -27,6 +28,7 @@ import {
 	type RenewalPeriod,
 } from "../../shared/contracts/accounts";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
+import type { UsagePrice } from "../../shared/usage-pricing";
 
 export interface AccountDoc {
 	_id: number;
@@ -76,6 +78,8 @@ export interface ProductDoc {
 	active: boolean;
 	/** Basis points; absent or null: the account's rate. */
 	taxRateBps?: number | null;
+	/** Its usage, billed in arrears at each renewal (docs/usage.md#prices); absent: none. */
+	usagePrices?: UsagePrice[];
 	createdAt: Date;
 }
 
@@ -176,6 +180,7 @@ const productSchema = new Schema<ProductDoc>(
 		merchantAccountGroup: { type: String, required: true },
 		active: { type: Boolean, required: true },
 		taxRateBps: { type: Number, default: null },
+		usagePrices: { type: [Schema.Types.Mixed], default: undefined },
 		createdAt: { type: Date, required: true },
 	},
 	options,

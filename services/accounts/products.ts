@@ -5,6 +5,7 @@
 import type { AuthenticationPolicy, BillingKind, ProductRecord, ProductView, RenewalPeriod } from "../../shared/contracts/accounts";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
 import { ownedBy } from "../../shared/persistence";
+import { priceProblem, type UsagePrice } from "../../shared/usage-pricing";
 import type { AccountsDeps } from "./deps";
 import { AccountsError } from "./errors";
 import { productTaxOf } from "./invoice-settings";
@@ -23,6 +24,7 @@ export interface ProductInput {
 	merchantAccountGroup: string;
 	active: boolean;
 	taxRateBps?: number | null;
+	usagePrices?: UsagePrice[];
 }
 
 const TRIAL_DAYS: Record<BillingKind, [min: number, max: number]> = {
@@ -50,6 +52,7 @@ export function toProductRecord(doc: ProductDoc, account: Pick<AccountDoc, "invo
 		merchantAccountGroup: doc.merchantAccountGroup,
 		active: doc.active,
 		taxRateBps: doc.taxRateBps ?? null,
+		usagePrices: doc.usagePrices ?? [],
 		tax: productTaxOf(account, doc),
 	};
 }
@@ -69,7 +72,27 @@ function checkProduct(input: ProductInput): Omit<ProductDoc, "_id" | "accountId"
 	const trialDays = input.trialDays ?? (input.billing === "CHARGE" ? 0 : undefined);
 	const [min, max] = TRIAL_DAYS[input.billing];
 	if (trialDays === undefined || trialDays < min || trialDays > max) return AccountsError.InvalidTrial;
+	if (usagePricesProblem(input)) return AccountsError.InvalidUsagePrice;
 	return { ...input, amount, currency: currency.code, trialDays };
+}
+
+/**
+ * Whether the usage prices cannot be billed: each meter priced once, each price whole (shared/usage-pricing.ts), and
+ * billed in arrears at a renewal, so the product renews and is not a hold captured at a fixed amount.
+ */
+function usagePricesProblem(input: ProductInput): boolean {
+	const prices = input.usagePrices ?? [];
+	if (prices.length === 0) return false;
+	if (!input.renewal || input.billing === "PREAUTHORIZE") return true;
+	if (new Set(prices.map(price => price.meter)).size !== prices.length) return true;
+	return prices.some(price => priceProblem(price) !== null);
+}
+
+/** Whether every meter the prices name is one of the account's (the usage service keeps them). */
+async function metersExist(deps: AccountsDeps, accountId: number, prices: UsagePrice[] | undefined): Promise<boolean> {
+	if (!prices?.length) return true;
+	const meters = await deps.call("usage.meters", { accountId, codes: prices.map(price => price.meter) });
+	return meters.length === new Set(prices.map(price => price.meter)).size;
 }
 
 /**
@@ -88,6 +111,7 @@ export async function createProduct(deps: AccountsDeps, input: ProductInput & { 
 	if (!(await accountExists(deps, accountId))) return AccountsError.UnknownAccount;
 	const product = checkProduct(fields);
 	if (typeof product === "string") return product;
+	if (!(await metersExist(deps, accountId, product.usagePrices))) return AccountsError.InvalidUsagePrice;
 	const doc = await deps.db.products.create({ _id: await deps.db.ids.products.next(), accountId, ...product, createdAt: deps.now() });
 	return toProductView(doc.toObject());
 }
@@ -112,11 +136,13 @@ export async function updateProduct(
 		merchantAccountGroup: current.merchantAccountGroup,
 		active: current.active,
 		taxRateBps: current.taxRateBps ?? null,
+		usagePrices: current.usagePrices ?? [],
 	};
 	// billing comes with its trialDays (unless CHARGE, which has none), as in a new product.
 	if (changes.billing && changes.trialDays === undefined) delete currentInput.trialDays;
 	const product = checkProduct({ ...currentInput, ...changes });
 	if (typeof product === "string") return blame(product, changes);
+	if (changes.usagePrices && !(await metersExist(deps, accountId, product.usagePrices))) return AccountsError.InvalidUsagePrice;
 	const doc = await deps.db.products.findOneAndUpdate({ _id: productId, accountId }, { $set: product }, { returnDocument: "after" }).lean();
 	return doc ? toProductView(doc) : AccountsError.UnknownProduct;
 }

@@ -1,4 +1,5 @@
 // The JSON Schemas of the accounts service's actions' parameters (Ajv; nothing is coerced).
+
 import { RETRY_DAYS_LIMITS } from "../../shared/config";
 import {
 	AUTHENTICATION_POLICIES,
@@ -16,6 +17,7 @@ import {
 } from "../../shared/contracts/accounts";
 import { CURRENCY_CODES, MAX_AMOUNT } from "../../shared/money";
 import { id, params, shortText } from "../../shared/schemas";
+import { PRICE_MODELS } from "../../shared/usage-pricing";
 
 const environment = { enum: ENVIRONMENTS };
 // http(s) with a host: "http://" alone is a URI, but not one a webhook can be sent to.
@@ -111,6 +113,28 @@ const fingerprint = { type: "string", pattern: "^[0-9a-f]{64}$" };
 const renewal = {
 	anyOf: [params({ every: { type: "integer", minimum: 1, maximum: 366 }, unit: { enum: PERIOD_UNITS } }), { type: "null" }],
 };
+// docs/usage.md#prices: unit amounts are decimal strings of minor units (Stripe's unit_amount_decimal), the rest integers.
+const unitAmount = { type: "string", pattern: "^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,12})?$", maxLength: 25 };
+const minor = { type: "integer", minimum: 0, maximum: 1_000_000_000_000 };
+const usageTier = params(
+	{
+		upTo: { anyOf: [{ type: "integer", minimum: 1, maximum: 1_000_000_000_000 }, { type: "null" }] },
+		unitAmount,
+		flatAmount: { ...minor, default: 0 },
+	},
+	["upTo", "unitAmount"],
+);
+const usagePrice = params(
+	{
+		meter: { type: "string", pattern: "^[a-z0-9][a-z0-9_.-]{0,63}$" },
+		model: { enum: PRICE_MODELS },
+		unitAmount,
+		packageSize: { type: "integer", minimum: 1, maximum: 1_000_000_000 },
+		tiers: { type: "array", minItems: 1, maxItems: 20, items: usageTier },
+		minimumAmount: minor,
+	},
+	["meter", "model"],
+);
 const productFields = {
 	name: shortText,
 	amount: { type: "number", exclusiveMinimum: 0, maximum: MAX_AMOUNT },
@@ -123,6 +147,7 @@ const productFields = {
 	merchantAccountGroup: shortText,
 	active: { type: "boolean" },
 	taxRateBps: { anyOf: [taxRateBps, { type: "null" }] },
+	usagePrices: { type: "array", maxItems: 20, items: usagePrice },
 };
 
 const weight = { type: "integer", minimum: 0, maximum: 1000 };

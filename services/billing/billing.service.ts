@@ -50,6 +50,8 @@ import { attachCoupon, removeCoupon } from "./subscriptions/customer-coupon";
 import { pauseCustomer, resumeCustomer } from "./subscriptions/pause";
 import { scheduleCancellation, undoCancellation } from "./subscriptions/period-end-cancel";
 import { unsubscribe } from "./subscriptions/unsubscribe";
+import { foundOrNotFound, usagePreview } from "./usage/usage-preview";
+import { usageSubjects } from "./usage/usage-subjects";
 import { type Background, startBackground } from "./wiring/background";
 
 interface Locals {
@@ -215,6 +217,9 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			},
 		}),
 		getCustomer: idempotent(domainAction(schemas.getById, getCustomer)),
+		// GET /api/customer/{id}/usage, and the usage service hearing of customers (docs/usage.md).
+		customerUsage: idempotent(domainAction(schemas.getById, usagePreview, foundOrNotFound)),
+		usageSubjects: idempotent(domainAction(schemas.usageSubjects, usageSubjects)),
 		// The customer portal's buyer: the named customer and its email's other subscriptions (lists/reads.ts).
 		buyerSubscriptions: idempotent(domainAction(schemas.buyerSubscriptions, buyerSubscriptions)),
 		buyerByEmail: idempotent(domainAction(schemas.buyerByEmail, buyerByEmail)),

@@ -7,6 +7,7 @@ import type {
 	MerchantAccountView,
 	ProductRecord,
 } from "../../shared/contracts/accounts";
+import type { UsageActions } from "../../shared/contracts/usage";
 import type { Schedule } from "../../shared/schedule";
 import type { AccountClocks } from "./account-time";
 import type { MidCounters } from "./mid-stats/mid-stats";
@@ -60,6 +61,11 @@ export interface BillingDeps {
 	protectionOf(accountId: number): Promise<DisputeProtection>;
 	/** Refuses the buyer's card and email at the account's new checkouts (accounts.blockBuyer). */
 	blockBuyer(input: BlockBuyerInput): Promise<void>;
+	/** The usage service (docs/usage.md#billing): a period's usage closed by its charge, and the current period's for a preview. */
+	usage: {
+		close(input: UsageActions["usage.closePeriod"]["params"]): Promise<UsageActions["usage.closePeriod"]["result"]>;
+		current(input: UsageActions["usage.currentUsage"]["params"]): Promise<UsageActions["usage.currentUsage"]["result"]>;
+	};
 	/** The accounts service's coupons (accounts.couponFor, redeemCoupon, confirmCoupon, releaseCoupon): coupons/redemption.ts. */
 	coupons: {
 		find(input: AccountsActions["accounts.couponFor"]["params"]): Promise<AccountsActions["accounts.couponFor"]["result"]>;

@@ -152,6 +152,7 @@ export const schemas = {
 	advanceClock: params({ accountId: id, advanceTo: { type: "string", format: "date-time" } }),
 	clockMoved: params({ accountId: id, at: { type: "string", format: "date-time" } }),
 	clockOf: params({ accountId: id }),
+	usageSubjects: params({ accountId: id, customerIds: { type: "array", minItems: 1, maxItems: 1000, items: id } }),
 	listCustomers: params({ accountId: id, email: { type: "string", maxLength: 254 } }, ["accountId"]),
 	listTransactions: params({ accountId: id, customerId: id }),
 	customers: params(

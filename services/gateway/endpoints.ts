@@ -78,7 +78,15 @@ export const apiEndpoints: Record<string, Endpoint> = {
 	"GET /credit-notes": { action: "invoicing.creditNotes" },
 	"GET /credit-note/:id": { action: "invoicing.getCreditNote" },
 	"GET /credit-note/:id/pdf": { action: "invoicing.creditNotePdf", file: true },
+	// Usage billing (docs/usage.md): a batch of events (its own route, for its larger body), a customer's usage and events.
+	"POST /usage": { action: "usage.ingest" },
+	"GET /customer/:id/usage": { action: "billing.customerUsage" },
+	"GET /customer/:id/usage-events": { action: "usage.customerEvents" },
 };
+
+/** The endpoints whose bodies may be as large as USAGE_BODY_LIMIT (a batch of 1,000 events): a route of their own. */
+export const LARGE_BODY_ENDPOINTS = ["POST /usage"];
+export const USAGE_BODY_LIMIT = "3mb";
 
 /** `/api`, no token. */
 export const publicEndpoints: Record<string, Endpoint> = {
@@ -138,6 +146,8 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"POST /accounts/:accountId/products": { action: "accounts.createProduct", status: 201, location: "list" },
 	"GET /accounts/:accountId/products": { action: "accounts.listProducts" },
 	"PATCH /accounts/:accountId/products/:productId": { action: "accounts.updateProduct" },
+	"POST /accounts/:accountId/meters": { action: "usage.createMeter", status: 201, location: "list" },
+	"GET /accounts/:accountId/meters": { action: "usage.meters" },
 	"POST /accounts/:accountId/bin-blacklist": { action: "accounts.addBlacklistedBin", status: 201, location: "list" },
 	"GET /accounts/:accountId/bin-blacklist": { action: "accounts.listBlacklistedBins" },
 	"DELETE /accounts/:accountId/bin-blacklist/:bin": { action: "accounts.removeBlacklistedBin" },
@@ -214,6 +224,11 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	},
 	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver", change: "redeliver" },
 	"POST /clock": { action: "billing.advanceClock", change: "advance the test clock" },
+	// Usage billing (docs/usage.md): the account's meters, a customer's usage this period and its events.
+	"GET /meters": { action: "usage.meters" },
+	"POST /meters": { action: "usage.createMeter", change: "create meter" },
+	"GET /customers/:id/usage": { action: "billing.customerUsage" },
+	"GET /customers/:id/usage-events": { action: "usage.customerEvents" },
 };
 
 /** The route table as moleculer-web aliases, with a HEAD beside every GET that is safe to repeat. */

@@ -15,7 +15,7 @@ import { ApiErrorType } from "../../shared/errors";
 import { projectRoot } from "../../shared/paths";
 import { createAuthenticator } from "./api-auth";
 import { createDashboardRoutes, type DashboardUser } from "./dashboard-routes";
-import { requiredServices } from "./endpoints";
+import { requiredServices, USAGE_BODY_LIMIT } from "./endpoints";
 import { onError } from "./error-handler";
 import { checkHealth } from "./health";
 import { jsonError } from "./http-errors";
@@ -122,7 +122,8 @@ const GatewayService: ServiceSchema<ApiSettingsSchema & ServiceSettingSchema, Re
 			// The processors' route keeps its text parser: a signed event is verified on the body as it came.
 			if (route.name === "processors") continue;
 			// Not strict: any JSON value parses (`null` included), and checkInputPlacement says what the endpoint takes.
-			route.bodyParsers = { json: { limit: bodyLimit, strict: false }, urlencoded: false };
+			const limit = route.name === "usage" ? USAGE_BODY_LIMIT : bodyLimit;
+			route.bodyParsers = { json: { limit, strict: false }, urlencoded: false };
 		}
 	},
 

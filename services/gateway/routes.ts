@@ -14,6 +14,7 @@ import {
 	dashboardEndpoints,
 	dashboardSignInEndpoints,
 	demoEndpoints,
+	LARGE_BODY_ENDPOINTS,
 	portalEndpoints,
 	processorEndpoints,
 	publicEndpoints,
@@ -44,6 +45,16 @@ function staticRoute(name: string, routePath: string, ...use: NonNullable<ApiRou
 }
 
 export const routes = [
+	// POST /api/usage: the API's, with a body large enough for 1,000 events (gateway.service.ts sets its limit).
+	{
+		...routeDefaults,
+		name: "usage",
+		path: "/api",
+		cors: CORS,
+		aliases: aliasesOf(Object.fromEntries(LARGE_BODY_ENDPOINTS.map(route => [route, apiEndpoints[route]]))),
+		authentication: "authenticateApi",
+		authorization: "checkApiRequest",
+	},
 	{
 		...routeDefaults,
 		name: "api",

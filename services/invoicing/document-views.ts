@@ -27,6 +27,7 @@ function lineView(line: InvoiceLine, amount: (minor: number) => number) {
 		net: amount(line.net),
 		tax: amount(line.tax),
 		gross: amount(line.gross),
+		...(line.usage ? { usage: line.usage } : {}),
 	};
 }
 

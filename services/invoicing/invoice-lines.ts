@@ -1,6 +1,8 @@
 // An invoice's and a credit note's lines and totals, from what the charge
 // billed (its transaction's `billed`, as billing hands it over): pure, so the property
 // tests check that every document adds up to the cent (docs/invoices.md#lines).
+import type { UsageDetail } from "../../shared/contracts/invoicing";
+import { findCurrency } from "../../shared/money";
 import { divideRounded, priceLines } from "../../shared/tax";
 import type { Charge } from "./charges";
 import type { InvoiceDoc, InvoiceLine } from "./records";
@@ -44,7 +46,7 @@ export function invoiceTotals(tx: Charge, names: Map<number, string>): Totals {
 	const lines: InvoiceLine[] = billed.lines.map((line, i) => ({
 		kind: line.kind,
 		productId: line.productId,
-		description: names.get(line.productId) ?? `#${line.productId}`,
+		description: line.usage ? usageDescription(line.usage, tx.currency) : (names.get(line.productId) ?? `#${line.productId}`),
 		quantity: line.quantity,
 		unitAmount: line.unitAmount,
 		from: line.from,
@@ -53,6 +55,7 @@ export function invoiceTotals(tx: Charge, names: Map<number, string>): Totals {
 		net: full.lines[i].net,
 		tax: full.lines[i].tax,
 		gross: full.lines[i].gross,
+		...(line.usage ? { usage: line.usage } : {}),
 	}));
 	if (after.discount > 0) {
 		const net = after.net - full.net;
@@ -73,6 +76,35 @@ export function invoiceTotals(tx: Charge, names: Map<number, string>): Totals {
 		});
 	}
 	return totalsOf(lines, billed.tax.inclusive);
+}
+
+const units = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 6 });
+
+/** A decimal string of minor units (a unit price) in the currency's units: "0.5" cents is "0.005". */
+function inCurrency(minor: string, digits: number): string {
+	const [whole, fraction = ""] = minor.split(".");
+	const padded = whole.padStart(digits + 1, "0");
+	const major = `${padded.slice(0, padded.length - digits)}.${padded.slice(padded.length - digits)}${fraction}`;
+	return major.includes(".") ? major.replace(/0+$/, "").replace(/\.$/, "") : major;
+}
+
+/**
+ * A usage line's text (docs/usage.md#invoices): the meter, its units, and the tiers it reached or its packages; an
+ * adjustment says which period's late events it bills.
+ */
+export function usageDescription(usage: UsageDetail, currency: string): string {
+	const digits = findCurrency(currency)?.digits ?? 2;
+	const money = (minor: string | number) => `${inCurrency(String(minor), digits)} ${currency}`;
+	const tiers = usage.tiers?.map(tier => {
+		const range = tier.upTo === null ? `${units(tier.from + 1)}+` : `${units(tier.from + 1)}–${units(tier.upTo)}`;
+		const flat = tier.flatAmount ? ` + ${money(tier.flatAmount)}` : "";
+		return `${range}: ${units(tier.quantity)} × ${money(tier.unitAmount)}${flat}`;
+	});
+	const how = tiers?.length ? ` (${tiers.join("; ")})` : usage.packages !== undefined ? ` (${units(usage.packages)} packages)` : "";
+	const minimum = usage.minimumAmount && usage.minimumAmount > usage.usageAmount ? `, minimum ${money(usage.minimumAmount)}` : "";
+	if (usage.adjusts)
+		return `${usage.name}: late usage of the period before, ${units(usage.adjusts.billedQuantity)} → ${units(usage.quantity)} units${how}${minimum}`;
+	return `${usage.name}: ${units(usage.quantity)} units${how}${minimum}`;
 }
 
 /**

@@ -5,11 +5,11 @@
 // They are written once and never changed: what a buyer was handed stays.
 import { Schema } from "mongoose";
 import type { InvoiceLanguage } from "../../shared/contracts/accounts";
-import type { DiscountLine, Party } from "../../shared/contracts/invoicing";
+import type { ChargedLineKind, DiscountLine, Party, UsageDetail } from "../../shared/contracts/invoicing";
 
 /** One line as printed (minor units; a credit or discount negative). */
 export interface InvoiceLine {
-	kind: "plan" | "unused_time_credit" | "new_plan_charge" | "discount" | "refund";
+	kind: ChargedLineKind | "discount" | "refund";
 	productId: number | null;
 	/** The product's name when the document was issued. */
 	description: string;
@@ -23,6 +23,8 @@ export interface InvoiceLine {
 	net: number;
 	tax: number;
 	gross: number;
+	/** A usage line's meter, quantity and tiers (docs/usage.md#invoices). */
+	usage?: UsageDetail;
 }
 
 /** What invoices and credit notes share. */

@@ -1,5 +1,6 @@
 // The invoicing service's action parameters: the merchant's lists and reads,
 // the buyer's signed links, and billing's requests (shared/contracts/invoicing.ts).
+import { CHARGED_LINE_KINDS } from "../../shared/contracts/invoicing";
 import { dateRangeParams, listParams } from "../../shared/list-page";
 import { id, params } from "../../shared/schemas";
 
@@ -10,7 +11,7 @@ const tax = params({ rateBps: { type: "integer", minimum: 0, maximum: 10_000 }, 
 
 const chargedLine = params(
 	{
-		kind: { enum: ["plan", "unused_time_credit", "new_plan_charge"] },
+		kind: { enum: CHARGED_LINE_KINDS },
 		productId: id,
 		quantity: { type: "integer", minimum: 1 },
 		unitAmount: minor,
@@ -18,6 +19,8 @@ const chargedLine = params(
 		from: nullable(instant),
 		to: nullable(instant),
 		tax,
+		// Billing's own record of a usage line (shared/contracts/invoicing.ts UsageDetail), shown as it came.
+		usage: { type: "object" },
 	},
 	["kind", "productId", "quantity", "unitAmount", "amount", "from", "to"],
 );

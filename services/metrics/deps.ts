@@ -1,8 +1,9 @@
 // What the metrics service's domain functions get: its collections, its
 // counters, the accounts' now, and the accounts service's products and MIDs
 // (a read filtered by one of them checks it is the account's).
+
+import type { AccountNow } from "../../shared/account-now";
 import type { MerchantAccountView, ProductRecord } from "../../shared/contracts/accounts";
-import type { AccountNow } from "./account-now";
 import type { MetricsCounters } from "./counters";
 import type { MetricsDb } from "./models";
 

@@ -5,13 +5,13 @@
 // entry is counted once by its event's id, however often it arrives. The
 // gateway calls `figures` for GET /api/metrics and the dashboard's and
 // operators' routes. Billing tells every node of a test clock's move
-// (clockMoved); a clock not heard of is asked of billing once (account-now.ts).
+// (clockMoved); a clock not heard of is asked of billing once (shared/account-now.ts).
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { createAccountNow } from "../../shared/account-now";
 import { idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import type { Applicable } from "../../shared/contracts/metrics";
 import { dbMixin } from "../../shared/db.mixin";
-import { createAccountNow } from "./account-now";
 import { createMetricsCounters, type Released } from "./counters";
 import type { MetricsDeps } from "./deps";
 import { metricsErrors } from "./errors";
@@ -40,7 +40,7 @@ const MetricsService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				return { applied: ctx.params.entries.length };
 			},
 		}),
-		// A billing node moved a sandbox account's test clock (account-now.ts).
+		// A billing node moved a sandbox account's test clock (shared/account-now.ts).
 		clockMoved: {
 			params: schemas.clockMoved,
 			handler(ctx: Context<{ accountId: number; at: string }>) {

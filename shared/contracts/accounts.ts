@@ -1,6 +1,7 @@
 // The accounts service's contract with the other services: the actions they
 // call, what those answer, and the events accounts sends. Types only; the
 // accounts service and its callers both import them.
+import type { UsagePrice } from "../usage-pricing";
 
 export const ENVIRONMENTS = ["sandbox", "production"] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
@@ -222,6 +223,8 @@ export interface ProductView {
 	active: boolean;
 	/** Its own tax rate in basis points; null: the account's (invoicing.taxRateBps). */
 	taxRateBps: number | null;
+	/** Its meters' prices, billed in arrears at each renewal beside `amount` (docs/usage.md#prices); empty: none. */
+	usagePrices: UsagePrice[];
 }
 
 export const AUTHENTICATION_POLICIES = ["ALWAYS", "WHEN_REQUIRED"] as const;

@@ -4,6 +4,7 @@
 import type { AuthenticationPolicy, BillingKind, CouponDuration, CouponTerms, Environment, ProductTax, RenewalPeriod } from "./accounts";
 import type { Authentication, DisputeEvidence, DisputeStatus } from "./payments";
 import type { BuyerCalls } from "./portal";
+import type { UsageSubject } from "./usage";
 
 /** The spec's Customer (section 2). */
 export interface CustomerView {
@@ -376,6 +377,8 @@ export interface BillingActions extends BuyerCalls {
 	 * A metrics node asks once per account, then hears the moves (metrics.clockMoved).
 	 */
 	"billing.clockOf": { params: { accountId: number }; result: { at: string } };
+	/** The usage service, hearing of customers for the first time: their periods; those of another account are left out. */
+	"billing.usageSubjects": { params: { accountId: number; customerIds: number[] }; result: UsageSubject[] };
 }
 
 /**

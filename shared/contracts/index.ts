@@ -12,6 +12,7 @@ import type { PaymentsActions } from "./payments";
 import type { PortalActions } from "./portal";
 import type { RuntimeEvents } from "./runtime";
 import type { SessionsActions } from "./sessions";
+import type { UsageActions } from "./usage";
 
 export type Actions = AccountsActions &
 	BillingActions &
@@ -21,7 +22,8 @@ export type Actions = AccountsActions &
 	NotificationsActions &
 	PaymentsActions &
 	PortalActions &
-	SessionsActions;
+	SessionsActions &
+	UsageActions;
 export type ActionName = keyof Actions;
 
 export type Events = AccountsEvents & RuntimeEvents;

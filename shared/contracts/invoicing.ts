@@ -4,11 +4,32 @@
 // the customer its event carries; invoicing issues each once, keyed by the
 // transaction's id. Dates are ISO 8601 strings: the requests cross NATS.
 // Which transactions get a document is decided once, here (documentKindOf).
+import type { TierLine } from "../usage-pricing";
 import type { CustomerView } from "./billing";
 
-/** A line of what a charge billed: a plan's period, or one of a change's two lines. */
+/** What a usage line billed (docs/usage.md#invoices): the meter's quantity, its tiers; an adjustment's period before. */
+export interface UsageDetail {
+	meter: string;
+	/** The meter's name. */
+	name: string;
+	/** Units. */
+	quantity: number;
+	packages?: number;
+	tiers?: TierLine[];
+	/** Minor units before the minimum. */
+	usageAmount: number;
+	minimumAmount: number | null;
+	/** An adjustment: the period whose late events it bills, and the quantity that period was billed for. */
+	adjusts?: { period: number; billedQuantity: number };
+}
+
+/** The kinds of line a charge bills: a plan's period, a change's two lines, a meter's usage or its late events. */
+export const CHARGED_LINE_KINDS = ["plan", "unused_time_credit", "new_plan_charge", "usage", "usage_adjustment"] as const;
+export type ChargedLineKind = (typeof CHARGED_LINE_KINDS)[number];
+
+/** A line of what a charge billed: a plan's period, one of a change's two lines, or usage. */
 export interface ChargedLine {
-	kind: "plan" | "unused_time_credit" | "new_plan_charge";
+	kind: ChargedLineKind;
 	productId: number;
 	quantity: number;
 	unitAmount: number;
@@ -18,6 +39,7 @@ export interface ChargedLine {
 	to: string | null;
 	/** Its own tax when it differs from the charge's (a change's old plan). */
 	tax?: { rateBps: number; inclusive: boolean };
+	usage?: UsageDetail;
 }
 
 /** A coupon's discount on a charge (minor units, positive). */

@@ -71,6 +71,7 @@ test("When npm run cluster starts, then every service runs in its own process ov
 				"portal",
 				"refunds",
 				"sessions",
+				"usage-1",
 			]);
 		} finally {
 			await operator.stop();

@@ -45,8 +45,22 @@ beforeAll(async () => {
 	await startNode("dashboard");
 	await startNode("metrics");
 	await startNode("portal");
+	await startNode("usage");
 	await gateway.waitForServices(
-		["accounts", "sessions", "checkout", "payments", "billing", "invoicing", "refunds", "notifications", "dashboard", "metrics", "portal"],
+		[
+			"accounts",
+			"sessions",
+			"checkout",
+			"payments",
+			"billing",
+			"invoicing",
+			"refunds",
+			"notifications",
+			"dashboard",
+			"metrics",
+			"portal",
+			"usage",
+		],
 		10_000,
 	);
 	const server = (gateway.getLocalService("gateway") as unknown as { server: import("node:http").Server }).server;

@@ -67,6 +67,7 @@ describe("Cross-account access", () => {
 				"notifications",
 				"metrics",
 				"portal",
+				"usage",
 			],
 		});
 		mine = await createShop(app);
@@ -128,6 +129,15 @@ describe("Cross-account access", () => {
 		"POST /customer/:id/portal-session": {
 			foreign: () => ["POST", `/api/customer/${their.customerId}/portal-session`],
 			unknown: ["POST", `/api/customer/${UNKNOWN_ID}/portal-session`],
+		},
+		// Usage billing (docs/usage.md): a batch's events naming another account's customer are refused one by one.
+		"GET /customer/:id/usage": {
+			foreign: () => ["GET", `/api/customer/${their.customerId}/usage`],
+			unknown: ["GET", `/api/customer/${UNKNOWN_ID}/usage`],
+		},
+		"GET /customer/:id/usage-events": {
+			foreign: () => ["GET", `/api/customer/${their.customerId}/usage-events`],
+			unknown: ["GET", `/api/customer/${UNKNOWN_ID}/usage-events`],
 		},
 		"POST /customer/:id/resume": {
 			foreign: () => ["POST", `/api/customer/${their.customerId}/resume`],
@@ -201,8 +211,8 @@ describe("Cross-account access", () => {
 			unknown: ["GET", `/api/metrics?productId=${UNKNOWN_ID}`],
 		},
 	};
-	/** Endpoints that name nothing of an account's: creating a session. */
-	const NAMES_NOTHING = ["POST /session", "GET /disputes"];
+	/** Endpoints whose path names nothing of an account's: creating a session, the disputes list, a batch of usage events. */
+	const NAMES_NOTHING = ["POST /session", "GET /disputes", "POST /usage"];
 	const LISTS = [
 		"GET /customer/:id/transactions",
 		"GET /transactions",
@@ -220,6 +230,8 @@ describe("Cross-account access", () => {
 		"POST /customer/:id/cancel-at-period-end": "Customer not found",
 		"DELETE /customer/:id/cancel-at-period-end": "Customer not found",
 		"POST /customer/:id/portal-session": "Customer not found",
+		"GET /customer/:id/usage": "Customer not found",
+		"GET /customer/:id/usage-events": "Customer not found",
 		"POST /customer/:id/change-quote": "Customer not found",
 		"POST /customer/:id/change": "Customer not found",
 		"DELETE /customer/:id/pending-change": "Customer not found",

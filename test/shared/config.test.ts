@@ -24,6 +24,8 @@ describe("loadConfig", () => {
 			portalOpensPerMinute: 20,
 			portalRequestsPerMinute: 120,
 			publicBaseUrl: undefined,
+			usageGraceHours: 72,
+			usageBatchLeaseMs: 30_000,
 		});
 		expect(config.services).toEqual([
 			"gateway",
@@ -38,6 +40,7 @@ describe("loadConfig", () => {
 			"dashboard",
 			"metrics",
 			"portal",
+			"usage",
 		]);
 		expect(config.dataDir.endsWith("data")).toBe(true);
 	});

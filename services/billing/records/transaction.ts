@@ -1,8 +1,10 @@
 // The transactions collection: every money movement we record (a charge, a
 // hold, a renewal, a refund, a chargeback), keyed by its numeric id and unique
 // by its processor operation's idempotency key.
+
 import { Schema } from "mongoose";
 import { DeclineCategory } from "../../../shared/contracts/billing";
+import type { ChargedLineKind, UsageDetail } from "../../../shared/contracts/invoicing";
 import type { Authentication } from "../../../shared/contracts/payments";
 import type { DiscountLine } from "../coupons/discount";
 import { RefundStatus, TransactionStatus, TransactionType } from "../states";
@@ -10,8 +12,8 @@ import { type OutboxEvent, outboxEventSchema } from "./outbox-event";
 
 /** One line of what a charge billed (minor units; a credit negative). */
 export interface BilledLine {
-	/** A plan's period, or a change's two lines (records/change-quote.ts). */
-	kind: "plan" | "unused_time_credit" | "new_plan_charge";
+	/** A plan's period, a change's two lines (records/change-quote.ts), or usage (usage/usage-lines.ts). */
+	kind: ChargedLineKind;
 	productId: number;
 	quantity: number;
 	unitAmount: number;
@@ -21,6 +23,7 @@ export interface BilledLine {
 	to: Date | null;
 	/** Its own tax when it differs from the charge's (a change's old plan); absent: `Billed.tax`. */
 	tax?: { rateBps: number; inclusive: boolean };
+	usage?: UsageDetail;
 }
 
 /** What a charge billed, kept at charge time: its invoice is built from it (pricing/billed.ts). */

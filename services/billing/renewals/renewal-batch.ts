@@ -11,7 +11,6 @@ import { type CapReservation, DeclineCategory } from "../../../shared/contracts/
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import type { Listing } from "../../../shared/schedule";
-import { addPeriod } from "../../../shared/time";
 import { declineCategory } from "../decline-reasons";
 import type { BillingDeps } from "../deps";
 import { expiryListings } from "../expiry-warnings";
@@ -23,10 +22,11 @@ import type { BilledLine, TransactionDoc } from "../records/transaction";
 import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
+import { renewalUsage } from "../usage/usage-close";
 import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
 import { firstDecline, noteRecovery } from "./recovery";
-import { type RenewalBill, renewalBill, renewalProductId } from "./renewal-bill";
+import { nextRenewalAfter, type RenewalBill, renewalBill, renewalProductId } from "./renewal-bill";
 import { endCancelled, letGo, slotStart, sortClaims } from "./renewal-claims";
 import { renewalCounts } from "./renewal-metrics";
 import { retryState } from "./retry-state";
@@ -162,7 +162,8 @@ async function chargeAll(deps: RenewalDeps, claimed: Claimed[]): Promise<{ charg
 async function chargeOne(deps: RenewalDeps, item: Claimed): Promise<Charged | "noProduct"> {
 	const terms = await deps.termsOf(item.customer.accountId, renewalProductId(item.customer));
 	if (!terms) return "noProduct";
-	const bill = renewalBill(item.customer, terms.product);
+	// The usage of the period it closes goes on the same charge (docs/usage.md#billing).
+	const bill = renewalBill(item.customer, terms.product, await renewalUsage(deps, item.customer, terms.product));
 	// Derived from (customer, scheduled date, attempt): a node taking over asks again with it and gets the first outcome.
 	const key = `renewal:${item.customer._id}:${item.customer.nextRenewalTimestamp!.toISOString()}:${item.customer.attempts}`;
 	// The period's previous try approved after all (a request of it was still on its way): it pays the period.
@@ -181,15 +182,9 @@ async function chargeOne(deps: RenewalDeps, item: Claimed): Promise<Charged | "n
 function nextState(item: Charged) {
 	const { customer, outcome } = item;
 	const { product } = item.terms;
-	const scheduled = customer.nextRenewalTimestamp!;
 	if (outcome.status === "APPROVED") {
 		const periodsBilled = customer.periodsBilled + 1;
-		const anchor = customer.billingAnchor ?? scheduled;
-		const period = item.bill.fields?.period;
-		// Counted from the anchor's period: a resume (subscriptions/pause.ts) moves the anchor to the period it starts.
-		const periods = periodsBilled - (customer.anchorPeriod ?? 0);
-		const every = product.renewal && { every: product.renewal.every * periods, unit: product.renewal.unit };
-		const next = period ? period.end : every ? addPeriod(anchor, every) : null;
+		const next = nextRenewalAfter(customer, product, item.bill);
 		const billed = {
 			...item.bill.fields,
 			lastTimeBilled: item.at,

@@ -5,14 +5,15 @@
 // at its product's current price, and the next period is renewPeriod's. One
 // that never changed, with no seats, credit or coupon, is billed as before.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
+import { addPeriod } from "../../../shared/time";
 import { creditOf, quantityOf, storedPeriod } from "../changes/customer-period";
 import { applyCredit } from "../changes/rules/credit";
 import { renewPeriod } from "../changes/rules/proration";
 import type { SubscriptionPeriod } from "../changes/rules/subscription-period";
-import { applyCoupon, type DiscountLine } from "../coupons/discount";
+import { applyCoupon, type DiscountLine, discountFor } from "../coupons/discount";
 import { billedGross, planBilled } from "../pricing/billed";
 import type { CustomerDoc } from "../records/customer";
-import type { Billed } from "../records/transaction";
+import type { Billed, BilledLine } from "../records/transaction";
 
 export interface RenewalBill {
 	/** What the card is charged (0: the credit pays it all). */
@@ -27,22 +28,37 @@ export interface RenewalBill {
 	fields: Partial<Pick<CustomerDoc, "period" | "credit" | "productId" | "quantity" | "coupon" | "periodCoupon">> | null;
 }
 
+/** When the period a paid renewal starts ends: its next renewal (null: none, a one-off product). */
+export function nextRenewalAfter(customer: CustomerDoc, product: ProductRecord, bill: RenewalBill): Date | null {
+	const period = bill.fields?.period;
+	if (period) return period.end;
+	if (!product.renewal) return null;
+	const anchor = customer.billingAnchor ?? customer.nextRenewalTimestamp!;
+	// Counted from the anchor's period: a resume (subscriptions/pause.ts) moves the anchor to the period it starts.
+	const periods = customer.periodsBilled + 1 - (customer.anchorPeriod ?? 0);
+	return addPeriod(anchor, { every: product.renewal.every * periods, unit: product.renewal.unit });
+}
+
 /** The product a renewal bills: the one of a change waiting for the period's end, else the customer's. */
 export function renewalProductId(customer: CustomerDoc): number {
 	return storedPeriod(customer)?.pending?.productId ?? customer.productId;
 }
 
-/** What the renewal of `customer` bills, `product` being renewalProductId's. */
-export function renewalBill(customer: CustomerDoc, product: ProductRecord): RenewalBill {
+/**
+ * What the renewal of `customer` bills, `product` being renewalProductId's, with the usage lines of the period it
+ * closes (usage/usage-close.ts): one charge, to which the coupon, the tax and the credit apply as a whole.
+ */
+export function renewalBill(customer: CustomerDoc, product: ProductRecord, usage: BilledLine[] = []): RenewalBill {
 	const credit = creditOf(customer);
 	const period = storedPeriod(customer);
 	const renewed = period && renewPeriod(withPrice(period, product.amountMinor));
 	const state = renewed?.ok ? renewed.value.state : null;
 	const productId = state ? state.plan.productId : customer.productId;
 	const from = customer.nextRenewalTimestamp ?? new Date();
-	const billed = state
+	const plan = state
 		? planBilled({ ...product, id: productId }, state.plan.quantity, from, state.end)
 		: planBilled(product, quantityOf(customer), from, null);
+	const billed = { ...plan, lines: [...plan.lines, ...usage] };
 	const list = billed.lines.reduce((sum, line) => sum + line.amount, 0);
 	const applied = applyCoupon(customer.coupon, { productId, currency: product.currency, listAmount: list });
 	const discount = applied.discount;
@@ -53,7 +69,7 @@ export function renewalBill(customer: CustomerDoc, product: ProductRecord): Rene
 	const fields: RenewalBill["fields"] = {
 		...(creditLeft !== credit ? { credit: creditLeft } : {}),
 		...(state ? { period: state, credit: creditLeft, productId, quantity: state.plan.quantity } : {}),
-		...couponFields(customer, applied, state),
+		...couponFields(customer, applied, state, plan.lines[0].amount),
 	};
 	return {
 		amount: charged,
@@ -73,10 +89,13 @@ function couponFields(
 	customer: CustomerDoc,
 	applied: ReturnType<typeof applyCoupon>,
 	state: SubscriptionPeriod | null,
+	planAmount: number,
 ): Partial<Pick<CustomerDoc, "coupon" | "periodCoupon" | "period">> {
 	if (!applied.discount) return customer.periodCoupon ? { periodCoupon: null } : {};
 	const terms = { percentOff: customer.coupon!.percentOff, amountOff: customer.coupon!.amountOff };
-	const period = state ? { period: { ...state, billedForPeriod: state.billedForPeriod - applied.discount.amount, discount: terms } } : {};
+	// What the plan was paid: less the discount's share on the plan alone (a change prorates the plan, not the usage).
+	const planDiscount = discountFor(terms, planAmount);
+	const period = state ? { period: { ...state, billedForPeriod: state.billedForPeriod - planDiscount, discount: terms } } : {};
 	return { coupon: applied.coupon, periodCoupon: terms, ...period };
 }
 

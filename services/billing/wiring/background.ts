@@ -47,22 +47,23 @@ function sandboxNoticesOf(deps: BillingDeps, logger: Logger) {
 const HEAR_TIMEOUT_MS = 2000;
 
 /**
- * Tells every other billing node, and every metrics node, that an account's test clock moved, and waits for their
+ * Tells every other billing node, and every metrics and usage node, that an account's test clock moved, and waits for their
  * answers: once a clock run answers, no node dates or reads anything of the account before it. A node that does not
  * answer reads the clock again when it restarts (a metrics node asks billing.clockOf).
  */
 async function tellBillingNodes(broker: ServiceBroker, moved: { accountId: number; at: string }, logger: Logger): Promise<void> {
 	const services = broker.registry.getServiceList({ onlyAvailable: true, withActions: false }) as { name: string; nodeID: string }[];
-	const others = (name: "billing" | "metrics") => [
-		...new Set(services.filter(s => s.name === name && (name === "metrics" || s.nodeID !== broker.nodeID)).map(s => s.nodeID)),
+	const others = (name: "billing" | "metrics" | "usage") => [
+		...new Set(services.filter(s => s.name === name && (name !== "billing" || s.nodeID !== broker.nodeID)).map(s => s.nodeID)),
 	];
-	const tell = (action: "billing.clockMoved" | "metrics.clockMoved", nodeID: string) =>
+	const tell = (action: "billing.clockMoved" | "metrics.clockMoved" | "usage.clockMoved", nodeID: string) =>
 		call(broker, action, moved, { nodeID, retries: 0, timeout: HEAR_TIMEOUT_MS }).catch(err =>
 			logger.warn(`Node ${nodeID} (${action}) did not hear that account ${moved.accountId}'s clock moved:`, (err as Error).message),
 		);
 	await Promise.all([
 		...others("billing").map(nodeID => tell("billing.clockMoved", nodeID)),
 		...others("metrics").map(nodeID => tell("metrics.clockMoved", nodeID)),
+		...others("usage").map(nodeID => tell("usage.clockMoved", nodeID)),
 	]);
 }
 

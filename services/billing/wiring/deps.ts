@@ -35,6 +35,10 @@ export function createBillingDeps(broker: ServiceBroker, db: BillingDb, relay: (
 		now: () => new Date(),
 		clocks: createAccountClocks(db, () => new Date(), config().renewalLeaseMs),
 		productOf: (accountId, productId) => call(broker, "accounts.getProduct", { accountId, productId }),
+		usage: {
+			close: input => call(broker, "usage.closePeriod", input),
+			current: input => call(broker, "usage.currentUsage", input),
+		},
 		releaseSession: async input => {
 			await call(broker, "sessions.release", input);
 		},

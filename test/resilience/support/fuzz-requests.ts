@@ -800,6 +800,39 @@ export function endpointSpecs(): EndpointSpec[] {
 			}),
 		),
 
+		// Usage billing (docs/usage.md): a batch is refused whole only for its own shape (an event alone is answered in
+		// the results), so its defects are the batch's; its valid event names another account's customer.
+		{
+			...api,
+			route: "POST /api/usage",
+			changesState: true,
+			input: "body",
+			fields: {
+				events: {
+					valid: w => [{ id: "fuzz-1", customerId: w.otherCustomerId, meter: "calls", timestamp: new Date().toISOString() }],
+					type: "array",
+					required: true,
+					refused: () => [[], "events", {}, Array.from({ length: 1001 }, (_, i) => ({ id: `f-${i}` }))],
+				},
+			},
+		},
+		{
+			...api,
+			route: "GET /api/customer/:id/usage",
+			changesState: false,
+			input: "query",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			fields: {},
+		},
+		{
+			...api,
+			route: "GET /api/customer/:id/usage-events",
+			changesState: false,
+			input: "query",
+			path: { id: { valid: w => String(w.customerId), type: "integer", absent: w => [String(w.otherCustomerId), "987654321"] } },
+			fields: listFields(),
+		},
+
 		// A customer's coupon (docs/coupons.md).
 		{
 			...api,
@@ -1215,6 +1248,27 @@ export function endpointSpecs(): EndpointSpec[] {
 					refused: () => ["4242424242424242", "4242424242424242@example.com", "4242-4242-4242-4242@example.com", "not-an-email", ""],
 				},
 			},
+		},
+		// Meters (docs/usage.md#meters).
+		{
+			...admin,
+			route: "POST /admin/accounts/:accountId/meters",
+			changesState: true,
+			input: "body",
+			path: accountPath({ absentRejected: true }),
+			fields: {
+				code: { valid: () => "fuzz-meter", type: "string", required: true, refused: () => ["", "Has Space", "UPPER", "x".repeat(65)] },
+				name: { valid: () => "Fuzz meter", type: "string", required: true, refused: () => ["", "x".repeat(201)] },
+				aggregation: { valid: () => "sum", type: "string", required: true, refused: () => ["avg", "SUM", ""] },
+				property: { valid: () => "tokens", type: "string", refused: () => ["", "x".repeat(101)] },
+			},
+		},
+		{
+			...admin,
+			route: "GET /admin/accounts/:accountId/meters",
+			changesState: false,
+			input: "query",
+			path: accountPath({ absentRejected: true }),
 		},
 		// Coupons (docs/coupons.md).
 		{

@@ -153,6 +153,8 @@ describe("Products", () => {
 			authentication: "WHEN_REQUIRED",
 			// The account's tax rate (docs/invoices.md#tax).
 			taxRateBps: null,
+			// No usage billed (docs/usage.md#prices).
+			usagePrices: [],
 		});
 	});
 

@@ -31,6 +31,7 @@ describe("GET /actuator/health", () => {
 						portal: "UP",
 						refunds: "UP",
 						sessions: "UP",
+						usage: "UP",
 					},
 				},
 				transporter: { status: "UP", details: { type: "none (single process)" } },
@@ -48,6 +49,7 @@ describe("GET /actuator/health", () => {
 						portal: "UP",
 						refunds: "UP",
 						sessions: "UP",
+						usage: "UP",
 					},
 				},
 			},
@@ -78,6 +80,7 @@ describe("GET /actuator/health", () => {
 				portal: "DOWN",
 				refunds: "DOWN",
 				sessions: "DOWN",
+				usage: "DOWN",
 			},
 		});
 	});
@@ -120,6 +123,7 @@ describe("GET /actuator/health", () => {
 				"portal",
 				"refunds",
 				"sessions",
+				"usage",
 			];
 			expect(health.status).toBe(503);
 			expect(health.body.components.database).toEqual({

@@ -1,9 +1,10 @@
-// The account's now as the metrics read it: the real time, or a sandbox
+// The account's now as the metrics and usage read it: the real time, or a sandbox
 // account's test clock once moved ahead of it (billing's account-time.ts
-// keeps the clocks; docs/api.md#the-accounts-now). A metrics node keeps the
-// clocks it knows: the first read of an account asks billing once
+// keeps the clocks; docs/api.md#the-accounts-now). A metrics or usage node
+// keeps the clocks it knows: the first read of an account asks billing once
 // (billing.clockOf), and every move a billing node makes is told to every
-// metrics node before the clock run answers (metrics.clockMoved), so a node
+// metrics and usage node before the clock run answers (metrics.clockMoved,
+// usage.clockMoved), so a node
 // started after a move asks and gets the moved clock, and one running during
 // a move hears it. A clock only moves forward: what is heard and what is
 // asked are kept by their maximum, whatever order they arrive in. While
