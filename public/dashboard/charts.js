@@ -33,9 +33,10 @@ export function destroyCharts() {
 /**
  * A chart of one series' points: `bars` stacked by their `stack` (a negative value goes down), `lines` over them,
  * each on the axis `y` (left) or `y1` (right), which `axes` titles and formats. The canvas is an image whose text
- * alternative is `description`; the tooltip says each value as the table does.
+ * alternative is `description`; the tooltip says each value as the table does. The home page's cards draw with it,
+ * and so does a customer's usage (usage.js).
  */
-function drawChart(canvas, { labels, bars = [], lines = [], axes }) {
+export function drawChart(canvas, { labels, bars = [], lines = [], axes }) {
 	const dataset = (type, spec, order) => ({
 		type,
 		label: spec.label,

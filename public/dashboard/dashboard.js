@@ -7,6 +7,7 @@ import { midMetrics } from "./mid-metrics.js";
 import { money } from "./money.js";
 import { portalPage } from "./portal-settings.js";
 import { ApiFailure, api, busy, confirmAction, el, field, isOperator, percent, say, select, session, table, view } from "./ui.js";
+import { customerUsage, metersPage } from "./usage.js";
 
 /** A list page: filters, a table, and a button for the next page while there is one. */
 function listPage({ title, path, filters = [], columns, query = () => ({}) }) {
@@ -515,6 +516,7 @@ const pages = {
 		const transactions = el("div");
 		const emails = el("div");
 		const events = el("div");
+		const usage = el("div");
 		const actions = el("div", { class: "actions" });
 		if (isOperator() && customer.status !== "UNSUBSCRIBED") {
 			const linkOut = el("p", { class: "link", role: "status" });
@@ -594,6 +596,7 @@ const pages = {
 				actions,
 			),
 			isOperator() && customer.status === "ACTIVE" ? changeSection(customer, products) : null,
+			usage,
 			el("h2", {}, "Transactions"),
 			transactions,
 			el("h2", {}, "Events"),
@@ -620,6 +623,8 @@ const pages = {
 		);
 		// The emails sent to the buyer (docs/emails.md), newest first.
 		emails.replaceChildren(table(EMAIL_COLUMNS, sent, "Emails", { empty: "No email was sent to this customer." }));
+		// Its usage this period, when its product has usage prices (usage.js).
+		await customerUsage(id, products.get(customer.productId), usage);
 	},
 
 	transactions() {
@@ -725,6 +730,8 @@ const pages = {
 			["Active", p => (p.active ? "yes" : "no")],
 		]);
 	},
+
+	meters: metersPage,
 
 	async coupons() {
 		const coupons = await busy("Loading coupons", () => api("GET", "/coupons"));

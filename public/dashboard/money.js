@@ -40,3 +40,31 @@ export function minorToDecimal(minor, currency) {
 
 /** Integer minor units (the metrics) with their currency: 1999 EUR is "€19.99". */
 export const moneyOfMinor = (minor, currency) => (minor === null ? "–" : money(Number(minorToDecimal(minor, currency)), currency));
+
+/**
+ * An exact decimal of minor units, as usage prices have them ("0.2" cents, a fifth of a cent), with its currency and
+ * every digit it has: "€0.002". Shifted by string arithmetic, so no binary fraction creeps in.
+ */
+export function moneyOfMinorDecimal(minor, currency) {
+	const [whole, fraction = ""] = String(minor).split(".");
+	let digits = 2;
+	try {
+		digits = minorDigits(currency);
+	} catch {
+		// A code the browser does not know: shown below as the number and the code.
+	}
+	const padded = whole.padStart(digits + 1, "0");
+	const major =
+		digits === 0 ? `${padded}${fraction ? `.${fraction}` : ""}` : `${padded.slice(0, -digits)}.${padded.slice(-digits)}${fraction}`;
+	try {
+		// Prices have up to 12 decimals of a minor unit; a string is formatted exactly.
+		return new Intl.NumberFormat(undefined, {
+			style: "currency",
+			currency,
+			minimumFractionDigits: digits,
+			maximumFractionDigits: digits + 12,
+		}).format(major);
+	} catch {
+		return `${major} ${currency}`;
+	}
+}

@@ -31,6 +31,8 @@ export enum AccountsError {
 	DuplicateCouponCode = "DUPLICATE_COUPON_CODE",
 	/** A product's usage prices (docs/usage.md#prices). */
 	InvalidUsagePrice = "INVALID_USAGE_PRICE",
+	/** Usage prices, fine alone, on a product that does not renew or is PREAUTHORIZE, as stored (409). */
+	UsagePricesConflictWithBilling = "USAGE_PRICES_CONFLICT_WITH_BILLING",
 }
 
 /** What the admin API answers for each error. */
@@ -39,6 +41,11 @@ export const ACCOUNTS_ERRORS: ErrorTable<AccountsError> = {
 		type: ApiErrorType.BadRequest,
 		message:
 			"usagePrices: each names one of the account's meters, once; per_unit and package take unitAmount (a decimal string of minor units), package a packageSize, graduated and volume ascending tiers whose last alone has upTo null; a product with usage prices renews and is not PREAUTHORIZE",
+	},
+	[AccountsError.UsagePricesConflictWithBilling]: {
+		type: ApiErrorType.Conflict,
+		message:
+			"Usage is billed in arrears at each renewal: a product with usage prices renews and is not PREAUTHORIZE; send usagePrices, renewal and billing together",
 	},
 	[AccountsError.UnknownAccount]: { type: ApiErrorType.NotFound, message: "No account with this accountId" },
 	[AccountsError.UnknownProduct]: { type: ApiErrorType.NotFound, message: "No product with this productId in the account" },

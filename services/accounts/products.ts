@@ -72,7 +72,8 @@ function checkProduct(input: ProductInput): Omit<ProductDoc, "_id" | "accountId"
 	const trialDays = input.trialDays ?? (input.billing === "CHARGE" ? 0 : undefined);
 	const [min, max] = TRIAL_DAYS[input.billing];
 	if (trialDays === undefined || trialDays < min || trialDays > max) return AccountsError.InvalidTrial;
-	if (usagePricesProblem(input)) return AccountsError.InvalidUsagePrice;
+	const usage = usagePricesProblem(input);
+	if (usage) return usage;
 	return { ...input, amount, currency: currency.code, trialDays };
 }
 
@@ -80,12 +81,13 @@ function checkProduct(input: ProductInput): Omit<ProductDoc, "_id" | "accountId"
  * Whether the usage prices cannot be billed: each meter priced once, each price whole (shared/usage-pricing.ts), and
  * billed in arrears at a renewal, so the product renews and is not a hold captured at a fixed amount.
  */
-function usagePricesProblem(input: ProductInput): boolean {
+function usagePricesProblem(input: ProductInput): AccountsError | null {
 	const prices = input.usagePrices ?? [];
-	if (prices.length === 0) return false;
-	if (!input.renewal || input.billing === "PREAUTHORIZE") return true;
-	if (new Set(prices.map(price => price.meter)).size !== prices.length) return true;
-	return prices.some(price => priceProblem(price) !== null);
+	if (prices.length === 0) return null;
+	if (new Set(prices.map(price => price.meter)).size !== prices.length) return AccountsError.InvalidUsagePrice;
+	if (prices.some(price => priceProblem(price) !== null)) return AccountsError.InvalidUsagePrice;
+	if (!input.renewal || input.billing === "PREAUTHORIZE") return AccountsError.UsagePricesConflictWithBilling;
+	return null;
 }
 
 /** Whether every meter the prices name is one of the account's (the usage service keeps them). */
@@ -103,6 +105,8 @@ function blame(error: AccountsError, changes: Partial<ProductInput>): AccountsEr
 	if (error === AccountsError.InvalidAmount && (changes.amount === undefined || changes.currency === undefined))
 		return AccountsError.AmountConflictsWithCurrency;
 	if (error === AccountsError.InvalidTrial && changes.billing === undefined) return AccountsError.TrialConflictsWithBilling;
+	const usageRule = changes.usagePrices !== undefined && changes.renewal !== undefined && changes.billing !== undefined;
+	if (error === AccountsError.UsagePricesConflictWithBilling && usageRule) return AccountsError.InvalidUsagePrice;
 	return error;
 }
 
@@ -110,7 +114,9 @@ export async function createProduct(deps: AccountsDeps, input: ProductInput & { 
 	const { accountId, ...fields } = input;
 	if (!(await accountExists(deps, accountId))) return AccountsError.UnknownAccount;
 	const product = checkProduct(fields);
-	if (typeof product === "string") return product;
+	// A new product's body holds every field the usage rule is about: its conflict is the request's own (400).
+	if (typeof product === "string")
+		return product === AccountsError.UsagePricesConflictWithBilling ? AccountsError.InvalidUsagePrice : product;
 	if (!(await metersExist(deps, accountId, product.usagePrices))) return AccountsError.InvalidUsagePrice;
 	const doc = await deps.db.products.create({ _id: await deps.db.ids.products.next(), accountId, ...product, createdAt: deps.now() });
 	return toProductView(doc.toObject());

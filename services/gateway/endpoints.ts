@@ -147,7 +147,7 @@ export const adminEndpoints: Record<string, Endpoint> = {
 	"GET /accounts/:accountId/products": { action: "accounts.listProducts" },
 	"PATCH /accounts/:accountId/products/:productId": { action: "accounts.updateProduct" },
 	"POST /accounts/:accountId/meters": { action: "usage.createMeter", status: 201, location: "list" },
-	"GET /accounts/:accountId/meters": { action: "usage.meters" },
+	"GET /accounts/:accountId/meters": { action: "usage.list" },
 	"POST /accounts/:accountId/bin-blacklist": { action: "accounts.addBlacklistedBin", status: 201, location: "list" },
 	"GET /accounts/:accountId/bin-blacklist": { action: "accounts.listBlacklistedBins" },
 	"DELETE /accounts/:accountId/bin-blacklist/:bin": { action: "accounts.removeBlacklistedBin" },
@@ -225,7 +225,7 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"POST /webhooks/:eventId/redeliver": { action: "notifications.redeliver", change: "redeliver" },
 	"POST /clock": { action: "billing.advanceClock", change: "advance the test clock" },
 	// Usage billing (docs/usage.md): the account's meters, a customer's usage this period and its events.
-	"GET /meters": { action: "usage.meters" },
+	"GET /meters": { action: "usage.list" },
 	"POST /meters": { action: "usage.createMeter", change: "create meter" },
 	"GET /customers/:id/usage": { action: "billing.customerUsage" },
 	"GET /customers/:id/usage-events": { action: "usage.customerEvents" },

@@ -42,7 +42,8 @@ export const REFUSALS: Record<RefusalReason, string> = {
 	INVALID_PROPERTY: `The meter's property must be a number from 0 to ${MAX_VALUE} with at most ${MAX_DECIMALS} decimals (unique_count: a string or a number)`,
 	FILTERED_OUT: "The event's properties do not match its meter's filters, so it counts in nothing",
 	TIMESTAMP_IN_FUTURE: "The timestamp is more than 5 minutes ahead of the account's time",
-	PERIOD_CLOSED: "The period this timestamp falls in was billed and its grace window is over",
+	PERIOD_CLOSED:
+		"The timestamp falls in no period that still takes events: one billed whose grace window is over, or before the subscription began",
 	SUBSCRIPTION_ENDED: "The subscription had ended by this timestamp",
 };
 
@@ -66,9 +67,12 @@ export function shapeProblem(event: unknown): { reason: RefusalReason; message: 
 		return {
 			reason: "INVALID_EVENT",
 			message: describeAjvErrors(shape.errors)
-				.map(e => e.message)
+				.map(e => e.message.replace(/^request /, "event "))
 				.join("; "),
 		};
+	// RFC 3339 allows a leap second (…T23:59:60Z), which no Date holds.
+	if (Number.isNaN(Date.parse((event as EventInput).timestamp)))
+		return { reason: "INVALID_EVENT", message: "timestamp must be a time a clock can show (no leap second)" };
 	const properties = (event as EventInput).properties ?? {};
 	if (Object.keys(properties).length > MAX_PROPERTIES || Buffer.byteLength(JSON.stringify(properties)) > MAX_PROPERTIES_BYTES)
 		return { reason: "PROPERTIES_TOO_LARGE", message: REFUSALS.PROPERTIES_TOO_LARGE };

@@ -2,6 +2,7 @@
 // customer's events as they were received, newest first, a page at a time
 // from its list (`ue:<customerId>`, shared/timeline.ts), read by key.
 import { decodeCursor, encodeCursor, filtersKey, type ListError, type Page, pageNewestFirst } from "../../shared/list-page";
+import { formatDateTime } from "../../shared/time";
 import { refsBelow } from "../../shared/timeline";
 import type { UsageDeps } from "./deps";
 import { UsageError } from "./errors";
@@ -28,12 +29,12 @@ export function toEventView(doc: UsageEventDoc): UsageEventView {
 		id: doc._id.slice(doc._id.indexOf(":") + 1),
 		customerId: doc.customerId,
 		meter: doc.meter,
-		timestamp: new Date(doc.timestamp).toISOString(),
+		timestamp: formatDateTime(new Date(doc.timestamp)),
 		properties: doc.properties ?? {},
 		period: doc.period,
 		late: doc.late ?? false,
 		status: doc.status,
-		receivedAt: new Date(doc.receivedAt).toISOString(),
+		receivedAt: formatDateTime(new Date(doc.receivedAt)),
 	};
 }
 

@@ -4,6 +4,7 @@
 import type { Aggregation, FilterValue, MeterView } from "../../shared/contracts/usage";
 import { ApiErrorType } from "../../shared/errors";
 import { isDuplicateKey } from "../../shared/persistence";
+import { formatDateTime } from "../../shared/time";
 import type { UsageDeps } from "./deps";
 import { UsageError } from "./errors";
 import type { MeterDoc } from "./models";
@@ -26,7 +27,7 @@ export function toMeterView(doc: MeterDoc): MeterView {
 		aggregation: doc.aggregation,
 		property: doc.property,
 		filters: doc.filters ?? {},
-		createdAt: doc.createdAt.toISOString(),
+		createdAt: formatDateTime(doc.createdAt),
 	};
 }
 

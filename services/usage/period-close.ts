@@ -14,6 +14,7 @@ export interface CloseInput {
 	accountId: number;
 	customerId: number;
 	period: number;
+	start: string;
 	end: string;
 	nextEnd: string | null;
 	meters: string[];
@@ -38,7 +39,7 @@ export async function closePeriod(deps: UsageDeps, input: CloseInput): Promise<C
 	const end = new Date(input.end);
 	const nextEnd = input.nextEnd ? new Date(input.nextEnd) : null;
 	const known = await deps.db.periods.findById(customerId).lean();
-	const start = known?.current.period === period ? known.current.start : null;
+	const start = known?.current.period === period && known.current.start ? known.current.start : new Date(input.start);
 	// From here on an event of this period is late: counted in it, billed by the next close.
 	await deps.db.periods.updateOne(
 		{ _id: customerId },

@@ -40,6 +40,8 @@ const UsageService: ServiceSchema<ServiceSettingSchema, Record<string, never>, L
 		ingest: action(schemas.ingest, ingest),
 		// /admin and the dashboard: an account's meters.
 		createMeter: action(schemas.createMeter, createMeter),
+		// The admin API's and the dashboard's list; `meters` is the other services' read by code.
+		list: idempotent(action(schemas.list, listMeters)),
 		meters: idempotent(action(schemas.meters, listMeters)),
 		// Billing: a period's charge (period-close.ts); the same answer however often it asks.
 		closePeriod: idempotent(action(schemas.closePeriod, closePeriod)),

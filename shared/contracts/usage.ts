@@ -82,7 +82,7 @@ export interface UsageSubject {
 	customerId: number;
 	/** The period's number: the charges made on the schedule so far (a trial is period 0). */
 	period: number;
-	start: string | null;
+	start: string;
 	/** The period's scheduled end; null: none scheduled. */
 	end: string | null;
 	/** When the subscription ended; null while it runs. */
@@ -99,6 +99,8 @@ export interface UsageActions {
 			accountId: number;
 			customerId: number;
 			period: number;
+			/** The period's start as billing knows it: kept when usage never heard of the customer. */
+			start: string;
 			end: string;
 			nextEnd: string | null;
 			meters: string[];

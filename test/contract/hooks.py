@@ -4,8 +4,9 @@
   200 with an empty body passes; any other answer goes through the built-in
   content-type and response-schema checks unchanged.
 - What no schema can say: a list's cursor, a cap's or a coupon's decimals, an email holding a card
-  number, a session's coupon parameters; the 400 a schema-valid request gets for it passes (STATE_MESSAGES), any other
-  answer goes through the built-in check.
+  number, a session's coupon parameters, a product's usage prices naming meters the account has; the
+  400 a schema-valid request gets for it passes (STATE_MESSAGES), any other answer goes through the
+  built-in check.
 - Encrypted card fields: a JWE cannot be drawn from a schema, so the formats
   `jwe-card-number` and `jwe-cvc` of docs/openapi.json are drawn from real
   encryptions of a test card, made by test/contract/schemathesis.ts.
@@ -25,6 +26,7 @@ LISTS = {
     "GET /api/customers",
     "GET /api/transactions",
     "GET /api/customer/{id}/transactions",
+    "GET /api/customer/{id}/usage-events",
     "GET /api/disputes",
     "GET /api/events",
     "GET /api/invoices",
@@ -69,6 +71,12 @@ STATE_MESSAGES = {
     # A coupon's amountOff has no more decimals than its currency; a session names one coupon, by id or by code, and
     # none for a card update: a query string's parameters cannot depend on each other in a schema.
     "POST /admin/accounts/{accountId}/coupons": ("amount must be a positive number with no more decimals",),
+    # A product's usage prices name the account's meters, each once, and their tiers ascend (services/accounts/errors.ts
+    # INVALID_USAGE_PRICE): which meters exist is the account's state, and an array's order no schema can say.
+    **{
+        label: ("usagePrices: each names one of the account's meters",)
+        for label in ("POST /admin/accounts/{accountId}/products", "PATCH /admin/accounts/{accountId}/products/{productId}")
+    },
     "POST /api/session": ("Send couponId or promotionCode, not both, and neither with customerId",),
     # The stateful phase infers a link from a blocked buyer's `disputeId` to GET /api/disputes/{id} and follows it when
     # the field is null, sending the id "None" as if it were valid (Schemathesis issue 2983): no integer id gets this 400.

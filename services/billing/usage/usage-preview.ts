@@ -4,6 +4,7 @@
 import { ApiError, ApiErrorType } from "../../../shared/errors";
 import { findCurrency, toDecimal } from "../../../shared/money";
 import { ownedBy, raw } from "../../../shared/persistence";
+import { formatOptionalDateTime } from "../../../shared/time";
 import type { BillingDeps } from "../deps";
 import { previewLine, pricedMeters } from "./usage-lines";
 
@@ -40,8 +41,9 @@ export async function usagePreview(deps: BillingDeps, input: { accountId: number
 		customerId: customer._id,
 		currency: currency.code,
 		period: current?.period ?? customer.periodsBilled,
-		periodStart: current?.start ?? null,
-		periodEnd: current?.end ?? customer.nextRenewalTimestamp?.toISOString() ?? null,
+		// As the API prints times: local in TIME_ZONE (docs/api.md).
+		periodStart: formatOptionalDateTime(current?.start ? new Date(current.start) : null),
+		periodEnd: formatOptionalDateTime(current?.end ? new Date(current.end) : customer.nextRenewalTimestamp),
 		meters,
 		/** What the period's usage would bill now, before coupon, tax rules and credit (they apply to the renewal's whole charge). */
 		amount: money(total),
