@@ -7,7 +7,7 @@ import type { CustomerDoc } from "../records/customer";
 import type { BilledLine } from "../records/transaction";
 import { nextRenewalAfter, renewalBill } from "../renewals/renewal-bill";
 import { pricedMeters, usageLines } from "./usage-lines";
-import { usageSubjectOf } from "./usage-subjects";
+import { usagePeriodStart } from "./usage-subjects";
 
 /** The usage lines of the period the customer's due renewal closes; none for a product without usage prices. */
 export async function renewalUsage(deps: Pick<BillingDeps, "usage">, customer: CustomerDoc, product: ProductRecord): Promise<BilledLine[]> {
@@ -17,7 +17,7 @@ export async function renewalUsage(deps: Pick<BillingDeps, "usage">, customer: C
 		accountId: customer.accountId,
 		customerId: customer._id,
 		period: customer.periodsBilled,
-		start: usageSubjectOf(customer).start,
+		start: usagePeriodStart(customer, product).toISOString(),
 		// The first try's date: the schedule's (a retry finds the period closed already, at that date).
 		end: customer.nextRenewalTimestamp!.toISOString(),
 		nextEnd: next?.toISOString() ?? null,
