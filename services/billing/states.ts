@@ -51,6 +51,8 @@ export enum TransactionType {
 	SubscriptionChange = "SUBSCRIPTION_CHANGE",
 	/** A lost dispute: the disputed amount, negative, taken back by the card network (disputes/notices.ts). */
 	Chargeback = "CHARGEBACK",
+	/** The usage of an ended subscription's last period, charged at its end with no base fee (usage/final-usage.ts). */
+	FinalUsage = "FINAL_USAGE",
 }
 
 export enum TransactionStatus {

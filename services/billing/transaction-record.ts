@@ -40,7 +40,12 @@ export interface ChargeRecord {
 
 type Listed = Parameters<typeof scheduleEvents>[1][number];
 
-const REFUNDABLE_TYPES = [TransactionType.SubscriptionStart, TransactionType.Renewal, TransactionType.SubscriptionChange];
+const REFUNDABLE_TYPES = [
+	TransactionType.SubscriptionStart,
+	TransactionType.Renewal,
+	TransactionType.SubscriptionChange,
+	TransactionType.FinalUsage,
+];
 
 function chargeFields(
 	deps: BillingDeps,

@@ -55,7 +55,7 @@ export interface ChargedTransaction {
 	accountId: number;
 	customerId: number;
 	productId: number;
-	/** TransactionType: SUBSCRIPTION_START, RENEWAL, SUBSCRIPTION_CHANGE get invoices; REFUNDED, CHARGEBACK credit notes. */
+	/** TransactionType: SUBSCRIPTION_START, RENEWAL, SUBSCRIPTION_CHANGE, FINAL_USAGE get invoices; REFUNDED, CHARGEBACK credit notes. */
 	type: string;
 	status: string;
 	amount: number;
@@ -75,7 +75,7 @@ export interface ChargedTransaction {
 
 export type DocumentKind = "invoice" | "credit_note";
 
-const INVOICE_TYPES = ["SUBSCRIPTION_START", "RENEWAL", "SUBSCRIPTION_CHANGE"];
+const INVOICE_TYPES = ["SUBSCRIPTION_START", "RENEWAL", "SUBSCRIPTION_CHANGE", "FINAL_USAGE"];
 const CREDIT_NOTE_TYPES = ["REFUNDED", "CHARGEBACK"];
 
 /**

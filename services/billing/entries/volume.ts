@@ -14,6 +14,7 @@ const FIGURE_OF: Partial<Record<TransactionType, VolumeFigure>> = {
 	[TransactionType.SubscriptionStart]: "gross",
 	[TransactionType.Renewal]: "gross",
 	[TransactionType.SubscriptionChange]: "gross",
+	[TransactionType.FinalUsage]: "gross",
 	[TransactionType.Refunded]: "refunds",
 	[TransactionType.Chargeback]: "chargebacks",
 };

@@ -31,6 +31,17 @@ export interface ScheduledCancellation extends CancellationDetails {
 	by: Actor;
 }
 
+/**
+ * The usage of an ended subscription's last period, charged at once (usage/final-usage.ts): DUE until charged
+ * (CHARGED, DECLINED: not retried) or found to come to nothing (NONE).
+ */
+export interface FinalUsage {
+	period: number;
+	start: Date;
+	end: Date;
+	state: "DUE" | "CHARGED" | "DECLINED" | "NONE";
+}
+
 /** A card update paused for the buyer's challenge on the renewal owed (card-update.ts). */
 export interface AwaitingCardUpdate {
 	attemptId: string;
@@ -128,6 +139,8 @@ export interface CustomerDoc {
 	 * nextRenewalTimestamp, where the renewal cycle ends the subscription instead of charging it. Absent or null: none.
 	 */
 	cancellation?: ScheduledCancellation | null;
+	/** An ended subscription's final usage charge (usage/final-usage.ts); absent or null: none. */
+	finalUsage?: FinalUsage | null;
 	/** Held by the billing node renewing this customer right now; see renewal-lease.ts. */
 	renewalLease: Lease | null;
 	/** Seats (issue 36): the amount of each charge is the product's price × quantity. Absent: 1. */
@@ -213,6 +226,7 @@ export const customerSchema = new Schema<CustomerDoc>(
 		anchorPeriod: { type: Number, default: 0 },
 		pause: { type: Schema.Types.Mixed, default: null },
 		cancellation: { type: Schema.Types.Mixed, default: undefined },
+		finalUsage: { type: Schema.Types.Mixed, default: undefined },
 		renewalLease: { type: leaseSchema(), default: null },
 		quantity: { type: Number, default: undefined },
 		credit: { type: Number, default: undefined },

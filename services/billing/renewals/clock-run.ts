@@ -100,14 +100,16 @@ async function nextDue(
 	const ids = [...new Set(listed.flat().map(listing => listing.id))].filter(id => !otherAccounts.has(id));
 	const customers = ids.length ? await deps.db.customers.find({ _id: { $in: ids } }).lean() : [];
 	const times: number[] = [];
+	const after = window.after?.getTime() ?? Number.NEGATIVE_INFINITY;
 	for (const customer of customers) {
 		if (customer.accountId !== window.accountId) otherAccounts.add(customer._id);
+		// An ended subscription's final usage charge a failure left due (usage/final-usage.ts): in the next step.
+		else if (customer.finalUsage?.state === "DUE") times.push(Math.max(new Date(customer.finalUsage.end).getTime(), after + 1));
 		else times.push(...dueTimes(customer));
 	}
 	const notices = (await deps.payments.sandboxNotices({ until: window.until, accountId: window.accountId })).map(n =>
 		new Date(n.at).getTime(),
 	);
-	const after = window.after?.getTime() ?? Number.NEGATIVE_INFINITY;
 	const first = Math.min(...[...times, ...notices].filter(t => t > after && t <= window.until.getTime()));
 	if (!Number.isFinite(first)) return null;
 	const noticeAfter = Math.min(...notices.filter(t => t > first));

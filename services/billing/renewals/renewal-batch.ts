@@ -22,6 +22,7 @@ import type { BilledLine, TransactionDoc } from "../records/transaction";
 import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
+import { droppable } from "../usage/final-usage";
 import { renewalUsage } from "../usage/usage-close";
 import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
@@ -373,7 +374,8 @@ export async function renewBatch(
 		sandboxOnly: options.at.getTime() > now.getTime(),
 	});
 	const { claimed, stale, left, heldElsewhere } = sortClaims(listings, docs, owner, now, report);
-	await deps.renewals.removeAll(left);
+	// An ended subscription listed for its final usage charge (usage/final-usage.ts) is charged now if still due.
+	await deps.renewals.removeAll(await droppable(deps, left, docs));
 	const due = await endCancelled(deps, claimed, owner, report);
 	const timed = await Promise.all(due.map(async item => ({ ...item, at: await options.chargedAt(item.customer) })));
 	const { charged, noProduct } = await chargeAll(deps, timed);

@@ -8,6 +8,7 @@
 //     holds the renewal lease, with its event in the same update. While one is
 //     scheduled, pauses and changes are refused: one thing happens at a
 //     period's end, and the date it keeps stays the one the cycle reaches.
+
 import type { CustomerView } from "../../../shared/contracts/billing";
 import { leaseFree, ownedBy } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
@@ -18,6 +19,7 @@ import { type Actor, byWhom } from "../records/outbox-event";
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus } from "../states";
 import { releaseLock } from "../subscription-lock";
+import { settleFinalUsage } from "../usage/final-usage";
 import { toCustomerView } from "../views";
 import { markUnsubscribed, releaseHold } from "./unsubscribe";
 
@@ -159,6 +161,7 @@ export async function endScheduled(deps: BillingDeps, customers: CustomerDoc[], 
 		if (!done) continue;
 		await releaseLock(deps, customer);
 		await releaseHold(deps, customer);
+		await settleFinalUsage(deps, customer._id).catch(() => false);
 		ended.push(customer._id);
 	}
 	return ended;

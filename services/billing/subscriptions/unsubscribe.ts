@@ -14,6 +14,7 @@ import { type Actor, byWhom, type CancellationDetails } from "../records/outbox-
 import { waitForRenewalInFlight } from "../renewal-lease";
 import { CustomerStatus, RefundStatus } from "../states";
 import { isStalePending, releaseLock } from "../subscription-lock";
+import { finalUsageOf, settleFinalUsage } from "../usage/final-usage";
 import { firstPaymentKey } from "./checkout-payments";
 
 export interface UnsubscribeAnswer {
@@ -122,6 +123,9 @@ export async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc,
 	const at = ended.at ?? (await deps.clocks.now(customer.accountId));
 	const { counted, entry } = await countUpdate(deps, customer, { status: CustomerStatus.Unsubscribed }, { endedBy: ended.endedBy, at });
 	const cancellation = ended.cancellation ?? (ended.said ? { cancelAt: at, ...ended.said } : undefined);
+	// Its last period's usage, charged once it is ended (usage/final-usage.ts): listed first, so a crash leaves it found.
+	const finalUsage = await finalUsageOf(deps, customer, ended.endedBy, at);
+	if (finalUsage) await deps.renewals.add(customer._id, at);
 	const told = { ...(cancellation ? { cancellation } : {}), ...byWhom(ended.by) };
 	const held = ended.lease ? { "renewalLease.owner": ended.lease } : {};
 	const done = await deps.db.customers.updateOne(
@@ -135,6 +139,7 @@ export async function markUnsubscribed(deps: BillingDeps, customer: CustomerDoc,
 				cancellation: null,
 				unsubscriptionTimestamp: at,
 				counted,
+				...(finalUsage ? { finalUsage } : {}),
 				...(ended.lease ? { renewalLease: null } : {}),
 			},
 			$push: { outbox: await scheduledEvent(deps, "c", customer._id, "CANCELLATION", { ...carrying(entry), ...told }) },
@@ -148,6 +153,8 @@ async function afterUnsubscribed(deps: BillingDeps, customer: CustomerDoc): Prom
 	await waitForRenewalInFlight(deps, customer._id);
 	await releaseLock(deps, customer);
 	await releaseHold(deps, customer);
+	// Charged at once; should it fail, the renewal cycle charges it from its listing.
+	await settleFinalUsage(deps, customer._id).catch(() => false);
 }
 
 const VOID = refundStatusMove(RefundStatus.NotRefundable, RefundStatus.Voided);

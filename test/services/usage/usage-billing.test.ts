@@ -1,6 +1,8 @@
 // Usage billing over HTTP (docs/usage.md): meters made on the admin API, a month of events on every aggregation,
 // each price kind billed at the renewal with the base fee in one charge, checked against amounts computed by hand
 // here; late events billed as an adjustment on the next renewal; and the refusals of bad input, which count nothing.
+
+import UsageService from "../../../services/usage/usage.service";
 import { CARDS, createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, createPlan } from "../../factories/merchant";
 import { clockTo, clockToRenewalOf } from "../../factories/test-clock";
@@ -178,6 +180,128 @@ describe("Usage billed in arrears", () => {
 		expect(renewals.map((tx: { amount: number }) => tx.amount)).toEqual([17.49, 15.49]);
 	});
 
+	test("When a metered subscription is unsubscribed mid-period, then its usage so far is charged at once as FINAL_USAGE with no base fee and invoiced, and later events are refused", async () => {
+		// Arrange
+		const { shop, productId } = await meteredShop();
+		const customerId = await subscribe(shop, productId);
+		const t = new Date(START);
+		await send(shop, [
+			...Array.from({ length: 10 }, (_, i) => ({ id: `c-${i}`, customerId, meter: "calls", timestamp: at(t, i) })),
+			{ id: "tok", customerId, meter: "tokens", timestamp: at(t, 1), properties: { tokens: 1200 } },
+		]).expect(200);
+
+		// Act
+		const unsubscribed = await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+		const again = await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop)).expect(200);
+		const after = await send(shop, [{ id: "after", customerId, meter: "calls", timestamp: at(t, 30) }]).expect(200);
+
+		// Assert: 10 calls × 0.2 = 2; 1,200 tokens → 2 packages × 50 = 100; level's minimum 500: 602 cents, no base fee
+		expect(unsubscribed.body.success).toBe(true);
+		expect(again.body.success).toBe(true);
+		const final = (await app.http().get(`/api/customer/${customerId}/transactions`).set(bearer(shop)).expect(200)).body.data.filter(
+			(tx: { type: string }) => tx.type === "FINAL_USAGE",
+		);
+		expect(final).toEqual([expect.objectContaining({ status: "APPROVED", amount: 6.02, refundStatus: "REFUNDABLE" })]);
+		const invoice = await invoiceOf(shop, final[0].id);
+		expect(invoice.lines.map((line: { kind: string; gross: number }) => [line.kind, line.gross])).toEqual([
+			["usage", 0.02],
+			["usage", 1],
+			["usage", 0],
+			["usage", 0],
+			["usage", 5],
+		]);
+		expect(after.body.results[0]).toMatchObject({ status: "refused", reason: "SUBSCRIPTION_ENDED" });
+	});
+
+	test("When the usage service is down as a metered subscription is unsubscribed, then the unsubscribe answers, and the renewal cycle charges the final usage once the service is back", async () => {
+		// Arrange
+		const { shop, productId } = await meteredShop();
+		const customerId = await subscribe(shop, productId);
+		await send(shop, [{ id: "tok", customerId, meter: "tokens", timestamp: at(new Date(START), 1), properties: { tokens: 3000 } }]).expect(
+			200,
+		);
+		await app.broker.destroyService(app.broker.getLocalService("usage")!);
+
+		// Act
+		const unsubscribed = await app.http().post(`/api/unsubscribe/${customerId}`).set(bearer(shop));
+		const during = await finalUsages(shop, customerId);
+		app.broker.createService(UsageService);
+		await app.broker.waitForServices(["usage"]);
+		await clockTo(app, shop, new Date(START + 3_600_000));
+
+		// Assert: 3,000 tokens → 3 packages, 150; level's minimum 500
+		expect(unsubscribed.body.success).toBe(true);
+		expect(during).toEqual([]);
+		expect(await finalUsages(shop, customerId)).toEqual([expect.objectContaining({ status: "APPROVED", amount: 6.5 })]);
+	});
+
+	test("When a metered subscription's cancellation at the period's end comes, then the period's usage is charged as FINAL_USAGE instead of a renewal", async () => {
+		// Arrange
+		const { shop, productId } = await meteredShop();
+		const customerId = await subscribe(shop, productId);
+		await send(shop, [{ id: "tok", customerId, meter: "tokens", timestamp: at(new Date(START), 1), properties: { tokens: 999 } }]).expect(
+			200,
+		);
+		await app.http().post(`/api/customer/${customerId}/cancel-at-period-end`).set(bearer(shop)).send({}).expect(200);
+
+		// Act
+		await clockToRenewalOf(app, shop, customerId);
+
+		// Assert: 999 tokens → one package, 50; level's minimum 500
+		const types = (await app.http().get(`/api/customer/${customerId}/transactions`).set(bearer(shop)).expect(200)).body.data.map(
+			(tx: { type: string; amount: number }) => [tx.type, tx.amount],
+		);
+		expect(types).toEqual([
+			["FINAL_USAGE", 5.5],
+			["SUBSCRIPTION_START", 9.99],
+		]);
+	});
+
+	test("When usage prices do not fit the product, then a new one is refused 400 and a change 409, unless it sends usagePrices, renewal and billing together", async () => {
+		// Arrange
+		const { shop, productId } = await meteredShop();
+		const product = (body: object) =>
+			admin(app).post(`/accounts/${shop.accountId}/products`, {
+				name: "X",
+				amount: 1,
+				currency: "EUR",
+				merchantAccountGroup: "default",
+				...body,
+			});
+		const patch = (body: object) => admin(app).patch(`/accounts/${shop.accountId}/products/${productId}`, body);
+		const calls = [{ meter: "calls", model: "per_unit", unitAmount: "1" }];
+
+		// Act
+		const answers = [
+			await product({ billing: "PREAUTHORIZE", trialDays: 7, renewal: { every: 1, unit: "month" }, usagePrices: calls }),
+			await product({ billing: "CHARGE", renewal: null, usagePrices: calls }),
+			await product({
+				billing: "CHARGE",
+				renewal: { every: 1, unit: "month" },
+				usagePrices: [{ meter: "nope", model: "per_unit", unitAmount: "1" }],
+			}),
+			await product({ billing: "CHARGE", renewal: { every: 1, unit: "month" }, usagePrices: [...calls, ...calls] }),
+			await product({
+				billing: "CHARGE",
+				renewal: { every: 1, unit: "month" },
+				usagePrices: [{ meter: "calls", model: "per_unit", unitAmount: "1", packageSize: 2 }],
+			}),
+			await patch({ renewal: null }),
+			await patch({ renewal: null, billing: "CHARGE", usagePrices: calls }),
+		];
+
+		// Assert
+		expect(answers.map(res => [res.status, res.body.error ?? null])).toEqual([
+			[400, "BAD_REQUEST"],
+			[400, "BAD_REQUEST"],
+			[400, "BAD_REQUEST"],
+			[400, "BAD_REQUEST"],
+			[400, "BAD_REQUEST"],
+			[409, "CONFLICT"],
+			[400, "BAD_REQUEST"],
+		]);
+	});
+
 	test("When a batch holds bad events, then each is refused with its reason and counts nothing, and a batch of 1,001 is refused whole", async () => {
 		// Arrange
 		const { shop, productId } = await meteredShop();
@@ -222,6 +346,12 @@ describe("Usage billed in arrears", () => {
 		expect(foreignUsage.status).toBe(404);
 	});
 });
+
+async function finalUsages(shop: Shop, customerId: number) {
+	return (await app.http().get(`/api/customer/${customerId}/transactions`).set(bearer(shop)).expect(200)).body.data.filter(
+		(tx: { type: string }) => tx.type === "FINAL_USAGE",
+	);
+}
 
 async function invoiceOf(shop: Shop, transactionId: number) {
 	for (let i = 0; i < 200; i++) {
