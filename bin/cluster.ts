@@ -63,7 +63,7 @@ async function seedDemoAccount(transporter: string, dataDir: string, secrets: Lo
 		logLevel: "warn",
 	});
 	await operator.start();
-	await operator.waitForServices(["accounts", "gateway", "billing"], 120_000);
+	await operator.waitForServices(["accounts", "gateway", "billing", "usage"], 120_000);
 	const created = config().demo ? await operator.call<{ accountId: number; apiToken: string } | null>("accounts.seedDemo") : null;
 	if (created) {
 		secrets.demoAccountId = created.accountId;

@@ -38,8 +38,8 @@ export interface DemoHistoryTarget {
 	adminToken: string;
 	accountId: number;
 	apiToken: string;
-	/** The demo's products, by billing: CHARGE (monthly), PREAUTHORIZE and SCHEDULE (trials). */
-	products: { id: number; billing: string }[];
+	/** The demo's products, by billing: CHARGE (monthly), PREAUTHORIZE and SCHEDULE (trials); and the metered one (usage prices). */
+	products: { id: number; billing: string; usagePrices?: unknown[] }[];
 }
 
 export interface DemoHistoryReport {
@@ -127,6 +127,30 @@ export async function makeDemoHistory(target: DemoHistoryTarget): Promise<DemoHi
 		clockDays = days;
 		await http.admin(`/accounts/${target.accountId}/clock`, { advanceTo: new Date(started + days * DAY_MS).toISOString() });
 	};
+	// The metered plan's customers (docs/usage.md): each step, some API calls and a storage reading, dated in the half
+	// minute after the account's now (within the 5 minutes ahead an event may be), in batches of at most 1,000 events.
+	const meteredProduct = target.products.find(p => (p.usagePrices?.length ?? 0) > 0);
+	const metered: number[] = [];
+	const use = async (days: number) => {
+		// The account's now: the clock's day, or (before it moved) the real time, just after the customers signed up.
+		const now = days === 0 ? Date.now() : started + days * DAY_MS;
+		const events = metered.flatMap((customerId, i) => [
+			...Array.from({ length: 400 * (i + 1) }, (_, k) => ({
+				id: `demo-${customerId}-${days}-${k}`,
+				customerId,
+				meter: "api_calls",
+				timestamp: new Date(now + (k % 30) * 1000).toISOString(),
+			})),
+			{
+				id: `demo-${customerId}-${days}-gb`,
+				customerId,
+				meter: "storage_gb",
+				timestamp: new Date(now).toISOString(),
+				properties: { gb: 2 + i + days / 10 },
+			},
+		]);
+		for (let i = 0; i < events.length; i += 1000) await http.api("POST", "/api/usage", { events: events.slice(i, i + 1000) });
+	};
 	const change = (id: number, quantity: number, mode: string) =>
 		http.api("POST", `/api/customer/${id}/change`, { quantity, mode }, { "Idempotency-Key": `demo-change-${id}-${quantity}` });
 
@@ -142,13 +166,17 @@ export async function makeDemoHistory(target: DemoHistoryTarget): Promise<DemoHi
 		// Valid through this month: its first renewal falls after it, so the buyer is warned (CARD_EXPIRING) at once.
 		checkout(monthly, CARD.visa, expiringThisMonth(started)),
 	]);
+	if (meteredProduct) metered.push(...(await checkouts(3, meteredProduct.id)));
+	await use(0);
 	await change(first, 3, "now_prorated");
 	const [charge] = json<{ data: { id: number }[] }>(await http.api("GET", `/api/customer/${second}/transactions`)).data;
 	await http.api("GET", `/api/refund/${charge.id}?amountToRefund=4.99`, undefined, { "Idempotency-Key": `demo-refund-${charge.id}` });
 	// The held trials are captured and the dispute opens; then the free trials are charged and the dispute is lost.
 	await clock(8);
+	await use(8);
 	await checkouts(3, monthly);
 	await clock(18);
+	await use(18);
 	await Promise.all([
 		http.api("POST", `/api/customer/${third}/pause`, {}),
 		http.api("POST", `/api/unsubscribe/${fourth}`, {}),
@@ -158,17 +186,22 @@ export async function makeDemoHistory(target: DemoHistoryTarget): Promise<DemoHi
 	]);
 	// The first renewals: one card recovers on its second retry, one is suspended, one recovers by a card update.
 	await clock(32);
+	await use(32);
 	await checkouts(3, monthly);
 	const updateSession = await http.api("POST", `/api/session?domain=${DOMAIN}&customerId=${updatesCard}`);
 	await http.buyer("/api/card-update", { sessionId: updateSession, landingDomain: DOMAIN, ...(await card(CARD.visa)) });
 	await clock(40);
+	await use(40);
 	await Promise.all([http.api("POST", `/api/customer/${third}/resume`, {}), checkouts(2, free)]);
 	// The second and third renewals, a few more buyers, one more leaves.
 	await clock(52);
+	await use(52);
 	await checkouts(3, monthly);
 	await clock(64);
+	await use(64);
 	await Promise.all([http.api("POST", `/api/unsubscribe/${fifth}`, {}), checkouts(2, monthly)]);
 	await clock(94);
+	await use(94);
 	await checkouts(1, monthly);
 	return { checkouts: buyers, clockDays, ms: Date.now() - started };
 }

@@ -1,13 +1,13 @@
 // The sandbox demo account that `npm start` creates on an empty database, so
 // a newcomer can pay with a test card at /demo straight away, and finds the
 // buyers' emails its payments make in npm start's Mailpit (emails on).
-import { CARD_TYPES, type ProductView } from "../../shared/contracts/accounts";
+import { CARD_TYPES, type ProductView, type RenewalPeriod } from "../../shared/contracts/accounts";
 import { createAccount } from "./account-admin";
 import { createCoupon } from "./coupons";
 import type { AccountsDeps } from "./deps";
 import { createMerchantAccount } from "./merchant-accounts";
 import { updatePortalSettings } from "./portal-settings";
-import { createProduct, toProductView } from "./products";
+import { createProduct, type ProductInput, toProductView } from "./products";
 
 export interface DemoData {
 	accountId: number;
@@ -42,6 +42,7 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 			renewal: monthly,
 		}),
 		await createProduct(deps, { ...common, name: "14-day free trial", amount: 4.99, billing: "SCHEDULE", trialDays: 14, renewal: monthly }),
+		await meteredProduct(deps, common, monthly),
 	];
 	// A promotion code to try in the demo's card frame: 10 % off the first charge.
 	await createCoupon(deps, { accountId, code: "WELCOME10", percentOff: 10, duration: "once" });
@@ -58,6 +59,35 @@ export async function seedDemo(deps: AccountsDeps): Promise<DemoData | null> {
 	};
 	await updatePortalSettings(deps, { accountId, ...portal, returnDomains: ["localhost"], emailSignIn: true });
 	return { accountId, apiToken: account.apiToken, products: products as ProductView[] };
+}
+
+/**
+ * Usage billing (docs/usage.md): two meters the usage service keeps, and a plan of €19 a month plus its API calls
+ * (the first 1,000 free, then 0.2 cents each, 0.1 cents past 10,000) and its peak storage (€0.50 a GB).
+ */
+async function meteredProduct(deps: AccountsDeps, common: { accountId: number } & Record<string, unknown>, monthly: RenewalPeriod) {
+	const { accountId } = common;
+	await deps.call("usage.createMeter", { accountId, code: "api_calls", name: "API calls", aggregation: "count" });
+	await deps.call("usage.createMeter", { accountId, code: "storage_gb", name: "Storage (GB, peak)", aggregation: "max", property: "gb" });
+	return createProduct(deps, {
+		...(common as Omit<ProductInput, "name" | "amount" | "billing" | "renewal"> & { accountId: number }),
+		name: "API plan (usage billed monthly)",
+		amount: 19,
+		billing: "CHARGE",
+		renewal: monthly,
+		usagePrices: [
+			{
+				meter: "api_calls",
+				model: "graduated",
+				tiers: [
+					{ upTo: 1000, unitAmount: "0", flatAmount: 0 },
+					{ upTo: 10_000, unitAmount: "0.2", flatAmount: 0 },
+					{ upTo: null, unitAmount: "0.1", flatAmount: 0 },
+				],
+			},
+			{ meter: "storage_gb", model: "per_unit", unitAmount: "50" },
+		],
+	});
 }
 
 /** The demo account's id and its active products, or null when there is no demo account. */

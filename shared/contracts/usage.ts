@@ -113,6 +113,18 @@ export interface UsageActions {
 		params: { accountId: number; customerId: number; meters: string[] };
 		result: { period: number; start: string | null; end: string | null; usage: MeterUsage[] } | null;
 	};
+	/** An operator's new meter (the admin API, the dashboard; accounts for the demo account's). */
+	"usage.createMeter": {
+		params: {
+			accountId: number;
+			code: string;
+			name: string;
+			aggregation: Aggregation;
+			property?: string;
+			filters?: Record<string, FilterValue>;
+		};
+		result: MeterView;
+	};
 	/** The account's meters, by code: billing prices them, accounts checks a product's prices name them. */
 	"usage.meters": { params: { accountId: number; codes?: string[] }; result: MeterView[] };
 	/** A billing node moved the account's test clock: usage dates events by it. */

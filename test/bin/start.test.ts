@@ -77,7 +77,7 @@ describe("npm start", () => {
 		const session = await request(first.url).post("/api/session?domain=localhost").set("Authorization", `Bearer ${apiToken}`);
 		expect(session.status).toBe(200);
 		const products = await request(first.url).get("/admin/accounts/1/products").set("Authorization", `Bearer ${adminToken}`);
-		expect(products.body.map((p: { billing: string }) => p.billing).sort()).toEqual(["CHARGE", "PREAUTHORIZE", "SCHEDULE"]);
+		expect(products.body.map((p: { billing: string }) => p.billing).sort()).toEqual(["CHARGE", "CHARGE", "PREAUTHORIZE", "SCHEDULE"]);
 		expect(statSync(path.join(dataDir, "secrets.json")).mode & 0o777).toBe(0o600);
 		const [, dashboardUrl, demoEmail, demoPassword] = /Dashboard: (\S+) \(sign in as (\S+), password (\S+)\)/.exec(out)!;
 		expect(dashboardUrl).toBe(`${first.url}/dashboard/`);
@@ -97,6 +97,12 @@ describe("npm start", () => {
 			expect([figure, sum(figure) > 0]).toEqual([figure, true]);
 		expect(sum("renewalsRecoveredByRetries") + sum("renewalsRecoveredByCardUpdate")).toBeGreaterThan(0);
 		expect(sum("renewalsLost")).toBeGreaterThan(0);
+		// Assert: the metered plan's usage, billed in arrears on its renewals' invoices (docs/usage.md).
+		const meters = await request(first.url).get("/admin/accounts/1/meters").set("Authorization", `Bearer ${adminToken}`);
+		expect(meters.body.map((m: { code: string }) => m.code)).toEqual(["api_calls", "storage_gb"]);
+		const invoices = (await request(first.url).get("/api/invoices?limit=100").set("Authorization", `Bearer ${apiToken}`)).body.data;
+		const usageLines = invoices.flatMap((i: { lines: { kind: string; gross: number }[] }) => i.lines.filter(l => l.kind === "usage"));
+		expect(usageLines.filter((l: { gross: number }) => l.gross > 0).length).toBeGreaterThan(0);
 
 		// Assert: the demo's buyers' emails are in Mailpit, whose address it printed: receipts, dunning, a card expiry warning.
 		const mailpitUrl = /Emails to buyers \(Mailpit\): (\S+)/.exec(out)![1];
