@@ -50,6 +50,8 @@ export interface MetricsFigures {
 	churnedBy: ChurnedBy;
 	/** Volume, tax included (docs/metrics.md#volume); disputes are shown, not subtracted. */
 	grossVolume: number;
+	/** Of grossVolume, what paid for usage (docs/metrics.md#usage): never part of MRR. */
+	usageVolume: number;
 	refunds: number;
 	disputes: number;
 	chargebacks: number;
@@ -112,6 +114,7 @@ export interface DayCounts {
 	churnedDisputed: number;
 	churnedPaused: number;
 	grossVolume: number;
+	usageVolume: number;
 	refunds: number;
 	disputes: number;
 	chargebacks: number;

@@ -238,7 +238,7 @@ export function ledgerFigures(ledger: Ledger, currency: string, productId?: numb
 	}
 	for (const tx of ledger.transactions.filter(t => approved(t) && txInScope(t))) {
 		const amount = minor(tx.amount, currency);
-		if (["SUBSCRIPTION_START", "RENEWAL", "SUBSCRIPTION_CHANGE"].includes(tx.type)) figures.grossVolume += amount;
+		if (["SUBSCRIPTION_START", "RENEWAL", "SUBSCRIPTION_CHANGE", "FINAL_USAGE"].includes(tx.type)) figures.grossVolume += amount;
 		if (tx.type === "REFUNDED") figures.refunds += amount;
 		if (tx.type === "CHARGEBACK") figures.chargebacks += amount;
 	}

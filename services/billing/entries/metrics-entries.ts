@@ -11,7 +11,7 @@ import type { DayCount, DayCounts, MetricsEntry, ScopeKey } from "../records/met
 import type { TransactionDoc } from "../records/transaction";
 import { type Movement, movementsBetween } from "./mrr-movements";
 import type { Contribution } from "./subscription-state";
-import { volumeOf } from "./volume";
+import { usageShareOf, volumeOf } from "./volume";
 
 type Counts = Partial<Record<ScopeKey, Partial<DayCounts>>>;
 
@@ -108,14 +108,18 @@ const VOLUME_COUNT = { gross: "grossVolume", refunds: "refunds", chargebacks: "c
 
 /** What a transaction counts: its volume, and a renewal try's figures; null when nothing (a hold, a failed attempt). */
 export function transactionEntry(
-	tx: Pick<TransactionDoc, "accountId" | "currency" | "productId" | "midId" | "type" | "status" | "amount"> & { renewalTry?: RenewalTry },
+	tx: Pick<TransactionDoc, "accountId" | "currency" | "productId" | "midId" | "type" | "status" | "amount" | "billed"> & {
+		renewalTry?: RenewalTry;
+	},
 	at: Date,
 ): MetricsEntry | null {
 	const counts: Counts = {};
 	const volume = volumeOf(tx);
 	const renewal = renewalCounts(tx.renewalTry, tx.status);
+	const usage = volume?.figure === "gross" ? usageShareOf(tx.billed, volume.amount) : 0;
 	for (const scope of scopesOf(tx.productId, tx.midId)) {
 		if (volume) add(counts, scope, VOLUME_COUNT[volume.figure], volume.amount);
+		if (usage) add(counts, scope, "usageVolume", usage);
 		for (const count of renewal) add(counts, scope, count, 1);
 	}
 	return isEmpty(counts) ? null : { accountId: tx.accountId, currency: tx.currency, day: dayOf(at), counts };

@@ -55,6 +55,7 @@ const NOTHING: MetricsFigures = {
 	reactivatedSubscribers: 0,
 	churnedBy: { unsubscribed: 0, suspended: 0, disputed: 0, paused: 0 },
 	grossVolume: 0,
+	usageVolume: 0,
 	refunds: 0,
 	disputes: 0,
 	chargebacks: 0,

@@ -19,7 +19,7 @@ const START = Date.UTC(2027, 3, 1, 8, 0);
 beforeAll(async () => {
 	setWallClock(START);
 	app = await startApp({
-		services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "invoicing", "notifications", "usage"],
+		services: ["gateway", "accounts", "sessions", "checkout", "payments", "billing", "invoicing", "notifications", "metrics", "usage"],
 	});
 	receiver = await startWebhookReceiver();
 });
@@ -142,6 +142,9 @@ describe("Usage billed in arrears", () => {
 		expect(invoice.total).toBe(39.18);
 		const renewalEvent = await webhookOf(customerId, e => e.data.transaction?.type === "RENEWAL");
 		expect(renewalEvent.data.transaction).toMatchObject({ id: renewal.id, amount: 39.18 });
+		// The metrics: the renewal's usage is usage volume within gross volume; MRR is the base fee alone (in cents).
+		const total = await metricsTotal(shop, ({ grossVolume }) => grossVolume === 999 + 3918);
+		expect(total).toMatchObject({ grossVolume: 999 + 3918, usageVolume: 2919, mrr: 999 });
 	});
 
 	test("When events come late for a billed period, then those within the grace window are billed as an adjustment on the next renewal, and later ones are refused", async () => {
@@ -346,6 +349,18 @@ describe("Usage billed in arrears", () => {
 		expect(foreignUsage.status).toBe(404);
 	});
 });
+
+/** The account's metrics over the clock's months, read until `ready` (the relay hands the entries over after the answer). */
+async function metricsTotal(shop: Shop, ready: (total: { grossVolume: number }) => boolean) {
+	const range = "from=2027-03-01&to=2027-07-31&granularity=month";
+	for (let i = 0; i < 200; i++) {
+		const { body } = await app.http().get(`/api/metrics?${range}`).set(bearer(shop)).expect(200);
+		const total = body.series[0]?.total;
+		if (total && ready(total)) return total;
+		await new Promise(r => setTimeout(r, 50));
+	}
+	throw new Error("the metrics never counted the renewal");
+}
 
 async function finalUsages(shop: Shop, customerId: number) {
 	return (await app.http().get(`/api/customer/${customerId}/transactions`).set(bearer(shop)).expect(200)).body.data.filter(
