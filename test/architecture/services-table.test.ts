@@ -11,7 +11,24 @@ import { serviceSchemas } from "../../runtime/services";
 
 const ROOT = path.resolve(__dirname, "../..");
 const SERVICES = Object.keys(serviceSchemas);
-const NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+const NUMBERS = [
+	"zero",
+	"one",
+	"two",
+	"three",
+	"four",
+	"five",
+	"six",
+	"seven",
+	"eight",
+	"nine",
+	"ten",
+	"eleven",
+	"twelve",
+	"thirteen",
+	"fourteen",
+	"fifteen",
+];
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
 

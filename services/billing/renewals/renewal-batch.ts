@@ -23,13 +23,13 @@ import { claimRenewals, dueAsClaimed } from "../renewal-lease";
 import { CustomerStatus, TransactionType } from "../states";
 import { recordTransactions } from "../transaction-record";
 import { droppable } from "../usage/final-usage";
-import { renewalUsage } from "../usage/usage-close";
 import { type CapTracker, renewalMid, settleCaps } from "./mid-caps";
 import { paidEarlier, withoutMid } from "./period-keys";
 import { firstDecline, noteRecovery } from "./recovery";
 import { nextRenewalAfter, type RenewalBill, renewalBill, renewalProductId } from "./renewal-bill";
 import { endCancelled, letGo, slotStart, sortClaims } from "./renewal-claims";
 import { renewalCounts } from "./renewal-metrics";
+import { renewalUsage } from "./renewal-usage";
 import { retryState } from "./retry-state";
 import { suspend } from "./suspension";
 

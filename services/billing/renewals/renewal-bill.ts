@@ -46,7 +46,7 @@ export function renewalProductId(customer: CustomerDoc): number {
 
 /**
  * What the renewal of `customer` bills, `product` being renewalProductId's, with the usage lines of the period it
- * closes (usage/usage-close.ts): one charge, to which the coupon, the tax and the credit apply as a whole.
+ * closes (renewal-usage.ts): one charge, to which the coupon, the tax and the credit apply as a whole.
  */
 export function renewalBill(customer: CustomerDoc, product: ProductRecord, usage: BilledLine[] = []): RenewalBill {
 	const credit = creditOf(customer);

@@ -5,9 +5,9 @@ import type { ProductRecord } from "../../../shared/contracts/accounts";
 import type { BillingDeps } from "../deps";
 import type { CustomerDoc } from "../records/customer";
 import type { BilledLine } from "../records/transaction";
-import { nextRenewalAfter, renewalBill } from "../renewals/renewal-bill";
-import { pricedMeters, usageLines } from "./usage-lines";
-import { usagePeriodStart } from "./usage-subjects";
+import { pricedMeters, usageLines } from "../usage/usage-lines";
+import { usagePeriodStart } from "../usage/usage-subjects";
+import { nextRenewalAfter, renewalBill } from "./renewal-bill";
 
 /** The usage lines of the period the customer's due renewal closes; none for a product without usage prices. */
 export async function renewalUsage(deps: Pick<BillingDeps, "usage">, customer: CustomerDoc, product: ProductRecord): Promise<BilledLine[]> {
