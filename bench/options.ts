@@ -10,6 +10,7 @@ export const SCENARIOS = [
 	"commands",
 	"scaleout",
 	"idle",
+	"usage",
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -34,6 +35,12 @@ export interface BenchOptions {
 	scaleCustomers: number;
 	/** Cores each billing process may use in the scale-out runs (a cgroup quota); 0: unlimited. */
 	billingCpu: number;
+	/** Events per POST /api/usage request of the usage scenario, one measurement per size. */
+	usageBatches: number[];
+	/** Usage processes of the usage scenario's cluster runs, one cluster per number. */
+	usageNodes: number[];
+	/** Concurrent clients of the usage scenario (closed loop). */
+	usageClients: number;
 	/** Service processes run with --cpu-prof; profiles and their summaries go to the results folder. */
 	profile: boolean;
 	/** The embedded database keeps its data on disk (H2, as `npm start` runs it) instead of in memory. */
@@ -57,6 +64,9 @@ export const USAGE = `npm run bench -- [options]
                             commands  database commands per checkout and per renewal
                             scaleout  renewals by 1–4 billing processes, each limited to --billing-cpu cores
                             idle      every process at rest (CPU, database commands, NATS messages per second)
+                            usage     POST /api/usage in batches (--usage-batches), embedded and in clusters of
+                                      --usage-nodes usage processes, in turns with a bare-driver baseline; and
+                                      what usage adds to a renewal (the test clock, metered vs unmetered)
   --duration <s>          seconds per measured run (default 10; quick 2)
   --warmup <s>            seconds of unmeasured load before each run (default 3; quick 1)
   --repeat <n>            runs of each measurement, figures are medians (default 3; quick 1)
@@ -68,6 +78,9 @@ export const USAGE = `npm run bench -- [options]
   --scale-customers <n>   due customers per scale-out run (default 3000; quick 100)
   --billing-cpu <cores>   CPU of each billing process in the scale-out runs, a cgroup quota (default 0.12;
                           0: unlimited); needs root and the cgroup v1 cpu controller
+  --usage-batches <list>  events per usage request (default 100,1000)
+  --usage-nodes <list>    usage processes of the usage scenario's cluster runs (default 1,2; quick none: embedded only)
+  --usage-clients <n>     concurrent clients of the usage runs (default 4)
   --profile               run the service processes with --cpu-prof and summarize the profiles
   --persistent            the embedded database on disk (H2, every write committed before its answer, as
                           npm start runs it) instead of its memory backend (the tests')
@@ -103,6 +116,9 @@ export function parseOptions(argv: string[]): BenchOptions {
 		scaleNodes: quick ? [1, 2] : [1, 2, 3, 4],
 		scaleCustomers: quick ? 100 : 3000,
 		billingCpu: 0.12,
+		usageBatches: [100, 1000],
+		usageNodes: quick ? [] : [1, 2],
+		usageClients: 4,
 		profile: false,
 		persistent: false,
 		outDir: "bench/results",
@@ -161,6 +177,16 @@ export function parseOptions(argv: string[]): BenchOptions {
 				options.billingCpu = cores;
 				break;
 			}
+			case "--usage-batches":
+				options.usageBatches = list(value()).map(v => Math.round(positive(arg, v)));
+				if (options.usageBatches.some(b => b > 1000)) throw new Error("--usage-batches: a request holds at most 1000 events");
+				break;
+			case "--usage-nodes":
+				options.usageNodes = list(value()).map(v => Math.round(positive(arg, v)));
+				break;
+			case "--usage-clients":
+				options.usageClients = Math.round(positive(arg, value()));
+				break;
 			case "--profile":
 				options.profile = true;
 				break;

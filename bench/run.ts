@@ -29,6 +29,7 @@ import { idsOf } from "./service-db";
 import { createShop, type Shop } from "./shop";
 import { type Percentiles, round } from "./stats";
 import { type BenchContext, clusterSpec, createContext, type Deployment, deploy, embeddedSpec, startBaseline } from "./topology";
+import { runUsage, type UsageResults, usageSummary } from "./usage";
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver";
 
 /** Billing processes in cluster mode, as `npm run cluster` starts by default. */
@@ -190,7 +191,10 @@ async function clusterScenario(
 	return null;
 }
 
-async function runScenarios(ctx: BenchContext, options: BenchOptions, results: Results): Promise<void> {
+/** A run's record: the scenarios' (results.ts) and the usage scenario's (usage.ts). */
+type RunResults = Results & { usage?: UsageResults };
+
+async function runScenarios(ctx: BenchContext, options: BenchOptions, results: RunResults): Promise<void> {
 	const has = (s: Scenario) => options.scenarios.includes(s);
 	const receiver = await startWebhookReceiver();
 	let kept: Deployment | null = null;
@@ -207,6 +211,10 @@ async function runScenarios(ctx: BenchContext, options: BenchOptions, results: R
 		if (has("idle")) {
 			log("idle: every process at rest, embedded and cluster");
 			results.idle = await runIdle(ctx, options, receiver, log);
+		}
+		if (has("usage")) {
+			log("usage: POST /api/usage in batches, embedded and in cluster mode, in turns with the bare-driver baseline");
+			results.usage = await runUsage(ctx, options, log);
 		}
 		const plan = renewalPlan(options);
 		if (has("cluster")) {
@@ -255,7 +263,7 @@ async function main(): Promise<void> {
 	const profileDir = options.profile ? path.resolve(options.outDir, "profiles", stamp) : undefined;
 	const logFile = path.resolve(options.outDir, `${stamp}.log`);
 	const cpus = os.cpus();
-	const results = emptyResults(startedAt, options, {
+	const results: RunResults = emptyResults(startedAt, options, {
 		cpus: cpus.length,
 		model: cpus[0]?.model ?? "?",
 		memoryGb: round(os.totalmem() / 2 ** 30),
@@ -291,7 +299,10 @@ async function main(): Promise<void> {
 
 	results.finishedAt = new Date().toISOString();
 	results.machine.loadAverageAtEnd = os.loadavg().map(l => round(l, 2));
-	const { rows, targets } = summarizeResults(results);
+	const summary = summarizeResults(results);
+	const usage = usageSummary(results.usage);
+	const rows = [...summary.rows, ...usage.rows];
+	const targets = [...summary.targets, ...usage.targets];
 	results.rows = rows;
 	results.targets = targets;
 	const title = `npm run bench${options.quick ? " --quick" : ""}, ${stamp}, ${cpus.length} CPUs, ${ctx.database.kind}${options.persistent ? " on disk (H2)" : ""}; medians of ${options.repeat} run(s) of ${options.duration} s`;
@@ -302,7 +313,7 @@ async function main(): Promise<void> {
 
 	console.log(`\n${title}\n`);
 	console.log(resultsTable(rows));
-	console.log(`\nTargets (issue 39; the database commands': issue 15):\n\n${targetsTable(targets)}\n`);
+	console.log(`\nTargets (issue 39; the database commands': issue 15; usage ingestion: issue 48's goals):\n\n${targetsTable(targets)}\n`);
 	const top = topCommandsText(results);
 	if (top) console.log(`${top}\n`);
 	console.log(`Written: ${jsonFile}, ${svgFile}`);

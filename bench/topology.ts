@@ -199,23 +199,33 @@ export function embeddedSpec(database: string, options: { metrics?: boolean } = 
 	return { database, nodes: { embedded: undefined }, transporter: false, ...options };
 }
 
-/** `npm run cluster`'s topology: one process per service, `billingNodes` billing processes, one invoicing process. */
-export function clusterSpec(database: string, billingNodes = 1, options: { metrics?: boolean } = {}): DeploySpec {
+/**
+ * `npm run cluster`'s topology: one process per service, `billingNodes` billing processes, one invoicing process, and
+ * `usageNodes` usage processes (1 unless asked, as `npm run cluster -- --usage-nodes N`: the gateway's health check
+ * waits for every service behind its endpoints, usage's included).
+ */
+export function clusterSpec(database: string, billingNodes = 1, options: { metrics?: boolean; usageNodes?: number } = {}): DeploySpec {
+	const { usageNodes = 1, ...rest } = options;
 	const nodes: Record<string, ServiceName[]> = Object.fromEntries(SINGLE_NODES.map(service => [service, [service]]));
 	for (let i = 1; i <= billingNodes; i++) nodes[`billing-${i}`] = ["billing"];
 	nodes["invoicing-1"] = ["invoicing"];
-	return { database, nodes, transporter: true, ...options };
+	for (let i = 1; i <= usageNodes; i++) nodes[`usage-${i}`] = ["usage"];
+	return { database, nodes, transporter: true, ...rest };
 }
 
-/** The baseline server in a process of its own, on the same database server (with READ_* set: the read baseline too). */
+/**
+ * The baseline server in a process of its own, on the same database server (with READ_* set: the read baseline too);
+ * `script`: another bare server, e.g. the usage scenario's (bench/usage-baseline.ts).
+ */
 export async function startBaseline(
 	ctx: BenchContext,
 	database: string,
 	extraEnv: Record<string, string> = {},
+	script = "bench/baseline-server.ts",
 ): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
 	const port = await freePort();
 	const env = { ...process.env, MONGO_URL: `${ctx.mongoUrl}/${database}`, PORT: String(port), ...extraEnv };
-	const child = spawn(process.execPath, ["--import", "tsx", "bench/baseline-server.ts"], {
+	const child = spawn(process.execPath, ["--import", "tsx", script], {
 		cwd: projectRoot,
 		env,
 		stdio: ["ignore", "pipe", "pipe"],

@@ -1,7 +1,8 @@
 // A batch's stored events counted into their aggregates, in a few commands
 // whatever its size (docs/usage.md#how-it-is-stored): the distinct values of
-// unique counts (one insert), the customers' event lists (one update each),
-// then one update per aggregate, all in one bulk write. Each aggregate
+// unique counts (one insert), the customers' event lists (one insert of a page
+// per customer, one bulk write of the day's lists), then one update per
+// aggregate, all in one bulk write. Each aggregate
 // update names the batch in `applied`, so a sweep finishing a crashed node's
 // batch (batch-sweep.ts) skips the aggregates it already reached, and a
 // distinct value names the batch that inserted it, so its count is added
@@ -9,7 +10,6 @@
 // back: one its period's close sealed meanwhile refuses the event.
 import type { UsageValues } from "../../shared/contracts/usage";
 import { insertEach, isDuplicateKey, raw, updateTogether } from "../../shared/persistence";
-import { appendAll } from "../../shared/timeline";
 import type { UsageDeps } from "./deps";
 import type { AggregateDoc } from "./models";
 
@@ -92,6 +92,36 @@ async function newUniques(deps: UsageDeps, batch: string, groups: Group[]): Prom
 	return counts;
 }
 
+/** The UTC day a batch was received on: its customers' lists of that day name its pages. */
+export const dayOf = (at: Date) => at.toISOString().slice(0, 10);
+
+/**
+ * Each customer's events of the batch as one page, listed in the customer's list of the day it was received: two
+ * commands whatever the customers, and again the same (a page is written once, listed once) when a sweep finishes it.
+ */
+async function listEvents(deps: UsageDeps, batch: string, events: Counted[], receivedAt: Date): Promise<void> {
+	const byCustomer = new Map<number, Counted[]>();
+	for (const event of events) byCustomer.set(event.customerId, [...(byCustomer.get(event.customerId) ?? []), event]);
+	const pages = [...byCustomer].map(([customerId, mine]) => ({
+		_id: `${customerId}:${batch}`,
+		accountId: mine[0].accountId,
+		customerId,
+		events: mine.map(event => event.key),
+		receivedAt,
+	}));
+	for (const err of await insertEach(deps.db.pages, pages)) if (err && !isDuplicateKey(err)) throw err;
+	await updateTogether(
+		deps.db.lists,
+		pages.map(page => ({
+			updateOne: {
+				filter: { _id: `${page.customerId}:${dayOf(receivedAt)}` },
+				update: { $addToSet: { pages: [page._id, page.events.length] } },
+				upsert: true,
+			},
+		})),
+	);
+}
+
 function updateOf(group: Group, batch: string, unique: number) {
 	const { accountId, customerId, meter, period } = group.first;
 	return {
@@ -106,25 +136,23 @@ function updateOf(group: Group, batch: string, unique: number) {
  * Counts the batch's events; answers the keys of late events refused because their period's close sealed it
  * meanwhile. `finishing`: a sweep's run of a crashed batch, which skips the aggregates that already have it.
  */
-export async function applyBatch(deps: UsageDeps, batch: string, events: Counted[], finishing = false): Promise<Set<string>> {
+export async function applyBatch(
+	deps: UsageDeps,
+	batch: string,
+	events: Counted[],
+	receivedAt: Date,
+	finishing = false,
+): Promise<Set<string>> {
 	let groups = [...groupsOf(events).values()];
 	if (finishing) {
 		const stored = await deps.db.aggregates.find({ _id: { $in: groups.map(group => group._id) } }, { applied: 1 }).lean();
 		const done = new Set(stored.filter(doc => doc.applied?.includes(batch)).map(doc => doc._id));
-		// Every aggregate reached: its events were listed too. Some not: listed again (a list shows a ref once per page).
+		// Every aggregate reached: its events were listed before them. Some not: listed again, which lists nothing twice.
 		groups = groups.filter(group => !done.has(group._id));
 		if (groups.length === 0) return new Set();
 	}
 	const uniques = await newUniques(deps, batch, groups);
-	const counted = groups.flatMap(group => group.keys);
-	const byKey = new Map(events.map(event => [event.key, event]));
-	await appendAll(
-		deps.db.timelines,
-		counted.map(key => {
-			const event = byKey.get(key)!;
-			return { key: `ue:${event.customerId}`, ref: [key, event.timestamp.getTime()] as [string, number] };
-		}),
-	);
+	await listEvents(deps, batch, events, receivedAt);
 	const current = groups.filter(group => !group.first.late);
 	await updateTogether(
 		deps.db.aggregates,

@@ -33,7 +33,7 @@ async function finish(deps: UsageDeps, batch: BatchDoc): Promise<boolean> {
 			unique: event.unique,
 			late: event.late,
 		}));
-	await applyBatch(deps, batch._id, counted, true);
+	if (counted.length) await applyBatch(deps, batch._id, counted, new Date(events.find(e => e.batch === batch._id)!.receivedAt), true);
 	await deps.db.batches.deleteOne({ _id: batch._id });
 	return true;
 }

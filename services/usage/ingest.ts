@@ -135,6 +135,7 @@ async function countBatch(deps: UsageDeps, accountId: number, batch: string, sto
 		deps,
 		batch,
 		fresh.map(s => s.counted),
+		stored[0].doc.receivedAt,
 	);
 	await deps.db.batches.deleteOne({ _id: batch });
 	for (const { index, doc } of fresh) {

@@ -4,7 +4,6 @@
 // renewal reads a handful of keys and never the events.
 import { type Connection, type Model, Schema } from "mongoose";
 import type { Aggregation, FilterValue } from "../../shared/contracts/usage";
-import { createTimelines, type Timelines } from "../../shared/timeline";
 
 /** An account's meter: `<accountId>:<code>`. */
 export interface MeterDoc {
@@ -84,6 +83,23 @@ export interface PeriodBounds {
 	end: Date | null;
 }
 
+/** A batch's events of one customer, in the batch's order: `<customerId>:<batch>`, written once. */
+export interface PageDoc {
+	_id: string;
+	accountId: number;
+	customerId: number;
+	/** The events' keys (`<accountId>:<the merchant's id>`). */
+	events: string[];
+	receivedAt: Date;
+}
+
+/** The pages of a customer's events received on one day (UTC): `<customerId>:<YYYY-MM-DD>`, in the order they came. */
+export interface ListDoc {
+	_id: string;
+	/** `[page id, its events]`, added once each ($addToSet). */
+	pages: [string, number][];
+}
+
 /** A customer's periods as usage knows them: `<customerId>`. */
 export interface PeriodsDoc {
 	_id: number;
@@ -94,6 +110,8 @@ export interface PeriodsDoc {
 	lateUntil: Date | null;
 	/** The subscription ended: no event counts from here on. */
 	endedAt: Date | null;
+	/** When usage first heard of the customer: its event lists start after it. */
+	createdAt: Date;
 }
 
 /** A period as its charge closed it: `<customerId>:<period>`, written once, so a retried renewal bills the same. */
@@ -177,9 +195,13 @@ const periodsSchema = new Schema<PeriodsDoc>(
 		previous: { type: bounds, default: null },
 		lateUntil: { type: Date, default: null },
 		endedAt: { type: Date, default: null },
+		createdAt: { type: Date, required: true },
 	},
 	options,
 );
+
+const pageSchema = new Schema<PageDoc>({ _id: String, accountId: Number, customerId: Number, events: [String], receivedAt: Date }, options);
+const listSchema = new Schema<ListDoc>({ _id: String, pages: { type: Schema.Types.Mixed, default: [] } }, { ...options, minimize: false });
 
 const closeSchema = new Schema<CloseDoc>(
 	{
@@ -204,8 +226,9 @@ export interface UsageDb {
 	batches: Model<BatchDoc>;
 	periods: Model<PeriodsDoc>;
 	closes: Model<CloseDoc>;
-	/** A customer's events, newest first (`ue:<customerId>`). */
-	timelines: Timelines;
+	/** A customer's events, by batch (pages) and by day of receipt (lists): event-list.ts. */
+	pages: Model<PageDoc>;
+	lists: Model<ListDoc>;
 }
 
 export function createUsageDb(connection: Connection): UsageDb {
@@ -217,6 +240,7 @@ export function createUsageDb(connection: Connection): UsageDb {
 		batches: connection.model("UsageBatch", batchSchema, "usage_batches"),
 		periods: connection.model("UsagePeriods", periodsSchema, "usage_periods"),
 		closes: connection.model("UsageClose", closeSchema, "usage_closes"),
-		timelines: createTimelines(connection),
+		pages: connection.model("UsagePage", pageSchema, "usage_pages"),
+		lists: connection.model("UsageList", listSchema, "usage_lists"),
 	};
 }

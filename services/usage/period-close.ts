@@ -44,6 +44,7 @@ export async function closePeriod(deps: UsageDeps, input: CloseInput): Promise<C
 	await deps.db.periods.updateOne(
 		{ _id: customerId },
 		{
+			$setOnInsert: { createdAt: deps.now() },
 			$set: {
 				accountId,
 				current: { period: period + 1, start: end, end: nextEnd },

@@ -39,7 +39,7 @@ export function lateUntil(end: Date, nextEnd: Date | null): Date {
 
 const date = (value: string | null) => (value === null ? null : new Date(value));
 
-function fromSubject(accountId: number, subject: UsageSubject): PeriodsDoc {
+function fromSubject(accountId: number, subject: UsageSubject, now: Date): PeriodsDoc {
 	return {
 		_id: subject.customerId,
 		accountId,
@@ -47,6 +47,7 @@ function fromSubject(accountId: number, subject: UsageSubject): PeriodsDoc {
 		previous: null,
 		lateUntil: null,
 		endedAt: date(subject.endedAt),
+		createdAt: now,
 	};
 }
 
@@ -74,7 +75,7 @@ export async function isCustomerOf(deps: UsageDeps, accountId: number, customerI
 /** The periods of customers usage never heard of, from billing, written once: a concurrent batch's (or close's) write wins. */
 async function firstHeard(deps: UsageDeps, accountId: number, customerIds: number[]): Promise<PeriodsDoc[]> {
 	const subjects = await deps.call("billing.usageSubjects", { accountId, customerIds });
-	const docs = subjects.map(subject => fromSubject(accountId, subject));
+	const docs = subjects.map(subject => fromSubject(accountId, subject, deps.now()));
 	if (await insertAllOnce(deps.db.periods, docs)) return docs;
 	return (await deps.db.periods.find({ _id: { $in: docs.map(doc => doc._id) } }).lean()) as PeriodsDoc[];
 }

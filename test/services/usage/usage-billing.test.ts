@@ -305,6 +305,44 @@ describe("Usage billed in arrears", () => {
 		]);
 	});
 
+	test("When a customer's events are listed, then they come newest received first, a page at a time, each once, with their period and status", async () => {
+		// Arrange: three batches, the second repeating part of the first (duplicates list nothing).
+		const { shop, productId } = await meteredShop();
+		const customerId = await subscribe(shop, productId);
+		const event = (i: number) => ({ id: `e-${i}`, customerId, meter: "calls", timestamp: at(new Date(START), i) });
+		await send(
+			shop,
+			Array.from({ length: 20 }, (_, i) => event(i)),
+		).expect(200);
+		await send(
+			shop,
+			Array.from({ length: 20 }, (_, i) => event(i + 10)),
+		).expect(200);
+		await send(
+			shop,
+			Array.from({ length: 15 }, (_, i) => event(i + 30)),
+		).expect(200);
+
+		// Act
+		const pages = [];
+		let cursor: string | null = null;
+		do {
+			const res: { body: { data: { id: string; period: number; status: string; late: boolean }[]; nextCursor: string | null } } = await app
+				.http()
+				.get(`/api/customer/${customerId}/usage-events?limit=20${cursor ? `&cursor=${cursor}` : ""}`)
+				.set(bearer(shop))
+				.expect(200);
+			pages.push(res.body.data);
+			cursor = res.body.nextCursor;
+		} while (cursor && pages.length < 10);
+
+		// Assert: 45 distinct events, the last batch's first.
+		const ids = pages.flat().map(e => e.id);
+		expect(pages.map(p => p.length).slice(0, 3)).toEqual([20, 20, 5]);
+		expect(ids).toEqual(Array.from({ length: 45 }, (_, i) => `e-${44 - i}`));
+		expect(pages[0][0]).toMatchObject({ period: 1, status: "counted", late: false });
+	});
+
 	test("When a batch holds bad events, then each is refused with its reason and counts nothing, and a batch of 1,001 is refused whole", async () => {
 		// Arrange
 		const { shop, productId } = await meteredShop();
