@@ -11,6 +11,9 @@
 // billing cannot answer, an account not heard of reads at the real time, and
 // is asked again at its next read.
 
+import type { ActionParams, Context, ServiceBroker } from "moleculer";
+import { call } from "./call";
+
 /** `clockOf`: billing.clockOf's answer (the account's now on billing: the real time unless its clock is ahead). */
 export function createAccountNow(clockOf: (accountId: number) => Promise<Date>, realNow: () => Date) {
 	/** Per account, its clock in ms (0: never moved). */
@@ -32,3 +35,20 @@ export function createAccountNow(clockOf: (accountId: number) => Promise<Date>, 
 }
 
 export type AccountNow = ReturnType<typeof createAccountNow>;
+
+/** A node's clocks: an account not heard of is asked of billing (billing.clockOf). */
+export function accountNowOf(broker: ServiceBroker): AccountNow {
+	const clockOf = async (accountId: number) => new Date((await call(broker, "billing.clockOf", { accountId })).at);
+	return createAccountNow(clockOf, () => new Date());
+}
+
+/** The action a billing node tells a clock's move by (metrics.clockMoved, usage.clockMoved): the service keeps its clocks as `deps.clocks`. */
+export function clockMovedAction(params: object) {
+	return {
+		params: params as ActionParams,
+		handler(this: { deps?: { clocks: AccountNow } }, ctx: Context<{ accountId: number; at: string }>) {
+			this.deps?.clocks.heard(ctx.params.accountId, new Date(ctx.params.at));
+			return { heard: true as const };
+		},
+	};
+}

@@ -7,7 +7,7 @@
 // operators' routes. Billing tells every node of a test clock's move
 // (clockMoved); a clock not heard of is asked of billing once (shared/account-now.ts).
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { createAccountNow } from "../../shared/account-now";
+import { accountNowOf, clockMovedAction } from "../../shared/account-now";
 import { idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import type { Applicable } from "../../shared/contracts/metrics";
@@ -41,22 +41,15 @@ const MetricsService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			},
 		}),
 		// A billing node moved a sandbox account's test clock (shared/account-now.ts).
-		clockMoved: {
-			params: schemas.clockMoved,
-			handler(ctx: Context<{ accountId: number; at: string }>) {
-				this.deps?.clocks.heard(ctx.params.accountId, new Date(ctx.params.at));
-				return { heard: true };
-			},
-		},
+		clockMoved: clockMovedAction(schemas.clockMoved),
 	},
 
 	started() {
 		const broker = this.broker;
-		const clockOf = async (accountId: number) => new Date((await call(broker, "billing.clockOf", { accountId })).at);
 		this.deps = {
 			db: this.db,
 			counters: createMetricsCounters(this.db),
-			clocks: createAccountNow(clockOf, () => new Date()),
+			clocks: accountNowOf(broker),
 			now: () => new Date(),
 			productOf: (accountId, productId) => call(broker, "accounts.getProduct", { accountId, productId }),
 			merchantAccountsOf: accountId => call(broker, "accounts.listMerchantAccounts", { accountId }),

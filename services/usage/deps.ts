@@ -11,7 +11,7 @@ export interface UsageDeps {
 	/** The real time. */
 	now: () => Date;
 	/** The account's now: events are dated, refused as late or future, by it. */
-	accountNow: AccountNow;
+	clocks: AccountNow;
 	/** This node: a batch's lease names it. */
 	owner: string;
 	meterCache: MeterCache;

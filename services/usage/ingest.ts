@@ -70,7 +70,7 @@ export async function ingest(deps: UsageDeps, input: { accountId: number; events
 			accountId,
 			valid.map(v => v.event.customerId),
 		),
-		deps.accountNow.now(accountId),
+		deps.clocks.now(accountId),
 	]);
 	const batch = randomUUID();
 	const receivedAt = deps.now();

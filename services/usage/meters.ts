@@ -1,7 +1,7 @@
 // Meters (docs/usage.md#meters): what an account counts of its customers'
 // events, made by an operator. A meter's aggregation and property never
 // change once made: its aggregates would mean something else.
-import type { Aggregation, FilterValue, MeterView } from "../../shared/contracts/usage";
+import type { MeterView, UsageActions } from "../../shared/contracts/usage";
 import { ApiErrorType } from "../../shared/errors";
 import { isDuplicateKey } from "../../shared/persistence";
 import { formatDateTime } from "../../shared/time";
@@ -9,14 +9,7 @@ import type { UsageDeps } from "./deps";
 import { UsageError } from "./errors";
 import type { MeterDoc } from "./models";
 
-export interface MeterInput {
-	accountId: number;
-	code: string;
-	name: string;
-	aggregation: Aggregation;
-	property?: string;
-	filters?: Record<string, FilterValue>;
-}
+export type MeterInput = UsageActions["usage.createMeter"]["params"];
 
 export const meterKey = (accountId: number, code: string) => `${accountId}:${code}`;
 

@@ -3,23 +3,14 @@
 // usage per meter and the late events of the period before, which this close
 // seals. A close is written once, so a renewal retried after a decline bills
 // the same usage; what comes late after it is the next close's adjustment.
-import type { ClosedPeriod, MeterAdjustment, MeterUsage, UsageValues } from "../../shared/contracts/usage";
+import type { ClosedPeriod, MeterAdjustment, MeterUsage, UsageActions, UsageValues } from "../../shared/contracts/usage";
 import { isDuplicateKey, raw } from "../../shared/persistence";
 import { aggregateKey, valuesOf } from "./batch-apply";
 import type { UsageDeps } from "./deps";
 import type { CloseDoc } from "./models";
 import { lateUntil } from "./periods";
 
-export interface CloseInput {
-	accountId: number;
-	customerId: number;
-	period: number;
-	start: string;
-	end: string;
-	nextEnd: string | null;
-	meters: string[];
-	final?: boolean;
-}
+export type CloseInput = UsageActions["usage.closePeriod"]["params"];
 
 const answerOf = (doc: CloseDoc): ClosedPeriod => ({
 	period: doc.period,

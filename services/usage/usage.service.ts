@@ -3,10 +3,10 @@
 // meter and period, and each period's close for the charge that bills it.
 // Scales by adding nodes (npm run cluster -- --usage-nodes N): any node takes
 // any batch, and every node sweeps the batches a dead node left.
-import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { createAccountNow } from "../../shared/account-now";
+import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
+import { accountNowOf, clockMovedAction } from "../../shared/account-now";
 import { domainAction, domainErrors, idempotent } from "../../shared/action";
-import { call, callsThrough } from "../../shared/call";
+import { callsThrough } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { sweepBatches } from "./batch-sweep";
@@ -49,23 +49,16 @@ const UsageService: ServiceSchema<ServiceSettingSchema, Record<string, never>, L
 		// GET /api/customer/{id}/usage-events.
 		customerEvents: idempotent(domainAction(schemas.customerEvents, customerEvents, result => pageOrBadRequest(orFail(result)))),
 		// A billing node moved a sandbox account's test clock (shared/account-now.ts).
-		clockMoved: {
-			params: schemas.clockMoved,
-			handler(this: Service & Locals, ctx: Context<{ accountId: number; at: string }>) {
-				this.deps?.accountNow.heard(ctx.params.accountId, new Date(ctx.params.at));
-				return { heard: true };
-			},
-		},
+		clockMoved: clockMovedAction(schemas.clockMoved),
 	},
 
 	started() {
 		const broker = this.broker;
-		const clockOf = async (accountId: number) => new Date((await call(broker, "billing.clockOf", { accountId })).at);
 		this.deps = {
 			db: this.db,
 			call: callsThrough(broker),
 			now: () => new Date(),
-			accountNow: createAccountNow(clockOf, () => new Date()),
+			clocks: accountNowOf(broker),
 			owner: broker.nodeID,
 			meterCache: createMeterCache(keys => this.db.meters.find({ _id: { $in: keys } }).lean()),
 		};
