@@ -1,7 +1,7 @@
 // A batch's stored events counted into their aggregates, in a few commands
 // whatever its size (docs/usage.md#how-it-is-stored): the distinct values of
-// unique counts (one insert), the customers' event lists (one insert of a page
-// per customer, one bulk write of the day's lists), then one update per
+// unique counts (one insert), the customers' event lists (event-pages.ts: a
+// page per customer and their listing, two commands), then one update per
 // aggregate, all in one bulk write. Each aggregate
 // update names the batch in `applied`, so a sweep finishing a crashed node's
 // batch (batch-sweep.ts) skips the aggregates it already reached, and a
@@ -11,6 +11,7 @@
 import type { UsageValues } from "../../shared/contracts/usage";
 import { insertEach, isDuplicateKey, raw, updateTogether } from "../../shared/persistence";
 import type { UsageDeps } from "./deps";
+import { listPages } from "./event-pages";
 import type { AggregateDoc } from "./models";
 
 /** Batches an aggregate remembers: far more than can be in flight on it at once. */
@@ -92,36 +93,6 @@ async function newUniques(deps: UsageDeps, batch: string, groups: Group[]): Prom
 	return counts;
 }
 
-/** The UTC day a batch was received on: its customers' lists of that day name its pages. */
-export const dayOf = (at: Date) => at.toISOString().slice(0, 10);
-
-/**
- * Each customer's events of the batch as one page, listed in the customer's list of the day it was received: two
- * commands whatever the customers, and again the same (a page is written once, listed once) when a sweep finishes it.
- */
-async function listEvents(deps: UsageDeps, batch: string, events: Counted[], receivedAt: Date): Promise<void> {
-	const byCustomer = new Map<number, Counted[]>();
-	for (const event of events) byCustomer.set(event.customerId, [...(byCustomer.get(event.customerId) ?? []), event]);
-	const pages = [...byCustomer].map(([customerId, mine]) => ({
-		_id: `${customerId}:${batch}`,
-		accountId: mine[0].accountId,
-		customerId,
-		events: mine.map(event => event.key),
-		receivedAt,
-	}));
-	for (const err of await insertEach(deps.db.pages, pages)) if (err && !isDuplicateKey(err)) throw err;
-	await updateTogether(
-		deps.db.lists,
-		pages.map(page => ({
-			updateOne: {
-				filter: { _id: `${page.customerId}:${dayOf(receivedAt)}` },
-				update: { $addToSet: { pages: [page._id, page.events.length] } },
-				upsert: true,
-			},
-		})),
-	);
-}
-
 function updateOf(group: Group, batch: string, unique: number) {
 	const { accountId, customerId, meter, period } = group.first;
 	return {
@@ -152,7 +123,7 @@ export async function applyBatch(
 		if (groups.length === 0) return new Set();
 	}
 	const uniques = await newUniques(deps, batch, groups);
-	await listEvents(deps, batch, events, receivedAt);
+	await listPages(deps, batch, events, receivedAt);
 	const current = groups.filter(group => !group.first.late);
 	await updateTogether(
 		deps.db.aggregates,

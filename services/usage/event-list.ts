@@ -1,14 +1,12 @@
 // GET /api/customer/{id}/usage-events (docs/usage.md#reading-usage): a
-// customer's events as they were received, newest first, a page at a time.
-// Each batch wrote the customer's events as one page, listed in the
-// customer's list of the day it was received (batch-apply.ts); a page reads
-// those lists backwards by key, a month of days per command, from today to the
-// day usage first heard of the customer, and never scans the events.
+// customer's events as they were received, newest first, a page at a time,
+// read backwards by key from the customer's lists (event-pages.ts), from now to
+// when usage first heard of the customer; never a scan of the events.
 import { decodeCursor, encodeCursor, filtersKey, type ListError, type Page } from "../../shared/list-page";
 import { formatDateTime } from "../../shared/time";
-import { dayOf } from "./batch-apply";
 import type { UsageDeps } from "./deps";
 import { UsageError } from "./errors";
+import { bucketOf, bucketsBackwards } from "./event-pages";
 import type { UsageEventDoc } from "./models";
 import { isCustomerOf } from "./periods";
 
@@ -41,13 +39,8 @@ export function toEventView(doc: UsageEventDoc): UsageEventView {
 	};
 }
 
-const DAY_MS = 86_400_000;
-/** Days of lists read per command. */
-const WINDOW = 31;
-/** A cursor's position: the day (days since 1970) and how many of that day's events are still to show. */
-const PER_DAY = 10_000_000;
-
-const dayNumber = (at: Date) => Math.floor(at.getTime() / DAY_MS);
+/** A cursor's position: the bucket, and how many of its events are still to show. */
+const PER_BUCKET = 1_000_000;
 
 export async function customerEvents(
 	deps: UsageDeps,
@@ -67,39 +60,19 @@ export async function customerEvents(
 /** Up to `limit` of the customer's event keys, newest first, from the cursor's `position` (null: the newest); where the next page starts. */
 async function newestKeys(deps: UsageDeps, customerId: number, position: number | null, limit: number) {
 	const known = await deps.db.periods.findById(customerId, { createdAt: 1 }).lean();
-	// Nothing listed before usage heard of the customer (no list at all: it never sent one).
-	const first = known?.createdAt ? dayNumber(new Date(known.createdAt)) : dayNumber(deps.now());
-	const from = position === null ? dayNumber(deps.now()) : Math.floor(position / PER_DAY);
-	let left = position === null ? Number.POSITIVE_INFINITY : position % PER_DAY;
+	// Nothing is listed before usage heard of the customer.
+	const first = bucketOf(known?.createdAt ? new Date(known.createdAt) : deps.now());
+	const from = position === null ? bucketOf(deps.now()) : Math.floor(position / PER_BUCKET);
+	let left = position === null ? Number.POSITIVE_INFINITY : position % PER_BUCKET;
 	const keys: string[] = [];
-	for await (const { day, events } of daysBackwards(deps, customerId, from, first)) {
+	for await (const { bucket, events } of bucketsBackwards(deps, customerId, from, first)) {
 		const end = Math.min(left, events.length);
 		left = Number.POSITIVE_INFINITY;
 		const taken = events.slice(Math.max(0, end - (limit - keys.length)), end).reverse();
 		keys.push(...taken);
 		if (keys.length < limit) continue;
 		const rest = end - taken.length;
-		return { keys, next: rest > 0 ? day * PER_DAY + rest : day > first ? (day - 1) * PER_DAY + (PER_DAY - 1) : null };
+		return { keys, next: rest > 0 ? bucket * PER_BUCKET + rest : bucket > first ? (bucket - 1) * PER_BUCKET + (PER_BUCKET - 1) : null };
 	}
 	return { keys, next: null };
-}
-
-/** The customer's days with events, from `from` back to `first`, each with its events oldest first; a month of lists per read. */
-async function* daysBackwards(deps: UsageDeps, customerId: number, from: number, first: number) {
-	const key = (day: number) => `${customerId}:${dayOf(new Date(day * DAY_MS))}`;
-	for (let day = from; day >= first; day -= WINDOW) {
-		const days = Array.from({ length: Math.min(WINDOW, day - first + 1) }, (_, i) => day - i);
-		const lists = new Map((await deps.db.lists.find({ _id: { $in: days.map(key) } }).lean()).map(doc => [doc._id, doc]));
-		for (const d of days) {
-			const list = lists.get(key(d));
-			if (list) yield { day: d, events: await eventsOfDay(deps, list.pages) };
-		}
-	}
-}
-
-/** A day's events, oldest first: its pages' events in the order they were listed. */
-async function eventsOfDay(deps: UsageDeps, pages: [string, number][]): Promise<string[]> {
-	const ids = [...new Set(pages.map(([id]) => id))];
-	const docs = new Map((await deps.db.pages.find({ _id: { $in: ids } }).lean()).map(doc => [doc._id, doc]));
-	return ids.flatMap(id => docs.get(id)?.events ?? []);
 }

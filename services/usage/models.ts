@@ -93,11 +93,14 @@ export interface PageDoc {
 	receivedAt: Date;
 }
 
-/** The pages of a customer's events received on one day (UTC): `<customerId>:<YYYY-MM-DD>`, in the order they came. */
+/**
+ * A customer's bucket, `<customerId>:b<bucket>` (10 seconds of receipt): its pages, `[page id, its events]`, in the
+ * order they came; or its hour, `<customerId>:h<hour>`: the buckets that have pages (event-pages.ts).
+ */
 export interface ListDoc {
 	_id: string;
-	/** `[page id, its events]`, added once each ($addToSet). */
-	pages: [string, number][];
+	pages?: [string, number][];
+	buckets?: number[];
 }
 
 /** A customer's periods as usage knows them: `<customerId>`. */
@@ -201,7 +204,7 @@ const periodsSchema = new Schema<PeriodsDoc>(
 );
 
 const pageSchema = new Schema<PageDoc>({ _id: String, accountId: Number, customerId: Number, events: [String], receivedAt: Date }, options);
-const listSchema = new Schema<ListDoc>({ _id: String, pages: { type: Schema.Types.Mixed, default: [] } }, { ...options, minimize: false });
+const listSchema = new Schema<ListDoc>({ _id: String, pages: Schema.Types.Mixed, buckets: [Number] }, options);
 
 const closeSchema = new Schema<CloseDoc>(
 	{
