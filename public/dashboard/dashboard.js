@@ -3,6 +3,7 @@
 // change sends the session's CSRF token, and the API token never reaches here.
 
 import { homePage } from "./home.js";
+import { customerInvoices } from "./invoices.js";
 import { midMetrics } from "./mid-metrics.js";
 import { money } from "./money.js";
 import { portalPage } from "./portal-settings.js";
@@ -517,6 +518,7 @@ const pages = {
 		const emails = el("div");
 		const events = el("div");
 		const usage = el("div");
+		const invoices = el("div");
 		const actions = el("div", { class: "actions" });
 		if (isOperator() && customer.status !== "UNSUBSCRIBED") {
 			const linkOut = el("p", { class: "link", role: "status" });
@@ -597,6 +599,7 @@ const pages = {
 			),
 			isOperator() && customer.status === "ACTIVE" ? changeSection(customer, products) : null,
 			usage,
+			invoices,
 			el("h2", {}, "Transactions"),
 			transactions,
 			el("h2", {}, "Events"),
@@ -623,6 +626,8 @@ const pages = {
 		);
 		// The emails sent to the buyer (docs/emails.md), newest first.
 		emails.replaceChildren(table(EMAIL_COLUMNS, sent, "Emails", { empty: "No email was sent to this customer." }));
+		// Its invoices, newest first, with their lines (invoices.js).
+		await customerInvoices(id, invoices);
 		// Its usage this period, when its product has usage prices (usage.js).
 		await customerUsage(id, products.get(customer.productId), usage);
 	},

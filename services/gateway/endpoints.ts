@@ -190,6 +190,8 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /customers/:id": { action: "billing.getCustomer" },
 	"GET /customers/:id/transactions": { action: "billing.customerTransactions" },
 	"GET /customers/:customerId/emails": { action: "notifications.customerEmails" },
+	// A customer's invoices, newest first, with their lines (docs/dashboard.md#a-customers-invoices).
+	"GET /customers/:customerId/invoices": { action: "invoicing.invoices" },
 	"GET /email-settings": { action: "accounts.emailSettings" },
 	"PATCH /email-settings": { action: "accounts.updateEmailSettings", change: "email settings" },
 	"GET /portal-settings": { action: "accounts.portalSettings" },

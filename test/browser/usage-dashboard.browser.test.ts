@@ -1,15 +1,17 @@
 // Usage billing in the dashboard in Chromium (issue 48, docs/dashboard.md#meters-and-usage): an operator creates a
 // count meter with the Meters page's form (and sees the API's refusal of a second one with its code); a metered
 // product's customer's page then shows its usage this period per meter, priced as computed by hand here, what it
-// would bill now, a chart, and its usage events a page at a time, a late one marked after the renewal; a viewer
-// reads the meters without the form; at 360 px nothing overflows and every control has a label. Pages are saved to
-// test-output/.
+// would bill now, a chart, and its usage events a page at a time, a late one marked after the renewal; the renewal's
+// invoice is listed on the page with its usage lines as billed, and the next one's adjustment for the late event is
+// marked "late usage"; a viewer reads the meters without the form, and the customer's invoices; at 360 px nothing
+// overflows and every control has a label. Pages are saved to test-output/.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { CARDS, createShop, type Shop, submitCheckout } from "../factories/checkout";
 import { admin, bearer, createPlan } from "../factories/merchant";
 import { clockToRenewalOf } from "../factories/test-clock";
+import { eventually } from "../services/notifications/webhook-events";
 import { startApp, type TestApp } from "../setup/app";
 import { launchChromium, PROJECT_ROOT, shownMoney } from "./browser";
 
@@ -116,8 +118,34 @@ const usageDetail = (page: Page, term: string) =>
 
 const eventRows = (page: Page) => page.getByRole("table", { name: "Latest usage events" }).locator("tbody tr");
 
+interface Invoice {
+	number: string;
+	issuedAt: string;
+	total: number;
+	url: string;
+}
+
+/** The customer's invoices on the API, newest first, once there are `count` (invoices are issued after the charge). */
+const invoicesOnceIssued = (shop: Shop, customerId: number, count: number) =>
+	eventually(async () => {
+		const res = await app.http().get(`/api/invoices?customerId=${customerId}`).set(bearer(shop)).expect(200);
+		expect(res.body.data).toHaveLength(count);
+		return res.body.data as Invoice[];
+	});
+
+/** What the customer's page shows of its invoices, in its order: each one's heading, details, PDF link and lines. */
+const shownInvoices = (page: Page) =>
+	page.locator("section.invoice").evaluateAll(sections =>
+		sections.map(section => ({
+			title: section.querySelector("h3")?.textContent,
+			details: Object.fromEntries(Array.from(section.querySelectorAll("dt"), dt => [dt.textContent, dt.nextElementSibling?.textContent])),
+			pdf: section.querySelector("dd a")?.getAttribute("href") ?? null,
+			lines: Array.from(section.querySelectorAll("tbody tr"), row => Array.from(row.querySelectorAll("td"), td => td.textContent)),
+		})),
+	);
+
 describe("Meters and usage in the dashboard", () => {
-	test("When an operator creates a count meter with the form and a metered customer uses it, then the meter is listed, and the customer's page shows its usage priced as computed by hand, a chart and its events, a late one marked after the renewal", async () => {
+	test("When an operator creates a count meter with the form and a metered customer uses it, then the meter is listed, and the customer's page shows its usage priced as computed by hand, a chart and its events, a late one marked after the renewal, and the renewal's invoice with its usage lines, the next one's late usage marked", async () => {
 		// Arrange
 		const shop = await createShop(app);
 		const page = await signedIn(shop, "operator");
@@ -218,13 +246,17 @@ describe("Meters and usage in the dashboard", () => {
 			.set(bearer(shop))
 			.send({ events: [{ ...late, properties: { region: "eu" } }] })
 			.expect(200);
+		const issued = await invoicesOnceIssued(shop, customerId, 2);
 		await page.reload();
 		await page.getByRole("heading", { name: "Usage this period" }).waitFor(WAIT);
 		await eventRows(page).first().waitFor(WAIT);
+		await page.getByRole("heading", { name: `Invoice ${issued[0].number}`, exact: true }).waitFor(WAIT);
 		const afterRenewal = await cells(page, "table.usage-meters");
 		const lateRow = await eventRows(page)
 			.first()
 			.evaluate(row => Array.from(row.querySelectorAll("td"), td => td.textContent));
+		const invoices = await shownInvoices(page);
+		const pdf = await page.request.get(invoices[0].pdf ?? "");
 		await shot(page, "customer-usage-late");
 
 		// Assert: the renewal charged the base fee and the usage in one; the new period has none yet.
@@ -240,13 +272,53 @@ describe("Meters and usage in the dashboard", () => {
 		expect(await usageDetail(page, "Would bill now")).toBe(eur(0));
 		expect(lateRow.slice(1, 4)).toEqual(["calls", "region=eu", "late: billed with the next charge"]);
 		expect(lateRow[6]).toBe("call-late");
+		// The renewal's invoice first, then the checkout's; its lines as billed, the usage lines' texts naming their tiers.
+		expect(invoices.map(i => i.title)).toEqual(issued.map(i => `Invoice ${i.number}`));
+		expect(invoices[0]).toEqual({
+			title: `Invoice ${issued[0].number}`,
+			details: { Date: issued[0].issuedAt.slice(0, 10), Total: eur(999 + calls + tokens), PDF: `PDF of Invoice ${issued[0].number}` },
+			pdf: new URL(`${issued[0].url}/pdf`, app.url).href,
+			lines: [
+				["Metered", "plan", eur(999)],
+				[`API calls: ${CALL_COUNT} units (1–10: 10 × 0.5 EUR; 11+: ${CALL_COUNT - 10} × 0.2 EUR + 1 EUR)`, "usage", eur(calls)],
+				["Tokens: 4,000 units", "usage", eur(tokens)],
+			],
+		});
+		expect(invoices[1].lines).toEqual([["Metered", "plan", eur(999)]]);
+		expect([pdf.status(), pdf.headers()["content-type"], (await pdf.body()).subarray(0, 5).toString()]).toEqual([
+			200,
+			"application/pdf",
+			"%PDF-",
+		]);
 		// The meter's creation is in the audit log; the refused second one is not (the action answered an error).
 		await page.getByRole("link", { name: "Audit log" }).click();
 		await page.getByRole("cell", { name: "create meter", exact: true }).first().waitFor(WAIT);
 		expect(await page.getByRole("cell", { name: "create meter", exact: true }).count()).toBe(1);
-	}, 120_000);
 
-	test("When a viewer opens Meters, then the meters are listed without the form, a meter its page's script creates anyway is refused, and a metered customer's usage shows", async () => {
+		// Act: the next renewal bills the late event as an adjustment, on its own line of the next invoice.
+		await clockToRenewalOf(app, shop, customerId);
+		const [next] = await invoicesOnceIssued(shop, customerId, 3);
+		await page.goto(`${app.url}/dashboard/#/customer/${customerId}`);
+		await page.getByRole("heading", { name: `Invoice ${next.number}`, exact: true }).waitFor(WAIT);
+		const [nextShown] = await shownInvoices(page);
+		await shot(page, "customer-invoices-late");
+
+		// Assert: by hand, 24 calls → 10 × 50 + 14 × 20 + 100 = 880 cents, 20 more than the 23 billed.
+		const adjustment = 10 * 50 + (CALL_COUNT + 1 - 10) * 20 + 100 - calls;
+		expect(adjustment).toBe(20);
+		expect(nextShown.title).toBe(`Invoice ${next.number}`);
+		expect(nextShown.lines.filter(line => line[1] === "late usage")).toEqual([
+			[
+				`API calls: late usage of the period before, ${CALL_COUNT} → ${CALL_COUNT + 1} units (1–10: 10 × 0.5 EUR; 11+: ${CALL_COUNT + 1 - 10} × 0.2 EUR + 1 EUR)`,
+				"late usage",
+				eur(adjustment),
+			],
+		]);
+		// The new period has no usage yet: the fee and the adjustment.
+		expect(nextShown.details.Total).toBe(eur(999 + adjustment));
+	}, 150_000);
+
+	test("When a viewer opens Meters, then the meters are listed without the form, a meter its page's script creates anyway is refused, and a metered customer's usage and invoice show", async () => {
 		// Arrange
 		const shop = await createShop(app);
 		const productId = await meteredProduct(shop, { withCalls: true });
@@ -267,8 +339,11 @@ describe("Meters and usage in the dashboard", () => {
 			return res.status;
 		});
 		await shot(page, "meters-viewer");
+		const [checkoutInvoice] = await invoicesOnceIssued(shop, customerId, 1);
 		await page.goto(`${app.url}/dashboard/#/customer/${customerId}`);
 		await page.getByRole("heading", { name: "Usage this period" }).waitFor(WAIT);
+		await page.getByRole("heading", { name: `Invoice ${checkoutInvoice.number}`, exact: true }).waitFor(WAIT);
+		const invoices = await shownInvoices(page);
 
 		// Assert
 		expect(listed.map(row => row.slice(0, 5))).toEqual([
@@ -279,6 +354,9 @@ describe("Meters and usage in the dashboard", () => {
 		expect(await page.getByRole("button", { name: "Create meter" }).count()).toBe(0);
 		expect(forced).toBe(403);
 		expect(await usageDetail(page, "Would bill now")).toBe(shownMoney(9.4, "EUR"));
+		expect(invoices.map(i => [i.title, i.lines])).toEqual([
+			[`Invoice ${checkoutInvoice.number}`, [["Metered", "plan", shownMoney(9.99, "EUR")]]],
+		]);
 		expect((await admin(app).get(`/accounts/${shop.accountId}/meters`).expect(200)).body.map((m: { code: string }) => m.code)).toEqual([
 			"calls",
 			"tokens",

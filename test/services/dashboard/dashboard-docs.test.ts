@@ -45,6 +45,7 @@ describe("docs/dashboard.md and endpoints.ts", () => {
 			"GET /customers/{id}": "customers",
 			"GET /customers/{id}/transactions": "transactions",
 			"GET /customers/{customerId}/emails": "emails sent to them",
+			"GET /customers/{customerId}/invoices": "invoices",
 			"GET /email-settings": "the email settings",
 			"GET /portal-settings": "the portal settings",
 			"PATCH /portal-settings": "change the portal settings",

@@ -295,6 +295,7 @@ beforeAll(async () => {
 		"GET /dashboard/api/customers/:id": {},
 		"GET /dashboard/api/customers/:id/transactions": {},
 		"GET /dashboard/api/customers/:customerId/emails": {},
+		"GET /dashboard/api/customers/:customerId/invoices": {},
 		"GET /dashboard/api/email-settings": {},
 		"PATCH /dashboard/api/email-settings": { body: { language: "de" } },
 		"GET /dashboard/api/transactions": {},
