@@ -2,7 +2,7 @@
 // (event-list.ts), by key and in documents that stay small however busy the
 // customer: each batch writes the customer's events as one page; the page is
 // listed in the customer's bucket of the 10 seconds it was received in, and
-// the bucket in the customer's hour. Three commands per batch, whatever its
+// the bucket in the customer's hour. Two commands per batch, whatever its
 // customers; written again by a sweep finishing the batch, they list nothing
 // twice ($addToSet).
 import { insertEach, isDuplicateKey, updateTogether } from "../../shared/persistence";
