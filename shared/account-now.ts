@@ -11,8 +11,7 @@
 // billing cannot answer, an account not heard of reads at the real time, and
 // is asked again at its next read.
 
-import type { ActionParams, Context, ServiceBroker } from "moleculer";
-import { call } from "./call";
+import type { ActionParams, Context } from "moleculer";
 
 /** `clockOf`: billing.clockOf's answer (the account's now on billing: the real time unless its clock is ahead). */
 export function createAccountNow(clockOf: (accountId: number) => Promise<Date>, realNow: () => Date) {
@@ -35,12 +34,6 @@ export function createAccountNow(clockOf: (accountId: number) => Promise<Date>, 
 }
 
 export type AccountNow = ReturnType<typeof createAccountNow>;
-
-/** A node's clocks: an account not heard of is asked of billing (billing.clockOf). */
-export function accountNowOf(broker: ServiceBroker): AccountNow {
-	const clockOf = async (accountId: number) => new Date((await call(broker, "billing.clockOf", { accountId })).at);
-	return createAccountNow(clockOf, () => new Date());
-}
 
 /** The action a billing node tells a clock's move by (metrics.clockMoved, usage.clockMoved): the service keeps its clocks as `deps.clocks`. */
 export function clockMovedAction(params: object) {

@@ -599,13 +599,13 @@ const pages = {
 			),
 			isOperator() && customer.status === "ACTIVE" ? changeSection(customer, products) : null,
 			usage,
-			invoices,
 			el("h2", {}, "Transactions"),
 			transactions,
 			el("h2", {}, "Events"),
 			events,
 			el("h2", {}, "Emails"),
 			emails,
+			invoices,
 		);
 		const lists = await busy("Loading transactions, events and emails", () =>
 			Promise.all([

@@ -7,7 +7,7 @@
 // operators' routes. Billing tells every node of a test clock's move
 // (clockMoved); a clock not heard of is asked of billing once (shared/account-now.ts).
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { accountNowOf, clockMovedAction } from "../../shared/account-now";
+import { clockMovedAction, createAccountNow } from "../../shared/account-now";
 import { idempotent } from "../../shared/action";
 import { call } from "../../shared/call";
 import type { Applicable } from "../../shared/contracts/metrics";
@@ -49,7 +49,10 @@ const MetricsService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 		this.deps = {
 			db: this.db,
 			counters: createMetricsCounters(this.db),
-			clocks: accountNowOf(broker),
+			clocks: createAccountNow(
+				async accountId => new Date((await call(broker, "billing.clockOf", { accountId })).at),
+				() => new Date(),
+			),
 			now: () => new Date(),
 			productOf: (accountId, productId) => call(broker, "accounts.getProduct", { accountId, productId }),
 			merchantAccountsOf: accountId => call(broker, "accounts.listMerchantAccounts", { accountId }),

@@ -4,9 +4,9 @@
 // Scales by adding nodes (npm run cluster -- --usage-nodes N): any node takes
 // any batch, and every node sweeps the batches a dead node left.
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { accountNowOf, clockMovedAction } from "../../shared/account-now";
+import { clockMovedAction, createAccountNow } from "../../shared/account-now";
 import { domainAction, domainErrors, idempotent } from "../../shared/action";
-import { callsThrough } from "../../shared/call";
+import { call, callsThrough } from "../../shared/call";
 import { dbMixin } from "../../shared/db.mixin";
 import { pageOrBadRequest } from "../../shared/list-page";
 import { sweepBatches } from "./batch-sweep";
@@ -58,7 +58,10 @@ const UsageService: ServiceSchema<ServiceSettingSchema, Record<string, never>, L
 			db: this.db,
 			call: callsThrough(broker),
 			now: () => new Date(),
-			clocks: accountNowOf(broker),
+			clocks: createAccountNow(
+				async accountId => new Date((await call(broker, "billing.clockOf", { accountId })).at),
+				() => new Date(),
+			),
 			owner: broker.nodeID,
 			meterCache: createMeterCache(keys => this.db.meters.find({ _id: { $in: keys } }).lean()),
 		};

@@ -43,7 +43,11 @@ export async function openDemoCheckout(page: Page, demoUrl: string, billing = "C
 	await page.waitForFunction(() => !(document.querySelector("#status")?.textContent ?? "").startsWith("Starting"), null, WAIT);
 	const problem = await page.evaluate(() => document.querySelector("#status")?.textContent ?? null);
 	if (problem) throw new Error(`The demo page could not start: ${problem}`);
-	await page.getByRole("radio", { name: new RegExp(`\\(${billing}:`) }).check();
+	// The first of its billing: the demo's metered plan is CHARGE too, after the monthly one.
+	await page
+		.getByRole("radio", { name: new RegExp(`\\(${billing}:`) })
+		.first()
+		.check();
 	return page.frameLocator("iframe");
 }
 

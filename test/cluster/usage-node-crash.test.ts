@@ -60,12 +60,13 @@ beforeAll(async () => {
 	await nodes.waitFor(app.broker, ["usage-1", "usage-2"]);
 }, 90_000);
 
+// The app drains what it still waits on from the killed nodes before it stops.
 afterAll(async () => {
 	nodes.killAll();
-	await mongo?.close();
 	await app?.stop();
+	await mongo?.close();
 	await nats?.stop();
-});
+}, 90_000);
 
 const usageDb = () => mongo.db(databaseNameFor("usage", process.env.MONGO_URL!));
 
