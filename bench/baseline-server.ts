@@ -38,13 +38,14 @@
 //   MONGO_URL=mongodb://127.0.0.1:27017/bench_baseline PORT=3100 npx tsx bench/baseline-server.ts
 //   … READ_BILLING_DB=bench_embedded_billing READ_TOKEN=<the shop's API token> READ_ACCOUNT_ID=<its account> …
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Db, MongoClient } from "mongodb";
 import type { CustomerDoc } from "../services/billing/records/customer";
 import type { TransactionDoc } from "../services/billing/records/transaction";
 import { RENEWAL_SCHEDULE } from "../services/billing/renewals/renewal-schedule";
 import { toCustomerView, toTransactionView } from "../services/billing/views";
 import { type ScheduleOptions, slotDocuments } from "../shared/schedule";
+import { readBody, serveBare } from "./bare-server";
 
 const ID_BLOCK = 100;
 
@@ -81,15 +82,6 @@ function idBlocks(db: Db, sequence: string) {
 		}
 		return next++;
 	};
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const chunks: Buffer[] = [];
-		req.on("data", chunk => chunks.push(chunk));
-		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-		req.on("error", reject);
-	});
 }
 
 function createHandlers(dbs: Databases) {
@@ -494,19 +486,7 @@ async function main(): Promise<void> {
 	const handle = async (req: IncomingMessage, res: ServerResponse) => {
 		if (!(await reads?.(req, res))) await checkouts(req, res);
 	};
-	const server = http.createServer((req, res) => {
-		handle(req, res).catch(err => {
-			console.error("baseline request failed:", err);
-			if (!res.headersSent) res.writeHead(500).end();
-		});
-	});
-	server.listen(Number(process.env.PORT ?? 3100), "127.0.0.1");
-	const stop = () => {
-		server.closeAllConnections();
-		server.close(() => void client.close().then(() => process.exit(0)));
-	};
-	process.on("SIGTERM", stop);
-	process.on("SIGINT", stop);
+	serveBare("baseline", Number(process.env.PORT ?? 3100), handle, () => client.close());
 }
 
 main().catch(err => {

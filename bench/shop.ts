@@ -17,7 +17,8 @@ export interface Shop {
 export const SHOP_DOMAIN = "shop.example.com";
 const VISA = "4242424242424242";
 
-async function adminCall<T>(url: string, method: string, path: string, body?: object): Promise<T> {
+/** An admin API call as an operator would make it; anything but 2xx throws. */
+export async function adminCall<T>(url: string, method: string, path: string, body?: object): Promise<T> {
 	const res = await fetch(`${url}/admin${path}`, {
 		method,
 		headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },

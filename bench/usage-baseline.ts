@@ -18,7 +18,7 @@
 //
 //   MONGO_URL=mongodb://127.0.0.1:27017/bench_usage_baseline PORT=3101 npx tsx bench/usage-baseline.ts
 import { randomUUID } from "node:crypto";
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AnyBulkWriteOperation, type Collection, MongoBulkWriteError, MongoClient } from "mongodb";
 import mongoose from "mongoose";
 import { aggregateKey, latestOf } from "../services/usage/batch-apply";
@@ -26,6 +26,7 @@ import { type Contribution, contributionOf, type EventInput } from "../services/
 import type { MeterDoc } from "../services/usage/models";
 import type { Aggregation } from "../shared/contracts/usage";
 import { appendAll, createTimelines, type Timelines } from "../shared/timeline";
+import { readBody, serveBare } from "./bare-server";
 
 /** The benchmark's meters (bench/usage.ts makes the same ones on the admin API). */
 export const BENCH_METERS: { code: string; name: string; aggregation: Aggregation; property?: string }[] = [
@@ -170,15 +171,6 @@ function createHandler(
 	};
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const chunks: Buffer[] = [];
-		req.on("data", chunk => chunks.push(chunk));
-		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-		req.on("error", reject);
-	});
-}
-
 async function main(): Promise<void> {
 	const url = process.env.MONGO_URL;
 	if (!url) throw new Error("MONGO_URL must be set");
@@ -197,19 +189,7 @@ async function main(): Promise<void> {
 		const body = JSON.parse(await readBody(req)) as { events: EventInput[] };
 		res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(await ingest(body.events)));
 	};
-	const server = http.createServer((req, res) => {
-		handle(req, res).catch(err => {
-			console.error("usage baseline request failed:", err);
-			if (!res.headersSent) res.writeHead(500).end();
-		});
-	});
-	server.listen(Number(process.env.PORT ?? 3101), "127.0.0.1");
-	const stop = () => {
-		server.closeAllConnections();
-		server.close(() => void client.close().then(() => process.exit(0)));
-	};
-	process.on("SIGTERM", stop);
-	process.on("SIGINT", stop);
+	serveBare("usage baseline", Number(process.env.PORT ?? 3101), handle, () => client.close());
 }
 
 if (require.main === module)

@@ -34,9 +34,9 @@ import { checkoutLoad } from "./load";
 import { type Measured, outsideText } from "./measure";
 import type { BenchOptions } from "./options";
 import { type Row, type Target, target } from "./report";
-import { createShop, type Shop } from "./shop";
+import { adminCall, createShop, type Shop } from "./shop";
 import { median, type Percentiles, percentiles, round } from "./stats";
-import { ADMIN_TOKEN, type BenchContext, clusterSpec, type DeploySpec, deploy, embeddedSpec, startBaseline } from "./topology";
+import { type BenchContext, clusterSpec, type DeploySpec, deploy, embeddedSpec, startBaseline } from "./topology";
 import { BENCH_METERS } from "./usage-baseline";
 
 /** Issue 48's goals: events/s in batches of 1,000 on this 2-core machine, and of the bare-driver baseline's. */
@@ -124,16 +124,6 @@ export interface UsageResults {
 }
 
 type Log = (line: string) => void;
-
-async function adminCall<T>(url: string, method: string, path: string, body?: object): Promise<T> {
-	const res = await fetch(`${url}/admin${path}`, {
-		method,
-		headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
-		body: body ? JSON.stringify(body) : undefined,
-	});
-	if (!res.ok) throw new Error(`${method} /admin${path}: ${res.status} ${await res.text()}`);
-	return (await res.json()) as T;
-}
 
 /** A shop (shop.ts) with the benchmark's meters and a monthly product priced on them. */
 export async function meteredShop(url: string): Promise<Shop> {
