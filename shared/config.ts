@@ -73,6 +73,8 @@ export interface Config {
 	invoiceLinkKey: string | undefined;
 	/** Where Stripe is reached, for every MID (a test server's address in tests); undefined: Stripe itself. */
 	stripeApiBase: string | undefined;
+	/** Where Adyen's Checkout API is reached in place of its test platform (a test server: Prism); unset: Adyen itself. */
+	adyenApiBase: string | undefined;
 	/** "localstripe" leaves out the parameters that emulator refuses (tests only). */
 	stripeApiDialect: "stripe" | "localstripe";
 	/** Longest a webhook attempt may take, connection to answer (notifications). */
@@ -331,6 +333,7 @@ export function loadConfig(env: Env = process.env): Config {
 		credentialsPreviousKeys: secretList(env, "CREDENTIALS_PREVIOUS_KEYS"),
 		invoiceLinkKey: secret(env, "INVOICE_LINK_KEY", 32),
 		stripeApiBase: url(env, "STRIPE_API_BASE", ["http", "https"]),
+		adyenApiBase: url(env, "ADYEN_API_BASE", ["http", "https"]),
 		stripeApiDialect: oneOf(env, "STRIPE_API_DIALECT", ["stripe", "localstripe"] as const, "stripe"),
 		webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 50, 120_000),
 		webhookRetryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5000, 1, 3_600_000),

@@ -79,11 +79,13 @@ export const ACCOUNTS_ERRORS: ErrorTable<AccountsError> = {
 	},
 	[AccountsError.TestKeyInProduction]: {
 		type: ApiErrorType.Conflict,
-		message: "A production account's Stripe merchant account needs a live key (sk_live_… or rk_live_…), not a test key",
+		message:
+			"A production account's merchant account needs live keys: Stripe's sk_live_… or rk_live_…, or Adyen's live platform (its liveUrlPrefix)",
 	},
 	[AccountsError.LiveKeyInSandbox]: {
 		type: ApiErrorType.Conflict,
-		message: "A sandbox account's Stripe merchant account takes test keys only (sk_test_… or rk_test_…): live keys move real money",
+		message:
+			"A sandbox account's merchant account takes test keys only (Stripe's sk_test_… or rk_test_…, Adyen's test platform without a liveUrlPrefix): live keys move real money",
 	},
 	[AccountsError.UnknownCoupon]: { type: ApiErrorType.NotFound, message: "No coupon with this couponId in the account" },
 	[AccountsError.InvalidCouponDiscount]: {

@@ -1,5 +1,5 @@
-// Merchant accounts (MIDs) and their groups: the operator's creates, updates and lists (a Stripe MID's keys arrive
-// sealed to the payments service), a group's MIDs, and a MID's processor for the payments service.
+// Merchant accounts (MIDs) and their groups: the operator's creates, updates and lists (a Stripe or Adyen MID's keys
+// arrive sealed to the payments service), a group's MIDs, and a MID's processor for the payments service.
 import { isFailure } from "../../shared/call";
 import type { CardType, Environment, MerchantAccountProcessor, MerchantAccountView, MidProcessor } from "../../shared/contracts/accounts";
 import { findCurrency, toDecimal, toMinorUnits } from "../../shared/money";
@@ -8,20 +8,27 @@ import { AccountsError } from "./errors";
 import { groupKey, type MerchantAccountDoc } from "./models";
 
 /**
- * A MID's processor as the gateway service hands it over: the sandbox, or Stripe with its key (and its webhook signing
- * secret, if given) already sealed to the payments service, the mode and last 4 characters beside them, read before
- * they were sealed.
+ * A MID's processor as the gateway service hands it over: the sandbox, or Stripe or Adyen with its key (and its webhook
+ * signing secret, if given) already sealed to the payments service, the mode and last 4 characters beside them, read
+ * before they were sealed.
  */
-export type ProcessorInput =
-	| { type: "sandbox" }
-	| {
-			type: "stripe";
-			sealedSecretKey: string;
-			keyMode: "test" | "live";
-			secretKeyLast4: string;
-			sealedWebhookSecret?: string;
-			webhookSecretLast4?: string;
-	  };
+export type ProcessorInput = { type: "sandbox" } | (SealedKeys & ({ type: "stripe" } | AdyenInput));
+
+/** A processor's key (and webhook secret) sealed by the gateway, with what the rules and answers need of them. */
+interface SealedKeys {
+	sealedSecretKey: string;
+	keyMode: "test" | "live";
+	secretKeyLast4: string;
+	sealedWebhookSecret?: string;
+	webhookSecretLast4?: string;
+}
+
+/** Adyen's merchant account the MID charges on, and its live URL prefix (absent: Adyen's test platform). */
+interface AdyenInput {
+	type: "adyen";
+	merchantAccount: string;
+	liveUrlPrefix?: string;
+}
 
 export function toMerchantAccountView(doc: MerchantAccountDoc): MerchantAccountView {
 	return {
@@ -66,27 +73,31 @@ function allowedProcessor(environment: Environment, input: ProcessorInput | null
 }
 
 /**
- * Stores a Stripe key and webhook secret with payments before any MID names them (a processor without a secret leaves
- * the MID none); what the MID itself keeps of its processor.
+ * Stores a processor's key and webhook secret with payments before any MID names them (a processor without a secret
+ * leaves the MID none); what the MID itself keeps of its processor.
  */
 async function keepProcessor(
 	deps: AccountsDeps,
 	midId: number,
 	input: ProcessorInput | null,
 ): Promise<MidProcessor | null | AccountsError> {
-	if (input?.type !== "stripe") return input;
+	if (input === null || input.type === "sandbox") return input;
 	const stored = await deps.call("payments.storeCredentials", {
 		midId,
-		type: "stripe",
+		type: input.type,
 		sealedSecretKey: input.sealedSecretKey,
 		...(input.sealedWebhookSecret === undefined ? {} : { sealedWebhookSecret: input.sealedWebhookSecret }),
 	});
 	if (isFailure(stored)) return AccountsError.UnreadableProcessorKey;
+	const webhookSecretLast4 = input.webhookSecretLast4 ?? null;
+	if (input.type === "stripe") return { type: "stripe", keyMode: input.keyMode, secretKeyLast4: input.secretKeyLast4, webhookSecretLast4 };
 	return {
-		type: "stripe",
+		type: "adyen",
 		keyMode: input.keyMode,
-		secretKeyLast4: input.secretKeyLast4,
-		webhookSecretLast4: input.webhookSecretLast4 ?? null,
+		merchantAccount: input.merchantAccount,
+		liveUrlPrefix: input.liveUrlPrefix ?? null,
+		apiKeyLast4: input.secretKeyLast4,
+		hmacKeyLast4: webhookSecretLast4,
 	};
 }
 

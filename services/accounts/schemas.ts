@@ -161,6 +161,25 @@ const monthlyCap = {
 	],
 };
 
+/** A processor with its key (and webhook secret) sealed to payments by the gateway, beside `fields` of its own. */
+function sealedKeys(fields: Record<string, object>, last4: string, required: string[]) {
+	return {
+		...params(
+			{
+				...fields,
+				sealedSecretKey: { type: "string", maxLength: 4096 },
+				keyMode: { enum: ["test", "live"] },
+				secretKeyLast4: { type: "string", pattern: last4 },
+				sealedWebhookSecret: { type: "string", maxLength: 4096 },
+				webhookSecretLast4: { type: "string", pattern: last4 },
+			},
+			["type", "sealedSecretKey", "keyMode", "secretKeyLast4", ...required],
+		),
+		// The webhook secret comes with its last 4 characters, or not at all.
+		dependencies: { sealedWebhookSecret: ["webhookSecretLast4"], webhookSecretLast4: ["sealedWebhookSecret"] },
+	};
+}
+
 /**
  * A MID's processor as the gateway service hands it over (the Stripe key and webhook secret already sealed to payments:
  * processor-keys.ts); null: none.
@@ -168,21 +187,18 @@ const monthlyCap = {
 const processorInput = {
 	anyOf: [
 		params({ type: { const: "sandbox" } }),
-		{
-			...params(
-				{
-					type: { const: "stripe" },
-					sealedSecretKey: { type: "string", maxLength: 4096 },
-					keyMode: { enum: ["test", "live"] },
-					secretKeyLast4: { type: "string", pattern: "^[A-Za-z0-9]{4}$" },
-					sealedWebhookSecret: { type: "string", maxLength: 4096 },
-					webhookSecretLast4: { type: "string", pattern: "^[A-Za-z0-9]{4}$" },
-				},
-				["type", "sealedSecretKey", "keyMode", "secretKeyLast4"],
-			),
-			// The webhook secret comes with its last 4 characters, or not at all.
-			dependencies: { sealedWebhookSecret: ["webhookSecretLast4"], webhookSecretLast4: ["sealedWebhookSecret"] },
-		},
+		sealedKeys({ type: { const: "stripe" } }, "^[A-Za-z0-9]{4}$", []),
+		sealedKeys(
+			{
+				type: { const: "adyen" },
+				// Adyen's merchant account names: letters, digits, and _ . - (its Customer Area allows no others).
+				merchantAccount: { type: "string", pattern: "^[A-Za-z0-9_.-]{1,80}$" },
+				// The live endpoints' prefix, as Adyen's Customer Area shows it (API URLs and response), e.g. 1797a841fbb37ca7-AdyenDemo.
+				liveUrlPrefix: { type: "string", pattern: "^[A-Za-z0-9]{1,64}-[A-Za-z0-9]{1,64}$" },
+			},
+			"^[!-~]{4}$",
+			["merchantAccount"],
+		),
 		{ type: "null" },
 	],
 };

@@ -2,7 +2,7 @@
 // payment operation (by our idempotency key, and by its integer transaction id:
 // a unique key), and what the connectors keep of a card at their processor.
 import { type Connection, type Model, Schema } from "mongoose";
-import type { PaymentOutcome, ProcessorNotice } from "../../shared/contracts/payments";
+import type { KeyedProcessor, PaymentOutcome, ProcessorNotice } from "../../shared/contracts/payments";
 import { createIdAllocator, type IdAllocator } from "../../shared/id-allocator";
 import { type ScheduleSlotDoc, scheduleSchema } from "../../shared/schedule";
 import type { Envelope } from "./vault/sealing";
@@ -30,7 +30,7 @@ export interface OperationDoc {
 	kind: OperationKind;
 	initiator: "customer" | "merchant" | null;
 	midId: number | null;
-	/** The processor the MID used for it ("sandbox", "stripe"): a later capture or refund goes to the same one. */
+	/** The processor the MID used for it ("sandbox", "stripe", "adyen"): a later capture or refund goes to the same one. */
 	processor: string | null;
 	cardToken: string | null;
 	amount: number;
@@ -73,9 +73,9 @@ export interface SandboxNoticeDoc {
 export interface CredentialsDoc {
 	/** The MID's id. */
 	_id: number;
-	type: "stripe";
+	type: KeyedProcessor;
 	secret: Envelope;
-	/** The `whsec_…` Stripe signs the MID's events with; null or absent (stored before webhook secrets): none. */
+	/** Stripe's `whsec_…`, Adyen's HMAC key, that the MID's events are signed with; null or absent (stored before webhook secrets): none. */
 	webhookSecret?: Envelope | null;
 	updatedAt: Date;
 }
@@ -85,6 +85,15 @@ export interface ProcessorCardDoc {
 	_id: string;
 	value: Record<string, string | number>;
 	createdAt: Date;
+}
+
+/** What Adyen notified of one operation of ours, by `<midId>:<reference we sent>:<event>` (connectors/adyen/notifications.ts); the first kept. */
+export interface AdyenOutcomeDoc {
+	_id: string;
+	success: boolean;
+	pspReference: string;
+	reason: string | null;
+	receivedAt: Date;
 }
 
 const sealed = { iv: String, ciphertext: String, tag: String };
@@ -138,11 +147,17 @@ const processorCardSchema = new Schema<ProcessorCardDoc>(
 	{ versionKey: false },
 );
 
+const adyenOutcomeSchema = new Schema<AdyenOutcomeDoc>(
+	{ _id: String, success: Boolean, pspReference: String, reason: { type: String, default: null }, receivedAt: Date },
+	{ versionKey: false },
+);
+
 export interface PaymentsDb {
 	vault: Model<VaultCardDoc>;
 	operations: Model<OperationDoc>;
 	processorCards: Model<ProcessorCardDoc>;
 	credentials: Model<CredentialsDoc>;
+	adyenOutcomes: Model<AdyenOutcomeDoc>;
 	sandboxChallenges: Model<SandboxChallengeDoc>;
 	sandboxNotices: Model<SandboxNoticeDoc>;
 	/** The sandbox's notices by the day they are due (shared/schedule.ts). */
@@ -157,6 +172,7 @@ export function createPaymentsModels(connection: Connection): PaymentsDb {
 		operations: connection.model("PaymentOperation", operationSchema, "payment_operations"),
 		processorCards: connection.model("ProcessorCard", processorCardSchema, "gateway_cards"),
 		credentials: connection.model("ProcessorCredentials", credentialsSchema, "gateway_credentials"),
+		adyenOutcomes: connection.model("AdyenOutcome", adyenOutcomeSchema, "adyen_outcomes"),
 		sandboxChallenges: connection.model("SandboxChallenge", sandboxChallengeSchema, "sandbox_challenges"),
 		sandboxNotices: connection.model("SandboxNotice", sandboxNoticeSchema, "sandbox_notices"),
 		sandboxNoticeSchedule: connection.model("SandboxNoticeSchedule", scheduleSchema(), "sandbox_notice_schedule"),

@@ -254,6 +254,7 @@ export async function capture(deps: PaymentsDeps, input: PaymentsActions["paymen
 			mid: processor.mid,
 			reference: target.outcome!.processorReference!,
 			amount: input.amount,
+			currency: target.currency ?? "",
 		}),
 	);
 }
@@ -274,6 +275,7 @@ export async function refund(deps: PaymentsDeps, input: PaymentsActions["payment
 				mid: processor.mid,
 				reference: target.outcome!.processorReference!,
 				amount: input.amount,
+				currency: target.currency ?? "",
 				cardToken: target.cardToken,
 			},
 			remember,

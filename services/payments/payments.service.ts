@@ -4,6 +4,7 @@
 // connector (processors.ts). Billing and refunds see card tokens only.
 import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
+import type { PaymentsActions } from "../../shared/contracts/payments";
 import { dbMixin } from "../../shared/db.mixin";
 import type { PaymentsDeps } from "./deps";
 import { sandboxNotices, sandboxNoticesDone, submitDisputeEvidence } from "./disputes";
@@ -53,7 +54,7 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		},
 		storeCredentials: {
 			params: schemas.storeCredentials,
-			async handler(ctx: Context<{ midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string }>) {
+			async handler(ctx: Context<PaymentsActions["payments.storeCredentials"]["params"]>) {
 				return errorAsValue(await storeCredentials(this.db, this.credentialKeys, ctx.params, new Date()));
 			},
 		},

@@ -2,6 +2,7 @@
 // accounts service (which owns MIDs) and kept for a few seconds, so a
 // renewal batch does not ask once per customer.
 import type { MerchantAccountProcessor } from "../../shared/contracts/accounts";
+import type { AdyenConnector } from "./connectors/adyen/adyen-connector";
 import type { Connector, MidContext } from "./connectors/connector";
 import { SANDBOX_DECIDING_MS } from "./connectors/sandbox/sandbox-connector";
 import type { StripeConnector } from "./connectors/stripe/stripe-connector";
@@ -11,7 +12,7 @@ export const MID_CACHE_MS = 10_000;
 
 /** The processor a MID charges through, as this service reaches it: its name, our connector to it, and the MID's context. */
 export interface Processor {
-	/** The processor's name, recorded on each operation ("sandbox", "stripe"). */
+	/** The processor's name, recorded on each operation ("sandbox", "stripe", "adyen"). */
 	name: string;
 	/** Our adapter to it (connectors/). */
 	connector: Connector;
@@ -31,31 +32,38 @@ export function createProcessors(deps: {
 	secretKeyOf(midId: number): Promise<string | null>;
 	sandbox: Connector;
 	stripe: StripeConnector;
+	adyen: AdyenConnector;
 	now?: () => number;
 }): Processors {
 	const now = deps.now ?? Date.now;
 	const cache = new Map<number, { until: number; processor: Promise<Processor | null> }>();
 
+	/** A processor keyed by the MID's secret key, if the MID is allowed it: live keys for production accounts, test keys for sandbox ones. */
+	async function keyed(mid: MerchantAccountProcessor, name: "stripe" | "adyen", connector: Connector & { decidingMs: number }) {
+		// accounts refuses the rest; checked again here.
+		if (!mid.processor || mid.processor.type === "sandbox") return null;
+		if ((mid.environment === "production") !== (mid.processor.keyMode === "live")) return null;
+		const secretKey = await deps.secretKeyOf(mid.midId);
+		if (!secretKey) return null;
+		const adyen =
+			mid.processor.type === "adyen"
+				? { adyen: { merchantAccount: mid.processor.merchantAccount, liveUrlPrefix: mid.processor.liveUrlPrefix } }
+				: {};
+		return { name, connector, mid: { midId: mid.midId, accountId: mid.accountId, secretKey, ...adyen }, decidingMs: connector.decidingMs };
+	}
+
 	async function resolve(midId: number): Promise<Processor | null> {
 		const mid = await deps.midProcessor(midId);
-		if (!mid?.processor) return null;
-		switch (mid.processor.type) {
+		switch (mid?.processor?.type) {
 			case "sandbox":
 				// A production account never charges through the sandbox, whatever a MID says.
 				if (mid.environment !== "sandbox") return null;
 				return { name: "sandbox", connector: deps.sandbox, mid: { midId, accountId: mid.accountId }, decidingMs: SANDBOX_DECIDING_MS };
-			case "stripe": {
-				// Live keys for production accounts, test keys for sandbox ones (accounts refuses the rest; checked again here).
-				if ((mid.environment === "production") !== (mid.processor.keyMode === "live")) return null;
-				const secretKey = await deps.secretKeyOf(midId);
-				if (!secretKey) return null;
-				return {
-					name: "stripe",
-					connector: deps.stripe,
-					mid: { midId, accountId: mid.accountId, secretKey },
-					decidingMs: deps.stripe.decidingMs,
-				};
-			}
+			case "stripe":
+				return keyed(mid, "stripe", deps.stripe);
+			case "adyen":
+				// The live platform (a live URL prefix) for production accounts, the test platform for sandbox ones.
+				return keyed(mid, "adyen", deps.adyen);
 			default:
 				return null;
 		}

@@ -54,7 +54,7 @@ export const schemas = {
 		reference: { type: "string", minLength: 1, maxLength: 200 },
 		evidence: params(Object.fromEntries(DISPUTE_EVIDENCE_FIELDS.map(field => [field, { type: "string", maxLength: 20_000 }])), []),
 	}),
-	storeCredentials: params({ midId: id, type: { enum: ["stripe"] }, sealedSecretKey: jwe, sealedWebhookSecret: jwe }, [
+	storeCredentials: params({ midId: id, type: { enum: ["stripe", "adyen"] }, sealedSecretKey: jwe, sealedWebhookSecret: jwe }, [
 		"midId",
 		"type",
 		"sealedSecretKey",

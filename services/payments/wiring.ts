@@ -4,9 +4,11 @@
 // background re-wrap of what was sealed under a previous key.
 import type { Logger, ServiceBroker } from "moleculer";
 import { call } from "../../shared/call";
-import { config } from "../../shared/config";
+import { buyerBaseUrl, config } from "../../shared/config";
+import { createAdyenConnector } from "./connectors/adyen/adyen-connector";
+import type { AdyenCardKeys } from "./connectors/adyen/client";
 import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
-import type { StripeCardKeys, StripeKeyStore } from "./connectors/stripe/client";
+import type { StripeCardKeys } from "./connectors/stripe/client";
 import { createStripeConnector } from "./connectors/stripe/stripe-connector";
 import type { PaymentsDeps } from "./deps";
 import { createLedger } from "./ledger/ledger";
@@ -18,15 +20,18 @@ import { createVault } from "./vault/vault";
 
 const UNSEALS = "payments.vault.unseals";
 
-/** What the Stripe connector made of a card on a MID's Stripe account, in gateway_cards under `stripe:<midId>:<cardToken>`. */
-function stripeKeyStore(db: PaymentsDb, now: () => Date): StripeKeyStore {
-	const key = (midId: number, cardToken: string) => `stripe:${midId}:${cardToken}`;
+/**
+ * What a connector made of a card on a MID's processor account (Stripe: customer and payment method; Adyen: the stored
+ * card), in gateway_cards under `<connector>:<midId>:<cardToken>`.
+ */
+function processorCardStore<T extends object>(db: PaymentsDb, now: () => Date, connector: "stripe" | "adyen") {
+	const key = (midId: number, cardToken: string) => `${connector}:${midId}:${cardToken}`;
 	return {
-		async get(midId, cardToken) {
+		async get(midId: number, cardToken: string): Promise<T | null> {
 			const doc = await db.processorCards.findById(key(midId, cardToken)).lean();
-			return doc ? (doc.value as unknown as StripeCardKeys) : null;
+			return doc ? (doc.value as unknown as T) : null;
 		},
-		async set(midId, cardToken, value) {
+		async set(midId: number, cardToken: string, value: T): Promise<void> {
 			await db.processorCards.updateOne(
 				{ _id: key(midId, cardToken) },
 				{ $set: { value: { ...value } }, $setOnInsert: { createdAt: now() } },
@@ -68,9 +73,24 @@ function stripeConnector(db: PaymentsDb, now: () => Date) {
 	return createStripeConnector({
 		apiBase: stripeApiBase,
 		dialect: stripeApiDialect,
-		keyStore: stripeKeyStore(db, now),
+		keyStore: processorCardStore<StripeCardKeys>(db, now, "stripe"),
 		// The issuer's 3-D Secure page returns the buyer into the card frame (docs/authentication.md).
 		returnUrl: publicBaseUrl ? `${publicBaseUrl}/checkout/challenge-return.html` : undefined,
+	});
+}
+
+function adyenConnector(db: PaymentsDb, now: () => Date) {
+	const settings = config();
+	return createAdyenConnector({
+		apiBase: settings.adyenApiBase,
+		cards: processorCardStore<AdyenCardKeys>(db, now, "adyen"),
+		outcomes: {
+			async get(midId, reference, event) {
+				return db.adyenOutcomes.findById(`${midId}:${reference}:${event}`).lean();
+			},
+		},
+		// The issuer's page returns the buyer into the card frame, as Stripe's does.
+		returnUrl: `${buyerBaseUrl(settings)}/checkout/challenge-return.html`,
 	});
 }
 
@@ -103,6 +123,7 @@ export async function startPayments(
 	const sandbox = createSandboxConnector(db, vault, now);
 	await sandbox.notices.initialize(now());
 	const stripe = stripeConnector(db, now);
+	const adyen = adyenConnector(db, now);
 	const deps: PaymentsDeps = {
 		db,
 		vault,
@@ -115,6 +136,7 @@ export async function startPayments(
 			secretKeyOf: midId => secretKeyOf(db, keys.credentials, midId),
 			sandbox,
 			stripe,
+			adyen,
 		}),
 		now,
 	};

@@ -253,12 +253,23 @@ export interface MerchantAccountView {
 }
 
 /**
- * The processor a MID charges through, as the admin API shows it: the sandbox, or Stripe with the last 4 characters of
- * its key and of its webhook signing secret (null: none set). Both are write-only, kept by the payments service.
+ * The processor a MID charges through, as the admin API shows it: the sandbox; Stripe with the last 4 characters of
+ * its key and of its webhook signing secret (null: none set); or Adyen with its merchant account, its live URL prefix
+ * (null: Adyen's test platform) and the last 4 characters of its API key and HMAC key. Keys and secrets are write-only,
+ * kept by the payments service.
  */
 export type MidProcessor =
 	| { type: "sandbox" }
-	| { type: "stripe"; keyMode: "test" | "live"; secretKeyLast4: string; webhookSecretLast4: string | null };
+	| { type: "stripe"; keyMode: "test" | "live"; secretKeyLast4: string; webhookSecretLast4: string | null }
+	| {
+			type: "adyen";
+			/** `live` when a live URL prefix is given (production accounts), `test` otherwise (sandbox accounts). */
+			keyMode: "test" | "live";
+			merchantAccount: string;
+			liveUrlPrefix: string | null;
+			apiKeyLast4: string;
+			hmacKeyLast4: string | null;
+	  };
 
 /** A MID's account environment and processor (null: it has none it may use). */
 export interface MerchantAccountProcessor {

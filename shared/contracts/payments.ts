@@ -63,6 +63,15 @@ export const PROCESSOR_KEY_PATTERN = "^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$";
 /** A MID's webhook signing secret as the admin API takes it: the `whsec_…` of the MID's endpoint in Stripe's dashboard. */
 export const WEBHOOK_SECRET_PATTERN = "^whsec_[A-Za-z0-9]{8,247}$";
 
+/** An Adyen API key (its Customer Area's API credential): printable ASCII, no spaces. */
+export const ADYEN_API_KEY_PATTERN = "^[!-~]{16,512}$";
+
+/** The HMAC key of a MID's notification webhook in Adyen's Customer Area: 64 hexadecimal digits. */
+export const ADYEN_HMAC_KEY_PATTERN = "^[0-9A-Fa-f]{64}$";
+
+/** The processors a MID's keys can be stored for. */
+export type KeyedProcessor = "stripe" | "adyen";
+
 /**
  * The reason of an ERROR after which money may have moved (the processor took the request, then could not be reached to
  * tell): the caller must not take it for a failure, but look the key up later (payments.lookup) or retry it.
@@ -118,6 +127,18 @@ export enum StripeEventError {
 	Unavailable = "UNAVAILABLE",
 	/** Stripe refused the MID's key (revoked, or restricted from reading payments): nothing applied; Stripe sends it again. */
 	KeyRefused = "KEY_REFUSED",
+}
+
+/** Why payments refused a notification request Adyen sent to a MID's endpoint (docs/api.md#adyen-notifications); Adyen sends it again. */
+export enum AdyenNotificationError {
+	/** No such MID, or not one on Adyen that it may use: nothing can verify it. */
+	NotAdyenMid = "NOT_ADYEN_MID",
+	/** The MID has no HMAC key: nothing it receives can be trusted. */
+	NoHmacKey = "NO_HMAC_KEY",
+	/** An item without an HMAC signature, or one the MID's HMAC key did not make. */
+	BadSignature = "BAD_SIGNATURE",
+	/** Not a notification request as Adyen sends them. */
+	Malformed = "MALFORMED",
 }
 
 /** A dispute's status (services/billing/states.ts has its moves). */
@@ -187,7 +208,7 @@ export interface PaymentsActions {
 	"payments.credentialsKey": { params: Record<string, never>; result: { publicJwk: Record<string, unknown> & { kid?: string } } };
 	/** Keeps a MID's processor key and webhook signing secret, sealed at rest; replaces both earlier ones (no secret: none). */
 	"payments.storeCredentials": {
-		params: { midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string };
+		params: { midId: number; type: KeyedProcessor; sealedSecretKey: string; sealedWebhookSecret?: string };
 		result: { midId: number } | { error: CredentialsError };
 	};
 	/** Vaults the card and verifies it with a zero amount on the MID's processor (the CVC is used there, never kept). */
@@ -236,6 +257,15 @@ export interface PaymentsActions {
 	"payments.stripeEvent": {
 		params: { midId: number; payload: string; signature?: string };
 		result: { eventId: string; notice: ProcessorNotice | null } | { error: StripeEventError };
+	};
+	/**
+	 * A notification request Adyen sent to a MID's endpoint (the raw body), each item verified with the MID's HMAC key:
+	 * what Adyen did with our operations is kept for their lookups, and the notices it brings are answered for billing
+	 * (items for another merchant account, the other platform, or payments this service did not make bring none).
+	 */
+	"payments.adyenNotification": {
+		params: { midId: number; payload: string };
+		result: { notices: { eventId: string; notice: ProcessorNotice }[] } | { error: AdyenNotificationError };
 	};
 	/** Submits a dispute's evidence to the MID's processor: the dispute's status there afterwards. */
 	"payments.submitDisputeEvidence": {

@@ -1,12 +1,12 @@
 // After the whole suite: no test card number may be stored in plaintext
 // anywhere on the test database server, no document may hold a CVC, and no
-// API token or processor key (sk_…, rk_…) may be stored in clear.
+// API token or processor key (sk_…, rk_…, Adyen's AQE…) may be stored in clear.
 import { MongoClient } from "mongodb";
 import { CARDS } from "../factories/checkout";
 
 const EXTRA_NUMBERS = ["4242424242424241", "6011111111111117"];
-/** Our API tokens and a MID's Stripe key share this shape: both are kept only hashed or sealed. */
-const KEY = /\b(sk|rk)_(test|live)_[A-Za-z0-9_-]{8,}/;
+/** Our API tokens and a MID's Stripe key share this shape, an Adyen API key has the other: all are kept only hashed or sealed. */
+const KEY = /\b(sk|rk)_(test|live)_[A-Za-z0-9_-]{8,}|\bAQE[A-Za-z0-9+/=_-]{40,}/;
 
 export async function findCardDataAtRest(url: string): Promise<string[]> {
 	const numbers = [...Object.values(CARDS), ...EXTRA_NUMBERS];

@@ -13,6 +13,7 @@ const SECRET_PATTERNS: [what: string, pattern: RegExp][] = [
 	["an API token or a Stripe secret key", /\bsk_(test|live)_[A-Za-z0-9_-]{20,}/],
 	["a Stripe restricted key", /\brk_(test|live)_[A-Za-z0-9_-]{8,}/],
 	["a webhook secret", /\bwhsec_[A-Za-z0-9_-]{16,}/],
+	["an Adyen API key", /\bAQE[A-Za-z0-9+/=_-]{40,}/],
 	["a private key", /-----BEGIN [A-Z ]*PRIVATE KEY-----/],
 	["a bearer credential", /\bBearer\s+[A-Za-z0-9._~+/-]{16,}/],
 	["a CVC", /\b(cvc|cvv|cvn|cid|securityCode)\b["']?\s*[:=]\s*["']?\d/i],

@@ -51,8 +51,10 @@ export interface MidContext {
 	midId: number;
 	/** The merchant's account the MID belongs to. */
 	accountId: number;
-	/** The MID's secret key at its processor; absent for the sandbox. */
+	/** The MID's secret key at its processor (Stripe's secret key, Adyen's API key); absent for the sandbox. */
 	secretKey?: string;
+	/** An Adyen MID's merchant account, and its live endpoints' prefix (null: Adyen's test platform). */
+	adyen?: { merchantAccount: string; liveUrlPrefix: string | null };
 }
 
 export interface MoneyOperation {
@@ -112,12 +114,12 @@ export interface Connector {
 	}): Promise<ConnectorOutcome | ChallengeAsked>;
 	/** A hold (PREAUTHORIZE), captured or voided later. */
 	authorize(op: MoneyOperation, remember: Remember): Promise<ConnectorOutcome>;
-	/** `reference`: the hold's. */
-	capture(op: { idempotencyKey: string; mid: MidContext; reference: string; amount: number }): Promise<ConnectorOutcome>;
+	/** `reference`: the hold's; `currency`: its currency. */
+	capture(op: { idempotencyKey: string; mid: MidContext; reference: string; amount: number; currency: string }): Promise<ConnectorOutcome>;
 	void(op: { idempotencyKey: string; mid: MidContext; reference: string }): Promise<ConnectorOutcome>;
-	/** `reference`: the charge's (or the captured hold's); `cardToken`: its card, not unsealed. */
+	/** `reference`: the charge's (or the captured hold's); `currency`: its currency; `cardToken`: its card, not unsealed. */
 	refund(
-		op: { idempotencyKey: string; mid: MidContext; reference: string; amount: number; cardToken: string | null },
+		op: { idempotencyKey: string; mid: MidContext; reference: string; amount: number; currency: string; cardToken: string | null },
 		remember: Remember,
 	): Promise<ConnectorOutcome>;
 	/**

@@ -1,16 +1,26 @@
-// A MID's processor key (Stripe's secret key) and its webhook signing secret
-// (whsec_…), write-only. The gateway seals them to this service's RSA key
+// A MID's processor key (Stripe's secret key, Adyen's API key) and its webhook
+// signing secret (Stripe's whsec_…, Adyen's HMAC key), write-only. The gateway seals them to this service's RSA key
 // (JWE) the moment they arrive, so they never cross the transporter in clear;
 // this service keeps them envelope-sealed under CREDENTIALS_KEY (sealing.ts),
 // and unseals one only to call the processor or to verify an event it sent.
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { calculateJwkThumbprint, compactDecrypt, exportJWK, type JWK } from "jose";
-import { CredentialsError, PROCESSOR_KEY_PATTERN, WEBHOOK_SECRET_PATTERN } from "../../../shared/contracts/payments";
+import {
+	ADYEN_API_KEY_PATTERN,
+	ADYEN_HMAC_KEY_PATTERN,
+	CredentialsError,
+	type KeyedProcessor,
+	PROCESSOR_KEY_PATTERN,
+	WEBHOOK_SECRET_PATTERN,
+} from "../../../shared/contracts/payments";
 import type { PaymentsDb } from "../models";
 import { type MasterKeys, rewrap, sealEnvelope, unsealEnvelope } from "./sealing";
 
-const PROCESSOR_KEY = new RegExp(PROCESSOR_KEY_PATTERN);
-const WEBHOOK_SECRET = new RegExp(WEBHOOK_SECRET_PATTERN);
+/** What each processor's key and webhook secret look like. */
+const PATTERNS: Record<KeyedProcessor, { key: RegExp; webhookSecret: RegExp }> = {
+	stripe: { key: new RegExp(PROCESSOR_KEY_PATTERN), webhookSecret: new RegExp(WEBHOOK_SECRET_PATTERN) },
+	adyen: { key: new RegExp(ADYEN_API_KEY_PATTERN), webhookSecret: new RegExp(ADYEN_HMAC_KEY_PATTERN) },
+};
 
 export interface CredentialKeys {
 	/** What the gateway seals a MID's key to (RSA-OAEP-256, A256GCM). */
@@ -45,12 +55,14 @@ async function unsealed(keys: CredentialKeys, jwe: string, pattern: RegExp): Pro
 export async function storeCredentials(
 	db: PaymentsDb,
 	keys: CredentialKeys,
-	input: { midId: number; type: "stripe"; sealedSecretKey: string; sealedWebhookSecret?: string },
+	input: { midId: number; type: KeyedProcessor; sealedSecretKey: string; sealedWebhookSecret?: string },
 	now: Date,
 ): Promise<{ midId: number } | CredentialsError> {
-	const secretKey = await unsealed(keys, input.sealedSecretKey, PROCESSOR_KEY);
+	const patterns = PATTERNS[input.type];
+	const secretKey = await unsealed(keys, input.sealedSecretKey, patterns.key);
 	if (secretKey === null) return CredentialsError.Unreadable;
-	const webhookSecret = input.sealedWebhookSecret === undefined ? null : await unsealed(keys, input.sealedWebhookSecret, WEBHOOK_SECRET);
+	const webhookSecret =
+		input.sealedWebhookSecret === undefined ? null : await unsealed(keys, input.sealedWebhookSecret, patterns.webhookSecret);
 	if (input.sealedWebhookSecret !== undefined && webhookSecret === null) return CredentialsError.Unreadable;
 	await db.credentials.updateOne(
 		{ _id: input.midId },

@@ -100,13 +100,13 @@ describe("Which processor a MID may use", () => {
 			"a production account gives a Stripe test key",
 			() => production,
 			{ type: "stripe", secretKey: stripeKey("test") },
-			"A production account's Stripe merchant account needs a live key (sk_live_… or rk_live_…), not a test key",
+			"A production account's merchant account needs live keys: Stripe's sk_live_… or rk_live_…, or Adyen's live platform (its liveUrlPrefix)",
 		],
 		[
 			"a sandbox account gives a Stripe live key",
 			() => sandbox,
 			{ type: "stripe", secretKey: stripeKey("live") },
-			"A sandbox account's Stripe merchant account takes test keys only (sk_test_… or rk_test_…): live keys move real money",
+			"A sandbox account's merchant account takes test keys only (Stripe's sk_test_… or rk_test_…, Adyen's test platform without a liveUrlPrefix): live keys move real money",
 		],
 	])("When %s, then 409 naming the rule and no MID is added", async (_, merchant, processor, message) => {
 		const before = (await admin(app).get(`/accounts/${merchant().accountId}/merchant-accounts`)).body.length;

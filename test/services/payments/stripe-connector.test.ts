@@ -163,7 +163,13 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 		const other = await connector.authorize(money("customer"), rememberer().remember);
 
 		// Act
-		const captured = await connector.capture({ idempotencyKey: keyFor("mock"), mid: MID, reference: hold.reference!, amount: 1500 });
+		const captured = await connector.capture({
+			idempotencyKey: keyFor("mock"),
+			mid: MID,
+			reference: hold.reference!,
+			amount: 1500,
+			currency: "eur",
+		});
 		const voided = await connector.void({ idempotencyKey: keyFor("mock"), mid: MID, reference: other.reference! });
 
 		// Assert
@@ -179,7 +185,7 @@ describe("stripe-mock: every request the connector makes is accepted", () => {
 
 		// Act
 		const refund = await connector.refund(
-			{ idempotencyKey: keyFor("mock"), mid: MID, reference: charge.reference!, amount: 500, cardToken: null },
+			{ idempotencyKey: keyFor("mock"), mid: MID, reference: charge.reference!, amount: 500, currency: "eur", cardToken: null },
 			rememberer().remember,
 		);
 
@@ -329,7 +335,7 @@ describe("localstripe: what the connector's requests do", () => {
 
 		// Act
 		const refund = await connector.refund(
-			{ idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount: 1999, cardToken: card.cardToken },
+			{ idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount: 1999, currency: "eur", cardToken: card.cardToken },
 			remember,
 		);
 
@@ -346,7 +352,7 @@ describe("localstripe: what the connector's requests do", () => {
 		const paid = await charge(card);
 		const refund = (amount: number) =>
 			connector.refund(
-				{ idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount, cardToken: card.cardToken },
+				{ idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount, currency: "eur", cardToken: card.cardToken },
 				rememberer().remember,
 			);
 
@@ -365,7 +371,14 @@ describe("localstripe: what the connector's requests do", () => {
 		// Arrange: localstripe ignores Idempotency-Key, so only the connector's search by our key stops a second refund.
 		const card = await verified("4242424242424242");
 		const paid = await charge(card);
-		const op = { idempotencyKey: keyFor("refund"), mid: MID, reference: paid.reference!, amount: 500, cardToken: card.cardToken };
+		const op = {
+			idempotencyKey: keyFor("refund"),
+			mid: MID,
+			reference: paid.reference!,
+			amount: 500,
+			currency: "eur",
+			cardToken: card.cardToken,
+		};
 		const first = await connector.refund(op, rememberer().remember);
 
 		// Act
@@ -390,7 +403,8 @@ describe("localstripe: what the connector's requests do", () => {
 		// Arrange
 		const card = await verified("4242424242424242");
 		const hold = await authorize(card);
-		const capture = () => connector.capture({ idempotencyKey: keyFor("capture"), mid: MID, reference: hold.reference!, amount: 1500 });
+		const capture = () =>
+			connector.capture({ idempotencyKey: keyFor("capture"), mid: MID, reference: hold.reference!, amount: 1500, currency: "eur" });
 
 		// Act
 		const captured = await capture();
@@ -414,7 +428,13 @@ describe("localstripe: what the connector's requests do", () => {
 		// Act
 		const voided = await voidIt();
 		const again = await voidIt();
-		const captured = await connector.capture({ idempotencyKey: keyFor("capture"), mid: MID, reference: hold.reference!, amount: 1999 });
+		const captured = await connector.capture({
+			idempotencyKey: keyFor("capture"),
+			mid: MID,
+			reference: hold.reference!,
+			amount: 1999,
+			currency: "eur",
+		});
 
 		// Assert
 		expect(voided).toEqual({ status: "APPROVED", reference: hold.reference, reason: null, hardDecline: false });
