@@ -26,7 +26,7 @@ import { storeQuote } from "./changes/change-quote";
 import { type CreditRefundDone, refundCredit } from "./changes/credit-refund";
 import type { BillingDeps } from "./deps";
 import { getDispute, submitEvidence } from "./disputes/disputes";
-import { applyStripeEvent, waitsForStripeRetry } from "./disputes/stripe-events";
+import { applyAdyenNotification, applyStripeEvent, waitsForStripeRetry } from "./disputes/processor-events";
 import { billingErrors } from "./errors";
 import { listCustomersPage, listDisputesPage, listTransactionsPage, type TransactionListQuery } from "./lists/pages";
 import { buyerByEmail, buyerSubscriptions, getCustomer, getTransaction, listCustomers, listTransactions } from "./lists/reads";
@@ -253,7 +253,7 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 			},
 			result => billingErrors.orFail(result).dispute,
 		),
-		// POST /api/processors/stripe/{midId}/events: Stripe's disputes and fraud warnings (disputes/stripe-events.ts).
+		// POST /api/processors/stripe/{midId}/events: Stripe's disputes and fraud warnings (disputes/processor-events.ts).
 		stripeEvent: thenRelay(
 			schemas.stripeEvent,
 			applyStripeEvent,
@@ -263,6 +263,17 @@ const BillingService: ServiceSchema<ServiceSettingSchema, Record<string, never>,
 				if (waitsForStripeRetry(outcome)) this.logger.warn(`A Stripe event for MID ${input.midId} waits for Stripe's retry: ${outcome}`);
 				billingErrors.orFail(outcome);
 				return { received: true };
+			},
+		),
+		// POST /api/processors/adyen/{midId}/notifications: Adyen's disputes, fraud reports and outcomes (disputes/processor-events.ts).
+		adyenNotification: thenRelay(
+			schemas.adyenNotification,
+			applyAdyenNotification,
+			(_, outcome) => ofObject(outcome)?.toRelay ?? {},
+			outcome => {
+				billingErrors.orFail(outcome);
+				// What Adyen's documentation asks a notification endpoint to answer.
+				return { notificationResponse: "[accepted]" };
 			},
 		),
 		// Ops: the account's customers in recovery and its recovery rate (recovery.ts).

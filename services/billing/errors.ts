@@ -4,11 +4,11 @@
 import { domainErrors, type ErrorTable } from "../../shared/action";
 import { CouponError } from "../../shared/contracts/accounts";
 import { DisputeError } from "../../shared/contracts/billing";
-import { StripeEventError } from "../../shared/contracts/payments";
+import { AdyenNotificationError, StripeEventError } from "../../shared/contracts/payments";
 import { ApiErrorType } from "../../shared/errors";
 import { PLAN_CHANGE_ERRORS, type PlanChangeError } from "./changes/change-api-errors";
 import { NoticeError } from "./disputes/notices";
-import type { StripeEventRefusal } from "./disputes/stripe-events";
+import type { StripeEventRefusal } from "./disputes/processor-events";
 import { RenewalRunError } from "./renewals/renewal-runs";
 import { CustomerCouponError } from "./subscriptions/customer-coupon";
 import { PauseError } from "./subscriptions/pause";
@@ -17,6 +17,7 @@ import { CancellationError } from "./subscriptions/period-end-cancel";
 export type BillingError =
 	| DisputeError
 	| StripeEventRefusal
+	| AdyenNotificationError
 	| RenewalRunError
 	| PauseError
 	| CancellationError
@@ -73,6 +74,19 @@ export const BILLING_ERRORS: ErrorTable<BillingError> = {
 		message:
 			"Stripe refused this merchant account's key when reading the event's payment (revoked, or restricted from reading payments): nothing was applied; send it again",
 	},
+	[AdyenNotificationError.NotAdyenMid]: {
+		type: ApiErrorType.BadRequest,
+		message: "This merchant account is not on Adyen: it takes no Adyen notifications",
+	},
+	[AdyenNotificationError.NoHmacKey]: {
+		type: ApiErrorType.BadRequest,
+		message: "This merchant account has no HMAC key (processor.hmacKey): its notifications cannot be verified",
+	},
+	[AdyenNotificationError.BadSignature]: {
+		type: ApiErrorType.BadRequest,
+		message: "An item has no hmacSignature, or one this merchant account's HMAC key did not make: nothing was applied",
+	},
+	[AdyenNotificationError.Malformed]: { type: ApiErrorType.BadRequest, message: "The body is not an Adyen notification request" },
 	[RenewalRunError.RunTooFarAhead]: { type: ApiErrorType.Conflict, message: "at must be at most 731 days ahead" },
 	[RenewalRunError.ClockTooFarAhead]: { type: ApiErrorType.Conflict, message: "advanceTo must be at most 731 days ahead" },
 	[RenewalRunError.ClockBackwards]: {

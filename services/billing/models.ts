@@ -25,7 +25,7 @@ import {
 	recoveryStatsSchema,
 } from "./records/counters";
 import { type CustomerDoc, customerSchema } from "./records/customer";
-import { type DisputeDoc, disputeSchema, type StripeEventDoc, stripeEventSchema } from "./records/dispute";
+import { type DisputeDoc, disputeSchema, type ProcessorEventDoc, processorEventSchema } from "./records/dispute";
 import { type MetricsBackfillDoc, metricsBackfillSchema } from "./records/metrics";
 import { type RefundDoc, refundSchema } from "./records/refund";
 import { type SubscriptionLockDoc, subscriptionLockSchema } from "./records/subscription-lock";
@@ -39,7 +39,7 @@ export interface BillingDb {
 	refunds: Model<RefundDoc>;
 	disputes: Model<DisputeDoc>;
 	/** Stripe's events applied, by `<midId>:<event id>`. */
-	stripeEvents: Model<StripeEventDoc>;
+	processorEvents: Model<ProcessorEventDoc>;
 	recoveryStats: Model<RecoveryStatsDoc>;
 	/** Each MID's counts by day (mid-stats.ts). */
 	midStats: Model<MidStatsDoc>;
@@ -74,7 +74,7 @@ export function createBillingModels(connection: Connection): BillingDb {
 		subscriptionLocks: connection.model("SubscriptionLock", subscriptionLockSchema, "subscription_locks"),
 		refunds: connection.model("Refund", refundSchema, "refunds"),
 		disputes: connection.model("Dispute", disputeSchema, "disputes"),
-		stripeEvents: connection.model("StripeEvent", stripeEventSchema, "stripe_events"),
+		processorEvents: connection.model("ProcessorEvent", processorEventSchema, "processor_events"),
 		recoveryStats: connection.model("RecoveryStats", recoveryStatsSchema, "recovery_stats"),
 		midStats: connection.model("MidStats", midStatsSchema, "mid_stats"),
 		midCaps: connection.model("MidCap", midCapSchema, "mid_caps"),

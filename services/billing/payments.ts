@@ -13,6 +13,7 @@ import {
 	OPERATION_IN_PROGRESS_REASON,
 	OUTCOME_UNKNOWN_REASON,
 	type PaymentOutcome,
+	type PaymentsActions,
 	type ProcessorNotice,
 	type StripeEventError,
 } from "../../shared/contracts/payments";
@@ -50,6 +51,8 @@ export interface Payments {
 		payload: string;
 		signature?: string;
 	}): Promise<{ eventId: string; notice: ProcessorNotice | null } | { error: StripeEventError }>;
+	/** A notification request Adyen sent to a MID's endpoint, verified and read: the notices it brings. */
+	adyenNotification(request: { midId: number; payload: string }): Promise<PaymentsActions["payments.adyenNotification"]["result"]>;
 }
 
 /**
@@ -94,5 +97,6 @@ export function paymentsThrough(call: Call): Payments {
 			if (ids.length) await call("payments.sandboxNoticesDone", { ids });
 		},
 		stripeEvent: request => call("payments.stripeEvent", request),
+		adyenNotification: request => call("payments.adyenNotification", request),
 	};
 }

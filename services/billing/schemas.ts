@@ -194,6 +194,8 @@ export const schemas = {
 		{ midId: id, payload: { type: "string", minLength: 1, maxLength: 1_048_576 }, signature: { type: "string", maxLength: 4096 } },
 		["midId", "payload"],
 	),
+	// The body as Adyen sent it (the gateway's processors route).
+	adyenNotification: params({ midId: id, payload: { type: "string", minLength: 1, maxLength: 1_048_576 } }),
 	// Text fields as Stripe names them, each at most Stripe's 20,000 characters; at least one.
 	submitDisputeEvidence: params({
 		accountId: id,

@@ -19,6 +19,8 @@ export interface Endpoint {
 	checkoutErrors?: boolean;
 	/** The `Idempotency-Key` header is passed to the action as `idempotencyKey`. */
 	idempotencyKey?: boolean;
+	/** A processor's event: the header its signature comes in, passed to the action as `signature` (Adyen signs inside the body). */
+	signatureHeader?: string;
 	/** A GET that changes state (the spec's refund): HEAD is not routed to it. */
 	changesState?: boolean;
 	/** Dashboard: what the audit log calls it; only an operator may, with the session's CSRF token. */
@@ -110,10 +112,11 @@ export const publicEndpoints: Record<string, Endpoint> = {
 
 /**
  * `/api/processors`, no token: what a MID's processor sends us, each request signed with the MID's own secret, which the
- * action verifies on the body as it came (docs/api.md#stripe-events).
+ * action verifies on the body as it came (docs/api.md#stripe-events, docs/api.md#adyen-notifications).
  */
 export const processorEndpoints: Record<string, Endpoint> = {
-	"POST /stripe/:midId/events": { action: "billing.stripeEvent" },
+	"POST /stripe/:midId/events": { action: "billing.stripeEvent", signatureHeader: "stripe-signature" },
+	"POST /adyen/:midId/notifications": { action: "billing.adyenNotification" },
 };
 
 /** `/demo`, no token: the demo page's session (npm start only). */

@@ -137,15 +137,16 @@ function readUrlParameter(name: string, value: unknown, type: unknown): unknown 
 }
 
 /**
- * A gateway's signed event (Stripe's): the path's values, the body as the text that came, byte for byte (a parsed and
- * re-serialised body would not match its signature), and the signature header. Nothing else is taken.
+ * A processor's signed event (Stripe's, Adyen's): the path's values, the body as the text that came, byte for byte (a
+ * parsed and re-serialised body would not match its signature), and the signature header if the processor uses one.
+ * Nothing else is taken.
  */
-export function readSignedEvent(req: GatewayRequest, signatureHeader: string): void {
+export function readSignedEvent(req: GatewayRequest, signatureHeader: string | undefined): void {
 	if (queryNames(req).length > 0) throw new ApiError(ApiErrorType.BadRequest, "Query parameters are not accepted here");
 	readUrlParameters(req);
 	if (typeof req.body !== "string" || req.body === "")
 		throw new ApiError(ApiErrorType.BadRequest, "The body must be the event as JSON (Content-Type: application/json)");
-	const signature = req.headers[signatureHeader];
+	const signature = signatureHeader ? req.headers[signatureHeader] : undefined;
 	const path = Object.fromEntries(pathParameterNames(req).map(name => [name, req.$params[name]]));
 	req.$params = { ...path, payload: req.body, ...(typeof signature === "string" ? { signature } : {}) };
 }

@@ -61,7 +61,7 @@ export async function beforePublicCall(this: Locals, _ctx: Context, _route: unkn
 
 export function beforeProcessorEvent(_ctx: Context, _route: unknown, req: GatewayRequest): void {
 	checkApiVersion(req);
-	readSignedEvent(req, "stripe-signature");
+	readSignedEvent(req, endpointFor(req.$alias?.action)?.signatureHeader);
 }
 
 /** The demo's session is for the host the demo page was served from. */

@@ -87,7 +87,10 @@ export interface ProcessorCardDoc {
 	createdAt: Date;
 }
 
-/** What Adyen notified of one operation of ours, by `<midId>:<reference we sent>:<event>` (connectors/adyen/notifications.ts); the first kept. */
+/**
+ * What Adyen notified of one operation of ours, by `<accountId>:<Adyen merchant account>:<reference we sent>:<event>`
+ * (adyen-notifications.ts); the first kept.
+ */
 export interface AdyenOutcomeDoc {
 	_id: string;
 	success: boolean;

@@ -6,6 +6,7 @@ import type { Context, ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import type { PaymentsActions } from "../../shared/contracts/payments";
 import { dbMixin } from "../../shared/db.mixin";
+import { adyenNotification } from "./adyen-notifications";
 import type { PaymentsDeps } from "./deps";
 import { sandboxNotices, sandboxNoticesDone, submitDisputeEvidence } from "./disputes";
 import { createPaymentsModels, type PaymentsDb } from "./models";
@@ -45,6 +46,8 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		submitDisputeEvidence: domainAction(schemas.submitDisputeEvidence, submitDisputeEvidence, errorAsValue),
 		// Verifies and reads; writes nothing: safe to retry.
 		stripeEvent: idempotent(domainAction(schemas.stripeEvent, stripeEvent, errorAsValue)),
+		// Verifies, keeps what Adyen did with our operations once each (a repeat keeps the first): safe to retry.
+		adyenNotification: idempotent(domainAction(schemas.adyenNotification, adyenNotification, errorAsValue)),
 		// What the gateway seals a MID's processor key to before it crosses the transporter (vault/credentials.ts).
 		credentialsKey: {
 			params: schemas.none,

@@ -64,6 +64,8 @@ export const schemas = {
 		{ midId: id, payload: { type: "string", minLength: 1, maxLength: 1_048_576 }, signature: { type: "string", maxLength: 4096 } },
 		["midId", "payload"],
 	),
+	// The body as Adyen sent it (the gateway's limit: 1 MB).
+	adyenNotification: params({ midId: id, payload: { type: "string", minLength: 1, maxLength: 1_048_576 } }),
 	sandboxOperations: params(
 		{
 			cardBin: { type: "string", pattern: "^[0-9]{6}$" },

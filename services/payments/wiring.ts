@@ -85,8 +85,8 @@ function adyenConnector(db: PaymentsDb, now: () => Date) {
 		apiBase: settings.adyenApiBase,
 		cards: processorCardStore<AdyenCardKeys>(db, now, "adyen"),
 		outcomes: {
-			async get(midId, reference, event) {
-				return db.adyenOutcomes.findById(`${midId}:${reference}:${event}`).lean();
+			async get({ accountId, merchantAccount }, reference, event) {
+				return db.adyenOutcomes.findById(`${accountId}:${merchantAccount}:${reference}:${event}`).lean();
 			},
 		},
 		// The issuer's page returns the buyer into the card frame, as Stripe's does.

@@ -2,6 +2,7 @@
 // call, what those answer, and the events accounts sends. Types only; the
 // accounts service and its callers both import them.
 import type { UsagePrice } from "../usage-pricing";
+import type { MerchantAccountProcessor, MerchantAccountView } from "./merchant-accounts";
 
 export const ENVIRONMENTS = ["sandbox", "production"] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
@@ -237,47 +238,8 @@ export interface ProductRecord extends ProductView {
 	tax: ProductTax;
 }
 
-export interface MerchantAccountView {
-	id: number;
-	accountId: number;
-	name: string;
-	group: string;
-	cardTypes: CardType[];
-	active: boolean;
-	/** Its processor; null: it has none (a production account's MID before it goes live), and cannot charge. */
-	processor: MidProcessor | null;
-	/** Its share of new checkouts among the eligible MIDs (0: none); default 1 (docs/disputes.md#routing). */
-	weight: number;
-	/** The most it may sell in a calendar month (TIME_ZONE), a decimal in `currency`; null: no cap. */
-	monthlyCap: { amount: number; currency: string } | null;
-}
-
-/**
- * The processor a MID charges through, as the admin API shows it: the sandbox; Stripe with the last 4 characters of
- * its key and of its webhook signing secret (null: none set); or Adyen with its merchant account, its live URL prefix
- * (null: Adyen's test platform) and the last 4 characters of its API key and HMAC key. Keys and secrets are write-only,
- * kept by the payments service.
- */
-export type MidProcessor =
-	| { type: "sandbox" }
-	| { type: "stripe"; keyMode: "test" | "live"; secretKeyLast4: string; webhookSecretLast4: string | null }
-	| {
-			type: "adyen";
-			/** `live` when a live URL prefix is given (production accounts), `test` otherwise (sandbox accounts). */
-			keyMode: "test" | "live";
-			merchantAccount: string;
-			liveUrlPrefix: string | null;
-			apiKeyLast4: string;
-			hmacKeyLast4: string | null;
-	  };
-
-/** A MID's account environment and processor (null: it has none it may use). */
-export interface MerchantAccountProcessor {
-	midId: number;
-	accountId: number;
-	environment: Environment;
-	processor: MidProcessor | null;
-}
+/** MIDs: the admin API's view and their processors (merchant-accounts.ts). */
+export type { MerchantAccountProcessor, MerchantAccountView, MidProcessor } from "./merchant-accounts";
 
 /** Everything a checkout needs from the account in one call. */
 export interface CheckoutContext {

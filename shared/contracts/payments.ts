@@ -136,9 +136,9 @@ export enum AdyenNotificationError {
 	/** The MID has no HMAC key: nothing it receives can be trusted. */
 	NoHmacKey = "NO_HMAC_KEY",
 	/** An item without an HMAC signature, or one the MID's HMAC key did not make. */
-	BadSignature = "BAD_SIGNATURE",
+	BadSignature = "BAD_HMAC_SIGNATURE",
 	/** Not a notification request as Adyen sends them. */
-	Malformed = "MALFORMED",
+	Malformed = "NOT_A_NOTIFICATION",
 }
 
 /** A dispute's status (services/billing/states.ts has its moves). */

@@ -1,6 +1,6 @@
 // The disputes collection, unique by the processor's dispute, with its events'
-// outbox; and stripe_events, the Stripe events applied, so a repeat is not
-// applied again.
+// outbox; and processor_events, the processors' events applied, so a repeat is
+// not applied again.
 import { Schema } from "mongoose";
 import type { DisputeEvidence } from "../../../shared/contracts/payments";
 import { DisputeStatus } from "../states";
@@ -68,14 +68,20 @@ export const disputeSchema = new Schema<DisputeDoc>(
 // One dispute per processor dispute, however often its notices come.
 disputeSchema.index({ processorKey: 1 }, { unique: true });
 
-/** An event Stripe sent to a MID's endpoint, once applied (disputes/stripe-events.ts): Stripe's repeat is not applied again. */
-export interface StripeEventDoc {
-	/** `<midId>:<Stripe's event id>`. */
+/**
+ * An event a processor sent to a MID's endpoint (a Stripe event, an Adyen notification item), once applied
+ * (disputes/processor-events.ts): the processor's repeat is not applied again.
+ */
+export interface ProcessorEventDoc {
+	/** `<midId>:<the processor's id of the event>` (Stripe's `evt_…`; Adyen's `<eventCode>:<pspReference>`). */
 	_id: string;
 	midId: number;
-	/** The dispute's or the warning's id at Stripe (`du_…`, `issfr_…`). */
+	/** The dispute's or the warning's id at the processor (Stripe's `du_…`, `issfr_…`; Adyen's disputed payment). */
 	reference: string;
 	appliedAt: Date;
 }
 
-export const stripeEventSchema = new Schema<StripeEventDoc>({ _id: String, midId: Number, reference: String, appliedAt: Date }, options);
+export const processorEventSchema = new Schema<ProcessorEventDoc>(
+	{ _id: String, midId: Number, reference: String, appliedAt: Date },
+	options,
+);

@@ -246,6 +246,7 @@ beforeAll(async () => {
 		},
 		"POST /api/sandbox/challenges/:challengeId": { body: { result: "complete" } },
 		"POST /api/processors/stripe/:midId/events": { body: { id: "evt_1", object: "event", type: "charge.dispute.created" } },
+		"POST /api/processors/adyen/:midId/notifications": { body: { live: "false", notificationItems: [] } },
 		"POST /dashboard/api/customers/:customerId/card-update-link": {},
 		"GET /demo/session": {},
 		"GET /actuator/health": {},

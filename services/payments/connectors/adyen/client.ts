@@ -43,7 +43,7 @@ export class AdyenUnreachable extends Error {
 /** What Adyen notified of an operation of ours (notifications.ts), by the reference we sent with it. */
 export interface AdyenOutcomeStore {
 	get(
-		midId: number,
+		scope: { accountId: number; merchantAccount: string },
 		reference: string,
 		event: SettlingEvent,
 	): Promise<{ success: boolean; pspReference: string; reason: string | null } | null>;

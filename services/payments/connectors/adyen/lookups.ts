@@ -23,7 +23,10 @@ const SETTLED_BY: Readonly<Record<LookupKind, SettlingEvent>> = Object.freeze({
 });
 
 export async function lookup(clients: AdyenClients, op: Parameters<Connector["lookup"]>[0]): Promise<ConnectorOutcome> {
-	const found = await clients.outcomes.get(op.mid.midId, referenceOf(op.idempotencyKey), SETTLED_BY[op.kind]);
+	const merchantAccount = op.mid.adyen?.merchantAccount;
+	const found = merchantAccount
+		? await clients.outcomes.get({ accountId: op.mid.accountId, merchantAccount }, referenceOf(op.idempotencyKey), SETTLED_BY[op.kind])
+		: null;
 	if (!found) return failed(OUTCOME_UNKNOWN_REASON, op.reference);
 	if (found.success) return approved(found.pspReference);
 	const refusal = outcomeOfRefusal(null, found.reason);

@@ -8,7 +8,7 @@
 // https://docs.adyen.com/risk-management/disputes-api/dispute-notifications).
 import { hmacValidator } from "@adyen/api-library";
 import type { NotificationRequestItem } from "@adyen/api-library/lib/src/typings/notification/models";
-import type { DisputeStatus, ProcessorNotice } from "../../../../shared/contracts/payments";
+import { AdyenNotificationError, type DisputeStatus, type ProcessorNotice } from "../../../../shared/contracts/payments";
 
 /** The operations a notification settles, by the event that tells their outcome. */
 export type SettlingEvent = "AUTHORISATION" | "CAPTURE" | "CANCELLATION" | "REFUND";
@@ -30,12 +30,6 @@ export type AdyenReading =
 	| { kind: "ignored"; why: "other_merchant_account" | "other_platform" | "not_ours" };
 
 type NoticeFields = ProcessorNotice extends infer N ? (N extends ProcessorNotice ? Omit<N, "midId" | "chargeKey"> : never) : never;
-
-/** Why a notification request is refused as a whole: Adyen sends it again. */
-export enum NotificationFault {
-	BadSignature = "BAD_SIGNATURE",
-	Malformed = "MALFORMED",
-}
 
 const SETTLING: Readonly<Record<string, { event: SettlingEvent; failed?: true }>> = Object.freeze({
 	AUTHORISATION: { event: "AUTHORISATION" },
@@ -63,22 +57,25 @@ const DISPUTE_STAGES: Readonly<Record<string, DisputeStatus>> = Object.freeze({
 const isText = (value: unknown): value is string => typeof value === "string";
 
 /** The items of a notification request, each signed with `hmacKey`, and whether Adyen's live platform sent them; a fault refuses the whole request. */
-export function verifiedItems(payload: string, hmacKey: string): { live: boolean; items: NotificationRequestItem[] } | NotificationFault {
+export function verifiedItems(
+	payload: string,
+	hmacKey: string,
+): { live: boolean; items: NotificationRequestItem[] } | AdyenNotificationError {
 	let body: unknown;
 	try {
 		body = JSON.parse(payload);
 	} catch {
-		return NotificationFault.Malformed;
+		return AdyenNotificationError.Malformed;
 	}
 	const { live, notificationItems: list } = (body ?? {}) as { live?: unknown; notificationItems?: unknown };
-	if (live !== "true" && live !== "false") return NotificationFault.Malformed;
-	if (!Array.isArray(list) || list.length === 0) return NotificationFault.Malformed;
+	if (live !== "true" && live !== "false") return AdyenNotificationError.Malformed;
+	if (!Array.isArray(list) || list.length === 0) return AdyenNotificationError.Malformed;
 	const items = list.map(entry => (entry as { NotificationRequestItem?: unknown })?.NotificationRequestItem);
-	if (!items.every(isItem)) return NotificationFault.Malformed;
+	if (!items.every(isItem)) return AdyenNotificationError.Malformed;
 	const validator = new hmacValidator();
 	for (const item of items) {
 		const signature = item.additionalData?.hmacSignature;
-		if (!isText(signature) || !validator.validateHMAC(item, hmacKey)) return NotificationFault.BadSignature;
+		if (!isText(signature) || !validator.validateHMAC(item, hmacKey)) return AdyenNotificationError.BadSignature;
 	}
 	return { live: live === "true", items };
 }
