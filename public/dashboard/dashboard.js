@@ -5,6 +5,7 @@
 import { homePage } from "./home.js";
 import { customerInvoices } from "./invoices.js";
 import { midMetrics } from "./mid-metrics.js";
+import { processorForm, processorOf } from "./mid-processors.js";
 import { money } from "./money.js";
 import { portalPage } from "./portal-settings.js";
 import { ApiFailure, api, busy, confirmAction, el, field, isOperator, percent, say, select, session, table, view } from "./ui.js";
@@ -413,12 +414,12 @@ function capOf(mid, month) {
 }
 
 /**
- * The MIDs' health (GET /merchant-accounts/health) beside their routing (GET /merchant-accounts): one group of rows
+ * The MIDs' health (GET /merchant-accounts/health) beside their routing and processor (GET /merchant-accounts): one group of rows
  * per MID, its own cells once, then a row per period (this month, the last 30 days) with its figures; the warning in
  * words under the MID's name.
  */
 function midTable(health, mids) {
-	const own = ["Id", "MID", "Weight", "Monthly cap"];
+	const own = ["Id", "MID", "Weight", "Monthly cap", "Processor"];
 	const periods = [
 		["month", "This month", f => [f.period]],
 		["last30Days", "Last 30 days", f => [f.from, " to ", f.to]],
@@ -441,6 +442,7 @@ function midTable(health, mids) {
 							),
 							el("td", { rowspan: periods.length }, mid?.weight ?? "–"),
 							el("td", { rowspan: periods.length }, capOf(mid, h.month)),
+							el("td", { rowspan: periods.length }, processorOf(mid)),
 						]
 					: [];
 			return el(
@@ -793,6 +795,7 @@ const pages = {
 				health.length ? `at ${(health[0].warningRatio * 100).toFixed(2)} %.` : "before that.",
 			),
 			midTable(health, new Map(mids.map(mid => [mid.id, mid]))),
+			isOperator() && mids.length ? processorForm(mids, pages["merchant-accounts"]) : null,
 			health.length ? midMetrics(health.map(h => [h.midId, h.name])) : null,
 		);
 	},

@@ -120,14 +120,18 @@ export function createDashboardRoutes({ signInsPerMinute, publicBaseUrl }: Dashb
 			return { ...session, token: token!, from: clientKey(req.socket.remoteAddress) };
 		},
 
-		/** Changes: an operator, the CSRF token, the same origin; the audit log: an operator. Then the account (and the token, to sign out) go to the action. */
-		authorize(user: DashboardUser, req: GatewayRequest): void {
+		/**
+		 * Changes: an operator, the CSRF token, the same origin; the audit log: an operator. Then the account (and the
+		 * token, to sign out) go to the action. Answers the route's endpoint.
+		 */
+		authorize(user: DashboardUser, req: GatewayRequest): Endpoint {
 			const endpoint = endpointOf(req);
 			// Fail closed: a route this table does not know runs nothing.
 			if (!endpoint) throw new ApiError(ApiErrorType.NotFound);
 			checkAllowed(user, req, endpoint);
 			if (endpoint.publicBaseUrl) req.$params.baseUrl = publicBaseUrl ?? checkSameOrigin(req);
 			passSessionToAction(user, req, endpoint);
+			return endpoint;
 		},
 
 		/** After a change: the audit log says who did what to what, from where, and what came of it. */

@@ -36,6 +36,8 @@ export interface Endpoint {
 	hostAsDomain?: boolean;
 	/** `processor.secretKey` is sealed to the payments service before the request goes on (processor-keys.ts). */
 	sealsProcessorKey?: boolean;
+	/** Dashboard: the only body fields taken, a narrower change than its action's (a MID's processor, not its routing). */
+	bodyFields?: readonly string[];
 	/** The action answers a file (`{contentType, base64 | text, filename?}`: a PDF, a page), sent as it is (route-hooks.ts). */
 	file?: boolean;
 }
@@ -205,6 +207,13 @@ export const dashboardEndpoints: Record<string, Endpoint> = {
 	"GET /products": { action: "accounts.listProducts" },
 	"GET /merchant-accounts": { action: "accounts.listMerchantAccounts" },
 	"GET /merchant-accounts/health": { action: "billing.midHealth" },
+	// A MID's processor (docs/dashboard.md#a-mids-processor): its keys sealed on arrival, as on /admin; nothing else of the MID.
+	"PATCH /merchant-accounts/:id/processor": {
+		action: "accounts.updateMerchantAccount",
+		change: "set processor",
+		sealsProcessorKey: true,
+		bodyFields: ["processor"],
+	},
 	"GET /metrics": { action: "metrics.figures" },
 	"GET /disputes": { action: "billing.disputes" },
 	"GET /audit": { action: "dashboard.audit", operatorOnly: true },

@@ -6,11 +6,11 @@ import type { Context } from "moleculer";
 import { call } from "../../shared/call";
 import type { FileAnswer } from "../../shared/contracts/invoicing";
 import { clearSessionCookie, type DashboardUser, withCurrencyCodes } from "./dashboard-routes";
-import { endpointFor } from "./endpoints";
+import { type Endpoint, endpointFor } from "./endpoints";
 import type { Locals } from "./locals";
 import { PORTAL_SET_BY_GATEWAY } from "./portal-routes";
 import { API_SET_BY_GATEWAY, checkApiVersion, checkParameters, hostDomain, overTls } from "./request-checks";
-import { type GatewayRequest, readSignedEvent } from "./request-params";
+import { badParameters, type GatewayRequest, readSignedEvent } from "./request-params";
 import { requestPath } from "./send-answer";
 
 // /api with a token.
@@ -84,8 +84,13 @@ export async function checkAdminRequest(this: Locals, ctx: Context, _route: unkn
 	// Not retried: the request's retries belong to its action, so an outage answers 503 within the documented bound.
 	if (/:accountId\b/.test(req.$alias?.path ?? ""))
 		await call(ctx, "accounts.get", { accountId: req.$params.accountId as number }, { retries: 0 });
-	if (endpointFor(req.$alias?.action)?.sealsProcessorKey && req.$params.processor !== undefined)
-		req.$params.processor = await this.sealProcessor(req.$params.processor);
+	await sealProcessorKeys(this, req, endpointFor(req.$alias?.action));
+}
+
+/** A MID's processor keys are sealed to payments the moment they arrive (processor-keys.ts), on /admin and the dashboard alike. */
+async function sealProcessorKeys(gateway: Locals, req: GatewayRequest, endpoint: Endpoint | undefined): Promise<void> {
+	if (endpoint?.sealsProcessorKey && req.$params.processor !== undefined)
+		req.$params.processor = await gateway.sealProcessor(req.$params.processor);
 }
 
 // /dashboard/api (dashboard-routes.ts).
@@ -103,14 +108,23 @@ export async function authenticateDashboard(this: Locals, ctx: Context, _route: 
 	return this.dashboard.authenticate(ctx, req);
 }
 
-export function checkDashboardRequest(
+export async function checkDashboardRequest(
 	this: Locals,
 	ctx: Context<unknown, { user: DashboardUser }>,
 	_route: unknown,
 	req: GatewayRequest,
-): void {
+): Promise<void> {
 	checkParameters(req, [...API_SET_BY_GATEWAY, "token", "baseUrl"]);
-	this.dashboard.authorize(ctx.meta.user, req);
+	const endpoint = this.dashboard.authorize(ctx.meta.user, req);
+	checkBodyFields(req, endpoint.bodyFields);
+	await sealProcessorKeys(this, req, endpoint);
+}
+
+/** A route narrower than its action (a MID's processor, not the rest of the MID) takes its own fields only: any other is a 400. */
+function checkBodyFields(req: GatewayRequest, fields: readonly string[] | undefined): void {
+	if (!fields || typeof req.body !== "object" || req.body === null) return;
+	const refused = Object.keys(req.body).filter(name => !fields.includes(name));
+	if (refused.length) throw badParameters(refused.map(name => ({ field: name, message: `${name} is not allowed` })));
 }
 
 export async function afterDashboardCall(

@@ -2,8 +2,8 @@
 // sells on its two MIDs, one charge with the sandbox card that is disputed 3
 // days later and lost 12 days after; the account's test clock moves 13 days (from the 2nd of next month).
 // A viewer then sees each MID's sales, the disputed MID's chargeback ratio and
-// its warning in words, no warning on the other MID, each MID's weight and
-// monthly cap, and the LOST dispute with its reason, amount, evidence due date
+// its warning in words, no warning on the other MID, each MID's weight,
+// monthly cap and processor, and the LOST dispute with its reason, amount, evidence due date
 // and disputed transaction. The pages are saved to test-output/.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -143,8 +143,8 @@ describe("The Merchant accounts and Disputes pages in Chromium", () => {
 			[midB, "MID B"],
 		]);
 		const routing = new Map([
-			[midA, ["1", "none"]],
-			[midB, ["3", `€1,000.00 (${shownMoney(((salesOf.get(midB) ?? 0) * 999) / 100, "EUR")} used)`]],
+			[midA, ["1", "none", "Sandbox"]],
+			[midB, ["3", `€1,000.00 (${shownMoney(((salesOf.get(midB) ?? 0) * 999) / 100, "EUR")} used)`, "Sandbox"]],
 		]);
 		const expected = (midId: number, disputes: number) => [
 			String(midId),
@@ -174,6 +174,7 @@ describe("The Merchant accounts and Disputes pages in Chromium", () => {
 			"MID",
 			"Weight",
 			"Monthly cap",
+			"Processor",
 			"Period",
 			"Sales",
 			"Approval rate",

@@ -6,6 +6,7 @@ import http from "node:http";
 import { clientKey } from "../../services/gateway/api-auth";
 import { apiEndpoints } from "../../services/gateway/endpoints";
 import { CARDS, createShop, newSession, type Shop, submitCheckout } from "../factories/checkout";
+import { signedIn as dashboardSession } from "../factories/dashboard-session";
 import { admin, advanceClock, bearer, createMerchant, type TestMerchant } from "../factories/merchant";
 import { startWebhookReceiver, type WebhookReceiver } from "../factories/webhook-receiver";
 import { eventually } from "../services/notifications/webhook-events";
@@ -68,6 +69,7 @@ describe("Cross-account access", () => {
 				"metrics",
 				"portal",
 				"usage",
+				"dashboard",
 			],
 		});
 		mine = await createShop(app);
@@ -285,6 +287,26 @@ describe("Cross-account access", () => {
 			expect((await app.http().get(`/api/disputes/${their.disputeId}`).set(bearer(theirs))).body).toEqual(before.dispute);
 		},
 	);
+
+	test("When a dashboard operator sets the processor of another account's MID, then 404 as for a MID that does not exist, and their MID keeps its processor", async () => {
+		// Arrange: an operator of our account; their MIDs as they are.
+		const operator = await dashboardSession(app, mine, "operator");
+		const theirMids = async () => (await admin(app).get(`/accounts/${theirs.accountId}/merchant-accounts`).expect(200)).body;
+		const before = await theirMids();
+		const processor = { type: "adyen", apiKey: "AQEyhmfxK4PJbhZKw0m/n3Q5qf3VaY9UCJ1", merchantAccount: "NotTheirs" };
+		const patch = (midId: number) => operator.send("patch", `/merchant-accounts/${midId}/processor`, { processor });
+
+		// Act
+		const foreign = await patch(theirs.mids[0]);
+		const unknown = await patch(UNKNOWN_ID);
+
+		// Assert
+		expect(foreign.status).toBe(404);
+		expect(foreign.body).toEqual({ error: "NOT_FOUND", status: 404, message: "No merchant account with this id in the account" });
+		expect(foreign.text).toBe(unknown.text);
+		expect(await theirMids()).toEqual(before);
+		expect(before[0].processor).toEqual({ type: "sandbox" });
+	});
 
 	test("When a checkout pays with one account's session for another account's product, then PRODUCT_NOT_FOUND and no customer is made for either", async () => {
 		const res = await submitCheckout(app, mine, { productId: theirs.products.charge });

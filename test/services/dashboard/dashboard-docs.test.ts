@@ -59,6 +59,7 @@ describe("docs/dashboard.md and endpoints.ts", () => {
 			"GET /products": "products",
 			"GET /merchant-accounts": "merchant accounts",
 			"GET /merchant-accounts/health": "health",
+			"PATCH /merchant-accounts/{id}/processor": "set a MID's processor",
 			"GET /metrics": "subscription metrics",
 			"GET /disputes": "disputes",
 			"GET /coupons": "coupons",

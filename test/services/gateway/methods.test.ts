@@ -305,6 +305,7 @@ beforeAll(async () => {
 		"GET /dashboard/api/products": {},
 		"GET /dashboard/api/merchant-accounts": {},
 		"GET /dashboard/api/merchant-accounts/health": {},
+		"PATCH /dashboard/api/merchant-accounts/:id/processor": { body: { processor: null } },
 		"GET /dashboard/api/metrics": { query: `midId=${shop.mids[0]}` },
 		"GET /dashboard/api/disputes": { query: "limit=5" },
 		"GET /dashboard/api/audit": {},

@@ -114,8 +114,15 @@ describe("An Adyen MID, on Adyen's published contract", () => {
 		// Arrange: the document's subscription example answers the first payments with the stored card's reference.
 		const own = await adyenShop();
 		recorder.prefer = path => (path === "/payments" ? "example=subscription-first-transaction" : undefined);
+		const paidAt = recorder.exchanges.length;
 		const { customerId } = (await submitCheckout(app, own, { productId: own.products.charge })).body;
 		recorder.prefer = () => undefined;
+		// The stored card's id, as the example gives it.
+		const firstAnswer = recorder.exchanges.slice(paidAt).find(e => e.path === "/payments")?.answer as {
+			additionalData: Record<string, string>;
+		};
+		const storedId =
+			firstAnswer.additionalData["tokenization.storedPaymentMethodId"] ?? firstAnswer.additionalData["recurring.recurringDetailReference"];
 		const before = recorder.exchanges.length;
 
 		// Act
@@ -128,7 +135,7 @@ describe("An Adyen MID, on Adyen's published contract", () => {
 		expect(sent.map(e => e.body)).toEqual([
 			expect.objectContaining({
 				amount: { currency: "EUR", value: 999 },
-				paymentMethod: { type: "scheme", storedPaymentMethodId: "9916178934434753" },
+				paymentMethod: { type: "scheme", storedPaymentMethodId: storedId },
 				shopperInteraction: "ContAuth",
 				recurringProcessingModel: "Subscription",
 			}),
