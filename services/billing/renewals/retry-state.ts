@@ -60,8 +60,9 @@ export function retryState({ customer, outcome, terms }: Declined, at: Date): Re
 	const inAnHour = new Date(at.getTime() + HOUR_MS);
 	if (category === DeclineCategory.MerchantAccount) {
 		const refusedMids = [...(customer.refusedMids ?? []), customer.midId];
+		// As a renewal moves for a MID's cap (mid-caps.ts): to one taking new sales (weight above 0), never to one that refused.
 		const next = terms.merchantAccounts.find(
-			m => m.active && m.cardTypes.includes(customer.cardType as never) && !refusedMids.includes(m.id),
+			m => m.active && m.weight > 0 && m.cardTypes.includes(customer.cardType as never) && !refusedMids.includes(m.id),
 		);
 		if (next) return retry(inAnHour, { refusedMids, midId: next.id, midName: next.name });
 	}

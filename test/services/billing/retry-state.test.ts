@@ -19,7 +19,7 @@ const mid = (id: number, overrides: Partial<MerchantAccountView> = {}): Merchant
 	monthlyCap: null,
 	...overrides,
 });
-const MIDS = [mid(1), mid(2), mid(3, { cardTypes: ["mastercard"] }), mid(4, { active: false })];
+const MIDS = [mid(1), mid(2), mid(3, { cardTypes: ["mastercard"] }), mid(4, { active: false }), mid(5, { weight: 0 })];
 
 const outcome = (status: PaymentOutcome["status"], reason: string | null = null, hardDecline = false): PaymentOutcome => ({
 	status,
@@ -109,7 +109,7 @@ const rows: Row[] = [
 		expected: retried("2026-06-11T14:22:00.000Z", { attempts: 2, firstDeclinedAt: date(FIRST) }),
 	},
 	{
-		name: "When a MID refuses and no eligible MID is left, then the renewal is retried on the retry days",
+		name: "When a MID refuses and no eligible MID is left (the others refused, take another brand, are inactive or take no new sales), then the renewal is retried on the retry days",
 		customer: { attempts: 1, refusedMids: [1], midId: 2, firstDeclinedAt: date(FIRST) },
 		outcome: REFUSED,
 		at: "2026-06-10T15:22:00.000Z",
