@@ -31,7 +31,9 @@ export interface Paid {
 
 /**
  * Marks the held customer as charging for `quote` and lists it for the sweep; false when the lease was lost (nothing
- * charged then). Listed first: a mark without its listing would never be swept.
+ * charged then). Listed first: a mark without its listing would never be swept. Listed again once marked: the customer
+ * may already be listed in that slot (its checkout), and a sweep that read it before the mark removes that one listing
+ * (the sweep lists it again itself when it reads the mark after its removal: checkout-recovery.ts).
  */
 export async function markInFlight(deps: BillingDeps, customerId: number, held: object, quote: ChangeQuoteDoc): Promise<boolean> {
 	const now = deps.now();
@@ -40,7 +42,9 @@ export async function markInFlight(deps: BillingDeps, customerId: number, held: 
 	const marked = await deps.db.customers.updateOne(held, {
 		$set: { changeInFlight: { quoteId: quote._id, listedAt: now }, "renewalLease.until": until },
 	});
-	return marked.matchedCount === 1;
+	if (marked.matchedCount !== 1) return false;
+	await deps.checkouts.add(customerId, now);
+	return true;
 }
 
 /** Asks the processor for the quote's charge at `at`; throws when its outcome is unknown (the mark stays for the sweep). */

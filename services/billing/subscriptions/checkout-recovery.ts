@@ -15,7 +15,8 @@
 // so is a change's charge whose node died (changes/change-recovery.ts).
 // Settling is a compare-and-set on PENDING, so two nodes, or the checkout's own
 // request still at work, settle a customer once. A listing is dropped once its
-// customer is no longer PENDING; one that cannot be settled now stays for the next sweep.
+// customer is no longer PENDING (and listed again if a change was marked
+// meanwhile); one that cannot be settled now stays for the next sweep.
 import type { ProductRecord } from "../../../shared/contracts/accounts";
 import { CardUpdateOutcome, FirstPaymentOutcome } from "../../../shared/contracts/billing";
 import { createSchedule, type Listing, type Schedule } from "../../../shared/schedule";
@@ -64,13 +65,22 @@ export async function recoverCheckouts(
 			const settled = await recoverCheckout(deps, listing, openedBefore);
 			if (settled === "later") continue;
 			if (settled) report[settled]++;
-			await deps.checkouts.remove(listing.id, listing.at);
+			await unlist(deps, listing);
 		} catch (err) {
 			report.skipped++;
 			options.onError?.(listing.id, err as Error);
 		}
 	}
 	return report;
+}
+
+/**
+ * Takes out a listing whose customer was settled, or had nothing to settle, when it was read. A change marked since
+ * (changes/change-charge.ts) found the customer still listed in this slot, so its listing is this one: listed again.
+ */
+async function unlist(deps: BillingDeps, { id, at }: Listing<number>): Promise<void> {
+	await deps.checkouts.remove(id, at);
+	if (await deps.db.customers.exists({ _id: id, changeInFlight: { $ne: null } })) await deps.checkouts.add(id, at);
 }
 
 /**
