@@ -3,9 +3,8 @@
 // as for Stripe; the API key and the HMAC key are sealed by the gateway service
 // before they cross the transporter, stored sealed by payments, and never
 // answered, stored in clear or logged.
-import { MongoClient } from "mongodb";
-import { databaseNameFor } from "../../../shared/db.mixin";
 import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
+import { everythingStored } from "../../factories/stored-text";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -31,21 +30,6 @@ afterAll(() => app.stop());
 
 const addMid = (merchant: TestMerchant, processor: unknown) =>
 	admin(app).post(`/accounts/${merchant.accountId}/merchant-accounts`, { name: "MID", group: "default", cardTypes: ["visa"], processor });
-
-async function everythingStored(): Promise<string> {
-	const url = process.env.MONGO_URL!;
-	const client = await MongoClient.connect(url);
-	try {
-		const texts: string[] = [];
-		for (const service of ["accounts", "payments", "gateway", "billing"]) {
-			const db = client.db(databaseNameFor(service, url));
-			for (const { name } of await db.listCollections().toArray()) texts.push(JSON.stringify(await db.collection(name).find().toArray()));
-		}
-		return texts.join("\n");
-	} finally {
-		await client.close();
-	}
-}
 
 describe("An Adyen MID", () => {
 	test("When a sandbox account adds an Adyen MID on the test platform with an HMAC key, then 201 showing its merchant account and the keys' last 4 characters only", async () => {

@@ -3,9 +3,8 @@
 // answer 409 naming the rule; the key and the secret are sealed by the gateway
 // service before they cross the transporter, stored sealed by payments, and
 // never answered, stored in clear or logged.
-import { MongoClient } from "mongodb";
-import { databaseNameFor } from "../../../shared/db.mixin";
 import { admin, createMerchant, type TestMerchant } from "../../factories/merchant";
+import { everythingStored } from "../../factories/stored-text";
 import { startApp, type TestApp } from "../../setup/app";
 
 let app: TestApp;
@@ -31,22 +30,6 @@ const addMid = (merchant: TestMerchant, processor?: unknown) =>
 		cardTypes: ["visa"],
 		...(processor === undefined ? {} : { processor }),
 	});
-
-/** Every document of every service's database, as text: where a key in clear would show. */
-async function everythingStored(): Promise<string> {
-	const url = process.env.MONGO_URL!;
-	const client = await MongoClient.connect(url);
-	try {
-		const texts: string[] = [];
-		for (const service of ["accounts", "payments", "gateway", "billing"]) {
-			const db = client.db(databaseNameFor(service, url));
-			for (const { name } of await db.listCollections().toArray()) texts.push(JSON.stringify(await db.collection(name).find().toArray()));
-		}
-		return texts.join("\n");
-	} finally {
-		await client.close();
-	}
-}
 
 describe("Which processor a MID may use", () => {
 	test.each([

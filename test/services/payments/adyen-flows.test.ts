@@ -6,16 +6,14 @@
 // could pass) and answers its examples: authorised payments, "received"
 // modifications. Refusals, 3-D Secure and lost answers are not among them:
 // adyen-outcomes.test.ts tests their mapping as pure functions.
-import { type PrismServer, prismViolations, startPrism } from "../../../dev/adyen-servers";
+import { type PrismServer, prismViolations } from "../../../dev/adyen-servers";
+import { ADYEN_KEYS, type AdyenApp, startAdyenApp } from "../../factories/adyen-app";
 import { createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, advanceClock, bearer } from "../../factories/merchant";
-import { type PrismRecorder, startPrismRecorder } from "../../factories/prism-recorder";
-import { startApp, type TestApp } from "../../setup/app";
+import type { PrismRecorder } from "../../factories/prism-recorder";
+import type { TestApp } from "../../setup/app";
 
 jest.setTimeout(90_000);
-
-const API_KEY = "AQEyhmfxK4PJbhZKw0m/n3Q5qf3VaY9UCJ1+XWZe9W27jmlZivgnJf0tAbYX5/W8aRGVnYPT5b0QwV1bDb7kfNy1WIxIIkxgBw==-test";
-const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
 
 interface TransactionView {
 	id: number;
@@ -27,22 +25,18 @@ interface TransactionView {
 }
 
 describe("An Adyen MID, on Adyen's published contract", () => {
+	let started: AdyenApp;
 	let prism: PrismServer;
 	let recorder: PrismRecorder;
 	let app: TestApp;
 	let shop: Shop;
 
 	beforeAll(async () => {
-		prism = await startPrism();
-		recorder = await startPrismRecorder(prism.url);
-		app = await startApp({ env: { ADYEN_API_BASE: recorder.url } });
+		started = await startAdyenApp();
+		({ prism, recorder, app } = started);
 		shop = await adyenShop();
 	}, 120_000);
-	afterAll(async () => {
-		await app?.stop();
-		await recorder?.stop();
-		await prism?.stop();
-	});
+	afterAll(() => started?.stop());
 	afterEach(() => {
 		// Every request our connector sent was valid against Adyen's document.
 		expect(recorder.exchanges.filter(e => e.status >= 400).map(e => [e.path, e.status, e.answer])).toEqual([]);
@@ -51,8 +45,7 @@ describe("An Adyen MID, on Adyen's published contract", () => {
 	});
 
 	/** A sandbox account of its own (its own test clock), its two MIDs on Adyen's test platform. */
-	const adyenShop = () =>
-		createShop(app, { processor: { type: "adyen", apiKey: API_KEY, merchantAccount: "ShopComTest", hmacKey: HMAC_KEY } });
+	const adyenShop = () => createShop(app, { processor: { type: "adyen", ...ADYEN_KEYS, merchantAccount: "ShopComTest" } });
 	const transactionsOf = async (customerId: number, of: Shop = shop): Promise<TransactionView[]> =>
 		(await admin(app).get(`/accounts/${of.accountId}/customers/${customerId}/transactions`).expect(200)).body;
 	const payments = () => recorder.exchanges.filter(e => e.path === "/payments");
@@ -71,7 +64,7 @@ describe("An Adyen MID, on Adyen's published contract", () => {
 			apiKeyLast4: "test",
 			hmacKeyLast4: "A056",
 		});
-		expect(JSON.stringify(mid)).not.toContain(API_KEY.slice(0, 20));
+		expect(JSON.stringify(mid)).not.toContain(ADYEN_KEYS.apiKey.slice(0, 20));
 	});
 
 	test("When a buyer pays a CHARGE product, then Adyen is asked once for the card, verified with its CVC at zero and stored, then charged the amount for a subscription, each under its own Idempotency-Key", async () => {
@@ -104,7 +97,7 @@ describe("An Adyen MID, on Adyen's published contract", () => {
 			}),
 		]);
 		expect(sent[1].body.paymentMethod).not.toHaveProperty("cvc");
-		expect(sent[0].headers["x-api-key"]).toBe(API_KEY);
+		expect(sent[0].headers["x-api-key"]).toBe(ADYEN_KEYS.apiKey);
 		const keys = sent.map(e => e.headers["idempotency-key"]);
 		expect(new Set(keys).size).toBe(2);
 		expect(sent[0].body.shopperReference).toBe(sent[1].body.shopperReference);

@@ -8,18 +8,16 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { hmacValidator } from "@adyen/api-library";
-import { type PrismServer, startPrism } from "../../../dev/adyen-servers";
 import { projectRoot } from "../../../shared/paths";
+import { ADYEN_KEYS, type AdyenApp, startAdyenApp } from "../../factories/adyen-app";
 import { createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer } from "../../factories/merchant";
-import { type PrismRecorder, startPrismRecorder } from "../../factories/prism-recorder";
-import { startApp, type TestApp } from "../../setup/app";
+import type { PrismRecorder } from "../../factories/prism-recorder";
+import type { TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
 
 jest.setTimeout(90_000);
 
-const API_KEY = "AQEyhmfxK4PJbhZKw0m/n3Q5qf3VaY9UCJ1+XWZe9W27jmlZivgnJf0tAbYX5/W8aRGVnYPT5b0QwV1bDb7kfNy1WIxIIkxgBw==-ntf";
-const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
 const OTHER_HMAC_KEY = "0011223344556677889900AABBCCDDEEFF0011223344556677889900AABBCCDD";
 const MERCHANT_ACCOUNT = "ShopComNotices";
 
@@ -42,33 +40,21 @@ interface Charge {
 }
 
 describe("Adyen's notifications for a MID, over HTTP", () => {
-	let prism: PrismServer;
+	let started: AdyenApp;
 	let recorder: PrismRecorder;
 	let app: TestApp;
 	let shop: Shop;
 
 	beforeAll(async () => {
-		prism = await startPrism();
-		recorder = await startPrismRecorder(prism.url);
-		app = await startApp({
-			env: {
-				ADYEN_API_BASE: recorder.url,
-				REQUEST_TIMEOUT_MS: "3000",
-				REFUND_RECOVERY_GRACE_MS: "4000",
-				REFUND_RECOVERY_INTERVAL_MS: "250",
-			},
-		});
-		shop = await createShop(app, { processor: { type: "adyen", apiKey: API_KEY, merchantAccount: MERCHANT_ACCOUNT, hmacKey: HMAC_KEY } });
+		started = await startAdyenApp({ REQUEST_TIMEOUT_MS: "3000", REFUND_RECOVERY_GRACE_MS: "4000", REFUND_RECOVERY_INTERVAL_MS: "250" });
+		({ recorder, app } = started);
+		shop = await createShop(app, { processor: { type: "adyen", ...ADYEN_KEYS, merchantAccount: MERCHANT_ACCOUNT } });
 		// Every checkout here pays with the same card: a dispute would otherwise block it for the next (docs/disputes.md#protection).
 		await admin(app)
 			.patch(`/accounts/${shop.accountId}`, { disputeProtection: { blockCard: false } })
 			.expect(200);
 	}, 120_000);
-	afterAll(async () => {
-		await app?.stop();
-		await recorder?.stop();
-		await prism?.stop();
-	});
+	afterAll(() => started?.stop());
 	afterEach(() => {
 		recorder.prefer = () => undefined;
 	});
@@ -87,7 +73,7 @@ describe("Adyen's notifications for a MID, over HTTP", () => {
 	}
 
 	/** One notification item as Adyen sends it, signed with `key` (null: no signature). */
-	function item(fields: Record<string, unknown>, key: string | null = HMAC_KEY) {
+	function item(fields: Record<string, unknown>, key: string | null = ADYEN_KEYS.hmacKey) {
 		const built = {
 			...EXAMPLE,
 			merchantAccountCode: MERCHANT_ACCOUNT,
@@ -174,7 +160,7 @@ describe("Adyen's notifications for a MID, over HTTP", () => {
 	test("When a notification is unsigned, signed with another key, or not a notification, then 400 and nothing is applied; one for another merchant account or the live platform is accepted and changes nothing", async () => {
 		// Arrange
 		const charge = await charged();
-		const chargeback = (extra: Record<string, unknown> = {}, key: string | null = HMAC_KEY) =>
+		const chargeback = (extra: Record<string, unknown> = {}, key: string | null = ADYEN_KEYS.hmacKey) =>
 			item(
 				{
 					eventCode: "CHARGEBACK",
@@ -216,7 +202,7 @@ describe("Adyen's notifications for a MID, over HTTP", () => {
 	test("When a MID is not on Adyen, or has no HMAC key, then its notifications are refused with 400", async () => {
 		// Arrange
 		const sandboxShop = await createShop(app);
-		const noKey = await createShop(app, { processor: { type: "adyen", apiKey: API_KEY, merchantAccount: MERCHANT_ACCOUNT } });
+		const noKey = await createShop(app, { processor: { type: "adyen", apiKey: ADYEN_KEYS.apiKey, merchantAccount: MERCHANT_ACCOUNT } });
 
 		// Act
 		const answers = [

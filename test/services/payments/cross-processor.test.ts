@@ -12,21 +12,18 @@
 // stripe-mock cannot refuse a sandbox MID's test key (it refuses live keys only,
 // which a sandbox MID cannot hold): Stripe's 401 as a MID refusal is tested in
 // stripe-connector.test.ts, and billing's move on it is the same for every processor.
-import { type PrismServer, prismViolations, startPrism } from "../../../dev/adyen-servers";
+import { type PrismServer, prismViolations } from "../../../dev/adyen-servers";
 import { type StripeServer, startStripeMock } from "../../../dev/stripe-servers";
+import { ADYEN_KEYS, type AdyenApp, startAdyenApp } from "../../factories/adyen-app";
 import { createShop, type Shop, submitCheckout } from "../../factories/checkout";
 import { admin, bearer, DAY_MS } from "../../factories/merchant";
-import { type PrismRecorder, startPrismRecorder } from "../../factories/prism-recorder";
-import { startApp, type TestApp } from "../../setup/app";
+import type { PrismRecorder } from "../../factories/prism-recorder";
+import type { TestApp } from "../../setup/app";
 import { eventually } from "../notifications/webhook-events";
 
 jest.setTimeout(120_000);
 
-const ADYEN = {
-	type: "adyen",
-	apiKey: "AQEyhmfxK4PJbhZKw0m/n3Q5qf3VaY9UCJ1+XWZe9W27jmlZivgnJf0tAbYX5/W8aRGVnYPT5b0QwV1bDb7kfNy1WIxIIkxgBw==-xpr",
-	merchantAccount: "ShopComCascade",
-};
+const ADYEN = { type: "adyen", apiKey: ADYEN_KEYS.apiKey, merchantAccount: "ShopComCascade" };
 const STRIPE = { type: "stripe", secretKey: `sk_test_${Date.now().toString(36)}cascade` };
 
 interface Transaction {
@@ -43,20 +40,19 @@ interface MidHealth {
 }
 
 describe("A MID group on Adyen and Stripe", () => {
+	let started: AdyenApp;
 	let prism: PrismServer;
 	let recorder: PrismRecorder;
 	let stripeMock: StripeServer;
 	let app: TestApp;
 
 	beforeAll(async () => {
-		[prism, stripeMock] = await Promise.all([startPrism(), startStripeMock({ intentsSucceed: true })]);
-		recorder = await startPrismRecorder(prism.url);
-		app = await startApp({ env: { ADYEN_API_BASE: recorder.url, STRIPE_API_BASE: stripeMock.url } });
+		stripeMock = await startStripeMock({ intentsSucceed: true });
+		started = await startAdyenApp({ STRIPE_API_BASE: stripeMock.url });
+		({ prism, recorder, app } = started);
 	}, 120_000);
 	afterAll(async () => {
-		await app?.stop();
-		await recorder?.stop();
-		await prism?.stop();
+		await started?.stop();
 		await stripeMock?.stop();
 	});
 	afterEach(() => {

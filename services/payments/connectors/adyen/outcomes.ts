@@ -4,30 +4,13 @@
 import { HttpClientException } from "@adyen/api-library";
 import { AUTHENTICATION_REQUIRED_REASON, OUTCOME_UNKNOWN_REASON } from "../../../../shared/contracts/payments";
 import type { ConnectorOutcome } from "../connector";
+import { approved, declinedAs, failed, MERCHANT_REFUSED } from "../outcomes";
 import { AdyenUnreachable } from "./client";
 import { outcomeOfRefusal } from "./refusals";
 
-export const MERCHANT_REFUSED = "merchant_account_refused";
-const UNAVAILABLE = "processor_unavailable";
+export { approved, declinedAs, failed, MERCHANT_REFUSED };
 
-export const approved = (reference: string | null): ConnectorOutcome => ({
-	status: "APPROVED",
-	reference,
-	reason: null,
-	hardDecline: false,
-});
-export const declinedAs = (reference: string | null, reason: string, hardDecline: boolean): ConnectorOutcome => ({
-	status: "DECLINED",
-	reference,
-	reason,
-	hardDecline,
-});
-export const failed = (reason: string, reference: string | null = null): ConnectorOutcome => ({
-	status: "ERROR",
-	reference,
-	reason,
-	hardDecline: false,
-});
+const UNAVAILABLE = "processor_unavailable";
 
 /** What a payment's answer says, in the words both ends of the mapping share. */
 export interface PaymentAnswer {

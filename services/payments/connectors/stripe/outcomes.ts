@@ -2,29 +2,16 @@
 import Stripe from "stripe";
 import { type Authentication, AuthenticationOutcome } from "../../../../shared/contracts/payments";
 import type { ConnectorOutcome } from "../connector";
+import { approved, declinedAs, failed, MERCHANT_REFUSED } from "../outcomes";
 import { outcomeOfDecline } from "./decline-codes";
 
-export const approved = (reference: string): ConnectorOutcome => ({ status: "APPROVED", reference, reason: null, hardDecline: false });
+export { approved, declinedAs, failed, MERCHANT_REFUSED };
+
 export const declined = (reference: string | null, code: string | null | undefined): ConnectorOutcome => ({
 	status: "DECLINED",
 	reference,
 	...outcomeOfDecline(code),
 });
-/** Our own reasons, named as in services/billing/decline-reasons.ts. */
-export const declinedAs = (reference: string | null, reason: string, hardDecline: boolean): ConnectorOutcome => ({
-	status: "DECLINED",
-	reference,
-	reason,
-	hardDecline,
-});
-export const failed = (reason: string, reference: string | null = null): ConnectorOutcome => ({
-	status: "ERROR",
-	reference,
-	reason,
-	hardDecline: false,
-});
-
-export const MERCHANT_REFUSED = "merchant_account_refused";
 /** Stripe reports a challenge's details on the charge (payment_method_details.card.three_d_secure), not read yet. */
 export const CHALLENGED: Authentication = { version: null, outcome: AuthenticationOutcome.Challenged, eci: null };
 export const FAILED_AUTHENTICATION: Authentication = { version: null, outcome: AuthenticationOutcome.Failed, eci: null };
