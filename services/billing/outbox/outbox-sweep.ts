@@ -54,7 +54,9 @@ async function sweepBatch(deps: OutboxRelayDeps, listings: OutboxListing[], now:
 
 /**
  * One pass over the listings due, a batch at a time; those of records this node's relays are handing over now
- * (`inFlight`) stay listed for the next pass.
+ * (`inFlight`) stay listed for the next pass. A batch that fails does not stop the pass: its relay fails after its
+ * events were enqueued when only metrics.apply does (relay-events.ts), and every pass would fail at the same first
+ * batch while metrics is down, so the events listed after it would never be sent. The first failure is thrown after.
  */
 export async function sweepOutbox(
 	deps: OutboxRelayDeps & { inFlight?(kind: OutboxListing["kind"], docId: number): boolean },
@@ -63,5 +65,9 @@ export async function sweepOutbox(
 	const listings = (await deps.outbox.due(new Date(now.getTime() - SWEEP_DELAY_MS), now))
 		.flatMap(due => parseListing(due) ?? [])
 		.filter(listing => !deps.inFlight?.(listing.kind, listing.docId));
-	for (let from = 0; from < listings.length; from += ENQUEUE_BATCH) await sweepBatch(deps, listings.slice(from, from + ENQUEUE_BATCH), now);
+	const failures: unknown[] = [];
+	for (let from = 0; from < listings.length; from += ENQUEUE_BATCH) {
+		await sweepBatch(deps, listings.slice(from, from + ENQUEUE_BATCH), now).catch(err => failures.push(err));
+	}
+	if (failures.length > 0) throw failures[0];
 }
