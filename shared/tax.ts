@@ -71,8 +71,13 @@ function discountShares(amounts: number[], discount: number): number[] {
 	const taken = Math.min(discount, total);
 	if (taken <= 0 || total === 0) return amounts.map(() => 0);
 	const shares = positive.map(a => Math.floor((a * taken) / total));
-	const largest = positive.indexOf(Math.max(...positive));
-	shares[largest] += taken - shares.reduce((sum, s) => sum + s, 0);
+	// The cents the floors left go one each to the lines with the largest remainders (then the dearest): a line
+	// with a remainder was floored below its amount, so no share ever exceeds its line (all to the largest could).
+	const left = taken - shares.reduce((sum, s) => sum + s, 0);
+	const order = positive
+		.map((a, i) => ({ i, remainder: (a * taken) % total, a }))
+		.sort((x, y) => y.remainder - x.remainder || y.a - x.a || x.i - y.i);
+	for (const { i } of order.slice(0, left)) shares[i] += 1;
 	return shares;
 }
 
