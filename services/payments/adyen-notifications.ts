@@ -8,11 +8,9 @@
 // the MID: MIDs sharing a merchant account may share its webhook.
 import { AdyenNotificationError, type ProcessorNotice } from "../../shared/contracts/payments";
 import { insertOnce } from "../../shared/persistence";
+import { HASHED_REFERENCE } from "./connectors/adyen/client";
 import { readItem, verifiedItems } from "./connectors/adyen/notifications";
 import type { PaymentsDeps } from "./deps";
-
-/** A reference we sent hashed (a key longer than Adyen takes) names no key of ours. */
-const HASHED = "sha256:";
 
 export async function adyenNotification(
 	deps: PaymentsDeps,
@@ -53,7 +51,7 @@ export async function adyenNotification(
  * sharing one may share its webhook); null for a payment this service did not make there.
  */
 async function chargeMidOf(deps: PaymentsDeps, chargeKey: string, scope: string): Promise<number | null> {
-	if (chargeKey.startsWith(HASHED)) return null;
+	if (chargeKey.startsWith(HASHED_REFERENCE)) return null;
 	const charge = await deps.db.operations.findById(chargeKey).lean();
 	if (charge?.processor !== "adyen" || charge.midId === null) return null;
 	const processor = await deps.processors.processorFor(charge.midId);

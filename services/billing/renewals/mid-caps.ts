@@ -61,7 +61,7 @@ export function createCapTracker(deps: BillingDeps): CapTracker {
 }
 
 /** Another MID of the group the customer's renewal may move to: active, taking new sales and its card, not one that refused it. */
-const mayMoveTo = (customer: CustomerDoc, mid: MerchantAccountView) =>
+export const mayMoveTo = (customer: Pick<CustomerDoc, "midId" | "cardType" | "refusedMids">, mid: MerchantAccountView) =>
 	mid.id !== customer.midId &&
 	mid.active &&
 	mid.weight > 0 &&

@@ -15,6 +15,7 @@ import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { addDays } from "../../../shared/time";
 import { declineCategory } from "../decline-reasons";
 import type { CustomerDoc } from "../records/customer";
+import { mayMoveTo } from "./mid-caps";
 import { firstDecline } from "./recovery";
 
 const HOUR_MS = 3_600_000;
@@ -60,10 +61,8 @@ export function retryState({ customer, outcome, terms }: Declined, at: Date): Re
 	const inAnHour = new Date(at.getTime() + HOUR_MS);
 	if (category === DeclineCategory.MerchantAccount) {
 		const refusedMids = [...(customer.refusedMids ?? []), customer.midId];
-		// As a renewal moves for a MID's cap (mid-caps.ts): to one taking new sales (weight above 0), never to one that refused.
-		const next = terms.merchantAccounts.find(
-			m => m.active && m.weight > 0 && m.cardTypes.includes(customer.cardType as never) && !refusedMids.includes(m.id),
-		);
+		// Where a renewal may move for a MID's cap too: active, taking new sales and the card, not one that refused it.
+		const next = terms.merchantAccounts.find(m => mayMoveTo(customer, m));
 		if (next) return retry(inAnHour, { refusedMids, midId: next.id, midName: next.name });
 	}
 	const day = terms.retryDays[retryDaysUsed(customer)];

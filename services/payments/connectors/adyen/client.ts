@@ -150,8 +150,11 @@ export function createAdyenClients(options: {
  * operation it concerns; a longer key is hashed.
  */
 export function referenceOf(key: string): string {
-	return key.length <= 80 ? key : `sha256:${sha256(key).slice(0, 64)}`;
+	return key.length <= 80 ? key : `${HASHED_REFERENCE}${sha256(key).slice(0, 64)}`;
 }
+
+/** What a hashed reference starts with: it names no key of ours that can be read back. */
+export const HASHED_REFERENCE = "sha256:";
 
 /** Adyen's Idempotency-Key for one request of an operation (at most 64 characters): a repeat gets Adyen's first answer. */
 export function idempotencyOf(key: string, step: string): IRequest.Options {

@@ -19,7 +19,7 @@ function taken(answer: { pspReference?: string; status?: string }): ConnectorOut
 }
 
 export async function capture(clients: AdyenClients, op: Parameters<Connector["capture"]>[0]): Promise<ConnectorOutcome> {
-	return modify(clients, op, "capture", (api, merchantAccount) =>
+	return modify(clients, op, (api, merchantAccount) =>
 		api.captureAuthorisedPayment(
 			op.reference,
 			{ merchantAccount, reference: referenceOf(op.idempotencyKey), amount: { currency: op.currency, value: op.amount } },
@@ -29,7 +29,7 @@ export async function capture(clients: AdyenClients, op: Parameters<Connector["c
 }
 
 export async function cancel(clients: AdyenClients, op: Parameters<Connector["void"]>[0]): Promise<ConnectorOutcome> {
-	return modify(clients, op, "cancel", (api, merchantAccount) =>
+	return modify(clients, op, (api, merchantAccount) =>
 		api.cancelAuthorisedPaymentByPspReference(
 			op.reference,
 			{ merchantAccount, reference: referenceOf(op.idempotencyKey) },
@@ -39,7 +39,7 @@ export async function cancel(clients: AdyenClients, op: Parameters<Connector["vo
 }
 
 export async function refund(clients: AdyenClients, op: Parameters<Connector["refund"]>[0]): Promise<ConnectorOutcome> {
-	return modify(clients, op, "refund", (api, merchantAccount) =>
+	return modify(clients, op, (api, merchantAccount) =>
 		api.refundCapturedPayment(
 			op.reference,
 			{ merchantAccount, reference: referenceOf(op.idempotencyKey), amount: { currency: op.currency, value: op.amount } },
@@ -53,7 +53,6 @@ type ModificationsApi = NonNullable<ReturnType<AdyenClients["apisOf"]>>["checkou
 async function modify(
 	clients: AdyenClients,
 	op: Modification,
-	_step: string,
 	send: (api: ModificationsApi, merchantAccount: string) => Promise<{ pspReference?: string; status?: string }>,
 ): Promise<ConnectorOutcome> {
 	const apis = clients.apisOf(op.mid);
