@@ -75,17 +75,19 @@ export function stripeMockBin(env: NodeJS.ProcessEnv = process.env): string {
  * change: a PaymentIntent and a SetupIntent answer `succeeded`, as a card that passes does, instead of the bundled
  * `requires_payment_method`. A flow then goes past the card's verification, every request still checked against
  * Stripe's OpenAPI document; every other answer is the bundled fixture.
+ * `paymentsDecline`: the same, but every PaymentIntent is declined with this decline code, as Stripe answers a
+ * declined payment (`requires_payment_method` with a `card_error` as its `last_payment_error`); set-ups succeed.
  */
-export async function startStripeMock(options: { intentsSucceed?: boolean } = {}): Promise<StripeServer> {
+export async function startStripeMock(options: { intentsSucceed?: boolean; paymentsDecline?: string } = {}): Promise<StripeServer> {
 	const bin = stripeMockBin();
 	const port = await freePort();
 	// HTTPS on a port the system picks: left at its default (12112) it would collide with another run's.
 	const args = ["-http-addr", `127.0.0.1:${port}`, "-https-addr", "127.0.0.1:"];
-	if (options.intentsSucceed) args.push("-fixtures", succeedingFixtures());
+	if (options.intentsSucceed || options.paymentsDecline) args.push("-fixtures", succeedingFixtures(options.paymentsDecline));
 	return startServer("stripe-mock", bin, args, port, "re-run npm install, or set STRIPE_MOCK_BIN");
 }
 
-function succeedingFixtures(): string {
+function succeedingFixtures(paymentsDecline: string | undefined): string {
 	if (!existsSync(STRIPE_MOCK_FIXTURES)) {
 		throw new Error(
 			`No ${STRIPE_MOCK_FIXTURES}: \`npm install\` keeps stripe-mock's fixtures there (re-run it and read its [stripe-mock] lines)`,
@@ -94,6 +96,15 @@ function succeedingFixtures(): string {
 	const fixtures = JSON.parse(readFileSync(STRIPE_MOCK_FIXTURES, "utf8"));
 	fixtures.resources.payment_intent.status = "succeeded";
 	fixtures.resources.setup_intent.status = "succeeded";
+	if (paymentsDecline) {
+		fixtures.resources.payment_intent.status = "requires_payment_method";
+		fixtures.resources.payment_intent.last_payment_error = {
+			type: "card_error",
+			code: "card_declined",
+			decline_code: paymentsDecline,
+			message: "Your card was declined.",
+		};
+	}
 	const file = path.join(mkdtempSync(path.join(os.tmpdir(), "stripe-mock-")), "fixtures.json");
 	writeFileSync(file, JSON.stringify(fixtures));
 	return file;

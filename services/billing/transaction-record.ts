@@ -5,7 +5,7 @@
 import type { PaymentOutcome } from "../../shared/contracts/payments";
 import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
 import type { DiscountLine } from "./coupons/discount";
-import { declineCategory } from "./decline-reasons";
+import { declineCategory } from "../../shared/decline-reasons";
 import type { BillingDeps } from "./deps";
 import { carrying, type RenewalTry, transactionEntry } from "./entries/metrics-entries";
 import { appendTransactions } from "./lists/pages";

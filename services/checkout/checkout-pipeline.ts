@@ -4,7 +4,8 @@
 //   2. merchant account (MID) selection by card brand
 //   3. BIN blacklist and blocked buyers, then card validation (local checks and a zero-amount verification)
 //   4. duplicate subscription check
-//   5. charge, hold or schedule by product type (the session is consumed just before)
+//   5. charge, hold or schedule by product type (the session is consumed just before); a MID that refuses
+//      the verification or the payment moves the checkout on to the group's next MID, steps 3 to 5 again
 //   6. answer {code: OK, customerId}; billing emits the TRANSACTION and CONVERSION events
 // Every outcome is a code; nothing here throws for a business reason.
 import { isFailure } from "../../shared/call";
@@ -12,7 +13,16 @@ import type { CouponTerms, Environment, ProductRecord } from "../../shared/contr
 import { CheckoutStepError, FirstPaymentOutcome, type FirstPaymentResult } from "../../shared/contracts/billing";
 import { buyerInputProblems } from "./buyer-input";
 import { checkoutSale, paymentProduct, releaseReservation } from "./cap-reservations";
-import { type CheckedCard, checkCard, decryptCard } from "./card-checks";
+import {
+	type CardFields,
+	type CheckedCard,
+	type DeclinedOn,
+	decryptCard,
+	refusedByMid,
+	type ScreenedCard,
+	screenCard,
+	verifyOnMid,
+} from "./card-checks";
 import {
 	answer,
 	type CheckoutAnswer,
@@ -39,6 +49,9 @@ export interface CheckoutInput {
 	encryptedCvc: string;
 	cardExpiry: string;
 }
+
+/** The most MIDs one checkout tries, the first included: each try asks the issuer again. */
+const CASCADE_MIDS = 3;
 
 /** Every way a first payment ends unpaid, after which the session is released for another try. */
 const UNPAID: Record<
@@ -94,14 +107,50 @@ export async function submitCheckout(deps: CheckoutDeps, input: CheckoutInput): 
 	const coupon = await checkoutCoupon(deps, { ...input, accountId: session.accountId }, session.coupon);
 	if ("refused" in coupon) return coupon.refused;
 
-	// 2. and 3. A MID for the brand (its cap reserved for the charge), the BIN blacklist and blocked buyers, then the card.
-	const sale = (attemptId: string) => checkoutSale(deps, product, coupon.terms, attemptId);
+	// 2. and 3. A MID for the brand, the BIN blacklist and blocked buyers, then the card on a MID (its cap reserved for the charge).
 	const buyer = { accountId: session.accountId, email: input.email };
-	const checked = await checkCard(deps, context, { pan, cvc, expiry: input.cardExpiry }, buyer, "co", sale);
-	if ("code" in checked) return checked;
+	const card = { pan, cvc, expiry: input.cardExpiry };
+	const screened = await screenCard(deps, context, card, buyer);
+	if ("code" in screened) return screened;
+	const sold = { accountId: session.accountId, environment: context.environment, product, coupon: coupon.terms };
+	return payOnTheGroup(deps, input, sold, screened, card);
+}
+
+type Sold = { accountId: number; environment: Environment; product: ProductRecord; coupon: CouponTerms | null };
+
+/**
+ * Steps 3 (the verification) to 5 on the group's MIDs in turn: a MID's refusal moves the checkout on to the next one (docs/recovery.md#cascading-to-another-mid), each try a new attempt, at most CASCADE_MIDS of them.
+ */
+async function payOnTheGroup(
+	deps: CheckoutDeps,
+	input: CheckoutInput,
+	sold: Sold,
+	screened: ScreenedCard,
+	card: CardFields,
+): Promise<CheckoutAnswer> {
+	const sale = (attemptId: string) => checkoutSale(deps, sold.product, sold.coupon, attemptId);
+	const tried = new Set<number>();
+	let declined: CheckoutAnswer | null = null;
+	while (tried.size < CASCADE_MIDS) {
+		const checked = await verifyOnMid(deps, screened, card, "co", sale, tried);
+		const tryAnswer = "declinedOn" in checked || "code" in checked ? checked : await payChecked(deps, input, sold, checked);
+		// No MID left to try: the buyer hears of the last decline.
+		if (!("declinedOn" in tryAnswer)) return declined && tryAnswer.code === CheckoutCode.NoMerchantAccount ? declined : tryAnswer;
+		tried.add(tryAnswer.declinedOn);
+		declined = tryAnswer.answer;
+	}
+	return declined ?? answer(CheckoutCode.PaymentDeclined);
+}
+
+/** Steps 4 and 5 on a card verified on a MID; the cap's reservation is given back unless its customer took it. */
+async function payChecked(
+	deps: CheckoutDeps,
+	input: CheckoutInput,
+	sold: Sold,
+	checked: CheckedCard,
+): Promise<CheckoutAnswer | DeclinedOn> {
 	let opened = false;
 	try {
-		const sold = { accountId: session.accountId, environment: context.environment, product, coupon: coupon.terms };
 		return await payOn(deps, input, sold, checked, () => {
 			opened = true;
 		});
@@ -118,7 +167,7 @@ async function payOn(
 	session: { accountId: number; environment: Environment; product: ProductRecord; coupon: CouponTerms | null },
 	checked: CheckedCard,
 	onOpened: () => void,
-): Promise<CheckoutAnswer> {
+): Promise<CheckoutAnswer | DeclinedOn> {
 	const { mid, attemptId } = checked;
 	const { product } = session;
 	const context = { environment: session.environment };
@@ -155,7 +204,9 @@ async function payOn(
 		challengeUntil: consumed.expiresAt,
 		product: paymentProduct(product),
 	});
-	return answerFirstPayment(deps, { sessionId: input.sessionId, attemptId }, paid);
+	const answered = await answerFirstPayment(deps, { sessionId: input.sessionId, attemptId }, paid);
+	const decline = isFailure(paid) || paid.outcome !== FirstPaymentOutcome.Declined ? null : paid.transaction;
+	return decline && refusedByMid(decline.declineCategory) ? { declinedOn: mid.id, answer: answered } : answered;
 }
 
 /**

@@ -3,6 +3,7 @@
 // through the ledger under our idempotency key, so a repeat moves no money.
 import {
 	type AwaitingBuyer,
+	type CardDeclined,
 	type MoneyParams,
 	NO_PROCESSOR_REASON,
 	type PaymentOutcome,
@@ -75,7 +76,7 @@ const moneyRecord = (
 export async function saveCard(
 	deps: PaymentsDeps,
 	input: PaymentsActions["payments.saveCard"]["params"],
-): Promise<{ cardToken: string } | SaveCardError> {
+): Promise<{ cardToken: string } | SaveCardError | CardDeclined> {
 	const processor = await deps.processors.processorFor(input.midId);
 	if (!processor) return SaveCardError.NoProcessor;
 	const cardToken = await deps.vault.store({ pan: input.card.pan, expiry: input.card.expiry });
@@ -100,7 +101,8 @@ export async function saveCard(
 		),
 	);
 	if (outcome.status === "ERROR") return SaveCardError.ProcessorError;
-	return outcome.status === "APPROVED" ? { cardToken } : SaveCardError.CardNotVerified;
+	if (outcome.status === "APPROVED") return { cardToken };
+	return { error: SaveCardError.CardNotVerified, declineReason: outcome.reason, hardDecline: outcome.hardDecline };
 }
 
 export async function charge(deps: PaymentsDeps, input: PaymentsActions["payments.charge"]["params"]): Promise<PaymentOutcome> {

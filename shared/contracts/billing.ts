@@ -128,7 +128,7 @@ export enum DisputeError {
 }
 
 /**
- * How billing treats a decline (services/billing/decline-reasons.ts):
+ * How billing treats a decline (shared/decline-reasons.ts):
  * SOFT may pass on a later day and is retried on the account's schedule;
  * HARD will not (lost, stolen, expired card) and stops retries at once;
  * MERCHANT_ACCOUNT is a refusal by that MID alone, retried on another MID of the group.

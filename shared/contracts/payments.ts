@@ -94,6 +94,13 @@ export enum SaveCardError {
 	ProcessorError = "PROCESSOR_ERROR",
 }
 
+/** A verification the processor declined: why, in our words, so the checkout can tell whether another MID may approve it. */
+export interface CardDeclined {
+	error: SaveCardError.CardNotVerified;
+	declineReason: string | null;
+	hardDecline: boolean;
+}
+
 /** What a payment the buyer is present for does: charge, hold, or set the card up for later charges (no money). */
 export type FirstPaymentKind = "charge" | "authorize" | "setup";
 
@@ -214,7 +221,7 @@ export interface PaymentsActions {
 	/** Vaults the card and verifies it with a zero amount on the MID's processor (the CVC is used there, never kept). */
 	"payments.saveCard": {
 		params: { midId: number; attemptId: string; card: { pan: string; expiry: string; cvc: string } };
-		result: { cardToken: string } | { error: SaveCardError };
+		result: { cardToken: string } | { error: SaveCardError } | CardDeclined;
 	};
 	/**
 	 * `at`: the account's time it is made at (a sandbox's test clock: docs/api.md#the-accounts-now); the sandbox judges

@@ -10,7 +10,7 @@
 // A key still undecided throws OutcomeUnknownError: the renewal is neither
 // charged nor declined, and a later run asks again (docs/reliability.md#a-period-is-charged-once).
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
-import { NO_MID_REASON } from "../decline-reasons";
+import { NO_MID_REASON } from "../../../shared/decline-reasons";
 import type { BillingDeps } from "../deps";
 import { OutcomeUnknownError } from "../payments";
 import type { CustomerDoc } from "../records/customer";

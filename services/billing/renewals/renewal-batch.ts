@@ -11,7 +11,7 @@ import { type CapReservation, DeclineCategory } from "../../../shared/contracts/
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
 import { withRetries } from "../../../shared/processor-retries";
 import type { Listing } from "../../../shared/schedule";
-import { declineCategory } from "../decline-reasons";
+import { declineCategory } from "../../../shared/decline-reasons";
 import type { BillingDeps } from "../deps";
 import { expiryListings } from "../expiry-warnings";
 import { scheduledEvent } from "../outbox/outbox";

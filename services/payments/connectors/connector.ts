@@ -15,7 +15,7 @@ export interface ConnectorOutcome {
 	status: "APPROVED" | "DECLINED" | "ERROR";
 	/** The processor's own id of what it did (Stripe: `pi_…`, `seti_…`, `re_…`); null when it did nothing. */
 	reference: string | null;
-	/** Why it was declined or failed, in our words (services/billing/decline-reasons.ts decides retries by them): a connector maps its processor's codes (Stripe: decline-codes.ts). */
+	/** Why it was declined or failed, in our words (shared/decline-reasons.ts decides retries by them): a connector maps its processor's codes (Stripe: decline-codes.ts). */
 	reason: string | null;
 	/** A decline that retrying cannot fix (lost, stolen, expired card). */
 	hardDecline: boolean;

@@ -1,5 +1,5 @@
 // A connector's outcomes, built alike whatever the processor: approved under the
-// processor's reference, declined for one of our reasons (services/billing/decline-reasons.ts
+// processor's reference, declined for one of our reasons (shared/decline-reasons.ts
 // reads them), or failed (nothing moved, or what moved is found by a lookup).
 import type { ConnectorOutcome } from "./connector";
 
@@ -10,7 +10,7 @@ export const approved = (reference: string | null): ConnectorOutcome => ({
 	hardDecline: false,
 });
 
-/** Our own reasons, named as in services/billing/decline-reasons.ts. */
+/** Our own reasons, named as in shared/decline-reasons.ts. */
 export const declinedAs = (reference: string | null, reason: string, hardDecline: boolean): ConnectorOutcome => ({
 	status: "DECLINED",
 	reference,

@@ -5,11 +5,11 @@
 // billing's categories, and the result codes against
 // https://docs.adyen.com/online-payments/payment-result-codes.
 import { HttpClientException } from "@adyen/api-library";
-import { declineCategory } from "../../../services/billing/decline-reasons";
 import { AdyenUnreachable } from "../../../services/payments/connectors/adyen/client";
 import { outcomeOfError, outcomeOfPayment } from "../../../services/payments/connectors/adyen/outcomes";
 import { ADYEN_REFUSALS, outcomeOfRefusal } from "../../../services/payments/connectors/adyen/refusals";
 import { DeclineCategory } from "../../../shared/contracts/billing";
+import { declineCategory } from "../../../shared/decline-reasons";
 
 const { Authentication, Hard, MerchantAccount, Soft } = DeclineCategory;
 
@@ -61,7 +61,7 @@ const DOCUMENTED: [code: string, text: string, reason: string, category: Decline
 ];
 
 function categoryOf(outcome: { status: "APPROVED" | "DECLINED" | "ERROR"; reason: string | null; hardDecline: boolean }) {
-	return declineCategory({ processorTransactionId: null, processorReference: null, ...outcome });
+	return declineCategory(outcome);
 }
 
 const refused = (refusalReasonCode: string, refusalReason: string) =>

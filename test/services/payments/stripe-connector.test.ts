@@ -5,11 +5,11 @@
 import type Stripe from "stripe";
 import { freePort } from "../../../dev/net";
 import { type StripeServer, startLocalstripe, startStripeMock, stripeClient } from "../../../dev/stripe-servers";
-import { declineCategory } from "../../../services/billing/decline-reasons";
 import type { ConnectorOutcome, FirstPaymentKind, MidContext, Remember, VaultCard } from "../../../services/payments/connectors/connector";
 import type { StripeCardKeys, StripeKeyStore } from "../../../services/payments/connectors/stripe/client";
 import { createStripeConnector, type StripeConnector } from "../../../services/payments/connectors/stripe/stripe-connector";
 import { DeclineCategory } from "../../../shared/contracts/billing";
+import { declineCategory } from "../../../shared/decline-reasons";
 
 /** The first run also installs localstripe: about 15 s, twice that on a busy machine. */
 const START_TIMEOUT_MS = 180_000;
@@ -58,10 +58,9 @@ function rememberer(): { remember: Remember; references: string[] } {
 const approved = (prefix: string) => ({ status: "APPROVED", reference: expect.stringMatching(new RegExp(`^${prefix}_`)), reason: null });
 const unavailable = { status: "ERROR", reason: "processor_unavailable", hardDecline: false };
 
-/** A category as billing decides it (services/billing/decline-reasons.ts). */
+/** A category as billing decides it (shared/decline-reasons.ts). */
 function categoryOf(outcome: ConnectorOutcome): DeclineCategory | null {
-	const { status, reference, reason, hardDecline } = outcome;
-	return declineCategory({ status, processorTransactionId: null, processorReference: reference, reason, hardDecline });
+	return declineCategory(outcome);
 }
 
 // stripe-mock answers fixtures (a confirmed intent still says requires_payment_method), so an accepted request

@@ -2,9 +2,10 @@
 // server produces these codes (localstripe declines only with card_declined and no
 // decline_code; stripe-mock never declines), so the table is checked against Stripe's
 // documented list (https://docs.stripe.com/declines/codes) and billing's categories.
-import { declineCategory } from "../../../services/billing/decline-reasons";
+
 import { outcomeOfDecline, STRIPE_DECLINES } from "../../../services/payments/connectors/stripe/decline-codes";
 import { DeclineCategory } from "../../../shared/contracts/billing";
+import { declineCategory } from "../../../shared/decline-reasons";
 
 const { Authentication, Hard, MerchantAccount, Soft } = DeclineCategory;
 
@@ -61,7 +62,7 @@ const DOCUMENTED: [code: string, reason: string, category: DeclineCategory][] = 
 
 /** Billing's category of a decline with this reason and hardness. */
 function categoryOf(outcome: { reason: string; hardDecline: boolean }): DeclineCategory | null {
-	return declineCategory({ status: "DECLINED", processorTransactionId: null, processorReference: null, ...outcome });
+	return declineCategory({ status: "DECLINED", ...outcome });
 }
 
 describe("outcomeOfDecline", () => {

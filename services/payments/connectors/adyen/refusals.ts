@@ -5,7 +5,7 @@
 // decline-codes.ts does for Stripe. Where Stripe's table already has a name
 // for the same thing, Adyen's reason gets that name, so declines read alike
 // whatever the processor; billing decides retries by them
-// (services/billing/decline-reasons.ts).
+// (shared/decline-reasons.ts).
 import { AUTHENTICATION_FAILED_REASON, AUTHENTICATION_REQUIRED_REASON } from "../../../../shared/contracts/payments";
 
 export interface AdyenRefusal {

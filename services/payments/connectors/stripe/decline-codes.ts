@@ -1,7 +1,7 @@
 // What a Stripe decline means to us: the one table from Stripe's decline codes
 // (https://docs.stripe.com/declines/codes) and the error codes of its card
 // errors to our reason names and whether the decline is hard. Billing decides
-// the category from the reason and the flag (services/billing/decline-reasons.ts):
+// the category from the reason and the flag (shared/decline-reasons.ts):
 // HARD stops retries, MERCHANT_ACCOUNT moves to another MID, the rest is SOFT.
 // Where we already have a name for the same thing (unknown_card,
 // card_verification_failed, transaction_not_permitted) Stripe's code is

@@ -1,8 +1,8 @@
 // What a processor's decline means for retrying it. The reasons are the
 // sandbox processor's (and the common card-network ones); a reason we do not
 // know is soft unless the processor itself calls the decline hard.
-import { DeclineCategory } from "../../shared/contracts/billing";
-import { AUTHENTICATION_REQUIRED_REASON, type PaymentOutcome } from "../../shared/contracts/payments";
+import { DeclineCategory } from "./contracts/billing";
+import { AUTHENTICATION_REQUIRED_REASON, type PaymentOutcome } from "./contracts/payments";
 
 /** The card cannot be charged again as it is: retrying only adds declines (and network fees). */
 const HARD = new Set([
@@ -25,7 +25,7 @@ const MERCHANT_ACCOUNT = new Set(["merchant_account_refused", "transaction_not_p
 /** The issuer wants the buyer to authenticate (3-D Secure, docs/authentication.md): only the buyer can fix it. */
 const AUTHENTICATION = new Set([AUTHENTICATION_REQUIRED_REASON]);
 
-export function declineCategory(outcome: PaymentOutcome): DeclineCategory | null {
+export function declineCategory(outcome: Pick<PaymentOutcome, "status" | "reason" | "hardDecline">): DeclineCategory | null {
 	if (outcome.status !== "DECLINED") return null;
 	const reason = outcome.reason ?? "";
 	if (outcome.hardDecline || HARD.has(reason)) return DeclineCategory.Hard;
