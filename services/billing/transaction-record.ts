@@ -3,9 +3,9 @@
 // already recorded instead of writing a second.
 
 import type { PaymentOutcome } from "../../shared/contracts/payments";
+import { declineCategory } from "../../shared/decline-reasons";
 import { insertAllOnce, insertDoc, isDuplicateKey } from "../../shared/persistence";
 import type { DiscountLine } from "./coupons/discount";
-import { declineCategory } from "../../shared/decline-reasons";
 import type { BillingDeps } from "./deps";
 import { carrying, type RenewalTry, transactionEntry } from "./entries/metrics-entries";
 import { appendTransactions } from "./lists/pages";

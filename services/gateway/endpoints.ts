@@ -40,6 +40,11 @@ export interface Endpoint {
 	bodyFields?: readonly string[];
 	/** The action answers a file (`{contentType, base64 | text, filename?}`: a PDF, a page), sent as it is (route-hooks.ts). */
 	file?: boolean;
+	/**
+	 * The buyer's browser, sent back by a processor's page: the answer is `status` (a 303) to this page of the same
+	 * address, without a body, whatever the request held (route-hooks.ts).
+	 */
+	redirectTo?: string;
 }
 
 /** `/api`, Bearer API token. */
@@ -114,11 +119,16 @@ export const publicEndpoints: Record<string, Endpoint> = {
 
 /**
  * `/api/processors`, no token: what a MID's processor sends us, each request signed with the MID's own secret, which the
- * action verifies on the body as it came (docs/api.md#stripe-events, docs/api.md#adyen-notifications).
+ * action verifies on the body as it came (docs/api.md#stripe-events, docs/api.md#adyen-notifications); and the buyer
+ * a processor's page sends back (docs/api.md#adyen-3-d-secure).
  */
 export const processorEndpoints: Record<string, Endpoint> = {
 	"POST /stripe/:midId/events": { action: "billing.stripeEvent", signatureHeader: "stripe-signature" },
 	"POST /adyen/:midId/notifications": { action: "billing.adyenNotification" },
+	// An Adyen MID's 3-D Secure page sends the buyer back here (the connector's returnUrlOf): the redirectResult is kept,
+	// once, and the buyer goes on to the page that tells the card frame the challenge ended. It keeps nothing more when
+	// repeated, so HEAD is routed too, and passes on no redirectResult (request-params.ts:readBuyerReturn).
+	"GET /adyen/returns/:token": { action: "payments.adyenReturn", status: 303, redirectTo: "/checkout/challenge-return.html" },
 };
 
 /** `/demo`, no token: the demo page's session (npm start only). */

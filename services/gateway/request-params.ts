@@ -3,6 +3,7 @@
 // validator never coerces). Path and query values are text: each is read by
 // the rule of the type its action declares, and nothing else is guessed.
 import type { IncomingMessage } from "node:http";
+import { ADYEN_REDIRECT_RESULT_PATTERN, ADYEN_RETURN_TOKEN_PATTERN } from "../../shared/contracts/payments";
 import { ApiError, ApiErrorType } from "../../shared/errors";
 import { endpointFor } from "./endpoints";
 
@@ -149,4 +150,22 @@ export function readSignedEvent(req: GatewayRequest, signatureHeader: string | u
 	const signature = signatureHeader ? req.headers[signatureHeader] : undefined;
 	const path = Object.fromEntries(pathParameterNames(req).map(name => [name, req.$params[name]]));
 	req.$params = { ...path, payload: req.body, ...(typeof signature === "string" ? { signature } : {}) };
+}
+
+const RETURN_TOKEN = new RegExp(ADYEN_RETURN_TOKEN_PATTERN);
+const REDIRECT_RESULT = new RegExp(ADYEN_REDIRECT_RESULT_PATTERN);
+
+/**
+ * The buyer an Adyen MID's 3-D Secure page sent back (`GET /api/processors/adyen/returns/{token}?redirectResult=…`):
+ * the path's token and the query's redirectResult, each passed on only when well-formed, and the redirectResult on a
+ * GET only, so a HEAD keeps nothing. Nothing else is read, and nothing is refused: whatever came, the buyer is sent on
+ * to the card frame's return page, which asks what the payment came to.
+ */
+export function readBuyerReturn(req: GatewayRequest): void {
+	const token = req.$params.token;
+	const redirectResult = req.method === "GET" ? req.query?.redirectResult : undefined;
+	req.$params = {
+		...(typeof token === "string" && RETURN_TOKEN.test(token) ? { token } : {}),
+		...(typeof redirectResult === "string" && REDIRECT_RESULT.test(redirectResult) ? { redirectResult } : {}),
+	};
 }

@@ -10,7 +10,7 @@ import { type Endpoint, endpointFor } from "./endpoints";
 import type { Locals } from "./locals";
 import { PORTAL_SET_BY_GATEWAY } from "./portal-routes";
 import { API_SET_BY_GATEWAY, checkApiVersion, checkParameters, hostDomain, overTls } from "./request-checks";
-import { badParameters, type GatewayRequest, readSignedEvent } from "./request-params";
+import { badParameters, type GatewayRequest, readBuyerReturn, readSignedEvent } from "./request-params";
 import { requestPath } from "./send-answer";
 
 // /api with a token.
@@ -61,7 +61,10 @@ export async function beforePublicCall(this: Locals, _ctx: Context, _route: unkn
 
 export function beforeProcessorEvent(_ctx: Context, _route: unknown, req: GatewayRequest): void {
 	checkApiVersion(req);
-	readSignedEvent(req, endpointFor(req.$alias?.action)?.signatureHeader);
+	const endpoint = endpointFor(req.$alias?.action);
+	// The buyer a processor's page sent back, not a signed event.
+	if (endpoint?.redirectTo) readBuyerReturn(req);
+	else readSignedEvent(req, endpoint?.signatureHeader);
 }
 
 /** The demo's session is for the host the demo page was served from. */
@@ -142,6 +145,17 @@ export async function afterDashboardCall(
 
 // Every route with actions.
 
+/**
+ * A redirect of the buyer's browser, without a body: to a page of the address it came to (a relative Location; the
+ * buyer base URL is a scheme and a host), never cached, and naming nothing of the request to the next page.
+ */
+function redirected(meta: Record<string, unknown>, status: number, page: string): null {
+	meta.$statusCode = status;
+	meta.$location = page;
+	meta.$responseHeaders = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
+	return null;
+}
+
 /** A file an action answered (a PDF in base64, an HTML page), as its bytes with its content type. */
 function fileOf(meta: Record<string, unknown>, file: FileAnswer): Buffer {
 	meta.$responseType = file.contentType;
@@ -156,6 +170,7 @@ function fileOf(meta: Record<string, unknown>, file: FileAnswer): Buffer {
 export function applyEndpointOptions(ctx: Context, _route: unknown, req: GatewayRequest, _res: ServerResponse, data: unknown): unknown {
 	const endpoint = endpointFor(req.$alias?.action);
 	const meta = ctx.meta as Record<string, unknown>;
+	if (endpoint?.redirectTo) return redirected(meta, endpoint.status ?? 303, endpoint.redirectTo);
 	if (endpoint?.plainText) meta.$responseType = "text/plain; charset=utf-8";
 	if (endpoint?.file) return fileOf(meta, data as FileAnswer);
 	if (endpoint?.status) {

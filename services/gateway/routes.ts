@@ -67,7 +67,8 @@ export const routes = [
 	},
 	{ ...routeDefaults, name: "public", path: "/api", cors: CORS, aliases: aliasesOf(publicEndpoints), onBeforeCall: beforePublicCall },
 	// What processors send us, signed (docs/api.md#stripe-events). The body stays text, so the signature is checked on
-	// the bytes that were signed; Stripe's events are far smaller than the limit.
+	// the bytes that were signed; Stripe's events are far smaller than the limit. Also the buyer an Adyen MID's
+	// 3-D Secure page sends back (a GET, redirected on: route-hooks.ts).
 	{
 		...routeDefaults,
 		name: "processors",

@@ -89,13 +89,27 @@ export interface ProcessorCardDoc {
 
 /**
  * What Adyen notified of one operation of ours, by `<accountId>:<Adyen merchant account>:<reference we sent>:<event>`
- * (adyen-notifications.ts); the first kept.
+ * (adyen-notifications.ts); the first kept. The same collection keeps first payments' challenges (AdyenChallengeDoc).
  */
 export interface AdyenOutcomeDoc {
 	_id: string;
 	success: boolean;
 	pspReference: string;
 	reason: string | null;
+	receivedAt: Date;
+}
+
+/**
+ * A first payment's 3-D Secure challenge at Adyen, by the payment's return token (adyen-returns.ts; the connector's
+ * returnTokenOf): `challenge:<token>` once Adyen asked for it, with its pspReference when Adyen gave one;
+ * `return:<token>` with the redirectResult the buyer came back with, the first kept.
+ */
+export interface AdyenChallengeDoc {
+	_id: string;
+	pspReference?: string | null;
+	/** The payment's vault card, to keep the card Adyen stores once the payment is authorised. */
+	cardToken?: string;
+	redirectResult?: string;
 	receivedAt: Date;
 }
 
@@ -150,8 +164,8 @@ const processorCardSchema = new Schema<ProcessorCardDoc>(
 	{ versionKey: false },
 );
 
-const adyenOutcomeSchema = new Schema<AdyenOutcomeDoc>(
-	{ _id: String, success: Boolean, pspReference: String, reason: { type: String, default: null }, receivedAt: Date },
+const adyenOutcomeSchema = new Schema<AdyenOutcomeDoc | AdyenChallengeDoc>(
+	{ _id: String, success: Boolean, pspReference: String, reason: String, cardToken: String, redirectResult: String, receivedAt: Date },
 	{ versionKey: false },
 );
 
@@ -160,7 +174,8 @@ export interface PaymentsDb {
 	operations: Model<OperationDoc>;
 	processorCards: Model<ProcessorCardDoc>;
 	credentials: Model<CredentialsDoc>;
-	adyenOutcomes: Model<AdyenOutcomeDoc>;
+	/** Adyen's notifications of our operations, and first payments' challenges, by `_id` only. */
+	adyenOutcomes: Model<AdyenOutcomeDoc | AdyenChallengeDoc>;
 	sandboxChallenges: Model<SandboxChallengeDoc>;
 	sandboxNotices: Model<SandboxNoticeDoc>;
 	/** The sandbox's notices by the day they are due (shared/schedule.ts). */

@@ -7,6 +7,7 @@ import { domainAction, errorAsValue, idempotent } from "../../shared/action";
 import type { PaymentsActions } from "../../shared/contracts/payments";
 import { dbMixin } from "../../shared/db.mixin";
 import { adyenNotification } from "./adyen-notifications";
+import { adyenReturn } from "./adyen-returns";
 import type { PaymentsDeps } from "./deps";
 import { sandboxNotices, sandboxNoticesDone, submitDisputeEvidence } from "./disputes";
 import { createPaymentsModels, type PaymentsDb } from "./models";
@@ -48,6 +49,8 @@ const PaymentsService: ServiceSchema<ServiceSettingSchema, Record<string, never>
 		stripeEvent: idempotent(domainAction(schemas.stripeEvent, stripeEvent, errorAsValue)),
 		// Verifies, keeps what Adyen did with our operations once each (a repeat keeps the first): safe to retry.
 		adyenNotification: idempotent(domainAction(schemas.adyenNotification, adyenNotification, errorAsValue)),
+		// Keeps the buyer's redirectResult once (a repeat keeps the first) and moves no money: safe to retry.
+		adyenReturn: idempotent(domainAction(schemas.adyenReturn, adyenReturn)),
 		// What the gateway seals a MID's processor key to before it crosses the transporter (vault/credentials.ts).
 		credentialsKey: {
 			params: schemas.none,

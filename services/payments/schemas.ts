@@ -1,5 +1,5 @@
 // The JSON Schemas of the payments service's actions' parameters (Ajv; nothing is coerced).
-import { DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
+import { ADYEN_REDIRECT_RESULT_PATTERN, ADYEN_RETURN_TOKEN_PATTERN, DISPUTE_EVIDENCE_FIELDS } from "../../shared/contracts/payments";
 import { id, params } from "../../shared/schemas";
 
 const key = { type: "string", minLength: 1, maxLength: 200 };
@@ -66,6 +66,14 @@ export const schemas = {
 	),
 	// The body as Adyen sent it (the gateway's limit: 1 MB).
 	adyenNotification: params({ midId: id, payload: { type: "string", minLength: 1, maxLength: 1_048_576 } }),
+	// The buyer back from Adyen's page: each only when well-formed (the gateway drops what is not).
+	adyenReturn: params(
+		{
+			token: { type: "string", pattern: ADYEN_RETURN_TOKEN_PATTERN },
+			redirectResult: { type: "string", maxLength: 20_000, pattern: ADYEN_REDIRECT_RESULT_PATTERN },
+		},
+		[],
+	),
 	sandboxOperations: params(
 		{
 			cardBin: { type: "string", pattern: "^[0-9]{6}$" },

@@ -5,6 +5,7 @@
 import type { Logger, ServiceBroker } from "moleculer";
 import { call } from "../../shared/call";
 import { buyerBaseUrl, config } from "../../shared/config";
+import { adyenChallenges } from "./adyen-returns";
 import { createAdyenConnector } from "./connectors/adyen/adyen-connector";
 import type { AdyenCardKeys } from "./connectors/adyen/client";
 import { createSandboxConnector } from "./connectors/sandbox/sandbox-connector";
@@ -86,11 +87,13 @@ function adyenConnector(db: PaymentsDb, now: () => Date) {
 		cards: processorCardStore<AdyenCardKeys>(db, now, "adyen"),
 		outcomes: {
 			async get({ accountId, merchantAccount }, reference, event) {
-				return db.adyenOutcomes.findById(`${accountId}:${merchantAccount}:${reference}:${event}`).lean();
+				const doc = await db.adyenOutcomes.findById(`${accountId}:${merchantAccount}:${reference}:${event}`).lean();
+				return doc && "success" in doc ? doc : null;
 			},
+			...adyenChallenges(db, now),
 		},
-		// The issuer's page returns the buyer into the card frame, as Stripe's does.
-		returnUrl: `${buyerBaseUrl(settings)}/checkout/challenge-return.html`,
+		// The issuer's page returns the buyer to the payment's return route, which sends it on into the card frame.
+		buyerBaseUrl: buyerBaseUrl(settings),
 	});
 }
 

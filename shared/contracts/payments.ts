@@ -69,6 +69,15 @@ export const ADYEN_API_KEY_PATTERN = "^[!-~]{16,512}$";
 /** The HMAC key of a MID's notification webhook in Adyen's Customer Area: 64 hexadecimal digits. */
 export const ADYEN_HMAC_KEY_PATTERN = "^[0-9A-Fa-f]{64}$";
 
+/**
+ * The token of a first payment's return from an Adyen MID's 3-D Secure page (GET /api/processors/adyen/returns/{token}):
+ * a SHA-256 in base64url.
+ */
+export const ADYEN_RETURN_TOKEN_PATTERN = "^[A-Za-z0-9_-]{43}$";
+
+/** Adyen's redirectResult as the buyer's return brings it: printable ASCII, at most Adyen's 20,000 characters. */
+export const ADYEN_REDIRECT_RESULT_PATTERN = "^[!-~]{1,20000}$";
+
 /** The processors a MID's keys can be stored for. */
 export type KeyedProcessor = "stripe" | "adyen";
 
@@ -274,6 +283,12 @@ export interface PaymentsActions {
 		params: { midId: number; payload: string };
 		result: { notices: { eventId: string; notice: ProcessorNotice }[] } | { error: AdyenNotificationError };
 	};
+	/**
+	 * The buyer back from an Adyen MID's 3-D Secure page: the redirectResult Adyen appended, kept once for the first
+	 * payment whose challenge was asked under `token`, and read after the challenge. Moves no money. Either missing
+	 * (a HEAD, a malformed request), or a token no challenge was asked under: nothing kept.
+	 */
+	"payments.adyenReturn": { params: { token?: string; redirectResult?: string }; result: { kept: boolean } };
 	/** Submits a dispute's evidence to the MID's processor: the dispute's status there afterwards. */
 	"payments.submitDisputeEvidence": {
 		params: { midId: number; reference: string; evidence: DisputeEvidence };

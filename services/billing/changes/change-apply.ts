@@ -8,8 +8,8 @@
 import { randomUUID } from "node:crypto";
 import { config } from "../../../shared/config";
 import { DeclineCategory } from "../../../shared/contracts/billing";
-import { isDuplicateKey, leaseFree, newLease } from "../../../shared/persistence";
 import { declineCategory } from "../../../shared/decline-reasons";
+import { isDuplicateKey, leaseFree, newLease } from "../../../shared/persistence";
 import type { BillingDeps } from "../deps";
 import { countUpdate } from "../entries/customer-entry";
 import { carrying } from "../entries/metrics-entries";

@@ -12,8 +12,8 @@
 import type { RenewalTerms } from "../../../shared/contracts/accounts";
 import { DeclineCategory } from "../../../shared/contracts/billing";
 import type { PaymentOutcome } from "../../../shared/contracts/payments";
-import { addDays } from "../../../shared/time";
 import { declineCategory } from "../../../shared/decline-reasons";
+import { addDays } from "../../../shared/time";
 import type { CustomerDoc } from "../records/customer";
 import { mayMoveTo } from "./mid-caps";
 import { firstDecline } from "./recovery";

@@ -186,6 +186,8 @@ beforeAll(async () => {
 		eventId: delivery.id,
 		sessionId,
 		couponId: coupon.id,
+		// An Adyen return token no challenge was asked under: the route keeps nothing for it.
+		token: "A".repeat(43),
 	};
 	const future = "2099-01-01T00:00:00Z";
 	samples = {
@@ -247,6 +249,7 @@ beforeAll(async () => {
 		"POST /api/sandbox/challenges/:challengeId": { body: { result: "complete" } },
 		"POST /api/processors/stripe/:midId/events": { body: { id: "evt_1", object: "event", type: "charge.dispute.created" } },
 		"POST /api/processors/adyen/:midId/notifications": { body: { live: "false", notificationItems: [] } },
+		"GET /api/processors/adyen/returns/:token": { query: "redirectResult=X6XtfGC3%21Y" },
 		"POST /dashboard/api/customers/:customerId/card-update-link": {},
 		"GET /demo/session": {},
 		"GET /actuator/health": {},

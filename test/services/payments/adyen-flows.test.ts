@@ -93,7 +93,8 @@ describe("An Adyen MID, on Adyen's published contract", () => {
 				amount: { currency: "EUR", value: 999 },
 				shopperInteraction: "Ecommerce",
 				recurringProcessingModel: "Subscription",
-				returnUrl: expect.stringMatching(/\/checkout\/challenge-return\.html$/),
+				// The payment's own return route (docs/authentication.md), should the issuer ask for a challenge.
+				returnUrl: expect.stringMatching(/\/api\/processors\/adyen\/returns\/[A-Za-z0-9_-]{43}$/),
 			}),
 		]);
 		expect(sent[1].body.paymentMethod).not.toHaveProperty("cvc");

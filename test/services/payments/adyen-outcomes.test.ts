@@ -144,7 +144,7 @@ describe("Adyen's result codes", () => {
 	});
 
 	test.each(["IdentifyShopper", "ChallengeShopper", "RedirectShopper", "PresentToShopper"])(
-		"When Adyen answers %s, then the payment is declined authentication_required (the buyer's action is not shown yet)",
+		"When Adyen answers %s and no challenge is shown for it, then the payment is declined authentication_required (adyen-challenge-outcomes.test.ts: which is shown)",
 		resultCode => {
 			// Act
 			const outcome = outcomeOfPayment({ resultCode, pspReference: "P" });

@@ -12,7 +12,7 @@ const op = {
 	amount: 999,
 	currency: "EUR",
 };
-const RETURN = "https://pay.example.com/checkout/challenge-return.html";
+const RETURN = "https://pay.example.com/api/processors/adyen/returns/2kFy0pQe8RkqC5cZk0A9c0h5bWl6n2mHc1xCq9uQ7xY";
 
 describe("The connector's /payments requests", () => {
 	test("When a renewal's card is not stored at the merchant account, then the card is sent merchant-initiated with the network transaction id of its first payment", () => {

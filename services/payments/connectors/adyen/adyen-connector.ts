@@ -16,18 +16,30 @@
 //   taken by Adyen ("received") and done after: approved when taken.
 // - 401/403 decline with merchant_account_refused (billing moves to another
 //   MID), as on Stripe.
-// - 3-D Secure is not shown to the buyer yet: a payment Adyen wants
-//   authenticated is declined authentication_required.
+// - 3-D Secure by redirect (challenges.ts, docs/authentication.md): a first
+//   payment (charge, hold, set-up) Adyen answers RedirectShopper with a GET
+//   redirect is a challenge, the issuer's page shown in the card frame. Its
+//   return URL is our route for that payment, GET /api/processors/adyen/returns/{token},
+//   the token the SHA-256 of the MID and our key: it keeps the redirectResult
+//   Adyen appends, once, and moves no money. No native 3-D Secure is asked
+//   for, so every other buyer action (a POST redirect, IdentifyShopper,
+//   ChallengeShopper, PresentToShopper) stays a decline, authentication_required,
+//   as does any buyer action on a renewal or a verification.
+// - After the challenge the payment is read, never paid again: Adyen's
+//   AUTHORISATION notification if it came, else /payments/details with the
+//   redirectResult under its own Idempotency-Key. Authorised is approved
+//   (CHALLENGED), refusal 11 authentication_failed (FAILED). A challenge
+//   whose buyer never came back is cancelled by our reference (Adyen's
+//   technical cancel) once the checkout's session is over: nothing moved.
 // - An answer that was lost is settled by Adyen's notification for our
 //   reference; until it came, a lookup cannot tell (ERROR), and nothing is paid again.
 // - A dispute's evidence is submitted in Adyen's Customer Area (its Disputes
 //   API is another contract): refused here.
-import { AUTHENTICATION_REQUIRED_REASON, EvidenceError } from "../../../../shared/contracts/payments";
+import { EvidenceError } from "../../../../shared/contracts/payments";
 import type { Connector } from "../connector";
 import { type AdyenCardStore, type AdyenOutcomeStore, createAdyenClients } from "./client";
-import { lookup } from "./lookups";
+import { afterChallenge, lookup } from "./lookups";
 import { cancel, capture, refund } from "./modifications";
-import { declinedAs } from "./outcomes";
 import { payAtAdyen } from "./payments";
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -41,8 +53,8 @@ export interface AdyenConnectorOptions {
 	timeoutMs?: number;
 	cards: AdyenCardStore;
 	outcomes: AdyenOutcomeStore;
-	/** Where an issuer's page sends the buyer back, inside the card frame. */
-	returnUrl: string;
+	/** The service's address as buyers reach it: an issuer's page sends the buyer back to its return route there. */
+	buyerBaseUrl: string;
 }
 
 export interface AdyenConnector extends Connector {
@@ -74,15 +86,15 @@ export function createAdyenConnector(options: AdyenConnectorOptions): AdyenConne
 			const outcome = await payAtAdyen(
 				clients,
 				op,
-				{ initiator: "customer", hold: op.kind === "authorize", authenticateAlways: op.authenticate === "ALWAYS" },
+				{ initiator: "customer", hold: op.kind === "authorize", authenticateAlways: op.authenticate === "ALWAYS", challenge: true },
 				remember,
 				op.kind,
 			);
+			if (outcome.status === "AWAITING_BUYER") return outcome;
 			return { ...outcome, authentication: outcome.authentication ?? null };
 		},
 
-		// No challenge is ever asked (above): nothing awaits the buyer.
-		afterChallenge: async op => declinedAs(op.reference, AUTHENTICATION_REQUIRED_REASON, false),
+		afterChallenge: op => afterChallenge(clients, op),
 
 		capture: op => capture(clients, op),
 		void: op => cancel(clients, op),

@@ -1,7 +1,8 @@
 // What every Adyen operation of the connector shares: the official library's
 // Checkout API per MID (its API key, test or live platform), sent through our
 // HTTP client, the keys we send Adyen for an operation, and what the connector
-// keeps per MID and vault card (the stored payment method of a recurring card).
+// keeps per MID and vault card (the stored payment method of a recurring card)
+// and per operation (Adyen's notifications, a first payment's 3-D Secure challenge).
 //
 // The HTTP client is the library's documented extension point (`new Client(config, httpClient)`):
 // its own speaks HTTPS only, and a test server (Prism, ADYEN_API_BASE) speaks HTTP. It
@@ -40,13 +41,26 @@ export class AdyenUnreachable extends Error {
 	}
 }
 
-/** What Adyen notified of an operation of ours (notifications.ts), by the reference we sent with it. */
+/** A first payment's challenge: its card (kept at Adyen once paid), and the redirectResult the buyer came back with (null: not yet). */
+export interface AdyenChallenge {
+	cardToken: string;
+	redirectResult: string | null;
+}
+
+/**
+ * What Adyen notified of an operation of ours (notifications.ts), by the reference we sent with it; and a first
+ * payment's 3-D Secure challenge (challenges.ts), by the operation's return token (returnTokenOf).
+ */
 export interface AdyenOutcomeStore {
 	get(
 		scope: { accountId: number; merchantAccount: string },
 		reference: string,
 		event: SettlingEvent,
 	): Promise<{ success: boolean; pspReference: string; reason: string | null } | null>;
+	/** Adyen asked the buyer to take the issuer's page: kept before the frame is told, so the buyer's return is taken. */
+	challengeAsked(token: string, asked: { pspReference: string | null; cardToken: string }): Promise<void>;
+	/** The challenge asked for the token, with the redirectResult the buyer came back with (null: not yet); null when none was asked. */
+	challengeOf(token: string): Promise<AdyenChallenge | null>;
 }
 
 export interface AdyenApis {
@@ -60,8 +74,8 @@ export interface AdyenClients {
 	apisOf(mid: MidContext): AdyenApis | null;
 	cards: AdyenCardStore;
 	outcomes: AdyenOutcomeStore;
-	/** Where an issuer's page sends the buyer back, inside the card frame (Adyen asks for one on every payment). */
-	returnUrl: string;
+	/** Where an issuer's page sends the buyer back for an operation (Adyen asks for one on every payment): our return route. */
+	returnUrlOf(midId: number, key: string): string;
 }
 
 /** Our HTTP client for the library: fetch, a deadline per request, and the test server in place of Adyen's test platform. */
@@ -115,14 +129,14 @@ export function createAdyenClients(options: {
 	timeoutMs: number;
 	cards: AdyenCardStore;
 	outcomes: AdyenOutcomeStore;
-	returnUrl: string;
+	buyerBaseUrl: string;
 }): AdyenClients {
 	const http = new AdyenHttp(options.apiBase?.replace(/\/+$/, ""), options.timeoutMs);
 	const apis = new Map<string, CheckoutAPI>();
 	return {
 		cards: options.cards,
 		outcomes: options.outcomes,
-		returnUrl: options.returnUrl,
+		returnUrlOf: (midId, key) => `${options.buyerBaseUrl}${ADYEN_RETURNS_PATH}/${returnTokenOf(midId, key)}`,
 		apisOf(mid) {
 			const adyen = mid.adyen;
 			if (!mid.secretKey || !adyen) return null;
@@ -159,6 +173,17 @@ export const HASHED_REFERENCE = "sha256:";
 /** Adyen's Idempotency-Key for one request of an operation (at most 64 characters): a repeat gets Adyen's first answer. */
 export function idempotencyOf(key: string, step: string): IRequest.Options {
 	return { idempotencyKey: sha256(`${key}\n${step}`) };
+}
+
+/** The gateway's route the buyer comes back to from Adyen's page, by the operation's return token (services/gateway/endpoints.ts). */
+export const ADYEN_RETURNS_PATH = "/api/processors/adyen/returns";
+
+/**
+ * The token naming an operation's return from Adyen's page: the SHA-256 of `<midId>:<our key>`, in base64url (43
+ * characters). A first payment's key carries 96 random bits of its attempt, so no one can make another's token.
+ */
+export function returnTokenOf(midId: number, key: string): string {
+	return createHash("sha256").update(`${midId}:${key}`).digest("base64url");
 }
 
 /** The shopper a vault card is stored for at Adyen: the card token's hash, so nothing of ours is readable there. */

@@ -1,12 +1,14 @@
-// Our outcomes for Adyen's answers: a payment's resultCode, and the one mapping
-// of failed requests. Tested as pure functions (test/services/payments/adyen-outcomes.test.ts):
+// Our outcomes for Adyen's answers: a payment's resultCode, the issuer's page a
+// first payment's buyer may be sent to, what a payment came to after it, and the
+// one mapping of failed requests. Tested as pure functions
+// (test/services/payments/adyen-outcomes.test.ts, adyen-challenge-outcomes.test.ts):
 // Prism answers only the document's examples, none of them refused.
 import { HttpClientException } from "@adyen/api-library";
 import { AUTHENTICATION_REQUIRED_REASON, OUTCOME_UNKNOWN_REASON } from "../../../../shared/contracts/payments";
 import type { ConnectorOutcome } from "../connector";
-import { approved, declinedAs, failed, MERCHANT_REFUSED } from "../outcomes";
+import { approved, CHALLENGED, declinedAs, FAILED_AUTHENTICATION, failed, MERCHANT_REFUSED } from "../outcomes";
 import { AdyenUnreachable } from "./client";
-import { outcomeOfRefusal } from "./refusals";
+import { ADYEN_REFUSALS, outcomeOfRefusal } from "./refusals";
 
 export { approved, declinedAs, failed, MERCHANT_REFUSED };
 
@@ -19,9 +21,14 @@ export interface PaymentAnswer {
 	refusalReason?: string;
 	refusalReasonCode?: string;
 	additionalData?: Record<string, string>;
+	/** What Adyen asks the buyer to do (a buyer action's resultCode): for a redirect, where and by which method. */
+	action?: { type?: string; method?: string; url?: string } | null;
 }
 
-/** Adyen asks the buyer to act (3-D Secure, a redirect): the buyer present, the frame shows it; a renewal cannot. */
+/**
+ * Adyen asks the buyer to act (3-D Secure, a redirect). The frame shows a first payment's GET redirect (challengeUrlOf,
+ * asked before this); any other, and any on a renewal or a verification, no buyer can take: declined.
+ */
 export const BUYER_ACTIONS: ReadonlySet<string> = new Set(["IdentifyShopper", "ChallengeShopper", "RedirectShopper", "PresentToShopper"]);
 
 /**
@@ -47,6 +54,38 @@ export function outcomeOfPayment(answer: PaymentAnswer): ConnectorOutcome {
 			if (answer.resultCode && BUYER_ACTIONS.has(answer.resultCode)) return declinedAs(reference, AUTHENTICATION_REQUIRED_REASON, false);
 			return failed(OUTCOME_UNKNOWN_REASON, reference);
 	}
+}
+
+/**
+ * The issuer's page a first payment's buyer is sent to: Adyen's RedirectShopper with a GET redirect to an https
+ * address, which the card frame shows (docs/authentication.md). null for any other answer, and for what the frame
+ * cannot show (a POST redirect, the native 3-D Secure actions, PresentToShopper): those stay declined
+ * authentication_required (outcomeOfPayment).
+ */
+export function challengeUrlOf(answer: PaymentAnswer): string | null {
+	const action = answer.action;
+	if (answer.resultCode !== "RedirectShopper" || action?.type !== "redirect" || action.method !== "GET") return null;
+	return typeof action.url === "string" && action.url.startsWith("https://") ? action.url : null;
+}
+
+/** Adyen's refusal 11, "3D Not Authenticated": the buyer failed the issuer's challenge. */
+const NOT_AUTHENTICATED = "11";
+
+/**
+ * What a first payment came to after the buyer's challenge (/payments/details, or Adyen's AUTHORISATION notification
+ * read as an answer), with its authentication: approved, CHALLENGED; refused 11 (by code, or by its text when a
+ * notification gives only that), authentication_failed and FAILED; another refusal as the table says, no record; not
+ * decided, an ERROR as for any payment.
+ */
+export function outcomeAfterChallenge(answer: PaymentAnswer): ConnectorOutcome {
+	const outcome = outcomeOfPayment(answer);
+	if (outcome.status === "APPROVED") return { ...outcome, authentication: CHALLENGED };
+	if (outcome.status === "ERROR") return outcome;
+	const text = ADYEN_REFUSALS[NOT_AUTHENTICATED].text.toLowerCase();
+	const failedChallenge =
+		answer.resultCode === "Refused" &&
+		(answer.refusalReasonCode ? answer.refusalReasonCode === NOT_AUTHENTICATED : answer.refusalReason?.trim().toLowerCase() === text);
+	return { ...outcome, authentication: failedChallenge ? FAILED_AUTHENTICATION : null };
 }
 
 /** Adyen's validation codes that name the card itself (https://docs.adyen.com/development-resources/error-codes): a hard decline. */

@@ -2,11 +2,15 @@
 // the checkout's first payment (a charge, a hold, or the card's set-up for
 // later), and renewals, merchant-initiated with the stored card and the
 // network's transaction id. One request per operation, under Adyen's
-// Idempotency-Key for our key, so a repeat of it gets Adyen's first answer.
+// Idempotency-Key for our key, so a repeat of it gets Adyen's first answer. A
+// first payment's redirect to the issuer's page is a challenge (challenges.ts);
+// every other buyer action, and any on a renewal or a verification, a decline.
 import type { Types } from "@adyen/api-library";
-import type { ConnectorOutcome, FirstPaymentKind, MoneyOperation, Remember } from "../connector";
+import type { ChallengeAsked, ConnectorOutcome, FirstPaymentKind, MoneyOperation, Remember } from "../connector";
+import { challengeAsked } from "./challenges";
 import { type AdyenApis, type AdyenClients, idempotencyOf, referenceOf, shopperReferenceOf } from "./client";
-import { declinedAs, MERCHANT_REFUSED, outcomeOfError, outcomeOfPayment, type PaymentAnswer } from "./outcomes";
+import { challengeUrlOf, declinedAs, MERCHANT_REFUSED, outcomeOfError, outcomeOfPayment, type PaymentAnswer } from "./outcomes";
+import { keepStoredCard } from "./stored-cards";
 
 type PaymentRequest = Types.checkout.PaymentRequest;
 /** A card, as `paymentMethod` takes it (the library types `type` as its enum). */
@@ -23,22 +27,38 @@ export interface AdyenPayment {
 	networkTransactionId?: string;
 	/** The product asks the issuer to authenticate every first payment. */
 	authenticateAlways?: boolean;
+	/** The buyer can take the issuer's challenge in the card frame (a first payment): Adyen's redirect to it is asked of the buyer. */
+	challenge?: true;
 }
 
-/** Stored cards come back under either name, depending on the merchant account's settings. */
-const STORED_ID_KEYS = ["tokenization.storedPaymentMethodId", "recurring.recurringDetailReference"];
+type Step = FirstPaymentKind | "verify" | "charge";
 
+export function payAtAdyen(
+	clients: AdyenClients,
+	op: MoneyOperation,
+	how: AdyenPayment & { challenge?: undefined },
+	remember: Remember,
+	step: Step,
+): Promise<ConnectorOutcome>;
+export function payAtAdyen(
+	clients: AdyenClients,
+	op: MoneyOperation,
+	how: AdyenPayment,
+	remember: Remember,
+	step: Step,
+): Promise<ConnectorOutcome | ChallengeAsked>;
 export async function payAtAdyen(
 	clients: AdyenClients,
 	op: MoneyOperation,
 	how: AdyenPayment,
 	remember: Remember,
-	step: FirstPaymentKind | "verify" | "charge",
-): Promise<ConnectorOutcome> {
+	step: Step,
+): Promise<ConnectorOutcome | ChallengeAsked> {
 	const apis = clients.apisOf(op.mid);
 	if (!apis) return declinedAs(null, MERCHANT_REFUSED, false);
 	const stored = await clients.cards.get(op.mid.midId, op.card.cardToken);
-	const request = paymentRequest(apis, op, how, stored?.storedPaymentMethodId ?? null, clients.returnUrl);
+	const returnUrl = clients.returnUrlOf(op.mid.midId, op.idempotencyKey);
+	const request = paymentRequest(apis, op, how, stored?.storedPaymentMethodId ?? null, returnUrl);
 	let answer: PaymentAnswer;
 	try {
 		answer = await apis.checkout.PaymentsApi.payments(request, idempotencyOf(op.idempotencyKey, step));
@@ -46,19 +66,17 @@ export async function payAtAdyen(
 		return outcomeOfError(err, null);
 	}
 	if (answer.pspReference) await remember(answer.pspReference);
+	const challengeUrl = how.challenge ? challengeUrlOf(answer) : null;
+	if (challengeUrl) return challengeAsked(clients, op, answer.pspReference, challengeUrl);
 	const outcome = outcomeOfPayment(answer);
-	const storedId = STORED_ID_KEYS.map(key => answer.additionalData?.[key]).find(Boolean);
-	if (outcome.status === "APPROVED" && storedId && request.shopperReference)
-		await clients.cards.set(op.mid.midId, op.card.cardToken, {
-			storedPaymentMethodId: storedId,
-			shopperReference: request.shopperReference,
-		});
+	if (outcome.status === "APPROVED") await keepStoredCard(clients, op.mid.midId, op.card.cardToken, answer);
 	return outcome;
 }
 
 /**
  * The request: the raw card (the merchant account must be allowed to send card numbers), or the card Adyen stored at
- * this merchant account; stored for later at every payment the buyer makes, as a subscription's.
+ * this merchant account; stored for later at every payment the buyer makes, as a subscription's. 3-D Secure, when the
+ * issuer asks, by redirect (no native 3-D Secure is asked for): `returnUrl` is the operation's return route.
  */
 export function paymentRequest(
 	apis: AdyenApis,

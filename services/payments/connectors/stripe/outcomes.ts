@@ -1,20 +1,17 @@
 // Our outcomes for Stripe's answers, and the one mapping of Stripe's errors to them.
 import Stripe from "stripe";
-import { type Authentication, AuthenticationOutcome } from "../../../../shared/contracts/payments";
 import type { ConnectorOutcome } from "../connector";
-import { approved, declinedAs, failed, MERCHANT_REFUSED } from "../outcomes";
+import { approved, CHALLENGED, declinedAs, FAILED_AUTHENTICATION, failed, MERCHANT_REFUSED } from "../outcomes";
 import { outcomeOfDecline } from "./decline-codes";
 
-export { approved, declinedAs, failed, MERCHANT_REFUSED };
+// Stripe reports a challenge's details on the charge (payment_method_details.card.three_d_secure), not read yet.
+export { approved, CHALLENGED, declinedAs, FAILED_AUTHENTICATION, failed, MERCHANT_REFUSED };
 
 export const declined = (reference: string | null, code: string | null | undefined): ConnectorOutcome => ({
 	status: "DECLINED",
 	reference,
 	...outcomeOfDecline(code),
 });
-/** Stripe reports a challenge's details on the charge (payment_method_details.card.three_d_secure), not read yet. */
-export const CHALLENGED: Authentication = { version: null, outcome: AuthenticationOutcome.Challenged, eci: null };
-export const FAILED_AUTHENTICATION: Authentication = { version: null, outcome: AuthenticationOutcome.Failed, eci: null };
 const UNAVAILABLE = "processor_unavailable";
 
 /** The MID's key is wrong, revoked or restricted (401, 403). */
