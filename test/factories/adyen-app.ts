@@ -11,6 +11,18 @@ export const ADYEN_KEYS = {
 	hmacKey: "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
 };
 
+/** The merchant account's APIs as paymentRequest takes them, for the request's pure-function tests (no client is called). */
+export const PURE_APIS = { checkout: {} as never, merchantAccount: "ShopCom" };
+
+/** An operation on an Adyen MID of merchant account ShopCom under `idempotencyKey`, with a card of number `pan`. */
+export const adyenOperation = (idempotencyKey: string, pan = "4111111111111111") => ({
+	idempotencyKey,
+	mid: { midId: 3, accountId: 1, secretKey: "AQE…", adyen: { merchantAccount: "ShopCom", liveUrlPrefix: null } },
+	card: { cardToken: "tok_1", pan, expiry: "0330" },
+	amount: 999,
+	currency: "EUR",
+});
+
 export interface AdyenApp {
 	prism: PrismServer;
 	recorder: PrismRecorder;

@@ -11,6 +11,7 @@ import { returnTokenOf } from "../../../services/payments/connectors/adyen/clien
 import { challengeUrlOf, outcomeAfterChallenge, outcomeOfPayment } from "../../../services/payments/connectors/adyen/outcomes";
 import { paymentRequest } from "../../../services/payments/connectors/adyen/payments";
 import { ADYEN_RETURN_TOKEN_PATTERN } from "../../../shared/contracts/payments";
+import { adyenOperation, PURE_APIS } from "../../factories/adyen-app";
 
 const ISSUER_PAGE = "https://checkoutshopper-test.adyen.com/checkoutshopper/threeDS/redirect?MD=M2RzZXJ2ZXI";
 
@@ -50,14 +51,8 @@ describe("Which answer of Adyen is a challenge the card frame shows", () => {
 
 	test("When the buyer pays, then the request asks for no native 3-D Secure and names the payment's return route", () => {
 		// Arrange
-		const apis = { checkout: {} as never, merchantAccount: "ShopCom" };
-		const op = {
-			idempotencyKey: "Qm9vbTQyLXRoZS1hdHRlbXB0:charge",
-			mid: { midId: 3, accountId: 1, secretKey: "AQE…", adyen: { merchantAccount: "ShopCom", liveUrlPrefix: null } },
-			card: { cardToken: "tok_1", pan: "4212345678901237", expiry: "0330" },
-			amount: 999,
-			currency: "EUR",
-		};
+		const apis = PURE_APIS;
+		const op = adyenOperation("Qm9vbTQyLXRoZS1hdHRlbXB0:charge", "4212345678901237");
 		const returnUrl = `https://pay.example.com/api/processors/adyen/returns/${returnTokenOf(3, op.idempotencyKey)}`;
 
 		// Act

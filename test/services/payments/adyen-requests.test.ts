@@ -3,15 +3,10 @@
 // and Prism's examples none either, so a renewal moved to Adyen from another
 // processor never has one to send there (cross-processor.test.ts); here it does.
 import { paymentRequest } from "../../../services/payments/connectors/adyen/payments";
+import { adyenOperation, PURE_APIS } from "../../factories/adyen-app";
 
-const apis = { checkout: {} as never, merchantAccount: "ShopCom" };
-const op = {
-	idempotencyKey: "renewal:7:2026-12-01T00:00:00.000Z:0",
-	mid: { midId: 3, accountId: 1, secretKey: "AQE…", adyen: { merchantAccount: "ShopCom", liveUrlPrefix: null } },
-	card: { cardToken: "tok_1", pan: "4111111111111111", expiry: "0330" },
-	amount: 999,
-	currency: "EUR",
-};
+const apis = PURE_APIS;
+const op = adyenOperation("renewal:7:2026-12-01T00:00:00.000Z:0");
 const RETURN = "https://pay.example.com/api/processors/adyen/returns/2kFy0pQe8RkqC5cZk0A9c0h5bWl6n2mHc1xCq9uQ7xY";
 
 describe("The connector's /payments requests", () => {
