@@ -70,7 +70,7 @@ export const schemas = {
 	adyenReturn: params(
 		{
 			token: { type: "string", pattern: ADYEN_RETURN_TOKEN_PATTERN },
-			redirectResult: { type: "string", maxLength: 20_000, pattern: ADYEN_REDIRECT_RESULT_PATTERN },
+			redirectResult: { type: "string", maxLength: 5_000, pattern: ADYEN_REDIRECT_RESULT_PATTERN },
 		},
 		[],
 	),

@@ -75,8 +75,11 @@ export const ADYEN_HMAC_KEY_PATTERN = "^[0-9A-Fa-f]{64}$";
  */
 export const ADYEN_RETURN_TOKEN_PATTERN = "^[A-Za-z0-9_-]{43}$";
 
-/** Adyen's redirectResult as the buyer's return brings it: printable ASCII, at most Adyen's 20,000 characters. */
-export const ADYEN_REDIRECT_RESULT_PATTERN = "^[!-~]{1,20000}$";
+/**
+ * Adyen's redirectResult as the buyer's return brings it: printable ASCII, at most 5,000 characters, so that even
+ * percent-encoded the return's address fits Node's 16 kB limit for a request line and headers (a longer one is a 431).
+ */
+export const ADYEN_REDIRECT_RESULT_PATTERN = "^[!-~]{1,5000}$";
 
 /** The processors a MID's keys can be stored for. */
 export type KeyedProcessor = "stripe" | "adyen";

@@ -160,7 +160,7 @@ describe("3-D Secure on an Adyen MID", () => {
 		]);
 	});
 
-	test("When the return is a HEAD, has no redirectResult or a malformed one, or names no challenge, then it is sent into the frame all the same and keeps nothing; the first GET with one is kept, a second never replaces it", async () => {
+	test("When the return is a HEAD, has no redirectResult or a malformed or too long one (over 5,000 characters), or names no challenge, then it is sent into the frame all the same and keeps nothing; the first GET with one is kept, a second never replaces it", async () => {
 		// Arrange
 		const { sessionId, returnPath } = await challenged();
 		const before = recorder.exchanges.length;
@@ -172,6 +172,7 @@ describe("3-D Secure on an Adyen MID", () => {
 			await returnTo(returnPath, `redirectResult=${encodeURIComponent("has spaces")}`),
 			await returnTo(returnPath, "redirectResult=%01control"),
 			await returnTo(returnPath, "redirectResult=one&redirectResult=two"),
+			await returnTo(returnPath, `redirectResult=${"R".repeat(5001)}`),
 			await returnTo(`/api/processors/adyen/returns/${"A".repeat(43)}`),
 			await returnTo("/api/processors/adyen/returns/not-a-token"),
 		];
@@ -186,7 +187,7 @@ describe("3-D Secure on an Adyen MID", () => {
 		];
 
 		// Assert
-		expect([...keptNothing, first, second].map(res => [res.status, res.headers.location])).toEqual(Array(9).fill([303, FRAME_RETURN]));
+		expect([...keptNothing, first, second].map(res => [res.status, res.headers.location])).toEqual(Array(10).fill([303, FRAME_RETURN]));
 		expect(stillWaiting).toMatchObject({ code: "CHALLENGE" });
 		expect(done).toMatchObject({ code: "OK" });
 		expect(since(before, "/payments/details").map(e => e.body)).toEqual([{ details: { redirectResult: "the-first" } }]);
